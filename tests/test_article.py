@@ -1,0 +1,297 @@
+"""The article as software: its numbers, its stream, its CSV, its flags."""
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+
+import bootstrap_eval_deltas as bed
+import oracle
+from helpers import ARTICLE_LINES, ROOT, SHIPPED_CSV, assert_one_line_error, cli
+
+
+def test_default_run_prints_the_article_six_lines_first():
+    status, out, err = cli("--replays", "0")
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[:6] == ARTICLE_LINES
+    assert lines[6] == ("verdict: cannot tell. The paired 95% CI [-1.4, +8.4] pts includes 0, "
+                        "so the observed +3.6 pts may be noise.")
+
+
+@pytest.mark.slow
+def test_full_default_run_coverage_and_power():
+    """1,000 replays on the contract's stream: 95.6% coverage, 35.7% power."""
+    status, out, _ = cli()
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[:6] == ARTICLE_LINES
+    assert lines[6] == ("over 1000 replays: paired CI covers the true gap 95.6% of the time "
+                        "(Monte Carlo s.e. 0.6%);")
+    assert lines[7] == ("CI excludes zero (a 'significant' +gap) 35.7% of the time "
+                        "(Monte Carlo s.e. 1.5%)")
+
+
+def test_json_report_fields():
+    status, out, _ = cli("--replays", "2", "--json")
+    assert status == 0
+    body = json.loads(out)
+    assert body["source"] == "simulation"
+    assert body["version"] == bed.__version__
+    assert body["params"] == {"n_items": 500, "corr": 0.6, "acc_a": 0.72, "acc_b": 0.76,
+                              "seed": 2026, "resamples": 2000, "replays": 2,
+                              "confidence": 0.95}
+    assert body["accuracy"] == {"a": 0.712, "b": 0.748}
+    assert body["gap"] == pytest.approx(0.036, abs=1e-15)
+    assert body["ci"] == {"a": [0.672, 0.75], "b": [0.712, 0.786],
+                          "paired": [-0.014, 0.084], "unpaired": [-0.018, 0.09]}
+    assert body["mcnemar"]["a_only"] == 67 and body["mcnemar"]["b_only"] == 85
+    assert body["mcnemar"]["p"] == pytest.approx(0.16772199317919748, rel=1e-15)
+    cov = body["coverage"]
+    assert set(cov) == {"replays", "covers", "covers_se", "excludes_zero", "excludes_zero_se"}
+    assert cov["replays"] == 2
+    assert body["verdict"] == "cannot tell"
+
+
+def test_json_coverage_is_null_when_skipped():
+    status, out, _ = cli("--replays", "0", "--json")
+    assert status == 0 and json.loads(out)["coverage"] is None
+
+
+def tool_run(n, corr, acc_a, acc_b, seed, resamples, replays, confidence):
+    """The tool's library calls, in the command line's order, on one generator."""
+    rng = random.Random(seed)
+    scores = bed.simulate(rng, n, corr, acc_a, acc_b)
+    result = bed.analyze(scores, rng, resamples=resamples, confidence=confidence)
+    cov = bed.coverage(rng, n, corr, acc_a, acc_b, replays=replays, resamples=resamples,
+                       confidence=confidence)
+    return scores, result, cov, rng.getstate()
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_bit_exact_with_the_listing_oracle(case):
+    """Random small parameter sets: every number and the final generator state agree."""
+    pick = random.Random(1000 + case)
+    n = pick.choice([2, 3, 7, 40, 255, 256, 257, 300])
+    corr = pick.choice(["0.6", "0", "-0.3", "0.95"])
+    acc_a, acc_b = pick.choice([("0.72", "0.76"), ("0.5", "0.5"), ("0.9", "0.1"),
+                                ("0.33", "0.34")])
+    seed, resamples = pick.randrange(10 ** 6), pick.choice([1, 2, 19, 40, 101])
+    confidence = pick.choice(["0.95", "0.9", "0.5", "0.99"])
+    replays = 3
+    scores, result, cov, state = tool_run(n, Fraction(corr), Fraction(acc_a), Fraction(acc_b),
+                                          seed, resamples, replays, Fraction(confidence))
+    ref = oracle.run(n, float(corr), float(acc_a), float(acc_b), seed, resamples, replays,
+                     Fraction(confidence))
+    assert list(zip(scores.a, scores.b)) == ref["scores"]
+    assert (result.accuracy_a, result.accuracy_b) == ref["accuracy"]
+    assert (result.ci_a.lo, result.ci_a.hi) == ref["ci_a"]
+    assert (result.ci_b.lo, result.ci_b.hi) == ref["ci_b"]
+    assert (result.paired.lo, result.paired.hi) == ref["paired"]
+    assert (result.unpaired.lo, result.unpaired.hi) == ref["unpaired"]
+    assert (result.mcnemar.a_only, result.mcnemar.b_only, result.mcnemar.p) == ref["mcnemar"]
+    gap = Fraction(acc_b) - Fraction(acc_a)
+    detected = (ref["positive"] if gap > 0 else ref["negative"] if gap < 0
+                else ref["positive"] + ref["negative"])
+    assert (cov.covers, cov.excludes_zero) == (ref["covers"], detected)
+    assert state == ref["state"]
+
+
+def test_true_gap_is_exact_not_float():
+    """0.76 - 0.72 is 1/25 exactly; in floats it is 0.040000000000000036."""
+    assert 0.76 - 0.72 != 0.04
+    interval = bed.Interval(Fraction(-1, 100), Fraction(1, 25))
+    assert bed.exact(0.76) - bed.exact(0.72) in interval
+    assert not (0.76 - 0.72 <= float(interval.hi))   # the float comparison would flip it
+
+
+def test_percentile_indices_are_exact():
+    assert bed.percentile_indices(2000, Fraction("0.95")) == (50, 1950)
+    assert bed.percentile_indices(1000, Fraction("0.9")) == (50, 950)
+    assert bed.percentile_indices(1, Fraction("0.95")) == (0, 0)
+    # in floats (1-0.9)/2*1000 = 49.99999999999999, which would floor to 49
+    assert math.floor((1 - 0.9) / 2 * 1000) == 49
+
+
+def test_rounding_is_exact_half_even():
+    assert bed.round_fixed(Fraction(1, 40), 2) == "0.02"
+    assert bed.round_fixed(Fraction(3, 40), 2) == "0.08"
+    assert bed.round_fixed(Fraction(-1, 8), 2, sign=True) == "-0.12"
+    assert bed.round_fixed(Fraction(2, 3), 0) == "1"
+
+
+# --- CSV ---------------------------------------------------------------------
+
+def test_shipped_csv_is_the_default_run(tmp_path):
+    path = tmp_path / "run.csv"
+    status, _, _ = cli("--replays", "0", "--write-csv", str(path))
+    assert status == 0
+    with open(SHIPPED_CSV, "rb") as shipped:
+        assert path.read_bytes() == shipped.read()
+    assert b"\r" not in path.read_bytes()
+
+
+def test_csv_round_trip(tmp_path):
+    rng = random.Random(7)
+    scores = bed.simulate(rng, 123, Fraction("0.3"), Fraction("0.6"), Fraction("0.65"))
+    path = tmp_path / "s.csv"
+    bed.write_scores_csv(str(path), scores)
+    back = bed.read_scores_csv(str(path))
+    assert back.scores == scores and back.rows == 123
+    assert [p.name for p in tmp_path.iterdir()] == ["s.csv"]   # no temporary left behind
+
+
+def test_csv_recompute_matches_simulated_run_where_it_must():
+    status, out, _ = cli("--csv", SHIPPED_CSV)
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0] == f"n=500 items from {SHIPPED_CSV} (true accuracies unknown)"
+    assert lines[1].startswith("observed: A=0.712 [") and "B=0.748 [" in lines[1]
+    assert lines[2] == ARTICLE_LINES[2]
+    assert lines[5] == ARTICLE_LINES[5]
+    assert any(line.startswith("note: the bootstrap here starts from Random(2026) afresh")
+               for line in lines)
+
+
+def test_csv_recompute_json_has_input_block():
+    status, out, _ = cli("--csv", SHIPPED_CSV, "--json")
+    body = json.loads(out)
+    assert status == 0 and body["source"] == "csv" and body["coverage"] is None
+    assert body["params"]["n_items"] == 500 and body["params"]["acc_a"] is None
+    assert body["input"]["rows"] == 500 and len(body["input"]["sha256"]) == 64
+
+
+BAD_CSV = [
+    ("missing", None, "No such file"),
+    ("empty", b"", "is empty"),
+    ("header only", b"item,system_a_correct,system_b_correct\n", "header but no rows"),
+    ("missing column", b"item,system_a_correct\n1,0\n", "no column 'system_b_correct'"),
+    ("not 0/1", b"item,system_a_correct,system_b_correct\n1,0,2\n", "'2' is not 0 or 1"),
+    ("text", b"item,system_a_correct,system_b_correct\n1,yes,1\n", "'yes' is not 0 or 1"),
+    ("ragged", b"item,system_a_correct,system_b_correct\n1,0,1\n2,1\n", "line 3: 2 fields"),
+    ("bom", b"\xef\xbb\xbfitem,system_a_correct,system_b_correct\n1,0,1\n", "byte-order mark"),
+    ("crlf", b"item,system_a_correct,system_b_correct\r\n1,0,1\r\n", "CRLF"),
+    ("duplicate", b"item,system_a_correct,system_b_correct\n1,0,1\n1,1,1\n", "appears twice"),
+    ("latin-1", b"item,system_a_correct,system_b_correct\n\xe9,0,1\n", "not UTF-8"),
+    ("one row", b"item,system_a_correct,system_b_correct\n1,0,1\n", "at least 2 items"),
+]
+
+
+@pytest.mark.parametrize("name,content,message", BAD_CSV, ids=[c[0] for c in BAD_CSV])
+def test_bad_csv_is_refused_in_one_line(tmp_path, name, content, message):
+    path = tmp_path / "bad.csv"
+    if content is not None:
+        path.write_bytes(content)
+    assert_one_line_error(*cli("--csv", str(path)), message)
+
+
+def test_write_csv_into_missing_folder_fails_cleanly(tmp_path):
+    target = tmp_path / "no" / "such" / "dir.csv"
+    assert_one_line_error(*cli("--replays", "0", "--write-csv", str(target)), "cannot write")
+    assert not (tmp_path / "no").exists()
+
+
+# --- McNemar -------------------------------------------------------------------
+
+@pytest.mark.parametrize("a_only,b_only,p", [
+    (0, 0, Fraction(1)), (5, 5, Fraction(1)), (0, 10, Fraction(2, 1024)),
+    (1, 9, Fraction(22, 1024)), (2, 8, Fraction(2 * 56, 1024)), (0, 1, Fraction(1)),
+    (3, 0, Fraction(1, 4)),
+])
+def test_mcnemar_hand_values(a_only, b_only, p):
+    assert bed.mcnemar_exact(a_only, b_only).p == float(p)
+
+
+def test_mcnemar_symmetric_and_matches_listing():
+    for a_only in range(0, 60, 7):
+        for b_only in range(0, 60, 5):
+            p = bed.mcnemar_exact(a_only, b_only).p
+            assert p == bed.mcnemar_exact(b_only, a_only).p
+            scores = [(1, 0)] * a_only + [(0, 1)] * b_only + [(1, 1)] * 3
+            assert oracle.mcnemar_exact(scores) == (a_only, b_only, p)
+
+
+@pytest.mark.parametrize("n", [1001, 1002, 1500, 2999, 5000])
+def test_mcnemar_large_counts_agree_with_exact_rational(n):
+    for k in (0, n // 10, n // 2 - 40, n // 2 - 3, n // 2):
+        exact_tail = Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n)
+        want = float(min(Fraction(1), 2 * exact_tail))
+        got = bed.mcnemar_exact(k, n - k).p
+        assert got == pytest.approx(want, rel=1e-9, abs=0), (n, k)
+
+
+def test_mcnemar_a_million_discordant_pairs_is_fast_and_valid():
+    import time
+    start = time.perf_counter()
+    p = bed.mcnemar_exact(499_000, 501_000).p
+    assert time.perf_counter() - start < 1.0
+    # normal approximation with continuity correction as a sanity anchor
+    z = (500_000 - 499_000 - 0.5) / math.sqrt(1_000_000 / 4)
+    assert p == pytest.approx(2 * (1 - bed.NormalDist().cdf(z)), rel=1e-2)
+    assert bed.mcnemar_exact(400_000, 600_000).p == 0.0 or bed.mcnemar_exact(400_000, 600_000).p < 1e-300
+
+
+# --- flags -----------------------------------------------------------------------
+
+BAD_FLAGS = [
+    (["--n-items", "1"], "--n-items must be at least 2"),
+    (["--n-items", "0"], "--n-items must be at least 2"),
+    (["--n-items", "ten"], "not a whole number"),
+    (["--resamples", "0"], "--resamples must be at least 1"),
+    (["--replays", "-1"], "--replays must be 0 or more"),
+    (["--acc-a", "0"], "--acc-a must be strictly between 0 and 1"),
+    (["--acc-a", "1"], "--acc-a must be strictly between 0 and 1"),
+    (["--acc-b", "1.2"], "--acc-b must be strictly between 0 and 1"),
+    (["--acc-b", "nan"], "not a number"),
+    (["--corr", "1"], "--corr must be strictly between -1 and 1"),
+    (["--corr", "-1"], "--corr must be strictly between -1 and 1"),
+    (["--corr", "inf"], "not a number"),
+    (["--confidence", "1"], "--confidence must be strictly between 0 and 1"),
+    (["--confidence", "0"], "--confidence must be strictly between 0 and 1"),
+    (["--confidence", "95"], "--confidence must be strictly between 0 and 1"),
+    (["--seed", "1.5"], "not a whole number"),
+    (["--bogus"], "unrecognized arguments"),
+    (["--csv", SHIPPED_CSV, "--replays", "10"], "do not apply to --csv"),
+    (["--csv", SHIPPED_CSV, "--n-items", "10"], "do not apply to --csv"),
+    (["--csv", SHIPPED_CSV, "--write-csv", "x.csv"], "does not apply to --csv"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD_FLAGS, ids=[" ".join(a) for a, _ in BAD_FLAGS])
+def test_invalid_flags_give_one_line_and_exit_2(argv, message):
+    assert_one_line_error(*cli(*argv), message)
+
+
+def test_script_entry_point_refuses_without_traceback():
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bootstrap_eval_deltas.py"),
+                           "--n-items", "1"], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_python_dash_m_and_version():
+    proc = subprocess.run([sys.executable, "-m", "bootstrap_eval_deltas", "--version"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith(bed.__version__)
+
+
+def test_help_has_examples():
+    status, out, _ = cli_help()
+    assert status == 0 and "examples:" in out and "--n-items" in out
+
+
+def cli_help():
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            bed.main(["--help"])
+        except SystemExit as stop:
+            return stop.code, out.getvalue(), ""
+    return 1, out.getvalue(), ""
