@@ -14,6 +14,7 @@ Function / class            What it does
 ``simulate``                the article's Gaussian-copula simulator (0/1 items)
 ``Scores``                  per-item scores of two systems, kept exactly
 ``resample_sums``           the resampling engine: sums over bootstrap resamples
+``draw_codes``              bulk, bit-exact ``randrange`` draws mapped to item codes
 ``percentile_interval``     the percentile rule: sorted stats, floor(q*B)
 ``analyze``                 accuracies, per-system, paired, unpaired CIs, McNemar
 ``mcnemar_exact``           exact two-sided McNemar p-value
@@ -21,6 +22,7 @@ Function / class            What it does
 ``coverage``                replay the simulation: coverage and power
 ``read_scores_csv``         per-item scores from a CSV file
 ``write_scores_csv``        the simulated run as CSV, written atomically
+``Progress``                a progress line on stderr (terminals only)
 ``main``                    the command line
 ==========================  ====================================================
 
@@ -44,12 +46,16 @@ Interval(lo=Fraction(1, 10), hi=Fraction(9, 10))
 from __future__ import annotations
 
 import argparse
+import array
+import functools
 import json
 import math
+import operator
 import os
 import random
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
@@ -58,8 +64,8 @@ __version__ = "1.0.0"
 
 __all__ = [
     "ACC_A", "ACC_B", "CONFIDENCE", "CORR", "N_ITEMS", "REPLAYS", "RESAMPLES", "SEED",
-    "Analysis", "Coverage", "Interval", "McNemar", "Scores", "ToolError",
-    "analyze", "binom_pmf", "coverage", "format_pts", "main", "mcnemar_exact",
+    "Analysis", "Coverage", "Interval", "McNemar", "Progress", "Scores", "ToolError",
+    "analyze", "binom_pmf", "coverage", "draw_codes", "format_pts", "main", "mcnemar_exact",
     "percentile_interval", "read_scores_csv", "resample_sums", "simulate",
     "write_scores_csv",
 ]
@@ -78,6 +84,7 @@ CONFIDENCE = Fraction("0.95")
 
 CSV_COLUMNS = ("item", "system_a_correct", "system_b_correct")
 MCNEMAR_EXACT_LIMIT = 1000    # discordant pairs up to which McNemar is summed exactly
+PROGRESS_DELAY = 1.0          # seconds before a progress indicator appears (terminals only)
 
 
 class ToolError(Exception):
@@ -221,25 +228,244 @@ class Scores:
 
 
 # === Resampling engine ===
+#
+# How the engine is fast and still exact.  ``randrange(n)`` takes one 32-bit
+# Mersenne Twister word, keeps its top k = n.bit_length() bits and rejects
+# values >= n (taking the next word).  ``rng.getrandbits(32*m)`` returns the
+# next m words of the same stream, the first in the lowest bits.  The engine
+# asks for exactly as many words as draws are still missing -- every one of
+# them the naive loop would consume too -- so the generator ends where the
+# naive loop leaves it.  The words become bytes; the top byte of each word is
+# sliced out at C speed (``data[3::4]``) and mapped by ``bytes.translate`` to
+# the drawn item's *code*, rejected words deleted in the same call.  Items with
+# equal scores share a code, so a resample's sum is a few ``bytes.count``
+# calls on its n codes.  When k > 8 the next byte carries the low k-8 index
+# bits; big integers, used as vectors of bytes, merge the two lookups.
 
-def resample_sums(rng: random.Random, columns, rounds: int) -> list:
+CODE_REJECT = 255          # code of a word that randrange would reject
+MAX_CODES = 254            # distinct score rows that fit the byte-code path
+CHUNK_WORDS = 1 << 14      # words per getrandbits call (64 KiB of bytes: stays in cache)
+SELECT_MAX_BITS = 5        # low index bits resolved by a select tree (32 lookups)
+
+
+@functools.lru_cache(maxsize=64)
+def _lanes(pattern: bytes, m: int) -> int:
+    """*pattern* repeated m times, as an integer: a vector of byte or word lanes."""
+    return int.from_bytes(pattern * m, "little")
+
+
+@dataclass(frozen=True)
+class _Lookup:
+    """How one 32-bit word becomes the code of the item it draws (or is rejected).
+
+    ``kind`` is "byte" (k <= 8: one translate of the top byte), "class" (the
+    top byte's class of neighbouring items plus the next byte's low index bits,
+    then one translate), "select" (one translate per value of the low bits,
+    merged by masks), "gather" (index arithmetic in bulk, codes looked up by
+    ``operator.itemgetter``) or "index" (too many distinct codes: the accepted
+    indices themselves).
+    """
+
+    kind: str
+    n: int
+    k: int
+    tables: tuple = ()
+    final: bytes | None = None
+    delete: bytes = b""
+    codes: bytes = b""
+
+    def decode(self, words: int, m: int):
+        """Codes (bytes) -- or indices (list) -- of the accepted draws among m words."""
+        if self.kind in ("gather", "index"):
+            index = array.array("I")
+            lanes = _lanes(((1 << self.k) - 1).to_bytes(4, "little"), m)
+            index.frombytes(((words >> (32 - self.k)) & lanes).to_bytes(4 * m, "little"))
+            if sys.byteorder == "big":
+                index.byteswap()
+            if self.kind == "index":
+                n = self.n
+                return [i for i in index if i < n]
+            looked = _gather(self.codes, index)
+            return looked.translate(None, self.delete)
+        data = words.to_bytes(4 * m, "little")
+        top = data[3::4]
+        if self.kind == "byte":
+            return top.translate(self.tables[0], self.delete)
+        low = int.from_bytes(data[2::4], "little")
+        shift = 8 - (self.k - 8)
+        if self.kind == "class":
+            key = int.from_bytes(top.translate(self.tables[0]), "little")
+            key |= low & _lanes(bytes([(0xFF << shift) & 0xFF]), m)
+        else:
+            lanes = [int.from_bytes(top.translate(table), "little") for table in self.tables]
+            ones = _lanes(b"\x01", m)
+            bit = shift
+            while len(lanes) > 1:
+                mask = ((low >> bit) & ones) * 0xFF
+                lanes = [x ^ ((x ^ y) & mask) for x, y in zip(lanes[0::2], lanes[1::2])]
+                bit += 1
+            key = lanes[0]
+        return key.to_bytes(m, "little").translate(self.final, self.delete)
+
+
+def _gather(table: bytes, index) -> bytes:
+    """``bytes(table[i] for i in index)`` at C speed."""
+    if len(index) == 1:
+        return bytes([table[index[0]]])
+    return bytes(operator.itemgetter(*index)(table)) if index else b""
+
+
+def _lookup(n: int, codes: bytes | None) -> _Lookup:
+    """Choose the cheapest exact way to turn words into codes for n items."""
+    k = n.bit_length()
+    if codes is None:
+        return _Lookup("index", n, k)
+    reject = bytes([CODE_REJECT])
+    extended = codes + reject * ((1 << k) - n)         # code of every k-bit value
+    if k <= 8:
+        spread = 8 - k
+        table = bytes(extended[t >> spread] for t in range(256))
+        delete = bytes(t for t in range(256) if table[t] == CODE_REJECT)
+        return _Lookup("byte", n, k, (table,), delete=delete)
+    low_bits = k - 8
+    if low_bits > SELECT_MAX_BITS:
+        return _Lookup("gather", n, k, delete=reject, codes=extended)
+    width = 1 << low_bits
+    blocks = [extended[t * width:(t + 1) * width] for t in range(256)]
+    classes = {block: None for block in blocks}
+    if len(classes) <= 1 << (8 - low_bits):
+        ids = {block: i for i, block in enumerate(classes)}
+        table = bytes(ids[block] for block in blocks)
+        final = bytearray([CODE_REJECT]) * 256
+        for block, i in ids.items():
+            for g, code in enumerate(block):
+                final[i | g << (8 - low_bits)] = code
+        delete = bytes(key for key in range(256) if final[key] == CODE_REJECT)
+        return _Lookup("class", n, k, (table,), bytes(final), delete)
+    tables = tuple(bytes(block[g] for block in blocks) for g in range(width))
+    return _Lookup("select", n, k, tables, None, reject)
+
+
+def draw_parts(rng: random.Random, lookup: _Lookup, count: int):
+    """Yield the codes (or indices) of *count* accepted draws, a chunk at a time,
+    consuming rng exactly as ``[rng.randrange(n) for _ in range(count)]`` would."""
+    missing = count
+    getrandbits = rng.getrandbits
+    while missing:
+        m = min(missing, CHUNK_WORDS)
+        part = lookup.decode(getrandbits(32 * m), m)
+        missing -= len(part)
+        yield part
+
+
+def draw_codes(rng: random.Random, lookup: _Lookup, count: int):
+    """All codes (bytes) or indices (list) of *count* accepted draws, as ``draw_parts``."""
+    parts = list(draw_parts(rng, lookup, count))
+    if lookup.kind == "index":
+        return [i for part in parts for i in part]
+    return b"".join(parts)
+
+
+def _planes(values, base: int) -> list:
+    """Split ``value - base`` into base-8 digits, each coded as a byte whose popcount is it.
+
+    Returns one tuple of bytes per digit plane, item by item: a resample's sum
+    is then ``base*n + sum(8**p * popcount(plane p of its draws))``, counted
+    with ``int.bit_count`` (no branch per byte, unlike ``bytes.count``).
+    """
+    extras = [value - base for value in values]
+    planes = []
+    while True:
+        planes.append(tuple((1 << (e >> 3 * len(planes) & 7)) - 1 for e in extras))
+        if not any(e >> 3 * len(planes) for e in extras):
+            return planes
+
+
+@dataclass(frozen=True)
+class _Summer:
+    """How one column's resample sums are read off the decoded draws.
+
+    ``tables`` holds, per digit plane, the translate table from code to plane
+    byte (None when the codes already are the plane bytes).
+    """
+
+    base: int
+    tables: tuple
+
+    def sums(self, draws: bytes, n: int, rounds) -> list:
+        """Sums of the given rounds (their positions in *draws*, n draws each)."""
+        from_bytes = int.from_bytes
+        totals = [self.base * n] * len(rounds)
+        for p, table in enumerate(self.tables):
+            plane = draws if table is None else draws.translate(table)
+            counts = [from_bytes(plane[i * n:(i + 1) * n], "big").bit_count() for i in rounds]
+            totals = [t + (c << 3 * p) for t, c in zip(totals, counts)]
+        return totals
+
+
+def resample_sums(rng: random.Random, columns, rounds: int, *, progress=None) -> list:
     """Bootstrap sums: round r resamples the n items and sums ``columns[r % len(columns)]``.
 
     Each column is a sequence of n integers.  Every resample draws its n item
     indices exactly as ``[rng.randrange(n) for _ in range(n)]`` would, round
-    after round, so that the generator is consumed as in the article's
-    listing.  ``columns=(d,)`` gives the paired bootstrap of the difference d;
-    ``columns=(a, b)`` gives the unpaired one (A's resample, then B's).
+    after round, and leaves the generator where that loop would.
+    ``columns=(d,)`` gives the paired bootstrap of the difference d;
+    ``columns=(a, b)`` the unpaired one (A's resample, then B's).
 
     >>> resample_sums(random.Random(5), [(0, 1, 1)], 4)
     [3, 3, 2, 2]
     """
-    n = len(columns[0])
-    randrange = rng.randrange
-    sums = []
-    for r in range(rounds):
-        column = columns[r % len(columns)]
-        sums.append(sum(column[randrange(n)] for _ in range(n)))
+    n, width = len(columns[0]), len(columns)
+    bases = [min(column) for column in columns]
+    digit_planes = [_planes(column, base) for column, base in zip(columns, bases)]
+    rows = {}
+    if sum(map(len, digit_planes)) > 1:
+        for row in zip(*columns):
+            rows.setdefault(row, len(rows))
+    if not rows:                                   # one column, one plane: codes are plane bytes
+        codes = bytes(digit_planes[0][0])
+        summers = [_Summer(bases[0], (None,))]
+    elif len(rows) <= MAX_CODES:                   # codes are distinct rows, planes translated
+        codes = bytes(rows[row] for row in zip(*columns))
+        summers = []
+        for planes, base in zip(digit_planes, bases):
+            tables = []
+            for plane in planes:
+                table = bytearray(256)
+                for code, byte in zip(codes, plane):
+                    table[code] = byte
+                tables.append(bytes(table))
+            summers.append(_Summer(base, tuple(tables)))
+    else:                                          # too many distinct rows: indices
+        codes = None
+    lookup = _lookup(n, codes)
+    # Decode a chunk of words, sum the rounds it completes, carry the rest over:
+    # the codes are summed while they are still in the processor's cache.
+    sums = [0] * rounds
+    done = available = 0
+    parts = []
+    for part in draw_parts(rng, lookup, rounds * n):
+        parts.append(part)
+        available += len(part)
+        if available < n:
+            continue
+        pending = [i for p in parts for i in p] if codes is None else b"".join(parts)
+        complete = available // n
+        for j in range(width):
+            first = (j - done) % width               # first completed round using column j
+            own = range(first, complete, width)
+            if codes is None:
+                column = columns[j]
+                part_sums = [sum(operator.itemgetter(*pending[i * n:(i + 1) * n])(column))
+                             for i in own]
+            else:
+                part_sums = summers[j].sums(pending, n, own)
+            sums[done + first:done + complete:width] = part_sums
+        parts = [pending[complete * n:]]
+        available -= complete * n
+        done += complete
+        if progress is not None:
+            progress(done, rounds)
     return sums
 
 
@@ -299,20 +525,22 @@ def scaled_interval(sums, confidence, denominator: int) -> Interval:
     return Interval(Fraction(ordered[lo], denominator), Fraction(ordered[hi], denominator))
 
 
-def mean_interval(rng, column, resamples, confidence, denominator) -> Interval:
+def mean_interval(rng, column, resamples, confidence, denominator, progress=None) -> Interval:
     """Percentile interval of one system's mean score."""
-    return scaled_interval(resample_sums(rng, (column,), resamples), confidence, denominator)
+    sums = resample_sums(rng, (column,), resamples, progress=progress)
+    return scaled_interval(sums, confidence, denominator)
 
 
-def paired_interval(rng, a, b, resamples, confidence, denominator) -> Interval:
+def paired_interval(rng, a, b, resamples, confidence, denominator, progress=None) -> Interval:
     """Percentile interval of mean(B - A), resampling items with both scores kept together."""
     diff = tuple(y - x for x, y in zip(a, b))
-    return scaled_interval(resample_sums(rng, (diff,), resamples), confidence, denominator)
+    sums = resample_sums(rng, (diff,), resamples, progress=progress)
+    return scaled_interval(sums, confidence, denominator)
 
 
-def unpaired_interval(rng, a, b, resamples, confidence, denominator) -> Interval:
+def unpaired_interval(rng, a, b, resamples, confidence, denominator, progress=None) -> Interval:
     """Percentile interval of mean(B) - mean(A) with A and B resampled independently."""
-    sums = resample_sums(rng, (a, b), 2 * resamples)
+    sums = resample_sums(rng, (a, b), 2 * resamples, progress=progress)
     gaps = [sb - sa for sa, sb in zip(sums[0::2], sums[1::2])]
     return scaled_interval(gaps, confidence, denominator)
 
@@ -476,6 +704,15 @@ class Coverage:
         }
 
 
+def _steps(progress, sizes):
+    """Split one progress callback over consecutive steps of the given sizes."""
+    offset, total = 0, sum(sizes)
+    for size in sizes:
+        yield None if progress is None else (
+            lambda done, _total, base=offset: progress(base + done, total))
+        offset += size
+
+
 def detects(interval: Interval, true_gap: Fraction) -> bool:
     """Does the interval exclude 0 on the side of the true gap (either side when it is 0)?"""
     if true_gap > 0:
@@ -528,19 +765,22 @@ class Analysis:
         return self.accuracy_b - self.accuracy_a
 
 
-def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence) -> Analysis:
+def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence,
+            progress=None) -> Analysis:
     """Accuracies, per-system, paired and unpaired intervals, and McNemar.
 
     The generator is consumed in the article's order: A's interval, B's,
-    the paired one, then the unpaired one.
+    the paired one, then the unpaired one.  *progress*, if given, is called
+    as ``progress(done, total)`` in units of resamples.
     """
     confidence = Fraction(confidence)
     a, b = scores.integers(scores.a), scores.integers(scores.b)
     denominator = scores.n * scores.scale
-    ci_a = mean_interval(rng, a, resamples, confidence, denominator)
-    ci_b = mean_interval(rng, b, resamples, confidence, denominator)
-    paired = paired_interval(rng, a, b, resamples, confidence, denominator)
-    unpaired = unpaired_interval(rng, a, b, resamples, confidence, denominator)
+    steps = _steps(progress, [resamples, resamples, resamples, 2 * resamples])
+    ci_a = mean_interval(rng, a, resamples, confidence, denominator, next(steps))
+    ci_b = mean_interval(rng, b, resamples, confidence, denominator, next(steps))
+    paired = paired_interval(rng, a, b, resamples, confidence, denominator, next(steps))
+    unpaired = unpaired_interval(rng, a, b, resamples, confidence, denominator, next(steps))
     b_only = sum(1 for x, y in zip(scores.a, scores.b) if y == 1 and x == 0)
     a_only = sum(1 for x, y in zip(scores.a, scores.b) if x == 1 and y == 0)
     return Analysis(
@@ -551,6 +791,43 @@ def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence) -
 
 
 # === I/O ===
+
+class Progress:
+    """A one-line progress indicator on stderr, only on a terminal and only for slow loops.
+
+    Nothing is drawn during the first second, nor ever when the stream is not
+    a TTY; stdout is never touched.  Call it as ``progress(done, total)``.
+    """
+
+    def __init__(self, label: str, stream=None, enabled: bool = True, delay: float = 1.0):
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled and self.stream.isatty()
+        self.delay = delay
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        elapsed = now - self.start
+        if elapsed < self.delay or (now - self.last < 0.2 and done < total):
+            return
+        self.last = now
+        left = elapsed * (total - done) / done if done else 0.0
+        self.stream.write(f"\r{self.label}: {done}/{total} ({100 * done // total}%), "
+                          f"about {left:.0f} s left ")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.drawn = False
+
 
 @dataclass(frozen=True)
 class Dataset:
@@ -829,6 +1106,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "(columns item,system_a_correct,system_b_correct)")
     out = parser.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    out.add_argument("--quiet", action="store_true",
+                     help="no progress indicator on stderr (it is only drawn on a terminal, "
+                          "for loops longer than a second)")
     out.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
@@ -865,6 +1145,10 @@ def validate(args) -> None:
                         f"got {format_decimal(args.confidence)}")
 
 
+def _progress(args, label: str) -> Progress:
+    return Progress(label, enabled=not args.quiet, delay=PROGRESS_DELAY)
+
+
 def run(args) -> Report:
     """Carry out a validated command line; return the report."""
     rng = random.Random(args.seed)
@@ -874,18 +1158,31 @@ def run(args) -> Report:
     if args.csv is not None:
         dataset = read_scores_csv(args.csv)
         params.update(n_items=dataset.rows, corr=None, acc_a=None, acc_b=None, replays=0)
-        result = analyze(dataset.scores, rng, resamples=args.resamples, confidence=args.confidence)
+        result = _analyze_with_progress(args, dataset.scores, rng)
         return Report(params, "csv", result, None, dataset)
     scores = simulate(rng, args.n_items, args.corr, args.acc_a, args.acc_b)
     if args.write_csv is not None:
         write_scores_csv(args.write_csv, scores)
-    result = analyze(scores, rng, resamples=args.resamples, confidence=args.confidence)
+    result = _analyze_with_progress(args, scores, rng)
     cov = None
     if args.replays:
-        cov = coverage(rng, args.n_items, args.corr, args.acc_a, args.acc_b,
-                       replays=args.replays, resamples=args.resamples,
-                       confidence=args.confidence)
+        progress = _progress(args, "coverage replays")
+        try:
+            cov = coverage(rng, args.n_items, args.corr, args.acc_a, args.acc_b,
+                           replays=args.replays, resamples=args.resamples,
+                           confidence=args.confidence, progress=progress)
+        finally:
+            progress.close()
     return Report(params, "simulation", result, cov)
+
+
+def _analyze_with_progress(args, scores, rng) -> Analysis:
+    progress = _progress(args, "bootstrap resamples")
+    try:
+        return analyze(scores, rng, resamples=args.resamples, confidence=args.confidence,
+                       progress=progress)
+    finally:
+        progress.close()
 
 
 def main(argv=None) -> int:

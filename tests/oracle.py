@@ -3,7 +3,8 @@
 One ``random.Random(seed)`` drives everything in the listing's order:
 simulate, A's interval, B's, paired, unpaired (A's resample then B's each
 round), then each coverage replay (simulate, paired interval).  Every
-resample is ``[rng.randrange(n) for _ in range(n)]``.  Percentiles: sort the
+resample is ``[rng.randrange(n) for _ in range(n)]``.  Scores may be ints or
+Fractions; sums are exact either way.  Percentiles: sort the
 B statistics and take index ``floor(q*B)`` for ``q = (1-c)/2`` and ``1-q``,
 with q exact.  Nothing here is optimised: it is the reference.
 """
@@ -44,7 +45,7 @@ def mean_ci(values, rng, resamples, confidence):
     stats = []
     for _ in range(resamples):
         idx = resample(rng, n)
-        stats.append(Fraction(sum(Fraction(values[i]) for i in idx)) / n)
+        stats.append(Fraction(sum(values[i] for i in idx)) / n)
     return pct_ci(stats, confidence)
 
 
@@ -53,7 +54,7 @@ def paired_bootstrap(scores, rng, resamples, confidence):
     deltas = []
     for _ in range(resamples):
         idx = resample(rng, n)
-        deltas.append(Fraction(sum(Fraction(scores[i][1]) - Fraction(scores[i][0]) for i in idx)) / n)
+        deltas.append(Fraction(sum(scores[i][1] - scores[i][0] for i in idx)) / n)
     return pct_ci(deltas, confidence)
 
 
@@ -63,8 +64,8 @@ def unpaired_bootstrap(scores, rng, resamples, confidence):
     for _ in range(resamples):
         ia = resample(rng, n)
         ib = resample(rng, n)
-        mean_a = Fraction(sum(Fraction(scores[i][0]) for i in ia)) / n
-        mean_b = Fraction(sum(Fraction(scores[i][1]) for i in ib)) / n
+        mean_a = Fraction(sum(scores[i][0] for i in ia)) / n
+        mean_b = Fraction(sum(scores[i][1] for i in ib)) / n
         deltas.append(mean_b - mean_a)
     return pct_ci(deltas, confidence)
 
