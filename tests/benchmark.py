@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Benchmark: the resampling engine against the article's naive loop, side by side.
+"""Benchmark: the resampling engines against the article's loop and against NumPy.
 
 Run by hand (it is not a test):  python3 tests/benchmark.py [--quick]
+
+Part 1, the stream engine (bit-exact):
 
 For each n it times, in one process and interleaved, (1) the listing's naive
 loop -- simulate, then ``[rng.randrange(n) for _ in range(n)]`` per resample --
@@ -11,10 +13,16 @@ every interval and the generator state are identical; (3) the bare
 bit-exact engine can beat).  It prints the ratios and, at the article's
 parameters, the wall time of the full default run.  Time is per replay
 (simulate + one paired interval of B resamples).
+
+Part 2, the counts engine: 1,000 replays x 2,000 resamples of the coverage
+loop at n = 500, 2,000 and 100,000, against a vectorised NumPy loop that draws
+its indices as ``rng.integers(0, n, (B, n))`` (run only if NumPy imports; it is
+never a dependency of the tool), and the ratio time(n=100,000)/time(n=500).
 """
 
 import argparse
 import math
+import statistics
 import os
 import random
 import subprocess
@@ -65,7 +73,7 @@ def engine_replays(seed, n, resamples, replays, rng_class=random.Random):
     out = []
     for _ in range(replays):
         scores = bed.simulate(rng, n, bed.CORR, bed.ACC_A, bed.ACC_B)
-        iv = bed.paired_interval(rng, scores.a, scores.b, resamples, bed.CONFIDENCE, n)
+        iv = bed.paired_distribution(rng, scores, resamples).interval(bed.CONFIDENCE)
         out.append((float(iv.lo), float(iv.hi)))
     return out, rng.getstate(), rng
 
@@ -95,22 +103,70 @@ def bench(n, resamples, naive_count, engine_count, seed=2026):
     got, got_state, counter = engine_replays(seed, n, resamples, naive_count, CountingRandom)
     identical = ref == got and ref_state == got_state
     words_per_replay = counter.words / naive_count
-    # timings, interleaved so that machine drift hits all three alike; best of 3 each
-    t_naive = t_engine = t_bare = math.inf
-    for _ in range(3):
-        t_naive = min(t_naive, timed(naive_replays, seed, n, resamples, naive_count)[0]
-                      / naive_count)
-        t_engine = min(t_engine, timed(engine_replays, seed, n, resamples, engine_count)[0]
-                       / engine_count)
-        words = round(words_per_replay * engine_count)
-        t_bare = min(t_bare, timed(bare_getrandbits, seed, n, engine_count, words)[0]
-                     / engine_count)
+    # Timings interleaved replay by replay (one naive replay, then a few engine replays and
+    # the bare words), so that the shared machine's slow and fast phases hit all three
+    # alike; each side reports its median time per replay, robust to the machine's stalls.
+    naive_times, engine_times, bare_times = [], [], []
+    for block in range(naive_count):
+        naive_times.append(timed(naive_replays, seed + block, n, resamples, 1)[0])
+        for step in range(engine_count):
+            engine_times.append(timed(engine_replays, seed + step, n, resamples, 1)[0])
+            bare_times.append(timed(bare_getrandbits, seed + step, n, 1,
+                                    round(words_per_replay))[0])
+    t_naive, t_engine, t_bare = map(statistics.median, (naive_times, engine_times, bare_times))
     print(f"n={n:>6}  B={resamples}  "
           f"identical={'yes' if identical else 'NO'}  "
           f"naive {t_naive * 1e3:8.1f} ms/replay  engine {t_engine * 1e3:7.1f}  "
           f"getrandbits {t_bare * 1e3:6.1f}  "
           f"ratio vs listing {t_naive / t_engine:5.1f}x  engine/getrandbits {t_engine / t_bare:4.2f}")
     return identical
+
+
+def numpy_replays(n, replays, resamples=2000, seed=0):
+    """The coverage loop vectorised with NumPy: simulate, (B, n) indices, sums, sort."""
+    import numpy as np
+    from statistics import NormalDist
+    rng = np.random.default_rng(seed)
+    cut_a, cut_b = NormalDist().inv_cdf(0.72), NormalDist().inv_cdf(0.76)
+    lo_index, hi_index = bed.percentile_indices(resamples, bed.CONFIDENCE)
+    covers = 0
+    for _ in range(replays):
+        d = rng.standard_normal(n)
+        a = (0.6 * d + 0.8 * rng.standard_normal(n) < cut_a).astype(np.int8)
+        b = (0.6 * d + 0.8 * rng.standard_normal(n) < cut_b).astype(np.int8)
+        diff = (b - a).astype(np.int32)
+        sums = np.sort(diff[rng.integers(0, n, (resamples, n))].sum(axis=1))
+        covers += int(sums[lo_index] <= 0.04 * n <= sums[hi_index])
+    return covers
+
+
+def counts_replays(n, replays, resamples=2000, seed=2026):
+    copula = bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B)
+    return bed.coverage(random.Random(seed), copula, n, replays=replays, resamples=resamples,
+                        confidence=bed.CONFIDENCE, engine="counts")
+
+
+def bench_counts(replays, numpy_replays_count):
+    try:
+        import numpy  # noqa: F401
+        have_numpy = True
+    except ImportError:
+        have_numpy = False
+    per = {}
+    for n in (500, 2000, 100_000):
+        t_counts = min(timed(counts_replays, n, replays)[0] for _ in range(2))
+        per[n] = t_counts
+        line = f"counts engine n={n:>7,}: {replays} replays x 2000 resamples {t_counts:6.2f} s"
+        if n in (500, 2000):
+            if have_numpy:
+                t_np = min(timed(numpy_replays, n, numpy_replays_count)[0] for _ in range(2))
+                t_np *= replays / numpy_replays_count
+                line += (f"   NumPy loop (scaled from {numpy_replays_count} replays) "
+                         f"{t_np:6.2f} s   NumPy/counts {t_np / t_counts:5.1f}x")
+            else:
+                line += "   NumPy loop: skipped (NumPy not importable)"
+        print(line)
+    print(f"counts engine time(n=100,000)/time(n=500) = {per[100_000] / per[500]:.2f}")
 
 
 def main():
@@ -120,8 +176,9 @@ def main():
     scale = 1 if not args.quick else 0
     print(f"Python {sys.version.split()[0]}; times are best-effort on a shared machine, "
           "ratios come from interleaved runs")
-    ok = bench(500, 2000, 2 + 4 * scale, 10 + 40 * scale)
-    ok &= bench(2000, 2000, 1, 3 + 7 * scale)
+    print("-- stream engine vs the article's listing (bit-exact) --")
+    ok = bench(500, 2000, 4 + 8 * scale, 5)
+    ok &= bench(2000, 2000, 2, 2)
     ok &= bench(50000, 200, 1, 1)
     if not args.quick:
         start = time.perf_counter()
@@ -129,6 +186,8 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
         print(f"full default run (1000 replays x 2000 resamples x 500 items): "
               f"{time.perf_counter() - start:.1f} s")
+    print("-- counts engine vs a vectorised NumPy loop --")
+    bench_counts(1000 if not args.quick else 200, 100 if not args.quick else 20)
     print("identical = " + ("yes" if ok else "NO"))
     return 0 if ok else 1
 

@@ -99,8 +99,8 @@ def test_whole_default_run_equals_oracle_at_reduced_replays():
     rng = random.Random(2026)
     scores = bed.simulate(rng, 500, bed.CORR, bed.ACC_A, bed.ACC_B)
     result = bed.analyze(scores, rng, resamples=2000, confidence=bed.CONFIDENCE)
-    cov = bed.coverage(rng, 500, bed.CORR, bed.ACC_A, bed.ACC_B, replays=4, resamples=2000,
-                       confidence=bed.CONFIDENCE)
+    cov = bed.coverage(rng, bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B), 500, replays=4,
+                       resamples=2000, confidence=bed.CONFIDENCE)
     assert (result.paired.lo, result.paired.hi) == ref["paired"]
     assert (result.unpaired.lo, result.unpaired.hi) == ref["unpaired"]
     assert (result.ci_a.lo, result.ci_a.hi, result.ci_b.lo, result.ci_b.hi) == ref["ci_a"] + ref["ci_b"]
