@@ -20,8 +20,18 @@ Function / class            What it does
 ``mcnemar_exact``           exact two-sided McNemar p-value
 ``binom_pmf``               binomial probabilities, accurate for any n
 ``coverage``                replay the simulation: coverage and power
-``read_scores_csv``         per-item scores from a CSV file
+``Copula``, ``Cells``       the simulator's model and its 2x2 cell probabilities
+``PowerPlan``               analytic power, items needed, interval half-widths
+``plan_accuracy``           items for a +-h interval on one accuracy (3 ways)
+``sweep``                   simulated and analytic power over eval-set sizes
+``binomial_variates``       the counts engine's own binomial sampler (BTRD)
+``sign_flip_test``          paired permutation test for real-valued scores
+``holm``, ``bonferroni``    p-values adjusted across a family of comparisons
+``compare_systems``         each candidate against the baseline, adjusted p
+``read_table``              several systems' scores from one CSV/JSONL file
+``read_runs``               one file per run, joined on the item id
 ``write_scores_csv``        the simulated run as CSV, written atomically
+``render``                  the report as text, JSON or markdown
 ``Progress``                a progress line on stderr (terminals only)
 ``main``                    the command line
 ==========================  ====================================================
@@ -48,14 +58,19 @@ from __future__ import annotations
 import argparse
 import array
 import bisect
+import codecs
+import csv
 import functools
+import hashlib
 import html
+import io
 import itertools
 import json
 import math
 import operator
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -67,10 +82,14 @@ __version__ = "1.0.0"
 
 __all__ = [
     "ACC_A", "ACC_B", "CONFIDENCE", "CORR", "N_ITEMS", "REPLAYS", "RESAMPLES", "SEED",
-    "Analysis", "Coverage", "Interval", "McNemar", "Progress", "Scores", "ToolError",
-    "analyze", "binom_pmf", "coverage", "draw_codes", "format_pts", "main", "mcnemar_exact",
-    "percentile_interval", "read_scores_csv", "resample_sums", "simulate",
-    "write_scores_csv",
+    "Analysis", "Cells", "Comparison", "Copula", "Coverage", "Distribution", "Interval",
+    "McNemar", "PermutationTest", "PowerPlan", "Progress", "Scores", "Source", "Table",
+    "ToolError", "analyze", "binom_pmf", "binomial_table_variates", "binomial_variate",
+    "binomial_variates", "bonferroni", "bootstrap", "clopper_pearson", "compare_systems",
+    "coverage", "draw_codes", "format_pts", "holm", "main", "mcnemar_exact",
+    "multinomial_variate", "paired_distribution", "parse_score", "percentile_interval",
+    "plan_accuracy", "read_runs", "read_scores_csv", "read_table", "render", "resample_sums",
+    "sign_flip_test", "simulate", "sweep", "write_scores_csv",
 ]
 
 
@@ -218,6 +237,11 @@ class Scores:
         return set(self.a).issubset((0, 1)) and set(self.b).issubset((0, 1))
 
     @functools.cached_property
+    def proportions(self) -> bool:
+        """All scores within [0, 1] (accuracies, F1): gaps are reported in points."""
+        return all(0 <= x <= 1 for x in set(self.a) | set(self.b))
+
+    @functools.cached_property
     def scale(self) -> int:
         """The least common denominator of all scores (1 for integer scores)."""
         if set(map(type, self.a + self.b)) <= {int}:
@@ -242,9 +266,9 @@ class Scores:
 
     def cells(self) -> Cells:
         """The 2x2 table of counts (0/1 scores only)."""
-        pairs = list(zip(self.a, self.b))
-        return Cells(pairs.count((1, 1)), pairs.count((1, 0)), pairs.count((0, 1)),
-                     pairs.count((0, 0)))
+        ints_a, ints_b = self.ints
+        both, a, b = sum(map(operator.and_, ints_a, ints_b)), sum(ints_a), sum(ints_b)
+        return Cells(both, a - both, b - both, self.n - a - b + both)
 
 
 @dataclass(frozen=True)
@@ -1077,6 +1101,108 @@ def binom_cdf_lower(k: int, n: int, p: float) -> float:
     return total
 
 
+@dataclass(frozen=True)
+class PermutationTest:
+    """Paired sign-flip permutation test of mean(B - A) = 0, two-sided.
+
+    Under "no difference" each item's B - A is as likely to have either sign,
+    so the observed |sum of differences| is compared with its values under
+    random sign flips: exactly over all 2**k patterns of the k nonzero
+    differences when k <= 20, else over R random patterns drawn from the
+    run's generator, with p = (hits + 1) / (R + 1).
+    """
+
+    p: float
+    exact: bool
+    permutations: int          # 2**k when exact, R otherwise
+
+    @property
+    def name(self) -> str:
+        return "sign-flip permutation (exact)" if self.exact else "sign-flip permutation (Monte Carlo)"
+
+    @property
+    def p_text(self) -> str:
+        return format_p(self.p)
+
+
+EXACT_SIGN_FLIP_LIMIT = 20          # nonzero differences enumerated exactly (2**20 patterns)
+PERMUTATIONS = 10_000               # random sign patterns beyond that
+
+
+def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, *,
+                   exact_limit: int = EXACT_SIGN_FLIP_LIMIT) -> PermutationTest:
+    """The paired sign-flip test on integer differences (scores scaled to integers).
+
+    Exact enumeration meets in the middle: the signed sums of each half of the
+    nonzero differences are listed (2**10 each), one half sorted, and every
+    pattern counted with two bisections.  The Monte Carlo version draws each
+    pattern as ``rng.getrandbits(n)`` (bit i set: item i keeps its sign) and
+    sums with popcounts over the differences' binary digit planes.
+
+    >>> sign_flip_test(random.Random(1), [3, 1, 2]).p     # |sum| 6: only +++ and ---
+    0.25
+    """
+    observed = abs(sum(diffs))
+    nonzero = [d for d in diffs if d]
+    if observed == 0:
+        return PermutationTest(1.0, True, 2 ** len(nonzero))
+    if len(nonzero) <= exact_limit:
+        half = len(nonzero) // 2
+        left, right = _signed_sums(nonzero[:half]), sorted(_signed_sums(nonzero[half:]))
+        hits = sum(len(right) - bisect.bisect_left(right, observed - s)
+                   + bisect.bisect_right(right, -observed - s) for s in left)
+        total = 2 ** len(nonzero)
+        return PermutationTest(float(Fraction(hits, total)), True, total)
+    n = len(diffs)
+    low = min(diffs)
+    shifted = [d - low for d in diffs]              # >= 0, so digit planes are bit masks
+    planes = [sum(1 << i for i, d in enumerate(shifted) if d >> bit & 1)
+              for bit in range(max(shifted).bit_length())]
+    total = sum(diffs)
+    hits = 0
+    for _ in range(permutations):
+        keep = rng.getrandbits(n)
+        kept = sum((keep & plane).bit_count() << bit for bit, plane in enumerate(planes))
+        kept += low * keep.bit_count()
+        hits += abs(2 * kept - total) >= observed
+    return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
+
+
+def _signed_sums(values) -> list:
+    sums = [0]
+    for value in values:
+        sums = [s + value for s in sums] + [s - value for s in sums]
+    return sums
+
+
+def bonferroni(pvalues) -> list:
+    """Bonferroni-adjusted p-values: ``min(1, m*p)`` for a family of m tests.
+
+    >>> bonferroni([0.01, 0.04, 0.03])
+    [0.03, 0.12, 0.09]
+    """
+    m = len(pvalues)
+    return [min(1.0, m * p) for p in pvalues]
+
+
+def holm(pvalues) -> list:
+    """Holm's step-down adjusted p-values, in the input order.
+
+    The i-th smallest p is multiplied by (m - i + 1); adjusted values are made
+    non-decreasing in that order and capped at 1.
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    m = len(pvalues)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(sorted(range(m), key=lambda i: pvalues[i])):
+        running = max(running, min(1.0, (m - rank) * pvalues[index]))
+        adjusted[index] = running
+    return adjusted
+
+
 # === Coverage and power ===
 
 @dataclass(frozen=True)
@@ -1340,43 +1466,90 @@ class Analysis:
     """Everything the report prints about two systems scored on the same items."""
 
     n: int
-    accuracy_a: Fraction
+    accuracy_a: Fraction          # mean score (the accuracy for 0/1 scores)
     accuracy_b: Fraction
     ci_a: Interval
     ci_b: Interval
     paired: Interval
     unpaired: Interval
-    mcnemar: McNemar
+    mcnemar: McNemar | None       # 0/1 scores only
     resamples: int
     confidence: Fraction
     paired_distribution: Distribution
     engine: str = "stream"
+    test: object = None           # McNemar or PermutationTest: what produced p
+    percent: bool = True          # scores in [0, 1]: gaps in points (x100)
 
     @property
     def gap(self) -> Fraction:
         return self.accuracy_b - self.accuracy_a
 
+    @property
+    def p(self) -> float:
+        return self.test.p
+
+    @property
+    def test_name(self) -> str:
+        return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
+
 
 def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence,
-            engine: str = "stream", progress=None) -> Analysis:
-    """Accuracies, per-system, paired and unpaired intervals, and McNemar.
+            engine: str = "stream", permutations: int = PERMUTATIONS,
+            progress=None) -> Analysis:
+    """Means, per-system, paired and unpaired intervals, and the paired test.
 
     The generator is consumed in the article's order: A's interval, B's,
-    the paired one, then the unpaired one.  *progress*, if given, is called
-    as ``progress(done, total)`` in units of resamples.
+    the paired one, then the unpaired one; then, for real-valued scores with
+    more than 20 nonzero differences, the Monte Carlo sign flips.  McNemar
+    (0/1 scores) draws nothing.  *progress*, if given, is called as
+    ``progress(done, total)`` in units of resamples.
     """
     confidence = Fraction(confidence)
     dists = bootstrap(rng, scores, resamples, engine=engine, progress=progress)
-    b_only = sum(1 for x, y in zip(scores.a, scores.b) if y == 1 and x == 0)
-    a_only = sum(1 for x, y in zip(scores.a, scores.b) if x == 1 and y == 0)
+    mcnemar = None
+    if scores.binary:
+        cells = scores.cells()
+        mcnemar = test = mcnemar_exact(cells.a_only, cells.b_only)
+    else:
+        a, b = scores.ints
+        test = sign_flip_test(rng, [y - x for x, y in zip(a, b)], permutations)
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
         ci_a=dists["a"].interval(confidence), ci_b=dists["b"].interval(confidence),
         paired=dists["paired"].interval(confidence),
         unpaired=dists["unpaired"].interval(confidence),
-        mcnemar=mcnemar_exact(a_only, b_only), resamples=resamples, confidence=confidence,
-        paired_distribution=dists["paired"], engine=engine,
+        mcnemar=mcnemar, resamples=resamples, confidence=confidence,
+        paired_distribution=dists["paired"], engine=engine, test=test,
+        percent=scores.proportions,
     )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One candidate against the baseline, with its p adjusted across the family."""
+
+    baseline: str
+    candidate: str
+    analysis: Analysis
+    p_holm: float
+    p_bonferroni: float
+
+
+def compare_systems(table: Table, rng: random.Random, *, resamples: int, confidence,
+                    engine: str = "stream", permutations: int = PERMUTATIONS,
+                    progress=None) -> list:
+    """Each candidate against the baseline, in input order, on one generator; then
+    Holm- and Bonferroni-adjusted p-values across the family of comparisons."""
+    analyses = []
+    steps = _steps(progress, [5 * resamples] * (len(table.systems) - 1))
+    for index in range(1, len(table.systems)):
+        analyses.append(analyze(table.pair(index), rng, resamples=resamples,
+                                confidence=confidence, engine=engine,
+                                permutations=permutations, progress=next(steps)))
+    ps = [a.p for a in analyses]
+    return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf)
+            for name, analysis, p_holm, p_bonf
+            in zip(table.systems[1:], analyses, holm(ps), bonferroni(ps))]
 
 
 # === I/O ===
@@ -1424,17 +1597,6 @@ class Progress:
         self.close()
 
 
-@dataclass(frozen=True)
-class Dataset:
-    """Scores read from a file, with where they came from."""
-
-    scores: Scores
-    path: str
-    sha256: str
-    rows: int
-    columns: tuple
-
-
 def atomic_write(path: str, text: str) -> None:
     """Write *text* to *path* via a temporary file in the same folder and a rename."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -1468,70 +1630,430 @@ def write_scores_csv(path: str, scores: Scores) -> None:
     atomic_write(path, scores_csv_text(scores))
 
 
-def _read_bytes(path: str) -> bytes:
+@dataclass(frozen=True)
+class Source:
+    """Where scores came from: a file (or stdin), its SHA-256, rows read, columns used."""
+
+    path: str
+    sha256: str
+    rows: int
+    columns: tuple
+    format: str
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "sha256": self.sha256, "rows": self.rows,
+                "columns": list(self.columns), "format": self.format}
+
+
+@dataclass(frozen=True)
+class Table:
+    """Per-item scores of several systems on the same items (the first is the baseline)."""
+
+    systems: tuple           # names, baseline first
+    columns: tuple           # one tuple of exact scores per system, item order
+    ids: tuple               # item ids (line numbers when the file has no id column)
+    sources: tuple
+    dropped: int = 0         # rows or items left out under --on-missing drop
+    dropped_note: str = ""
+
+    @property
+    def n(self) -> int:
+        return len(self.columns[0])
+
+    def pair(self, candidate: int) -> "Scores":
+        """Baseline (as A) against the given candidate (as B)."""
+        return Scores(self.columns[0], self.columns[candidate])
+
+
+MISSING = None                      # a score that is absent or empty
+_BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
+                "TRUE": 1, "FALSE": 0}
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,4})?")
+SHOW_IDS = 5                        # ids quoted in an error about many rows
+
+
+class _CheckedReader(io.RawIOBase):
+    """A raw binary stream that checks and fingerprints every chunk it passes on.
+
+    At C speed per 64 KiB chunk: SHA-256 of the bytes; no CR (a CRLF file is
+    refused, naming the line); valid UTF-8 (an incremental decoder, so a
+    character split across chunks is fine).  Line numbers come from counting
+    newlines in the chunks already passed.
+    """
+
+    def __init__(self, raw, path: str):
+        self.raw, self.path = raw, path
+        self.sha = hashlib.sha256()
+        self.utf8 = codecs.getincrementaldecoder("utf-8")()
+        self.lines = 0                      # newlines before the current chunk
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = self.raw.readinto(buffer) or 0
+        chunk = bytes(memoryview(buffer)[:count])
+        self.sha.update(chunk)
+        if b"\r" in chunk:
+            line = self.lines + chunk.count(b"\n", 0, chunk.index(b"\r")) + 1
+            raise ToolError(f"{self.path} line {line}: CRLF (Windows) line end; "
+                            "convert line ends to \\n")
+        try:
+            self.utf8.decode(chunk, final=count == 0)
+        except UnicodeDecodeError as err:
+            line = self.lines + chunk.count(b"\n", 0, max(0, min(err.start, count))) + 1
+            raise ToolError(f"{self.path} line {line}: not UTF-8 text") from None
+        self.lines += chunk.count(b"\n")
+        return count
+
+
+class _Lines:
+    """The text of a file or stdin, checked (see _CheckedReader) as it streams past."""
+
+    def __init__(self, path: str):
+        self.path = "<stdin>" if path == "-" else path
+        try:
+            raw = sys.stdin.buffer if path == "-" else open(path, "rb")
+        except OSError as err:
+            raise ToolError(f"cannot read {path}: {err.strerror}") from None
+        self.checked = _CheckedReader(raw, self.path)
+        self.buffer = io.BufferedReader(self.checked, buffer_size=1 << 16)
+        head = self.buffer.peek(3)[:3]
+        if not head:
+            raise ToolError(f"{self.path} is empty")
+        if head.startswith(b"\xef\xbb\xbf"):
+            raise ToolError(f"{self.path} starts with a UTF-8 byte-order mark; save it without one")
+        self.text = io.TextIOWrapper(self.buffer, encoding="utf-8", newline="")
+
+    def finish(self) -> str:
+        """Read to the end (for the hash) and return the SHA-256."""
+        while self.buffer.read(1 << 16):
+            pass
+        return self.checked.sha.hexdigest()
+
+
+def parse_score(value, where=""):
+    """An exact score from a cell's text or a JSON value: 0/1 (also true/false) or a finite
+    real, read exactly from its decimal digits; MISSING for an empty cell or null.
+    *where* (text, or a function returning it) names the place in an error.
+
+    >>> parse_score("0.75"), parse_score("true"), parse_score("2e-1")
+    (Fraction(3, 4), 1, Fraction(1, 5))
+    """
+    if isinstance(value, str):
+        quick = _BINARY_TEXT.get(value)
+        if quick is not None:
+            return quick
+        text = value.strip()
+        if not text:
+            return MISSING
+        quick = _BINARY_TEXT.get(text.lower() if len(text) <= 5 else text)
+        if quick is not None:
+            return quick
+        if _NUMBER.fullmatch(text):
+            number = Fraction(text)
+            return number.numerator if number.denominator == 1 else number
+        place = where() if callable(where) else where
+        if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+            raise ToolError(f"{place}: {value!r} is not a finite number")
+        raise ToolError(f"{place}: {value!r} is not a number (scores are 0/1, true/false "
+                        "or finite reals)")
+    if value is None:
+        return MISSING
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else value
+    place = where() if callable(where) else where
+    raise ToolError(f"{place}: {json.dumps(value)[:40]} is not a number")
+
+
+def _json_number(text: str) -> Fraction:
+    if not _NUMBER.fullmatch(text):
+        raise ValueError(f"number out of range: {text}")
+    return Fraction(text)
+
+
+def _json_constant(name: str):
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _lookup_key(record: dict, key: str):
+    """A JSON field by name, or by dotted path into nested objects (``metrics.acc``)."""
+    if key in record:
+        return record[key]
+    value = record
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _ABSENT
+        value = value[part]
+    return value
+
+
+_ABSENT = object()
+
+
+def _sniff_delimiter(path: str, header: str) -> str:
+    counts = {d: header.count(d) for d in (",", "\t", ";")}
+    best = max(counts.values())
+    found = [d for d, c in counts.items() if c == best]
+    if best == 0:
+        raise ToolError(f"{path}: the header has one column; expected columns separated by "
+                        "commas, tabs or semicolons")
+    if len(found) > 1:
+        raise ToolError(f"{path}: cannot tell the delimiter (as many commas as tabs or "
+                        "semicolons in the header)")
+    return found[0]
+
+
+def _records(path: str, input_format: str, keys: tuple, id_key):
+    """Stream (line, id, values) from a CSV or JSONL file; values follow *keys*.
+
+    *id_key* is a name, None (row numbers), or "item?" (the ``item`` column
+    when there is one).  Returns a generator and, through it, a Source.
+    """
+    lines = _Lines(path)
+    fmt = input_format or ("jsonl" if path.endswith((".jsonl", ".ndjson")) else "csv")
+    if fmt == "jsonl":
+        rows = _jsonl_rows(lines, keys, id_key)
+    else:
+        rows = _csv_rows(lines, keys, id_key)
+    return lines, fmt, rows
+
+
+def _csv_rows(lines: _Lines, keys: tuple, id_key):
+    path = lines.path
+    header_line = lines.text.readline()
+    if header_line.lstrip().startswith("{"):
+        raise ToolError(f"{path} looks like JSON lines: use --input-format jsonl")
+    delimiter = _sniff_delimiter(path, header_line)
+    reader = csv.reader(itertools.chain([header_line], lines.text), delimiter=delimiter,
+                        strict=True)
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as err:
-        raise ToolError(f"cannot read {path}: {err.strerror}") from None
+        header = next(reader)
+        if id_key == "item?":
+            id_key = "item" if "item" in header else None
+        wanted = ([id_key] if id_key is not None else []) + list(keys)
+        for name in wanted:
+            if name not in header:
+                raise ToolError(f"{path}: no column {name!r} (columns: {', '.join(header)})")
+        if len(set(header)) != len(header):
+            repeated = sorted({h for h in header if header.count(h) > 1})
+            raise ToolError(f"{path}: column {repeated[0]!r} appears twice in the header")
+        positions = [header.index(name) for name in keys]
+        id_position = header.index(id_key) if id_key is not None else None
+        width = len(header)
+        quick = _BINARY_TEXT.get
+        yield (id_key, tuple(wanted), header)
+        for row in reader:
+            if len(row) != width:
+                line = reader.line_num
+                if not row:
+                    raise ToolError(f"{path} line {line}: blank line")
+                raise ToolError(f"{path} line {line}: {len(row)} fields, expected {width}")
+            values = [quick(row[p]) for p in positions]
+            if None in values:                    # not a plain 0/1: parse, or name the place
+                line = reader.line_num
+                values = [parse_score(row[p], lambda name=name, line=line:
+                                      f"{path} line {line}, column {name}")
+                          for p, name in zip(positions, keys)]
+            if id_position is None:
+                yield reader.line_num, reader.line_num, values
+            else:
+                yield reader.line_num, _item_id(row[id_position]), values
+    except csv.Error as err:
+        raise ToolError(f"{path} line {reader.line_num}: {err}") from None
+
+
+def _jsonl_rows(lines: _Lines, keys: tuple, id_key):
+    path = lines.path
+    decode = json.JSONDecoder(parse_float=_json_number, parse_constant=_json_constant).decode
+    first = True
+    for line, text in enumerate(lines.text, start=1):
+        if not text.strip():
+            raise ToolError(f"{path} line {line}: blank line")
+        try:
+            record = decode(text)
+        except ValueError as err:
+            reason = str(err).split(":")[0]
+            raise ToolError(f"{path} line {line}: not valid JSON ({reason})") from None
+        if not isinstance(record, dict):
+            raise ToolError(f"{path} line {line}: expected a JSON object")
+        if first:
+            if id_key == "item?":
+                id_key = "item" if "item" in record else None
+            yield (id_key, ((id_key,) if id_key is not None else ()) + tuple(keys),
+                   _flat_keys(record))
+            first = False
+        if id_key is not None:
+            item = _lookup_key(record, id_key)
+            if item is _ABSENT or item is None:
+                item = MISSING
+            elif isinstance(item, bool) or not isinstance(item, (str, int)):
+                item = json.dumps(item)
+            else:
+                item = _item_id(item)
+        else:
+            item = line
+        values = []
+        for key in keys:
+            value = _lookup_key(record, key)
+            values.append(MISSING if value is _ABSENT else parse_score(
+                value, lambda key=key: f"{path} line {line}, key {key}"))
+        yield line, item, values
+    if first:
+        raise ToolError(f"{path} has no records")
+
+
+def _item_id(value):
+    """An item id, the same whatever wrote it: "17", 17 and " 17" are one item (an int,
+    which also halves the memory a million ids take); any other text stays text."""
+    if isinstance(value, int):
+        return value
+    text = value.strip()
+    if not text:
+        return MISSING
+    if text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
+        return int(text)
+    return text
+
+
+def _flat_keys(record: dict, prefix: str = "") -> list:
+    """A JSON object's keys, nested ones dotted: ``["id", "metrics.f1"]``."""
+    keys = []
+    for key, value in record.items():
+        if isinstance(value, dict) and value:
+            keys += _flat_keys(value, f"{prefix}{key}.")
+        else:
+            keys.append(prefix + key)
+    return keys
+
+
+def _first(items) -> str:
+    shown = [repr(x) if isinstance(x, str) else str(x) for x in items[:SHOW_IDS]]
+    return ", ".join(shown) + (", ..." if len(items) > SHOW_IDS else "")
+
+
+def read_file(path: str, keys: tuple, *, id_key="item?", input_format=None,
+              on_missing: str = "error") -> tuple:
+    """Read the named score columns of one CSV or JSONL file.
+
+    Returns ``(ids, columns, source, dropped, note)``.  A row with a missing
+    score, a missing id or a repeated id is an error that counts them and
+    quotes the first few, unless *on_missing* is "drop": then those rows are
+    left out and counted in the note.  Every other problem (a value that is
+    not a finite number, a ragged row, bad UTF-8, CRLF, a BOM) is an error
+    naming the file, line and column.
+    """
+    lines, fmt, rows = _records(path, input_format, keys, id_key)
+    id_key, used, available = next(rows, (None, (), ()))
+    ids, columns = [], [[] for _ in keys]
+    missing, seen, repeated = [], set(), []
+    rows_read = 0
+    for line, item, values in rows:
+        rows_read += 1
+        if item is MISSING or MISSING in values:
+            missing.append(item if item is not MISSING else f"line {line}")
+            continue
+        if id_key is not None:
+            if item in seen:
+                repeated.append(item)
+                continue
+            seen.add(item)
+        ids.append(item)
+        for column, value in zip(columns, values):
+            column.append(value)
+    digest = lines.finish()
+    if rows_read == 0:
+        raise ToolError(f"{lines.path} has a header but no rows")
+    note_parts = []
+    if len(missing) == rows_read and fmt == "jsonl":
+        absent = [key for key in used if key not in available]
+        if absent:
+            raise ToolError(f"{lines.path}: no key {absent[0]!r} (the first record has: "
+                            f"{', '.join(available)})")
+    if missing:
+        if on_missing != "drop":
+            raise ToolError(f"{lines.path}: {len(missing)} row(s) with a missing score or id "
+                            f"(first: {_first(missing)}); fix them or use --on-missing drop")
+        note_parts.append(f"{len(missing)} row(s) with a missing score or id")
+    if repeated:
+        if on_missing != "drop":
+            raise ToolError(f"{lines.path}: {len(set(repeated))} id(s) appear more than once "
+                            f"(first: {_first(sorted(set(repeated), key=repeated.index))}); "
+                            "ids must be unique, or use --on-missing drop")
+        dup = set(repeated)
+        keep = [i for i, item in enumerate(ids) if item not in dup]
+        note_parts.append(f"{len(repeated) + len(ids) - len(keep)} row(s) of "
+                          f"{len(dup)} repeated id(s)")
+        ids = [ids[i] for i in keep]
+        columns = [[column[i] for i in keep] for column in columns]
+    dropped = rows_read - len(ids)
+    source = Source(lines.path, digest, rows_read, used, fmt)
+    return ids, columns, source, dropped, "; ".join(note_parts)
+
+
+def read_table(path: str, systems: tuple, *, id_key="item?", input_format=None,
+               on_missing: str = "error") -> Table:
+    """Several systems' scores from the columns (or JSON keys) of one file."""
+    if len(set(systems)) != len(systems):
+        raise ToolError(f"a system is named twice: {', '.join(systems)}")
+    ids, columns, source, dropped, note = read_file(path, systems, id_key=id_key,
+                                                   input_format=input_format,
+                                                   on_missing=on_missing)
+    if len(ids) < 2:
+        raise ToolError(f"{source.path}: need at least 2 items, got {len(ids)}")
+    return Table(tuple(systems), tuple(tuple(c) for c in columns), tuple(ids), (source,),
+                 dropped, note)
+
+
+def read_runs(baseline: str, candidates, *, score_key: str, id_key: str, input_format=None,
+              on_missing: str = "error") -> Table:
+    """One file per run (baseline first), joined on the item id.
+
+    Items present in some runs only are an error that counts them and quotes
+    the first few, unless *on_missing* is "drop": then only items every run
+    has are kept, in the baseline's order, and the count left out is noted.
+    """
+    paths = (baseline,) + tuple(candidates)
+    runs = [read_file(path, (score_key,), id_key=id_key, input_format=input_format,
+                      on_missing=on_missing) for path in paths]
+    names = _run_names(paths)
+    maps = [dict(zip(ids, column)) for ids, (column,), *_ in runs]
+    common = set(maps[0]).intersection(*maps[1:])
+    only = [(item, names[i]) for i, (ids, *_rest) in enumerate(runs)
+            for item in ids if item not in common]
+    notes = [f"{names[i]}: {run[4]}" for i, run in enumerate(runs) if run[4]]
+    dropped = sum(run[3] for run in runs)
+    if only:
+        if on_missing != "drop":
+            shown = ", ".join(f"{item!r} only in {where}" if isinstance(item, str)
+                              else f"{item} only in {where}" for item, where in only[:SHOW_IDS])
+            raise ToolError(f"{len({item for item, _ in only})} item(s) are not in every run "
+                            f"(first: {shown}{', ...' if len(only) > SHOW_IDS else ''}); "
+                            "use --on-missing drop to keep the items all runs share")
+        notes.append(f"{len({item for item, _ in only})} item(s) not in every run")
+        dropped += len({item for item, _ in only})
+    order = [item for item in runs[0][0] if item in common]
+    if len(order) < 2:
+        raise ToolError(f"the runs share {len(order)} item(s); need at least 2")
+    columns = tuple(tuple(m[item] for item in order) for m in maps)
+    return Table(tuple(names), columns, tuple(order), tuple(run[2] for run in runs),
+                 dropped, "; ".join(notes))
+
+
+def _run_names(paths) -> list:
+    """Short names for run files: the file name without extension, or the path if ambiguous."""
+    stems = [os.path.splitext(os.path.basename(p))[0] if p != "-" else "stdin" for p in paths]
+    return stems if len(set(stems)) == len(stems) else list(paths)
 
 
 def read_scores_csv(path: str, a_col: str = CSV_COLUMNS[1], b_col: str = CSV_COLUMNS[2],
-                    id_col: str = CSV_COLUMNS[0]) -> Dataset:
-    """Read per-item 0/1 scores of two systems from a comma-separated file.
-
-    Refuses, with a one-line ToolError, anything it cannot read unambiguously:
-    a missing or empty file, a byte-order mark, CRLF line ends, no rows, a
-    missing column, a row with the wrong number of fields, a value other
-    than 0 or 1, or a repeated item id.  No row is ever dropped.
-    """
-    import csv
-    import hashlib
-    import io
-    raw = _read_bytes(path)
-    if not raw:
-        raise ToolError(f"{path} is empty")
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raise ToolError(f"{path} starts with a UTF-8 byte-order mark; save it without one")
-    if b"\r" in raw:
-        line = raw[:raw.index(b"\r")].count(b"\n") + 1
-        raise ToolError(f"{path} line {line}: CRLF (Windows) line end; convert line ends to \\n")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw[:err.start].count(b"\n") + 1
-        raise ToolError(f"{path} line {line}: not UTF-8 text") from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = next(reader)
-        index = {}
-        for name in (id_col, a_col, b_col):
-            if name not in header:
-                raise ToolError(f"{path}: no column {name!r} (columns: {', '.join(header)})")
-            index[name] = header.index(name)
-        seen, a, b = set(), [], []
-        for row in reader:
-            line = reader.line_num
-            if len(row) != len(header):
-                raise ToolError(f"{path} line {line}: {len(row)} fields, expected {len(header)}")
-            item = row[index[id_col]]
-            if item in seen:
-                raise ToolError(f"{path} line {line}: item {item!r} appears twice")
-            seen.add(item)
-            a.append(_binary_cell(path, line, a_col, row[index[a_col]]))
-            b.append(_binary_cell(path, line, b_col, row[index[b_col]]))
-    except csv.Error as err:
-        raise ToolError(f"{path} line {reader.line_num}: {err}") from None
-    if not a:
-        raise ToolError(f"{path} has a header but no rows")
-    digest = hashlib.sha256(raw).hexdigest()
-    return Dataset(Scores(tuple(a), tuple(b)), path, digest, len(a), (id_col, a_col, b_col))
-
-
-def _binary_cell(path, line, column, text) -> int:
-    if text not in ("0", "1"):
-        raise ToolError(f"{path} line {line}, column {column}: {text!r} is not 0 or 1")
-    return int(text)
+                    id_col: str = "item?") -> Table:
+    """Two systems' per-item scores from a CSV (the shipped file's columns by default)."""
+    return read_table(path, (a_col, b_col), id_key=id_col, input_format="csv")
 
 
 # === Report ===
@@ -1541,11 +2063,15 @@ class Report:
     """One comparison run: what was asked, where the data came from, what came out."""
 
     params: dict
-    source: str                 # "simulation" or "csv"
-    analysis: Analysis
-    coverage: Coverage | None
-    dataset: Dataset | None = None
+    source: str                 # "simulation", or the input format: "csv", "jsonl", "runs"
+    comparisons: tuple          # Comparison per candidate (one for two systems)
+    coverage: Coverage | None = None
+    table: Table | None = None
     plan: PowerPlan | None = None
+
+    @property
+    def analysis(self) -> Analysis:
+        return self.comparisons[0].analysis
 
 
 @dataclass(frozen=True)
@@ -1560,17 +2086,29 @@ class AccuracyPlanReport:
     plan: AccuracyPlan
 
 
+OUTPUTS = ("text", "json", "markdown")
+
+
+def render(report, output: str = "text") -> str:
+    """The report as text for a terminal, one JSON object, or markdown for a pull request."""
+    if output == "json":
+        return render_json(report)
+    if output == "markdown":
+        return render_markdown(report)
+    return render_text(report)
+
+
 def render_text(report) -> str:
-    """The report as text for a terminal."""
     if isinstance(report, SweepReport):
         return _sweep_text(report)
     if isinstance(report, AccuracyPlanReport):
         return _accuracy_plan_text(report)
+    if len(report.comparisons) > 1:
+        return _family_text(report)
     return _comparison_text(report)
 
 
 def render_json(report) -> str:
-    """The report as one JSON object (proportions as floats)."""
     if isinstance(report, SweepReport):
         body = _sweep_json(report)
     elif isinstance(report, AccuracyPlanReport):
@@ -1580,9 +2118,43 @@ def render_json(report) -> str:
     return json.dumps({"version": __version__, **body}, indent=2) + "\n"
 
 
+def render_markdown(report) -> str:
+    if isinstance(report, SweepReport):
+        return _sweep_markdown(report)
+    if isinstance(report, AccuracyPlanReport):
+        return _accuracy_plan_markdown(report)
+    return _comparison_markdown(report)
+
+
 def _params_json(params: dict) -> dict:
     return {key: (float(value) if isinstance(value, Fraction) else value)
             for key, value in params.items()}
+
+
+# --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
+
+def format_gap(value: Fraction, percent: bool) -> str:
+    """A gap with its sign: ``+3.6 pts`` for proportions, ``+0.250`` for other scores."""
+    return format_pts(value) if percent else round_fixed(value, 3, sign=True)
+
+
+def format_interval(interval: Interval, percent: bool) -> str:
+    if percent:
+        return str(interval)
+    return f"[{round_fixed(interval.lo, 3, sign=True)}, {round_fixed(interval.hi, 3, sign=True)}]"
+
+
+def _test_line(result: Analysis) -> str:
+    if result.mcnemar is not None:
+        m = result.mcnemar
+        return (f"  discordant pairs: B-only correct={m.b_only}, A-only correct={m.a_only}; "
+                f"McNemar exact p={m.p_text}")
+    test = result.test
+    how = (f"exact over {test.permutations:,} sign patterns" if test.exact
+           else f"Monte Carlo, {test.permutations:,} random sign patterns")
+    floor = "" if test.exact or test.p > 1 / (test.permutations + 1) else \
+        " (none as extreme: the smallest p this many patterns can give)"
+    return f"  paired sign-flip permutation test ({how}): p={test.p_text}{floor}"
 
 
 def _comparison_text(report: Report) -> str:
@@ -1594,32 +2166,57 @@ def _comparison_text(report: Report) -> str:
         head = (f"n={result.n}, true accuracies A={format_decimal(p['acc_a'])} "
                 f"B={format_decimal(p['acc_b'])}, true gap={format_pts(true_gap)}")
     else:
-        head = f"n={result.n} items from {report.dataset.path} (true accuracies unknown)"
+        kind = "true accuracies unknown" if result.mcnemar is not None else \
+            "real-valued scores; true means unknown"
+        head = f"n={result.n} items from {_input_names(report.table)} ({kind})"
     lines = [
         head,
         f"observed: A={round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
         f"B={round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
-        f"observed gap: {format_pts(result.gap)}",
-        f"  paired bootstrap {level} CI:   {result.paired}",
-        f"  unpaired bootstrap {level} CI: {result.unpaired}",
-        f"  discordant pairs: B-only correct={result.mcnemar.b_only}, "
-        f"A-only correct={result.mcnemar.a_only}; McNemar exact p={result.mcnemar.p_text}",
+        f"observed gap: {format_gap(result.gap, result.percent)}",
+        f"  paired bootstrap {level} CI:   {format_interval(result.paired, result.percent)}",
+        f"  unpaired bootstrap {level} CI: {format_interval(result.unpaired, result.percent)}",
+        _test_line(result),
     ]
     if report.coverage is not None:
         lines += _coverage_lines(report.coverage, p["acc_b"] - p["acc_a"])
     if report.plan is not None:
         lines.append(_plan_line(report.plan, result.n, p["target_power"]))
+    if report.table is not None:
+        lines += _input_lines(report.table, p["seed"], ("A", "B"))
+        if report.source == "csv" and result.mcnemar is not None:
+            lines.append(
+                f"note: resampled from Random({p['seed']}) afresh: for a file written by "
+                "--write-csv the accuracies and McNemar match the simulated run exactly, the "
+                "intervals by Monte Carlo error")
     if result.engine == "counts":
         lines.append("note: counts engine: resamples drawn as multinomial cell counts (same "
                      "distribution as resampling items, not the article's random stream)")
-    if report.source == "csv":
-        lines.append(
-            f"note: the bootstrap here starts from Random({p['seed']}) afresh, so the intervals "
-            "differ from the simulated run's by Monte Carlo error; accuracies and McNemar "
-            "are exact functions of the file and match it exactly")
     lines.append(verdict(result))
-    lines += text_histogram(result.paired_distribution, result.paired, level)
+    lines += text_histogram(result.paired_distribution, result.paired, level, result.percent)
     return "\n".join(lines) + "\n"
+
+
+def _input_names(table: Table) -> str:
+    return ", ".join(source.path for source in table.sources)
+
+
+def _input_lines(table: Table, seed, labels) -> list:
+    """Provenance: each input file with its format, rows and SHA-256; columns; seed."""
+    lines = []
+    for source in table.sources:
+        lines.append(f"input: {source.path} ({source.format}, {source.rows:,} rows, "
+                     f"sha256 {source.sha256}); columns used: {', '.join(source.columns)}")
+    if labels is None:
+        lines.append(f"systems: baseline {table.systems[0]}; candidates "
+                     f"{', '.join(table.systems[1:])}; seed {seed}")
+    else:
+        roles = ", ".join(f"{label} = {name}" for label, name in zip(labels, table.systems))
+        lines.append(f"systems: {roles}; seed {seed}")
+    if table.dropped:
+        lines.append(f"dropped (--on-missing drop): {table.dropped:,} "
+                     f"({table.dropped_note}); {table.n:,} items kept")
+    return lines
 
 
 def _coverage_lines(cov: Coverage, true_gap: Fraction) -> list:
@@ -1649,18 +2246,69 @@ def _plan_line(plan: PowerPlan, n: int, target) -> str:
 def verdict(result: Analysis) -> str:
     """One plain sentence from the paired interval."""
     level = format_percent(result.confidence)
+    interval = format_interval(result.paired, result.percent)
     if not result.paired.excludes_zero():
-        return (f"verdict: cannot tell. The paired {level} CI {result.paired} includes 0, "
-                f"so the observed {format_pts(result.gap)} may be noise.")
+        return (f"verdict: cannot tell. The paired {level} CI {interval} includes 0, "
+                f"so the observed {format_gap(result.gap, result.percent)} may be noise.")
     better, worse = ("B", "A") if result.paired.lo > 0 else ("A", "B")
     return (f"verdict: {better} is likely better than {worse}: the paired {level} CI "
-            f"{result.paired} excludes 0.")
+            f"{interval} excludes 0.")
 
 
 def _verdict_word(result: Analysis) -> str:
     if not result.paired.excludes_zero():
         return "cannot tell"
     return "B better" if result.paired.lo > 0 else "A better"
+
+
+def _family_verdict(comparison: Comparison) -> str:
+    """From the Holm-adjusted p at alpha = 1 - confidence: better, worse or cannot tell."""
+    result = comparison.analysis
+    alpha = float(1 - result.confidence)
+    if comparison.p_holm >= alpha or result.gap == 0:
+        return "cannot tell"
+    return "better" if result.gap > 0 else "worse"
+
+
+def _family_text(report: Report) -> str:
+    """Several candidates against one baseline: a table, the family, the verdicts."""
+    comparisons, table = report.comparisons, report.table
+    first = comparisons[0].analysis
+    level = format_percent(first.confidence)
+    percent = all(c.analysis.percent for c in comparisons)
+    base = comparisons[0].baseline
+    header = ["system", "mean", f"{level} CI", f"gap vs {base}", f"paired {level} CI", "test",
+              "p", "Holm p", "Bonf. p"]
+    rows = [[base, round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()]
+            + [""] * 6]
+    for c in comparisons:
+        r = c.analysis
+        rows.append([c.candidate, round_fixed(r.accuracy_b, 3), r.ci_b.as_proportions(),
+                     format_gap(r.gap, percent), format_interval(r.paired, percent),
+                     r.test_name, format_p(r.p), format_p(c.p_holm), format_p(c.p_bonferroni)])
+    widths = [max(len(row[i]) for row in rows + [header]) for i in range(len(header))]
+    right = {1, 3, 6, 7, 8}
+    lines = [f"{len(table.systems)} systems on {table.n:,} items from {_input_names(table)}; "
+             f"baseline {base}"]
+    for row in [header] + rows:
+        cells = [cell.rjust(w) if i in right else cell.ljust(w)
+                 for i, (cell, w) in enumerate(zip(row, widths))]
+        lines.append("  " + "  ".join(cells).rstrip())
+    alpha = format_decimal(1 - first.confidence)
+    lines.append(f"family: {len(comparisons)} comparisons against {base}; p adjusted by Holm "
+                 "(step-down) and by Bonferroni across the family")
+    verdicts = []
+    for c in comparisons:
+        word = _family_verdict(c)
+        relation = "cannot tell from" if word == "cannot tell" else f"is likely {word} than"
+        caveat = ""
+        if word == "cannot tell" and c.analysis.paired.excludes_zero():
+            caveat = (f", although its own CI excludes 0: one of {len(comparisons)} "
+                      "comparisons can do that by chance")
+        verdicts.append(f"{c.candidate} {relation} {base} (Holm p={format_p(c.p_holm)}{caveat})")
+    lines.append(f"verdict (Holm-adjusted p, alpha {alpha}): " + "; ".join(verdicts))
+    lines += _input_lines(table, report.params["seed"], None)
+    return "\n".join(lines) + "\n"
 
 
 def histogram_bins(dist: Distribution, bins: int) -> list:
@@ -1675,7 +2323,8 @@ def histogram_bins(dist: Distribution, bins: int) -> list:
     return [(edges[i], edges[i + 1], cuts[i + 1] - cuts[i]) for i in range(count)]
 
 
-def text_histogram(dist: Distribution, interval: Interval, level: str, bins: int = 12) -> list:
+def text_histogram(dist: Distribution, interval: Interval, level: str, percent: bool = True,
+                   bins: int = 12) -> list:
     """A compact ASCII histogram of the paired gap: '#' inside the interval, '.' outside."""
     rows = histogram_bins(dist, bins)
     tallest = max(count for _, _, count in rows)
@@ -1685,9 +2334,23 @@ def text_histogram(dist: Distribution, interval: Interval, level: str, bins: int
         mark = "#" if lo + (hi - lo) / 2 in interval else "."
         bar = mark * max(1 if count else 0, round(40 * count / tallest))
         zero = "  <- 0" if lo <= 0 < hi else ""
-        lines.append(f"  {round_fixed(lo * 100, 1, sign=True):>6} pts |{bar:<40} "
-                     f"{count:>6}{zero}")
+        lines.append(f"  {format_gap(lo, percent):>10} |{bar:<40} {count:>6}{zero}")
     return lines
+
+
+def _analysis_json(result: Analysis) -> dict:
+    return {
+        "accuracy": {"a": float(result.accuracy_a), "b": float(result.accuracy_b)},
+        "gap": float(result.gap),
+        "ci": {"a": result.ci_a.to_json(), "b": result.ci_b.to_json(),
+               "paired": result.paired.to_json(), "unpaired": result.unpaired.to_json()},
+        "mcnemar": None if result.mcnemar is None else {
+            "a_only": result.mcnemar.a_only, "b_only": result.mcnemar.b_only,
+            "p": result.mcnemar.p},
+        "test": {"name": result.test_name, "p": result.p,
+                 **({} if result.mcnemar is not None else
+                    {"exact": result.test.exact, "permutations": result.test.permutations})},
+    }
 
 
 def _comparison_json(report: Report) -> dict:
@@ -1696,12 +2359,7 @@ def _comparison_json(report: Report) -> dict:
         "source": report.source,
         "engine": result.engine,
         "params": _params_json(report.params),
-        "accuracy": {"a": float(result.accuracy_a), "b": float(result.accuracy_b)},
-        "gap": float(result.gap),
-        "ci": {"a": result.ci_a.to_json(), "b": result.ci_b.to_json(),
-               "paired": result.paired.to_json(), "unpaired": result.unpaired.to_json()},
-        "mcnemar": {"a_only": result.mcnemar.a_only, "b_only": result.mcnemar.b_only,
-                    "p": result.mcnemar.p},
+        **_analysis_json(result),
         "coverage": report.coverage.to_json() if report.coverage else None,
         "verdict": _verdict_word(result),
         "histogram": [{"lo": float(lo), "hi": float(hi), "count": count}
@@ -1716,10 +2374,50 @@ def _comparison_json(report: Report) -> dict:
             "n_needed": report.plan.items_needed(target),
             "unpaired_n_needed": report.plan.items_needed(target, paired=False),
         }
-    if report.dataset is not None:
-        body["input"] = {"path": report.dataset.path, "sha256": report.dataset.sha256,
-                         "rows": report.dataset.rows, "columns": list(report.dataset.columns)}
+    if report.table is not None:
+        table = report.table
+        first = table.sources[0]
+        body["input"] = {**first.to_json(), "files": [s.to_json() for s in table.sources],
+                         "systems": list(table.systems), "items": table.n,
+                         "dropped": table.dropped, "dropped_note": table.dropped_note}
+        body["family_size"] = len(report.comparisons)
+        body["comparisons"] = [
+            {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
+             "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
+             "verdict": _family_verdict(c)} for c in report.comparisons]
     return body
+
+
+def _comparison_markdown(report: Report) -> str:
+    """A table ready for a pull request: one row per candidate."""
+    first = report.analysis
+    level = format_percent(first.confidence)
+    percent = all(c.analysis.percent for c in report.comparisons)
+    lines = [f"| candidate | baseline | n | candidate mean | baseline mean | gap | "
+             f"paired {level} CI | test | p | p (Holm) | p (Bonferroni) | verdict |",
+             "|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---|"]
+    for c in report.comparisons:
+        r = c.analysis
+        lines.append(
+            f"| {c.candidate} | {c.baseline} | {r.n:,} | {round_fixed(r.accuracy_b, 3)} | "
+            f"{round_fixed(r.accuracy_a, 3)} | {format_gap(r.gap, percent)} | "
+            f"{format_interval(r.paired, percent)} | {r.test_name} | {format_p(r.p)} | "
+            f"{format_p(c.p_holm)} | {format_p(c.p_bonferroni)} | {_family_verdict(c)} |")
+    lines.append("")
+    if report.table is not None:
+        for source in report.table.sources:
+            lines.append(f"Input `{source.path}` ({source.format}, {source.rows:,} rows, "
+                         f"sha256 `{source.sha256[:16]}…`); seed {report.params['seed']}; "
+                         f"{report.params['resamples']:,} resamples.")
+        if report.table.dropped:
+            lines.append(f"Dropped {report.table.dropped:,} ({report.table.dropped_note}).")
+    else:
+        lines.append(f"Simulated run, seed {report.params['seed']}; "
+                     f"{report.params['resamples']:,} resamples.")
+    if len(report.comparisons) > 1:
+        lines.append(f"Family of {len(report.comparisons)} comparisons; verdicts use the "
+                     f"Holm-adjusted p at alpha {format_decimal(1 - first.confidence)}.")
+    return "\n".join(lines) + "\n"
 
 
 def _sweep_text(report: SweepReport) -> str:
@@ -1799,6 +2497,29 @@ def _accuracy_plan_json(report: AccuracyPlanReport) -> dict:
                          "clopper_pearson": plan.clopper_pearson}}
 
 
+def _sweep_markdown(report: SweepReport) -> str:
+    result = report.sweep
+    lines = ["| n | analytic power | simulated power | coverage | paired ± | unpaired ± |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    for row in result.rows:
+        sim = row.simulated
+        lines.append(f"| {row.n:,} | {100 * row.power:.1f}% | "
+                     f"{_rate(sim.excludes_zero_rate, sim)} | {_rate(sim.covers_rate, sim)} | "
+                     f"{100 * row.half_width:.2f} pts | {100 * row.unpaired_half_width:.2f} pts |")
+    if result.n_needed is not None:
+        lines += ["", f"{format_percent(result.target_power)} power needs n = "
+                      f"{result.n_needed:,} paired, {result.unpaired_n_needed:,} unpaired."]
+    return "\n".join(lines) + "\n"
+
+
+def _accuracy_plan_markdown(report: AccuracyPlanReport) -> str:
+    plan = report.plan
+    return (f"| method | items for ±{round_fixed(plan.half_width * 100, 2)} pts at "
+            f"{format_percent(plan.confidence)} near {format_decimal(plan.accuracy)} |\n"
+            f"|---|---:|\n| Wald | {plan.wald:,} |\n| Wilson | {plan.wilson:,} |\n"
+            f"| Clopper-Pearson | {plan.clopper_pearson:,} |\n")
+
+
 # --- Pictures: self-contained SVG, no dependencies ---
 
 def _nice_ticks(lo: float, hi: float, count: int = 6) -> list:
@@ -1873,42 +2594,45 @@ class _Svg:
 def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
     """The paired gap's bootstrap distribution: bars, the interval shaded, 0 and the truth marked."""
     rows = histogram_bins(result.paired_distribution, bins)
-    pts = [float(edge) * 100 for edge in [rows[0][0], rows[-1][1]]]
-    marks = [0.0, float(result.gap) * 100] + ([float(true_gap) * 100] if true_gap is not None else [])
+    unit = 100 if result.percent else 1
+    pts = [float(edge) * unit for edge in [rows[0][0], rows[-1][1]]]
+    marks = [0.0, float(result.gap) * unit] + ([float(true_gap) * unit] if true_gap is not None else [])
     lo, hi = min(pts + marks), max(pts + marks)
     pad = (hi - lo) * 0.05 or 1.0
     tallest = max(count for _, _, count in rows)
     canvas = _Svg(760, 440, (lo - pad, hi + pad), (0, tallest * 1.15))
     level = format_percent(result.confidence)
-    ci_lo, ci_hi = float(result.paired.lo) * 100, float(result.paired.hi) * 100
+    ci_lo, ci_hi = float(result.paired.lo) * unit, float(result.paired.hi) * unit
     canvas.add(f'<rect x="{canvas.x(ci_lo):.1f}" y="{canvas.top}" '
                f'width="{canvas.x(ci_hi) - canvas.x(ci_lo):.1f}" '
                f'height="{canvas.y(0) - canvas.top:.1f}" fill="#dbe9f6"/>')
     for left, right, count in rows:
-        x0, x1 = canvas.x(float(left) * 100), canvas.x(float(right) * 100)
+        x0, x1 = canvas.x(float(left) * unit), canvas.x(float(right) * unit)
         inside = left + (right - left) / 2 in result.paired
         canvas.add(f'<rect x="{x0:.1f}" y="{canvas.y(count):.1f}" width="{max(x1 - x0 - 1, 0.5):.1f}" '
                    f'height="{canvas.y(0) - canvas.y(count):.1f}" '
                    f'fill="{"#3b75af" if inside else "#9bb8d3"}"/>')
     canvas.axes(_nice_ticks(lo - pad, hi + pad), _nice_ticks(0, tallest * 1.1, 5),
-                "gap B - A (accuracy points)", "resamples",
+                "gap B - A (accuracy points)" if result.percent else "gap B - A (score units)",
+                "resamples",
                 xfmt=lambda v: f"{v:+g}" if v else "0", yfmt=lambda v: f"{v:g}")
     top = canvas.top
     canvas.line(canvas.x(0), top, canvas.x(0), canvas.y(0), stroke="#555", width=1.5, dash="5,4")
     canvas.text(canvas.x(0), top - 6, "0", size=12)
-    gap = float(result.gap) * 100
+    gap = float(result.gap) * unit
     canvas.line(canvas.x(gap), top + 14, canvas.x(gap), canvas.y(0), stroke="#222", width=1.5,
                 dash="2,3")
     canvas.text(canvas.x(gap), top + 10, f"observed {gap:+.1f}", size=12)
     if true_gap is not None:
-        truth = float(true_gap) * 100
+        truth = float(true_gap) * unit
         canvas.line(canvas.x(truth), top + 28, canvas.x(truth), canvas.y(0), stroke="#c0392b",
                     width=2)
         canvas.text(canvas.x(truth), top + 24, f"true gap {truth:+.1f}", size=12,
                     extra=' fill="#c0392b"')
     canvas.text(canvas.width / 2, 22, f"Paired bootstrap distribution of the gap "
                 f"({len(result.paired_distribution.sums)} resamples)", size=15)
-    canvas.text(canvas.width / 2, 40, f"shaded: {level} CI {result.paired}", size=12,
+    canvas.text(canvas.width / 2, 40, f"shaded: {level} CI "
+                f"{format_interval(result.paired, result.percent)}", size=12,
                 extra=' fill="#2c5d8a"')
     return canvas.svg("Paired bootstrap distribution of the accuracy gap")
 
@@ -1979,6 +2703,9 @@ examples:
   %(prog)s --half-width 0.015 --accuracy 0.85        items for +-1.5 pts on one accuracy
   %(prog)s --write-csv run.csv              also save the simulated per-item scores
   %(prog)s --csv datasets/bootstrap-eval-deltas.csv   recompute from per-item scores
+  %(prog)s --csv results.csv --a-col base --b-col tuned       your own columns
+  %(prog)s --csv results.csv --systems base,v2,v3 --output markdown   several candidates
+  %(prog)s --baseline base.jsonl --candidate new.jsonl --score-col metrics.f1 --id-col id
   %(prog)s --plot gap.svg                   draw the paired gap's bootstrap distribution
   %(prog)s --json                           one JSON object instead of the text report
 
@@ -2065,10 +2792,38 @@ def build_parser() -> argparse.ArgumentParser:
                            "(0/1 scores; the default for --n-grid)")
     data = parser.add_argument_group("your data")
     data.add_argument("--csv", metavar="PATH",
-                      help="recompute from per-item scores in PATH "
-                           "(columns item,system_a_correct,system_b_correct)")
+                      help="per-item scores, one column per system: CSV (comma, tab or "
+                           "semicolon, sniffed) or JSONL (.jsonl); - reads stdin")
+    data.add_argument("--a-col", metavar="NAME",
+                      help=f"system A's column or JSON key (default {CSV_COLUMNS[1]})")
+    data.add_argument("--b-col", metavar="NAME",
+                      help=f"system B's column or JSON key (default {CSV_COLUMNS[2]})")
+    data.add_argument("--systems", metavar="BASE,CAND1,...",
+                      help="several systems' columns, the baseline first: each candidate "
+                           "against it, with Holm and Bonferroni adjusted p-values")
+    data.add_argument("--baseline", metavar="FILE",
+                      help="one run file per system: the baseline's (CSV or JSONL)")
+    data.add_argument("--candidate", metavar="FILE", action="append",
+                      help="a candidate's run file, joined to the baseline on --id-col "
+                           "(repeat for several candidates)")
+    data.add_argument("--score-col", metavar="NAME",
+                      help="with --baseline: the score column or key in every run file "
+                           "(dots reach into nested JSON: metrics.acc)")
+    data.add_argument("--id-col", metavar="NAME",
+                      help="item id column or key (default: item when the file has one; "
+                           "required to join run files)")
+    data.add_argument("--input-format", choices=("csv", "jsonl"),
+                      help="force the input format (default: by the file's extension)")
+    data.add_argument("--on-missing", choices=("error", "drop"), default="error",
+                      help="rows with a missing score or id, repeated ids, items missing "
+                           "from a run: an error (default) or dropped and counted in the report")
+    data.add_argument("--permutations", type=_int_arg, default=PERMUTATIONS, metavar="R",
+                      help=f"random sign patterns of the permutation test for real-valued "
+                           f"scores (default {PERMUTATIONS:,}; exact below 21 items)")
     out = parser.add_argument_group("output")
-    out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    out.add_argument("--output", choices=OUTPUTS, default=None,
+                     help="text (default), json, or markdown (a table for a pull request)")
+    out.add_argument("--json", action="store_true", help="the same as --output json")
     out.add_argument("--plot", metavar="PATH.svg",
                      help="write an SVG picture: the paired gap's bootstrap distribution, or "
                           "with --n-grid the power curve (atomically)")
@@ -2098,13 +2853,14 @@ def validate(args) -> None:
                             f"got {format_decimal(args.accuracy)}")
     elif args.accuracy is not None:
         raise ToolError("--accuracy goes with --half-width")
-    if args.csv is not None:
+    _validate_inputs(args)
+    if args.csv is not None or args.baseline is not None:
         given = _flags(args, SIMULATION_FLAGS + ("n_grid",))
         if given:
             raise ToolError(f"{', '.join(given)} describe the simulation and do not apply to "
-                            "--csv (the true gap of a file is unknown)")
+                            "your data (its true gap is unknown)")
         if args.write_csv is not None:
-            raise ToolError("--write-csv writes a simulated run; it does not apply to --csv")
+            raise ToolError("--write-csv writes a simulated run; it does not apply to your data")
     if args.n_grid is not None:
         if args.n_items is not None:
             raise ToolError("--n-grid replaces --n-items; give one of them")
@@ -2149,6 +2905,47 @@ def validate(args) -> None:
         _check_writable(getattr(args, flag), "--" + flag.replace("_", "-"))
 
 
+def _validate_inputs(args) -> None:
+    """Flags that read the user's files: which go together."""
+    if args.json:
+        if args.output not in (None, "json"):
+            raise ToolError(f"--json means --output json; it conflicts with --output {args.output}")
+        args.output = "json"
+    args.output = args.output or "text"
+    if args.csv is not None and args.baseline is not None:
+        raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
+                        "(one file per run), not both")
+    if args.baseline is None:
+        for flag in _flags(args, ("candidate", "score_col")):
+            raise ToolError(f"{flag} goes with --baseline")
+    else:
+        if not args.candidate:
+            raise ToolError("--baseline needs at least one --candidate run file")
+        if args.score_col is None:
+            raise ToolError("--baseline needs --score-col, the score's column or key")
+        if _flags(args, ("a_col", "b_col", "systems")):
+            raise ToolError("--a-col, --b-col and --systems name columns of one --csv file; "
+                            "with run files use --score-col")
+    if args.csv is None and args.baseline is None:
+        for flag in _flags(args, ("a_col", "b_col", "systems", "id_col", "input_format")):
+            raise ToolError(f"{flag} describes an input file: give --csv or --baseline")
+        if args.on_missing != "error":
+            raise ToolError("--on-missing describes an input file: give --csv or --baseline")
+    if args.systems is not None:
+        if _flags(args, ("a_col", "b_col")):
+            raise ToolError("--systems replaces --a-col and --b-col; give one or the other")
+        names = [name.strip() for name in args.systems.split(",")]
+        if len(names) < 2 or not all(names):
+            raise ToolError("--systems needs a baseline and at least one candidate, "
+                            "comma-separated")
+        args.systems = tuple(names)
+    if args.permutations < 1:
+        raise ToolError(f"--permutations must be at least 1, got {args.permutations}")
+    if args.plot is not None and (args.systems and len(args.systems) > 2
+                                  or args.candidate and len(args.candidate) > 1):
+        raise ToolError("--plot draws one comparison; it does not apply to several candidates")
+
+
 def _check_writable(path, flag) -> None:
     """Refuse early (before any long computation) a path that cannot be written."""
     if path is None:
@@ -2190,14 +2987,20 @@ def run(args):
         if args.plot:
             atomic_write(args.plot, svg_power_curve(report))
         return report
-    if args.csv is not None:
-        dataset = read_scores_csv(args.csv)
-        _check_engine(args.engine, dataset.scores)
-        params.update(n_items=dataset.rows, corr=None, acc_a=None, acc_b=None, replays=0)
-        result = _analyze_with_progress(args, dataset.scores, rng)
-        report = Report(params, "csv", result, None, dataset)
+    if args.csv is not None or args.baseline is not None:
+        table = _read_input(args)
+        for index in range(1, len(table.systems)):
+            _check_engine(args.engine, table.pair(index))
+        params.update(n_items=table.n, corr=None, acc_a=None, acc_b=None, replays=0,
+                      target_power=None, permutations=args.permutations)
+        with _progress(args, "bootstrap resamples") as progress:
+            comparisons = compare_systems(table, rng, resamples=args.resamples,
+                                          confidence=args.confidence, engine=args.engine,
+                                          permutations=args.permutations, progress=progress)
+        source = "runs" if args.baseline is not None else table.sources[0].format
+        report = Report(params, source, tuple(comparisons), table=table)
         if args.plot:
-            atomic_write(args.plot, svg_histogram(result))
+            atomic_write(args.plot, svg_histogram(report.analysis))
         return report
     scores = copula.simulate(rng, args.n_items) if args.engine == "stream" else \
         _cells_as_scores(copula.simulate_cells(rng, args.n_items))
@@ -2210,11 +3013,24 @@ def run(args):
             cov = coverage(rng, copula, args.n_items, replays=args.replays,
                            resamples=args.resamples, confidence=args.confidence,
                            engine=args.engine, progress=progress)
-    report = Report(params, "simulation", result, cov, plan=PowerPlan(copula.cells,
-                                                                      args.confidence))
+    comparison = Comparison("A", "B", result, result.p, result.p)
+    report = Report(params, "simulation", (comparison,), cov,
+                    plan=PowerPlan(copula.cells, args.confidence))
     if args.plot:
         atomic_write(args.plot, svg_histogram(result, copula.true_gap))
     return report
+
+
+def _read_input(args) -> Table:
+    """The user's scores: one file with a column per system, or one file per run."""
+    id_key = args.id_col if args.id_col is not None else "item?"
+    if args.baseline is not None:
+        return read_runs(args.baseline, args.candidate, score_key=args.score_col,
+                         id_key=args.id_col or "item", input_format=args.input_format,
+                         on_missing=args.on_missing)
+    systems = args.systems or (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
+    return read_table(args.csv, systems, id_key=id_key, input_format=args.input_format,
+                      on_missing=args.on_missing)
 
 
 def _cells_as_scores(cells: Cells) -> Scores:
@@ -2241,7 +3057,7 @@ def main(argv=None) -> int:
         args = build_parser().parse_args(argv)
         validate(args)
         report = run(args)
-        sys.stdout.write(render_json(report) if args.json else render_text(report))
+        sys.stdout.write(render(report, args.output))
     except ToolError as err:
         print(f"bootstrap_eval_deltas: error: {err}", file=sys.stderr)
         return 2

@@ -146,7 +146,7 @@ def test_csv_round_trip(tmp_path):
     path = tmp_path / "s.csv"
     bed.write_scores_csv(str(path), scores)
     back = bed.read_scores_csv(str(path))
-    assert back.scores == scores and back.rows == 123
+    assert back.pair(1) == scores and back.sources[0].rows == 123 and back.n == 123
     assert [p.name for p in tmp_path.iterdir()] == ["s.csv"]   # no temporary left behind
 
 
@@ -158,8 +158,7 @@ def test_csv_recompute_matches_simulated_run_where_it_must():
     assert lines[1].startswith("observed: A=0.712 [") and "B=0.748 [" in lines[1]
     assert lines[2] == ARTICLE_LINES[2]
     assert lines[5] == ARTICLE_LINES[5]
-    assert any(line.startswith("note: the bootstrap here starts from Random(2026) afresh")
-               for line in lines)
+    assert any(line.startswith("note: resampled from Random(2026) afresh") for line in lines)
 
 
 def test_csv_recompute_json_has_input_block():
@@ -175,12 +174,14 @@ BAD_CSV = [
     ("empty", b"", "is empty"),
     ("header only", b"item,system_a_correct,system_b_correct\n", "header but no rows"),
     ("missing column", b"item,system_a_correct\n1,0\n", "no column 'system_b_correct'"),
-    ("not 0/1", b"item,system_a_correct,system_b_correct\n1,0,2\n", "'2' is not 0 or 1"),
-    ("text", b"item,system_a_correct,system_b_correct\n1,yes,1\n", "'yes' is not 0 or 1"),
+    ("not a number", b"item,system_a_correct,system_b_correct\n1,0,2x\n2,1,1\n",
+     "line 2, column system_b_correct: '2x' is not a number"),
+    ("text", b"item,system_a_correct,system_b_correct\n1,yes,1\n", "'yes' is not a number"),
     ("ragged", b"item,system_a_correct,system_b_correct\n1,0,1\n2,1\n", "line 3: 2 fields"),
     ("bom", b"\xef\xbb\xbfitem,system_a_correct,system_b_correct\n1,0,1\n", "byte-order mark"),
     ("crlf", b"item,system_a_correct,system_b_correct\r\n1,0,1\r\n", "CRLF"),
-    ("duplicate", b"item,system_a_correct,system_b_correct\n1,0,1\n1,1,1\n", "appears twice"),
+    ("duplicate", b"item,system_a_correct,system_b_correct\n1,0,1\n1,1,1\n",
+     "1 id(s) appear more than once (first: 1)"),
     ("latin-1", b"item,system_a_correct,system_b_correct\n\xe9,0,1\n", "not UTF-8"),
     ("one row", b"item,system_a_correct,system_b_correct\n1,0,1\n", "at least 2 items"),
 ]
@@ -260,9 +261,9 @@ BAD_FLAGS = [
     (["--confidence", "95"], "--confidence must be strictly between 0 and 1"),
     (["--seed", "1.5"], "not a whole number"),
     (["--bogus"], "unrecognized arguments"),
-    (["--csv", SHIPPED_CSV, "--replays", "10"], "do not apply to --csv"),
-    (["--csv", SHIPPED_CSV, "--n-items", "10"], "do not apply to --csv"),
-    (["--csv", SHIPPED_CSV, "--write-csv", "x.csv"], "does not apply to --csv"),
+    (["--csv", SHIPPED_CSV, "--replays", "10"], "do not apply to your data"),
+    (["--csv", SHIPPED_CSV, "--n-items", "10"], "do not apply to your data"),
+    (["--csv", SHIPPED_CSV, "--write-csv", "x.csv"], "does not apply to your data"),
 ]
 
 
