@@ -59,6 +59,7 @@ import argparse
 import array
 import bisect
 import codecs
+import collections
 import csv
 import functools
 import hashlib
@@ -210,6 +211,39 @@ def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b) -> "Scores":
     return Scores(tuple(a), tuple(b))
 
 
+def simulate_clustered(rng: random.Random, n_items: int, corr, acc_a, acc_b, cluster_size: int,
+                       icc) -> "Scores":
+    """Items in clusters of *cluster_size* (the last may be smaller): questions about one
+    passage, turns of one conversation.  Every latent part of the listing's model --
+    the shared difficulty d and each system's own noise -- is split into a cluster
+    part and an item part, ``sqrt(icc)*cluster + sqrt(1-icc)*item``: per cluster
+    three ``gauss(0, 1)`` (difficulty, A's noise, B's noise), per item three more.
+    Each part is still N(0, 1), so accuracies and the cells of one item are the
+    listing's; but items of a cluster move together, and so does B - A (a system
+    that is better on one topic is better on all its questions).
+
+    >>> s = simulate_clustered(random.Random(1), 6, 0.6, 0.72, 0.76, 3, 0.5)
+    >>> s.clusters
+    (0, 0, 0, 1, 1, 1)
+    """
+    corr, icc = float(corr), float(icc)
+    w, shared, own = math.sqrt(1 - corr ** 2), math.sqrt(icc), math.sqrt(1 - icc)
+    za_cut = NormalDist().inv_cdf(float(acc_a))
+    zb_cut = NormalDist().inv_cdf(float(acc_b))
+    gauss = rng.gauss
+    a, b, clusters = [], [], []
+    for start in range(0, n_items, cluster_size):
+        u, v_a, v_b = gauss(0, 1), gauss(0, 1), gauss(0, 1)
+        for _ in range(min(cluster_size, n_items - start)):
+            d = shared * u + own * gauss(0, 1)
+            za = corr * d + w * (shared * v_a + own * gauss(0, 1))
+            zb = corr * d + w * (shared * v_b + own * gauss(0, 1))
+            a.append(int(za < za_cut))
+            b.append(int(zb < zb_cut))
+            clusters.append(start // cluster_size)
+    return Scores(tuple(a), tuple(b), clusters=tuple(clusters))
+
+
 @dataclass(frozen=True)
 class Scores:
     """Per-item scores of systems A and B on the same items, in item order.
@@ -221,10 +255,15 @@ class Scores:
 
     a: tuple
     b: tuple
+    clusters: tuple | None = None   # a cluster label per item: resample whole clusters
+    strata: tuple | None = None     # a stratum label per item: resample within each
 
     def __post_init__(self):
         if len(self.a) != len(self.b):
             raise ToolError("systems A and B must be scored on the same items")
+        for labels in (self.clusters, self.strata):
+            if labels is not None and len(labels) != len(self.a):
+                raise ToolError("a cluster or stratum label is needed for every item")
         if len(self.a) < 2:
             raise ToolError(f"need at least 2 items, got {len(self.a)}")
 
@@ -264,6 +303,45 @@ class Scores:
     def mean_b(self) -> Fraction:
         return Fraction(sum(self.ints[1]), self.n * self.scale)
 
+    @functools.cached_property
+    def units(self) -> "Units":
+        """What one bootstrap draw picks: an item, or with clusters a whole cluster."""
+        a, b = self.ints
+        if self.clusters is None:
+            units_a, units_b, sizes = a, b, (1,) * self.n
+            unit_strata = self.strata
+        else:
+            index = {}
+            for label in self.clusters:
+                index.setdefault(label, len(index))
+            if len(index) < 2:
+                raise ToolError(f"need at least 2 clusters to resample, got {len(index)}")
+            sums_a, sums_b, sizes = [0] * len(index), [0] * len(index), [0] * len(index)
+            unit_strata = [None] * len(index) if self.strata is not None else None
+            for i, label in enumerate(self.clusters):
+                u = index[label]
+                sums_a[u] += a[i]
+                sums_b[u] += b[i]
+                sizes[u] += 1
+                if unit_strata is not None:
+                    if unit_strata[u] is not None and unit_strata[u] != self.strata[i]:
+                        raise ToolError(f"cluster {label!r} spans strata {unit_strata[u]!r} "
+                                        f"and {self.strata[i]!r}; a cluster must lie in one")
+                    unit_strata[u] = self.strata[i]
+            units_a, units_b, sizes = tuple(sums_a), tuple(sums_b), tuple(sizes)
+        groups = None
+        if unit_strata is not None:
+            members = {}
+            for u, label in enumerate(unit_strata):
+                members.setdefault(label, []).append(u)
+            for label, units in members.items():
+                if len(units) < 2:
+                    what = "cluster" if self.clusters is not None else "item"
+                    raise ToolError(f"stratum {label!r} has one {what}; resampling within it "
+                                    "can only repeat it (merge it with another stratum)")
+            groups = tuple(tuple(units) for units in members.values())
+        return Units(units_a, units_b, sizes, groups, self.clusters is not None)
+
     def cells(self) -> Cells:
         """The 2x2 table of counts (0/1 scores only)."""
         ints_a, ints_b = self.ints
@@ -300,6 +378,12 @@ class Cells:
     def as_tuple(self) -> tuple:
         return (self.both, self.a_only, self.b_only, self.neither)
 
+    def groups(self) -> dict:
+        """The items as {(a, b, size): count}, for the jackknife (counts only)."""
+        pairs = {(1, 1, 1): self.both, (1, 0, 1): self.a_only, (0, 1, 1): self.b_only,
+                 (0, 0, 1): self.neither}
+        return {key: count for key, count in pairs.items() if count}
+
 
 @dataclass(frozen=True)
 class Copula:
@@ -313,13 +397,22 @@ class Copula:
     corr: Fraction
     acc_a: Fraction
     acc_b: Fraction
+    cluster_size: int = 1          # items per cluster (1: the article's independent items)
+    icc: Fraction = Fraction(0)    # correlation of item difficulties within a cluster
 
     @property
     def true_gap(self) -> Fraction:
         return Fraction(self.acc_b) - Fraction(self.acc_a)
 
+    @property
+    def clustered(self) -> bool:
+        return self.cluster_size > 1
+
     def simulate(self, rng: random.Random, n_items: int) -> "Scores":
-        return simulate(rng, n_items, self.corr, self.acc_a, self.acc_b)
+        if not self.clustered:
+            return simulate(rng, n_items, self.corr, self.acc_a, self.acc_b)
+        return simulate_clustered(rng, n_items, self.corr, self.acc_a, self.acc_b,
+                                  self.cluster_size, self.icc)
 
     @functools.cached_property
     def cells(self) -> Cells:
@@ -366,6 +459,35 @@ def _integrate_both_right(corr: float, acc_a: float, acc_b: float) -> float:
         if abs(finer - estimate) < 1e-13 or step < 1e-4:
             return finer
         estimate = finer
+
+
+@dataclass(frozen=True)
+class Units:
+    """The resampling units of a design: per unit, A's and B's integer score sums and
+    its number of items; per stratum, the indices of its units (None: one stratum)."""
+
+    a: tuple
+    b: tuple
+    size: tuple
+    strata: tuple | None
+    clustered: bool
+
+    @property
+    def count(self) -> int:
+        return len(self.size)
+
+    @property
+    def equal_sizes(self) -> bool:
+        return len(set(self.size)) == 1
+
+    @property
+    def simple(self) -> bool:
+        """Plain item resampling: the article's design."""
+        return not self.clustered and self.strata is None
+
+    def groups(self) -> dict:
+        """{(a, b, size): count}: identical units, for the jackknife."""
+        return dict(collections.Counter(zip(self.a, self.b, self.size)))
 
 
 # === Resampling engine ===
@@ -544,64 +666,99 @@ class _Summer:
         return totals
 
 
-def resample_sums(rng: random.Random, columns, rounds: int, *, progress=None) -> list:
-    """Bootstrap sums: round r resamples the n items and sums ``columns[r % len(columns)]``.
+@dataclass(frozen=True)
+class _SumPlan:
+    """How resample sums of some integer columns over n units are read off the draws:
+    the per-unit codes (None: too many distinct rows, use indices), one summer per
+    column, and the word-to-code lookup."""
 
-    Each column is a sequence of n integers.  Every resample draws its n item
-    indices exactly as ``[rng.randrange(n) for _ in range(n)]`` would, round
-    after round, and leaves the generator where that loop would.
-    ``columns=(d,)`` gives the paired bootstrap of the difference d;
-    ``columns=(a, b)`` the unpaired one (A's resample, then B's).
+    n: int
+    columns: tuple
+    codes: bytes | None
+    summers: tuple
+    lookup: _Lookup
+
+    @classmethod
+    def of(cls, columns) -> "_SumPlan":
+        n = len(columns[0])
+        bases = [min(column) for column in columns]
+        digit_planes = [_planes(column, base) for column, base in zip(columns, bases)]
+        rows = {}
+        if sum(map(len, digit_planes)) > 1:
+            for row in zip(*columns):
+                rows.setdefault(row, len(rows))
+        summers = ()
+        if not rows:                               # one column, one plane: codes are plane bytes
+            codes = bytes(digit_planes[0][0])
+            summers = (_Summer(bases[0], (None,)),)
+        elif len(rows) <= MAX_CODES:               # codes are distinct rows, planes translated
+            codes = bytes(rows[row] for row in zip(*columns))
+            summers = tuple(_Summer(base, tuple(cls._table(codes, plane) for plane in planes))
+                            for planes, base in zip(digit_planes, bases))
+        else:                                      # too many distinct rows: indices
+            codes = None
+        return cls(n, tuple(columns), codes, summers, _lookup(n, codes))
+
+    @staticmethod
+    def _table(codes: bytes, plane) -> bytes:
+        table = bytearray(256)
+        for code, byte in zip(codes, plane):
+            table[code] = byte
+        return bytes(table)
+
+    def sums(self, draws, column: int, rounds) -> list:
+        """Sums of *column* over the given rounds' draws (round i: draws[i*n:(i+1)*n])."""
+        n = self.n
+        if self.codes is None:
+            values = self.columns[column]
+            return [sum(operator.itemgetter(*draws[i * n:(i + 1) * n])(values)) for i in rounds]
+        return self.summers[column].sums(draws, n, rounds)
+
+
+def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
+                  progress=None) -> list:
+    """Bootstrap sums: round r resamples the n units and sums ``columns[r % len(columns)]``.
+
+    Each column is a sequence of n integers (one per item, or per cluster).
+    Every resample draws its n indices exactly as ``[rng.randrange(n) for _ in
+    range(n)]`` would, round after round, and leaves the generator where that
+    loop would.  ``columns=(d,)`` gives the paired bootstrap of the difference
+    d; ``columns=(a, b)`` the unpaired one (A's resample, then B's).  With
+    *strata* (lists of unit indices), each round resamples every stratum in
+    turn, ``randrange(len(stratum))`` times, so stratum sizes are kept.
 
     >>> resample_sums(random.Random(5), [(0, 1, 1)], 4)
     [3, 3, 2, 2]
     """
-    n, width = len(columns[0]), len(columns)
-    bases = [min(column) for column in columns]
-    digit_planes = [_planes(column, base) for column, base in zip(columns, bases)]
-    rows = {}
-    if sum(map(len, digit_planes)) > 1:
-        for row in zip(*columns):
-            rows.setdefault(row, len(rows))
-    if not rows:                                   # one column, one plane: codes are plane bytes
-        codes = bytes(digit_planes[0][0])
-        summers = [_Summer(bases[0], (None,))]
-    elif len(rows) <= MAX_CODES:                   # codes are distinct rows, planes translated
-        codes = bytes(rows[row] for row in zip(*columns))
-        summers = []
-        for planes, base in zip(digit_planes, bases):
-            tables = []
-            for plane in planes:
-                table = bytearray(256)
-                for code, byte in zip(codes, plane):
-                    table[code] = byte
-                tables.append(bytes(table))
-            summers.append(_Summer(base, tuple(tables)))
-    else:                                          # too many distinct rows: indices
-        codes = None
-    lookup = _lookup(n, codes)
+    width = len(columns)
+    if strata is not None:
+        plans = [_SumPlan.of([tuple(column[u] for u in units) for column in columns])
+                 for units in strata]
+        sums = []
+        for r in range(rounds):
+            sums.append(sum(plan.sums(draw_codes(rng, plan.lookup, plan.n), r % width, (0,))[0]
+                            for plan in plans))
+            if progress is not None and ((r + 1) % 64 == 0 or r + 1 == rounds):
+                progress(r + 1, rounds)
+        return sums
+    plan = _SumPlan.of(columns)
+    n = plan.n
     # Decode a chunk of words, sum the rounds it completes, carry the rest over:
     # the codes are summed while they are still in the processor's cache.
     sums = [0] * rounds
     done = available = 0
     parts = []
-    for part in draw_parts(rng, lookup, rounds * n):
+    for part in draw_parts(rng, plan.lookup, rounds * n):
         parts.append(part)
         available += len(part)
         if available < n:
             continue
-        pending = [i for p in parts for i in p] if codes is None else b"".join(parts)
+        pending = [i for p in parts for i in p] if plan.codes is None else b"".join(parts)
         complete = available // n
         for j in range(width):
             first = (j - done) % width               # first completed round using column j
-            own = range(first, complete, width)
-            if codes is None:
-                column = columns[j]
-                part_sums = [sum(operator.itemgetter(*pending[i * n:(i + 1) * n])(column))
-                             for i in own]
-            else:
-                part_sums = summers[j].sums(pending, n, own)
-            sums[done + first:done + complete:width] = part_sums
+            sums[done + first:done + complete:width] = plan.sums(pending, j,
+                                                                 range(first, complete, width))
         parts = [pending[complete * n:]]
         available -= complete * n
         done += complete
@@ -907,21 +1064,251 @@ def scaled_interval(sums, confidence, denominator: int) -> Interval:
     return Distribution.of(sums, denominator).interval(confidence)
 
 
+INTERVALS = ("percentile", "basic", "bca")
+
+
 @dataclass(frozen=True)
 class Distribution:
-    """A bootstrap distribution: sorted integer sums, each statistic ``sum / denominator``."""
+    """A bootstrap distribution, sorted: statistic ``value / denominator``.
+
+    Values are integer sums over a common denominator (the mean of n items in
+    units of 1/scale), or exact Fractions with denominator 1 when the
+    statistic is a ratio (clusters of unequal size).
+    """
 
     sums: tuple
     denominator: int
 
     @classmethod
-    def of(cls, sums, denominator: int) -> "Distribution":
+    def of(cls, sums, denominator: int = 1) -> "Distribution":
         return cls(tuple(sorted(sums)), denominator)
 
-    def interval(self, confidence) -> Interval:
-        lo, hi = percentile_indices(len(self.sums), confidence)
-        return Interval(Fraction(self.sums[lo], self.denominator),
-                        Fraction(self.sums[hi], self.denominator))
+    def value(self, index: int) -> Fraction:
+        return Fraction(self.sums[index], self.denominator)
+
+    @property
+    def grid(self) -> Fraction | None:
+        """The spacing the statistic lives on (1/denominator), or None for ratios."""
+        return Fraction(1, self.denominator) if isinstance(self.sums[0], int) else None
+
+    def interval(self, confidence, method: str = "percentile", estimate=None,
+                 jackknife=None) -> Interval:
+        """The bootstrap interval by the percentile, basic or BCa rule.
+
+        percentile: the order statistics at floor(q*B) and floor((1-q)*B).
+        basic: those reflected about the estimate, [2t - hi, 2t - lo].
+        bca: order statistics at floor(a1*B), floor(a2*B), where
+        ``a = Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for z = Phi^-1(q), Phi^-1(1-q);
+        z0 from the share of resamples below the estimate (ties count half),
+        acc from the jackknife (``acceleration``).
+        """
+        lo, hi = self.end_indices(confidence, method, estimate, jackknife)
+        if method == "basic":
+            return Interval(2 * estimate - self.value(hi), 2 * estimate - self.value(lo))
+        return Interval(self.value(lo), self.value(hi))
+
+    def end_indices(self, confidence, method="percentile", estimate=None, jackknife=None):
+        size = len(self.sums)
+        if method != "bca":
+            return percentile_indices(size, confidence)
+        if self.sums[0] == self.sums[-1]:
+            raise ToolError("BCa is undefined here: every bootstrap resample gives the same "
+                            "value (use --interval percentile)")
+        scaled = estimate * self.denominator
+        below = bisect.bisect_left(self.sums, scaled)
+        ties = bisect.bisect_right(self.sums, scaled) - below
+        share = Fraction(2 * below + ties, 2 * size)
+        if share in (0, 1):
+            raise ToolError("BCa is undefined here: every bootstrap resample lies on one side "
+                            "of the estimate (use --interval percentile)")
+        normal = NormalDist()
+        z0, acc = normal.inv_cdf(float(share)), acceleration(jackknife)
+        q = float(1 - Fraction(confidence)) / 2
+        ends = []
+        for z in (normal.inv_cdf(q), normal.inv_cdf(1 - q)):
+            shrink = 1 - acc * (z0 + z)
+            if shrink <= 0:
+                raise ToolError("BCa is undefined here: the acceleration is too large for this "
+                                "confidence (use --interval percentile)")
+            ends.append(min(size - 1, max(0, math.floor(normal.cdf(z0 + (z0 + z) / shrink)
+                                                        * size))))
+        return tuple(ends)
+
+    def end_errors(self, confidence, method="percentile", estimate=None, jackknife=None):
+        """Monte Carlo error of the two interval ends: half the spread of the order
+        statistics whose rank is within 1.96 binomial standard deviations of the end's
+        (the rank of a quantile among B draws is Binomial(B, q))."""
+        size = len(self.sums)
+        errors = []
+        for index in self.end_indices(confidence, method, estimate, jackknife):
+            q = min(max(index, 1), size - 1) / size
+            spread = math.ceil(1.96 * math.sqrt(size * q * (1 - q)))
+            low, high = max(0, index - spread), min(size - 1, index + spread)
+            errors.append((self.value(high) - self.value(low)) / 2)
+        return tuple(errors) if method != "basic" else tuple(reversed(errors))
+
+
+def acceleration(jackknife) -> float:
+    """BCa's acceleration from jackknife values given as {value: count}:
+    ``sum (m - t)^3 / (6 * (sum (m - t)^2)^1.5)`` with m their mean, exact sums.
+
+    >>> acceleration({Fraction(0): 3, Fraction(1): 1})
+    -0.09622504486493763
+    """
+    total = sum(jackknife.values())
+    mean = sum(value * count for value, count in jackknife.items()) / total
+    square = sum(count * (mean - value) ** 2 for value, count in jackknife.items())
+    if square == 0:
+        raise ToolError("BCa is undefined here: the jackknife is degenerate (every "
+                        "leave-one-out estimate is equal; use --interval percentile)")
+    cube = sum(count * (mean - value) ** 3 for value, count in jackknife.items())
+    return float(cube) / (6 * float(square) ** 1.5)
+
+
+def jackknife(groups: dict, which: str, scale: int = 1) -> dict:
+    """Leave-one-unit-out estimates as {value: count}, from the units grouped as
+    {(a, b, size): count} -- identical units give identical estimates, so 0/1
+    items need at most four (``Units.groups``, ``Cells.groups``).
+
+    *which* is "a", "b", "paired" or "unpaired" (leave one unit out of A's
+    sample or of B's, the samples being independent).
+
+    >>> jackknife(Cells(1, 1, 0, 2).groups(), "paired")    # gap -1/4 on 4 items
+    {Fraction(-1, 3): 3, Fraction(0, 1): 1}
+    """
+    total_a = sum(a * count for (a, _, _), count in groups.items())
+    total_b = sum(b * count for (_, b, _), count in groups.items())
+    items = sum(size * count for (_, _, size), count in groups.items())
+    values = collections.Counter()
+    for (a, b, size), count in groups.items():
+        left = items - size
+        if which == "a":
+            values[Fraction(total_a - a, left * scale)] += count
+        elif which == "b":
+            values[Fraction(total_b - b, left * scale)] += count
+        elif which == "paired":
+            values[Fraction(total_b - b - total_a + a, left * scale)] += count
+        else:
+            mean_a, mean_b = Fraction(total_a, items * scale), Fraction(total_b, items * scale)
+            values[mean_b - Fraction(total_a - a, left * scale)] += count
+            values[Fraction(total_b - b, left * scale) - mean_a] += count
+    return dict(values)
+
+
+# --- The exact bootstrap (B = infinity) of 0/1 items ---
+#
+# With 0/1 scores and plain item resampling, every bootstrap distribution of
+# the report is a known discrete distribution of the cell counts: an accuracy
+# is Binomial(n, p)/n, the paired gap is (B-only - A-only)/n with the counts
+# multinomial, the unpaired gap a difference of two independent binomials.
+# Their quantiles need no resampling at all.  Tails beyond the tables' range
+# (less than 2**-54 of the mass each) are left out; the interval ends follow
+# the percentile rule in the limit B -> infinity: the smallest value whose
+# cumulative probability exceeds q.
+
+def exact_intervals(cells: Cells, confidence) -> dict:
+    """The exact (B = infinity) percentile intervals: a, b, paired, unpaired.
+
+    >>> sorted(exact_intervals(Cells(289, 67, 85, 59), CONFIDENCE)["paired"].__dict__.items())
+    [('hi', Fraction(21, 250)), ('lo', Fraction(-3, 250))]
+    """
+    n = cells.n
+    q = (1 - Fraction(confidence)) / 2
+    ends = (float(q), float(1 - q))
+
+    def binomial(hits):
+        lo, cdf = _binomial_cdf_table(n, hits / n) if 0 < hits < n else (hits, [1.0])
+        return Interval(*(Fraction(lo + bisect.bisect_right(cdf, e), n) for e in ends))
+
+    lo, cdf = paired_gap_cdf(cells)
+    paired = Interval(*(Fraction(lo + bisect.bisect_right(cdf, e), n) for e in ends))
+    unpaired = Interval(*(Fraction(_difference_quantile(n, cells.a, cells.b, e), n)
+                          for e in ends))
+    return {"a": binomial(cells.a), "b": binomial(cells.b), "paired": paired,
+            "unpaired": unpaired}
+
+
+def paired_gap_cdf(cells: Cells) -> tuple:
+    """(lo, cumulative probabilities of D = lo, lo+1, ...) for D = B-only minus A-only
+    count among n draws from the observed cells.
+
+    D's probabilities satisfy ``a(n+d+1) P[d+1] + b d P[d] = c(n-d+1) P[d-1]``
+    (a, b, c: A-only, agreeing, B-only shares).  Solved for P[d-1] it adds only
+    positive terms when d > 0, and for P[d+1] when d < 0, so the tables are
+    built from each tail inward (Miller's method) and joined at 0: stable to
+    about 1e-13, at a Python step per value of D (~17 sd of them).
+    """
+    n, a_only, b_only = cells.n, cells.a_only, cells.b_only
+    if a_only == 0 or b_only == 0:
+        hits = b_only or a_only
+        if hits == 0:
+            return 0, [1.0]
+        lo, cdf = _binomial_cdf_table(n, hits / n) if hits < n else (n, [1.0])
+        if b_only:
+            return lo, cdf
+        pmf = [cdf[0]] + [y - x for x, y in zip(cdf, cdf[1:])]
+        return -(lo + len(cdf) - 1), list(itertools.accumulate(reversed(pmf)))
+    a, c = a_only / n, b_only / n
+    b = 1 - a - c
+    mean, sd = n * (c - a), math.sqrt(n * (a + c - (c - a) ** 2))
+    lo = max(-n, math.floor(mean - 9 * sd - 10))
+    hi = min(n, math.ceil(mean + 9 * sd + 10))
+    values = {}
+    if hi > 0:                                      # from the upper tail down to max(lo, 0)
+        top = min(n, math.ceil(mean + 11 * sd + 20))
+        after, here = 0.0, 1.0
+        for d in range(top, max(lo, 0), -1):
+            if d <= hi:
+                values[d] = here
+            after, here = here, (a * (n + d + 1) * after + b * d * here) / (c * (n - d + 1))
+            if here > 1e250:                        # keep the scale finite
+                after, here = after * 1e-250, here * 1e-250
+                values = {k: v * 1e-250 for k, v in values.items()}
+        values[max(lo, 0)] = here
+    if lo < 0:                                      # from the lower tail up to min(hi, 0)
+        bottom = max(-n, math.floor(mean - 11 * sd - 20))
+        lower = {}
+        before, here = 0.0, 1.0
+        for d in range(bottom, min(hi, 0)):
+            if d >= lo:
+                lower[d] = here
+            before, here = here, (c * (n - d + 1) * before - b * d * here) / (a * (n + d + 1))
+            if here > 1e250:
+                before, here = before * 1e-250, here * 1e-250
+                lower = {k: v * 1e-250 for k, v in lower.items()}
+        lower[min(hi, 0)] = here
+        if 0 in values:                             # join the two halves at d = 0
+            ratio = values[0] / lower[0]
+            lower = {k: v * ratio for k, v in lower.items()}
+        values.update(lower)
+    pmf = [values[d] for d in range(lo, hi + 1)]
+    cdf = list(itertools.accumulate(pmf))
+    cdf = list(map(operator.truediv, cdf, itertools.repeat(cdf[-1])))
+    cdf[-1] = 1.0
+    return lo, cdf
+
+
+def _difference_quantile(n: int, hits_a: int, hits_b: int, q: float) -> int:
+    """The smallest d with P(X_B - X_A <= d) > q, X_A and X_B independent binomials."""
+    def table(hits):
+        return _binomial_cdf_table(n, hits / n) if 0 < hits < n else (hits, [1.0])
+
+    lo_a, cdf_a = table(hits_a)
+    lo_b, cdf_b = table(hits_b)
+    pmf_a = [cdf_a[0]] + [y - x for x, y in zip(cdf_a, cdf_a[1:])]
+    span = len(pmf_a)
+
+    def cdf(d):                                    # sum over x of P(X_A = x) P(X_B <= x + d)
+        start = lo_a + d - lo_b                    # index into cdf_b for x = lo_a
+        window = ([0.0] * max(0, -start) + cdf_b[max(0, start):max(0, start + span)])
+        window += [1.0] * (span - len(window))
+        return sum(map(operator.mul, pmf_a, window))
+
+    low, high = lo_b - (lo_a + span) - 1, lo_b + len(cdf_b) - lo_a    # cdf(low) <= q < cdf(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if cdf(middle) > q else (middle, high)
+    return high
 
 
 ENGINES = ("stream", "counts")
@@ -932,9 +1319,10 @@ def bootstrap(rng: random.Random, scores: "Scores", resamples: int, *, engine: s
     """The four bootstrap distributions of the report, in the stream's order.
 
     ``a`` and ``b`` (each system's mean), ``paired`` (mean of B - A on the
-    same resampled items) and ``unpaired`` (B's resample minus A's).  The
-    ``stream`` engine resamples items, bit-exact with the article's listing;
-    the ``counts`` engine (0/1 scores) draws the multinomial cell counts.
+    same resampled units) and ``unpaired`` (B's resample minus A's).  The
+    ``stream`` engine resamples units -- items, or whole clusters, within
+    strata if given -- bit-exact with the article's listing for plain items;
+    the ``counts`` engine (0/1 items) draws the multinomial cell counts.
     """
     if engine == "counts":
         cells = scores.cells()
@@ -943,16 +1331,37 @@ def bootstrap(rng: random.Random, scores: "Scores", resamples: int, *, engine: s
                 "paired": counts_paired_sums(rng, cells, resamples),
                 "unpaired": counts_unpaired_sums(rng, cells, resamples)}
         return {key: Distribution.of(value, cells.n) for key, value in sums.items()}
+    units, scale = scores.units, scores.scale
     steps = _steps(progress, [resamples, resamples, resamples, 2 * resamples])
-    a, b = scores.ints
-    diff = tuple(y - x for x, y in zip(a, b))
-    sums = {"a": resample_sums(rng, (a,), resamples, progress=next(steps)),
-            "b": resample_sums(rng, (b,), resamples, progress=next(steps)),
-            "paired": resample_sums(rng, (diff,), resamples, progress=next(steps))}
-    both = resample_sums(rng, (a, b), 2 * resamples, progress=next(steps))
-    sums["unpaired"] = [sb - sa for sa, sb in zip(both[0::2], both[1::2])]
-    denominator = scores.n * scores.scale
-    return {key: Distribution.of(value, denominator) for key, value in sums.items()}
+    diff = tuple(y - x for x, y in zip(units.a, units.b))
+    dists = {key: _resampled_means(rng, units, (column,), resamples, scale, next(steps))
+             for key, column in (("a", units.a), ("b", units.b), ("paired", diff))}
+    both = _resampled_means(rng, units, (units.a, units.b), 2 * resamples, scale, next(steps))
+    dists["unpaired"] = Distribution.of(
+        [b - a for a, b in zip(both.sums[0::2], both.sums[1::2])], both.denominator)
+    return {key: Distribution.of(d.sums, d.denominator) for key, d in dists.items()}
+
+
+def _resampled_means(rng, units: Units, columns, rounds: int, scale: int, progress=None
+                     ) -> Distribution:
+    """Per round (in round order, not sorted), the resampled mean of the round's column.
+
+    With units of one size the mean is ``sum / (items * scale)``.  With clusters of
+    unequal size it is a ratio, so each unit carries ``value + big * size`` and one
+    sum gives both numerator and item count (``big`` exceeds any numerator).
+    """
+    if units.equal_sizes:
+        sums = resample_sums(rng, columns, rounds, strata=units.strata, progress=progress)
+        return Distribution(tuple(sums), units.count * units.size[0] * scale)
+    big = 2 * units.count * max(max(map(abs, column)) for column in columns) + 1
+    packed = [tuple(value + big * size for value, size in zip(column, units.size))
+              for column in columns]
+    sums = resample_sums(rng, packed, rounds, strata=units.strata, progress=progress)
+    means = []
+    for total in sums:
+        items = (total + big // 2) // big
+        means.append(Fraction(total - items * big, items * scale))
+    return Distribution(tuple(means), 1)
 
 
 def paired_distribution(rng: random.Random, data, resamples: int, engine: str = "stream"
@@ -961,9 +1370,10 @@ def paired_distribution(rng: random.Random, data, resamples: int, engine: str = 
     Scores for the stream engine, Cells for the counts engine."""
     if engine == "counts":
         return Distribution.of(counts_paired_sums(rng, data, resamples), data.n)
-    a, b = data.ints
-    diff = tuple(y - x for x, y in zip(a, b))
-    return Distribution.of(resample_sums(rng, (diff,), resamples), data.n * data.scale)
+    units = data.units
+    diff = tuple(y - x for x, y in zip(units.a, units.b))
+    dist = _resampled_means(rng, units, (diff,), resamples, data.scale)
+    return Distribution.of(dist.sums, dist.denominator)
 
 
 def _steps(progress, sizes):
@@ -1213,33 +1623,62 @@ class Coverage:
     covers: int
     excludes_zero: int
     width_sum: Fraction = Fraction(0)     # sum of the paired intervals' widths
+    undefined: int = 0                    # replays whose interval was undefined (BCa)
+    item_level: "Coverage | None" = None  # clustered replays: the interval ignoring clusters
+
+    @property
+    def defined(self) -> int:
+        return self.replays - self.undefined
 
     @property
     def covers_rate(self) -> Fraction:
-        return Fraction(self.covers, self.replays)
+        return Fraction(self.covers, max(1, self.defined))
 
     @property
     def excludes_zero_rate(self) -> Fraction:
-        return Fraction(self.excludes_zero, self.replays)
+        return Fraction(self.excludes_zero, max(1, self.defined))
 
     @property
     def mean_half_width(self) -> Fraction:
-        return self.width_sum / (2 * self.replays)
+        return self.width_sum / (2 * max(1, self.defined))
 
     @staticmethod
     def standard_error(rate: Fraction, replays: int) -> float:
         """Monte Carlo standard error of a rate estimated from *replays* replays."""
-        return math.sqrt(float(rate * (1 - rate)) / replays)
+        return math.sqrt(float(rate * (1 - rate)) / max(1, replays))
 
     def to_json(self) -> dict:
-        return {
+        body = {
             "replays": self.replays,
             "covers": float(self.covers_rate),
-            "covers_se": self.standard_error(self.covers_rate, self.replays),
+            "covers_se": self.standard_error(self.covers_rate, self.defined),
             "excludes_zero": float(self.excludes_zero_rate),
-            "excludes_zero_se": self.standard_error(self.excludes_zero_rate, self.replays),
+            "excludes_zero_se": self.standard_error(self.excludes_zero_rate, self.defined),
             "mean_half_width": float(self.mean_half_width),
+            "undefined": self.undefined,
         }
+        if self.item_level is not None:
+            body["item_level"] = self.item_level.to_json()
+        return body
+
+
+class _Tally:
+    """Running counts of one interval's coverage over replays."""
+
+    def __init__(self, true_gap: Fraction):
+        self.true_gap, self.covers, self.hits, self.width, self.undefined = true_gap, 0, 0, 0, 0
+
+    def add(self, interval) -> None:
+        if interval is None:
+            self.undefined += 1
+            return
+        self.covers += self.true_gap in interval
+        self.hits += detects(interval, self.true_gap)
+        self.width += interval.hi - interval.lo
+
+    def result(self, replays: int, item_level=None) -> Coverage:
+        return Coverage(replays, self.covers, self.hits, Fraction(self.width), self.undefined,
+                        item_level)
 
 
 def detects(interval: Interval, true_gap: Fraction) -> bool:
@@ -1252,30 +1691,47 @@ def detects(interval: Interval, true_gap: Fraction) -> bool:
 
 
 def coverage(rng: random.Random, copula: Copula, n_items: int, *, replays: int, resamples: int,
-             confidence, engine: str = "stream", progress=None) -> Coverage:
+             confidence, engine: str = "stream", interval: str = "percentile",
+             progress=None) -> Coverage:
     """Replay simulate-then-paired-CI *replays* times on one generator.
 
     The true gap is ``acc_b - acc_a`` in exact arithmetic; an interval
     covers it when ``lo <= gap <= hi``, and "excludes zero" counts intervals
     that exclude 0 on the side of the true gap (power when the gap is not 0,
     type-I error when it is).  The ``counts`` engine simulates each replay's
-    cell counts as one multinomial draw instead of n items.
+    cell counts as one multinomial draw instead of n items.  With clustered
+    items each replay computes the interval that ignores the clusters, then
+    the cluster bootstrap's, so both coverages come out side by side.
     """
-    true_gap = copula.true_gap
-    covers = hits = 0
-    width = Fraction(0)
+    tally, items_tally = _Tally(copula.true_gap), _Tally(copula.true_gap)
     for replay in range(replays):
         if engine == "counts":
             data = copula.simulate_cells(rng, n_items)
         else:
             data = copula.simulate(rng, n_items)
-        interval = paired_distribution(rng, data, resamples, engine).interval(confidence)
-        covers += true_gap in interval
-        hits += detects(interval, true_gap)
-        width += interval.hi - interval.lo
+            if copula.clustered:
+                items_tally.add(_replay_interval(rng, Scores(data.a, data.b), resamples,
+                                                 confidence, engine, interval))
+        tally.add(_replay_interval(rng, data, resamples, confidence, engine, interval))
         if progress:
             progress(replay + 1, replays)
-    return Coverage(replays, covers, hits, width)
+    return tally.result(replays, items_tally.result(replays) if copula.clustered else None)
+
+
+def _replay_interval(rng, data, resamples, confidence, engine, method):
+    """The paired interval of one replay (None when BCa is undefined for it)."""
+    dist = paired_distribution(rng, data, resamples, engine)
+    if method == "percentile":
+        return dist.interval(confidence)
+    if engine == "counts":
+        estimate, groups, scale = Fraction(data.b - data.a, data.n), data.groups(), 1
+    else:
+        estimate, groups, scale = data.mean_b - data.mean_a, data.units.groups(), data.scale
+    try:
+        return dist.interval(confidence, method, estimate,
+                             jackknife(groups, "paired", scale) if method == "bca" else None)
+    except ToolError:
+        return None
 
 
 # --- Planning: analytic power, items needed, interval widths ---
@@ -1462,6 +1918,55 @@ def sweep(rng: random.Random, copula: Copula, grid, *, replays: int, resamples: 
 # === Analysis ===
 
 @dataclass(frozen=True)
+class Design:
+    """How the items were resampled, and what clustering does to the precision."""
+
+    clusters: int | None = None          # number of clusters (None: items resampled)
+    mean_size: float = 1.0
+    icc: float | None = None             # intra-cluster correlation of the paired differences
+    strata: tuple | None = None          # stratum sizes, in units, first-appearance order
+
+    @property
+    def design_effect(self) -> float | None:
+        """Kish's variance inflation ``1 + (m - 1) * icc`` for clusters of mean size m."""
+        return None if self.icc is None else 1 + (self.mean_size - 1) * self.icc
+
+    def to_json(self) -> dict:
+        return {"clusters": self.clusters, "mean_cluster_size": self.mean_size,
+                "icc": self.icc, "design_effect": self.design_effect,
+                "strata": None if self.strata is None else list(self.strata)}
+
+
+def design_of(scores: "Scores") -> Design | None:
+    """The design summary of clustered or stratified scores (None for plain items)."""
+    units = scores.units
+    if units.simple:
+        return None
+    strata = None if units.strata is None else tuple(len(group) for group in units.strata)
+    if not units.clustered:
+        return Design(strata=strata)
+    return Design(units.count, scores.n / units.count, _icc(scores), strata)
+
+
+def _icc(scores: "Scores") -> float | None:
+    """One-way ANOVA estimate of the intra-cluster correlation of B - A per item."""
+    a, b = scores.ints
+    groups = {}
+    for label, x, y in zip(scores.clusters, a, b):
+        groups.setdefault(label, []).append(y - x)
+    total, count, k = sum(b) - sum(a), scores.n, len(groups)
+    if count == k:
+        return None
+    grand = total / count
+    between = math.fsum(len(g) * (sum(g) / len(g) - grand) ** 2 for g in groups.values())
+    within = math.fsum((x - sum(g) / len(g)) ** 2 for g in groups.values() for x in g)
+    msb, msw = between / (k - 1), within / (count - k)
+    n0 = (count - sum(len(g) ** 2 for g in groups.values()) / count) / (k - 1)
+    denominator = msb + (n0 - 1) * msw
+    return None if denominator == 0 else (msb - msw) / denominator
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Everything the report prints about two systems scored on the same items."""
 
@@ -1472,13 +1977,18 @@ class Analysis:
     ci_b: Interval
     paired: Interval
     unpaired: Interval
-    mcnemar: McNemar | None       # 0/1 scores only
+    mcnemar: McNemar | None       # 0/1 items without clusters only
     resamples: int
     confidence: Fraction
     paired_distribution: Distribution
     engine: str = "stream"
     test: object = None           # McNemar or PermutationTest: what produced p
     percent: bool = True          # scores in [0, 1]: gaps in points (x100)
+    interval: str = "percentile"  # percentile, basic or bca
+    errors: dict | None = None    # Monte Carlo error of each interval's ends
+    exact: dict | None = None     # exact (B = infinity) percentile intervals
+    design: Design | None = None
+    binary: bool = True           # 0/1 scores
 
     @property
     def gap(self) -> Fraction:
@@ -1495,19 +2005,31 @@ class Analysis:
 
 def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence,
             engine: str = "stream", permutations: int = PERMUTATIONS,
-            progress=None) -> Analysis:
+            interval: str = "percentile", exact: bool = False, progress=None) -> Analysis:
     """Means, per-system, paired and unpaired intervals, and the paired test.
 
     The generator is consumed in the article's order: A's interval, B's,
-    the paired one, then the unpaired one; then, for real-valued scores with
-    more than 20 nonzero differences, the Monte Carlo sign flips.  McNemar
-    (0/1 scores) draws nothing.  *progress*, if given, is called as
-    ``progress(done, total)`` in units of resamples.
+    the paired one, then the unpaired one; then, for the permutation test
+    (real-valued scores, or clusters) with more than 20 nonzero differences,
+    the Monte Carlo sign flips.  McNemar (0/1 items) draws nothing.  With
+    clusters the test flips signs cluster by cluster.  *progress*, if given,
+    is called as ``progress(done, total)`` in units of resamples.
     """
     confidence = Fraction(confidence)
     dists = bootstrap(rng, scores, resamples, engine=engine, progress=progress)
+    units = scores.units
+    estimates = {"a": scores.mean_a, "b": scores.mean_b,
+                 "paired": scores.mean_b - scores.mean_a,
+                 "unpaired": scores.mean_b - scores.mean_a}
+    intervals, errors = {}, {}
+    for name, dist in dists.items():
+        jack = jackknife(units.groups(), name, scores.scale) if interval == "bca" else None
+        intervals[name] = dist.interval(confidence, interval, estimates[name], jack)
+        errors[name] = dist.end_errors(confidence, interval, estimates[name], jack)
     mcnemar = None
-    if scores.binary:
+    if units.clustered:
+        test = sign_flip_test(rng, [y - x for x, y in zip(units.a, units.b)], permutations)
+    elif scores.binary:
         cells = scores.cells()
         mcnemar = test = mcnemar_exact(cells.a_only, cells.b_only)
     else:
@@ -1515,12 +2037,12 @@ def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence,
         test = sign_flip_test(rng, [y - x for x, y in zip(a, b)], permutations)
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
-        ci_a=dists["a"].interval(confidence), ci_b=dists["b"].interval(confidence),
-        paired=dists["paired"].interval(confidence),
-        unpaired=dists["unpaired"].interval(confidence),
-        mcnemar=mcnemar, resamples=resamples, confidence=confidence,
-        paired_distribution=dists["paired"], engine=engine, test=test,
-        percent=scores.proportions,
+        ci_a=intervals["a"], ci_b=intervals["b"], paired=intervals["paired"],
+        unpaired=intervals["unpaired"], mcnemar=mcnemar, resamples=resamples,
+        confidence=confidence, paired_distribution=dists["paired"], engine=engine, test=test,
+        percent=scores.proportions, interval=interval, errors=errors,
+        exact=exact_intervals(scores.cells(), confidence) if exact else None,
+        design=design_of(scores), binary=scores.binary,
     )
 
 
@@ -1536,16 +2058,15 @@ class Comparison:
 
 
 def compare_systems(table: Table, rng: random.Random, *, resamples: int, confidence,
-                    engine: str = "stream", permutations: int = PERMUTATIONS,
-                    progress=None) -> list:
+                    progress=None, **options) -> list:
     """Each candidate against the baseline, in input order, on one generator; then
-    Holm- and Bonferroni-adjusted p-values across the family of comparisons."""
+    Holm- and Bonferroni-adjusted p-values across the family of comparisons.
+    *options* go to ``analyze`` (engine, permutations, interval, exact)."""
     analyses = []
     steps = _steps(progress, [5 * resamples] * (len(table.systems) - 1))
     for index in range(1, len(table.systems)):
         analyses.append(analyze(table.pair(index), rng, resamples=resamples,
-                                confidence=confidence, engine=engine,
-                                permutations=permutations, progress=next(steps)))
+                                confidence=confidence, progress=next(steps), **options))
     ps = [a.p for a in analyses]
     return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf)
             for name, analysis, p_holm, p_bonf
@@ -1620,8 +2141,13 @@ def atomic_write(path: str, text: str) -> None:
 
 def scores_csv_text(scores: Scores) -> str:
     """The CSV the article ships: ``item,system_a_correct,system_b_correct``, \\n line ends."""
-    lines = [",".join(CSV_COLUMNS)]
-    lines += [f"{i},{x},{y}" for i, (x, y) in enumerate(zip(scores.a, scores.b), start=1)]
+    if scores.clusters is not None:            # a simulated clustered run: its clusters too
+        lines = [",".join(CSV_COLUMNS + ("cluster",))]
+        lines += [f"{i},{x},{y},{c + 1}" for i, (x, y, c)
+                  in enumerate(zip(scores.a, scores.b, scores.clusters), start=1)]
+    else:
+        lines = [",".join(CSV_COLUMNS)]
+        lines += [f"{i},{x},{y}" for i, (x, y) in enumerate(zip(scores.a, scores.b), start=1)]
     return "\n".join(lines) + "\n"
 
 
@@ -1655,14 +2181,16 @@ class Table:
     sources: tuple
     dropped: int = 0         # rows or items left out under --on-missing drop
     dropped_note: str = ""
+    clusters: tuple | None = None    # a cluster label per item (--cluster-col)
+    strata: tuple | None = None      # a stratum label per item (--strata-col)
 
     @property
     def n(self) -> int:
         return len(self.columns[0])
 
     def pair(self, candidate: int) -> "Scores":
-        """Baseline (as A) against the given candidate (as B)."""
-        return Scores(self.columns[0], self.columns[candidate])
+        """Baseline (as A) against the given candidate (as B), with the design."""
+        return Scores(self.columns[0], self.columns[candidate], self.clusters, self.strata)
 
 
 MISSING = None                      # a score that is absent or empty
@@ -1808,22 +2336,21 @@ def _sniff_delimiter(path: str, header: str) -> str:
     return found[0]
 
 
-def _records(path: str, input_format: str, keys: tuple, id_key):
-    """Stream (line, id, values) from a CSV or JSONL file; values follow *keys*.
+def _records(path: str, input_format: str, keys: tuple, id_key, labels: tuple = ()):
+    """Stream (line, id, values) from a CSV or JSONL file; values follow *keys*
+    (scores) then *labels* (cluster or stratum labels, read like ids).
 
     *id_key* is a name, None (row numbers), or "item?" (the ``item`` column
-    when there is one).  Returns a generator and, through it, a Source.
+    when there is one).  The generator first yields (id_key, columns used,
+    columns available).
     """
     lines = _Lines(path)
     fmt = input_format or ("jsonl" if path.endswith((".jsonl", ".ndjson")) else "csv")
-    if fmt == "jsonl":
-        rows = _jsonl_rows(lines, keys, id_key)
-    else:
-        rows = _csv_rows(lines, keys, id_key)
-    return lines, fmt, rows
+    reader = _jsonl_rows if fmt == "jsonl" else _csv_rows
+    return lines, fmt, reader(lines, keys, id_key, labels)
 
 
-def _csv_rows(lines: _Lines, keys: tuple, id_key):
+def _csv_rows(lines: _Lines, keys: tuple, id_key, labels: tuple):
     path = lines.path
     header_line = lines.text.readline()
     if header_line.lstrip().startswith("{"):
@@ -1835,10 +2362,11 @@ def _csv_rows(lines: _Lines, keys: tuple, id_key):
         header = next(reader)
         if id_key == "item?":
             id_key = "item" if "item" in header else None
-        wanted = ([id_key] if id_key is not None else []) + list(keys)
+        wanted = ([id_key] if id_key is not None else []) + list(keys) + list(labels)
         for name in wanted:
             if name not in header:
                 raise ToolError(f"{path}: no column {name!r} (columns: {', '.join(header)})")
+        label_positions = [header.index(name) for name in labels]
         if len(set(header)) != len(header):
             repeated = sorted({h for h in header if header.count(h) > 1})
             raise ToolError(f"{path}: column {repeated[0]!r} appears twice in the header")
@@ -1859,6 +2387,7 @@ def _csv_rows(lines: _Lines, keys: tuple, id_key):
                 values = [parse_score(row[p], lambda name=name, line=line:
                                       f"{path} line {line}, column {name}")
                           for p, name in zip(positions, keys)]
+            values += [_item_id(row[p]) for p in label_positions]
             if id_position is None:
                 yield reader.line_num, reader.line_num, values
             else:
@@ -1867,7 +2396,7 @@ def _csv_rows(lines: _Lines, keys: tuple, id_key):
         raise ToolError(f"{path} line {reader.line_num}: {err}") from None
 
 
-def _jsonl_rows(lines: _Lines, keys: tuple, id_key):
+def _jsonl_rows(lines: _Lines, keys: tuple, id_key, labels: tuple):
     path = lines.path
     decode = json.JSONDecoder(parse_float=_json_number, parse_constant=_json_constant).decode
     first = True
@@ -1884,27 +2413,29 @@ def _jsonl_rows(lines: _Lines, keys: tuple, id_key):
         if first:
             if id_key == "item?":
                 id_key = "item" if "item" in record else None
-            yield (id_key, ((id_key,) if id_key is not None else ()) + tuple(keys),
-                   _flat_keys(record))
+            yield (id_key, ((id_key,) if id_key is not None else ()) + tuple(keys)
+                   + tuple(labels), _flat_keys(record))
             first = False
-        if id_key is not None:
-            item = _lookup_key(record, id_key)
-            if item is _ABSENT or item is None:
-                item = MISSING
-            elif isinstance(item, bool) or not isinstance(item, (str, int)):
-                item = json.dumps(item)
-            else:
-                item = _item_id(item)
-        else:
-            item = line
+        item = _json_label(record, id_key) if id_key is not None else line
         values = []
         for key in keys:
             value = _lookup_key(record, key)
             values.append(MISSING if value is _ABSENT else parse_score(
                 value, lambda key=key: f"{path} line {line}, key {key}"))
+        values += [_json_label(record, key) for key in labels]
         yield line, item, values
     if first:
         raise ToolError(f"{path} has no records")
+
+
+def _json_label(record: dict, key: str):
+    """An id or a label from a JSON record (MISSING when absent or null)."""
+    value = _lookup_key(record, key)
+    if value is _ABSENT or value is None:
+        return MISSING
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return json.dumps(value)
+    return _item_id(value)
 
 
 def _item_id(value):
@@ -1937,19 +2468,20 @@ def _first(items) -> str:
 
 
 def read_file(path: str, keys: tuple, *, id_key="item?", input_format=None,
-              on_missing: str = "error") -> tuple:
-    """Read the named score columns of one CSV or JSONL file.
+              on_missing: str = "error", labels: tuple = ()) -> tuple:
+    """Read the named score columns (then the label columns) of one CSV or JSONL file.
 
-    Returns ``(ids, columns, source, dropped, note)``.  A row with a missing
+    Returns ``(ids, columns, source, dropped, note)``, the columns holding
+    the scores then the labels.  A row with a missing
     score, a missing id or a repeated id is an error that counts them and
     quotes the first few, unless *on_missing* is "drop": then those rows are
     left out and counted in the note.  Every other problem (a value that is
     not a finite number, a ragged row, bad UTF-8, CRLF, a BOM) is an error
     naming the file, line and column.
     """
-    lines, fmt, rows = _records(path, input_format, keys, id_key)
+    lines, fmt, rows = _records(path, input_format, keys, id_key, labels)
     id_key, used, available = next(rows, (None, (), ()))
-    ids, columns = [], [[] for _ in keys]
+    ids, columns = [], [[] for _ in keys + tuple(labels)]
     missing, seen, repeated = [], set(), []
     rows_read = 0
     for line, item, values in rows:
@@ -1976,9 +2508,10 @@ def read_file(path: str, keys: tuple, *, id_key="item?", input_format=None,
                             f"{', '.join(available)})")
     if missing:
         if on_missing != "drop":
-            raise ToolError(f"{lines.path}: {len(missing)} row(s) with a missing score or id "
-                            f"(first: {_first(missing)}); fix them or use --on-missing drop")
-        note_parts.append(f"{len(missing)} row(s) with a missing score or id")
+            raise ToolError(f"{lines.path}: {len(missing)} row(s) with a missing score, id "
+                            f"or label (first: {_first(missing)}); fix them or use "
+                            "--on-missing drop")
+        note_parts.append(f"{len(missing)} row(s) with a missing score, id or label")
     if repeated:
         if on_missing != "drop":
             raise ToolError(f"{lines.path}: {len(set(repeated))} id(s) appear more than once "
@@ -1996,32 +2529,41 @@ def read_file(path: str, keys: tuple, *, id_key="item?", input_format=None,
 
 
 def read_table(path: str, systems: tuple, *, id_key="item?", input_format=None,
-               on_missing: str = "error") -> Table:
-    """Several systems' scores from the columns (or JSON keys) of one file."""
+               on_missing: str = "error", cluster_key=None, strata_key=None) -> Table:
+    """Several systems' scores from the columns (or JSON keys) of one file, with the
+    cluster and stratum label of each item when their columns are named."""
     if len(set(systems)) != len(systems):
         raise ToolError(f"a system is named twice: {', '.join(systems)}")
+    labels = tuple(key for key in (cluster_key, strata_key) if key is not None)
     ids, columns, source, dropped, note = read_file(path, systems, id_key=id_key,
                                                    input_format=input_format,
-                                                   on_missing=on_missing)
+                                                   on_missing=on_missing, labels=labels)
     if len(ids) < 2:
         raise ToolError(f"{source.path}: need at least 2 items, got {len(ids)}")
-    return Table(tuple(systems), tuple(tuple(c) for c in columns), tuple(ids), (source,),
-                 dropped, note)
+    scores, extra = columns[:len(systems)], columns[len(systems):]
+    clusters = tuple(extra.pop(0)) if cluster_key is not None else None
+    strata = tuple(extra.pop(0)) if strata_key is not None else None
+    return Table(tuple(systems), tuple(tuple(c) for c in scores), tuple(ids), (source,),
+                 dropped, note, clusters, strata)
 
 
 def read_runs(baseline: str, candidates, *, score_key: str, id_key: str, input_format=None,
-              on_missing: str = "error") -> Table:
+              on_missing: str = "error", cluster_key=None, strata_key=None) -> Table:
     """One file per run (baseline first), joined on the item id.
 
     Items present in some runs only are an error that counts them and quotes
     the first few, unless *on_missing* is "drop": then only items every run
     has are kept, in the baseline's order, and the count left out is noted.
+    Cluster and stratum labels come from the baseline's file.
     """
     paths = (baseline,) + tuple(candidates)
+    labels = tuple(key for key in (cluster_key, strata_key) if key is not None)
     runs = [read_file(path, (score_key,), id_key=id_key, input_format=input_format,
-                      on_missing=on_missing) for path in paths]
+                      on_missing=on_missing, labels=labels if i == 0 else ())
+            for i, path in enumerate(paths)]
     names = _run_names(paths)
-    maps = [dict(zip(ids, column)) for ids, (column,), *_ in runs]
+    maps = [dict(zip(ids, columns[0])) for ids, columns, *_ in runs]
+    label_maps = [dict(zip(runs[0][0], column)) for column in runs[0][1][1:]]
     common = set(maps[0]).intersection(*maps[1:])
     only = [(item, names[i]) for i, (ids, *_rest) in enumerate(runs)
             for item in ids if item not in common]
@@ -2040,8 +2582,11 @@ def read_runs(baseline: str, candidates, *, score_key: str, id_key: str, input_f
     if len(order) < 2:
         raise ToolError(f"the runs share {len(order)} item(s); need at least 2")
     columns = tuple(tuple(m[item] for item in order) for m in maps)
+    label_columns = [tuple(m[item] for item in order) for m in label_maps]
+    clusters = label_columns.pop(0) if cluster_key is not None else None
+    strata = label_columns.pop(0) if strata_key is not None else None
     return Table(tuple(names), columns, tuple(order), tuple(run[2] for run in runs),
-                 dropped, "; ".join(notes))
+                 dropped, "; ".join(notes), clusters, strata)
 
 
 def _run_names(paths) -> list:
@@ -2166,22 +2711,27 @@ def _comparison_text(report: Report) -> str:
         head = (f"n={result.n}, true accuracies A={format_decimal(p['acc_a'])} "
                 f"B={format_decimal(p['acc_b'])}, true gap={format_pts(true_gap)}")
     else:
-        kind = "true accuracies unknown" if result.mcnemar is not None else \
+        kind = "true accuracies unknown" if result.binary else \
             "real-valued scores; true means unknown"
         head = f"n={result.n} items from {_input_names(report.table)} ({kind})"
+    kind = "" if result.interval == "percentile" else f" ({INTERVAL_NAMES[result.interval]})"
     lines = [
         head,
         f"observed: A={round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
         f"B={round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
         f"observed gap: {format_gap(result.gap, result.percent)}",
-        f"  paired bootstrap {level} CI:   {format_interval(result.paired, result.percent)}",
-        f"  unpaired bootstrap {level} CI: {format_interval(result.unpaired, result.percent)}",
+        f"  paired bootstrap {level} CI{kind}:   "
+        f"{format_interval(result.paired, result.percent)}",
+        f"  unpaired bootstrap {level} CI{kind}: "
+        f"{format_interval(result.unpaired, result.percent)}",
         _test_line(result),
     ]
     if report.coverage is not None:
         lines += _coverage_lines(report.coverage, p["acc_b"] - p["acc_a"])
     if report.plan is not None:
         lines.append(_plan_line(report.plan, result.n, p["target_power"]))
+    lines += _design_lines(result.design)
+    lines += _precision_lines(result)
     if report.table is not None:
         lines += _input_lines(report.table, p["seed"], ("A", "B"))
         if report.source == "csv" and result.mcnemar is not None:
@@ -2195,6 +2745,67 @@ def _comparison_text(report: Report) -> str:
     lines.append(verdict(result))
     lines += text_histogram(result.paired_distribution, result.paired, level, result.percent)
     return "\n".join(lines) + "\n"
+
+
+INTERVAL_NAMES = {"percentile": "percentile", "basic": "basic", "bca": "BCa"}
+
+
+def _design_lines(design) -> list:
+    if design is None:
+        return []
+    lines = []
+    if design.clusters is not None:
+        icc = "n/a" if design.icc is None else f"{design.icc:.3f}"
+        effect = "n/a" if design.design_effect is None else f"{design.design_effect:.2f}"
+        lines.append(f"clusters: {design.clusters:,} resampled whole (mean {design.mean_size:.1f} "
+                     f"items); intra-cluster correlation of B - A {icc}; design effect {effect}; "
+                     "the paired test flips signs cluster by cluster")
+        if design.clusters < 30:
+            lines.append(f"warning: only {design.clusters} clusters; a cluster bootstrap wants "
+                         "about 30 or more before its interval can be trusted")
+    if design.strata is not None:
+        what = "clusters" if design.clusters is not None else "items"
+        lines.append(f"strata: {len(design.strata)} ({', '.join(map(str, design.strata))} "
+                     f"{what}), each resampled within itself, keeping its size")
+    return lines
+
+
+def _precision_lines(result: Analysis) -> list:
+    """Monte Carlo error of every interval end, a hint when B is too small for the digits
+    printed, and the exact (B = infinity) intervals when asked for."""
+    pct, errors = result.percent, result.errors
+    parts = []
+    for name, label in (("a", "A"), ("b", "B"), ("paired", "paired"), ("unpaired", "unpaired")):
+        lo, hi = errors[name]
+        if name in ("a", "b"):
+            parts.append(f"{label} +-{round_fixed(lo, 3)}/+-{round_fixed(hi, 3)}")
+        else:
+            parts.append(f"{label} +-{_magnitude(lo, pct)}/+-{_magnitude(hi, pct)}")
+    lines = [f"Monte Carlo error of the interval ends (B={result.resamples:,}): "
+             + ", ".join(parts)]
+    worst = max(errors["paired"] + errors["unpaired"])
+    step = Fraction(1, 1000)              # the last digit printed: 0.1 pts, or 0.001
+    if worst > step:
+        needed = _nice_up(result.resamples * float(worst / step) ** 2)
+        lines.append(f"hint: the gap intervals' ends move by up to +-{_magnitude(worst, pct)} "
+                     f"from seed to seed at B={result.resamples:,}, more than the last digit "
+                     f"printed; about {needed:,} resamples (--resamples) would hold them to it")
+    if result.exact is not None:
+        ex = result.exact
+        lines.append(f"exact bootstrap (B=infinity, percentile): A {ex['a'].as_proportions()}  "
+                     f"B {ex['b'].as_proportions()}  paired {format_interval(ex['paired'], pct)}  "
+                     f"unpaired {format_interval(ex['unpaired'], pct)}")
+    return lines
+
+
+def _magnitude(value: Fraction, percent: bool) -> str:
+    return (round_fixed(value * 100, 1) + " pts") if percent else round_fixed(value, 3)
+
+
+def _nice_up(value: float) -> int:
+    """Round up to two significant digits: 31,415 -> 32,000."""
+    digits = max(0, len(str(int(value))) - 2)
+    return math.ceil(value / 10 ** digits) * 10 ** digits
 
 
 def _input_names(table: Table) -> str:
@@ -2223,14 +2834,22 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction) -> list:
     sign = "+" if true_gap >= 0 else "-"
     which = f"a 'significant' {sign}gap" if true_gap != 0 else "a false positive"
 
-    def rate(value):
-        se = Coverage.standard_error(value, cov.replays) * 100
-        return f"{round_fixed(value * 100, 1)}% of the time (Monte Carlo s.e. {se:.1f}%)"
+    def rate(value, tally=cov, tail=" of the time"):
+        se = Coverage.standard_error(value, tally.defined) * 100
+        return f"{round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
 
-    return [
+    lines = [
         f"over {cov.replays} replays: paired CI covers the true gap {rate(cov.covers_rate)};",
         f"CI excludes zero ({which}) {rate(cov.excludes_zero_rate)}",
     ]
+    if cov.item_level is not None:
+        items = cov.item_level
+        lines.append(f"  (those are the cluster bootstrap's; the item-level bootstrap, ignoring "
+                     f"the clusters, covers {rate(items.covers_rate, items, '')} and excludes "
+                     f"zero {rate(items.excludes_zero_rate, items, '')})")
+    if cov.undefined:
+        lines.append(f"  ({cov.undefined} replays left out: their BCa interval is undefined)")
+    return lines
 
 
 def _plan_line(plan: PowerPlan, n: int, target) -> str:
@@ -2312,9 +2931,12 @@ def _family_text(report: Report) -> str:
 
 
 def histogram_bins(dist: Distribution, bins: int) -> list:
-    """[(lo, hi, count)] over the distribution's range, edges exact and on its value grid."""
-    step = Fraction(1, dist.denominator)
-    low, high = Fraction(dist.sums[0], dist.denominator), Fraction(dist.sums[-1], dist.denominator)
+    """[(lo, hi, count)] over the distribution's range, edges exact and, for statistics on
+    a grid (k/n), on it; ratio statistics (clusters of unequal size) get equal bins."""
+    low, high = dist.value(0), dist.value(-1)
+    step = dist.grid
+    if step is None:
+        step = (high - low) / (bins * 1000) or Fraction(1, 1000)
     width = max(1, math.ceil((high - low + step) / bins / step)) * step
     start = math.floor(low / width) * width
     count = math.floor((high - start) / width) + 1
@@ -2340,6 +2962,11 @@ def text_histogram(dist: Distribution, interval: Interval, level: str, percent: 
 
 def _analysis_json(result: Analysis) -> dict:
     return {
+        "interval_method": result.interval,
+        "mc_error": {name: [float(lo), float(hi)] for name, (lo, hi) in result.errors.items()},
+        "exact": None if result.exact is None else {
+            name: interval.to_json() for name, interval in result.exact.items()},
+        "design": None if result.design is None else result.design.to_json(),
         "accuracy": {"a": float(result.accuracy_a), "b": float(result.accuracy_b)},
         "gap": float(result.gap),
         "ci": {"a": result.ci_a.to_json(), "b": result.ci_b.to_json(),
@@ -2746,7 +3373,7 @@ def _grid_arg(text: str) -> tuple:
             f"not a comma-separated list of whole numbers: {text!r}") from None
 
 
-SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays")
+SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays", "cluster_size", "icc")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -2769,6 +3396,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"coverage replays; 0 skips the loop (default {REPLAYS})")
     sim.add_argument("--write-csv", metavar="PATH",
                      help="also write the simulated per-item scores to PATH (atomically)")
+    sim.add_argument("--cluster-size", type=_int_arg, default=None, metavar="K",
+                     help="simulate items in clusters of K (e.g. questions per passage); the "
+                          "coverage loop then shows item-level and cluster bootstrap side by side")
+    sim.add_argument("--icc", type=_fraction_arg, default=None, metavar="R",
+                     help="with --cluster-size: within-cluster correlation of each latent "
+                          "score (difficulty and each system's own noise), 0 <= R <= 1 "
+                          "(default 0.3)")
     plan = parser.add_argument_group("planning")
     plan.add_argument("--n-grid", type=_grid_arg, metavar="N1,N2,...",
                       help="power sweep over these eval-set sizes (increasing): analytic and "
@@ -2786,6 +3420,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"bootstrap resamples per interval (default {RESAMPLES})")
     boot.add_argument("--confidence", type=_fraction_arg, default=CONFIDENCE, metavar="C",
                       help=f"confidence level, 0 < C < 1 (default {format_decimal(CONFIDENCE)})")
+    boot.add_argument("--interval", choices=INTERVALS, default="percentile",
+                      help="percentile (the article's, default), basic, or bca (bias-corrected "
+                           "and accelerated, with the jackknife)")
+    boot.add_argument("--exact", action="store_true",
+                      help="also print the exact bootstrap intervals (B = infinity) computed "
+                           "from the cell counts (0/1 items, no clusters or strata)")
     boot.add_argument("--engine", choices=ENGINES, default=None,
                       help="stream: resample items, bit-exact with the article (default); "
                            "counts: draw multinomial cell counts, cost independent of n "
@@ -2812,6 +3452,12 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--id-col", metavar="NAME",
                       help="item id column or key (default: item when the file has one; "
                            "required to join run files)")
+    data.add_argument("--cluster-col", metavar="NAME",
+                      help="items sharing this column's value form a cluster (a passage, a "
+                           "conversation): resample whole clusters")
+    data.add_argument("--strata-col", metavar="NAME",
+                      help="resample within each value of this column (a class, a source), "
+                           "keeping each stratum's size")
     data.add_argument("--input-format", choices=("csv", "jsonl"),
                       help="force the input format (default: by the file's extension)")
     data.add_argument("--on-missing", choices=("error", "drop"), default="error",
@@ -2878,6 +3524,22 @@ def validate(args) -> None:
                           ("acc_b", ACC_B), ("replays", REPLAYS)):
         if getattr(args, name) is None:
             setattr(args, name, default)
+    if args.icc is not None and args.cluster_size is None:
+        raise ToolError("--icc goes with --cluster-size")
+    if args.cluster_size is not None:
+        if args.cluster_size < 1:
+            raise ToolError(f"--cluster-size must be at least 1, got {args.cluster_size}")
+        if args.engine == "counts" or args.n_grid is not None:
+            raise ToolError("--cluster-size simulates per item: it needs the stream engine "
+                            "and a single run (not --engine counts or --n-grid)")
+        if args.exact:
+            raise ToolError("--exact covers plain 0/1 items; it does not apply with "
+                            "--cluster-size")
+        args.icc = Fraction("0.3") if args.icc is None else args.icc
+        if not 0 <= args.icc <= 1:
+            raise ToolError(f"--icc must be between 0 and 1, got {format_decimal(args.icc)}")
+    else:
+        args.cluster_size, args.icc = 1, Fraction(0)
     if args.engine is None:
         args.engine = "counts" if args.n_grid is not None else "stream"
     if args.n_items < 2:
@@ -2927,7 +3589,8 @@ def _validate_inputs(args) -> None:
             raise ToolError("--a-col, --b-col and --systems name columns of one --csv file; "
                             "with run files use --score-col")
     if args.csv is None and args.baseline is None:
-        for flag in _flags(args, ("a_col", "b_col", "systems", "id_col", "input_format")):
+        for flag in _flags(args, ("a_col", "b_col", "systems", "id_col", "input_format",
+                                  "cluster_col", "strata_col")):
             raise ToolError(f"{flag} describes an input file: give --csv or --baseline")
         if args.on_missing != "error":
             raise ToolError("--on-missing describes an input file: give --csv or --baseline")
@@ -2941,6 +3604,14 @@ def _validate_inputs(args) -> None:
         args.systems = tuple(names)
     if args.permutations < 1:
         raise ToolError(f"--permutations must be at least 1, got {args.permutations}")
+    designed = _flags(args, ("cluster_col", "strata_col"))
+    if designed and args.engine == "counts":
+        raise ToolError(f"{designed[0]} needs the per-item engine: the counts engine "
+                        "resamples plain items only")
+    if designed and args.exact:
+        raise ToolError(f"--exact covers plain 0/1 items; it does not apply with {designed[0]}")
+    if args.cluster_col is not None and args.cluster_col == args.strata_col:
+        raise ToolError("--cluster-col and --strata-col name the same column")
     if args.plot is not None and (args.systems and len(args.systems) > 2
                                   or args.candidate and len(args.candidate) > 1):
         raise ToolError("--plot draws one comparison; it does not apply to several candidates")
@@ -2971,11 +3642,13 @@ def run(args):
                   "confidence": args.confidence}
         return AccuracyPlanReport(params, plan_accuracy(args.accuracy, args.half_width,
                                                         args.confidence))
-    copula = Copula(args.corr, args.acc_a, args.acc_b)
+    copula = Copula(args.corr, args.acc_a, args.acc_b, args.cluster_size, args.icc)
     params = {"n_items": args.n_items, "corr": args.corr, "acc_a": args.acc_a,
               "acc_b": args.acc_b, "seed": args.seed, "resamples": args.resamples,
               "replays": args.replays, "confidence": args.confidence, "engine": args.engine,
-              "target_power": args.target_power}
+              "target_power": args.target_power, "interval": args.interval}
+    if copula.clustered:
+        params.update(cluster_size=args.cluster_size, icc=args.icc)
     if args.n_grid is not None:
         params.update(n_items=None, n_grid=list(args.n_grid))
         with _progress(args, "power sweep") as progress:
@@ -2990,13 +3663,15 @@ def run(args):
     if args.csv is not None or args.baseline is not None:
         table = _read_input(args)
         for index in range(1, len(table.systems)):
-            _check_engine(args.engine, table.pair(index))
+            _check_engine(args, table.pair(index))
         params.update(n_items=table.n, corr=None, acc_a=None, acc_b=None, replays=0,
                       target_power=None, permutations=args.permutations)
         with _progress(args, "bootstrap resamples") as progress:
             comparisons = compare_systems(table, rng, resamples=args.resamples,
                                           confidence=args.confidence, engine=args.engine,
-                                          permutations=args.permutations, progress=progress)
+                                          permutations=args.permutations,
+                                          interval=args.interval, exact=args.exact,
+                                          progress=progress)
         source = "runs" if args.baseline is not None else table.sources[0].format
         report = Report(params, source, tuple(comparisons), table=table)
         if args.plot:
@@ -3012,10 +3687,10 @@ def run(args):
         with _progress(args, "coverage replays") as progress:
             cov = coverage(rng, copula, args.n_items, replays=args.replays,
                            resamples=args.resamples, confidence=args.confidence,
-                           engine=args.engine, progress=progress)
+                           engine=args.engine, interval=args.interval, progress=progress)
     comparison = Comparison("A", "B", result, result.p, result.p)
-    report = Report(params, "simulation", (comparison,), cov,
-                    plan=PowerPlan(copula.cells, args.confidence))
+    plan = None if copula.clustered else PowerPlan(copula.cells, args.confidence)
+    report = Report(params, "simulation", (comparison,), cov, plan=plan)
     if args.plot:
         atomic_write(args.plot, svg_histogram(result, copula.true_gap))
     return report
@@ -3024,13 +3699,14 @@ def run(args):
 def _read_input(args) -> Table:
     """The user's scores: one file with a column per system, or one file per run."""
     id_key = args.id_col if args.id_col is not None else "item?"
+    labels = {"cluster_key": args.cluster_col, "strata_key": args.strata_col}
     if args.baseline is not None:
         return read_runs(args.baseline, args.candidate, score_key=args.score_col,
                          id_key=args.id_col or "item", input_format=args.input_format,
-                         on_missing=args.on_missing)
+                         on_missing=args.on_missing, **labels)
     systems = args.systems or (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
     return read_table(args.csv, systems, id_key=id_key, input_format=args.input_format,
-                      on_missing=args.on_missing)
+                      on_missing=args.on_missing, **labels)
 
 
 def _cells_as_scores(cells: Cells) -> Scores:
@@ -3040,15 +3716,19 @@ def _cells_as_scores(cells: Cells) -> Scores:
     return Scores(tuple(x for x, _ in pairs), tuple(y for _, y in pairs))
 
 
-def _check_engine(engine: str, scores: Scores) -> None:
-    if engine == "counts" and not scores.binary:
+def _check_engine(args, scores: Scores) -> None:
+    if args.engine == "counts" and not scores.binary:
         raise ToolError("the counts engine needs 0/1 scores; use --engine stream")
+    if args.exact and not scores.binary:
+        raise ToolError("--exact needs 0/1 scores (the exact bootstrap works from the 2x2 "
+                        "table); drop it for real-valued scores")
 
 
 def _analyze_with_progress(args, scores, rng) -> Analysis:
     with _progress(args, "bootstrap resamples") as progress:
         return analyze(scores, rng, resamples=args.resamples, confidence=args.confidence,
-                       engine=args.engine, progress=progress)
+                       engine=args.engine, interval=args.interval, exact=args.exact,
+                       progress=progress)
 
 
 def main(argv=None) -> int:

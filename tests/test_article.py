@@ -22,9 +22,11 @@ def test_default_run_prints_the_article_six_lines_first():
     assert lines[:6] == ARTICLE_LINES
     assert lines[6] == ("plan (analytic): power at n=500 is 37.0% paired, 30.3% unpaired; "
                         "80% power needs n=1,482 paired, n=1,884 unpaired")
-    assert lines[7] == ("verdict: cannot tell. The paired 95% CI [-1.4, +8.4] pts includes 0, "
+    assert lines[7].startswith("Monte Carlo error of the interval ends (B=2,000): ")
+    assert lines[8].startswith("hint: the gap intervals' ends move by up to")
+    assert lines[9] == ("verdict: cannot tell. The paired 95% CI [-1.4, +8.4] pts includes 0, "
                         "so the observed +3.6 pts may be noise.")
-    assert lines[8].startswith("paired gap over 2000 resamples")
+    assert lines[10].startswith("paired gap over 2000 resamples")
 
 
 @pytest.mark.slow
@@ -48,7 +50,8 @@ def test_json_report_fields():
     assert body["version"] == bed.__version__
     assert body["params"] == {"n_items": 500, "corr": 0.6, "acc_a": 0.72, "acc_b": 0.76,
                               "seed": 2026, "resamples": 2000, "replays": 2,
-                              "confidence": 0.95, "engine": "stream", "target_power": 0.8}
+                              "confidence": 0.95, "engine": "stream", "target_power": 0.8,
+                              "interval": "percentile"}
     assert body["engine"] == "stream"
     assert body["accuracy"] == {"a": 0.712, "b": 0.748}
     assert body["gap"] == pytest.approx(0.036, abs=1e-15)

@@ -119,7 +119,7 @@ def test_missing_score_in_one_file(tmp_path):
     text = "item,a,b\n1,1,0\n2,,1\n3,1,1\n4,0,\n5,1,1\n"
     path = write(tmp_path / "m.csv", text)
     assert_one_line_error(*cli("--csv", path, "--a-col", "a", "--b-col", "b"),
-                          "2 row(s) with a missing score or id (first: 2, 4)")
+                          "2 row(s) with a missing score, id or label (first: 2, 4)")
     got = body("--csv", path, "--a-col", "a", "--b-col", "b", "--on-missing", "drop")
     assert got["input"]["items"] == 3 and got["input"]["dropped"] == 2
 
