@@ -12,27 +12,29 @@ library only; every number is reproducible from the seed and the inputs.
 Function / class            What it does
 ==========================  ====================================================
 ``simulate``                the article's Gaussian-copula simulator (0/1 items)
-``Scores``                  per-item scores of two systems, kept exactly
+``simulate_clustered``      the same with items in correlated clusters
+``Copula``, ``Cells``       the simulator's model and its 2x2 cell probabilities
+``Scores``, ``Units``       per-item scores of two systems (exact); what is resampled
 ``resample_sums``           the resampling engine: sums over bootstrap resamples
 ``draw_codes``              bulk, bit-exact ``randrange`` draws mapped to item codes
-``percentile_interval``     the percentile rule: sorted stats, floor(q*B)
-``analyze``                 accuracies, per-system, paired, unpaired CIs, McNemar
+``binomial_variates``       the counts engine's own binomial samplers (BTRD, tables)
+``bootstrap``               the four bootstrap distributions, items or clusters
+``Distribution``            percentile, basic and BCa intervals; Monte Carlo error
+``exact_intervals``         the exact (B = infinity) bootstrap of 0/1 items
 ``mcnemar_exact``           exact two-sided McNemar p-value
-``binom_pmf``               binomial probabilities, accurate for any n
+``sign_flip_test``          paired permutation test (real scores, clusters)
+``holm``, ``bonferroni``    p-values adjusted across a family of comparisons
+``analyze``                 everything the report says about two systems
+``compare_systems``         each candidate against the baseline, adjusted p
 ``coverage``                replay the simulation: coverage and power
-``Copula``, ``Cells``       the simulator's model and its 2x2 cell probabilities
 ``PowerPlan``               analytic power, items needed, interval half-widths
 ``plan_accuracy``           items for a +-h interval on one accuracy (3 ways)
 ``sweep``                   simulated and analytic power over eval-set sizes
-``binomial_variates``       the counts engine's own binomial sampler (BTRD)
-``sign_flip_test``          paired permutation test for real-valued scores
-``holm``, ``bonferroni``    p-values adjusted across a family of comparisons
-``compare_systems``         each candidate against the baseline, adjusted p
 ``read_table``              several systems' scores from one CSV/JSONL file
 ``read_runs``               one file per run, joined on the item id
 ``write_scores_csv``        the simulated run as CSV, written atomically
 ``render``                  the report as text, JSON or markdown
-``Progress``                a progress line on stderr (terminals only)
+``svg_histogram``           pictures: the gap's distribution, the power curve
 ``main``                    the command line
 ==========================  ====================================================
 
@@ -83,14 +85,15 @@ __version__ = "1.0.0"
 
 __all__ = [
     "ACC_A", "ACC_B", "CONFIDENCE", "CORR", "N_ITEMS", "REPLAYS", "RESAMPLES", "SEED",
-    "Analysis", "Cells", "Comparison", "Copula", "Coverage", "Distribution", "Interval",
-    "McNemar", "PermutationTest", "PowerPlan", "Progress", "Scores", "Source", "Table",
-    "ToolError", "analyze", "binom_pmf", "binomial_table_variates", "binomial_variate",
-    "binomial_variates", "bonferroni", "bootstrap", "clopper_pearson", "compare_systems",
-    "coverage", "draw_codes", "format_pts", "holm", "main", "mcnemar_exact",
-    "multinomial_variate", "paired_distribution", "parse_score", "percentile_interval",
-    "plan_accuracy", "read_runs", "read_scores_csv", "read_table", "render", "resample_sums",
-    "sign_flip_test", "simulate", "sweep", "write_scores_csv",
+    "Analysis", "Cells", "Comparison", "Copula", "Coverage", "Design", "Distribution",
+    "Interval", "McNemar", "PermutationTest", "PowerPlan", "Progress", "Scores", "Source",
+    "Table", "ToolError", "Units", "analyze", "binom_pmf", "binomial_table_variates",
+    "binomial_variate", "binomial_variates", "bonferroni", "bootstrap", "clopper_pearson",
+    "compare_systems", "coverage", "draw_codes", "exact_intervals", "format_pts", "holm",
+    "main", "mcnemar_exact", "multinomial_variate", "paired_distribution", "parse_score",
+    "percentile_interval", "plan_accuracy", "read_runs", "read_scores_csv", "read_table",
+    "render", "resample_sums", "sign_flip_test", "simulate", "simulate_clustered",
+    "svg_histogram", "svg_power_curve", "sweep", "write_scores_csv",
 ]
 
 
@@ -105,9 +108,23 @@ RESAMPLES = 2000              # bootstrap resamples per interval (the article's 
 REPLAYS = 1000                # coverage replays
 CONFIDENCE = Fraction("0.95")
 
+ENGINES = ("stream", "counts")                  # per-item (bit-exact) or multinomial cells
+INTERVALS = ("percentile", "basic", "bca")
+OUTPUTS = ("text", "json", "markdown")
 CSV_COLUMNS = ("item", "system_a_correct", "system_b_correct")
+
 MCNEMAR_EXACT_LIMIT = 1000    # discordant pairs up to which McNemar is summed exactly
+EXACT_SIGN_FLIP_LIMIT = 20    # nonzero differences the sign-flip test enumerates (2**20)
+PERMUTATIONS = 10_000         # random sign patterns beyond that
 PROGRESS_DELAY = 1.0          # seconds before a progress indicator appears (terminals only)
+SHOW_IDS = 5                  # ids quoted in an error about many rows
+
+# The resampling engine's tuning: results never depend on these, only speed does.
+CODE_REJECT = 255             # code of a word that randrange would reject
+MAX_CODES = 254               # distinct score rows that fit the byte-code path
+CHUNK_WORDS = 1 << 14         # words per getrandbits call (64 KiB of bytes: stays in cache)
+SELECT_MAX_BITS = 5           # low index bits resolved by a select tree (32 lookups)
+FACTOR_CACHE_LIMIT = 1_000_000  # n up to which binomial ratio factors are cached whole
 
 
 class ToolError(Exception):
@@ -182,7 +199,7 @@ def format_percent(value: Fraction) -> str:
 
 # === Simulation ===
 
-def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b) -> "Scores":
+def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b) -> Scores:
     """Simulate *n_items* items scored 0/1 by two systems with correlated errors.
 
     Exactly the article's listing: for each item a shared difficulty
@@ -212,7 +229,7 @@ def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b) -> "Scores":
 
 
 def simulate_clustered(rng: random.Random, n_items: int, corr, acc_a, acc_b, cluster_size: int,
-                       icc) -> "Scores":
+                       icc) -> Scores:
     """Items in clusters of *cluster_size* (the last may be smaller): questions about one
     passage, turns of one conversation.  Every latent part of the listing's model --
     the shared difficulty d and each system's own noise -- is split into a cluster
@@ -304,7 +321,7 @@ class Scores:
         return Fraction(sum(self.ints[1]), self.n * self.scale)
 
     @functools.cached_property
-    def units(self) -> "Units":
+    def units(self) -> Units:
         """What one bootstrap draw picks: an item, or with clusters a whole cluster."""
         a, b = self.ints
         if self.clusters is None:
@@ -398,7 +415,7 @@ class Copula:
     acc_a: Fraction
     acc_b: Fraction
     cluster_size: int = 1          # items per cluster (1: the article's independent items)
-    icc: Fraction = Fraction(0)    # correlation of item difficulties within a cluster
+    icc: Fraction = Fraction(0)    # within-cluster correlation of every latent score
 
     @property
     def true_gap(self) -> Fraction:
@@ -408,7 +425,7 @@ class Copula:
     def clustered(self) -> bool:
         return self.cluster_size > 1
 
-    def simulate(self, rng: random.Random, n_items: int) -> "Scores":
+    def simulate(self, rng: random.Random, n_items: int) -> Scores:
         if not self.clustered:
             return simulate(rng, n_items, self.corr, self.acc_a, self.acc_b)
         return simulate_clustered(rng, n_items, self.corr, self.acc_a, self.acc_b,
@@ -448,7 +465,8 @@ def _integrate_both_right(corr: float, acc_a: float, acc_b: float) -> float:
         total = 0.0
         for i in range(-count, count + 1):
             d = i * step
-            total += math.exp(-d * d / 2) * cdf((cut_a - corr * d) / w) * cdf((cut_b - corr * d) / w)
+            both = cdf((cut_a - corr * d) / w) * cdf((cut_b - corr * d) / w)
+            total += math.exp(-d * d / 2) * both
         return total * step / math.sqrt(2 * math.pi)
 
     step = 0.125
@@ -501,14 +519,12 @@ class Units:
 # naive loop leaves it.  The words become bytes; the top byte of each word is
 # sliced out at C speed (``data[3::4]``) and mapped by ``bytes.translate`` to
 # the drawn item's *code*, rejected words deleted in the same call.  Items with
-# equal scores share a code, so a resample's sum is a few ``bytes.count``
-# calls on its n codes.  When k > 8 the next byte carries the low k-8 index
-# bits; big integers, used as vectors of bytes, merge the two lookups.
-
-CODE_REJECT = 255          # code of a word that randrange would reject
-MAX_CODES = 254            # distinct score rows that fit the byte-code path
-CHUNK_WORDS = 1 << 14      # words per getrandbits call (64 KiB of bytes: stays in cache)
-SELECT_MAX_BITS = 5        # low index bits resolved by a select tree (32 lookups)
+# equal scores share a code, and a code is a byte whose popcount is the score
+# (in base-8 digit planes for larger integers), so a resample's sum is one
+# ``int.from_bytes(codes).bit_count()`` per plane.  When k > 8 the next byte
+# carries the low k-8 index bits; big integers, used as vectors of bytes, merge
+# the two lookups.  Real scores with more than MAX_CODES distinct values fall
+# back to bulk index arithmetic.
 
 
 @functools.lru_cache(maxsize=64)
@@ -679,7 +695,7 @@ class _SumPlan:
     lookup: _Lookup
 
     @classmethod
-    def of(cls, columns) -> "_SumPlan":
+    def of(cls, columns) -> _SumPlan:
         n = len(columns[0])
         bases = [min(column) for column in columns]
         digit_planes = [_planes(column, base) for column, base in zip(columns, bases)]
@@ -771,18 +787,20 @@ def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
 #
 # For 0/1 scores a resample's accuracy gap depends only on how many of the n
 # draws land in each cell of the 2x2 table, and those counts are multinomial.
-# The counts engine draws them directly -- cost independent of n -- with its
-# own binomial sampler (BTRD, Hormann 1993, or inversion when n*p < 10) built
-# on rng.random(), so a seed gives the same numbers on every Python from 3.10
-# (``random.binomialvariate`` only exists from 3.12).  It draws from the same
-# distribution as the per-item engine, not the same stream.
+# The counts engine draws them directly, at a cost that does not grow with n
+# (beyond a table of about 17 standard deviations), with its own binomial
+# samplers built on rng.random(): inversion of a table of exact probabilities
+# for batches with fixed parameters, BTRD (Hormann 1993) or sequential
+# inversion (n*p < 10) otherwise.  So a seed gives the same numbers on every
+# Python from 3.10 (``random.binomialvariate`` only exists from 3.12).  It
+# draws from the same distribution as the per-item engine, not the same stream.
 
 def binomial_variates(rng: random.Random, trials, p: float) -> list:
     """One Binomial(t, p) draw for each t in *trials* (same p), in order.
 
-    BTRD's setup is recomputed only when t changes and its fast path (taken
-    about 86% of the time, one ``rng.random()``) runs inline, so a long run
-    of draws costs about a microsecond each.  ``binomial_variates(rng, [n]*k,
+    BTRD's setup is recomputed only when t changes and its fast path (most
+    draws: one ``rng.random()``, a few flops) runs inline, so a long run of
+    draws costs about a microsecond each.  ``binomial_variates(rng, [n]*k,
     p)`` equals k calls of ``binomial_variate(rng, n, p)``.
     """
     if p <= 0:
@@ -833,9 +851,9 @@ def binomial_table_variates(rng: random.Random, n: int, p: float, count: int) ->
 
     For a batch with fixed parameters: the probabilities are computed once
     (Loader's value at the mode, then exact ratios outward, at C speed with
-    ``itertools.accumulate``) over the range outside which each tail holds
-    less than 1e-16 of the peak; each draw is one ``rng.random()`` and a
-    bisection, both called from C (``map``), about 0.2 microseconds a draw.
+    ``itertools.accumulate``) over the mode +- (8.5 sd + 8), outside which each
+    tail holds less than 2**-54 of the mass; each draw is one ``rng.random()``
+    and a bisection, both called from C (``map``), about 0.3 microseconds.
 
     >>> rng = random.Random(1)
     >>> binomial_table_variates(rng, 500, 0.3, 4)
@@ -876,9 +894,6 @@ def _binomial_cdf_table(n: int, p: float) -> tuple:
         cdf.pop()
     cdf[-1] = 1.0                                  # random() < 1.0: every draw lands in the table
     return lo, cdf
-
-
-FACTOR_CACHE_LIMIT = 1_000_000
 
 
 def _ratio_factors(n: int, lo: int, hi: int) -> list:
@@ -1025,9 +1040,6 @@ class Interval:
     def excludes_zero(self) -> bool:
         return self.lo > 0 or self.hi < 0
 
-    def negate(self) -> "Interval":
-        return Interval(-self.hi, -self.lo)
-
     def __str__(self) -> str:
         return (f"[{round_fixed(self.lo * 100, 1, sign=True)}, "
                 f"{round_fixed(self.hi * 100, 1, sign=True)}] pts")
@@ -1059,14 +1071,6 @@ def percentile_interval(stats, confidence) -> Interval:
     return Interval(Fraction(ordered[lo]), Fraction(ordered[hi]))
 
 
-def scaled_interval(sums, confidence, denominator: int) -> Interval:
-    """Percentile interval of integer bootstrap sums, divided by *denominator*."""
-    return Distribution.of(sums, denominator).interval(confidence)
-
-
-INTERVALS = ("percentile", "basic", "bca")
-
-
 @dataclass(frozen=True)
 class Distribution:
     """A bootstrap distribution, sorted: statistic ``value / denominator``.
@@ -1080,7 +1084,7 @@ class Distribution:
     denominator: int
 
     @classmethod
-    def of(cls, sums, denominator: int = 1) -> "Distribution":
+    def of(cls, sums, denominator: int = 1) -> Distribution:
         return cls(tuple(sorted(sums)), denominator)
 
     def value(self, index: int) -> Fraction:
@@ -1311,10 +1315,7 @@ def _difference_quantile(n: int, hits_a: int, hits_b: int, q: float) -> int:
     return high
 
 
-ENGINES = ("stream", "counts")
-
-
-def bootstrap(rng: random.Random, scores: "Scores", resamples: int, *, engine: str = "stream",
+def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str = "stream",
               progress=None) -> dict:
     """The four bootstrap distributions of the report, in the stream's order.
 
@@ -1528,15 +1529,11 @@ class PermutationTest:
 
     @property
     def name(self) -> str:
-        return "sign-flip permutation (exact)" if self.exact else "sign-flip permutation (Monte Carlo)"
+        return f"sign-flip permutation ({'exact' if self.exact else 'Monte Carlo'})"
 
     @property
     def p_text(self) -> str:
         return format_p(self.p)
-
-
-EXACT_SIGN_FLIP_LIMIT = 20          # nonzero differences enumerated exactly (2**20 patterns)
-PERMUTATIONS = 10_000               # random sign patterns beyond that
 
 
 def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, *,
@@ -1613,6 +1610,164 @@ def holm(pvalues) -> list:
     return adjusted
 
 
+# === Analysis ===
+
+@dataclass(frozen=True)
+class Design:
+    """How the items were resampled, and what clustering does to the precision."""
+
+    clusters: int | None = None          # number of clusters (None: items resampled)
+    mean_size: float = 1.0
+    icc: float | None = None             # intra-cluster correlation of the paired differences
+    strata: tuple | None = None          # stratum sizes, in units, first-appearance order
+
+    @property
+    def design_effect(self) -> float | None:
+        """Kish's variance inflation ``1 + (m - 1) * icc`` for clusters of mean size m."""
+        return None if self.icc is None else 1 + (self.mean_size - 1) * self.icc
+
+    def to_json(self) -> dict:
+        return {"clusters": self.clusters, "mean_cluster_size": self.mean_size,
+                "icc": self.icc, "design_effect": self.design_effect,
+                "strata": None if self.strata is None else list(self.strata)}
+
+
+def design_of(scores: Scores) -> Design | None:
+    """The design summary of clustered or stratified scores (None for plain items)."""
+    units = scores.units
+    if units.simple:
+        return None
+    strata = None if units.strata is None else tuple(len(group) for group in units.strata)
+    if not units.clustered:
+        return Design(strata=strata)
+    return Design(units.count, scores.n / units.count, _icc(scores), strata)
+
+
+def _icc(scores: Scores) -> float | None:
+    """One-way ANOVA estimate of the intra-cluster correlation of B - A per item."""
+    a, b = scores.ints
+    groups = {}
+    for label, x, y in zip(scores.clusters, a, b):
+        groups.setdefault(label, []).append(y - x)
+    total, count, k = sum(b) - sum(a), scores.n, len(groups)
+    if count == k:
+        return None
+    grand = total / count
+    between = math.fsum(len(g) * (sum(g) / len(g) - grand) ** 2 for g in groups.values())
+    within = math.fsum((x - sum(g) / len(g)) ** 2 for g in groups.values() for x in g)
+    msb, msw = between / (k - 1), within / (count - k)
+    n0 = (count - sum(len(g) ** 2 for g in groups.values()) / count) / (k - 1)
+    denominator = msb + (n0 - 1) * msw
+    return None if denominator == 0 else (msb - msw) / denominator
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the report prints about two systems scored on the same items."""
+
+    n: int
+    accuracy_a: Fraction          # mean score (the accuracy for 0/1 scores)
+    accuracy_b: Fraction
+    ci_a: Interval
+    ci_b: Interval
+    paired: Interval
+    unpaired: Interval
+    mcnemar: McNemar | None       # 0/1 items without clusters only
+    resamples: int
+    confidence: Fraction
+    paired_distribution: Distribution
+    engine: str = "stream"
+    test: object = None           # McNemar or PermutationTest: what produced p
+    percent: bool = True          # scores in [0, 1]: gaps in points (x100)
+    interval: str = "percentile"  # percentile, basic or bca
+    errors: dict | None = None    # Monte Carlo error of each interval's ends
+    exact: dict | None = None     # exact (B = infinity) percentile intervals
+    design: Design | None = None
+    binary: bool = True           # 0/1 scores
+
+    @property
+    def gap(self) -> Fraction:
+        return self.accuracy_b - self.accuracy_a
+
+    @property
+    def p(self) -> float:
+        return self.test.p
+
+    @property
+    def test_name(self) -> str:
+        return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
+
+
+def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence,
+            engine: str = "stream", permutations: int = PERMUTATIONS,
+            interval: str = "percentile", exact: bool = False, progress=None) -> Analysis:
+    """Means, per-system, paired and unpaired intervals, and the paired test.
+
+    The generator is consumed in the article's order: A's interval, B's,
+    the paired one, then the unpaired one; then, for the permutation test
+    (real-valued scores, or clusters) with more than 20 nonzero differences,
+    the Monte Carlo sign flips.  McNemar (0/1 items) draws nothing.  With
+    clusters the test flips signs cluster by cluster.  *progress*, if given,
+    is called as ``progress(done, total)`` in units of resamples.
+    """
+    confidence = Fraction(confidence)
+    dists = bootstrap(rng, scores, resamples, engine=engine, progress=progress)
+    units = scores.units
+    estimates = {"a": scores.mean_a, "b": scores.mean_b,
+                 "paired": scores.mean_b - scores.mean_a,
+                 "unpaired": scores.mean_b - scores.mean_a}
+    intervals, errors = {}, {}
+    for name, dist in dists.items():
+        jack = jackknife(units.groups(), name, scores.scale) if interval == "bca" else None
+        intervals[name] = dist.interval(confidence, interval, estimates[name], jack)
+        errors[name] = dist.end_errors(confidence, interval, estimates[name], jack)
+    mcnemar = None
+    if units.clustered:
+        test = sign_flip_test(rng, [y - x for x, y in zip(units.a, units.b)], permutations)
+    elif scores.binary:
+        cells = scores.cells()
+        mcnemar = test = mcnemar_exact(cells.a_only, cells.b_only)
+    else:
+        a, b = scores.ints
+        test = sign_flip_test(rng, [y - x for x, y in zip(a, b)], permutations)
+    return Analysis(
+        n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
+        ci_a=intervals["a"], ci_b=intervals["b"], paired=intervals["paired"],
+        unpaired=intervals["unpaired"], mcnemar=mcnemar, resamples=resamples,
+        confidence=confidence, paired_distribution=dists["paired"], engine=engine, test=test,
+        percent=scores.proportions, interval=interval, errors=errors,
+        exact=exact_intervals(scores.cells(), confidence) if exact else None,
+        design=design_of(scores), binary=scores.binary,
+    )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One candidate against the baseline, with its p adjusted across the family."""
+
+    baseline: str
+    candidate: str
+    analysis: Analysis
+    p_holm: float
+    p_bonferroni: float
+
+
+def compare_systems(table: Table, rng: random.Random, *, resamples: int, confidence,
+                    progress=None, **options) -> list:
+    """Each candidate against the baseline, in input order, on one generator; then
+    Holm- and Bonferroni-adjusted p-values across the family of comparisons.
+    *options* go to ``analyze`` (engine, permutations, interval, exact)."""
+    analyses = []
+    steps = _steps(progress, [5 * resamples] * (len(table.systems) - 1))
+    for index in range(1, len(table.systems)):
+        analyses.append(analyze(table.pair(index), rng, resamples=resamples,
+                                confidence=confidence, progress=next(steps), **options))
+    ps = [a.p for a in analyses]
+    return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf)
+            for name, analysis, p_holm, p_bonf
+            in zip(table.systems[1:], analyses, holm(ps), bonferroni(ps))]
+
+
 # === Coverage and power ===
 
 @dataclass(frozen=True)
@@ -1624,7 +1779,7 @@ class Coverage:
     excludes_zero: int
     width_sum: Fraction = Fraction(0)     # sum of the paired intervals' widths
     undefined: int = 0                    # replays whose interval was undefined (BCa)
-    item_level: "Coverage | None" = None  # clustered replays: the interval ignoring clusters
+    item_level: Coverage | None = None  # clustered replays: the interval ignoring clusters
 
     @property
     def defined(self) -> int:
@@ -1915,164 +2070,6 @@ def sweep(rng: random.Random, copula: Copula, grid, *, replays: int, resamples: 
                  plan.items_needed(target_power, paired=False), confirmation)
 
 
-# === Analysis ===
-
-@dataclass(frozen=True)
-class Design:
-    """How the items were resampled, and what clustering does to the precision."""
-
-    clusters: int | None = None          # number of clusters (None: items resampled)
-    mean_size: float = 1.0
-    icc: float | None = None             # intra-cluster correlation of the paired differences
-    strata: tuple | None = None          # stratum sizes, in units, first-appearance order
-
-    @property
-    def design_effect(self) -> float | None:
-        """Kish's variance inflation ``1 + (m - 1) * icc`` for clusters of mean size m."""
-        return None if self.icc is None else 1 + (self.mean_size - 1) * self.icc
-
-    def to_json(self) -> dict:
-        return {"clusters": self.clusters, "mean_cluster_size": self.mean_size,
-                "icc": self.icc, "design_effect": self.design_effect,
-                "strata": None if self.strata is None else list(self.strata)}
-
-
-def design_of(scores: "Scores") -> Design | None:
-    """The design summary of clustered or stratified scores (None for plain items)."""
-    units = scores.units
-    if units.simple:
-        return None
-    strata = None if units.strata is None else tuple(len(group) for group in units.strata)
-    if not units.clustered:
-        return Design(strata=strata)
-    return Design(units.count, scores.n / units.count, _icc(scores), strata)
-
-
-def _icc(scores: "Scores") -> float | None:
-    """One-way ANOVA estimate of the intra-cluster correlation of B - A per item."""
-    a, b = scores.ints
-    groups = {}
-    for label, x, y in zip(scores.clusters, a, b):
-        groups.setdefault(label, []).append(y - x)
-    total, count, k = sum(b) - sum(a), scores.n, len(groups)
-    if count == k:
-        return None
-    grand = total / count
-    between = math.fsum(len(g) * (sum(g) / len(g) - grand) ** 2 for g in groups.values())
-    within = math.fsum((x - sum(g) / len(g)) ** 2 for g in groups.values() for x in g)
-    msb, msw = between / (k - 1), within / (count - k)
-    n0 = (count - sum(len(g) ** 2 for g in groups.values()) / count) / (k - 1)
-    denominator = msb + (n0 - 1) * msw
-    return None if denominator == 0 else (msb - msw) / denominator
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """Everything the report prints about two systems scored on the same items."""
-
-    n: int
-    accuracy_a: Fraction          # mean score (the accuracy for 0/1 scores)
-    accuracy_b: Fraction
-    ci_a: Interval
-    ci_b: Interval
-    paired: Interval
-    unpaired: Interval
-    mcnemar: McNemar | None       # 0/1 items without clusters only
-    resamples: int
-    confidence: Fraction
-    paired_distribution: Distribution
-    engine: str = "stream"
-    test: object = None           # McNemar or PermutationTest: what produced p
-    percent: bool = True          # scores in [0, 1]: gaps in points (x100)
-    interval: str = "percentile"  # percentile, basic or bca
-    errors: dict | None = None    # Monte Carlo error of each interval's ends
-    exact: dict | None = None     # exact (B = infinity) percentile intervals
-    design: Design | None = None
-    binary: bool = True           # 0/1 scores
-
-    @property
-    def gap(self) -> Fraction:
-        return self.accuracy_b - self.accuracy_a
-
-    @property
-    def p(self) -> float:
-        return self.test.p
-
-    @property
-    def test_name(self) -> str:
-        return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
-
-
-def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence,
-            engine: str = "stream", permutations: int = PERMUTATIONS,
-            interval: str = "percentile", exact: bool = False, progress=None) -> Analysis:
-    """Means, per-system, paired and unpaired intervals, and the paired test.
-
-    The generator is consumed in the article's order: A's interval, B's,
-    the paired one, then the unpaired one; then, for the permutation test
-    (real-valued scores, or clusters) with more than 20 nonzero differences,
-    the Monte Carlo sign flips.  McNemar (0/1 items) draws nothing.  With
-    clusters the test flips signs cluster by cluster.  *progress*, if given,
-    is called as ``progress(done, total)`` in units of resamples.
-    """
-    confidence = Fraction(confidence)
-    dists = bootstrap(rng, scores, resamples, engine=engine, progress=progress)
-    units = scores.units
-    estimates = {"a": scores.mean_a, "b": scores.mean_b,
-                 "paired": scores.mean_b - scores.mean_a,
-                 "unpaired": scores.mean_b - scores.mean_a}
-    intervals, errors = {}, {}
-    for name, dist in dists.items():
-        jack = jackknife(units.groups(), name, scores.scale) if interval == "bca" else None
-        intervals[name] = dist.interval(confidence, interval, estimates[name], jack)
-        errors[name] = dist.end_errors(confidence, interval, estimates[name], jack)
-    mcnemar = None
-    if units.clustered:
-        test = sign_flip_test(rng, [y - x for x, y in zip(units.a, units.b)], permutations)
-    elif scores.binary:
-        cells = scores.cells()
-        mcnemar = test = mcnemar_exact(cells.a_only, cells.b_only)
-    else:
-        a, b = scores.ints
-        test = sign_flip_test(rng, [y - x for x, y in zip(a, b)], permutations)
-    return Analysis(
-        n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
-        ci_a=intervals["a"], ci_b=intervals["b"], paired=intervals["paired"],
-        unpaired=intervals["unpaired"], mcnemar=mcnemar, resamples=resamples,
-        confidence=confidence, paired_distribution=dists["paired"], engine=engine, test=test,
-        percent=scores.proportions, interval=interval, errors=errors,
-        exact=exact_intervals(scores.cells(), confidence) if exact else None,
-        design=design_of(scores), binary=scores.binary,
-    )
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One candidate against the baseline, with its p adjusted across the family."""
-
-    baseline: str
-    candidate: str
-    analysis: Analysis
-    p_holm: float
-    p_bonferroni: float
-
-
-def compare_systems(table: Table, rng: random.Random, *, resamples: int, confidence,
-                    progress=None, **options) -> list:
-    """Each candidate against the baseline, in input order, on one generator; then
-    Holm- and Bonferroni-adjusted p-values across the family of comparisons.
-    *options* go to ``analyze`` (engine, permutations, interval, exact)."""
-    analyses = []
-    steps = _steps(progress, [5 * resamples] * (len(table.systems) - 1))
-    for index in range(1, len(table.systems)):
-        analyses.append(analyze(table.pair(index), rng, resamples=resamples,
-                                confidence=confidence, progress=next(steps), **options))
-    ps = [a.p for a in analyses]
-    return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf)
-            for name, analysis, p_holm, p_bonf
-            in zip(table.systems[1:], analyses, holm(ps), bonferroni(ps))]
-
-
 # === I/O ===
 
 class Progress:
@@ -2111,7 +2108,7 @@ class Progress:
             self.stream.flush()
             self.drawn = False
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -2188,7 +2185,7 @@ class Table:
     def n(self) -> int:
         return len(self.columns[0])
 
-    def pair(self, candidate: int) -> "Scores":
+    def pair(self, candidate: int) -> Scores:
         """Baseline (as A) against the given candidate (as B), with the design."""
         return Scores(self.columns[0], self.columns[candidate], self.clusters, self.strata)
 
@@ -2197,7 +2194,6 @@ MISSING = None                      # a score that is absent or empty
 _BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
                 "TRUE": 1, "FALSE": 0}
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,4})?")
-SHOW_IDS = 5                        # ids quoted in an error about many rows
 
 
 class _CheckedReader(io.RawIOBase):
@@ -2421,7 +2417,7 @@ def _jsonl_rows(lines: _Lines, keys: tuple, id_key, labels: tuple):
         for key in keys:
             value = _lookup_key(record, key)
             values.append(MISSING if value is _ABSENT else parse_score(
-                value, lambda key=key: f"{path} line {line}, key {key}"))
+                value, lambda key=key, line=line: f"{path} line {line}, key {key}"))
         values += [_json_label(record, key) for key in labels]
         yield line, item, values
     if first:
@@ -2629,9 +2625,6 @@ class SweepReport:
 class AccuracyPlanReport:
     params: dict
     plan: AccuracyPlan
-
-
-OUTPUTS = ("text", "json", "markdown")
 
 
 def render(report, output: str = "text") -> str:
@@ -3219,11 +3212,14 @@ class _Svg:
 
 
 def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
-    """The paired gap's bootstrap distribution: bars, the interval shaded, 0 and the truth marked."""
+    """The paired gap's bootstrap distribution: bars, the interval shaded, 0 and the
+    observed and (for a simulation) the true gap marked."""
     rows = histogram_bins(result.paired_distribution, bins)
     unit = 100 if result.percent else 1
     pts = [float(edge) * unit for edge in [rows[0][0], rows[-1][1]]]
-    marks = [0.0, float(result.gap) * unit] + ([float(true_gap) * unit] if true_gap is not None else [])
+    marks = [0.0, float(result.gap) * unit]
+    if true_gap is not None:
+        marks.append(float(true_gap) * unit)
     lo, hi = min(pts + marks), max(pts + marks)
     pad = (hi - lo) * 0.05 or 1.0
     tallest = max(count for _, _, count in rows)
@@ -3236,7 +3232,8 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
     for left, right, count in rows:
         x0, x1 = canvas.x(float(left) * unit), canvas.x(float(right) * unit)
         inside = left + (right - left) / 2 in result.paired
-        canvas.add(f'<rect x="{x0:.1f}" y="{canvas.y(count):.1f}" width="{max(x1 - x0 - 1, 0.5):.1f}" '
+        canvas.add(f'<rect x="{x0:.1f}" y="{canvas.y(count):.1f}" '
+                   f'width="{max(x1 - x0 - 1, 0.5):.1f}" '
                    f'height="{canvas.y(0) - canvas.y(count):.1f}" '
                    f'fill="{"#3b75af" if inside else "#9bb8d3"}"/>')
     canvas.axes(_nice_ticks(lo - pad, hi + pad), _nice_ticks(0, tallest * 1.1, 5),
@@ -3315,7 +3312,6 @@ def svg_power_curve(report: SweepReport) -> str:
                 f"(A={format_decimal(copula.acc_a)}, B={format_decimal(copula.acc_b)}, "
                 f"corr={format_decimal(copula.corr)})", size=15)
     return canvas.svg("Power of the paired bootstrap interval by eval-set size")
-
 
 
 # === CLI ===
@@ -3554,7 +3550,8 @@ def validate(args) -> None:
         if not 0 < value < 1:
             raise ToolError(f"{flag} must be strictly between 0 and 1, got {format_decimal(value)}")
     if not -1 < args.corr < 1:
-        raise ToolError(f"--corr must be strictly between -1 and 1, got {format_decimal(args.corr)} "
+        raise ToolError(f"--corr must be strictly between -1 and 1, got "
+                        f"{format_decimal(args.corr)} "
                         "(at +-1 both systems would share one latent score and no item could "
                         "separate them)")
     if not 0 < args.confidence < 1:

@@ -24,14 +24,12 @@ infinity) bootstrap intervals of its 2x2 table.
 """
 
 import argparse
-import math
 import statistics
 import os
 import random
 import subprocess
 import sys
 import time
-from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
@@ -121,7 +119,8 @@ def bench(n, resamples, naive_count, engine_count, seed=2026):
           f"identical={'yes' if identical else 'NO'}  "
           f"naive {t_naive * 1e3:8.1f} ms/replay  engine {t_engine * 1e3:7.1f}  "
           f"getrandbits {t_bare * 1e3:6.1f}  "
-          f"ratio vs listing {t_naive / t_engine:5.1f}x  engine/getrandbits {t_engine / t_bare:4.2f}")
+          f"ratio vs listing {t_naive / t_engine:5.1f}x  "
+          f"engine/getrandbits {t_engine / t_bare:4.2f}")
     return identical
 
 
@@ -189,7 +188,8 @@ def bench_million():
     bed._all_ratio_factors.cache_clear()
     seconds, exact = timed(bed.exact_intervals, cells, bed.CONFIDENCE)
     print(f"exact bootstrap intervals of 10^6 items (B = infinity): {seconds:.2f} s; "
-          f"paired {float(exact['paired'].lo) * 100:+.3f}..{float(exact['paired'].hi) * 100:+.3f} pts")
+          f"paired {float(exact['paired'].lo) * 100:+.3f}.."
+          f"{float(exact['paired'].hi) * 100:+.3f} pts")
 
 
 def main():
@@ -205,8 +205,8 @@ def main():
     ok &= bench(50000, 200, 1, 1)
     if not args.quick:
         start = time.perf_counter()
-        subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "bootstrap_eval_deltas.py")],
-                       check=True, stdout=subprocess.DEVNULL)
+        script = os.path.join(os.path.dirname(HERE), "bootstrap_eval_deltas.py")
+        subprocess.run([sys.executable, script], check=True, stdout=subprocess.DEVNULL)
         print(f"full default run (1000 replays x 2000 resamples x 500 items): "
               f"{time.perf_counter() - start:.1f} s")
     print("-- counts engine vs a vectorised NumPy loop --")

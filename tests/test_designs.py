@@ -80,7 +80,8 @@ def test_bca_on_a_small_example_against_a_hand_derivation():
     # jackknife: leaving out a +1 item gives 2/11 (3 times), a 0 item 3/11 (9 times)
     jack = [Fraction(2, 11)] * 3 + [Fraction(3, 11)] * 9
     mean = sum(jack) / 12
-    acc = float(sum((mean - j) ** 3 for j in jack)) / (6 * float(sum((mean - j) ** 2 for j in jack)) ** 1.5)
+    cube = float(sum((mean - j) ** 3 for j in jack))
+    acc = cube / (6 * float(sum((mean - j) ** 2 for j in jack)) ** 1.5)
     ends = []
     for z in (NormalDist().inv_cdf(0.05), NormalDist().inv_cdf(0.95)):
         alpha = NormalDist().cdf(z0 + (z0 + z) / (1 - acc * (z0 + z)))
@@ -279,7 +280,8 @@ BAD_DESIGNS = [
     (["--interval", "studentized"], "invalid choice"),
 ]
 STDIN = {
-    "stratum 'code' has one item": "item,domain,a,b\n1,news,1,0\n2,news,0,1\n3,code,1,1\n4,math,1,0\n5,math,0,0\n",
+    "stratum 'code' has one item":
+        "item,domain,a,b\n1,news,1,0\n2,news,0,1\n3,code,1,1\n4,math,1,0\n5,math,0,0\n",
     "BCa is undefined here: every bootstrap resample gives the same value":
         "item,a,b\n1,1,1\n2,0,0\n3,1,1\n4,1,1\n",
     "spans strata": "item,passage,domain,a,b\n1,p1,x,1,0\n2,p1,y,0,1\n3,p2,x,1,1\n4,p2,y,0,0\n",
