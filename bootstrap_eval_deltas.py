@@ -312,11 +312,11 @@ class Scores:
         return tuple(tuple(int(Fraction(x) * self.scale) for x in column)
                      for column in (self.a, self.b))
 
-    @property
+    @functools.cached_property
     def mean_a(self) -> Fraction:
         return Fraction(sum(self.ints[0]), self.n * self.scale)
 
-    @property
+    @functools.cached_property
     def mean_b(self) -> Fraction:
         return Fraction(sum(self.ints[1]), self.n * self.scale)
 
@@ -1335,25 +1335,31 @@ def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str
     units, scale = scores.units, scores.scale
     steps = _steps(progress, [resamples, resamples, resamples, 2 * resamples])
     diff = tuple(y - x for x, y in zip(units.a, units.b))
-    dists = {key: _resampled_means(rng, units, (column,), resamples, scale, next(steps))
-             for key, column in (("a", units.a), ("b", units.b), ("paired", diff))}
-    both = _resampled_means(rng, units, (units.a, units.b), 2 * resamples, scale, next(steps))
-    dists["unpaired"] = Distribution.of(
-        [b - a for a, b in zip(both.sums[0::2], both.sums[1::2])], both.denominator)
-    return {key: Distribution.of(d.sums, d.denominator) for key, d in dists.items()}
+    dists = {}
+    for key, column in (("a", units.a), ("b", units.b), ("paired", diff)):
+        means, denominator = _resampled_means(rng, units, (column,), resamples, scale,
+                                              next(steps))
+        dists[key] = Distribution.of(means, denominator)
+    both, denominator = _resampled_means(rng, units, (units.a, units.b), 2 * resamples, scale,
+                                         next(steps))
+    dists["unpaired"] = Distribution.of([b - a for a, b in zip(both[0::2], both[1::2])],
+                                        denominator)
+    return dists
 
 
 def _resampled_means(rng, units: Units, columns, rounds: int, scale: int, progress=None
-                     ) -> Distribution:
-    """Per round (in round order, not sorted), the resampled mean of the round's column.
+                     ) -> tuple:
+    """``(means, denominator)``: per round, in round order, the resampled mean of the
+    round's column is ``means[r] / denominator``.
 
     With units of one size the mean is ``sum / (items * scale)``.  With clusters of
     unequal size it is a ratio, so each unit carries ``value + big * size`` and one
-    sum gives both numerator and item count (``big`` exceeds any numerator).
+    sum gives both numerator and item count (``big`` exceeds any numerator); the
+    means are then exact Fractions over denominator 1.
     """
     if units.equal_sizes:
         sums = resample_sums(rng, columns, rounds, strata=units.strata, progress=progress)
-        return Distribution(tuple(sums), units.count * units.size[0] * scale)
+        return sums, units.count * units.size[0] * scale
     big = 2 * units.count * max(max(map(abs, column)) for column in columns) + 1
     packed = [tuple(value + big * size for value, size in zip(column, units.size))
               for column in columns]
@@ -1362,7 +1368,7 @@ def _resampled_means(rng, units: Units, columns, rounds: int, scale: int, progre
     for total in sums:
         items = (total + big // 2) // big
         means.append(Fraction(total - items * big, items * scale))
-    return Distribution(tuple(means), 1)
+    return means, 1
 
 
 def paired_distribution(rng: random.Random, data, resamples: int, engine: str = "stream"
@@ -1373,8 +1379,7 @@ def paired_distribution(rng: random.Random, data, resamples: int, engine: str = 
         return Distribution.of(counts_paired_sums(rng, data, resamples), data.n)
     units = data.units
     diff = tuple(y - x for x, y in zip(units.a, units.b))
-    dist = _resampled_means(rng, units, (diff,), resamples, data.scale)
-    return Distribution.of(dist.sums, dist.denominator)
+    return Distribution.of(*_resampled_means(rng, units, (diff,), resamples, data.scale))
 
 
 def _steps(progress, sizes):
