@@ -1175,7 +1175,9 @@ def jackknife(groups: dict, which: str, scale: int = 1) -> dict:
     items need at most four (``Units.groups``, ``Cells.groups``).
 
     *which* is "a", "b", "paired" or "unpaired" (leave one unit out of A's
-    sample or of B's, the samples being independent).
+    sample or of B's, the samples being independent).  With strata the units
+    are still left out one at a time across all strata, the usual
+    approximation for a stratified BCa.
 
     >>> jackknife(Cells(1, 1, 0, 2).groups(), "paired")    # gap -1/4 on 4 items
     {Fraction(-1, 3): 3, Fraction(0, 1): 1}
