@@ -1997,17 +1997,21 @@ def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
-    """P(Binomial(n, p) <= k), from the cumulative table (absolute error ~1e-15)."""
+    """P(Binomial(n, p) <= k): the shorter tail summed from Loader's probabilities
+    (``binom_cdf_lower``), the upper one by symmetry.
+
+    >>> round(binom_cdf(3, 10, 0.5) * 1024, 9), round(binom_cdf(6, 10, 0.5) * 1024, 9)
+    (176.0, 848.0)
+    """
     if k < 0:
         return 0.0
     if k >= n or p <= 0:
         return 1.0
     if p >= 1:
         return 0.0
-    lo, cdf = _binomial_cdf_table(n, p)
-    if k < lo:
-        return 0.0
-    return min(1.0, cdf[min(k - lo, len(cdf) - 1)] / cdf[-1])
+    if k <= n * p:
+        return binom_cdf_lower(k, n, p)
+    return 1.0 - binom_cdf_lower(n - k - 1, n, 1 - p)
 
 
 def clopper_pearson(successes: int, n: int, confidence) -> tuple:
