@@ -1222,16 +1222,24 @@ def exact_intervals(cells: Cells, confidence) -> dict:
     q = (1 - Fraction(confidence)) / 2
     ends = (float(q), float(1 - q))
 
-    def binomial(hits):
-        lo, cdf = _binomial_cdf_table(n, hits / n) if 0 < hits < n else (hits, [1.0])
+    def quantiles(lo, cdf):                 # the smallest count whose cdf exceeds each end
         return Interval(*(Fraction(lo + bisect.bisect_right(cdf, e), n) for e in ends))
 
-    lo, cdf = paired_gap_cdf(cells)
-    paired = Interval(*(Fraction(lo + bisect.bisect_right(cdf, e), n) for e in ends))
     unpaired = Interval(*(Fraction(_difference_quantile(n, cells.a, cells.b, e), n)
                           for e in ends))
-    return {"a": binomial(cells.a), "b": binomial(cells.b), "paired": paired,
-            "unpaired": unpaired}
+    return {"a": quantiles(*_hits_cdf(n, cells.a)), "b": quantiles(*_hits_cdf(n, cells.b)),
+            "paired": quantiles(*paired_gap_cdf(cells)), "unpaired": unpaired}
+
+
+def _hits_cdf(n: int, hits: int) -> tuple:
+    """(lo, cdf) of a resampled count of correct items, Binomial(n, hits/n): the
+    sampler's table, or a point mass when every item or none is correct."""
+    return _binomial_cdf_table(n, hits / n) if 0 < hits < n else (hits, [1.0])
+
+
+def _pmf(cdf) -> list:
+    """Probabilities from cumulative ones."""
+    return [cdf[0]] + list(map(operator.sub, cdf[1:], cdf))
 
 
 def paired_gap_cdf(cells: Cells) -> tuple:
@@ -1249,11 +1257,10 @@ def paired_gap_cdf(cells: Cells) -> tuple:
         hits = b_only or a_only
         if hits == 0:
             return 0, [1.0]
-        lo, cdf = _binomial_cdf_table(n, hits / n) if hits < n else (n, [1.0])
+        lo, cdf = _hits_cdf(n, hits)
         if b_only:
             return lo, cdf
-        pmf = [cdf[0]] + [y - x for x, y in zip(cdf, cdf[1:])]
-        return -(lo + len(cdf) - 1), list(itertools.accumulate(reversed(pmf)))
+        return -(lo + len(cdf) - 1), list(itertools.accumulate(reversed(_pmf(cdf))))
     a, c = a_only / n, b_only / n
     b = 1 - a - c
     mean, sd = n * (c - a), math.sqrt(n * (a + c - (c - a) ** 2))
@@ -1296,12 +1303,9 @@ def paired_gap_cdf(cells: Cells) -> tuple:
 
 def _difference_quantile(n: int, hits_a: int, hits_b: int, q: float) -> int:
     """The smallest d with P(X_B - X_A <= d) > q, X_A and X_B independent binomials."""
-    def table(hits):
-        return _binomial_cdf_table(n, hits / n) if 0 < hits < n else (hits, [1.0])
-
-    lo_a, cdf_a = table(hits_a)
-    lo_b, cdf_b = table(hits_b)
-    pmf_a = [cdf_a[0]] + [y - x for x, y in zip(cdf_a, cdf_a[1:])]
+    lo_a, cdf_a = _hits_cdf(n, hits_a)
+    lo_b, cdf_b = _hits_cdf(n, hits_b)
+    pmf_a = _pmf(cdf_a)
     span = len(pmf_a)
 
     def cdf(d):                                    # sum over x of P(X_A = x) P(X_B <= x + d)
