@@ -503,6 +503,11 @@ class Units:
         """Plain item resampling: the article's design."""
         return not self.clustered and self.strata is None
 
+    @functools.cached_property
+    def diff(self) -> tuple:
+        """B - A per unit: what the paired bootstrap and the sign-flip test see."""
+        return tuple(map(operator.sub, self.b, self.a))
+
     def groups(self) -> dict:
         """{(a, b, size): count}: identical units, for the jackknife."""
         return dict(collections.Counter(zip(self.a, self.b, self.size)))
@@ -1340,9 +1345,8 @@ def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str
         return {key: Distribution.of(value, cells.n) for key, value in sums.items()}
     units, scale = scores.units, scores.scale
     steps = _steps(progress, [resamples, resamples, resamples, 2 * resamples])
-    diff = tuple(y - x for x, y in zip(units.a, units.b))
     dists = {}
-    for key, column in (("a", units.a), ("b", units.b), ("paired", diff)):
+    for key, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
         means, denominator = _resampled_means(rng, units, (column,), resamples, scale,
                                               next(steps))
         dists[key] = Distribution.of(means, denominator)
@@ -1384,8 +1388,7 @@ def paired_distribution(rng: random.Random, data, resamples: int, engine: str = 
     if engine == "counts":
         return Distribution.of(counts_paired_sums(rng, data, resamples), data.n)
     units = data.units
-    diff = tuple(y - x for x, y in zip(units.a, units.b))
-    return Distribution.of(*_resampled_means(rng, units, (diff,), resamples, data.scale))
+    return Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, data.scale))
 
 
 def _steps(progress, sizes):
@@ -1727,20 +1730,18 @@ def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence,
     estimates = {"a": scores.mean_a, "b": scores.mean_b,
                  "paired": scores.mean_b - scores.mean_a,
                  "unpaired": scores.mean_b - scores.mean_a}
+    groups = units.groups() if interval == "bca" else None
     intervals, errors = {}, {}
     for name, dist in dists.items():
-        jack = jackknife(units.groups(), name, scores.scale) if interval == "bca" else None
+        jack = jackknife(groups, name, scores.scale) if groups is not None else None
         intervals[name] = dist.interval(confidence, interval, estimates[name], jack)
         errors[name] = dist.end_errors(confidence, interval, estimates[name], jack)
     mcnemar = None
-    if units.clustered:
-        test = sign_flip_test(rng, [y - x for x, y in zip(units.a, units.b)], permutations)
-    elif scores.binary:
+    if scores.binary and not units.clustered:
         cells = scores.cells()
         mcnemar = test = mcnemar_exact(cells.a_only, cells.b_only)
-    else:
-        a, b = scores.ints
-        test = sign_flip_test(rng, [y - x for x, y in zip(a, b)], permutations)
+    else:                                         # per item, or per cluster: units.diff
+        test = sign_flip_test(rng, units.diff, permutations)
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
         ci_a=intervals["a"], ci_b=intervals["b"], paired=intervals["paired"],
