@@ -2546,17 +2546,27 @@ def read_table(path: str, systems: tuple, *, id_key="item?", input_format=None,
     cluster and stratum label of each item when their columns are named."""
     if len(set(systems)) != len(systems):
         raise ToolError(f"a system is named twice: {', '.join(systems)}")
-    labels = tuple(key for key in (cluster_key, strata_key) if key is not None)
-    ids, columns, source, dropped, note = read_file(path, systems, id_key=id_key,
-                                                   input_format=input_format,
-                                                   on_missing=on_missing, labels=labels)
+    ids, columns, source, dropped, note = read_file(
+        path, systems, id_key=id_key, input_format=input_format, on_missing=on_missing,
+        labels=_label_keys(cluster_key, strata_key))
     if len(ids) < 2:
         raise ToolError(f"{source.path}: need at least 2 items, got {len(ids)}")
-    scores, extra = columns[:len(systems)], columns[len(systems):]
-    clusters = tuple(extra.pop(0)) if cluster_key is not None else None
-    strata = tuple(extra.pop(0)) if strata_key is not None else None
+    scores = columns[:len(systems)]
     return Table(tuple(systems), tuple(tuple(c) for c in scores), tuple(ids), (source,),
-                 dropped, note, clusters, strata)
+                 dropped, note, *_split_labels(columns[len(systems):], cluster_key, strata_key))
+
+
+def _label_keys(cluster_key, strata_key) -> tuple:
+    """The label columns to read: the cluster's, then the stratum's, those named."""
+    return tuple(key for key in (cluster_key, strata_key) if key is not None)
+
+
+def _split_labels(columns, cluster_key, strata_key) -> tuple:
+    """``(clusters, strata)`` from the label columns read in ``_label_keys`` order."""
+    columns = [tuple(column) for column in columns]
+    clusters = columns.pop(0) if cluster_key is not None else None
+    strata = columns.pop(0) if strata_key is not None else None
+    return clusters, strata
 
 
 def read_runs(baseline: str, candidates, *, score_key: str, id_key: str, input_format=None,
@@ -2569,7 +2579,7 @@ def read_runs(baseline: str, candidates, *, score_key: str, id_key: str, input_f
     Cluster and stratum labels come from the baseline's file.
     """
     paths = (baseline,) + tuple(candidates)
-    labels = tuple(key for key in (cluster_key, strata_key) if key is not None)
+    labels = _label_keys(cluster_key, strata_key)
     runs = [read_file(path, (score_key,), id_key=id_key, input_format=input_format,
                       on_missing=on_missing, labels=labels if i == 0 else ())
             for i, path in enumerate(paths)]
@@ -2582,23 +2592,22 @@ def read_runs(baseline: str, candidates, *, score_key: str, id_key: str, input_f
     notes = [f"{names[i]}: {run[4]}" for i, run in enumerate(runs) if run[4]]
     dropped = sum(run[3] for run in runs)
     if only:
+        partial = len({item for item, _ in only})
         if on_missing != "drop":
             shown = ", ".join(f"{item!r} only in {where}" if isinstance(item, str)
                               else f"{item} only in {where}" for item, where in only[:SHOW_IDS])
-            raise ToolError(f"{len({item for item, _ in only})} item(s) are not in every run "
+            raise ToolError(f"{partial} item(s) are not in every run "
                             f"(first: {shown}{', ...' if len(only) > SHOW_IDS else ''}); "
                             "use --on-missing drop to keep the items all runs share")
-        notes.append(f"{len({item for item, _ in only})} item(s) not in every run")
-        dropped += len({item for item, _ in only})
+        notes.append(f"{partial} item(s) not in every run")
+        dropped += partial
     order = [item for item in runs[0][0] if item in common]
     if len(order) < 2:
         raise ToolError(f"the runs share {len(order)} item(s); need at least 2")
     columns = tuple(tuple(m[item] for item in order) for m in maps)
-    label_columns = [tuple(m[item] for item in order) for m in label_maps]
-    clusters = label_columns.pop(0) if cluster_key is not None else None
-    strata = label_columns.pop(0) if strata_key is not None else None
+    label_columns = [[m[item] for item in order] for m in label_maps]
     return Table(tuple(names), columns, tuple(order), tuple(run[2] for run in runs),
-                 dropped, "; ".join(notes), clusters, strata)
+                 dropped, "; ".join(notes), *_split_labels(label_columns, cluster_key, strata_key))
 
 
 def _run_names(paths) -> list:
