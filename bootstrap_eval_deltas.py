@@ -1809,18 +1809,17 @@ class Coverage:
     def mean_half_width(self) -> Fraction:
         return self.width_sum / (2 * max(1, self.defined))
 
-    @staticmethod
-    def standard_error(rate: Fraction, replays: int) -> float:
-        """Monte Carlo standard error of a rate estimated from *replays* replays."""
-        return math.sqrt(float(rate * (1 - rate)) / max(1, replays))
+    def standard_error(self, rate: Fraction) -> float:
+        """Monte Carlo standard error of one of these rates (over the defined replays)."""
+        return math.sqrt(float(rate * (1 - rate)) / max(1, self.defined))
 
     def to_json(self) -> dict:
         body = {
             "replays": self.replays,
             "covers": float(self.covers_rate),
-            "covers_se": self.standard_error(self.covers_rate, self.defined),
+            "covers_se": self.standard_error(self.covers_rate),
             "excludes_zero": float(self.excludes_zero_rate),
-            "excludes_zero_se": self.standard_error(self.excludes_zero_rate, self.defined),
+            "excludes_zero_se": self.standard_error(self.excludes_zero_rate),
             "mean_half_width": float(self.mean_half_width),
             "undefined": self.undefined,
         }
@@ -2853,7 +2852,7 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction) -> list:
     which = f"a 'significant' {sign}gap" if true_gap != 0 else "a false positive"
 
     def rate(value, tally=cov, tail=" of the time"):
-        se = Coverage.standard_error(value, tally.defined) * 100
+        se = tally.standard_error(value) * 100
         return f"{round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
 
     lines = [
@@ -3099,7 +3098,7 @@ def _sweep_text(report: SweepReport) -> str:
 
 
 def _rate(value: Fraction, cov: Coverage) -> str:
-    se = Coverage.standard_error(value, cov.replays)
+    se = cov.standard_error(value)
     return f"{100 * float(value):.1f}% ({100 * se:.1f})"
 
 
@@ -3315,7 +3314,7 @@ def svg_power_curve(report: SweepReport) -> str:
         simulated.append((result.n_needed, result.confirmation))
     for n, cov in simulated:
         rate = float(cov.excludes_zero_rate)
-        se = Coverage.standard_error(cov.excludes_zero_rate, cov.replays)
+        se = cov.standard_error(cov.excludes_zero_rate)
         canvas.line(canvas.x(n), canvas.y(max(0, rate - 1.96 * se)), canvas.x(n),
                     canvas.y(min(1, rate + 1.96 * se)), stroke="#222", width=1.5)
         canvas.add(f'<circle cx="{canvas.x(n):.1f}" cy="{canvas.y(rate):.1f}" r="4" '
