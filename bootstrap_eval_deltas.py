@@ -2348,12 +2348,13 @@ def _sniff_delimiter(path: str, header: str) -> str:
 
 
 def _records(path: str, input_format: str, keys: tuple, id_key, labels: tuple = ()):
-    """Stream (line, id, values) from a CSV or JSONL file; values follow *keys*
-    (scores) then *labels* (cluster or stratum labels, read like ids).
+    """``(lines, format, rows)`` for a CSV or JSONL file: *rows* streams (line, id,
+    values), values following *keys* (scores) then *labels* (cluster or stratum
+    labels, read like ids).
 
     *id_key* is a name, None (row numbers), or "item?" (the ``item`` column
-    when there is one).  The generator first yields (id_key, columns used,
-    columns available).
+    when there is one).  *rows* first yields (id_key, columns used, columns
+    available).
     """
     lines = _Lines(path)
     fmt = input_format or ("jsonl" if path.endswith((".jsonl", ".ndjson")) else "csv")
