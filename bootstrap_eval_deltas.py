@@ -57,6 +57,20 @@ Interval(lo=Fraction(1, 10), hi=Fraction(9, 10))
 
 from __future__ import annotations
 
+import sys
+
+if sys.version_info < (3, 10):          # before anything newer can fail with a traceback
+    sys.stderr.write("bootstrap_eval_deltas: error: needs Python 3.10 or newer; this is "
+                     "Python %d.%d\n" % sys.version_info[:2])
+    raise SystemExit(2)
+
+import signal
+
+if __name__ == "__main__" or sys.argv[:1] and sys.argv[0].endswith("bootstrap-eval-deltas"):
+    # A Ctrl-C while the interpreter is still importing ends the program quietly (status 130
+    # from the shell) instead of a traceback; main() installs its own handlers.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 import argparse
 import array
 import bisect
@@ -74,8 +88,9 @@ import operator
 import os
 import random
 import re
-import sys
+import stat
 import tempfile
+import unicodedata
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -119,6 +134,22 @@ PERMUTATIONS = 10_000         # random sign patterns beyond that
 PROGRESS_DELAY = 1.0          # seconds before a progress indicator appears (terminals only)
 SHOW_IDS = 5                  # ids quoted in an error about many rows
 
+# Hard limits: beyond them the input or flag is refused in one line that names the limit.
+MAX_LINE_BYTES = 1 << 24      # one line of a CSV or JSON-lines file (16 MiB)
+MAX_FIELD_CHARS = 1 << 20     # one CSV field (1 MiB)
+MAX_NUMBER_CHARS = 50         # characters of one number (a score or a flag value)
+MAX_EXPONENT = 50             # |decimal exponent| of one number: magnitudes stay float-safe
+MAX_JSON_DEPTH = 512          # nesting of a JSON value (below every Python's own limit)
+MAX_ID_DIGITS = 18            # longer all-digit ids stay text
+MAX_RESAMPLES = 1_000_000
+MAX_REPLAYS = 100_000
+MAX_PERMUTATIONS = 1_000_000
+MAX_N_ITEMS = 100_000_000     # items of a simulated eval set
+MIN_HALF_WIDTH = Fraction(1, 10_000)
+
+EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 70, 130, 141, 143
+
 # The resampling engine's tuning: results never depend on these, only speed does.
 CODE_REJECT = 255             # code of a word that randrange would reject
 MAX_CODES = 254               # distinct score rows that fit the byte-code path
@@ -127,8 +158,54 @@ SELECT_MAX_BITS = 5           # low index bits resolved by a select tree (32 loo
 FACTOR_CACHE_LIMIT = 1_000_000  # n up to which binomial ratio factors are cached whole
 
 
-class ToolError(Exception):
+class ToolError(ValueError):
     """A problem with the user's input or flags: reported in one line, exit status 2."""
+
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?", re.ASCII)
+
+
+def parse_number(text: str) -> Fraction | None:
+    """An exact number from its decimal text, or None when the text is not one.
+
+    ASCII digits only (an Arabic-Indic or full-width digit is not read as a
+    number), at most ``MAX_NUMBER_CHARS`` characters and a decimal exponent
+    within ``MAX_EXPONENT``, so that no number can overflow a float or cost
+    a long big-integer computation; ToolError names the limit.
+
+    >>> parse_number("0.75"), parse_number("2e-1"), parse_number("x")
+    (Fraction(3, 4), Fraction(1, 5), None)
+    """
+    match = _NUMBER.fullmatch(text)
+    if match is None:
+        return None
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ToolError(f"{_shorten(text)} has more than {MAX_NUMBER_CHARS} characters, the "
+                        "longest number the tool reads")
+    if abs(int(match.group(1) or 0)) > MAX_EXPONENT:
+        raise ToolError(f"{_shorten(text)} is out of range: a number's decimal exponent must "
+                        f"lie within +-{MAX_EXPONENT}")
+    return Fraction(text)
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    """*text* quoted for a message: control characters escaped, long text cut."""
+    text = printable(text)
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def printable(text: str) -> str:
+    r"""*text* with control and format characters (ANSI escapes, bidi overrides, NUL,
+    line breaks) shown as backslash escapes, so that echoing a file's content can
+    never move the cursor, colour the terminal or break a one-line message.
+
+    >>> printable("a\x1b[31mb\nc")
+    'a\\x1b[31mb\\nc'
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == " " else
+                   ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def exact(value) -> Fraction:
@@ -2168,6 +2245,1006 @@ def write_scores_csv(path: str, scores: Scores) -> None:
     atomic_write(path, scores_csv_text(scores))
 
 
+# === Sources: the user's files ===
+#
+# Every reader streams its input through _CheckedReader, which hashes the raw
+# bytes (the report's SHA-256 is of the file exactly as it is on disk) and
+# refuses, at C speed per 64 KiB chunk, what cannot be a text table: NUL bytes,
+# invalid UTF-8, a line longer than MAX_LINE_BYTES.  A UTF-8 byte-order mark
+# and CRLF line ends are read as what they are.  Files are always closed
+# (``with InputFile(...)``).  Nothing here draws from the random stream.
+
+
+class _Missing:
+    """The marker for an absent or empty score, id or label (never None, which is data)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
+_BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
+                "TRUE": 1, "FALSE": 0}
+_NONFINITE = ("nan", "inf", "infinity", "-inf", "+inf", "-infinity", "+infinity", "-nan",
+              "+nan")
+_MAGIC = (                                   # (leading bytes, what the file is)
+    (b"PK\x03\x04", "zip"),
+    (b"PAR1", "a Parquet file"),
+    (b"\x1f\x8b", "a gzip-compressed file (decompress it first, e.g. with gunzip)"),
+    (b"BZh", "a bzip2-compressed file (decompress it first)"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file (decompress it first)"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive (unpack it first)"),
+    (b"\xd0\xcf\x11\xe0", "an old Excel (.xls) or Office file (save it as CSV)"),
+    (b"%PDF", "a PDF document"),
+    (b"SQLite format 3\x00", "an SQLite database (export the table as CSV)"),
+    (b"\x89HDF", "an HDF5 file (export it as CSV)"),
+    (b"\x93NUMPY", "a NumPy array file (save it as CSV)"),
+)
+
+
+class _CheckedReader(io.RawIOBase):
+    """A raw binary stream that checks and fingerprints every chunk it passes on.
+
+    At C speed per chunk: SHA-256 of the bytes; no NUL byte (a binary file);
+    valid UTF-8 (an incremental decoder, so a character split across chunks
+    is fine); no line longer than MAX_LINE_BYTES (so an endless line such as
+    /dev/zero's cannot grow memory without bound).  Line numbers come from
+    counting newlines in the chunks already passed.
+    """
+
+    def __init__(self, raw, path: str, line_limit: int = MAX_LINE_BYTES):
+        self.raw, self.path, self.line_limit = raw, path, line_limit
+        self.sha = hashlib.sha256()
+        self.utf8 = codecs.getincrementaldecoder("utf-8")()
+        self.lines = 0                      # newlines before the current chunk
+        self.open_line = 0                  # bytes of the line still open after them
+        self.binary = False                 # an archive: hashed, not checked as text
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = self.raw.readinto(buffer) or 0
+        chunk = bytes(memoryview(buffer)[:count])
+        self.sha.update(chunk)
+        if self.binary:
+            return count
+        if b"\0" in chunk:
+            line = self.lines + chunk.count(b"\n", 0, chunk.index(b"\0")) + 1
+            raise ToolError(f"{self.path} line {line}: a NUL byte; this is a binary file, not "
+                            "a text table")
+        first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+        longest = self.open_line + (count if first < 0 else first)
+        if longest > self.line_limit:
+            raise ToolError(f"{self.path} line {self.lines + 1} is longer than "
+                            f"{self.line_limit // (1 << 20)} MiB, the longest line the tool "
+                            "reads")
+        self.open_line = longest if first < 0 else count - last - 1
+        try:
+            self.utf8.decode(chunk, final=count == 0)
+        except UnicodeDecodeError as err:
+            line = self.lines + chunk.count(b"\n", 0, max(0, min(err.start, count))) + 1
+            raise ToolError(f"{self.path} line {line}: not UTF-8 text") from None
+        self.lines += chunk.count(b"\n")
+        return count
+
+
+class InputFile:
+    """One input (a path, or ``-`` for stdin) opened for checked reading.
+
+    Use it as a context manager; ``head`` holds the first bytes (for format
+    detection), ``text`` the decoded text stream (a leading byte-order mark
+    dropped, line ends kept as they are), ``finish()`` reads to the end and
+    returns the SHA-256 of the raw bytes.
+    """
+
+    def __init__(self, path: str, line_limit: int = MAX_LINE_BYTES):
+        self.path = "<stdin>" if path == "-" else path
+        self.raw = None
+        if path == "-":
+            self.raw = getattr(sys.stdin, "buffer", None)
+            if self.raw is None or self.raw.closed:
+                raise ToolError("cannot read stdin: it is closed")
+            self.owned = False
+        else:
+            try:
+                if os.path.isdir(path):
+                    raise ToolError(f"cannot read {printable(path)}: it is a folder")
+                self.raw = open(path, "rb")
+            except OSError as err:
+                raise ToolError(f"cannot read {printable(path)}: {err.strerror}") from None
+            self.owned = True
+        self.checked = _CheckedReader(self.raw, printable(self.path), line_limit)
+        self.buffer = io.BufferedReader(self.checked, buffer_size=1 << 16)
+        try:
+            self.head = self.buffer.peek(64)[:64]
+        except BaseException:
+            self.close()
+            raise
+        self.text = io.TextIOWrapper(self.buffer, encoding="utf-8-sig", newline="")
+
+    def __enter__(self) -> InputFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.owned and self.raw is not None:
+            self.raw.close()
+            self.owned = False
+
+    def finish(self) -> str:
+        """Read to the end (for the hash) and return the SHA-256 of the raw bytes."""
+        while self.buffer.read(1 << 16):
+            pass
+        return self.checked.sha.hexdigest()
+
+
+def binary_kind(head: bytes) -> str | None:
+    """What a file that is not text is, from its first bytes (None: maybe text).
+
+    >>> binary_kind(b"PAR1\\x15"), binary_kind(b"item,a,b")
+    ('a Parquet file', None)
+    """
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    return None
+
+
+def text_kind(head: bytes) -> str:
+    """The text format a file's first bytes suggest: "json" (a document), "jsonl" or "csv"."""
+    text = head.lstrip(b"\xef\xbb\xbf").lstrip()
+    if text.startswith(b"["):
+        return "json"
+    if text.startswith(b"{"):
+        first = text.split(b"\n", 1)[0].strip()
+        return "json" if first == b"{" else "jsonl"
+    return "csv"
+
+
+# --- JSON: exact numbers, limits, duplicate keys ---
+
+class _JsonObject(dict):
+    """A decoded JSON object that remembers keys it saw more than once."""
+
+    duplicates = frozenset()
+
+
+class _Unusable:
+    """A JSON value kept only to be refused if a comparison uses it (NaN, a huge number)."""
+
+    def __init__(self, text: str, reason: str):
+        self.text, self.reason = text, reason
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _json_object(pairs) -> _JsonObject:
+    obj = _JsonObject(pairs)
+    if len(obj) != len(pairs):
+        seen, twice = set(), set()
+        for key, _ in pairs:
+            (twice if key in seen else seen).add(key)
+        obj.duplicates = frozenset(twice)
+    return obj
+
+
+def _json_number(text: str):
+    try:
+        return parse_number(text)
+    except ToolError as err:
+        return _Unusable(text, str(err))
+
+
+def _json_int(text: str):
+    return int(text) if len(text) <= MAX_NUMBER_CHARS else _json_number(text)
+
+
+def _json_constant(name: str) -> _Unusable:
+    return _Unusable(name, f"{name} is not a finite number")
+
+
+_JSON = json.JSONDecoder(object_pairs_hook=_json_object, parse_float=_json_number,
+                         parse_int=_json_int, parse_constant=_json_constant)
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|([\[\]{}])')
+
+
+def json_depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Is *text* nested no deeper than *limit*?  (A quick count first; a scan that skips
+    strings only when the count could exceed it.)"""
+    if text.count("[") + text.count("{") <= limit:
+        return True
+    depth = 0
+    for match in _BRACKETS.finditer(text):
+        bracket = match.group(1)
+        if bracket in ("[", "{"):
+            depth += 1
+            if depth > limit:
+                return False
+        elif bracket:
+            depth -= 1
+    return True
+
+
+def decode_json(text: str, where: str):
+    """One JSON value, numbers exact; NaN and oversized numbers kept as _Unusable.
+
+    >>> decode_json('{"a": 0.1, "b": NaN}', "x")
+    {'a': Fraction(1, 10), 'b': NaN}
+    """
+    if not json_depth_ok(text):
+        raise ToolError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels, the deepest "
+                        "the tool reads")
+    try:
+        return _JSON.decode(text)
+    except RecursionError:
+        raise ToolError(f"{where}: JSON nested deeper than the tool reads") from None
+    except ValueError as err:
+        reason = str(err).split(":")[0]
+        raise ToolError(f"{where}: not valid JSON ({reason})") from None
+
+
+_ABSENT = _Missing()
+
+
+def lookup_key(record: dict, key: str, where: str = ""):
+    """A JSON field by name, or by dotted path into nested objects (``metrics.acc``).
+
+    Returns _ABSENT when there is none.  A key repeated in one object, or a
+    dotted name that is both a key and a nested path, is ambiguous: refused,
+    but only when the comparison uses it.
+    """
+    nested = record
+    for part in key.split("."):
+        if not isinstance(nested, dict) or part not in nested:
+            nested = _ABSENT
+            break
+        if part in nested.duplicates:
+            raise ToolError(f"{where}: key {_shorten(part)} appears twice in one object")
+        nested = nested[part]
+    if key in record:
+        if "." in key and nested is not _ABSENT:
+            raise ToolError(f"{where}: {_shorten(key)} is both a key and a nested path; "
+                            "rename one of them")
+        if key in record.duplicates:
+            raise ToolError(f"{where}: key {_shorten(key)} appears twice in one object")
+        return record[key]
+    return nested
+
+
+def flat_keys(record: dict, limit: int = 40) -> list:
+    """A JSON object's keys in order, nested ones dotted (``["id", "metrics.f1"]``), at
+    most *limit* of them (no recursion: any depth is safe)."""
+    keys, stack = [], [("", iter(record.items()))]
+    while stack and len(keys) < limit:
+        prefix, items = stack[-1]
+        entry = next(items, None)
+        if entry is None:
+            stack.pop()
+        elif isinstance(entry[1], dict) and entry[1]:
+            stack.append((f"{prefix}{entry[0]}.", iter(entry[1].items())))
+        else:
+            keys.append(printable(prefix + str(entry[0])))
+    return keys
+
+
+def parse_score(value, where=""):
+    """An exact score from a cell's text or a JSON value: 0/1 (also true/false) or a finite
+    real, read exactly from its decimal digits; MISSING for an empty cell or null.
+    *where* (text, or a function returning it) names the place in an error.
+
+    >>> parse_score("0.75"), parse_score("true"), parse_score("2e-1"), parse_score(" ")
+    (Fraction(3, 4), 1, Fraction(1, 5), MISSING)
+    """
+    if isinstance(value, str):
+        quick = _BINARY_TEXT.get(value)
+        if quick is not None:
+            return quick
+        text = value.strip()
+        if not text:
+            return MISSING
+        quick = _BINARY_TEXT.get(text.lower() if len(text) <= 5 else text)
+        if quick is not None:
+            return quick
+        try:
+            number = parse_number(text)
+        except ToolError as err:
+            raise ToolError(f"{_where(where)}: {err}") from None
+        if number is not None:
+            return number.numerator if number.denominator == 1 else number
+        if text.lower() in _NONFINITE:
+            raise ToolError(f"{_where(where)}: {_shorten(value)} is not a finite number")
+        raise ToolError(f"{_where(where)}: {_shorten(value)} is not a number (scores are 0/1, "
+                        "true/false or finite reals)")
+    if value is None or value is MISSING:
+        return MISSING
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        if len(str(abs(value))) > MAX_NUMBER_CHARS:
+            raise ToolError(f"{_where(where)}: a number with more than {MAX_NUMBER_CHARS} "
+                            "digits, the longest the tool reads")
+        return value
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else value
+    if isinstance(value, _Unusable):
+        raise ToolError(f"{_where(where)}: {value.reason}")
+    shown = json.dumps(value, default=repr)
+    raise ToolError(f"{_where(where)}: {_shorten(shown)} is not a number")
+
+
+def _where(where) -> str:
+    return where() if callable(where) else where
+
+
+_FLOAT_ID = re.compile(r"[0-9]{1,18}\.0*", re.ASCII)
+
+
+def item_id(value):
+    """An item id, the same whatever wrote it: "17", 17, " 17", 17.0 and "17.0" are one item
+    (pandas writes integer ids as floats once a column holds a NaN); an int also halves
+    the memory a million ids take.  Other numbers become their exact decimal text, any
+    other text stays text; a JSON list or object becomes its canonical JSON text.
+
+    >>> item_id("17"), item_id(Fraction(17)), item_id("17.0"), item_id(Fraction(3, 2))
+    (17, 17, 17, '1.5')
+    >>> item_id("007"), item_id(""), item_id(True)
+    ('007', MISSING, 'true')
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else format_decimal(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return MISSING
+        if text.isdigit() and text.isascii() and len(text) <= MAX_ID_DIGITS and (
+                text[0] != "0" or text == "0"):
+            return int(text)
+        if _FLOAT_ID.fullmatch(text) and (text[0] != "0" or text.startswith("0.")):
+            return int(text.split(".")[0])
+        return text
+    if value is None or value is MISSING or value is _ABSENT:
+        return MISSING
+    if isinstance(value, _Unusable):
+        return value.text
+    return json.dumps(value, sort_keys=True, default=_json_default)
+
+
+def _json_default(value):
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, _Unusable):
+        return value.text
+    raise TypeError(type(value).__name__)
+
+
+# --- Row streams: CSV, JSON lines, JSON documents ---
+
+@dataclass(frozen=True)
+class Fields:
+    """What a reader takes from each row: score columns (or JSON keys, dotted for nested
+    ones), the id column(s) -- a name, several for a composite id, () for row numbers,
+    None for ``item`` when the file has it -- and label columns read like ids."""
+
+    scores: tuple
+    ids: tuple | None = None
+    labels: tuple = ()
+
+
+@dataclass(frozen=True)
+class RowStream:
+    """Rows of one file as ``(where, id, values)``: values are the scores, then the labels.
+    ``used`` names the columns read, ``available`` those the file offers."""
+
+    format: str
+    used: tuple
+    available: tuple
+    keyed: bool                  # ids come from the file (a repeated id is an error)
+    rows: object                 # the iterator
+
+
+def _sniff_delimiter(path: str, header: str) -> str:
+    counts = {d: header.count(d) for d in (",", "\t", ";")}
+    best = max(counts.values())
+    found = [d for d, c in counts.items() if c == best]
+    if best == 0:
+        raise ToolError(f"{path}: the header has one column; expected columns separated by "
+                        "commas, tabs or semicolons")
+    if len(found) > 1:
+        raise ToolError(f"{path}: cannot tell the delimiter (as many commas as tabs or "
+                        "semicolons in the header)")
+    return found[0]
+
+
+def _id_keys(fields: Fields, has) -> tuple:
+    """The id columns to read: the named ones, or ``item`` when present and none is named."""
+    if fields.ids is None:
+        return ("item",) if has("item") else ()
+    return fields.ids
+
+
+def _compose(parts):
+    """One id from its parts: the part itself, or a tuple (MISSING if any part is)."""
+    if len(parts) == 1:
+        return parts[0]
+    return MISSING if MISSING in parts else tuple(parts)
+
+
+def csv_rows(f: InputFile, fields: Fields, delimiter: str | None = None) -> RowStream:
+    """Rows of a CSV (comma, tab or semicolon, sniffed from the header)."""
+    path = printable(f.path)
+    header_line = f.text.readline()
+    if header_line.lstrip().startswith(("{", "[")):
+        raise ToolError(f"{path} looks like JSON: use --input-format jsonl or json")
+    delimiter = delimiter or _sniff_delimiter(path, header_line)
+    reader = csv.reader(itertools.chain([header_line], f.text), delimiter=delimiter,
+                        strict=True)
+    try:
+        header = next(reader)
+    except csv.Error as err:
+        raise ToolError(f"{path} line 1: {err}") from None
+    id_keys = _id_keys(fields, header.__contains__)
+    wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
+    for name in wanted:
+        if name not in header:
+            raise ToolError(f"{path}: no column {_shorten(name)} (columns: "
+                            f"{printable(', '.join(header))[:300]})")
+    if len(set(header)) != len(header):
+        repeated = sorted({h for h in header if header.count(h) > 1})
+        raise ToolError(f"{path}: column {_shorten(repeated[0])} appears twice in the header")
+    positions = [header.index(name) for name in fields.scores]
+    label_positions = [header.index(name) for name in fields.labels]
+    id_positions = [header.index(name) for name in id_keys]
+    return RowStream("csv", wanted, tuple(header), bool(id_keys),
+                     _csv_generator(reader, path, len(header), positions, fields.scores,
+                                    label_positions, id_positions))
+
+
+def _csv_generator(reader, path, width, positions, names, label_positions, id_positions):
+    quick = _BINARY_TEXT.get
+    blank = None
+    try:
+        for row in reader:
+            if len(row) != width:
+                if not row:
+                    blank = blank or reader.line_num
+                    continue
+                raise ToolError(f"{path} line {reader.line_num}: {len(row)} fields, "
+                                f"expected {width}")
+            if blank:
+                raise ToolError(f"{path} line {blank}: blank line")
+            values = [quick(row[p]) for p in positions]
+            if None in values:                     # not a plain 0/1: parse, or name the place
+                line = reader.line_num
+                values = [parse_score(row[p], lambda name=name, line=line:
+                                      f"{path} line {line}, column {printable(name)}")
+                          for p, name in zip(positions, names)]
+            values += [item_id(row[p]) for p in label_positions]
+            if id_positions:
+                item = _compose([item_id(row[p]) for p in id_positions])
+            else:
+                item = reader.line_num
+            yield reader.line_num, item, values
+    except csv.Error as err:
+        raise ToolError(f"{path} line {reader.line_num}: {printable(str(err))}") from None
+
+
+def jsonl_records(f: InputFile):
+    """``(line, record)`` for each line of a JSON-lines file; trailing blank lines allowed."""
+    path = printable(f.path)
+    blank = None
+    for line, text in enumerate(f.text, start=1):
+        if not text.strip():
+            blank = blank or line
+            continue
+        if blank:
+            raise ToolError(f"{path} line {blank}: blank line")
+        record = decode_json(text, f"{path} line {line}")
+        if not isinstance(record, dict):
+            raise ToolError(f"{path} line {line}: expected a JSON object")
+        yield f"line {line}", record
+
+
+def json_document(f: InputFile):
+    """The one JSON value of a JSON document (an Inspect log, HELM's per-instance stats,
+    a list of records), read whole; the line limit is lifted for it."""
+    f.checked.line_limit = 1 << 62
+    text = f.text.read()
+    if not text.strip():
+        raise ToolError(f"{printable(f.path)} is empty")
+    return decode_json(text, printable(f.path))
+
+
+def document_records(value, path: str):
+    """``(where, record)`` of a JSON document holding records: a list of objects, or an
+    object with exactly one list of objects among its values."""
+    if isinstance(value, dict):
+        lists = [key for key, item in value.items()
+                 if isinstance(item, list) and item and isinstance(item[0], dict)]
+        if len(lists) != 1:
+            raise ToolError(f"{path}: a JSON object; expected a list of records, or an object "
+                            f"holding one (keys: {printable(', '.join(map(str, value)))[:200]})")
+        value = value[lists[0]]
+    if not isinstance(value, list):
+        raise ToolError(f"{path}: expected a list of records")
+    for index, record in enumerate(value, start=1):
+        if not isinstance(record, dict):
+            raise ToolError(f"{path} record {index}: expected a JSON object")
+        yield f"record {index}", record
+
+
+def record_rows(records, fields: Fields, path: str, fmt: str) -> RowStream:
+    """Rows from JSON records (JSON lines, or a document's list)."""
+    records = iter(records)
+    first = next(records, None)
+    if first is None:
+        raise ToolError(f"{path} has no records")
+    id_keys = _id_keys(fields, lambda key: lookup_key(first[1], key) is not _ABSENT)
+    wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
+    return RowStream(fmt, wanted, tuple(flat_keys(first[1])), bool(id_keys),
+                     _record_generator(itertools.chain([first], records), fields, id_keys,
+                                       path))
+
+
+def _record_generator(records, fields, id_keys, path):
+    for where, record in records:
+        place = f"{path} {where}"
+        values = []
+        for key in fields.scores:
+            value = lookup_key(record, key, place)
+            values.append(MISSING if value is _ABSENT else parse_score(
+                value, lambda key=key: f"{place}, key {printable(key)}"))
+        values += [item_id(lookup_key(record, key, place)) for key in fields.labels]
+        if id_keys:
+            item = _compose([item_id(lookup_key(record, key, place)) for key in id_keys])
+        else:
+            item = int(where.split()[-1])
+        yield where, item, values
+
+
+# --- Collecting rows: missing and repeated ids, counted or refused ---
+
+@dataclass(frozen=True)
+class Collected:
+    """The rows of one file that are kept: ids, and per value position a column."""
+
+    ids: list
+    columns: list
+    rows: int                    # rows read
+    dropped: int                 # rows left out under --on-missing drop
+    note: str                    # why, counted
+
+
+def _first(items) -> str:
+    shown = [_shorten(x) if isinstance(x, str) else printable(str(x)) for x in items[:SHOW_IDS]]
+    return ", ".join(shown) + (", ..." if len(items) > SHOW_IDS else "")
+
+
+def collect(stream: RowStream, path: str, width: int, on_missing: str) -> Collected:
+    """Keep every complete row; a missing score, id or label, or a repeated id, is an error
+    that counts them and quotes the first few -- unless *on_missing* is "drop": then those
+    rows are left out and counted in the note."""
+    ids, columns = [], [[] for _ in range(width)]
+    missing, rows_read = [], 0
+    for where, item, values in stream.rows:
+        rows_read += 1
+        if item is MISSING or MISSING in values:
+            missing.append(item if item is not MISSING else where)
+            continue
+        ids.append(item)
+        for column, value in zip(columns, values):
+            column.append(value)
+    if rows_read == 0:
+        raise ToolError(f"{path} has a header but no rows" if stream.format == "csv"
+                        else f"{path} has no records")
+    notes = []
+    if missing:
+        if len(missing) == rows_read and stream.format != "csv":
+            absent = [key for key in stream.used if key not in stream.available]
+            if absent:
+                raise ToolError(f"{path}: no key {_shorten(absent[0])} (the first record has: "
+                                f"{', '.join(stream.available)[:300]})")
+        if on_missing != "drop":
+            raise ToolError(f"{path}: {len(missing)} row(s) with a missing score, id or label "
+                            f"(first: {_first(missing)}); fix them or use --on-missing drop")
+        notes.append(f"{len(missing):,} row(s) with a missing score, id or label")
+    repeated = repeated_ids(ids) if stream.keyed else set()
+    if repeated:
+        if on_missing != "drop":
+            ordered = [item for item in dict.fromkeys(ids) if item in repeated]
+            raise ToolError(f"{path}: {len(repeated)} id(s) appear more than once (first: "
+                            f"{_first(ordered)}); ids must be unique, or use --on-missing drop")
+        keep = [i for i, item in enumerate(ids) if item not in repeated]
+        notes.append(f"{len(ids) - len(keep):,} row(s) of {len(repeated):,} repeated id(s)")
+        ids = [ids[i] for i in keep]
+        columns = [[column[i] for i in keep] for column in columns]
+    return Collected(ids, columns, rows_read, rows_read - len(ids), "; ".join(notes))
+
+
+def repeated_ids(ids) -> set:
+    """The ids that appear more than once.  Dense non-negative integer ids (the common
+    1..n) are checked with a bitmap, a byte per possible id, instead of a set."""
+    if ids and all(type(i) is int for i in ids):
+        low, high = min(ids), max(ids)
+        if low >= 0 and high < 16 * len(ids) + 1024:
+            seen = bytearray(high + 1)
+            twice = set()
+            for i in ids:
+                if seen[i]:
+                    twice.add(i)
+                seen[i] = 1
+            return twice
+    seen, twice = set(), set()
+    for i in ids:
+        if i in seen:
+            twice.add(i)
+        seen.add(i)
+    return twice
+
+
+# --- Harness logs: lm-evaluation-harness, Inspect, HELM ---
+#
+# Each adapter turns a harness's own file into rows ``(where, (item, run),
+# [score])`` -- the run is an Inspect epoch or a HELM trial, 1 otherwise --
+# and says what it found: the system (model) name, the task, and the choices
+# the file offered (metrics, filters, scorers), so that an ambiguous choice is
+# refused with the list instead of being made silently.
+
+@dataclass(frozen=True)
+class HarnessFile:
+    """What an adapter found in one harness file."""
+
+    format: str                  # "lm-eval", "inspect" or "helm"
+    stream: RowStream
+    system: str | None           # the model, as the harness names it
+    task: str | None
+    note: str = ""
+
+
+_LM_EVAL_NAME = re.compile(r"samples_(.+)_(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
+_INSPECT_VALUES = {"C": 1, "I": 0, "P": Fraction(1, 2), "N": 0, "yes": 1, "no": 0,
+                   "true": 1, "false": 0}
+
+
+def _choose(offered, chosen, path: str, what: str, flag: str):
+    """The one choice among *offered* (a list): *chosen* if given, the only one otherwise."""
+    offered = list(dict.fromkeys(offered))
+    if chosen is not None:
+        if chosen not in offered:
+            raise ToolError(f"{path}: no {what} {_shorten(chosen)} (the file offers: "
+                            f"{printable(', '.join(map(str, offered)))[:300]})")
+        return chosen
+    if len(offered) == 1:
+        return offered[0]
+    if not offered:
+        raise ToolError(f"{path}: the file offers no {what}")
+    raise ToolError(f"{path} offers {len(offered)} {what}s ({printable(', '.join(map(str, offered)))[:300]}); "
+                    f"choose one with {flag}")
+
+
+def lm_eval_file(records, path: str, real_path: str | None, fields: Fields, filter_name):
+    """lm-evaluation-harness ``samples_<task>_<time>.jsonl``: one line per document per
+    filter (``--filter``), the metric values as top-level keys (``--score-col``)."""
+    records = iter(records)
+    first = next(records, None)
+    if first is None:
+        raise ToolError(f"{path} has no records")
+    offered = first[1].get("metrics") if isinstance(first[1].get("metrics"), list) else []
+    metric = _choose([m for m in offered if isinstance(m, str)] or
+                     [k for k in first[1] if k not in _LM_EVAL_FIELDS],
+                     fields.scores[0] if fields.scores else None, path, "metric", "--score-col")
+    by_filter = {}
+    for where, record in itertools.chain([first], records):
+        place = f"{path} {where}"
+        name = lookup_key(record, "filter", place)
+        name = "none" if name is _ABSENT else str(name)
+        if filter_name is not None and name != filter_name:
+            by_filter.setdefault(name, None)
+            continue
+        doc = item_id(lookup_key(record, "doc_id", place))
+        value = lookup_key(record, metric, place)
+        by_filter.setdefault(name, []).append((where, doc, value))
+    chosen = _choose(list(by_filter), filter_name, path, "filter", "--filter")
+    rows = ((where, (doc, 1), [MISSING if value is _ABSENT else parse_score(
+        value, lambda where=where: f"{path} {where}, key {printable(metric)}")])
+        for where, doc, value in by_filter[chosen])
+    match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
+    task = match.group(1) if match else None
+    note = f"lm-eval filter {chosen}" if len(by_filter) > 1 else ""
+    stream = RowStream("lm-eval", ("doc_id", metric), tuple(flat_keys(first[1])), True, rows)
+    return HarnessFile("lm-eval", stream, _lm_eval_model(real_path), task, note)
+
+
+_LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
+                   "metrics", "doc_hash", "prompt_hash", "target_hash"}
+
+
+def _lm_eval_model(real_path: str | None) -> str | None:
+    """The model of an lm-eval output folder: ``model_name`` in a results file beside the
+    samples, else the folder's name when it is one (``org__model`` -> ``org/model``)."""
+    if real_path is None:
+        return None
+    folder = os.path.dirname(real_path)
+    try:
+        results = sorted(name for name in os.listdir(folder)
+                         if name.startswith("results_") and name.endswith(".json"))
+    except OSError:
+        return None
+    for name in reversed(results):
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                data = handle.read(1 << 24)
+            value = _JSON.decode(data.decode("utf-8")).get("model_name")
+        except (OSError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
+            continue
+        if isinstance(value, str) and value:
+            return value
+    return os.path.basename(folder).replace("__", "/") if results else None
+
+
+def _inspect_value(value, place: str):
+    """An Inspect score value as a number, the way Inspect's value_to_float reads it:
+    C 1, P 0.5, I and N 0, yes/true 1, no/false 0, numbers as they are; NaN (an
+    unscored sample) is missing."""
+    if isinstance(value, str):
+        mapped = _INSPECT_VALUES.get(value, _INSPECT_VALUES.get(value.lower()))
+        if mapped is not None:
+            return mapped
+    if isinstance(value, _Unusable) and value.text == "NaN":
+        return MISSING
+    return parse_score(value, place)
+
+
+def inspect_file(log: dict, samples, path: str, fields: Fields) -> HarnessFile:
+    """An Inspect AI log (``.json``, or the header and samples of an ``.eval`` archive):
+    ``samples[].scores.<scorer>.value``; several epochs of a sample are several runs."""
+    spec = log.get("eval") if isinstance(log.get("eval"), dict) else {}
+    samples = list(samples)
+    scorers = []
+    for _, sample in samples:
+        if isinstance(sample.get("scores"), dict):
+            scorers.extend(sample["scores"])
+    wanted = fields.scores[0] if fields.scores else None
+    scorer, key = wanted, None
+    if wanted is not None and wanted not in scorers and "." in wanted:
+        scorer, key = wanted.split(".", 1)
+    scorer = _choose(scorers, scorer, path, "scorer", "--scorer")
+
+    def rows():
+        for where, sample in samples:
+            place = f"{path} {where}"
+            item = item_id(lookup_key(sample, "id", place))
+            epoch = lookup_key(sample, "epoch", place)
+            score = lookup_key(sample, f"scores.{scorer}.value", place) \
+                if isinstance(sample.get("scores"), dict) and scorer in sample["scores"] \
+                else _ABSENT
+            if key is not None and isinstance(score, dict):
+                score = lookup_key(score, key, place)
+            value = MISSING if score is _ABSENT else _inspect_value(
+                score, lambda place=place: f"{place}, scorer {printable(scorer)}")
+            yield where, (item, 1 if epoch is _ABSENT else item_id(epoch)), [value]
+
+    status = log.get("status")
+    note = f"Inspect log status {printable(str(status))}" if status not in (None, "success") \
+        else ""
+    stream = RowStream("inspect", ("id", "epoch", f"scores.{scorer}.value"), tuple(scorers),
+                       True, rows())
+    model = spec.get("model") if isinstance(spec.get("model"), str) else None
+    task = spec.get("task") if isinstance(spec.get("task"), str) else None
+    return HarnessFile("inspect", stream, model, task, note)
+
+
+def inspect_samples(log: dict, path: str):
+    if not isinstance(log.get("samples"), list):
+        raise ToolError(f"{path}: an Inspect log without samples (was it written with "
+                        "--no-log-samples?)")
+    for index, sample in enumerate(log["samples"], start=1):
+        if not isinstance(sample, dict):
+            raise ToolError(f"{path} sample {index}: expected a JSON object")
+        yield f"sample {index}", sample
+
+
+def helm_file(records, path: str, real_path: str | None, fields: Fields, split: str):
+    """HELM ``per_instance_stats.json``: per instance and train trial, ``stats`` with
+    ``name: {name, split, perturbation?}`` and ``mean``.  Unperturbed instances of the
+    chosen split; each train trial is a run."""
+    kept, names = [], []
+    for where, record in records:
+        if "perturbation" in record:
+            continue
+        stats = record.get("stats") if isinstance(record.get("stats"), list) else []
+        chosen = {}
+        for stat in stats:
+            name = stat.get("name") if isinstance(stat, dict) else None
+            if not isinstance(name, dict) or "perturbation" in name or \
+                    name.get("split", split) != split:
+                continue
+            names.append(name.get("name"))
+            chosen[name.get("name")] = stat.get("mean", _ABSENT)
+        kept.append((where, record, chosen))
+    metric = _choose([n for n in names if isinstance(n, str)],
+                     fields.scores[0] if fields.scores else None, path,
+                     f"metric for split {split}", "--metric")
+
+    def rows():
+        for where, record, chosen in kept:
+            place = f"{path} {where}"
+            item = item_id(lookup_key(record, "instance_id", place))
+            trial = lookup_key(record, "train_trial_index", place)
+            value = chosen.get(metric, _ABSENT)
+            yield where, (item, 0 if trial is _ABSENT else item_id(trial)), [
+                MISSING if value is _ABSENT else parse_score(
+                    value, lambda place=place: f"{place}, stat {printable(metric)}")]
+
+    stream = RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
+    run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
+    model = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
+    task = run_dir.split(":")[0] if ":" in run_dir else None
+    return HarnessFile("helm", stream, model.group(1) if model else _helm_model(real_path),
+                       task)
+
+
+def _helm_model(real_path: str | None) -> str | None:
+    """The model named in ``run_spec.json`` beside the stats, if there is one."""
+    if real_path is None:
+        return None
+    try:
+        with open(os.path.join(os.path.dirname(real_path), "run_spec.json"), "rb") as handle:
+            spec = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
+        model = spec["adapter_spec"]["model"]
+    except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
+        return None
+    return model if isinstance(model, str) else None
+
+
+# --- Zip archives: Inspect's .eval logs and Excel workbooks ---
+
+MAX_ARCHIVE_BYTES = 1 << 30      # an archive, or one member of it, unpacked (1 GiB)
+
+
+def _zip_member(archive, name: str, path: str) -> bytes:
+    info = archive.getinfo(name)
+    if info.file_size > MAX_ARCHIVE_BYTES:
+        raise ToolError(f"{path}: {printable(name)} unpacks to more than 1 GiB, the most the "
+                        "tool reads")
+    return archive.read(name)
+
+
+def _zip_json(archive, name: str, path: str):
+    try:
+        text = _zip_member(archive, name, path).decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ToolError(f"{path}: {printable(name)} is not UTF-8 text") from None
+    return decode_json(text, f"{path}: {printable(name)}")
+
+
+def inspect_archive(archive, path: str):
+    """The log header and the samples of an Inspect ``.eval`` archive."""
+    names = set(archive.namelist())
+    header = "header.json" if "header.json" in names else "_journal/start.json"
+    log = _zip_json(archive, header, path)
+    if not isinstance(log, dict):
+        raise ToolError(f"{path}: {header} is not a JSON object")
+    if "summaries.json" in names:
+        lists = [_zip_json(archive, "summaries.json", path)]
+    else:
+        journal = sorted((n for n in names if re.fullmatch(r"_journal/summaries/\d+\.json", n)),
+                         key=lambda n: int(n.rsplit("/", 1)[1].split(".")[0]))
+        lists = [_zip_json(archive, n, path) for n in journal]
+        if not journal:
+            lists = [[_zip_json(archive, n, path) for n in sorted(names)
+                      if n.startswith("samples/") and n.endswith(".json")]]
+    samples = [sample for part in lists if isinstance(part, list) for sample in part]
+    if not samples:
+        raise ToolError(f"{path}: an Inspect log without samples")
+    return log, ((f"sample {i}", s) for i, s in enumerate(samples, start=1)
+                 if isinstance(s, dict))
+
+
+_XLSX = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_XLSX_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+
+
+def _xml(archive, name: str, path: str):
+    import xml.etree.ElementTree as ElementTree
+    data = _zip_member(archive, name, path)
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise ToolError(f"{path}: {printable(name)} declares XML entities; the tool does not "
+                        "expand them")
+    try:
+        return ElementTree.fromstring(data)
+    except ElementTree.ParseError as err:
+        raise ToolError(f"{path}: {printable(name)} is not valid XML ({err})") from None
+
+
+def xlsx_rows(archive, path: str):
+    """The first sheet of an Excel workbook as rows of cell texts, numbers exactly as the
+    workbook stores them (its shortest decimal text)."""
+    book = _xml(archive, "xl/workbook.xml", path)
+    sheet = book.find(f"{_XLSX}sheets/{_XLSX}sheet")
+    target = "worksheets/sheet1.xml"
+    if sheet is not None and "xl/_rels/workbook.xml.rels" in archive.namelist():
+        rel_id = sheet.get(f"{_XLSX_REL}id")
+        for rel in _xml(archive, "xl/_rels/workbook.xml.rels", path):
+            if rel.get("Id") == rel_id:
+                target = rel.get("Target", target).lstrip("/").removeprefix("xl/")
+    shared = []
+    if "xl/sharedStrings.xml" in archive.namelist():
+        for item in _xml(archive, "xl/sharedStrings.xml", path):
+            shared.append("".join(t.text or "" for t in item.iter(f"{_XLSX}t")))
+    rows = []
+    for row in _xml(archive, "xl/" + target, path).iter(f"{_XLSX}row"):
+        cells = {}
+        for cell in row.iter(f"{_XLSX}c"):
+            column = _xlsx_column(cell.get("r", ""), len(cells))
+            kind, value = cell.get("t", "n"), cell.find(f"{_XLSX}v")
+            text = value.text or "" if value is not None else ""
+            if kind == "s" and text.isdigit() and int(text) < len(shared):
+                text = shared[int(text)]
+            elif kind == "inlineStr":
+                text = "".join(t.text or "" for t in cell.iter(f"{_XLSX}t"))
+            elif kind == "b":
+                text = "true" if text == "1" else "false"
+            cells[column] = text
+        line = int(row.get("r", len(rows) + 1))
+        rows.append((line, [cells.get(i, "") for i in range(max(cells, default=-1) + 1)]))
+    return rows
+
+
+def _xlsx_column(reference: str, default: int) -> int:
+    letters = "".join(ch for ch in reference if ch.isalpha()).upper()
+    if not letters:
+        return default
+    index = 0
+    for ch in letters:
+        index = index * 26 + ord(ch) - 64
+    return index - 1
+
+
+def table_rows(header, rows, path: str, fields: Fields, fmt: str) -> RowStream:
+    """Rows of a table given as a header and ``(line, cells)`` pairs (an Excel sheet): the
+    sheet is written out as CSV in memory and read like any CSV file."""
+    text = io.StringIO()
+    writer = csv.writer(text, delimiter="\t", lineterminator="\n")
+    writer.writerow(header)
+    for _, cells in rows:
+        if any(cell.strip() for cell in cells):
+            writer.writerow(cells + [""] * (len(header) - len(cells)))
+    text.seek(0)
+    stream = csv_rows(_TextOnly(text, path), fields, delimiter="\t")
+    return RowStream(fmt, stream.used, stream.available, stream.keyed, stream.rows)
+
+
+class _TextOnly:
+    """A stand-in for InputFile over text already in memory (an Excel sheet as CSV)."""
+
+    def __init__(self, text, path):
+        self.text, self.path = text, path
+
+
+# --- Reading one file, whatever its format ---
+
+FORMATS = ("csv", "jsonl", "json", "xlsx", "lm-eval", "inspect", "helm")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How the user's files are read: a forced format (None: detected from the content),
+    what to do with incomplete rows, and the harness choices (lm-eval filter, HELM split)."""
+
+    input_format: str | None = None
+    on_missing: str = "error"
+    filter: str | None = None
+    split: str = "test"
+
+
 @dataclass(frozen=True)
 class Source:
     """Where scores came from: a file (or stdin), its SHA-256, rows read, columns used."""
@@ -2184,8 +3261,118 @@ class Source:
 
 
 @dataclass(frozen=True)
+class FileRead:
+    """One file, read: the rows kept, where they came from, and what a harness log said
+    about itself (its model and task).  Harness ids are ``(item, run)`` pairs."""
+
+    collected: Collected
+    source: Source
+    system: str | None = None
+    task: str | None = None
+    note: str = ""
+    harness: bool = False
+
+
+def read_file(path: str, fields: Fields, options: ReadOptions = ReadOptions()) -> FileRead:
+    """Read the named scores (then labels) of one file, detecting its format from its
+    content: CSV/TSV, JSON lines, a JSON document, an Excel workbook, or a harness log
+    (lm-evaluation-harness samples, an Inspect log, HELM per-instance stats)."""
+    with InputFile(path) as f:
+        shown = printable(f.path)
+        kind = binary_kind(f.head)
+        if not f.head:
+            raise ToolError(f"{shown} is empty")
+        if kind == "zip":
+            parsed, archive_sha = _read_archive(f, shown, fields, options)
+        elif kind is not None:
+            raise ToolError(f"{shown} is {kind}, not a text table; export it as CSV")
+        else:
+            if options.input_format == "xlsx":
+                raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
+            parsed, archive_sha = _read_text(f, shown, fields, options), None
+        width = 1 if isinstance(parsed, HarnessFile) else len(fields.scores) + len(fields.labels)
+        stream = parsed.stream if isinstance(parsed, HarnessFile) else parsed
+        collected = collect(stream, shown, width, options.on_missing)
+        digest = archive_sha or f.finish()
+    source = Source(f.path, digest, collected.rows, stream.used, stream.format)
+    if isinstance(parsed, HarnessFile):
+        return FileRead(collected, source, parsed.system, parsed.task, parsed.note, True)
+    return FileRead(collected, source)
+
+
+def _read_text(f: InputFile, path: str, fields: Fields, options: ReadOptions):
+    fmt = options.input_format or text_kind(f.head)
+    if fmt == "json" and f.path.lower().endswith((".jsonl", ".ndjson")) and \
+            options.input_format is None:
+        fmt = "jsonl"
+    if fmt == "csv":
+        return csv_rows(f, fields)
+    if fmt in ("jsonl", "lm-eval"):
+        records = jsonl_records(f)
+        first = next(records, None)
+        if first is None:
+            raise ToolError(f"{path} has no records")
+        records = itertools.chain([first], records)
+        if fmt == "lm-eval" or "doc_id" in first[1] and ("filter" in first[1]
+                                                         or "metrics" in first[1]):
+            return lm_eval_file(records, path, _real(f), fields, options.filter)
+        return record_rows(records, fields, path, "jsonl")
+    value = json_document(f)
+    if fmt == "inspect" or fmt == "json" and isinstance(value, dict) and "eval" in value \
+            and ("samples" in value or "version" in value):
+        if not isinstance(value, dict):
+            raise ToolError(f"{path} is not an Inspect log (a JSON object with eval and samples)")
+        return inspect_file(value, inspect_samples(value, path), path, fields)
+    if fmt == "helm" or fmt == "json" and isinstance(value, list) and value and \
+            isinstance(value[0], dict) and "instance_id" in value[0] and "stats" in value[0]:
+        return helm_file(document_records(value, path), path, _real(f), fields, options.split)
+    return record_rows(document_records(value, path), fields, path, "json")
+
+
+def _real(f: InputFile) -> str | None:
+    return None if f.path == "<stdin>" else os.path.realpath(f.path)
+
+
+def _read_archive(f: InputFile, path: str, fields: Fields, options: ReadOptions):
+    """An Inspect ``.eval`` log or an Excel workbook (both zip archives), read whole."""
+    import zipfile
+    f.checked.binary = True
+    data = f.buffer.read(MAX_ARCHIVE_BYTES + 1)
+    if len(data) > MAX_ARCHIVE_BYTES:
+        raise ToolError(f"{path} is larger than 1 GiB, the largest archive the tool reads")
+    digest = f.finish()
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError) as err:
+        raise ToolError(f"{path}: a damaged zip archive ({printable(str(err))})") from None
+    try:
+        if "xl/workbook.xml" in names and options.input_format in (None, "xlsx"):
+            rows = xlsx_rows(archive, path)
+            if not rows:
+                raise ToolError(f"{path}: the first sheet of the workbook is empty")
+            return table_rows(rows[0][1], rows[1:], path, fields, "xlsx"), digest
+        if ("header.json" in names or "_journal/start.json" in names) and \
+                options.input_format in (None, "inspect"):
+            log, samples = inspect_archive(archive, path)
+            return inspect_file(log, samples, path, fields), digest
+    except (zipfile.BadZipFile, KeyError, EOFError, NotImplementedError) as err:
+        raise ToolError(f"{path}: a damaged or unsupported zip archive "
+                        f"({printable(str(err))})") from None
+    raise ToolError(f"{path} is a zip archive, not an Excel workbook or an Inspect log; unpack "
+                    "it first")
+
+
+# --- Tables: several systems' scores on the same items ---
+
+@dataclass(frozen=True)
 class Table:
-    """Per-item scores of several systems on the same items (the first is the baseline)."""
+    """Per-item scores of several systems on the same items (the first is the baseline).
+
+    ``columns`` holds, per system, each item's score -- the mean over the system's runs
+    when it has several (``runs``: per system, ``(label, column)`` per run).  ``tasks``
+    names each item's task when the items come from a harness run over many tasks.
+    """
 
     systems: tuple           # names, baseline first
     columns: tuple           # one tuple of exact scores per system, item order
@@ -2195,6 +3382,9 @@ class Table:
     dropped_note: str = ""
     clusters: tuple | None = None    # a cluster label per item (--cluster-col)
     strata: tuple | None = None      # a stratum label per item (--strata-col)
+    runs: tuple | None = None        # per system: ((label, column), ...) when any has 2+
+    tasks: tuple | None = None       # a task name per item (harness folders)
+    notes: tuple = ()                # what the readers chose or found, said once
 
     @property
     def n(self) -> int:
@@ -2205,421 +3395,414 @@ class Table:
         return Scores(self.columns[0], self.columns[candidate], self.clusters, self.strata)
 
 
-MISSING = None                      # a score that is absent or empty
-_BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
-                "TRUE": 1, "FALSE": 0}
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,4})?")
+@dataclass(frozen=True)
+class SystemRuns:
+    """One system's runs as read: per run a label and ``{item: score}``, in file order."""
+
+    name: str
+    runs: tuple
 
 
-class _CheckedReader(io.RawIOBase):
-    """A raw binary stream that checks and fingerprints every chunk it passes on.
+def run_mean(values) -> object:
+    """The exact mean of one item's scores over runs (an int when it is one)."""
+    total = sum(values)
+    if len(values) == 1:
+        return total
+    mean = Fraction(total, len(values))
+    return mean.numerator if mean.denominator == 1 else mean
 
-    At C speed per 64 KiB chunk: SHA-256 of the bytes; no CR (a CRLF file is
-    refused, naming the line); valid UTF-8 (an incremental decoder, so a
-    character split across chunks is fine).  Line numbers come from counting
-    newlines in the chunks already passed.
+
+def join_runs(systems, order, on_missing: str) -> tuple:
+    """``(items, columns, runs, dropped, notes)``: the items every run of every system
+    scored, in *order*; per system the mean over its runs, and the runs themselves.
+
+    An item missing from some run is an error that counts them and quotes the first
+    few, unless *on_missing* is "drop": then it is left out everywhere and counted.
     """
-
-    def __init__(self, raw, path: str):
-        self.raw, self.path = raw, path
-        self.sha = hashlib.sha256()
-        self.utf8 = codecs.getincrementaldecoder("utf-8")()
-        self.lines = 0                      # newlines before the current chunk
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        count = self.raw.readinto(buffer) or 0
-        chunk = bytes(memoryview(buffer)[:count])
-        self.sha.update(chunk)
-        if b"\r" in chunk:
-            line = self.lines + chunk.count(b"\n", 0, chunk.index(b"\r")) + 1
-            raise ToolError(f"{self.path} line {line}: CRLF (Windows) line end; "
-                            "convert line ends to \\n")
-        try:
-            self.utf8.decode(chunk, final=count == 0)
-        except UnicodeDecodeError as err:
-            line = self.lines + chunk.count(b"\n", 0, max(0, min(err.start, count))) + 1
-            raise ToolError(f"{self.path} line {line}: not UTF-8 text") from None
-        self.lines += chunk.count(b"\n")
-        return count
-
-
-class _Lines:
-    """The text of a file or stdin, checked (see _CheckedReader) as it streams past."""
-
-    def __init__(self, path: str):
-        self.path = "<stdin>" if path == "-" else path
-        try:
-            raw = sys.stdin.buffer if path == "-" else open(path, "rb")
-        except OSError as err:
-            raise ToolError(f"cannot read {path}: {err.strerror}") from None
-        self.checked = _CheckedReader(raw, self.path)
-        self.buffer = io.BufferedReader(self.checked, buffer_size=1 << 16)
-        head = self.buffer.peek(3)[:3]
-        if not head:
-            raise ToolError(f"{self.path} is empty")
-        if head.startswith(b"\xef\xbb\xbf"):
-            raise ToolError(f"{self.path} starts with a UTF-8 byte-order mark; save it without one")
-        self.text = io.TextIOWrapper(self.buffer, encoding="utf-8", newline="")
-
-    def finish(self) -> str:
-        """Read to the end (for the hash) and return the SHA-256."""
-        while self.buffer.read(1 << 16):
-            pass
-        return self.checked.sha.hexdigest()
-
-
-def parse_score(value, where=""):
-    """An exact score from a cell's text or a JSON value: 0/1 (also true/false) or a finite
-    real, read exactly from its decimal digits; MISSING for an empty cell or null.
-    *where* (text, or a function returning it) names the place in an error.
-
-    >>> parse_score("0.75"), parse_score("true"), parse_score("2e-1")
-    (Fraction(3, 4), 1, Fraction(1, 5))
-    """
-    if isinstance(value, str):
-        quick = _BINARY_TEXT.get(value)
-        if quick is not None:
-            return quick
-        text = value.strip()
-        if not text:
-            return MISSING
-        quick = _BINARY_TEXT.get(text.lower() if len(text) <= 5 else text)
-        if quick is not None:
-            return quick
-        if _NUMBER.fullmatch(text):
-            number = Fraction(text)
-            return number.numerator if number.denominator == 1 else number
-        place = where() if callable(where) else where
-        if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
-            raise ToolError(f"{place}: {value!r} is not a finite number")
-        raise ToolError(f"{place}: {value!r} is not a number (scores are 0/1, true/false "
-                        "or finite reals)")
-    if value is None:
-        return MISSING
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, Fraction):
-        return value.numerator if value.denominator == 1 else value
-    place = where() if callable(where) else where
-    raise ToolError(f"{place}: {json.dumps(value)[:40]} is not a number")
-
-
-def _json_number(text: str) -> Fraction:
-    if not _NUMBER.fullmatch(text):
-        raise ValueError(f"number out of range: {text}")
-    return Fraction(text)
-
-
-def _json_constant(name: str):
-    raise ValueError(f"{name} is not a finite number")
-
-
-def _lookup_key(record: dict, key: str):
-    """A JSON field by name, or by dotted path into nested objects (``metrics.acc``)."""
-    if key in record:
-        return record[key]
-    value = record
-    for part in key.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return _ABSENT
-        value = value[part]
-    return value
-
-
-_ABSENT = object()
-
-
-def _sniff_delimiter(path: str, header: str) -> str:
-    counts = {d: header.count(d) for d in (",", "\t", ";")}
-    best = max(counts.values())
-    found = [d for d, c in counts.items() if c == best]
-    if best == 0:
-        raise ToolError(f"{path}: the header has one column; expected columns separated by "
-                        "commas, tabs or semicolons")
-    if len(found) > 1:
-        raise ToolError(f"{path}: cannot tell the delimiter (as many commas as tabs or "
-                        "semicolons in the header)")
-    return found[0]
-
-
-def _records(path: str, input_format: str, keys: tuple, id_key, labels: tuple = ()):
-    """``(lines, format, rows)`` for a CSV or JSONL file: *rows* streams (line, id,
-    values), values following *keys* (scores) then *labels* (cluster or stratum
-    labels, read like ids).
-
-    *id_key* is a name, None (row numbers), or "item?" (the ``item`` column
-    when there is one).  *rows* first yields (id_key, columns used, columns
-    available).
-    """
-    lines = _Lines(path)
-    fmt = input_format or ("jsonl" if path.endswith((".jsonl", ".ndjson")) else "csv")
-    reader = _jsonl_rows if fmt == "jsonl" else _csv_rows
-    return lines, fmt, reader(lines, keys, id_key, labels)
-
-
-def _csv_rows(lines: _Lines, keys: tuple, id_key, labels: tuple):
-    path = lines.path
-    header_line = lines.text.readline()
-    if header_line.lstrip().startswith("{"):
-        raise ToolError(f"{path} looks like JSON lines: use --input-format jsonl")
-    delimiter = _sniff_delimiter(path, header_line)
-    reader = csv.reader(itertools.chain([header_line], lines.text), delimiter=delimiter,
-                        strict=True)
-    try:
-        header = next(reader)
-        if id_key == "item?":
-            id_key = "item" if "item" in header else None
-        wanted = ([id_key] if id_key is not None else []) + list(keys) + list(labels)
-        for name in wanted:
-            if name not in header:
-                raise ToolError(f"{path}: no column {name!r} (columns: {', '.join(header)})")
-        label_positions = [header.index(name) for name in labels]
-        if len(set(header)) != len(header):
-            repeated = sorted({h for h in header if header.count(h) > 1})
-            raise ToolError(f"{path}: column {repeated[0]!r} appears twice in the header")
-        positions = [header.index(name) for name in keys]
-        id_position = header.index(id_key) if id_key is not None else None
-        width = len(header)
-        quick = _BINARY_TEXT.get
-        yield (id_key, tuple(wanted), header)
-        for row in reader:
-            if len(row) != width:
-                line = reader.line_num
-                if not row:
-                    raise ToolError(f"{path} line {line}: blank line")
-                raise ToolError(f"{path} line {line}: {len(row)} fields, expected {width}")
-            values = [quick(row[p]) for p in positions]
-            if None in values:                    # not a plain 0/1: parse, or name the place
-                line = reader.line_num
-                values = [parse_score(row[p], lambda name=name, line=line:
-                                      f"{path} line {line}, column {name}")
-                          for p, name in zip(positions, keys)]
-            values += [_item_id(row[p]) for p in label_positions]
-            if id_position is None:
-                yield reader.line_num, reader.line_num, values
-            else:
-                yield reader.line_num, _item_id(row[id_position]), values
-    except csv.Error as err:
-        raise ToolError(f"{path} line {reader.line_num}: {err}") from None
-
-
-def _jsonl_rows(lines: _Lines, keys: tuple, id_key, labels: tuple):
-    path = lines.path
-    decode = json.JSONDecoder(parse_float=_json_number, parse_constant=_json_constant).decode
-    first = True
-    for line, text in enumerate(lines.text, start=1):
-        if not text.strip():
-            raise ToolError(f"{path} line {line}: blank line")
-        try:
-            record = decode(text)
-        except ValueError as err:
-            reason = str(err).split(":")[0]
-            raise ToolError(f"{path} line {line}: not valid JSON ({reason})") from None
-        if not isinstance(record, dict):
-            raise ToolError(f"{path} line {line}: expected a JSON object")
-        if first:
-            if id_key == "item?":
-                id_key = "item" if "item" in record else None
-            yield (id_key, ((id_key,) if id_key is not None else ()) + tuple(keys)
-                   + tuple(labels), _flat_keys(record))
-            first = False
-        item = _json_label(record, id_key) if id_key is not None else line
-        values = []
-        for key in keys:
-            value = _lookup_key(record, key)
-            values.append(MISSING if value is _ABSENT else parse_score(
-                value, lambda key=key, line=line: f"{path} line {line}, key {key}"))
-        values += [_json_label(record, key) for key in labels]
-        yield line, item, values
-    if first:
-        raise ToolError(f"{path} has no records")
-
-
-def _json_label(record: dict, key: str):
-    """An id or a label from a JSON record (MISSING when absent or null)."""
-    value = _lookup_key(record, key)
-    if value is _ABSENT or value is None:
-        return MISSING
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        return json.dumps(value)
-    return _item_id(value)
-
-
-def _item_id(value):
-    """An item id, the same whatever wrote it: "17", 17 and " 17" are one item (an int,
-    which also halves the memory a million ids take); any other text stays text."""
-    if isinstance(value, int):
-        return value
-    text = value.strip()
-    if not text:
-        return MISSING
-    if text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
-        return int(text)
-    return text
-
-
-def _flat_keys(record: dict, prefix: str = "") -> list:
-    """A JSON object's keys, nested ones dotted: ``["id", "metrics.f1"]``."""
-    keys = []
-    for key, value in record.items():
-        if isinstance(value, dict) and value:
-            keys += _flat_keys(value, f"{prefix}{key}.")
-        else:
-            keys.append(prefix + key)
-    return keys
-
-
-def _first(items) -> str:
-    shown = [repr(x) if isinstance(x, str) else str(x) for x in items[:SHOW_IDS]]
-    return ", ".join(shown) + (", ..." if len(items) > SHOW_IDS else "")
-
-
-def read_file(path: str, keys: tuple, *, id_key="item?", input_format=None,
-              on_missing: str = "error", labels: tuple = ()) -> tuple:
-    """Read the named score columns (then the label columns) of one CSV or JSONL file.
-
-    Returns ``(ids, columns, source, dropped, note)``, the columns holding
-    the scores then the labels.  A row with a missing
-    score, a missing id or a repeated id is an error that counts them and
-    quotes the first few, unless *on_missing* is "drop": then those rows are
-    left out and counted in the note.  Every other problem (a value that is
-    not a finite number, a ragged row, bad UTF-8, CRLF, a BOM) is an error
-    naming the file, line and column.
-    """
-    lines, fmt, rows = _records(path, input_format, keys, id_key, labels)
-    id_key, used, available = next(rows, (None, (), ()))
-    ids, columns = [], [[] for _ in keys + tuple(labels)]
-    missing, seen, repeated = [], set(), []
-    rows_read = 0
-    for line, item, values in rows:
-        rows_read += 1
-        if item is MISSING or MISSING in values:
-            missing.append(item if item is not MISSING else f"line {line}")
-            continue
-        if id_key is not None:
-            if item in seen:
-                repeated.append(item)
-                continue
-            seen.add(item)
-        ids.append(item)
-        for column, value in zip(columns, values):
-            column.append(value)
-    digest = lines.finish()
-    if rows_read == 0:
-        raise ToolError(f"{lines.path} has a header but no rows")
-    note_parts = []
-    if len(missing) == rows_read and fmt == "jsonl":
-        absent = [key for key in used if key not in available]
-        if absent:
-            raise ToolError(f"{lines.path}: no key {absent[0]!r} (the first record has: "
-                            f"{', '.join(available)})")
-    if missing:
+    single = all(len(system.runs) == 1 for system in systems)
+    common = set(systems[0].runs[0][1])
+    for system in systems:
+        for _, scores in system.runs:
+            common.intersection_update(scores)
+    partial = []
+    for system in systems:
+        for label, scores in system.runs:
+            where = system.name if single else f"{system.name} run {label}"
+            partial += [(item, where) for item in scores if item not in common]
+    notes = []
+    if partial:
+        count = len({item for item, _ in partial})
         if on_missing != "drop":
-            raise ToolError(f"{lines.path}: {len(missing)} row(s) with a missing score, id "
-                            f"or label (first: {_first(missing)}); fix them or use "
-                            "--on-missing drop")
-        note_parts.append(f"{len(missing)} row(s) with a missing score, id or label")
-    if repeated:
-        if on_missing != "drop":
-            raise ToolError(f"{lines.path}: {len(set(repeated))} id(s) appear more than once "
-                            f"(first: {_first(sorted(set(repeated), key=repeated.index))}); "
-                            "ids must be unique, or use --on-missing drop")
-        dup = set(repeated)
-        keep = [i for i, item in enumerate(ids) if item not in dup]
-        note_parts.append(f"{len(repeated) + len(ids) - len(keep)} row(s) of "
-                          f"{len(dup)} repeated id(s)")
-        ids = [ids[i] for i in keep]
-        columns = [[column[i] for i in keep] for column in columns]
-    dropped = rows_read - len(ids)
-    source = Source(lines.path, digest, rows_read, used, fmt)
-    return ids, columns, source, dropped, "; ".join(note_parts)
+            shown = ", ".join(f"{_first([item])} only in {printable(where)}"
+                              for item, where in partial[:SHOW_IDS])
+            more = ", ..." if len(partial) > SHOW_IDS else ""
+            raise ToolError(f"{count} item(s) are not in every run (first: {shown}{more}); use "
+                            "--on-missing drop to keep the items all runs share")
+        notes.append(f"{count:,} item(s) not in every run")
+    items = [item for item in order if item in common]
+    if len(items) < 2:
+        raise ToolError(f"the runs share {len(items)} item(s); need at least 2")
+    columns, runs = [], []
+    for system in systems:
+        per_run = [(label, tuple(scores[item] for item in items)) for label, scores in system.runs]
+        runs.append(tuple(per_run))
+        columns.append(per_run[0][1] if len(per_run) == 1 else
+                       tuple(map(lambda *values: run_mean(values), *(c for _, c in per_run))))
+    dropped = len({item for item, _ in partial})
+    return items, tuple(columns), None if single else tuple(runs), dropped, notes
 
 
-def read_table(path: str, systems: tuple, *, id_key="item?", input_format=None,
-               on_missing: str = "error", cluster_key=None, strata_key=None) -> Table:
-    """Several systems' scores from the columns (or JSON keys) of one file, with the
-    cluster and stratum label of each item when their columns are named."""
-    if len(set(systems)) != len(systems):
-        raise ToolError(f"a system is named twice: {', '.join(systems)}")
-    ids, columns, source, dropped, note = read_file(
-        path, systems, id_key=id_key, input_format=input_format, on_missing=on_missing,
-        labels=_label_keys(cluster_key, strata_key))
-    if len(ids) < 2:
-        raise ToolError(f"{source.path}: need at least 2 items, got {len(ids)}")
-    scores = columns[:len(systems)]
-    return Table(tuple(systems), tuple(tuple(c) for c in scores), tuple(ids), (source,),
-                 dropped, note, *_split_labels(columns[len(systems):], cluster_key, strata_key))
+def _stem(path: str) -> str:
+    if path == "-":
+        return "stdin"
+    base = os.path.basename(path.rstrip("/")) or path
+    return base[:-5] if base.endswith(".json.eval") else os.path.splitext(base)[0]
 
 
-def _label_keys(cluster_key, strata_key) -> tuple:
-    """The label columns to read: the cluster's, then the stratum's, those named."""
-    return tuple(key for key in (cluster_key, strata_key) if key is not None)
+def system_names(found, paths, names=None) -> list:
+    """Names for the systems: *names* when given; else the model each harness log names,
+    when every system has one and they differ; else the file (or folder) names; else the
+    paths."""
+    if names:
+        if len(names) != len(paths):
+            raise ToolError(f"--names gives {len(names)} name(s) for {len(paths)} systems")
+        if len(set(names)) != len(names):
+            raise ToolError(f"--names repeats a name: {printable(', '.join(names))}")
+        return list(names)
+    if all(found) and len(set(found)) == len(found):
+        return list(found)
+    stems = [_stem(p) for p in paths]
+    return stems if len(set(stems)) == len(stems) else [printable(p) for p in paths]
 
 
-def _split_labels(columns, cluster_key, strata_key) -> tuple:
-    """``(clusters, strata)`` from the label columns read in ``_label_keys`` order."""
+@dataclass(frozen=True)
+class TableSpec:
+    """Which columns of one file hold what: a column per system (wide), or a system column
+    and a score column (long); the id column(s); optional cluster, stratum and run columns
+    (with a run column, each item has a row per run)."""
+
+    systems: tuple
+    ids: tuple | None = None
+    cluster: str | None = None
+    strata: str | None = None
+    run: str | None = None
+    system: str | None = None
+    score: str | None = None
+
+    @property
+    def labels(self) -> tuple:
+        return tuple(key for key in (self.cluster, self.strata) if key is not None)
+
+
+def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions()) -> Table:
+    """Several systems' scores from one file: a column (or JSON key) per system, or with
+    ``spec.system`` one row per item and system; with ``spec.run`` one row per run."""
+    if len(set(spec.systems)) != len(spec.systems):
+        raise ToolError(f"a system is named twice: {printable(', '.join(spec.systems))}")
+    keyed = spec.system is not None or spec.run is not None
+    ids = spec.ids
+    if keyed:
+        ids = (ids or ("item",)) + tuple(k for k in (spec.system, spec.run) if k is not None)
+    scores = (spec.score,) if spec.system is not None else spec.systems
+    read = read_file(path, Fields(tuple(scores), ids, spec.labels), options)
+    shown = read.source.path
+    if read.harness:
+        raise ToolError(f"{printable(shown)} is a {read.source.format} log: one system's run; "
+                        "compare two with --baseline LOG --candidate LOG")
+    got, source = read.collected, read.source
+    labels = got.columns[len(scores):]
+    if not keyed:
+        if len(got.ids) < 2:
+            raise ToolError(f"{printable(shown)}: need at least 2 items, got {len(got.ids)}")
+        clusters, strata = _split_labels(labels, spec)
+        return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:len(scores)]),
+                     tuple(got.ids), (source,), got.dropped, got.note, clusters, strata)
+    return _long_table(got, source, spec, len(spec.ids or ("item",)), labels,
+                       options.on_missing)
+
+
+def _split_labels(columns, spec: TableSpec) -> tuple:
+    """``(clusters, strata)`` from the label columns read in ``spec.labels`` order."""
     columns = [tuple(column) for column in columns]
-    clusters = columns.pop(0) if cluster_key is not None else None
-    strata = columns.pop(0) if strata_key is not None else None
+    clusters = columns.pop(0) if spec.cluster is not None else None
+    strata = columns.pop(0) if spec.strata is not None else None
     return clusters, strata
 
 
-def read_runs(baseline: str, candidates, *, score_key: str, id_key: str, input_format=None,
-              on_missing: str = "error", cluster_key=None, strata_key=None) -> Table:
-    """One file per run (baseline first), joined on the item id.
+def _long_table(got: Collected, source: Source, spec: TableSpec, id_parts: int,
+                labels, on_missing: str) -> Table:
+    """A table from rows keyed by (item, system?, run?): runs grouped per system."""
+    path = printable(source.path)
+    runs, order, item_labels, others = {}, {}, {}, collections.Counter()
+    for index, key in enumerate(got.ids):
+        item = key[0] if id_parts == 1 else key[:id_parts]
+        rest = key[id_parts:]
+        system = rest[0] if spec.system is not None else None
+        run = rest[-1] if spec.run is not None else 1
+        values = [column[index] for column in got.columns]
+        order.setdefault(item, None)
+        item_labels.setdefault(item, [column[index] for column in labels])
+        if spec.system is None:
+            for name, value in zip(spec.systems, values):
+                runs.setdefault(name, {}).setdefault(run, {})[item] = value
+        elif system in spec.systems:
+            runs.setdefault(system, {}).setdefault(run, {})[item] = values[0]
+        else:
+            others[system] += 1
+    absent = [name for name in spec.systems if name not in runs]
+    if absent:
+        found = sorted(map(str, set(runs) | set(others)))
+        raise ToolError(f"{path}: no rows for system {_shorten(str(absent[0]))} (the "
+                        f"{printable(spec.system)} column holds: {printable(', '.join(found))[:300]})")
+    all_runs = list(dict.fromkeys(run for name in spec.systems for run in runs[name]))
+    if spec.run is not None:
+        if len(all_runs) == 1:
+            raise ToolError(f"{path}: the run column {_shorten(spec.run)} holds one value "
+                            f"({_first(all_runs)}); with one run per system drop --run-col")
+        for name in spec.systems:
+            lacking = [run for run in all_runs if run not in runs[name]]
+            if lacking:
+                raise ToolError(f"{path}: system {_shorten(str(name))} has no rows for run "
+                                f"{_first(lacking)} (runs: {_first(all_runs)})")
+    systems = [SystemRuns(str(name), tuple((run, runs[name][run]) for run in all_runs
+                                           if run in runs[name])) for name in spec.systems]
+    items, columns, table_runs, dropped, notes = join_runs(systems, list(order), on_missing)
+    if others:
+        notes.append(f"rows of {len(others)} other system(s) not compared: "
+                     f"{printable(', '.join(map(str, others)))[:200]}")
+    label_columns = [tuple(item_labels[item][k] for item in items) for k in range(len(labels))]
+    clusters, strata = _split_labels(label_columns, spec)
+    return Table(tuple(map(str, spec.systems)), columns, tuple(items), (source,),
+                 got.dropped + dropped, "; ".join([got.note] * bool(got.note) + notes),
+                 clusters, strata, table_runs)
 
-    Items present in some runs only are an error that counts them and quotes
-    the first few, unless *on_missing* is "drop": then only items every run
-    has are kept, in the baseline's order, and the count left out is noted.
-    Cluster and stratum labels come from the baseline's file.
-    """
-    paths = (baseline,) + tuple(candidates)
-    labels = _label_keys(cluster_key, strata_key)
-    runs = [read_file(path, (score_key,), id_key=id_key, input_format=input_format,
-                      on_missing=on_missing, labels=labels if i == 0 else ())
-            for i, path in enumerate(paths)]
-    names = _run_names(paths)
-    maps = [dict(zip(ids, columns[0])) for ids, columns, *_ in runs]
-    label_maps = [dict(zip(runs[0][0], column)) for column in runs[0][1][1:]]
-    common = set(maps[0]).intersection(*maps[1:])
-    only = [(item, names[i]) for i, (ids, *_rest) in enumerate(runs)
-            for item in ids if item not in common]
-    notes = [f"{names[i]}: {run[4]}" for i, run in enumerate(runs) if run[4]]
-    dropped = sum(run[3] for run in runs)
-    if only:
-        partial = len({item for item, _ in only})
-        if on_missing != "drop":
-            shown = ", ".join(f"{item!r} only in {where}" if isinstance(item, str)
-                              else f"{item} only in {where}" for item, where in only[:SHOW_IDS])
-            raise ToolError(f"{partial} item(s) are not in every run "
-                            f"(first: {shown}{', ...' if len(only) > SHOW_IDS else ''}); "
-                            "use --on-missing drop to keep the items all runs share")
-        notes.append(f"{partial} item(s) not in every run")
-        dropped += partial
-    order = [item for item in runs[0][0] if item in common]
-    if len(order) < 2:
-        raise ToolError(f"the runs share {len(order)} item(s); need at least 2")
-    columns = tuple(tuple(m[item] for item in order) for m in maps)
-    label_columns = [[m[item] for item in order] for m in label_maps]
-    return Table(tuple(names), columns, tuple(order), tuple(run[2] for run in runs),
-                 dropped, "; ".join(notes), *_split_labels(label_columns, cluster_key, strata_key))
+
+# --- Run files and harness folders: one system per --baseline / --candidate ---
+
+def expand_paths(value: str) -> list:
+    """The files one --baseline or --candidate names: a path, a comma-separated list of
+    paths, or a glob pattern (quoted, so the tool expands it); several are runs."""
+    import glob
+    if value == "-" or os.path.exists(value):
+        return [value]
+    paths = []
+    for part in value.split(","):
+        part = part.strip()
+        if any(ch in part for ch in "*?[") and not os.path.exists(part):
+            matched = sorted(glob.glob(part))
+            if not matched:
+                raise ToolError(f"no file matches {_shorten(part)}")
+            paths += matched
+        elif part:
+            paths.append(part)
+    if not paths:
+        raise ToolError(f"no file named in {_shorten(value)}")
+    return paths
 
 
-def _run_names(paths) -> list:
-    """Short names for run files: the file name without extension, or the path if ambiguous."""
-    stems = [os.path.splitext(os.path.basename(p))[0] if p != "-" else "stdin" for p in paths]
-    return stems if len(set(stems)) == len(stems) else list(paths)
+def harness_files(folder: str) -> dict:
+    """``{task: path}`` of a harness output folder: lm-eval ``samples_<task>_<time>.jsonl``
+    files, or Inspect logs (``.eval``, ``.json``), at most two levels down."""
+    found = {}
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) \
+            if root.count(os.sep) - folder.rstrip(os.sep).count(os.sep) < 2 else []
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            match = _LM_EVAL_NAME.fullmatch(name)
+            if match:
+                task = match.group(1)
+            elif name.endswith(".eval") or name.endswith(".json") and _looks_inspect(path):
+                task = _inspect_task(path)
+            else:
+                continue
+            found.setdefault(task, []).append(path)
+    twice = {task: paths for task, paths in found.items() if len(paths) > 1}
+    if twice:
+        task, paths = next(iter(twice.items()))
+        raise ToolError(f"{printable(folder)} holds {len(paths)} files for task "
+                        f"{_shorten(task)} ({printable(', '.join(map(os.path.basename, paths)))[:200]}); "
+                        "keep one run per task in the folder")
+    if not found:
+        raise ToolError(f"{printable(folder)}: no lm-eval samples_<task>_<time>.jsonl files "
+                        "and no Inspect logs in it (or its subfolders)")
+    return {task: paths[0] for task, paths in found.items()}
+
+
+def _looks_inspect(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return b'"eval"' in head or b'"version"' in head and b'"status"' in head
+
+
+def _inspect_task(path: str) -> str:
+    """An Inspect log's task, from its header (``eval.task``), else the file name."""
+    import zipfile
+    try:
+        if path.endswith(".eval"):
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+                header = "header.json" if "header.json" in names else "_journal/start.json"
+                log = _JSON.decode(archive.read(header).decode("utf-8-sig"))
+        else:
+            with open(path, "rb") as handle:
+                text = handle.read(1 << 20).decode("utf-8", "replace")
+            match = re.search(r'"task"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
+            return json.loads(f'"{match.group(1)}"') if match else _stem(path)
+        task = log.get("eval", {}).get("task")
+    except (OSError, ValueError, KeyError, AttributeError, zipfile.BadZipFile, RecursionError):
+        return _stem(path)
+    return task if isinstance(task, str) else _stem(path)
+
+
+@dataclass(frozen=True)
+class RunsSpec:
+    """How run files are read: the score column or key (a metric or scorer for harness
+    logs; None: the only one offered), the id column(s), labels, and the task choice and
+    pooling for harness folders."""
+
+    score: str | None = None
+    ids: tuple | None = None
+    cluster: str | None = None
+    strata: str | None = None
+    tasks: tuple | None = None
+    names: tuple | None = None
+
+
+def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> Table:
+    """One system per group (the baseline's first) of run files or harness folders, joined
+    on the item id -- on (task, id) for folders of many tasks.  Several files in a group
+    are runs of that system, as are an Inspect log's epochs and HELM's train trials."""
+    groups = [tuple(group) for group in groups]
+    folders = [all(os.path.isdir(p) for p in group) for group in groups]
+    if any(folders) and not all(folders) or any(
+            any(os.path.isdir(p) for p in g) and not all(os.path.isdir(p) for p in g)
+            for g in groups):
+        raise ToolError("give harness folders for every system or files for every system, "
+                        "not both")
+    if all(folders):
+        return _read_folders(groups, spec, options)
+    labels = tuple(k for k in (spec.cluster, spec.strata) if k is not None)
+    fields = Fields((spec.score,) if spec.score is not None else (),
+                    spec.ids if spec.ids is not None else ("item",), labels)
+    systems, sources, found, notes, dropped = [], [], [], [], 0
+    item_labels, order = {}, None
+    for index, group in enumerate(groups):
+        reads = [read_file(path, fields if index == 0 and i == 0 else
+                           Fields(fields.scores, fields.ids), options)
+                 for i, path in enumerate(group)]
+        if not all(read.harness for read in reads) and not fields.scores:
+            raise ToolError("--baseline needs --score-col, the score's column or key")
+        runs = []
+        for path, read in zip(group, reads):
+            runs += _file_runs(read, path, len(group) > 1)
+            sources.append(read.source)
+            dropped += read.collected.dropped
+            notes += [f"{read.source.path}: {n}" for n in (read.collected.note, read.note) if n]
+        if order is None:
+            first = reads[0].collected
+            order = [(item[0] if reads[0].harness else item) for item in first.ids]
+            if labels and not reads[0].harness:
+                item_labels = {item: values for item, *values in zip(first.ids, *first.columns[1:])}
+        found.append(_one_name(reads))
+        systems.append(runs)
+    names = system_names(found, [group[0] if len(group) == 1 else _common(group)
+                                 for group in groups], spec.names)
+    named = [SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
+    items, columns, runs, partial, more = join_runs(named, list(dict.fromkeys(order)),
+                                                    options.on_missing)
+    label_columns = [tuple(item_labels[item][k] for item in items) for k in range(len(labels))]
+    clusters, strata = _split_labels(label_columns, TableSpec((), cluster=spec.cluster,
+                                                               strata=spec.strata))
+    return Table(tuple(names), columns, tuple(items), tuple(sources), dropped + partial,
+                 "; ".join(notes + more), clusters, strata, runs)
+
+
+def _file_runs(read: FileRead, path: str, named: bool) -> list:
+    """The runs in one file: ``[(label, {item: score})]`` -- one for a plain file; one per
+    epoch or train trial for a harness log."""
+    got = read.collected
+    if not read.harness:
+        return [(_stem(path), dict(zip(got.ids, got.columns[0])))]
+    by_run = {}
+    for (item, run), score in zip(got.ids, got.columns[0]):
+        by_run.setdefault(run, {})[item] = score
+    prefix = f"{_stem(path)}:" if named else ""
+    if len(by_run) == 1 and named:
+        return [(_stem(path), next(iter(by_run.values())))]
+    return [(f"{prefix}{run}", scores) for run, scores in by_run.items()]
+
+
+def _one_name(reads) -> str | None:
+    names = {read.system for read in reads}
+    return names.pop() if len(names) == 1 else None
+
+
+def _common(paths) -> str:
+    prefix = os.path.commonprefix([_stem(p) for p in paths]).rstrip("_-.: ")
+    return prefix or paths[0]
+
+
+def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
+    """Harness folders: files matched by task, items joined on (task, id)."""
+    if any(len(group) > 1 for group in groups):
+        raise ToolError("give one harness folder per system")
+    listings = [harness_files(group[0]) for group in groups]
+    tasks = list(listings[0])
+    if spec.tasks is not None:
+        unknown = [t for t in spec.tasks if not any(t in listing for listing in listings)]
+        if unknown:
+            raise ToolError(f"--tasks names {_shorten(unknown[0])}, which no folder holds "
+                            f"(tasks: {printable(', '.join(sorted(tasks)))[:300]})")
+        tasks = [t for t in spec.tasks]
+    shared = [t for t in tasks if all(t in listing for listing in listings)]
+    lonely = sorted({t for listing in listings for t in listing
+                     if spec.tasks is None or t in spec.tasks} - set(shared))
+    if not shared:
+        raise ToolError(f"the folders share no task (tasks: "
+                        f"{printable(', '.join(sorted(set().union(*listings))))[:300]})")
+    fields = Fields((spec.score,) if spec.score is not None else (), ("doc_id",))
+    systems, sources, found, notes, dropped, task_of = [], [], [], [], 0, {}
+    order = []
+    for index, listing in enumerate(listings):
+        runs, names = {}, set()
+        for task in sorted(shared):
+            read = read_file(listing[task], fields, options)
+            if not read.harness:
+                raise ToolError(f"{printable(listing[task])}: not a harness log")
+            sources.append(read.source)
+            dropped += read.collected.dropped
+            names.add(read.system)
+            notes += [f"{read.source.path}: {n}" for n in (read.collected.note, read.note) if n]
+            for label, scores in _file_runs(read, listing[task], False):
+                keyed = runs.setdefault(label, {})
+                for item, score in scores.items():
+                    keyed[(task, item)] = score
+                    task_of[(task, item)] = task
+                    if index == 0:
+                        order.append((task, item))
+        systems.append(runs)
+        found.append(names.pop() if len(names) == 1 else None)
+    if lonely:
+        notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
+                     f"{printable(', '.join(lonely))[:300]}")
+    names = system_names(found, [group[0] for group in groups], spec.names)
+    named = [SystemRuns(name, tuple(runs.items())) for name, runs in zip(names, systems)]
+    items, columns, runs, partial, more = join_runs(named, list(dict.fromkeys(order)),
+                                                    options.on_missing)
+    return Table(tuple(names), columns, tuple(items), tuple(sources), dropped + partial,
+                 "; ".join(notes + more), runs=runs,
+                 tasks=tuple(task_of[item] for item in items))
 
 
 def read_scores_csv(path: str, a_col: str = CSV_COLUMNS[1], b_col: str = CSV_COLUMNS[2],
-                    id_col: str = "item?") -> Table:
+                    id_col: str | None = None) -> Table:
     """Two systems' per-item scores from a CSV (the shipped file's columns by default)."""
-    return read_table(path, (a_col, b_col), id_key=id_col, input_format="csv")
+    return read_table(path, TableSpec((a_col, b_col), None if id_col is None else (id_col,)),
+                      ReadOptions("csv"))
 
 
 # === Report ===
@@ -3720,15 +4903,15 @@ def run(args):
 
 def _read_input(args) -> Table:
     """The user's scores: one file with a column per system, or one file per run."""
-    id_key = args.id_col if args.id_col is not None else "item?"
-    labels = {"cluster_key": args.cluster_col, "strata_key": args.strata_col}
+    options = ReadOptions(args.input_format, args.on_missing)
     if args.baseline is not None:
-        return read_runs(args.baseline, args.candidate, score_key=args.score_col,
-                         id_key=args.id_col or "item", input_format=args.input_format,
-                         on_missing=args.on_missing, **labels)
+        groups = [expand_paths(args.baseline)] + [expand_paths(c) for c in args.candidate]
+        return read_runs(groups, RunsSpec(args.score_col, (args.id_col or "item",),
+                                          args.cluster_col, args.strata_col), options)
     systems = args.systems or (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
-    return read_table(args.csv, systems, id_key=id_key, input_format=args.input_format,
-                      on_missing=args.on_missing, **labels)
+    ids = None if args.id_col is None else (args.id_col,)
+    return read_table(args.csv, TableSpec(tuple(systems), ids, args.cluster_col,
+                                          args.strata_col), options)
 
 
 def _cells_as_scores(cells: Cells) -> Scores:
