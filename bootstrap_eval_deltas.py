@@ -1087,6 +1087,9 @@ def counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
     and the B-only count given M, Binomial(M, c/(a+c)).
     """
     n, agree = cells.n, cells.both + cells.neither
+    if cells.a_only == 0 or cells.b_only == 0:       # D is one binomial count (or 0)
+        hits = counts_mean_sums(rng, cells.b_only or cells.a_only, n, resamples)
+        return hits if cells.a_only == 0 else [-x for x in hits]
     if agree * agree >= 4 * cells.a_only * cells.b_only:
         a, b, c = cells.a_only / n, agree / n, cells.b_only / n
         root = math.sqrt(max(0.0, b * b - 4 * a * c))
@@ -2048,33 +2051,98 @@ class AccuracyPlan:
 
 
 def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
-    """Items for a +-half_width interval on one accuracy near *accuracy*.
+    """Items for a +-half_width interval on one accuracy near *accuracy*, three ways.
 
     Wald: ``n = z**2 p(1-p) / h**2``.  Wilson: the smallest n whose score
-    interval around p is no wider.  Clopper-Pearson (exact): the smallest n
-    whose exact interval for round(p*n) successes has half-width <= h.
+    interval around p is no wider (its width falls steadily with n).
+    Clopper-Pearson (exact): the n from which on *every* larger n gives a
+    half-width within the target when round(p*n) of the n items are correct --
+    not merely the first n that does: rounding p*n makes the exact width jump,
+    most near 0 and 1 (at 0.999 +- 0.005 it first fits at 368 items, no longer
+    fits from 501 and fits for good from 553).
 
-    >>> plan_accuracy(Fraction("0.85"), Fraction("0.015"), CONFIDENCE).wald
-    2177
+    >>> plan = plan_accuracy(Fraction("0.85"), Fraction("0.015"), CONFIDENCE)
+    >>> plan.wald, plan.wilson, plan.clopper_pearson
+    (2177, 2177, 2241)
     """
-    p, h, z = float(accuracy), float(half_width), z_value(confidence)
-    wald = max(2, math.ceil(z * z * p * (1 - p) / (h * h)))
+    p, h, z = Fraction(accuracy), float(half_width), z_value(confidence)
+    wald = max(2, math.ceil(z * z * float(p * (1 - p)) / (h * h)))
+    wilson = _first_true(lambda n: wilson_half_width(float(p) * n, n, confidence) <= h, wald)
+    exact = items_for_half_width(lambda k, n: clopper_pearson_half_width(k, n, confidence),
+                                 p, h, wilson)
+    return AccuracyPlan(p, Fraction(half_width), Fraction(confidence), wald, wilson, exact)
 
-    def wilson_half_width(n):
-        return z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
 
-    lo, hi = 1, max(4, 4 * wald)
-    while wilson_half_width(hi) > h:
-        hi *= 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if wilson_half_width(mid) > h else (lo, mid)
-    wilson = max(2, hi)
-    n = max(2, min(wald, wilson) - 60)
-    while clopper_pearson_half_width(round(Fraction(accuracy) * n), n, confidence) > h:
-        n += 1
-    return AccuracyPlan(Fraction(accuracy), Fraction(half_width), Fraction(confidence),
-                        wald, wilson, n)
+def items_for_half_width(width, p: Fraction, target: float, start: int = 2) -> int:
+    """The smallest n from which on ``width(round(p*n), n) <= target`` for every n.
+
+    *width(k, n)* is an interval's half-width with k of n correct.  The first n
+    that fits is found by galloping and bisection; the rounding of p*n can still
+    lift a larger n above the target, but not once the envelope -- the wider of
+    the widths at k = floor(p*n - 1/2) and ceil(p*n + 1/2), which bracket every
+    value round(p*n) can take nearby -- fits as well, so every n in between is
+    checked one by one.
+    """
+    def at(n):
+        return width(round(p * n), n)
+
+    def envelope(n):
+        low = max(0, math.floor(p * n - Fraction(1, 2)))
+        high = min(n, math.ceil(p * n + Fraction(1, 2)))
+        return max(width(low, n), width(high, n))
+
+    first = _first_true(lambda n: at(n) <= target, start)
+    end = _first_true(lambda n: envelope(n) <= target, first)
+    failing = [n for n in range(first, end) if at(n) > target]
+    return failing[-1] + 1 if failing else first
+
+
+def _first_true(predicate, start: int) -> int:
+    """The smallest n >= 2 with predicate(n), for a predicate false then true, by galloping
+    from *start* and bisection."""
+    if predicate(start):
+        low, high, step = start, start, 1
+        while True:
+            if high == 2:
+                return 2
+            low = max(2, high - step)
+            if not predicate(low):
+                break
+            high, step = low, step * 2
+    else:
+        low, high, step = start, start + 1, 1
+        while not predicate(high):
+            low, high, step = high, high + step, step * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if predicate(middle) else (middle, high)
+    return high
+
+
+def wald_half_width(successes: int, n: int, confidence) -> float:
+    """Half-width of the Wald (normal approximation) interval, z*sqrt(p(1-p)/n): 0 at
+    0 or n successes, which is why it misleads near 0 and 1."""
+    p = successes / n
+    return z_value(confidence) * math.sqrt(p * (1 - p) / n)
+
+
+def wilson_interval(successes, n: int, confidence) -> tuple:
+    """Wilson's score interval for a binomial proportion (never of zero width; *successes*
+    may be a real p*n when planning).
+
+    >>> [round(x, 4) for x in wilson_interval(30, 30, CONFIDENCE)]
+    [0.8865, 1.0]
+    """
+    z = z_value(confidence)
+    p, z2 = successes / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    spread = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, centre - spread), min(1.0, centre + spread)
+
+
+def wilson_half_width(successes, n: int, confidence) -> float:
+    low, high = wilson_interval(successes, n, confidence)
+    return (high - low) / 2
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
@@ -2096,20 +2164,51 @@ def binom_cdf(k: int, n: int, p: float) -> float:
 
 
 def clopper_pearson(successes: int, n: int, confidence) -> tuple:
-    """The exact (Clopper-Pearson) interval for a binomial proportion, by bisection."""
+    """The exact (Clopper-Pearson) interval for a binomial proportion.
+
+    Each end solves a binomial tail equation; the root is bracketed from the
+    Wilson interval's end and found by the Illinois method (a safeguarded secant):
+    a dozen tail sums instead of sixty bisection steps.
+
+    >>> [round(x, 6) for x in clopper_pearson(0, 30, CONFIDENCE)]
+    [0.0, 0.115703]
+    """
     alpha = float(1 - Fraction(confidence)) / 2
-
-    def solve(f):                         # f is increasing in p; find f(p) = 0
-        lo, hi = 0.0, 1.0
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
-        return (lo + hi) / 2
-
-    lower = 0.0 if successes == 0 else solve(
-        lambda q: (1 - binom_cdf(successes - 1, n, q)) - alpha)
-    upper = 1.0 if successes == n else solve(lambda q: alpha - binom_cdf(successes, n, q))
+    guess = wilson_interval(successes, n, confidence)
+    lower = 0.0 if successes == 0 else _increasing_root(
+        lambda q: (1 - binom_cdf(successes - 1, n, q)) - alpha, guess[0])
+    upper = 1.0 if successes == n else _increasing_root(
+        lambda q: alpha - binom_cdf(successes, n, q), guess[1])
     return lower, upper
+
+
+def _increasing_root(f, guess: float, tolerance: float = 1e-13) -> float:
+    """The root in (0, 1) of an increasing f, from a guess: bracket, then Illinois."""
+    guess = min(max(guess, 1e-300), 1 - 1e-16)
+    step = max(1e-12, min(guess, 1 - guess) / 8)
+    low = high = guess
+    f_low = f_high = f(guess)
+    while f_low > 0 and low > 0.0:
+        low = max(0.0, low - step)
+        f_low, step = f(low), step * 2
+    while f_high < 0 and high < 1.0:
+        high = min(1.0, high + step)
+        f_high, step = f(high), step * 2
+    side = 0
+    for _ in range(200):
+        if high - low <= tolerance * max(1e-300, high) or f_low == 0 or f_high == 0:
+            break
+        middle = (low * f_high - high * f_low) / (f_high - f_low)
+        if not low < middle < high:
+            middle = (low + high) / 2
+        value = f(middle)
+        if value < 0:
+            low, f_low = middle, value
+            f_high, side = f_high / 2 if side == -1 else f_high, -1
+        else:
+            high, f_high = middle, value
+            f_low, side = f_low / 2 if side == 1 else f_low, 1
+    return low if f_low == 0 else high if f_high == 0 else (low + high) / 2
 
 
 def clopper_pearson_half_width(successes: int, n: int, confidence) -> float:
@@ -2207,24 +2306,40 @@ class Progress:
         self.close()
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str, text: str) -> None:
-    """Write *text* to *path* via a temporary file in the same folder and a rename."""
-    folder = os.path.dirname(os.path.abspath(path))
+    """Write *text* to *path* whole or not at all: a temporary file beside the target, then
+    a rename.  A symlink is followed (the file it names is replaced, the link stays); a
+    replaced file keeps its permissions and a new one gets ``0666 & ~umask``, as ``open()``
+    would give it; the temporary file is removed on any error or signal."""
+    target = os.path.realpath(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=os.path.dirname(target))
     except OSError as err:
-        raise ToolError(f"cannot write {path}: {err.strerror}") from None
+        raise ToolError(f"cannot write {printable(path)}: {err.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as err:
-        os.unlink(tmp)
-        raise ToolError(f"cannot write {path}: {err.strerror}") from None
-    except BaseException:
-        os.unlink(tmp)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException as err:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(err, OSError):
+            raise ToolError(f"cannot write {printable(path)}: {err.strerror}") from None
         raise
 
 
@@ -3861,7 +3976,7 @@ def render_json(report) -> str:
         body = _accuracy_plan_json(report)
     else:
         body = _comparison_json(report)
-    return json.dumps({"version": __version__, **body}, indent=2) + "\n"
+    return json.dumps({"version": __version__, **body}, indent=2, default=_json_default) + "\n"
 
 
 def render_markdown(report) -> str:
@@ -4523,6 +4638,23 @@ def svg_power_curve(report: SweepReport) -> str:
 
 
 # === CLI ===
+#
+# main() is the only place that turns exceptions into exit statuses: ToolError
+# (bad input or flags) is one line and status 2, a bug is one line and status
+# 70, never a traceback.  Flags are parsed with their defaults in the parser,
+# checked by validate() (which changes nothing), and carried out by one small
+# function per mode.  Every output path is checked against every input before
+# any work starts.
+
+NAME = "bootstrap_eval_deltas"
+
+
+def _prog() -> str:
+    """The command as the user typed it: the installed script, or the file."""
+    argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "bootstrap-eval-deltas" if argv0.startswith("bootstrap-eval-deltas") \
+        else "python3 bootstrap_eval_deltas.py"
+
 
 EXAMPLES = """\
 examples:
@@ -4540,7 +4672,8 @@ examples:
   %(prog)s --plot gap.svg                   draw the paired gap's bootstrap distribution
   %(prog)s --json                           one JSON object instead of the text report
 
-exit status: 0 success, 2 usage or input error (one line on stderr)
+exit status: 0 success, 1 a --gate failed, 2 bad input or flags (one line on stderr),
+70 internal error, 130 interrupted, 141 the reader of stdout went away, 143 terminated
 """
 
 
@@ -4548,33 +4681,49 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but errors are one line on stderr and exit status 2."""
 
     def error(self, message):
-        raise ToolError(f"{message} (see --help)")
+        raise ToolError(f"{printable(message)} (see --help)")
 
 
-def _fraction_arg(text: str) -> Fraction:
+def _number_arg(text: str) -> Fraction:
     try:
-        value = Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        value = parse_number(text.strip().replace("_", ""))
+    except ToolError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    if value is None:
+        raise argparse.ArgumentTypeError(f"not a number: {_shorten(text)}")
     return value
 
 
-def _int_arg(text: str) -> int:
+_THOUSANDS = re.compile(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+", re.ASCII)
+
+
+def _count_arg(text: str) -> int:
+    """A whole number: ``2000``, ``2,000``, ``2_000`` or ``2e3``."""
+    text = text.strip()
+    if _THOUSANDS.fullmatch(text):
+        text = text.replace(",", "")
     try:
-        return int(text.strip().replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        value = parse_number(text.replace("_", ""))
+    except ToolError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    if value is None or value.denominator != 1:
+        raise argparse.ArgumentTypeError(f"not a whole number: {_shorten(text)}")
+    return value.numerator
 
 
 def _grid_arg(text: str) -> tuple:
-    parts = [part for part in text.replace(" ", "").split(",")]
-    if not any(parts):
+    """Eval-set sizes: ``500,1000,2000``, or with the thousands separators the tool prints
+    when the sizes are set apart by spaces or semicolons: ``500, 1,000, 2,000``."""
+    if not text.strip():
         raise argparse.ArgumentTypeError("empty grid")
+    spaced = re.search(r"[;\s]", text.strip()) is not None
+    parts = re.split(r"\s*;\s*|,\s+|\s+", text.strip()) if spaced else text.split(",")
     try:
-        return tuple(int(part.replace("_", "")) for part in parts)
-    except ValueError:
+        return tuple(_count_arg(part.strip().rstrip(",;")) for part in parts
+                     if part.strip().rstrip(",;"))
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
-            f"not a comma-separated list of whole numbers: {text!r}") from None
+            f"not a comma-separated list of whole numbers: {_shorten(text)}") from None
 
 
 SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays", "cluster_size", "icc")
@@ -4582,47 +4731,60 @@ SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays", "cluster_siz
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="bootstrap_eval_deltas",
+        prog=_prog(), allow_abbrev=False,
         description="Is B really better than A? Paired bootstrap CIs for an eval delta, "
                     "McNemar's exact test, and a coverage check on a simulator with a known gap.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sim = parser.add_argument_group("simulation (the article's experiment)")
-    sim.add_argument("--n-items", type=_int_arg, default=None, metavar="N",
+    _simulation_flags(parser.add_argument_group("simulation (the article's experiment)"))
+    _planning_flags(parser.add_argument_group("planning"))
+    _bootstrap_flags(parser.add_argument_group("bootstrap"))
+    _data_flags(parser.add_argument_group("your data"))
+    _output_flags(parser.add_argument_group("output"))
+    return parser
+
+
+def _simulation_flags(sim) -> None:
+    sim.add_argument("--n-items", type=_count_arg, default=N_ITEMS, metavar="N",
                      help=f"items in the eval set, N_ITEMS (default {N_ITEMS})")
-    sim.add_argument("--corr", type=_fraction_arg, default=None, metavar="R",
+    sim.add_argument("--corr", type=_number_arg, default=CORR, metavar="R",
                      help=f"loading of each system's latent score on the shared item "
                           f"difficulty, -1 < R < 1 (default {CORR})")
-    sim.add_argument("--acc-a", type=_fraction_arg, default=None, metavar="P",
+    sim.add_argument("--acc-a", type=_number_arg, default=ACC_A, metavar="P",
                      help=f"true accuracy of system A (default {format_decimal(ACC_A)})")
-    sim.add_argument("--acc-b", type=_fraction_arg, default=None, metavar="P",
+    sim.add_argument("--acc-b", type=_number_arg, default=ACC_B, metavar="P",
                      help=f"true accuracy of system B (default {format_decimal(ACC_B)})")
-    sim.add_argument("--replays", type=_int_arg, default=None, metavar="K",
+    sim.add_argument("--replays", type=_count_arg, default=REPLAYS, metavar="K",
                      help=f"coverage replays; 0 skips the loop (default {REPLAYS})")
-    sim.add_argument("--write-csv", metavar="PATH",
+    sim.add_argument("--write-csv", metavar="PATH.csv",
                      help="also write the simulated per-item scores to PATH (atomically)")
-    sim.add_argument("--cluster-size", type=_int_arg, default=None, metavar="K",
+    sim.add_argument("--cluster-size", type=_count_arg, default=1, metavar="K",
                      help="simulate items in clusters of K (e.g. questions per passage); the "
                           "coverage loop then shows item-level and cluster bootstrap side by side")
-    sim.add_argument("--icc", type=_fraction_arg, default=None, metavar="R",
+    sim.add_argument("--icc", type=_number_arg, default=Fraction("0.3"), metavar="R",
                      help="with --cluster-size: within-cluster correlation of each latent "
                           "score (difficulty and each system's own noise), 0 <= R <= 1 "
                           "(default 0.3)")
-    plan = parser.add_argument_group("planning")
+
+
+def _planning_flags(plan) -> None:
     plan.add_argument("--n-grid", type=_grid_arg, metavar="N1,N2,...",
                       help="power sweep over these eval-set sizes (increasing): analytic and "
                            "simulated power, coverage, interval half-widths")
-    plan.add_argument("--target-power", type=_fraction_arg, default=Fraction("0.8"),
+    plan.add_argument("--target-power", type=_number_arg, default=Fraction("0.8"),
                       metavar="P", help="power to plan for, 0 < P < 1 (default 0.8)")
-    plan.add_argument("--half-width", type=_fraction_arg, metavar="H",
+    plan.add_argument("--half-width", type=_number_arg, metavar="H",
                       help="items needed for a +-H interval on one accuracy (e.g. 0.015)")
-    plan.add_argument("--accuracy", type=_fraction_arg, metavar="P",
+    plan.add_argument("--accuracy", type=_number_arg, metavar="P",
                       help="the accuracy expected, with --half-width (default 0.5, the worst case)")
-    boot = parser.add_argument_group("bootstrap")
-    boot.add_argument("--seed", type=_int_arg, default=SEED,
+
+
+def _bootstrap_flags(boot) -> None:
+    boot.add_argument("--seed", type=_count_arg, default=SEED,
                       help=f"seed of the one random.Random that drives the run (default {SEED})")
-    boot.add_argument("--resamples", type=_int_arg, default=RESAMPLES, metavar="B",
-                      help=f"bootstrap resamples per interval (default {RESAMPLES})")
-    boot.add_argument("--confidence", type=_fraction_arg, default=CONFIDENCE, metavar="C",
+    boot.add_argument("--resamples", type=_count_arg, default=RESAMPLES, metavar="B",
+                      help=f"bootstrap resamples per interval (default {RESAMPLES:,}; at most "
+                           f"{MAX_RESAMPLES:,})")
+    boot.add_argument("--confidence", type=_number_arg, default=CONFIDENCE, metavar="C",
                       help=f"confidence level, 0 < C < 1 (default {format_decimal(CONFIDENCE)})")
     boot.add_argument("--interval", choices=INTERVALS, default="percentile",
                       help="percentile (the article's, default), basic, or bca (bias-corrected "
@@ -4634,10 +4796,13 @@ def build_parser() -> argparse.ArgumentParser:
                       help="stream: resample items, bit-exact with the article (default); "
                            "counts: draw multinomial cell counts, cost independent of n "
                            "(0/1 scores; the default for --n-grid)")
-    data = parser.add_argument_group("your data")
+
+
+def _data_flags(data) -> None:
     data.add_argument("--csv", metavar="PATH",
                       help="per-item scores, one column per system: CSV (comma, tab or "
-                           "semicolon, sniffed) or JSONL (.jsonl); - reads stdin")
+                           "semicolon, sniffed), JSON lines, a JSON list of records or an "
+                           ".xlsx workbook's first sheet, found by content; - reads stdin")
     data.add_argument("--a-col", metavar="NAME",
                       help=f"system A's column or JSON key (default {CSV_COLUMNS[1]})")
     data.add_argument("--b-col", metavar="NAME",
@@ -4646,7 +4811,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="several systems' columns, the baseline first: each candidate "
                            "against it, with Holm and Bonferroni adjusted p-values")
     data.add_argument("--baseline", metavar="FILE",
-                      help="one run file per system: the baseline's (CSV or JSONL)")
+                      help="one run file per system: the baseline's (CSV, JSON lines, or a "
+                           "harness log)")
     data.add_argument("--candidate", metavar="FILE", action="append",
                       help="a candidate's run file, joined to the baseline on --id-col "
                            "(repeat for several candidates)")
@@ -4662,15 +4828,18 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--strata-col", metavar="NAME",
                       help="resample within each value of this column (a class, a source), "
                            "keeping each stratum's size")
-    data.add_argument("--input-format", choices=("csv", "jsonl"),
-                      help="force the input format (default: by the file's extension)")
+    data.add_argument("--input-format", choices=FORMATS,
+                      help="force the input format (default: found from the file's content)")
     data.add_argument("--on-missing", choices=("error", "drop"), default="error",
                       help="rows with a missing score or id, repeated ids, items missing "
                            "from a run: an error (default) or dropped and counted in the report")
-    data.add_argument("--permutations", type=_int_arg, default=PERMUTATIONS, metavar="R",
+    data.add_argument("--permutations", type=_count_arg, default=PERMUTATIONS, metavar="R",
                       help=f"random sign patterns of the permutation test for real-valued "
-                           f"scores (default {PERMUTATIONS:,}; exact below 21 items)")
-    out = parser.add_argument_group("output")
+                           f"scores (default {PERMUTATIONS:,}; exact up to "
+                           f"{EXACT_SIGN_FLIP_LIMIT} nonzero differences)")
+
+
+def _output_flags(out) -> None:
     out.add_argument("--output", choices=OUTPUTS, default=None,
                      help="text (default), json, or markdown (a table for a pull request)")
     out.add_argument("--json", action="store_true", help="the same as --output json")
@@ -4680,105 +4849,86 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--quiet", action="store_true",
                      help="no progress indicator on stderr (it is only drawn on a terminal, "
                           "for loops longer than a second)")
-    out.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    return parser
+    out.add_argument("--version", action="version", version=f"{NAME} {__version__}")
 
+
+def parse_args(argv) -> argparse.Namespace:
+    """The parsed flags, with ``given``: the destinations named on the command line."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    flags = {option: action.dest for action in parser._actions
+             for option in action.option_strings}
+    given = set()
+    for token in argv:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0]
+        if name in flags:
+            given.add(flags[name])
+    args.given = frozenset(given)
+    return args
+
+
+# --- validate: checks only, in the order a reader would think of them ---
 
 def _flags(args, names) -> list:
-    return ["--" + name.replace("_", "-") for name in names if getattr(args, name) is not None]
+    return ["--" + name.replace("_", "-") for name in names if name in args.given]
+
+
+def mode_of(args) -> str:
+    """Which of the tool's jobs the command line asks for."""
+    if args.half_width is not None:
+        return "accuracy plan"
+    if args.n_grid is not None:
+        return "sweep"
+    if args.csv is not None or args.baseline is not None:
+        return "data"
+    return "simulation"
 
 
 def validate(args) -> None:
-    """Check flag values and combinations; raise ToolError with a one-line message."""
-    if args.half_width is not None:
-        others = _flags(args, SIMULATION_FLAGS + ("n_grid", "csv", "write_csv", "plot", "engine"))
-        if others:
-            raise ToolError(f"--half-width plans one accuracy on its own; drop {', '.join(others)}")
-        if not 0 < args.half_width < 1:
-            raise ToolError(f"--half-width must be a proportion above 0, like 0.015, "
-                            f"got {format_decimal(args.half_width)}")
-        args.accuracy = Fraction(1, 2) if args.accuracy is None else args.accuracy
-        if not 0 < args.accuracy < 1:
-            raise ToolError(f"--accuracy must be strictly between 0 and 1, "
-                            f"got {format_decimal(args.accuracy)}")
+    """Check flag values and combinations; raise ToolError with a one-line message.
+    Changes nothing: defaults come from the parser."""
+    _check_output_format(args)
+    mode = mode_of(args)
+    if mode == "accuracy plan":
+        _check_accuracy_plan(args)
     elif args.accuracy is not None:
         raise ToolError("--accuracy goes with --half-width")
-    _validate_inputs(args)
-    if args.csv is not None or args.baseline is not None:
-        given = _flags(args, SIMULATION_FLAGS + ("n_grid",))
-        if given:
-            raise ToolError(f"{', '.join(given)} describe the simulation and do not apply to "
-                            "your data (its true gap is unknown)")
-        if args.write_csv is not None:
-            raise ToolError("--write-csv writes a simulated run; it does not apply to your data")
-    if args.n_grid is not None:
-        if args.n_items is not None:
-            raise ToolError("--n-grid replaces --n-items; give one of them")
-        if args.write_csv is not None:
-            raise ToolError("--write-csv writes one simulated run; it does not apply to --n-grid")
-        if min(args.n_grid) < 2:
-            raise ToolError(f"--n-grid sizes must be at least 2, got {min(args.n_grid)}")
-        if any(a >= b for a, b in zip(args.n_grid, args.n_grid[1:])):
-            raise ToolError(f"--n-grid must be strictly increasing, got "
-                            f"{','.join(map(str, args.n_grid))}")
-    if args.engine == "counts" and args.write_csv is not None:
-        raise ToolError("--write-csv needs per-item scores; the counts engine simulates "
-                        "cell counts only (use --engine stream)")
-    for name, default in (("n_items", N_ITEMS), ("corr", CORR), ("acc_a", ACC_A),
-                          ("acc_b", ACC_B), ("replays", REPLAYS)):
-        if getattr(args, name) is None:
-            setattr(args, name, default)
-    if args.icc is not None and args.cluster_size is None:
-        raise ToolError("--icc goes with --cluster-size")
-    if args.cluster_size is not None:
-        if args.cluster_size < 1:
-            raise ToolError(f"--cluster-size must be at least 1, got {args.cluster_size}")
-        if args.engine == "counts" or args.n_grid is not None:
-            raise ToolError("--cluster-size simulates per item: it needs the stream engine "
-                            "and a single run (not --engine counts or --n-grid)")
-        if args.exact:
-            raise ToolError("--exact covers plain 0/1 items; it does not apply with "
-                            "--cluster-size")
-        args.icc = Fraction("0.3") if args.icc is None else args.icc
-        if not 0 <= args.icc <= 1:
-            raise ToolError(f"--icc must be between 0 and 1, got {format_decimal(args.icc)}")
-    else:
-        args.cluster_size, args.icc = 1, Fraction(0)
-    if args.engine is None:
-        args.engine = "counts" if args.n_grid is not None else "stream"
-    if args.n_items < 2:
-        raise ToolError(f"--n-items must be at least 2, got {args.n_items}")
-    if args.resamples < 1:
-        raise ToolError(f"--resamples must be at least 1, got {args.resamples}")
-    if args.replays < 0:
-        raise ToolError(f"--replays must be 0 or more, got {args.replays}")
-    if args.n_grid is not None and args.replays < 1:
-        raise ToolError("--n-grid simulates: --replays must be at least 1")
-    for flag, value in (("--acc-a", args.acc_a), ("--acc-b", args.acc_b)):
-        if not 0 < value < 1:
-            raise ToolError(f"{flag} must be strictly between 0 and 1, got {format_decimal(value)}")
-    if not -1 < args.corr < 1:
-        raise ToolError(f"--corr must be strictly between -1 and 1, got "
-                        f"{format_decimal(args.corr)} "
-                        "(at +-1 both systems would share one latent score and no item could "
-                        "separate them)")
-    if not 0 < args.confidence < 1:
-        raise ToolError(f"--confidence must be strictly between 0 and 1, "
-                        f"got {format_decimal(args.confidence)}")
-    if not 0 < args.target_power < 1:
-        raise ToolError(f"--target-power must be strictly between 0 and 1, "
-                        f"got {format_decimal(args.target_power)}")
-    for flag in ("write_csv", "plot"):
-        _check_writable(getattr(args, flag), "--" + flag.replace("_", "-"))
+    _check_inputs(args)
+    if mode == "data":
+        _check_data(args)
+    if mode == "sweep":
+        _check_sweep(args)
+    _check_simulation(args)
+    _check_numbers(args)
 
 
-def _validate_inputs(args) -> None:
+def _check_output_format(args) -> None:
+    if args.json and args.output not in (None, "json"):
+        raise ToolError(f"--json means --output json; it conflicts with --output {args.output}")
+
+
+def _check_accuracy_plan(args) -> None:
+    others = _flags(args, SIMULATION_FLAGS + ("n_grid", "csv", "baseline", "write_csv", "plot",
+                                              "engine"))
+    if others:
+        raise ToolError(f"--half-width plans one accuracy on its own; drop {', '.join(others)}")
+    if not 0 < args.half_width < 1:
+        raise ToolError(f"--half-width must be a proportion above 0, like 0.015, "
+                        f"got {format_decimal(args.half_width)}")
+    if args.half_width < MIN_HALF_WIDTH:
+        raise ToolError(f"--half-width must be at least {format_decimal(MIN_HALF_WIDTH)} "
+                        f"(+-{format_decimal(MIN_HALF_WIDTH * 100)} pts), got "
+                        f"{format_decimal(args.half_width)}")
+    accuracy = args.accuracy if args.accuracy is not None else Fraction(1, 2)
+    if not 0 < accuracy < 1 or not 0 < float(accuracy) < 1:
+        raise ToolError(f"--accuracy must be strictly between 0 and 1, "
+                        f"got {format_decimal(accuracy)}")
+
+
+def _check_inputs(args) -> None:
     """Flags that read the user's files: which go together."""
-    if args.json:
-        if args.output not in (None, "json"):
-            raise ToolError(f"--json means --output json; it conflicts with --output {args.output}")
-        args.output = "json"
-    args.output = args.output or "text"
     if args.csv is not None and args.baseline is not None:
         raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
                         "(one file per run), not both")
@@ -4788,17 +4938,13 @@ def _validate_inputs(args) -> None:
     else:
         if not args.candidate:
             raise ToolError("--baseline needs at least one --candidate run file")
-        if args.score_col is None:
-            raise ToolError("--baseline needs --score-col, the score's column or key")
         if _flags(args, ("a_col", "b_col", "systems")):
             raise ToolError("--a-col, --b-col and --systems name columns of one --csv file; "
                             "with run files use --score-col")
     if args.csv is None and args.baseline is None:
         for flag in _flags(args, ("a_col", "b_col", "systems", "id_col", "input_format",
-                                  "cluster_col", "strata_col")):
+                                  "cluster_col", "strata_col", "on_missing")):
             raise ToolError(f"{flag} describes an input file: give --csv or --baseline")
-        if args.on_missing != "error":
-            raise ToolError("--on-missing describes an input file: give --csv or --baseline")
     if args.systems is not None:
         if _flags(args, ("a_col", "b_col")):
             raise ToolError("--systems replaces --a-col and --b-col; give one or the other")
@@ -4806,9 +4952,6 @@ def _validate_inputs(args) -> None:
         if len(names) < 2 or not all(names):
             raise ToolError("--systems needs a baseline and at least one candidate, "
                             "comma-separated")
-        args.systems = tuple(names)
-    if args.permutations < 1:
-        raise ToolError(f"--permutations must be at least 1, got {args.permutations}")
     designed = _flags(args, ("cluster_col", "strata_col"))
     if designed and args.engine == "counts":
         raise ToolError(f"{designed[0]} needs the per-item engine: the counts engine "
@@ -4817,88 +4960,277 @@ def _validate_inputs(args) -> None:
         raise ToolError(f"--exact covers plain 0/1 items; it does not apply with {designed[0]}")
     if args.cluster_col is not None and args.cluster_col == args.strata_col:
         raise ToolError("--cluster-col and --strata-col name the same column")
-    if args.plot is not None and (args.systems and len(args.systems) > 2
+    if args.plot is not None and (args.systems and len(args.systems.split(",")) > 2
                                   or args.candidate and len(args.candidate) > 1):
         raise ToolError("--plot draws one comparison; it does not apply to several candidates")
 
 
-def _check_writable(path, flag) -> None:
-    """Refuse early (before any long computation) a path that cannot be written."""
-    if path is None:
-        return
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    if not os.path.isdir(folder):
-        raise ToolError(f"cannot write {path}: no such folder {folder}")
-    if not os.access(folder, os.W_OK):
-        raise ToolError(f"cannot write {path}: folder {folder} is not writable")
-    if os.path.isdir(path):
-        raise ToolError(f"cannot write {path}: it is a folder ({flag})")
+def _check_data(args) -> None:
+    given = _flags(args, SIMULATION_FLAGS + ("n_grid",))
+    if given:
+        raise ToolError(f"{', '.join(given)} describe the simulation and do not apply to "
+                        "your data (its true gap is unknown)")
+    if args.write_csv is not None:
+        raise ToolError("--write-csv writes a simulated run; it does not apply to your data")
 
+
+def _check_sweep(args) -> None:
+    if "n_items" in args.given:
+        raise ToolError("--n-grid replaces --n-items; give one of them")
+    if args.write_csv is not None:
+        raise ToolError("--write-csv writes one simulated run; it does not apply to --n-grid")
+    if min(args.n_grid) < 2:
+        raise ToolError(f"--n-grid sizes must be at least 2, got {min(args.n_grid)}")
+    if max(args.n_grid) > MAX_N_ITEMS:
+        raise ToolError(f"--n-grid sizes must be at most {MAX_N_ITEMS:,}, got "
+                        f"{max(args.n_grid):,}")
+    if any(a >= b for a, b in zip(args.n_grid, args.n_grid[1:])):
+        raise ToolError(f"--n-grid must be strictly increasing, got "
+                        f"{','.join(map(str, args.n_grid))}")
+    if args.replays < 1:
+        raise ToolError("--n-grid simulates: --replays must be at least 1")
+
+
+def _check_simulation(args) -> None:
+    if args.engine == "counts" and args.write_csv is not None:
+        raise ToolError("--write-csv needs per-item scores; the counts engine simulates "
+                        "cell counts only (use --engine stream)")
+    if "icc" in args.given and "cluster_size" not in args.given:
+        raise ToolError("--icc goes with --cluster-size")
+    if "cluster_size" in args.given:
+        if args.cluster_size < 1:
+            raise ToolError(f"--cluster-size must be at least 1, got {args.cluster_size}")
+        if args.engine == "counts" or args.n_grid is not None:
+            raise ToolError("--cluster-size simulates per item: it needs the stream engine "
+                            "and a single run (not --engine counts or --n-grid)")
+        if args.exact:
+            raise ToolError("--exact covers plain 0/1 items; it does not apply with "
+                            "--cluster-size")
+        if not 0 <= args.icc <= 1:
+            raise ToolError(f"--icc must be between 0 and 1, got {format_decimal(args.icc)}")
+
+
+def _in_open_unit(value) -> bool:
+    """Strictly between 0 and 1, also once rounded to a float (1e-400 and 1 - 1e-20 are not)."""
+    return 0 < value < 1 and 0 < float(value) < 1
+
+
+def _check_numbers(args) -> None:
+    _check_count(args.n_items, "--n-items", 2, MAX_N_ITEMS)
+    _check_count(args.resamples, "--resamples", 1, MAX_RESAMPLES)
+    _check_count(args.replays, "--replays", 0, MAX_REPLAYS, "0 or more")
+    _check_count(args.permutations, "--permutations", 1, MAX_PERMUTATIONS)
+    for flag, value in (("--acc-a", args.acc_a), ("--acc-b", args.acc_b)):
+        if not _in_open_unit(value):
+            raise ToolError(f"{flag} must be strictly between 0 and 1, got "
+                            f"{format_decimal(value)}")
+    if not (-1 < args.corr < 1 and -1 < float(args.corr) < 1):
+        raise ToolError(f"--corr must be strictly between -1 and 1, got "
+                        f"{format_decimal(args.corr)} "
+                        "(at +-1 both systems would share one latent score and no item could "
+                        "separate them)")
+    if not _in_open_unit(args.confidence):
+        raise ToolError(f"--confidence must be strictly between 0 and 1, "
+                        f"got {format_decimal(args.confidence)}")
+    if not _in_open_unit(args.target_power):
+        raise ToolError(f"--target-power must be strictly between 0 and 1, "
+                        f"got {format_decimal(args.target_power)}")
+
+
+def _check_count(value: int, flag: str, low: int, high: int, wording: str = "") -> None:
+    if value < low:
+        raise ToolError(f"{flag} must be {wording or f'at least {low}'}, got {value}")
+    if value > high:
+        raise ToolError(f"{flag} must be at most {high:,}, got {value:,}")
+
+
+# --- outputs: checked against the inputs before any work ---
+
+OUTPUT_SUFFIXES = {"plot": (".svg",), "write_csv": (".csv",)}
+
+
+def input_paths(args) -> list:
+    """Every file the command line reads (harness folders expanded), stdin as ``-``."""
+    paths = []
+    if args.csv is not None:
+        paths.append(args.csv)
+    if args.baseline is not None:
+        for value in [args.baseline] + list(args.candidate or ()):
+            for path in expand_paths(value):
+                if os.path.isdir(path):
+                    paths += [os.path.join(root, name) for root, _, names in os.walk(path)
+                              for name in names]
+                else:
+                    paths.append(path)
+    return paths
+
+
+def check_outputs(outputs, inputs) -> None:
+    """Refuse, in one line and before any work, an output path that is empty or names a
+    folder, has the wrong extension, is a device, pipe or other non-regular file, is one
+    of the inputs (through a symlink too; stdin counts as the file it was redirected
+    from), is shared by two outputs, or lies in a folder that is missing or not writable."""
+    seen = {}
+    for flag, path in outputs:
+        shown = printable(path)
+        if not path:
+            raise ToolError(f"{flag} needs a file name")
+        if path.endswith(("/", os.sep)) or os.path.isdir(path):
+            raise ToolError(f"cannot write {shown}: it is a folder ({flag})")
+        suffixes = OUTPUT_SUFFIXES.get(flag.lstrip("-").replace("-", "_"), ())
+        if suffixes and not path.lower().endswith(suffixes):
+            raise ToolError(f"{flag} writes {suffixes[0][1:].upper()}: give a path ending in "
+                            f"{suffixes[0]}, got {shown}")
+        real = os.path.realpath(path)
+        _check_target(real, shown, flag)
+        if real in seen:
+            raise ToolError(f"{seen[real]} and {flag} both name {shown}; give each output its "
+                            "own file")
+        seen[real] = flag
+        for source in inputs:
+            if _same_file(real, source):
+                what = "stdin's file" if source == "-" else printable(source)
+                raise ToolError(f"{flag} {shown} is an input ({what}); the tool never writes "
+                                "over its input")
+
+
+def _check_target(real: str, shown: str, flag: str) -> None:
+    folder = os.path.dirname(real) or "."
+    if not os.path.isdir(folder):
+        raise ToolError(f"cannot write {shown}: no such folder {printable(folder)}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ToolError(f"cannot write {shown}: folder {printable(folder)} is not writable")
+    try:
+        info = os.stat(real)
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise ToolError(f"cannot write {shown}: {err.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(f"cannot write {shown}: it is not a regular file (a device, pipe or "
+                        f"socket); {flag} writes regular files only")
+
+
+def _same_file(real: str, source: str) -> bool:
+    try:
+        out = os.stat(real)
+    except OSError:
+        return False
+    if source == "-":
+        try:
+            info = os.fstat(sys.stdin.fileno())
+        except (AttributeError, OSError, ValueError):
+            return False
+        return stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) == (out.st_dev,
+                                                                             out.st_ino)
+    try:
+        return os.path.samefile(real, source)
+    except OSError:
+        return os.path.realpath(source) == real
+
+
+def output_paths(args) -> list:
+    return [(f"--{name.replace('_', '-')}", getattr(args, name))
+            for name in ("write_csv", "plot") if getattr(args, name) is not None]
+
+
+# --- one function per mode ---
 
 def _progress(args, label: str) -> Progress:
     return Progress(label, enabled=not args.quiet, delay=PROGRESS_DELAY)
 
 
-def run(args):
-    """Carry out a validated command line; return the report (files written atomically)."""
-    rng = random.Random(args.seed)
-    if args.half_width is not None:
-        params = {"half_width": args.half_width, "accuracy": args.accuracy,
-                  "confidence": args.confidence}
-        return AccuracyPlanReport(params, plan_accuracy(args.accuracy, args.half_width,
-                                                        args.confidence))
-    copula = Copula(args.corr, args.acc_a, args.acc_b, args.cluster_size, args.icc)
+def _engine(args) -> str:
+    return args.engine or ("counts" if args.n_grid is not None else "stream")
+
+
+def _simulation_params(args) -> dict:
     params = {"n_items": args.n_items, "corr": args.corr, "acc_a": args.acc_a,
               "acc_b": args.acc_b, "seed": args.seed, "resamples": args.resamples,
-              "replays": args.replays, "confidence": args.confidence, "engine": args.engine,
+              "replays": args.replays, "confidence": args.confidence, "engine": _engine(args),
               "target_power": args.target_power, "interval": args.interval}
-    if copula.clustered:
+    if args.cluster_size > 1:
         params.update(cluster_size=args.cluster_size, icc=args.icc)
-    if args.n_grid is not None:
-        params.update(n_items=None, n_grid=list(args.n_grid))
-        with _progress(args, "power sweep") as progress:
-            result = sweep(rng, copula, args.n_grid, replays=args.replays,
-                           resamples=args.resamples, confidence=args.confidence,
-                           target_power=args.target_power, engine=args.engine,
-                           progress=progress)
-        report = SweepReport(params, result)
-        if args.plot:
-            atomic_write(args.plot, svg_power_curve(report))
-        return report
-    if args.csv is not None or args.baseline is not None:
-        table = _read_input(args)
-        for index in range(1, len(table.systems)):
-            _check_engine(args, table.pair(index))
-        params.update(n_items=table.n, corr=None, acc_a=None, acc_b=None, replays=0,
-                      target_power=None, permutations=args.permutations)
-        with _progress(args, "bootstrap resamples") as progress:
-            comparisons = compare_systems(table, rng, resamples=args.resamples,
-                                          confidence=args.confidence, engine=args.engine,
-                                          permutations=args.permutations,
-                                          interval=args.interval, exact=args.exact,
-                                          progress=progress)
-        source = "runs" if args.baseline is not None else table.sources[0].format
-        report = Report(params, source, tuple(comparisons), table=table)
-        if args.plot:
-            atomic_write(args.plot, svg_histogram(report.analysis))
-        return report
-    scores = copula.simulate(rng, args.n_items) if args.engine == "stream" else \
+    return params
+
+
+def _copula(args) -> Copula:
+    clustered = args.cluster_size > 1
+    return Copula(args.corr, args.acc_a, args.acc_b, args.cluster_size,
+                  args.icc if clustered else Fraction(0))
+
+
+def run_accuracy_plan(args) -> AccuracyPlanReport:
+    accuracy = args.accuracy if args.accuracy is not None else Fraction(1, 2)
+    params = {"half_width": args.half_width, "accuracy": accuracy,
+              "confidence": args.confidence}
+    return AccuracyPlanReport(params, plan_accuracy(accuracy, args.half_width, args.confidence))
+
+
+def run_sweep(args) -> SweepReport:
+    params = _simulation_params(args)
+    params.update(n_items=None, n_grid=list(args.n_grid))
+    with _progress(args, "power sweep") as progress:
+        result = sweep(random.Random(args.seed), _copula(args), args.n_grid,
+                       replays=args.replays, resamples=args.resamples,
+                       confidence=args.confidence, target_power=args.target_power,
+                       engine=_engine(args), progress=progress)
+    report = SweepReport(params, result)
+    if args.plot:
+        atomic_write(args.plot, svg_power_curve(report))
+    return report
+
+
+def run_data(args) -> Report:
+    table = _read_input(args)
+    for index in range(1, len(table.systems)):
+        _check_engine(args, table.pair(index))
+    params = _simulation_params(args)
+    params.update(n_items=table.n, corr=None, acc_a=None, acc_b=None, replays=0,
+                  target_power=None, permutations=args.permutations)
+    with _progress(args, "bootstrap resamples") as progress:
+        comparisons = compare_systems(table, random.Random(args.seed), resamples=args.resamples,
+                                      confidence=args.confidence, engine=_engine(args),
+                                      permutations=args.permutations, interval=args.interval,
+                                      exact=args.exact, progress=progress)
+    source = "runs" if args.baseline is not None else table.sources[0].format
+    report = Report(params, source, tuple(comparisons), table=table)
+    if args.plot:
+        atomic_write(args.plot, svg_histogram(report.analysis))
+    return report
+
+
+def run_simulation(args) -> Report:
+    rng, copula, engine = random.Random(args.seed), _copula(args), _engine(args)
+    scores = copula.simulate(rng, args.n_items) if engine == "stream" else \
         _cells_as_scores(copula.simulate_cells(rng, args.n_items))
     if args.write_csv is not None:
         write_scores_csv(args.write_csv, scores)
-    result = _analyze_with_progress(args, scores, rng)
+    with _progress(args, "bootstrap resamples") as progress:
+        result = analyze(scores, rng, resamples=args.resamples, confidence=args.confidence,
+                         engine=engine, interval=args.interval, exact=args.exact,
+                         progress=progress)
     cov = None
     if args.replays:
         with _progress(args, "coverage replays") as progress:
             cov = coverage(rng, copula, args.n_items, replays=args.replays,
                            resamples=args.resamples, confidence=args.confidence,
-                           engine=args.engine, interval=args.interval, progress=progress)
+                           engine=engine, interval=args.interval, progress=progress)
     comparison = Comparison("A", "B", result, result.p, result.p)
     plan = None if copula.clustered else PowerPlan(copula.cells, args.confidence)
-    report = Report(params, "simulation", (comparison,), cov, plan=plan)
+    report = Report(_simulation_params(args), "simulation", (comparison,), cov, plan=plan)
     if args.plot:
         atomic_write(args.plot, svg_histogram(result, copula.true_gap))
     return report
+
+
+MODES = {"accuracy plan": run_accuracy_plan, "sweep": run_sweep, "data": run_data,
+         "simulation": run_simulation}
+
+
+def run(args):
+    """Carry out a validated command line; return the report (files written atomically)."""
+    return MODES[mode_of(args)](args)
 
 
 def _read_input(args) -> Table:
@@ -4908,10 +5240,11 @@ def _read_input(args) -> Table:
         groups = [expand_paths(args.baseline)] + [expand_paths(c) for c in args.candidate]
         return read_runs(groups, RunsSpec(args.score_col, (args.id_col or "item",),
                                           args.cluster_col, args.strata_col), options)
-    systems = args.systems or (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
+    systems = tuple(name.strip() for name in args.systems.split(",")) if args.systems else \
+        (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
     ids = None if args.id_col is None else (args.id_col,)
-    return read_table(args.csv, TableSpec(tuple(systems), ids, args.cluster_col,
-                                          args.strata_col), options)
+    return read_table(args.csv, TableSpec(systems, ids, args.cluster_col, args.strata_col),
+                      options)
 
 
 def _cells_as_scores(cells: Cells) -> Scores:
@@ -4922,34 +5255,140 @@ def _cells_as_scores(cells: Cells) -> Scores:
 
 
 def _check_engine(args, scores: Scores) -> None:
-    if args.engine == "counts" and not scores.binary:
+    if _engine(args) == "counts" and not scores.binary:
         raise ToolError("the counts engine needs 0/1 scores; use --engine stream")
     if args.exact and not scores.binary:
         raise ToolError("--exact needs 0/1 scores (the exact bootstrap works from the 2x2 "
                         "table); drop it for real-valued scores")
 
 
-def _analyze_with_progress(args, scores, rng) -> Analysis:
-    with _progress(args, "bootstrap resamples") as progress:
-        return analyze(scores, rng, resamples=args.resamples, confidence=args.confidence,
-                       engine=args.engine, interval=args.interval, exact=args.exact,
-                       progress=progress)
+# --- main: the one place exceptions become exit statuses ---
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind (temporary files are removed), exit 143."""
+
+
+def _terminate(signum, frame):
+    raise Terminated(signum)
+
+
+def _install_signals() -> dict:
+    """SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP raise Terminated, so that every
+    ``finally`` and ``except BaseException`` cleanup runs.  Returns the old handlers."""
+    old = {}
+    try:
+        old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+        for name in ("SIGTERM", "SIGHUP"):
+            if hasattr(signal, name):
+                number = getattr(signal, name)
+                old[number] = signal.signal(number, _terminate)
+    except ValueError:                      # not the main thread: leave signals alone
+        pass
+    return old
+
+
+def _restore_signals(old: dict) -> None:
+    for number, handler in old.items():
+        signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+
+
+_ASCII = str.maketrans({"\u2026": "...", "\u00b1": "+-", "\u2212": "-", "\u00d7": "x",
+                        "\u221e": "infinity", "\u2014": "-", "\u2013": "-", "\u2264": "<=",
+                        "\u2265": ">=", "\u2248": "~", "\u2009": " ", "\u00a0": " "})
+
+
+def encodable(text: str, stream) -> str:
+    """*text* as *stream* can encode it: unchanged, or with typographic characters spelled
+    in ASCII (``…`` as ``...``) and anything else backslash-escaped."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except (UnicodeEncodeError, LookupError):
+        plain = text.translate(_ASCII)
+        try:
+            return plain.encode(encoding, "backslashreplace").decode(encoding)
+        except LookupError:
+            return plain.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def _emit(text: str) -> None:
+    """Write the report to stdout and flush it, so that a full disk or a closed stdout is
+    reported here, in one line, and not by the interpreter at exit."""
+    stream = sys.stdout
+    if stream is None:
+        raise ToolError("cannot write the report: stdout is closed")
+    try:
+        stream.write(encodable(text, stream))
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as err:
+        _silence_stdout()
+        reason = getattr(err, "strerror", None) or "it is closed"
+        raise ToolError(f"cannot write the report to stdout: {reason}") from None
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def _say(message: str) -> None:
+    """One line on stderr (if there is a stderr to write to)."""
+    try:
+        stream = sys.stderr
+        stream.write(encodable(f"{NAME}: {printable(message)}\n", stream))
+        stream.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def _main(argv) -> int:
+    args = parse_args(argv)
+    validate(args)
+    check_outputs(output_paths(args), input_paths(args))
+    report = run(args)
+    _emit(render(report, "json" if args.json else args.output or "text"))
+    return EXIT_OK
 
 
 def main(argv=None) -> int:
-    """Entry point: parse, validate, run, print.  Returns the exit status."""
+    """Entry point: parse, validate, run, print.  Returns the exit status; never raises
+    (but for --help and --version, which exit through argparse)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    old = _install_signals()
     try:
-        args = build_parser().parse_args(argv)
-        validate(args)
-        report = run(args)
-        sys.stdout.write(render(report, args.output))
+        return _main(argv)
     except ToolError as err:
-        print(f"bootstrap_eval_deltas: error: {err}", file=sys.stderr)
-        return 2
+        _say(f"error: {err}")
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("bootstrap_eval_deltas: interrupted", file=sys.stderr)
-        return 130
-    return 0
+        _say("interrupted")
+        return EXIT_INTERRUPTED
+    except Terminated:
+        _say("terminated")
+        return EXIT_TERMINATED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except RecursionError as err:
+        _say(f"internal error: RecursionError: {err}; please report it with the command line")
+        return EXIT_INTERNAL
+    except MemoryError:
+        _say("error: out of memory; try fewer --resamples or --replays, or a smaller input")
+        return EXIT_INTERNAL
+    except Exception as err:        # a bug: one line, never a traceback
+        _say(f"internal error: {type(err).__name__}: {err}; please report it with the command "
+             "line")
+        return EXIT_INTERNAL
+    finally:
+        _restore_signals(old)
 
 
 if __name__ == "__main__":
