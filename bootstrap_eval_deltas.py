@@ -144,7 +144,7 @@ MAX_ID_DIGITS = 18            # longer all-digit ids stay text
 MAX_RESAMPLES = 1_000_000
 MAX_REPLAYS = 100_000
 MAX_PERMUTATIONS = 1_000_000
-MAX_N_ITEMS = 100_000_000     # items of a simulated eval set
+MAX_N_ITEMS = 10_000_000      # items of a simulated eval set (each is kept in memory)
 MIN_HALF_WIDTH = Fraction(1, 10_000)
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -276,7 +276,7 @@ def format_percent(value: Fraction) -> str:
 
 # === Simulation ===
 
-def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b) -> Scores:
+def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b, progress=None) -> Scores:
     """Simulate *n_items* items scored 0/1 by two systems with correlated errors.
 
     Exactly the article's listing: for each item a shared difficulty
@@ -296,7 +296,9 @@ def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b) -> Scores:
     zb_cut = NormalDist().inv_cdf(float(acc_b))
     gauss = rng.gauss
     a, b = [], []
-    for _ in range(n_items):
+    for i in range(n_items):
+        if progress is not None and i & 0xFFFF == 0 and i:
+            progress(i, n_items)
         d = gauss(0, 1)
         za = corr * d + w * gauss(0, 1)
         zb = corr * d + w * gauss(0, 1)
@@ -502,9 +504,9 @@ class Copula:
     def clustered(self) -> bool:
         return self.cluster_size > 1
 
-    def simulate(self, rng: random.Random, n_items: int) -> Scores:
+    def simulate(self, rng: random.Random, n_items: int, progress=None) -> Scores:
         if not self.clustered:
-            return simulate(rng, n_items, self.corr, self.acc_a, self.acc_b)
+            return simulate(rng, n_items, self.corr, self.acc_a, self.acc_b, progress)
         return simulate_clustered(rng, n_items, self.corr, self.acc_a, self.acc_b,
                                   self.cluster_size, self.icc)
 
@@ -1631,7 +1633,7 @@ class PermutationTest:
 
 
 def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, *,
-                   exact_limit: int = EXACT_SIGN_FLIP_LIMIT) -> PermutationTest:
+                   exact_limit: int = EXACT_SIGN_FLIP_LIMIT, progress=None) -> PermutationTest:
     """The paired sign-flip test on integer differences (scores scaled to integers).
 
     Exact enumeration meets in the middle: the signed sums of each half of the
@@ -1661,11 +1663,13 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, 
               for bit in range(max(shifted).bit_length())]
     total = sum(diffs)
     hits = 0
-    for _ in range(permutations):
+    for done in range(1, permutations + 1):
         keep = rng.getrandbits(n)
         kept = sum((keep & plane).bit_count() << bit for bit, plane in enumerate(planes))
         kept += low * keep.bit_count()
         hits += abs(2 * kept - total) >= observed
+        if progress is not None and done % 1024 == 0:
+            progress(done, permutations)
     return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
 
 
@@ -1805,7 +1809,8 @@ def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence,
     is called as ``progress(done, total)`` in units of resamples.
     """
     confidence = Fraction(confidence)
-    dists = bootstrap(rng, scores, resamples, engine=engine, progress=progress)
+    steps = _steps(progress, [5 * resamples, permutations])
+    dists = bootstrap(rng, scores, resamples, engine=engine, progress=next(steps))
     units = scores.units
     estimates = {"a": scores.mean_a, "b": scores.mean_b,
                  "paired": scores.mean_b - scores.mean_a,
@@ -1821,7 +1826,7 @@ def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence,
         cells = scores.cells()
         mcnemar = test = mcnemar_exact(cells.a_only, cells.b_only)
     else:                                         # per item, or per cluster: units.diff
-        test = sign_flip_test(rng, units.diff, permutations)
+        test = sign_flip_test(rng, units.diff, permutations, progress=next(steps))
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
         ci_a=intervals["a"], ci_b=intervals["b"], paired=intervals["paired"],
@@ -1850,7 +1855,8 @@ def compare_systems(table: Table, rng: random.Random, *, resamples: int, confide
     Holm- and Bonferroni-adjusted p-values across the family of comparisons.
     *options* go to ``analyze`` (engine, permutations, interval, exact)."""
     analyses = []
-    steps = _steps(progress, [5 * resamples] * (len(table.systems) - 1))
+    per = 5 * resamples + options.get("permutations", PERMUTATIONS)
+    steps = _steps(progress, [per] * (len(table.systems) - 1))
     for index in range(1, len(table.systems)):
         analyses.append(analyze(table.pair(index), rng, resamples=resamples,
                                 confidence=confidence, progress=next(steps), **options))
@@ -2407,13 +2413,22 @@ class _CheckedReader(io.RawIOBase):
     counting newlines in the chunks already passed.
     """
 
-    def __init__(self, raw, path: str, line_limit: int = MAX_LINE_BYTES):
+    def __init__(self, raw, path: str, line_limit: int = MAX_LINE_BYTES, progress=None):
         self.raw, self.path, self.line_limit = raw, path, line_limit
+        self.progress, self.total = progress, 0
+        if progress is not None:
+            try:
+                info = os.fstat(raw.fileno())
+                self.total = info.st_size if stat.S_ISREG(info.st_mode) else 0
+            except (OSError, ValueError, AttributeError):
+                pass
         self.sha = hashlib.sha256()
         self.utf8 = codecs.getincrementaldecoder("utf-8")()
         self.lines = 0                      # newlines before the current chunk
         self.open_line = 0                  # bytes of the line still open after them
         self.binary = False                 # an archive: hashed, not checked as text
+        self.deferred = []                  # chunks read before the format was known
+        self.size = 0
 
     def readable(self) -> bool:
         return True
@@ -2422,8 +2437,24 @@ class _CheckedReader(io.RawIOBase):
         count = self.raw.readinto(buffer) or 0
         chunk = bytes(memoryview(buffer)[:count])
         self.sha.update(chunk)
-        if self.binary:
-            return count
+        if self.total:
+            self.size += count
+            self.progress(min(self.size, self.total), self.total)
+        if self.deferred is not None:           # the head: checked once the format is known
+            self.deferred.append(chunk)
+        elif not self.binary:
+            self.check(chunk)
+        return count
+
+    def start(self, binary: bool) -> None:
+        """The format is known: check the chunks read so far as text, or stop checking."""
+        chunks, self.deferred, self.binary = self.deferred or [], None, binary
+        if not binary:
+            for chunk in chunks:
+                self.check(chunk)
+
+    def check(self, chunk: bytes) -> None:
+        count = len(chunk)
         if b"\0" in chunk:
             line = self.lines + chunk.count(b"\n", 0, chunk.index(b"\0")) + 1
             raise ToolError(f"{self.path} line {line}: a NUL byte; this is a binary file, not "
@@ -2441,7 +2472,6 @@ class _CheckedReader(io.RawIOBase):
             line = self.lines + chunk.count(b"\n", 0, max(0, min(err.start, count))) + 1
             raise ToolError(f"{self.path} line {line}: not UTF-8 text") from None
         self.lines += chunk.count(b"\n")
-        return count
 
 
 class InputFile:
@@ -2453,7 +2483,7 @@ class InputFile:
     returns the SHA-256 of the raw bytes.
     """
 
-    def __init__(self, path: str, line_limit: int = MAX_LINE_BYTES):
+    def __init__(self, path: str, line_limit: int = MAX_LINE_BYTES, progress=None):
         self.path = "<stdin>" if path == "-" else path
         self.raw = None
         if path == "-":
@@ -2469,14 +2499,23 @@ class InputFile:
             except OSError as err:
                 raise ToolError(f"cannot read {printable(path)}: {err.strerror}") from None
             self.owned = True
-        self.checked = _CheckedReader(self.raw, printable(self.path), line_limit)
+        self.checked = _CheckedReader(self.raw, printable(self.path), line_limit, progress)
         self.buffer = io.BufferedReader(self.checked, buffer_size=1 << 16)
         try:
             self.head = self.buffer.peek(64)[:64]
         except BaseException:
             self.close()
             raise
+        self.text = None
+
+    def start_text(self) -> None:
+        """Read on as checked text (the format detected from ``head`` is a text one)."""
+        self.checked.start(binary=False)
         self.text = io.TextIOWrapper(self.buffer, encoding="utf-8-sig", newline="")
+
+    def start_binary(self) -> None:
+        """Read on as bytes: hashed, not checked as text (an archive)."""
+        self.checked.start(binary=True)
 
     def __enter__(self) -> InputFile:
         return self
@@ -2799,6 +2838,7 @@ def csv_rows(f: InputFile, fields: Fields, delimiter: str | None = None) -> RowS
     if header_line.lstrip().startswith(("{", "[")):
         raise ToolError(f"{path} looks like JSON: use --input-format jsonl or json")
     delimiter = delimiter or _sniff_delimiter(path, header_line)
+    csv.field_size_limit(MAX_FIELD_CHARS)
     reader = csv.reader(itertools.chain([header_line], f.text), delimiter=delimiter,
                         strict=True)
     try:
@@ -3358,6 +3398,7 @@ class ReadOptions:
     on_missing: str = "error"
     filter: str | None = None
     split: str = "test"
+    progress: object = None      # called as progress(bytes read, file size) while reading
 
 
 @dataclass(frozen=True)
@@ -3392,7 +3433,7 @@ def read_file(path: str, fields: Fields, options: ReadOptions = ReadOptions()) -
     """Read the named scores (then labels) of one file, detecting its format from its
     content: CSV/TSV, JSON lines, a JSON document, an Excel workbook, or a harness log
     (lm-evaluation-harness samples, an Inspect log, HELM per-instance stats)."""
-    with InputFile(path) as f:
+    with InputFile(path, progress=options.progress) as f:
         shown = printable(f.path)
         kind = binary_kind(f.head)
         if not f.head:
@@ -3404,6 +3445,7 @@ def read_file(path: str, fields: Fields, options: ReadOptions = ReadOptions()) -
         else:
             if options.input_format == "xlsx":
                 raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
+            f.start_text()
             parsed, archive_sha = _read_text(f, shown, fields, options), None
         width = 1 if isinstance(parsed, HarnessFile) else len(fields.scores) + len(fields.labels)
         stream = parsed.stream if isinstance(parsed, HarnessFile) else parsed
@@ -3451,7 +3493,7 @@ def _real(f: InputFile) -> str | None:
 def _read_archive(f: InputFile, path: str, fields: Fields, options: ReadOptions):
     """An Inspect ``.eval`` log or an Excel workbook (both zip archives), read whole."""
     import zipfile
-    f.checked.binary = True
+    f.start_binary()
     data = f.buffer.read(MAX_ARCHIVE_BYTES + 1)
     if len(data) > MAX_ARCHIVE_BYTES:
         raise ToolError(f"{path} is larger than 1 GiB, the largest archive the tool reads")
@@ -3951,12 +3993,30 @@ class AccuracyPlanReport:
 
 
 def render(report, output: str = "text") -> str:
-    """The report as text for a terminal, one JSON object, or markdown for a pull request."""
+    """The report as text for a terminal, one JSON object, or markdown for a pull request.
+
+    Text and markdown never carry a control character from an input (a column name
+    with an ANSI escape is shown escaped); JSON escapes everything it must."""
+    if output not in OUTPUTS:
+        raise ToolError(f"unknown output {output!r}; choose one of {', '.join(OUTPUTS)}")
     if output == "json":
         return render_json(report)
-    if output == "markdown":
-        return render_markdown(report)
-    return render_text(report)
+    text = render_markdown(report) if output == "markdown" else render_text(report)
+    return "\n".join(map(printable, text.split("\n")))
+
+
+_MARKDOWN = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
+                           "[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;", "&": "&amp;"})
+
+
+def md(text) -> str:
+    """Text from an input (a system name, a path) made inert in a markdown table cell:
+    ``|`` cannot add a cell, HTML is shown as text, emphasis marks are literal.
+
+    >>> md("a|b <i>x</i>")
+    'a\\\\|b &lt;i&gt;x&lt;/i&gt;'
+    """
+    return printable(str(text)).translate(_MARKDOWN)
 
 
 def render_text(report) -> str:
@@ -4342,18 +4402,18 @@ def _comparison_markdown(report: Report) -> str:
     for c in report.comparisons:
         r = c.analysis
         lines.append(
-            f"| {c.candidate} | {c.baseline} | {r.n:,} | {round_fixed(r.accuracy_b, 3)} | "
+            f"| {md(c.candidate)} | {md(c.baseline)} | {r.n:,} | {round_fixed(r.accuracy_b, 3)} | "
             f"{round_fixed(r.accuracy_a, 3)} | {format_gap(r.gap, percent)} | "
             f"{format_interval(r.paired, percent)} | {r.test_name} | {format_p(r.p)} | "
             f"{format_p(c.p_holm)} | {format_p(c.p_bonferroni)} | {_family_verdict(c)} |")
     lines.append("")
     if report.table is not None:
         for source in report.table.sources:
-            lines.append(f"Input `{source.path}` ({source.format}, {source.rows:,} rows, "
+            lines.append(f"Input {md(source.path)} ({source.format}, {source.rows:,} rows, "
                          f"sha256 `{source.sha256[:16]}…`); seed {report.params['seed']}; "
                          f"{report.params['resamples']:,} resamples.")
         if report.table.dropped:
-            lines.append(f"Dropped {report.table.dropped:,} ({report.table.dropped_note}).")
+            lines.append(f"Dropped {report.table.dropped:,} ({md(report.table.dropped_note)}).")
     else:
         lines.append(f"Simulated run, seed {report.params['seed']}; "
                      f"{report.params['resamples']:,} resamples.")
@@ -5098,8 +5158,13 @@ def _check_target(real: str, shown: str, flag: str) -> None:
     folder = os.path.dirname(real) or "."
     if not os.path.isdir(folder):
         raise ToolError(f"cannot write {shown}: no such folder {printable(folder)}")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ToolError(f"cannot write {shown}: folder {printable(folder)} is not writable")
+    try:                                    # the real test (os.access lies to root)
+        fd, probe = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise ToolError(f"cannot write {shown}: folder {printable(folder)} is not writable "
+                        f"({err.strerror})") from None
     try:
         info = os.stat(real)
     except FileNotFoundError:
@@ -5182,7 +5247,8 @@ def run_sweep(args) -> SweepReport:
 
 
 def run_data(args) -> Report:
-    table = _read_input(args)
+    with _progress(args, "reading (bytes)") as progress:
+        table = _read_input(args, progress)
     for index in range(1, len(table.systems)):
         _check_engine(args, table.pair(index))
     params = _simulation_params(args)
@@ -5202,8 +5268,9 @@ def run_data(args) -> Report:
 
 def run_simulation(args) -> Report:
     rng, copula, engine = random.Random(args.seed), _copula(args), _engine(args)
-    scores = copula.simulate(rng, args.n_items) if engine == "stream" else \
-        _cells_as_scores(copula.simulate_cells(rng, args.n_items))
+    with _progress(args, "simulating items") as progress:
+        scores = copula.simulate(rng, args.n_items, progress) if engine == "stream" else \
+            _cells_as_scores(copula.simulate_cells(rng, args.n_items))
     if args.write_csv is not None:
         write_scores_csv(args.write_csv, scores)
     with _progress(args, "bootstrap resamples") as progress:
@@ -5233,9 +5300,9 @@ def run(args):
     return MODES[mode_of(args)](args)
 
 
-def _read_input(args) -> Table:
+def _read_input(args, progress=None) -> Table:
     """The user's scores: one file with a column per system, or one file per run."""
-    options = ReadOptions(args.input_format, args.on_missing)
+    options = ReadOptions(args.input_format, args.on_missing, progress=progress)
     if args.baseline is not None:
         groups = [expand_paths(args.baseline)] + [expand_paths(c) for c in args.candidate]
         return read_runs(groups, RunsSpec(args.score_col, (args.id_col or "item",),
