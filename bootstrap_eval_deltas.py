@@ -124,7 +124,8 @@ REPLAYS = 1000                # coverage replays
 CONFIDENCE = Fraction("0.95")
 
 ENGINES = ("stream", "counts")                  # per-item (bit-exact) or multinomial cells
-INTERVALS = ("percentile", "basic", "bca")
+INTERVALS = ("percentile", "basic", "bca", "score")
+ACCURACY_INTERVALS = ("same", "wilson", "clopper-pearson")
 OUTPUTS = ("text", "json", "markdown")
 CSV_COLUMNS = ("item", "system_a_correct", "system_b_correct")
 
@@ -1208,22 +1209,8 @@ class Distribution:
         scaled = estimate * self.denominator
         below = bisect.bisect_left(self.sums, scaled)
         ties = bisect.bisect_right(self.sums, scaled) - below
-        share = Fraction(2 * below + ties, 2 * size)
-        if share in (0, 1):
-            raise ToolError("BCa is undefined here: every bootstrap resample lies on one side "
-                            "of the estimate (use --interval percentile)")
-        normal = NormalDist()
-        z0, acc = normal.inv_cdf(float(share)), acceleration(jackknife)
-        q = float(1 - Fraction(confidence)) / 2
-        ends = []
-        for z in (normal.inv_cdf(q), normal.inv_cdf(1 - q)):
-            shrink = 1 - acc * (z0 + z)
-            if shrink <= 0:
-                raise ToolError("BCa is undefined here: the acceleration is too large for this "
-                                "confidence (use --interval percentile)")
-            ends.append(min(size - 1, max(0, math.floor(normal.cdf(z0 + (z0 + z) / shrink)
-                                                        * size))))
-        return tuple(ends)
+        levels = bca_levels(Fraction(2 * below + ties, 2 * size), jackknife, confidence)
+        return tuple(min(size - 1, max(0, math.floor(level * size))) for level in levels)
 
     def end_errors(self, confidence, method="percentile", estimate=None, jackknife=None):
         """Monte Carlo error of the two interval ends: half the spread of the order
@@ -1237,6 +1224,118 @@ class Distribution:
             low, high = max(0, index - spread), min(size - 1, index + spread)
             errors.append((self.value(high) - self.value(low)) / 2)
         return tuple(errors) if method != "basic" else tuple(reversed(errors))
+
+
+# --- Monte Carlo advice: how many resamples fix the printed digit ---
+
+@dataclass(frozen=True)
+class Advice:
+    """What to do about the Monte Carlo error of the gap intervals' ends.
+
+    ``exact``: 0/1 items -- the exact bootstrap (--exact) removes it at no cost.
+    ``resamples``: this many resamples hold every printed end to its last digit
+    in 99 runs of 100.  ``boundary``: an end sits on the edge between two printed
+    values, where no number of resamples settles its last digit.
+    """
+
+    kind: str
+    worst: Fraction
+    resamples: int | None = None
+
+
+def resamples_to_fix(dist: Distribution, index: int, value, step: Fraction) -> int | None:
+    """Resamples that keep the end at *index* printing the same value (to *step*) in 99 of
+    100 runs: the printed value holds while the end's quantile stays inside the run of
+    resamples that round to it, so B must make the quantile's binomial spread
+    (2.576 sd) smaller than the distance to that run's nearer edge.  None when the end
+    sits at the edge (one resample from it): no B settles it.
+
+    The run is found by galloping over the sorted resamples (rounding is monotone)."""
+    size = len(dist.sums)
+    printed = round(value(index) / step)
+
+    def same(k):
+        return round(value(k) / step) == printed
+
+    low = _run_edge(index, -1, same, size)
+    high = _run_edge(index, 1, same, size)
+    q = Fraction(index, size)
+    distance = min(q - Fraction(low, size) if low > 0 else q,
+                   Fraction(high + 1, size) - q if high < size - 1 else 1 - q)
+    if distance <= Fraction(1, size):
+        return None
+    return math.ceil(2.576 ** 2 * float(q * (1 - q)) / float(distance) ** 2)
+
+
+def _run_edge(start: int, direction: int, same, size: int) -> int:
+    """The last index from *start* in *direction* for which same() holds (galloping)."""
+    good, step = start, 1
+    while True:
+        probe = good + direction * step
+        if not 0 <= probe < size or not same(probe):
+            break
+        good, step = probe, step * 2
+    bad = good + direction * step
+    while abs(bad - good) > 1:
+        middle = (good + bad) // 2
+        if 0 <= middle < size and same(middle):
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
+def mc_advice(analysis) -> Advice | None:
+    """Advice when a gap interval's end moves by more than the last printed digit from seed
+    to seed; None when it does not (or the ends are exact)."""
+    if analysis.exact is not None:
+        return None
+    errors = analysis.errors
+    worst = max(errors["paired"] + errors["unpaired"])
+    step = Fraction(1, 1000)                  # the last digit printed: 0.1 pts, or 0.001
+    if worst <= step:
+        return None
+    if analysis.cells is not None:
+        return Advice("exact", worst)
+    needed = []
+    for name in ("paired", "unpaired"):
+        method = analysis.methods[name]
+        dist, jack = analysis.distributions[name], (analysis.jackknives or {}).get(name)
+        ends = dist.end_indices(analysis.confidence, method, analysis.gap, jack)
+        for index in ends:
+            value = (lambda k: 2 * analysis.gap - dist.value(k)) if method == "basic" \
+                else dist.value
+            needed.append(resamples_to_fix(dist, index, value, step))
+    if None in needed or max(needed) > MAX_RESAMPLES:
+        return Advice("boundary", worst)
+    most = _nice_up(max(needed))
+    return None if most <= analysis.resamples else Advice("resamples", worst, most)
+
+
+def _nice_up(value: float) -> int:
+    """Round up to two significant digits: 31,415 -> 32,000."""
+    digits = max(0, len(str(int(value))) - 2)
+    return math.ceil(value / 10 ** digits) * 10 ** digits
+
+
+def bca_levels(share, jackknife, confidence) -> tuple:
+    """BCa's two adjusted percentile levels: ``Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for
+    z = Phi^-1(q) and Phi^-1(1 - q), z0 = Phi^-1(share of resamples below the estimate,
+    ties half), acc from the jackknife.  ToolError where BCa is undefined."""
+    if share <= 0 or share >= 1:
+        raise ToolError("BCa is undefined here: every bootstrap resample lies on one side "
+                        "of the estimate (use --interval percentile)")
+    normal = NormalDist()
+    z0, acc = normal.inv_cdf(float(share)), acceleration(jackknife)
+    q = float(1 - Fraction(confidence)) / 2
+    levels = []
+    for z in (normal.inv_cdf(q), normal.inv_cdf(1 - q)):
+        shrink = 1 - acc * (z0 + z)
+        if shrink <= 0:
+            raise ToolError("BCa is undefined here: the acceleration is too large for this "
+                            "confidence (use --interval percentile)")
+        levels.append(normal.cdf(z0 + (z0 + z) / shrink))
+    return tuple(levels)
 
 
 def acceleration(jackknife) -> float:
@@ -1348,6 +1447,11 @@ def paired_gap_cdf(cells: Cells) -> tuple:
         if b_only:
             return lo, cdf
         return -(lo + len(cdf) - 1), list(itertools.accumulate(reversed(_pmf(cdf))))
+    if a_only + b_only == n:                        # no agreement: D = 2*(B-only) - n
+        lo, cdf = _hits_cdf(n, b_only)
+        pmf = [0.0] * (2 * len(cdf) - 1)
+        pmf[0::2] = _pmf(cdf)
+        return 2 * lo - n, list(itertools.accumulate(pmf))
     a, c = a_only / n, b_only / n
     b = 1 - a - c
     mean, sd = n * (c - a), math.sqrt(n * (a + c - (c - a) ** 2))
@@ -1709,6 +1813,12 @@ def holm(pvalues) -> list:
 
 
 # === Analysis ===
+#
+# analyze() consumes the generator in the article's order (A's interval, B's,
+# the paired one, the unpaired one), then the permutation test's sign flips
+# (real-valued scores or clusters), then, if asked, the calibration replays.
+# Every verdict is made once, by decide(), from the paired interval and the
+# paired test together; renderers only print it.
 
 @dataclass(frozen=True)
 class Design:
@@ -1760,6 +1870,150 @@ def _icc(scores: Scores) -> float | None:
 
 
 @dataclass(frozen=True)
+class Settings:
+    """How a comparison is resampled and judged -- one record, checked when it is made.
+
+    ``interval`` is the rule for every interval (percentile, basic, bca, or score:
+    Wilson for one accuracy, Newcombe's hybrid score for a gap); ``accuracy_interval``
+    may replace it for the per-system accuracies; ``calibration`` is the number of
+    simulated tables on which the chosen interval is measured (0/1 items; 0: none).
+
+    >>> Settings(interval="BCa")
+    Traceback (most recent call last):
+    ...
+    bootstrap_eval_deltas.ToolError: interval must be one of percentile, basic, bca, score; got 'BCa'
+    """
+
+    resamples: int = RESAMPLES
+    confidence: Fraction = CONFIDENCE
+    interval: str = "percentile"
+    engine: str = "stream"
+    permutations: int = PERMUTATIONS
+    exact: bool = False
+    accuracy_interval: str = "same"
+    calibration: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "confidence", Fraction(self.confidence))
+        for name, allowed in (("interval", INTERVALS), ("engine", ENGINES),
+                              ("accuracy_interval", ACCURACY_INTERVALS)):
+            if getattr(self, name) not in allowed:
+                raise ToolError(f"{name} must be one of {', '.join(allowed)}; got "
+                                f"{getattr(self, name)!r}")
+        for name, low, high in (("resamples", 1, MAX_RESAMPLES),
+                                ("permutations", 1, MAX_PERMUTATIONS),
+                                ("calibration", 0, MAX_REPLAYS)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not low <= value <= high:
+                raise ToolError(f"{name} must be a whole number from {low} to {high:,}; "
+                                f"got {value!r}")
+        if not (0 < self.confidence < 1 and 0 < float(self.confidence) < 1):
+            raise ToolError(f"confidence must lie strictly between 0 and 1; got "
+                            f"{format_decimal(self.confidence)}")
+
+
+def settings_of(settings: Settings | None, options: dict) -> Settings:
+    """The one Settings record of a library call: given whole, or made from keywords."""
+    if settings is not None and options:
+        raise ToolError(f"give Settings or keywords, not both ({', '.join(options)})")
+    return settings if settings is not None else Settings(**options)
+
+
+# --- Score intervals: never of zero width, no resampling ---
+
+def _interval_of_floats(low: float, high: float) -> Interval:
+    return Interval(Fraction(low), Fraction(high))
+
+
+def wilson(hits: int, n: int, confidence) -> Interval:
+    """Wilson's score interval for one accuracy, hits of n (exact ends of the floats)."""
+    return _interval_of_floats(*wilson_interval(hits, n, confidence))
+
+
+def clopper_pearson_interval(hits: int, n: int, confidence) -> Interval:
+    """The exact (Clopper-Pearson) interval for one accuracy: at 30 of 30 it is
+    [0.884, 1], the two-sided form of the rule of three."""
+    return _interval_of_floats(*clopper_pearson(hits, n, confidence))
+
+
+def newcombe_paired(cells: Cells, confidence) -> Interval:
+    """Newcombe's hybrid score ("square-and-add") interval for the gap B - A of two
+    paired proportions.
+
+    Method 10 of R. G. Newcombe, "Improved confidence intervals for the difference
+    between binomial proportions based on paired data", Statistics in Medicine 17
+    (1998) 2635-2650 (as in Altman et al., Statistics with Confidence, 2000, ch. 6,
+    and Fagerland, Lydersen and Laake, Statistical Analysis of Contingency Tables,
+    2017, ch. 8): Wilson intervals (l, u) for each accuracy, combined through the
+    correlation psi of the 2x2 table, ``A = both*neither - a_only*b_only``,
+    ``psi = (A - n/2)/sqrt(margins)`` when A > n/2, 0 when 0 <= A <= n/2, and
+    ``A/sqrt(margins)`` when A < 0:
+    ``gap - sqrt((pB-lB)^2 + (uA-pA)^2 - 2 psi (pB-lB)(uA-pA))`` and likewise above.
+
+    >>> print(newcombe_paired(Cells(289, 67, 85, 59), CONFIDENCE))
+    [-1.2, +8.4] pts
+    """
+    n = cells.n
+    pa, pb = cells.a / n, cells.b / n
+    la, ua = wilson_interval(cells.a, n, confidence)
+    lb, ub = wilson_interval(cells.b, n, confidence)
+    margins = cells.a * (n - cells.a) * cells.b * (n - cells.b)
+    agreement = cells.both * cells.neither - cells.a_only * cells.b_only
+    psi = 0.0
+    if margins and agreement > n / 2:
+        psi = (agreement - n / 2) / math.sqrt(margins)
+    elif margins and agreement < 0:
+        psi = agreement / math.sqrt(margins)
+    delta = math.sqrt(max(0.0, (pb - lb) ** 2 + (ua - pa) ** 2 - 2 * psi * (pb - lb) * (ua - pa)))
+    epsilon = math.sqrt(max(0.0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * psi * (pa - la) * (ub - pb)))
+    gap = Fraction(cells.b - cells.a, n)
+    return Interval(max(Fraction(-1), gap - Fraction(delta)),
+                    min(Fraction(1), gap + Fraction(epsilon)))
+
+
+def newcombe_unpaired(hits_a: int, hits_b: int, n: int, confidence) -> Interval:
+    """Newcombe's hybrid score ("square-and-add" Wilson) interval for B - A of two
+    independent proportions: method 10 of R. G. Newcombe, "Interval estimation for
+    the difference between independent proportions", Statistics in Medicine 17
+    (1998) 873-890."""
+    pa, pb = hits_a / n, hits_b / n
+    la, ua = wilson_interval(hits_a, n, confidence)
+    lb, ub = wilson_interval(hits_b, n, confidence)
+    gap = Fraction(hits_b - hits_a, n)
+    return Interval(gap - Fraction(math.sqrt((pb - lb) ** 2 + (ua - pa) ** 2)),
+                    gap + Fraction(math.sqrt((ub - pb) ** 2 + (pa - la) ** 2)))
+
+
+def clamp(interval: Interval, low, high) -> Interval:
+    """The interval cut to [low, high] (a basic interval can pass 1)."""
+    return Interval(min(max(interval.lo, low), high), max(min(interval.hi, high), low))
+
+
+def gap_intervals(dist: Distribution, estimate: Fraction, confidence, methods, *,
+                  groups=None, scale: int = 1, cells: Cells | None = None,
+                  proportions: bool = True) -> dict:
+    """The paired gap's interval by each method in *methods* ({method: Interval}, None
+    where it is undefined: BCa on a degenerate distribution, score without a 2x2 table).
+    Draws nothing: the coverage loop and calibration measure every rule on the same
+    replays this way."""
+    out = {}
+    for method in methods:
+        if method == "score":
+            out[method] = None if cells is None else newcombe_paired(cells, confidence)
+            continue
+        try:
+            jack = jackknife(groups, "paired", scale) if method == "bca" else None
+            interval = dist.interval(confidence, method, estimate, jack)
+        except ToolError:
+            out[method] = None
+            continue
+        out[method] = clamp(interval, -1, 1) if proportions else interval
+    return out
+
+
+# --- The analysis of two systems on the same items ---
+
+@dataclass(frozen=True)
 class Analysis:
     """Everything the report prints about two systems scored on the same items."""
 
@@ -1777,11 +2031,18 @@ class Analysis:
     engine: str = "stream"
     test: object = None           # McNemar or PermutationTest: what produced p
     percent: bool = True          # scores in [0, 1]: gaps in points (x100)
-    interval: str = "percentile"  # percentile, basic or bca
+    interval: str = "percentile"  # percentile, basic, bca or score
     errors: dict | None = None    # Monte Carlo error of each interval's ends
     exact: dict | None = None     # exact (B = infinity) percentile intervals
     design: Design | None = None
     binary: bool = True           # 0/1 scores
+    notes: tuple = ()             # fallbacks taken, in plain words
+    cells: Cells | None = None    # the 2x2 table (0/1 items, no clusters or strata)
+    distributions: dict | None = None   # the four bootstrap distributions
+    jackknives: dict | None = None      # BCa's leave-one-out values, per interval
+    diff_variance: Fraction = Fraction(0)   # per-unit variance of B - A (for planning)
+    calibration: Calibration | None = None
+    methods: dict | None = None   # the rule behind each interval (after any fallback)
 
     @property
     def gap(self) -> Fraction:
@@ -1795,89 +2056,271 @@ class Analysis:
     def test_name(self) -> str:
         return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
 
+    def paired_at(self, confidence) -> Interval:
+        """The paired interval at another confidence (a family's simultaneous level), by
+        the same rule, from the same resamples."""
+        confidence = Fraction(confidence)
+        if confidence == self.confidence:
+            return self.paired
+        method = (self.methods or {}).get("paired", self.interval)
+        if method == "score":
+            return newcombe_paired(self.cells, confidence)
+        dist = self.paired_distribution
+        jack = (self.jackknives or {}).get("paired")
+        interval = dist.interval(confidence, method, self.gap, jack)
+        return clamp(interval, -1, 1) if self.percent else interval
 
-def analyze(scores: Scores, rng: random.Random, *, resamples: int, confidence,
-            engine: str = "stream", permutations: int = PERMUTATIONS,
-            interval: str = "percentile", exact: bool = False, progress=None) -> Analysis:
+
+def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None, *,
+            progress=None, **options) -> Analysis:
     """Means, per-system, paired and unpaired intervals, and the paired test.
 
-    The generator is consumed in the article's order: A's interval, B's,
-    the paired one, then the unpaired one; then, for the permutation test
-    (real-valued scores, or clusters) with more than 20 nonzero differences,
-    the Monte Carlo sign flips.  McNemar (0/1 items) draws nothing.  With
-    clusters the test flips signs cluster by cluster.  *progress*, if given,
-    is called as ``progress(done, total)`` in units of resamples.
+    *settings* (or the same fields as keywords: resamples, confidence, interval,
+    engine, permutations, exact, accuracy_interval, calibration) say how.  The
+    generator is consumed in the article's order: A's interval, B's, the paired
+    one, then the unpaired one; then, for the permutation test (real-valued
+    scores, or clusters) with more than 20 nonzero differences, the Monte Carlo
+    sign flips; then the calibration replays.  McNemar (0/1 items) draws nothing.
+    *progress*, if given, is called as ``progress(done, total)``.
     """
-    confidence = Fraction(confidence)
-    steps = _steps(progress, [5 * resamples, permutations])
-    dists = bootstrap(rng, scores, resamples, engine=engine, progress=next(steps))
+    settings = settings_of(settings, options)
+    _check_applicable(scores, settings)
+    confidence = settings.confidence
     units = scores.units
-    estimates = {"a": scores.mean_a, "b": scores.mean_b,
-                 "paired": scores.mean_b - scores.mean_a,
-                 "unpaired": scores.mean_b - scores.mean_a}
-    groups = units.groups() if interval == "bca" else None
-    intervals, errors = {}, {}
-    for name, dist in dists.items():
-        jack = jackknife(groups, name, scores.scale) if groups is not None else None
-        intervals[name] = dist.interval(confidence, interval, estimates[name], jack)
-        errors[name] = dist.end_errors(confidence, interval, estimates[name], jack)
+    plain_binary = scores.binary and units.simple
+    resampling, permuting, calibrating = _steps(progress, [
+        5 * settings.resamples, settings.permutations, 2 * settings.calibration])
+    dists = bootstrap(rng, scores, settings.resamples, engine=settings.engine,
+                      progress=resampling)
+    cells = scores.cells() if plain_binary else None
+    intervals, errors, methods, notes, jacks = _intervals(scores, dists, settings, cells)
     mcnemar = None
     if scores.binary and not units.clustered:
-        cells = scores.cells()
-        mcnemar = test = mcnemar_exact(cells.a_only, cells.b_only)
+        mcnemar = test = mcnemar_exact(scores.cells().a_only, scores.cells().b_only)
     else:                                         # per item, or per cluster: units.diff
-        test = sign_flip_test(rng, units.diff, permutations, progress=next(steps))
+        test = sign_flip_test(rng, units.diff, settings.permutations, progress=permuting)
+    calibration = None
+    if settings.calibration and plain_binary:
+        calibration = calibrate(rng, cells, confidence, methods["paired"],
+                                min(settings.resamples, RESAMPLES), settings.calibration,
+                                progress=calibrating)
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
         ci_a=intervals["a"], ci_b=intervals["b"], paired=intervals["paired"],
-        unpaired=intervals["unpaired"], mcnemar=mcnemar, resamples=resamples,
-        confidence=confidence, paired_distribution=dists["paired"], engine=engine, test=test,
-        percent=scores.proportions, interval=interval, errors=errors,
-        exact=exact_intervals(scores.cells(), confidence) if exact else None,
-        design=design_of(scores), binary=scores.binary,
-    )
+        unpaired=intervals["unpaired"], mcnemar=mcnemar, resamples=settings.resamples,
+        confidence=confidence, paired_distribution=dists["paired"], engine=settings.engine,
+        test=test, percent=scores.proportions, interval=settings.interval, errors=errors,
+        exact=exact_intervals(cells, confidence) if settings.exact else None,
+        design=design_of(scores), binary=scores.binary, notes=tuple(notes), cells=cells,
+        distributions=dists, jackknives=jacks, diff_variance=_diff_variance(scores),
+        calibration=calibration, methods=methods)
+
+
+def _check_applicable(scores: Scores, settings: Settings) -> None:
+    """Refuse a rule that needs what the data lack (0/1 scores, plain items)."""
+    needs_binary = settings.interval == "score" or settings.engine == "counts" or \
+        settings.exact or settings.accuracy_interval != "same"
+    if needs_binary and not scores.binary:
+        what = ("--interval score" if settings.interval == "score" else
+                "the counts engine" if settings.engine == "counts" else
+                "--exact" if settings.exact else "--accuracy-interval")
+        raise ToolError(f"{what} needs 0/1 scores; these are real-valued")
+    if not scores.units.simple and (settings.interval == "score" or settings.exact
+                                    or settings.engine == "counts"):
+        what = "--interval score" if settings.interval == "score" else \
+            "--exact" if settings.exact else "the counts engine"
+        raise ToolError(f"{what} covers plain items; it does not apply with clusters or strata")
+
+
+def _intervals(scores: Scores, dists: dict, settings: Settings, cells) -> tuple:
+    """Each interval by the chosen rule, with the fallbacks a careful reader expects:
+    an undefined BCa interval falls back to the percentile one, a per-system interval
+    of zero width on 0/1 scores (every item right, or every item wrong) to the exact
+    Clopper-Pearson one -- each said in a note; proportions stay within [0, 1]."""
+    confidence, method = settings.confidence, settings.interval
+    estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
+                 "unpaired": scores.mean_b - scores.mean_a}
+    groups = scores.units.groups() if method == "bca" else None
+    intervals, errors, methods, notes, jacks = {}, {}, {}, [], {}
+    labels = {"a": "A's interval", "b": "B's interval", "paired": "the paired interval",
+              "unpaired": "the unpaired interval"}
+    for name, dist in dists.items():
+        chosen = method if name in ("paired", "unpaired") or settings.accuracy_interval == \
+            "same" else settings.accuracy_interval
+        jack = jackknife(groups, name, scores.scale) if chosen == "bca" else None
+        interval, used, why = _one_interval(name, chosen, dist, estimates[name], jack,
+                                            confidence, scores, cells)
+        if why:
+            notes.append(f"{labels[name]}: {why}")
+        low, high = (0, 1) if name in ("a", "b") else (-1, 1)
+        intervals[name] = clamp(interval, low, high) if scores.proportions else interval
+        methods[name], jacks[name] = used, jack if used == "bca" else None
+        errors[name] = (Fraction(0), Fraction(0)) if used in _UNRESAMPLED else \
+            dist.end_errors(confidence, used, estimates[name], jack)
+    return intervals, errors, methods, notes, jacks
+
+
+_UNRESAMPLED = ("score", "wilson", "clopper-pearson")
+
+
+def _one_interval(name, method, dist, estimate, jack, confidence, scores, cells) -> tuple:
+    """``(interval, rule used, note)`` for one of the four intervals."""
+    if method in _UNRESAMPLED:
+        return _score_interval(name, method, confidence, scores), method, ""
+    why = ""
+    try:
+        interval = dist.interval(confidence, method, estimate, jack)
+    except ToolError as err:               # BCa undefined: say why, show the percentile one
+        reason = str(err).split(": ", 1)[-1].split(" (use")[0]
+        why = f"BCa is undefined ({reason}); the percentile interval is shown"
+        method, interval = "percentile", dist.interval(confidence)
+    hits = sum(scores.ints[0 if name == "a" else 1]) if name in ("a", "b") else None
+    if scores.binary and hits in (0, scores.n):
+        what = "every item right" if hits == scores.n else "every item wrong"
+        return (clopper_pearson_interval(hits, scores.n, confidence), "clopper-pearson",
+                f"the bootstrap cannot vary {hits}/{scores.n} ({what}); the exact "
+                "Clopper-Pearson interval is shown")
+    return interval, method, why
+
+
+def _score_interval(name, method, confidence, scores) -> Interval:
+    cells = scores.cells()
+    if name == "paired":
+        return newcombe_paired(cells, confidence)
+    if name == "unpaired":
+        return newcombe_unpaired(cells.a, cells.b, cells.n, confidence)
+    hits = cells.a if name == "a" else cells.b
+    if method == "clopper-pearson":
+        return clopper_pearson_interval(hits, cells.n, confidence)
+    return wilson(hits, cells.n, confidence)
+
+
+def _diff_variance(scores: Scores) -> Fraction:
+    """The variance of B - A over items (population form), exactly."""
+    a, b = scores.ints
+    n, scale = scores.n, scores.scale
+    total = sum(b) - sum(a)
+    squares = sum((y - x) ** 2 for x, y in zip(a, b))
+    return Fraction(squares * n - total * total, n * n * scale * scale)
+
+
+# --- One verdict, made once ---
+
+VERDICTS = ("better", "worse", "cannot tell", "borderline", "unreliable")
+MIN_CLUSTERS = 30              # fewer clusters: a cluster bootstrap's interval is not trusted
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The verdict on one candidate against the baseline, and what it read.
+
+    ``better``/``worse``: the paired interval excludes 0 and the paired test agrees
+    at the same level.  ``cannot tell``: neither does.  ``borderline``: they
+    disagree (each number is printed).  ``unreliable``: the interval would claim a
+    winner, but with fewer than 30 clusters a cluster bootstrap cannot be trusted.
+    In a family of m candidates the interval is the simultaneous one at level
+    1 - alpha/m (Bonferroni) and p is Holm-adjusted, so the two read alike.
+    """
+
+    word: str
+    interval: Interval
+    level: Fraction
+    p: float
+    alpha: Fraction
+    family: int = 1
+
+    @property
+    def claims(self) -> bool:
+        return self.word in ("better", "worse")
+
+    def to_json(self) -> dict:
+        return {"verdict": self.word, "interval": self.interval.to_json(),
+                "level": float(self.level), "p": float(self.p), "alpha": float(self.alpha),
+                "family": self.family}
+
+
+def decide(analysis: Analysis, family: int = 1, p=None) -> Decision:
+    """The one verdict on a comparison: the paired interval (at the family's simultaneous
+    level) and the paired test (its p, Holm-adjusted in a family) read together."""
+    alpha = 1 - analysis.confidence
+    level = 1 - alpha / family
+    interval = analysis.paired_at(level)
+    p = analysis.p if p is None else p
+    excludes, significant = interval.excludes_zero(), Fraction(p) < alpha
+    if excludes and significant:
+        word = "better" if interval.lo > 0 else "worse"
+        clusters = analysis.design.clusters if analysis.design is not None else None
+        if clusters is not None and clusters < MIN_CLUSTERS:
+            word = "unreliable"
+    elif excludes or significant:
+        word = "borderline"
+    else:
+        word = "cannot tell"
+    return Decision(word, interval, level, p, alpha, family)
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """One candidate against the baseline, with its p adjusted across the family."""
+    """One candidate against the baseline, with its p adjusted across the family and the
+    verdict made from both."""
 
     baseline: str
     candidate: str
     analysis: Analysis
     p_holm: float
     p_bonferroni: float
+    decision: Decision | None = None
 
 
-def compare_systems(table: Table, rng: random.Random, *, resamples: int, confidence,
+def compare_systems(table: Table, rng: random.Random, settings: Settings | None = None, *,
                     progress=None, **options) -> list:
     """Each candidate against the baseline, in input order, on one generator; then
-    Holm- and Bonferroni-adjusted p-values across the family of comparisons.
-    *options* go to ``analyze`` (engine, permutations, interval, exact)."""
-    analyses = []
-    per = 5 * resamples + options.get("permutations", PERMUTATIONS)
+    Holm- and Bonferroni-adjusted p-values across the family of comparisons, and one
+    verdict per candidate."""
+    settings = settings_of(settings, options)
+    per = 5 * settings.resamples + settings.permutations + 2 * settings.calibration
     steps = _steps(progress, [per] * (len(table.systems) - 1))
-    for index in range(1, len(table.systems)):
-        analyses.append(analyze(table.pair(index), rng, resamples=resamples,
-                                confidence=confidence, progress=next(steps), **options))
+    analyses = [analyze(table.pair(index), rng, settings, progress=next(steps))
+                for index in range(1, len(table.systems))]
     ps = [a.p for a in analyses]
-    return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf)
+    family = len(analyses)
+    return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf,
+                       decide(analysis, family, p_holm))
             for name, analysis, p_holm, p_bonf
             in zip(table.systems[1:], analyses, holm(ps), bonferroni(ps))]
 
 
-# === Coverage and power ===
+def single_comparison(analysis: Analysis, baseline: str = "A", candidate: str = "B"
+                      ) -> Comparison:
+    """A comparison of two systems alone (a family of one)."""
+    return Comparison(baseline, candidate, analysis, analysis.p, analysis.p, decide(analysis))
+
+
+# === Coverage, calibration and power ===
+#
+# A coverage study replays a simulation whose true gap is known and counts how
+# often each interval rule covers it and excludes 0 -- every rule on the same
+# replays, so one loop answers "does the chosen interval hold here, and if not,
+# which does?".  Calibration is the same study on the user's own 2x2 table.
 
 @dataclass(frozen=True)
 class Coverage:
-    """How often the paired interval covers the true gap, over simulation replays."""
+    """How often an interval covers the true gap, over simulation replays.
+
+    Rates are over all replays: a replay whose interval is undefined (BCa on a
+    degenerate resample) counts as a miss and is counted in ``undefined``.
+    ``others`` holds the same study for the other interval rules, measured on the
+    same replays.
+    """
 
     replays: int
     covers: int
     excludes_zero: int
-    width_sum: Fraction = Fraction(0)     # sum of the paired intervals' widths
+    width_sum: Fraction = Fraction(0)     # sum of the defined intervals' widths
     undefined: int = 0                    # replays whose interval was undefined (BCa)
-    item_level: Coverage | None = None  # clustered replays: the interval ignoring clusters
+    item_level: Coverage | None = None    # clustered replays: the interval ignoring clusters
+    method: str = "percentile"
+    others: tuple = ()                    # (method, Coverage) for the other rules
 
     @property
     def defined(self) -> int:
@@ -1885,23 +2328,34 @@ class Coverage:
 
     @property
     def covers_rate(self) -> Fraction:
-        return Fraction(self.covers, max(1, self.defined))
+        return Fraction(self.covers, max(1, self.replays))
 
     @property
     def excludes_zero_rate(self) -> Fraction:
-        return Fraction(self.excludes_zero, max(1, self.defined))
+        return Fraction(self.excludes_zero, max(1, self.replays))
 
     @property
     def mean_half_width(self) -> Fraction:
         return self.width_sum / (2 * max(1, self.defined))
 
     def standard_error(self, rate: Fraction) -> float:
-        """Monte Carlo standard error of one of these rates (over the defined replays)."""
-        return math.sqrt(float(rate * (1 - rate)) / max(1, self.defined))
+        """Monte Carlo standard error of one of these rates, ``sqrt(p(1-p)/K)``."""
+        return math.sqrt(float(rate * (1 - rate)) / max(1, self.replays))
+
+    def of(self, method: str) -> Coverage:
+        """The study of another rule, measured on the same replays."""
+        if method == self.method:
+            return self
+        return dict(self.others)[method]
+
+    @property
+    def methods(self) -> tuple:
+        return (self.method,) + tuple(m for m, _ in self.others)
 
     def to_json(self) -> dict:
         body = {
             "replays": self.replays,
+            "interval": self.method,
             "covers": float(self.covers_rate),
             "covers_se": self.standard_error(self.covers_rate),
             "excludes_zero": float(self.excludes_zero_rate),
@@ -1911,11 +2365,15 @@ class Coverage:
         }
         if self.item_level is not None:
             body["item_level"] = self.item_level.to_json()
+        if self.others:
+            body["others"] = {method: {k: v for k, v in cov.to_json().items()
+                                       if k not in ("others", "interval")}
+                              for method, cov in self.others}
         return body
 
 
 class _Tally:
-    """Running counts of one interval's coverage over replays."""
+    """Running counts of one interval rule's coverage over replays."""
 
     def __init__(self, true_gap: Fraction):
         self.true_gap, self.covers, self.hits, self.width, self.undefined = true_gap, 0, 0, 0, 0
@@ -1928,9 +2386,9 @@ class _Tally:
         self.hits += detects(interval, self.true_gap)
         self.width += interval.hi - interval.lo
 
-    def result(self, replays: int, item_level=None) -> Coverage:
+    def result(self, replays: int, method: str, others=(), item_level=None) -> Coverage:
         return Coverage(replays, self.covers, self.hits, Fraction(self.width), self.undefined,
-                        item_level)
+                        item_level, method, tuple(others))
 
 
 def detects(interval: Interval, true_gap: Fraction) -> bool:
@@ -1942,51 +2400,208 @@ def detects(interval: Interval, true_gap: Fraction) -> bool:
     return interval.excludes_zero()
 
 
+class _Study:
+    """Tallies of several interval rules over the same replays (the first is reported)."""
+
+    def __init__(self, true_gap: Fraction, methods):
+        self.methods = tuple(methods)
+        self.tallies = {method: _Tally(true_gap) for method in self.methods}
+
+    def add(self, intervals: dict) -> None:
+        for method, tally in self.tallies.items():
+            tally.add(intervals[method])
+
+    def result(self, replays: int, item_level=None) -> Coverage:
+        first, *rest = self.methods
+        others = [(m, self.tallies[m].result(replays, m)) for m in rest]
+        return self.tallies[first].result(replays, first, others, item_level)
+
+
+def study_methods(chosen: str, plain_binary: bool = True) -> tuple:
+    """The rules a study measures: the chosen one first, then the others that apply."""
+    usable = INTERVALS if plain_binary else tuple(m for m in INTERVALS if m != "score")
+    return (chosen,) + tuple(m for m in usable if m != chosen)
+
+
 def coverage(rng: random.Random, copula: Copula, n_items: int, *, replays: int, resamples: int,
              confidence, engine: str = "stream", interval: str = "percentile",
              progress=None) -> Coverage:
     """Replay simulate-then-paired-CI *replays* times on one generator.
 
-    The true gap is ``acc_b - acc_a`` in exact arithmetic; an interval
-    covers it when ``lo <= gap <= hi``, and "excludes zero" counts intervals
-    that exclude 0 on the side of the true gap (power when the gap is not 0,
-    type-I error when it is).  The ``counts`` engine simulates each replay's
-    cell counts as one multinomial draw instead of n items.  With clustered
-    items each replay computes the interval that ignores the clusters, then
-    the cluster bootstrap's, so both coverages come out side by side.
+    The true gap is ``acc_b - acc_a`` in exact arithmetic; an interval covers it
+    when ``lo <= gap <= hi``, and "excludes zero" counts intervals that exclude 0 on
+    the side of the true gap (power when the gap is not 0, type-I error when it
+    is).  Every interval rule is measured on each replay's resamples (the chosen
+    one is reported, the others are in ``others``); only the resampling draws.  The
+    ``counts`` engine simulates each replay's cell counts as one multinomial draw.
+    With clustered items each replay computes the interval that ignores the
+    clusters, then the cluster bootstrap's, so both coverages come out side by side.
     """
-    tally, items_tally = _Tally(copula.true_gap), _Tally(copula.true_gap)
+    confidence = Fraction(confidence)
+    methods = study_methods(interval, not copula.clustered)
+    study, items = _Study(copula.true_gap, methods), _Study(copula.true_gap, (interval,))
     for replay in range(replays):
         if engine == "counts":
-            data = copula.simulate_cells(rng, n_items)
+            table = copula.simulate_cells(rng, n_items)
+            study.add(_table_intervals(rng, table, resamples, confidence, methods))
         else:
             data = copula.simulate(rng, n_items)
             if copula.clustered:
-                items_tally.add(_replay_interval(rng, Scores(data.a, data.b), resamples,
-                                                 confidence, engine, interval))
-        tally.add(_replay_interval(rng, data, resamples, confidence, engine, interval))
+                items.add(_scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
+                                            (interval,)))
+            study.add(_scores_intervals(rng, data, resamples, confidence, methods))
         if progress:
             progress(replay + 1, replays)
-    return tally.result(replays, items_tally.result(replays) if copula.clustered else None)
+    return study.result(replays, items.result(replays) if copula.clustered else None)
 
 
-def _replay_interval(rng, data, resamples, confidence, engine, method):
-    """The paired interval of one replay (None when BCa is undefined for it)."""
-    dist = paired_distribution(rng, data, resamples, engine)
-    if method == "percentile":
-        return dist.interval(confidence)
-    if engine == "counts":
-        estimate, groups, scale = Fraction(data.b - data.a, data.n), data.groups(), 1
-    else:
-        estimate, groups, scale = data.mean_b - data.mean_a, data.units.groups(), data.scale
-    try:
-        return dist.interval(confidence, method, estimate,
-                             jackknife(groups, "paired", scale) if method == "bca" else None)
-    except ToolError:
+def exact_table_intervals(table: Cells, confidence, methods) -> dict:
+    """Every rule's paired interval for one 2x2 table with the bootstrap taken exactly
+    (B = infinity): the percentile ends are the smallest D whose cumulative probability
+    exceeds q and 1 - q, basic reflects them, BCa reads the same distribution at its
+    adjusted levels (z0 from the mass below the observed D, ties half), score is
+    Newcombe's.  Draws nothing.
+
+    >>> got = exact_table_intervals(Cells(289, 67, 85, 59), CONFIDENCE, ("percentile",))
+    >>> print(got["percentile"])
+    [-1.2, +8.4] pts
+    """
+    n, q = table.n, (1 - Fraction(confidence)) / 2
+    lo, cdf = paired_gap_cdf(table)
+    observed = table.b_only - table.a_only
+
+    def quantile(level) -> Fraction:
+        return Fraction(lo + bisect.bisect_right(cdf, float(level)), n)
+
+    def mass_below(d) -> float:
+        index = d - lo
+        return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
+
+    out = {}
+    for method in methods:
+        if method == "score":
+            out[method] = newcombe_paired(table, confidence)
+        elif method in ("percentile", "basic"):
+            low, high = quantile(q), quantile(1 - q)
+            gap = Fraction(observed, n)
+            out[method] = Interval(low, high) if method == "percentile" else \
+                clamp(Interval(2 * gap - high, 2 * gap - low), -1, 1)
+        else:
+            share = (mass_below(observed - 1) + mass_below(observed)) / 2
+            try:
+                levels = bca_levels(share, jackknife(table.groups(), "paired"), confidence)
+                out[method] = Interval(quantile(levels[0]), quantile(levels[1]))
+            except ToolError:
+                out[method] = None
+    return out
+
+
+def _table_intervals(rng, table: Cells, resamples: int, confidence, methods) -> dict:
+    """Every rule's paired interval for one simulated 2x2 table (counts engine)."""
+    dist = Distribution.of(counts_paired_sums(rng, table, resamples), table.n)
+    return gap_intervals(dist, Fraction(table.b - table.a, table.n), confidence, methods,
+                         groups=table.groups(), cells=table)
+
+
+def _scores_intervals(rng, data: Scores, resamples: int, confidence, methods) -> dict:
+    """Every rule's paired interval for one simulated set of items (stream engine)."""
+    units = data.units
+    dist = Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, data.scale))
+    cells = data.cells() if units.simple else None
+    return gap_intervals(dist, data.mean_b - data.mean_a, confidence, methods,
+                         groups=units.groups() if "bca" in methods else None, scale=data.scale,
+                         cells=cells)
+
+
+def holds(cov: Coverage, nominal: Fraction, null: Coverage | None = None) -> bool:
+    """Does an interval hold its nominal level within Monte Carlo error: coverage no more
+    than 2 standard errors below nominal, and (with a null study) false positives no more
+    than 2 standard errors above 1 - nominal?"""
+    covers = cov.covers_rate
+    if float(covers) < float(nominal) - 2 * max(cov.standard_error(covers), 1e-12):
+        return False
+    if null is not None:
+        false = null.excludes_zero_rate
+        if float(false) > float(1 - nominal) + 2 * max(null.standard_error(false), 1e-12):
+            return False
+    return True
+
+
+def recommended(cov: Coverage, nominal: Fraction, null: Coverage | None = None):
+    """The rule to use instead when the chosen one does not hold: among those that do,
+    the one whose coverage is nearest nominal (None: none holds, or the chosen one does)."""
+    if holds(cov, nominal, null):
         return None
+    good = [m for m in cov.methods[1:]
+            if holds(cov.of(m), nominal, null.of(m) if null is not None else None)]
+    return min(good, key=lambda m: abs(cov.of(m).covers_rate - nominal), default=None)
 
 
-# --- Planning: analytic power, items needed, interval widths ---
+@dataclass(frozen=True)
+class Calibration:
+    """The chosen interval measured on the user's own setting: replays of the file's
+    2x2 table (the simulator fitted to it: the two accuracies and the correlation its
+    cells imply) at the file's n, covering the observed gap; and replays of the same
+    table with no gap (the discordant items split evenly), counting false positives."""
+
+    n: int
+    replays: int
+    resamples: int                 # B of each table's bootstrap; 0: exact (B = infinity)
+    nominal: Fraction
+    coverage: Coverage
+    null: Coverage
+
+    @property
+    def method(self) -> str:
+        return self.coverage.method
+
+    @property
+    def holds(self) -> bool:
+        return holds(self.coverage, self.nominal, self.null)
+
+    @property
+    def recommended(self):
+        return recommended(self.coverage, self.nominal, self.null)
+
+    def to_json(self) -> dict:
+        return {"replays": self.replays, "resamples": self.resamples,
+                "interval": self.method, "holds": self.holds,
+                "recommended": self.recommended,
+                "coverage": self.coverage.to_json(), "null": self.null.to_json()}
+
+
+def calibrate(rng: random.Random, cells: Cells, confidence, method: str, resamples: int,
+              replays: int, progress=None) -> Calibration:
+    """Measure every paired interval rule on *replays* tables drawn from the observed
+    cells at the file's n (coverage of the observed gap), then on as many drawn with
+    the discordant share split evenly (no gap: false positives).  Counts engine."""
+    n, confidence = cells.n, Fraction(confidence)
+    truth = tuple(count / n for count in cells.as_tuple())
+    half = (cells.a_only + cells.b_only) / (2 * n)
+    null = (cells.both / n, half, half, cells.neither / n)
+    methods = study_methods(method)
+    exact = n <= CALIBRATION_EXACT_LIMIT
+    results = []
+    steps = _steps(progress, [replays, replays])
+    for probs, gap, step in ((truth, Fraction(cells.b - cells.a, n), next(steps)),
+                             (null, Fraction(0), next(steps))):
+        study = _Study(gap, methods)
+        for replay in range(replays):
+            table = Cells(*multinomial_variate(rng, n, probs))
+            study.add(exact_table_intervals(table, confidence, methods) if exact else
+                      _table_intervals(rng, table, resamples, confidence, methods))
+            if step is not None and (replay + 1) % 64 == 0:
+                step(replay + 1, replays)
+        results.append(study.result(replays))
+    return Calibration(n, replays, 0 if exact else resamples, confidence, *results)
+
+
+# --- Planning: power and items needed, analytic and exact ---
+
+EXACT_POWER_LIMIT = 20_000      # largest n whose exact power the planner computes
+CALIBRATION_EXACT_LIMIT = 100_000   # above, calibration resamples each table (counts engine)
+CALIBRATION_REPLAYS = 1000      # tables of the calibration, at the gap and with none
+
 
 def z_value(confidence) -> float:
     """The two-sided normal quantile of a confidence level (1.96 at 0.95)."""
@@ -1995,16 +2610,21 @@ def z_value(confidence) -> float:
 
 @dataclass(frozen=True)
 class PowerPlan:
-    """Analytic power of the paired (and unpaired) interval from the cell probabilities.
+    """Power of the paired (and unpaired) interval from the cell probabilities.
 
-    The paired gap averages per-item differences in {-1, 0, +1} with variance
-    ``sd**2 = P(B only) + P(A only) - gap**2``; its interval is close to
+    Analytic: the paired gap averages per-item differences in {-1, 0, +1} with
+    variance ``sd**2 = P(B only) + P(A only) - gap**2``; its interval is close to
     ``gap +- z*sd/sqrt(n)``, so it excludes 0 on the true side with probability
     ``Phi(sqrt(n)*|gap|/sd - z)``.  Unpaired: ``sd**2 = a(1-a) + b(1-b)``.
+    Exact (``exact_power``): the probability, summed over every 2x2 table n items
+    can give, that the exact (B = infinity) percentile interval of that table
+    excludes 0 -- no normal approximation.
 
     >>> plan = PowerPlan(Copula(CORR, ACC_A, ACC_B).cells, CONFIDENCE)
-    >>> round(plan.power(500), 3), plan.items_needed(0.8), plan.items_needed(0.8, paired=False)
-    (0.37, 1482, 1884)
+    >>> round(plan.power(500), 4), round(plan.exact_power(500), 4)
+    (0.3697, 0.3567)
+    >>> plan.items_needed(0.8), plan.items_needed(0.8, paired=False), plan.exact_items_needed(0.8)
+    (1482, 1884, 1507)
     """
 
     cells: Cells
@@ -2042,6 +2662,122 @@ class PowerPlan:
     def half_width(self, n: int, paired: bool = True) -> float:
         """The interval's expected half-width, ``z*sd/sqrt(n)``."""
         return z_value(self.confidence) * self.sd(paired) / math.sqrt(n)
+
+    def exact_power(self, n: int) -> float | None:
+        """The paired exact-bootstrap interval's power at n, exactly (None above
+        EXACT_POWER_LIMIT items, where it would take seconds per n)."""
+        if n > EXACT_POWER_LIMIT:
+            return None
+        return exact_power(self.cells, n, self.confidence)
+
+    def exact_items_needed(self, target):
+        """The n from which on the exact power reaches *target*: exact power is an average
+        over all tables, smooth and rising in n, so the first n that reaches it is the one
+        after which every larger n does (the tests check it on a grid).  None when the gap
+        is 0 or the answer lies above EXACT_POWER_LIMIT."""
+        start = self.items_needed(target)
+        if start is None or start > EXACT_POWER_LIMIT:
+            return None
+        reaches = lambda n: n > EXACT_POWER_LIMIT or self.exact_power(n) >= target
+        n = _first_true(reaches, start)
+        return n if n <= EXACT_POWER_LIMIT else None
+
+
+def exact_power(cells: Cells, n: int, confidence) -> float:
+    """P(the exact percentile interval of the paired gap excludes 0 on the true side), over
+    every table of n items drawn from the cell probabilities; the false-positive rate
+    (either side) when the true gap is 0."""
+    q = float(1 - Fraction(confidence)) / 2
+    upper = _one_sided_power(cells.a_only, cells.b_only, n, q)
+    if cells.b_only > cells.a_only:
+        return upper
+    lower = _one_sided_power(cells.b_only, cells.a_only, n, q)
+    return lower if cells.a_only > cells.b_only else upper + lower
+
+
+def _one_sided_power(p_a: float, p_b: float, n: int, q: float) -> float:
+    """P(lower end > 0): for each A-only count x (Binomial(n, p_a)), the B-only counts y
+    (Binomial(n - x, p_b / (1 - p_a)) given x) at or above the smallest y*(x) whose
+    table's bootstrap puts at most q of its mass at D <= 0.  y*(x) rises with x, so
+    each is found from the last by a step or two."""
+    if p_b <= 0:
+        return 0.0
+    conditional = min(1.0, p_b / (1 - p_a)) if p_a < 1 else 0.0
+    spread = 9 * math.sqrt(n * p_a * (1 - p_a)) + 10
+    power, threshold = 0.0, None
+    for x in range(max(0, math.floor(n * p_a - spread)), min(n, math.ceil(n * p_a + spread)) + 1):
+        weight = binom_pmf(x, n, p_a)
+        rest = n - x
+        threshold = _threshold(n, x, rest, q, threshold)
+        if threshold <= rest:
+            power += weight * (1.0 - binom_cdf(threshold - 1, rest, conditional))
+    return power
+
+
+def _threshold(n: int, x: int, rest: int, q: float, guess) -> int:
+    """The smallest y <= rest with P*(D* <= 0 | x A-only, y B-only) <= q (rest + 1: none)."""
+    def fits(y):
+        return _mass_at_or_below_zero(n, x, y) <= q
+
+    if guess is None:
+        low, high = -1, rest + 1
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if fits(middle) else (middle, high)
+        return high
+    y = min(guess, rest + 1)
+    while y > 0 and fits(y - 1):
+        y -= 1
+    while y <= rest and not fits(y):
+        y += 1
+    return y
+
+
+def _mass_at_or_below_zero(n: int, x: int, y: int) -> float:
+    """P*(D* <= 0) for the paired bootstrap of a table with x A-only and y B-only items."""
+    lo, cdf = paired_gap_cdf(Cells(0, x, y, n - x - y))
+    index = -lo
+    return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
+
+
+@dataclass(frozen=True)
+class PlanSummary:
+    """The plan line of a simulated run: power at its n, and the items a target needs."""
+
+    n: int
+    target: Fraction
+    power: float                    # normal approximation, paired
+    exact_power: float | None       # exact (B = infinity), paired
+    unpaired_power: float
+    n_needed: int | None
+    exact_n_needed: int | None
+    unpaired_n_needed: int | None
+
+
+def plan_summary(plan: PowerPlan, n: int, target) -> PlanSummary:
+    """Everything the plan line prints, computed once."""
+    return PlanSummary(n, Fraction(target), plan.power(n), plan.exact_power(n),
+                       plan.power(n, paired=False), plan.items_needed(target),
+                       plan.exact_items_needed(target), plan.items_needed(target, paired=False))
+
+
+def minimum_detectable_gap(variance, n: int, confidence, power=Fraction("0.8"),
+                           binary: bool = True) -> float:
+    """The smallest gap this many items detect with the given power (normal approximation),
+    from the per-item variance of B - A: for 0/1 items ``variance = d - gap**2`` with d
+    the discordant share, so the gap solves ``sqrt(n)*g = k*sqrt(d - g**2)``."""
+    k = z_value(confidence) + NormalDist().inv_cdf(float(power))
+    if binary:
+        return k * math.sqrt(float(variance) / (n + k * k))
+    return k * math.sqrt(float(variance) / n)
+
+
+def items_to_detect(gap, variance, confidence, power=Fraction("0.8")) -> int | None:
+    """Items needed for the given power to detect *gap* (normal approximation)."""
+    if gap == 0 or variance <= 0:
+        return None
+    k = z_value(confidence) + NormalDist().inv_cdf(float(power))
+    return max(2, math.ceil(k * k * float(variance) / float(gap) ** 2))
 
 
 @dataclass(frozen=True)
@@ -2232,6 +2968,7 @@ class SweepRow:
     half_width: float          # analytic paired half-width
     unpaired_half_width: float
     simulated: Coverage
+    exact_power: float | None = None   # exact (B = infinity), paired
 
 
 @dataclass(frozen=True)
@@ -2241,30 +2978,36 @@ class Sweep:
     copula: Copula
     rows: tuple
     target_power: Fraction
-    n_needed: int | None
+    n_needed: int | None               # by the exact power when it could be computed
     unpaired_n_needed: int | None
-    confirmation: Coverage | None     # the simulation run at n_needed
+    confirmation: Coverage | None      # the simulation run at n_needed
+    analytic_n_needed: int | None = None
+    exact: bool = False                # n_needed comes from the exact power
 
 
 def sweep(rng: random.Random, copula: Copula, grid, *, replays: int, resamples: int,
           confidence, target_power, engine: str = "counts", progress=None) -> Sweep:
-    """Analytic and simulated power and coverage at each n of *grid*, then the n for
-    *target_power* (analytic) confirmed by one more simulation at that n."""
+    """Analytic, exact and simulated power and coverage at each n of *grid*, then the n
+    for *target_power* (by the exact power where it can be computed) confirmed by one
+    more simulation at that n."""
     plan = PowerPlan(copula.cells, Fraction(confidence))
-    n_needed = plan.items_needed(target_power)
+    analytic = plan.items_needed(target_power)
+    exact = plan.exact_items_needed(target_power)
+    n_needed = exact if exact is not None else analytic
     steps = _steps(progress, [replays] * (len(grid) + 1))
     rows = []
     for n in grid:
         simulated = coverage(rng, copula, n, replays=replays, resamples=resamples,
                              confidence=confidence, engine=engine, progress=next(steps))
         rows.append(SweepRow(n, plan.power(n), plan.power(n, paired=False), plan.half_width(n),
-                             plan.half_width(n, paired=False), simulated))
+                             plan.half_width(n, paired=False), simulated, plan.exact_power(n)))
     confirmation = None
     if n_needed is not None:
         confirmation = coverage(rng, copula, n_needed, replays=replays, resamples=resamples,
                                 confidence=confidence, engine=engine, progress=next(steps))
     return Sweep(copula, tuple(rows), Fraction(target_power), n_needed,
-                 plan.items_needed(target_power, paired=False), confirmation)
+                 plan.items_needed(target_power, paired=False), confirmation, analytic,
+                 exact is not None)
 
 
 # === I/O ===
@@ -3973,7 +4716,7 @@ class Report:
     comparisons: tuple          # Comparison per candidate (one for two systems)
     coverage: Coverage | None = None
     table: Table | None = None
-    plan: PowerPlan | None = None
+    plan: PlanSummary | None = None
 
     @property
     def analysis(self) -> Analysis:
@@ -4054,15 +4797,53 @@ def _params_json(params: dict) -> dict:
 
 # --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
 
+def signed_fixed(value: Fraction, places: int) -> str:
+    """A signed number with *places* decimals -- or more, when a nonzero value would print
+    as zero: -0.0004 pts is "-0.0004", never "+0.0" beside a verdict it contradicts.
+
+    >>> signed_fixed(Fraction(-4, 100), 1), signed_fixed(Fraction(0), 1)
+    ('-0.04', '+0.0')
+    """
+    for extra in range(4):
+        text = round_fixed(value, places + extra, sign=True)
+        if value == 0 or text.strip("+-0.") or extra == 3:
+            break
+    if value and not text.strip("+-0."):
+        text = ("-" if value < 0 else "+") + text[1:]
+    return text
+
+
 def format_gap(value: Fraction, percent: bool) -> str:
     """A gap with its sign: ``+3.6 pts`` for proportions, ``+0.250`` for other scores."""
-    return format_pts(value) if percent else round_fixed(value, 3, sign=True)
+    return signed_fixed(value * 100, 1) + " pts" if percent else signed_fixed(value, 3)
 
 
 def format_interval(interval: Interval, percent: bool) -> str:
     if percent:
         return str(interval)
-    return f"[{round_fixed(interval.lo, 3, sign=True)}, {round_fixed(interval.hi, 3, sign=True)}]"
+    return f"[{signed_fixed(interval.lo, 3)}, {signed_fixed(interval.hi, 3)}]"
+
+
+def format_level(level) -> str:
+    """A confidence level as a percentage, four significant digits at most: 98.33%."""
+    text = format_decimal(Fraction(level) * 100)
+    if len(text.replace(".", "")) > 5:
+        text = f"{float(Fraction(level) * 100):.4g}"
+    return text + "%"
+
+
+INTERVAL_LABELS = {"percentile": "bootstrap", "basic": "bootstrap", "bca": "bootstrap",
+                   "score": "score"}
+INTERVAL_NAMES = {"percentile": "percentile", "basic": "basic", "bca": "BCa",
+                  "score": "Newcombe score", "wilson": "Wilson",
+                  "clopper-pearson": "Clopper-Pearson"}
+
+
+def _interval_label(result: Analysis, name: str) -> str:
+    """``paired bootstrap 95% CI`` (the article's words), ``... (BCa)``, or the score rule."""
+    method = result.methods[name] if result.methods else result.interval
+    tail = "" if method == "percentile" else f" ({INTERVAL_NAMES[method]})"
+    return f"{name} {INTERVAL_LABELS.get(method, 'bootstrap')} {format_level(result.confidence)} CI{tail}"
 
 
 def _test_line(result: Analysis) -> str:
@@ -4080,8 +4861,9 @@ def _test_line(result: Analysis) -> str:
 
 def _comparison_text(report: Report) -> str:
     """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
-    p, result = report.params, report.analysis
-    level = format_percent(result.confidence)
+    p, comparison = report.params, report.comparisons[0]
+    result = comparison.analysis
+    level = format_level(result.confidence)
     if report.source == "simulation":
         true_gap = p["acc_b"] - p["acc_a"]
         head = (f"n={result.n}, true accuracies A={format_decimal(p['acc_a'])} "
@@ -4089,28 +4871,28 @@ def _comparison_text(report: Report) -> str:
     else:
         kind = "true accuracies unknown" if result.binary else \
             "real-valued scores; true means unknown"
-        head = f"n={result.n} items from {_input_names(report.table)} ({kind})"
-    kind = "" if result.interval == "percentile" else f" ({INTERVAL_NAMES[result.interval]})"
+        head = f"n={result.n:,} items from {_input_names(report.table)} ({kind})"
     lines = [
         head,
         f"observed: A={round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
         f"B={round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
         f"observed gap: {format_gap(result.gap, result.percent)}",
-        f"  paired bootstrap {level} CI{kind}:   "
-        f"{format_interval(result.paired, result.percent)}",
-        f"  unpaired bootstrap {level} CI{kind}: "
+        f"  {_interval_label(result, 'paired')}:   {format_interval(result.paired, result.percent)}",
+        f"  {_interval_label(result, 'unpaired')}: "
         f"{format_interval(result.unpaired, result.percent)}",
         _test_line(result),
     ]
     if report.coverage is not None:
-        lines += _coverage_lines(report.coverage, p["acc_b"] - p["acc_a"])
+        lines += _coverage_lines(report.coverage, p["acc_b"] - p["acc_a"], result.confidence)
     if report.plan is not None:
-        lines.append(_plan_line(report.plan, result.n, p["target_power"]))
+        lines.append(_plan_line(report.plan))
     lines += _design_lines(result.design)
     lines += _precision_lines(result)
+    lines += [f"note: {note}" for note in result.notes]
+    lines += _calibration_lines(result)
     if report.table is not None:
         lines += _input_lines(report.table, p["seed"], ("A", "B"))
-        if report.source == "csv" and result.mcnemar is not None:
+        if _looks_written_by_tool(report.table):
             lines.append(
                 f"note: resampled from Random({p['seed']}) afresh: for a file written by "
                 "--write-csv the accuracies and McNemar match the simulated run exactly, the "
@@ -4118,12 +4900,16 @@ def _comparison_text(report: Report) -> str:
     if result.engine == "counts":
         lines.append("note: counts engine: resamples drawn as multinomial cell counts (same "
                      "distribution as resampling items, not the article's random stream)")
-    lines.append(verdict(result))
+    lines.append(verdict_sentence(comparison, ("A", "B")))
+    if report.table is not None:
+        lines += _act_lines(comparison)
     lines += text_histogram(result.paired_distribution, result.paired, level, result.percent)
     return "\n".join(lines) + "\n"
 
 
-INTERVAL_NAMES = {"percentile": "percentile", "basic": "basic", "bca": "BCa"}
+def _looks_written_by_tool(table: Table) -> bool:
+    """Is the input a file in --write-csv's own form (the note about it applies)?"""
+    return len(table.sources) == 1 and table.sources[0].columns == CSV_COLUMNS
 
 
 def _design_lines(design) -> list:
@@ -4136,9 +4922,9 @@ def _design_lines(design) -> list:
         lines.append(f"clusters: {design.clusters:,} resampled whole (mean {design.mean_size:.1f} "
                      f"items); intra-cluster correlation of B - A {icc}; design effect {effect}; "
                      "the paired test flips signs cluster by cluster")
-        if design.clusters < 30:
+        if design.clusters < MIN_CLUSTERS:
             lines.append(f"warning: only {design.clusters} clusters; a cluster bootstrap wants "
-                         "about 30 or more before its interval can be trusted")
+                         f"about {MIN_CLUSTERS} or more before its interval can be trusted")
     if design.strata is not None:
         what = "clusters" if design.clusters is not None else "items"
         lines.append(f"strata: {len(design.strata)} ({', '.join(map(str, design.strata))} "
@@ -4147,9 +4933,11 @@ def _design_lines(design) -> list:
 
 
 def _precision_lines(result: Analysis) -> list:
-    """Monte Carlo error of every interval end, a hint when B is too small for the digits
+    """Monte Carlo error of every interval end, advice when B is too small for the digits
     printed, and the exact (B = infinity) intervals when asked for."""
     pct, errors = result.percent, result.errors
+    if all(m in _UNRESAMPLED for m in result.methods.values()):
+        return []
     parts = []
     for name, label in (("a", "A"), ("b", "B"), ("paired", "paired"), ("unpaired", "unpaired")):
         lo, hi = errors[name]
@@ -4159,13 +4947,9 @@ def _precision_lines(result: Analysis) -> list:
             parts.append(f"{label} +-{_magnitude(lo, pct)}/+-{_magnitude(hi, pct)}")
     lines = [f"Monte Carlo error of the interval ends (B={result.resamples:,}): "
              + ", ".join(parts)]
-    worst = max(errors["paired"] + errors["unpaired"])
-    step = Fraction(1, 1000)              # the last digit printed: 0.1 pts, or 0.001
-    if worst > step:
-        needed = _nice_up(result.resamples * float(worst / step) ** 2)
-        lines.append(f"hint: the gap intervals' ends move by up to +-{_magnitude(worst, pct)} "
-                     f"from seed to seed at B={result.resamples:,}, more than the last digit "
-                     f"printed; about {needed:,} resamples (--resamples) would hold them to it")
+    advice = mc_advice(result)
+    if advice is not None:
+        lines.append(_advice_line(advice, result))
     if result.exact is not None:
         ex = result.exact
         lines.append(f"exact bootstrap (B=infinity, percentile): A {ex['a'].as_proportions()}  "
@@ -4174,17 +4958,25 @@ def _precision_lines(result: Analysis) -> list:
     return lines
 
 
+def _advice_line(advice: Advice, result: Analysis) -> str:
+    moves = (f"hint: the gap intervals' ends move by up to +-{_magnitude(advice.worst, result.percent)} "
+             f"from seed to seed at B={result.resamples:,}, more than the last digit printed; ")
+    if advice.kind == "exact":
+        return moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at no cost"
+    if advice.kind == "resamples":
+        return moves + (f"about {advice.resamples:,} resamples (--resamples) would hold them "
+                        "to it in 99 runs of 100")
+    return moves + ("an end sits on the edge between two printed values, where no number of "
+                    "resamples settles its last digit")
+
+
 def _magnitude(value: Fraction, percent: bool) -> str:
     return (round_fixed(value * 100, 1) + " pts") if percent else round_fixed(value, 3)
 
 
-def _nice_up(value: float) -> int:
-    """Round up to two significant digits: 31,415 -> 32,000."""
-    digits = max(0, len(str(int(value))) - 2)
-    return math.ceil(value / 10 ** digits) * 10 ** digits
-
-
 def _input_names(table: Table) -> str:
+    if len(table.sources) > 3:
+        return f"{len(table.sources)} files"
     return ", ".join(source.path for source in table.sources)
 
 
@@ -4203,84 +4995,171 @@ def _input_lines(table: Table, seed, labels) -> list:
     if table.dropped:
         lines.append(f"dropped (--on-missing drop): {table.dropped:,} "
                      f"({table.dropped_note}); {table.n:,} items kept")
+    elif table.dropped_note:
+        lines.append(f"note: {table.dropped_note}")
     return lines
 
 
-def _coverage_lines(cov: Coverage, true_gap: Fraction) -> list:
+def _rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
+    se = cov.standard_error(value) * 100
+    return f"{round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
+
+
+def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
     sign = "+" if true_gap >= 0 else "-"
     which = f"a 'significant' {sign}gap" if true_gap != 0 else "a false positive"
-
-    def rate(value, tally=cov, tail=" of the time"):
-        se = tally.standard_error(value) * 100
-        return f"{round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
-
     lines = [
-        f"over {cov.replays} replays: paired CI covers the true gap {rate(cov.covers_rate)};",
-        f"CI excludes zero ({which}) {rate(cov.excludes_zero_rate)}",
+        f"over {cov.replays} replays: paired CI covers the true gap {_rate_text(cov.covers_rate, cov)};",
+        f"CI excludes zero ({which}) {_rate_text(cov.excludes_zero_rate, cov)}",
     ]
     if cov.item_level is not None:
         items = cov.item_level
         lines.append(f"  (those are the cluster bootstrap's; the item-level bootstrap, ignoring "
-                     f"the clusters, covers {rate(items.covers_rate, items, '')} and excludes "
-                     f"zero {rate(items.excludes_zero_rate, items, '')})")
+                     f"the clusters, covers {_rate_text(items.covers_rate, items, '')} and excludes "
+                     f"zero {_rate_text(items.excludes_zero_rate, items, '')})")
     if cov.undefined:
-        lines.append(f"  ({cov.undefined} replays left out: their BCa interval is undefined)")
-    return lines
+        lines.append(f"  ({cov.undefined} of {cov.replays} replays had no {INTERVAL_NAMES[cov.method]} "
+                     "interval (undefined); they count as misses)")
+    return lines + _holds_lines(cov, None, nominal)
 
 
-def _plan_line(plan: PowerPlan, n: int, target) -> str:
-    def needed(paired):
-        value = plan.items_needed(target, paired)
-        return "never (the true gap is 0)" if value is None else f"n={value:,}"
+def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
+    """A warning when the interval misses its nominal level by more than 2 Monte Carlo
+    standard errors, naming a rule that holds here (or saying none does)."""
+    if holds(cov, nominal, null):
+        return []
+    problems = []
+    if float(cov.covers_rate) < float(nominal) - 2 * cov.standard_error(cov.covers_rate):
+        problems.append(f"covers {round_fixed(cov.covers_rate * 100, 1)}% +- "
+                        f"{cov.standard_error(cov.covers_rate) * 100:.1f} of the time, short of "
+                        f"its {format_level(nominal)}")
+    if null is not None:
+        false = null.excludes_zero_rate
+        if float(false) > float(1 - nominal) + 2 * null.standard_error(false):
+            problems.append(f"excludes 0 under no gap {round_fixed(false * 100, 1)}% +- "
+                            f"{null.standard_error(false) * 100:.1f} of the time, above "
+                            f"{format_level(1 - nominal)}")
+    better = recommended(cov, nominal, null)
+    if better is None:
+        fix = "no interval the tool offers holds here; more items, or an exact test, are the remedy"
+    else:
+        alt, alt_null = cov.of(better), null.of(better) if null is not None else None
+        fix = (f"the {INTERVAL_NAMES[better]} interval (--interval {better}) covers "
+               f"{round_fixed(alt.covers_rate * 100, 1)}% +- {alt.standard_error(alt.covers_rate) * 100:.1f}"
+               + (f" and excludes 0 under no gap {round_fixed(alt_null.excludes_zero_rate * 100, 1)}%"
+                  if alt_null is not None else "") + " here")
+    return [f"warning: at this n the {INTERVAL_NAMES[cov.method]} interval "
+            f"{' and '.join(problems)}; {fix}"]
 
-    return (f"plan (analytic): power at n={n:,} is {100 * plan.power(n):.1f}% paired, "
-            f"{100 * plan.power(n, paired=False):.1f}% unpaired; {format_percent(target)} power "
-            f"needs {needed(True)} paired, {needed(False)} unpaired")
+
+def _calibration_lines(result: Analysis) -> list:
+    cal = result.calibration
+    if cal is None:
+        return []
+    cov, null = cal.coverage, cal.null
+    line = (f"calibration: at n={cal.n:,} and these accuracies the paired "
+            f"{format_level(cal.nominal)} {INTERVAL_NAMES[cal.method]} CI covers the gap "
+            f"{round_fixed(cov.covers_rate * 100, 1)}% +- {cov.standard_error(cov.covers_rate) * 100:.1f} "
+            f"of the time and excludes 0 under no gap "
+            f"{round_fixed(null.excludes_zero_rate * 100, 1)}% +- "
+            f"{null.standard_error(null.excludes_zero_rate) * 100:.1f} "
+            f"({cal.replays:,} tables drawn from this 2x2 table, and as many with no gap; "
+            + ("each table's bootstrap exact)" if cal.resamples == 0 else
+               f"B={cal.resamples:,} per table)"))
+    return [line] + _holds_lines(cov, null, cal.nominal)
 
 
-def verdict(result: Analysis) -> str:
-    """One plain sentence from the paired interval."""
-    level = format_percent(result.confidence)
-    interval = format_interval(result.paired, result.percent)
-    if not result.paired.excludes_zero():
-        return (f"verdict: cannot tell. The paired {level} CI {interval} includes 0, "
-                f"so the observed {format_gap(result.gap, result.percent)} may be noise.")
-    better, worse = ("B", "A") if result.paired.lo > 0 else ("A", "B")
-    return (f"verdict: {better} is likely better than {worse}: the paired {level} CI "
-            f"{interval} excludes 0.")
+def _plan_line(plan: PlanSummary) -> str:
+    def needed(value, how):
+        return "never (the true gap is 0)" if value is None else f"n={value:,}{how}"
+
+    target = format_percent(plan.target)
+    if plan.exact_power is None:
+        paired = f"{100 * plan.power:.1f}% paired (normal approximation)"
+    else:
+        paired = (f"{100 * plan.exact_power:.1f}% paired (exact, B=infinity; the normal "
+                  f"approximation says {100 * plan.power:.1f}%)")
+    if plan.exact_n_needed is not None:
+        paired_n = (f"n={plan.exact_n_needed:,} paired (exact; the approximation says "
+                    f"{plan.n_needed:,})")
+    else:
+        paired_n = needed(plan.n_needed, " paired (normal approximation)")
+    return (f"plan: power at n={plan.n:,} is {paired}, {100 * plan.unpaired_power:.1f}% unpaired; "
+            f"{target} power needs {paired_n}, {needed(plan.unpaired_n_needed, ' unpaired')}")
 
 
-def _verdict_word(result: Analysis) -> str:
-    if not result.paired.excludes_zero():
-        return "cannot tell"
-    return "B better" if result.paired.lo > 0 else "A better"
+def verdict_sentence(comparison: Comparison, labels=None) -> str:
+    """The verdict, with the numbers that decided it, in one sentence."""
+    decision, result = comparison.decision, comparison.analysis
+    base, cand = labels or (comparison.baseline, comparison.candidate)
+    interval = format_interval(decision.interval, result.percent)
+    which = f"paired {format_level(decision.level)} CI" + (
+        " (simultaneous)" if decision.family > 1 else "")
+    adjusted = "Holm-adjusted " if decision.family > 1 else ""
+    test = (f"McNemar's {adjusted}p={format_p(decision.p)}" if result.mcnemar is not None
+            else f"the sign-flip test's {adjusted}p={format_p(decision.p)}")
+    alpha = format_decimal(decision.alpha)
+    below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
+    word = decision.word
+    if word in ("better", "worse"):
+        return (f"verdict: {word}. {cand} is likely {word} than {base}: the {which} {interval} "
+                f"excludes 0 and {test} {below} {alpha}.")
+    if word == "cannot tell":
+        return (f"verdict: cannot tell. The {which} {interval} includes 0 and {test} {below} "
+                f"{alpha}, so the observed {format_gap(result.gap, result.percent)} may be noise.")
+    if word == "borderline":
+        side = "excludes" if decision.interval.excludes_zero() else "includes"
+        return (f"verdict: borderline. The {which} {interval} {side} 0 but {test} {below} "
+                f"{alpha}: the interval and the test disagree, too close to call at this level.")
+    clusters = result.design.clusters if result.design else None
+    return (f"verdict: unreliable. The {which} {interval} excludes 0 and {test} {below} {alpha}, "
+            f"but with {clusters} clusters a cluster bootstrap cannot be trusted (it wants "
+            f"about {MIN_CLUSTERS}); do not claim a winner.")
 
 
-def _family_verdict(comparison: Comparison) -> str:
-    """From the Holm-adjusted p at alpha = 1 - confidence: better, worse or cannot tell."""
-    result = comparison.analysis
-    alpha = float(1 - result.confidence)
-    if comparison.p_holm >= alpha or result.gap == 0:
-        return "cannot tell"
-    return "better" if result.gap > 0 else "worse"
+def _act_lines(comparison: Comparison) -> list:
+    """For a verdict that claims nothing: the smallest gap this set can detect, and the
+    items the observed gap would need (normal approximation)."""
+    decision, result = comparison.decision, comparison.analysis
+    if decision.claims:
+        return []
+    binary = result.binary and result.design is None
+    spread = result.diff_variance + result.gap ** 2 if binary else result.diff_variance
+    smallest = minimum_detectable_gap(spread, result.n, result.confidence, binary=binary)
+    needed = items_to_detect(result.gap, result.diff_variance, result.confidence)
+    unit = (lambda v: f"+-{round_fixed(Fraction(v) * 100, 1)} pts") if result.percent else \
+        (lambda v: f"+-{round_fixed(Fraction(v), 3)}")
+    basis = (f"its discordant items: {round_fixed(spread * 100, 1)}%" if binary else
+             f"per-item sd of B - A: {round_fixed(Fraction(math.sqrt(result.diff_variance)), 3)}")
+    text = (f"to act on it: with 80% power this set detects a gap of {unit(smallest)} or more "
+            f"({basis}); ")
+    if needed is None:
+        text += "the observed gap is 0, which no number of items can tell from 0"
+    else:
+        text += (f"detecting the observed {format_gap(result.gap, result.percent)} would take "
+                 f"about {needed:,} items (normal approximation)")
+    return [text]
 
 
 def _family_text(report: Report) -> str:
     """Several candidates against one baseline: a table, the family, the verdicts."""
     comparisons, table = report.comparisons, report.table
     first = comparisons[0].analysis
-    level = format_percent(first.confidence)
+    decision = comparisons[0].decision
+    level = format_level(first.confidence)
     percent = all(c.analysis.percent for c in comparisons)
     base = comparisons[0].baseline
-    header = ["system", "mean", f"{level} CI", f"gap vs {base}", f"paired {level} CI", "test",
-              "p", "Holm p", "Bonf. p"]
+    header = ["system", "mean", f"{level} CI", f"gap vs {base}",
+              f"simultaneous {format_level(decision.level)} CI", "test", "p", "Holm p",
+              "Bonf. p", "verdict"]
     rows = [[base, round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()]
-            + [""] * 6]
+            + [""] * 7]
     for c in comparisons:
         r = c.analysis
         rows.append([c.candidate, round_fixed(r.accuracy_b, 3), r.ci_b.as_proportions(),
-                     format_gap(r.gap, percent), format_interval(r.paired, percent),
-                     r.test_name, format_p(r.p), format_p(c.p_holm), format_p(c.p_bonferroni)])
+                     format_gap(r.gap, percent), format_interval(c.decision.interval, percent),
+                     r.test_name, format_p(r.p), format_p(c.p_holm), format_p(c.p_bonferroni),
+                     c.decision.word])
     widths = [max(len(row[i]) for row in rows + [header]) for i in range(len(header))]
     right = {1, 3, 6, 7, 8}
     lines = [f"{len(table.systems)} systems on {table.n:,} items from {_input_names(table)}; "
@@ -4291,17 +5170,14 @@ def _family_text(report: Report) -> str:
         lines.append("  " + "  ".join(cells).rstrip())
     alpha = format_decimal(1 - first.confidence)
     lines.append(f"family: {len(comparisons)} comparisons against {base}; p adjusted by Holm "
-                 "(step-down) and by Bonferroni across the family")
-    verdicts = []
+                 "(step-down) and by Bonferroni across the family; intervals simultaneous at "
+                 f"{format_level(decision.level)} (Bonferroni), so each row's interval and Holm "
+                 "p read alike")
     for c in comparisons:
-        word = _family_verdict(c)
-        relation = "cannot tell from" if word == "cannot tell" else f"is likely {word} than"
-        caveat = ""
-        if word == "cannot tell" and c.analysis.paired.excludes_zero():
-            caveat = (f", although its own CI excludes 0: one of {len(comparisons)} "
-                      "comparisons can do that by chance")
-        verdicts.append(f"{c.candidate} {relation} {base} (Holm p={format_p(c.p_holm)}{caveat})")
-    lines.append(f"verdict (Holm-adjusted p, alpha {alpha}): " + "; ".join(verdicts))
+        lines.append(f"{c.candidate}: " + verdict_sentence(c))
+    for c in comparisons:
+        lines += [f"note: {c.candidate}: {note}" for note in c.analysis.notes]
+        lines += [f"{c.candidate}: {line}" for line in _calibration_lines(c.analysis)]
     lines += _input_lines(table, report.params["seed"], None)
     return "\n".join(lines) + "\n"
 
@@ -4337,9 +5213,13 @@ def text_histogram(dist: Distribution, interval: Interval, level: str, percent: 
 
 
 def _analysis_json(result: Analysis) -> dict:
+    advice = mc_advice(result)
     return {
         "interval_method": result.interval,
+        "interval_methods": dict(result.methods),
         "mc_error": {name: [float(lo), float(hi)] for name, (lo, hi) in result.errors.items()},
+        "mc_advice": None if advice is None else {
+            "kind": advice.kind, "resamples": advice.resamples, "worst": float(advice.worst)},
         "exact": None if result.exact is None else {
             name: interval.to_json() for name, interval in result.exact.items()},
         "design": None if result.design is None else result.design.to_json(),
@@ -4353,59 +5233,77 @@ def _analysis_json(result: Analysis) -> dict:
         "test": {"name": result.test_name, "p": result.p,
                  **({} if result.mcnemar is not None else
                     {"exact": result.test.exact, "permutations": result.test.permutations})},
+        "notes": list(result.notes),
+        "calibration": None if result.calibration is None else result.calibration.to_json(),
     }
 
 
+def _act_json(comparison: Comparison) -> dict | None:
+    result = comparison.analysis
+    binary = result.binary and result.design is None
+    spread = result.diff_variance + result.gap ** 2 if binary else result.diff_variance
+    return {"minimum_detectable_gap": minimum_detectable_gap(spread, result.n, result.confidence,
+                                                             binary=binary),
+            "items_to_detect_observed_gap": items_to_detect(result.gap, result.diff_variance,
+                                                            result.confidence),
+            "power": 0.8}
+
+
 def _comparison_json(report: Report) -> dict:
-    result = report.analysis
+    first = report.comparisons[0]
+    result = first.analysis
     body = {
         "source": report.source,
         "engine": result.engine,
         "params": _params_json(report.params),
         **_analysis_json(result),
         "coverage": report.coverage.to_json() if report.coverage else None,
-        "verdict": _verdict_word(result),
+        "verdict": first.decision.word,
+        "decision": first.decision.to_json(),
         "histogram": [{"lo": float(lo), "hi": float(hi), "count": count}
                       for lo, hi, count in histogram_bins(result.paired_distribution, 12)],
     }
     if report.plan is not None:
-        target = report.params["target_power"]
+        plan = report.plan
         body["plan"] = {
-            "power": report.plan.power(result.n),
-            "unpaired_power": report.plan.power(result.n, paired=False),
-            "target_power": float(target),
-            "n_needed": report.plan.items_needed(target),
-            "unpaired_n_needed": report.plan.items_needed(target, paired=False),
+            "power": plan.power, "exact_power": plan.exact_power,
+            "unpaired_power": plan.unpaired_power, "target_power": float(plan.target),
+            "n_needed": plan.n_needed, "exact_n_needed": plan.exact_n_needed,
+            "unpaired_n_needed": plan.unpaired_n_needed,
         }
     if report.table is not None:
         table = report.table
-        first = table.sources[0]
-        body["input"] = {**first.to_json(), "files": [s.to_json() for s in table.sources],
+        first_source = table.sources[0]
+        body["input"] = {**first_source.to_json(), "files": [s.to_json() for s in table.sources],
                          "systems": list(table.systems), "items": table.n,
                          "dropped": table.dropped, "dropped_note": table.dropped_note}
         body["family_size"] = len(report.comparisons)
         body["comparisons"] = [
             {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
              "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
-             "verdict": _family_verdict(c)} for c in report.comparisons]
+             "verdict": c.decision.word, "decision": c.decision.to_json(),
+             "act": None if c.decision.claims else _act_json(c)}
+            for c in report.comparisons]
     return body
 
 
 def _comparison_markdown(report: Report) -> str:
     """A table ready for a pull request: one row per candidate."""
-    first = report.analysis
-    level = format_percent(first.confidence)
+    first = report.comparisons[0]
+    decision = first.decision
+    level = format_level(decision.level)
+    simultaneous = " (simultaneous)" if decision.family > 1 else ""
     percent = all(c.analysis.percent for c in report.comparisons)
     lines = [f"| candidate | baseline | n | candidate mean | baseline mean | gap | "
-             f"paired {level} CI | test | p | p (Holm) | p (Bonferroni) | verdict |",
+             f"paired {level} CI{simultaneous} | test | p | p (Holm) | p (Bonferroni) | verdict |",
              "|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---|"]
     for c in report.comparisons:
         r = c.analysis
         lines.append(
             f"| {md(c.candidate)} | {md(c.baseline)} | {r.n:,} | {round_fixed(r.accuracy_b, 3)} | "
             f"{round_fixed(r.accuracy_a, 3)} | {format_gap(r.gap, percent)} | "
-            f"{format_interval(r.paired, percent)} | {r.test_name} | {format_p(r.p)} | "
-            f"{format_p(c.p_holm)} | {format_p(c.p_bonferroni)} | {_family_verdict(c)} |")
+            f"{format_interval(c.decision.interval, percent)} | {r.test_name} | {format_p(r.p)} | "
+            f"{format_p(c.p_holm)} | {format_p(c.p_bonferroni)} | {c.decision.word} |")
     lines.append("")
     if report.table is not None:
         for source in report.table.sources:
@@ -4418,8 +5316,12 @@ def _comparison_markdown(report: Report) -> str:
         lines.append(f"Simulated run, seed {report.params['seed']}; "
                      f"{report.params['resamples']:,} resamples.")
     if len(report.comparisons) > 1:
-        lines.append(f"Family of {len(report.comparisons)} comparisons; verdicts use the "
-                     f"Holm-adjusted p at alpha {format_decimal(1 - first.confidence)}.")
+        lines.append(f"Family of {len(report.comparisons)} comparisons; verdicts read the "
+                     f"simultaneous {level} interval (Bonferroni) and the Holm-adjusted p at "
+                     f"alpha {format_decimal(decision.alpha)}.")
+    for c in report.comparisons:
+        for line in _calibration_lines(c.analysis):
+            lines.append(md(line if len(report.comparisons) == 1 else f"{c.candidate}: {line}"))
     return "\n".join(lines) + "\n"
 
 
@@ -4433,13 +5335,15 @@ def _sweep_text(report: SweepReport) -> str:
         f"corr={format_decimal(copula.corr)}, paired {level} percentile CI",
         f"  {p['engine']} engine, {p['replays']} replays x {p['resamples']} resamples per n, "
         f"seed {p['seed']}; simulated rates with Monte Carlo s.e. in parentheses",
-        f"  {'n':>7}  {'analytic power':>14}  {'simulated power':>16}  {'coverage':>15}  "
-        f"{'paired +-':>10}  {'unpaired +-':>11}",
+        f"  {'n':>7}  {'analytic power':>14}  {'exact power':>11}  {'simulated power':>16}  "
+        f"{'coverage':>15}  {'paired +-':>10}  {'unpaired +-':>11}",
     ]
     for row in result.rows:
         sim = row.simulated
+        exact = "-" if row.exact_power is None else f"{100 * row.exact_power:.1f}%"
         lines.append(
-            f"  {row.n:>7,}  {100 * row.power:>13.1f}%  {_rate(sim.excludes_zero_rate, sim):>16}  "
+            f"  {row.n:>7,}  {100 * row.power:>13.1f}%  {exact:>11}  "
+            f"{_rate(sim.excludes_zero_rate, sim):>16}  "
             f"{_rate(sim.covers_rate, sim):>15}  {100 * row.half_width:>6.2f} pts  "
             f"{100 * row.unpaired_half_width:>7.2f} pts")
     target = format_percent(result.target_power)
@@ -4447,12 +5351,16 @@ def _sweep_text(report: SweepReport) -> str:
         lines.append(f"{target} power: never reached, the true gap is 0")
     else:
         conf = result.confirmation
+        how = (f"exact power, B=infinity; the normal approximation says "
+               f"{result.analytic_n_needed:,}" if result.exact else "normal approximation")
         lines.append(
-            f"{target} power needs n={result.n_needed:,} paired (analytic; simulated at "
+            f"{target} power needs n={result.n_needed:,} paired ({how}; simulated at "
             f"n={result.n_needed:,}: {_rate(conf.excludes_zero_rate, conf)} power, "
             f"{_rate(conf.covers_rate, conf)} coverage); unpaired needs "
             f"n={result.unpaired_n_needed:,}")
-    lines.append("(+- columns: analytic half-width of the interval, z*sd/sqrt(n))")
+    lines.append("(+- columns: analytic half-width of the interval, z*sd/sqrt(n); exact power: "
+                 f"the exact bootstrap interval's, summed over every 2x2 table; '-' above "
+                 f"{EXACT_POWER_LIMIT:,} items)")
     return "\n".join(lines) + "\n"
 
 
@@ -4466,13 +5374,15 @@ def _sweep_json(report: SweepReport) -> dict:
     return {
         "source": "sweep",
         "params": _params_json(report.params),
-        "rows": [{"n": row.n, "analytic_power": row.power,
+        "rows": [{"n": row.n, "analytic_power": row.power, "exact_power": row.exact_power,
                   "analytic_unpaired_power": row.unpaired_power,
                   "paired_half_width": row.half_width,
                   "unpaired_half_width": row.unpaired_half_width,
                   "simulated": row.simulated.to_json()} for row in result.rows],
         "target_power": float(result.target_power),
         "n_needed": result.n_needed,
+        "n_needed_by": "exact" if result.exact else "analytic",
+        "analytic_n_needed": result.analytic_n_needed,
         "unpaired_n_needed": result.unpaired_n_needed,
         "confirmation": result.confirmation.to_json() if result.confirmation else None,
     }
@@ -4486,9 +5396,15 @@ def _accuracy_plan_text(report: AccuracyPlanReport) -> str:
         f"on one accuracy near {format_decimal(plan.accuracy)}:",
         f"  Wald (normal approximation):  n={plan.wald:,}",
         f"  Wilson score interval:        n={plan.wilson:,}",
-        f"  Clopper-Pearson (exact):      n={plan.clopper_pearson:,}",
+        f"  Clopper-Pearson (exact):      n={plan.clopper_pearson:,} (and every larger n)",
         "(the half-width shrinks as 1/sqrt(n): halving it takes four times the items)",
     ]
+    expected = plan.wald * float(min(plan.accuracy, 1 - plan.accuracy))
+    if expected < 10:
+        lines.append(f"warning: Wald's n expects {expected:.1f} "
+                     f"{'errors' if plan.accuracy > Fraction(1, 2) else 'successes'}; with "
+                     "fewer than about 10 its interval is not to be trusted (it has zero width "
+                     "at 0 or n correct): plan by Wilson or Clopper-Pearson")
     return "\n".join(lines) + "\n"
 
 
@@ -4502,16 +5418,18 @@ def _accuracy_plan_json(report: AccuracyPlanReport) -> dict:
 
 def _sweep_markdown(report: SweepReport) -> str:
     result = report.sweep
-    lines = ["| n | analytic power | simulated power | coverage | paired ± | unpaired ± |",
-             "|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| n | analytic power | exact power | simulated power | coverage | paired ± | "
+             "unpaired ± |", "|---:|---:|---:|---:|---:|---:|---:|"]
     for row in result.rows:
         sim = row.simulated
-        lines.append(f"| {row.n:,} | {100 * row.power:.1f}% | "
+        exact = "-" if row.exact_power is None else f"{100 * row.exact_power:.1f}%"
+        lines.append(f"| {row.n:,} | {100 * row.power:.1f}% | {exact} | "
                      f"{_rate(sim.excludes_zero_rate, sim)} | {_rate(sim.covers_rate, sim)} | "
                      f"{100 * row.half_width:.2f} pts | {100 * row.unpaired_half_width:.2f} pts |")
     if result.n_needed is not None:
         lines += ["", f"{format_percent(result.target_power)} power needs n = "
-                      f"{result.n_needed:,} paired, {result.unpaired_n_needed:,} unpaired."]
+                      f"{result.n_needed:,} paired ({'exact' if result.exact else 'analytic'}), "
+                      f"{result.unpaired_n_needed:,} unpaired."]
     return "\n".join(lines) + "\n"
 
 
@@ -4847,8 +5765,17 @@ def _bootstrap_flags(boot) -> None:
     boot.add_argument("--confidence", type=_number_arg, default=CONFIDENCE, metavar="C",
                       help=f"confidence level, 0 < C < 1 (default {format_decimal(CONFIDENCE)})")
     boot.add_argument("--interval", choices=INTERVALS, default="percentile",
-                      help="percentile (the article's, default), basic, or bca (bias-corrected "
-                           "and accelerated, with the jackknife)")
+                      help="percentile (the article's, default), basic, bca (bias-corrected "
+                           "and accelerated, with the jackknife), or score (0/1 items: Wilson "
+                           "for each accuracy, Newcombe's hybrid score for the gaps)")
+    boot.add_argument("--accuracy-interval", choices=ACCURACY_INTERVALS, default="same",
+                      help="the per-system accuracies' interval: the same rule as --interval "
+                           "(default), wilson, or clopper-pearson (exact); 0/1 items")
+    boot.add_argument("--calibration", type=_count_arg, default=CALIBRATION_REPLAYS,
+                      metavar="K",
+                      help=f"your 0/1 data: measure the chosen interval's coverage and false-"
+                           f"positive rate on K tables drawn from your own 2x2 table, and as "
+                           f"many with no gap (default {CALIBRATION_REPLAYS:,}; 0 skips it)")
     boot.add_argument("--exact", action="store_true",
                       help="also print the exact bootstrap intervals (B = infinity) computed "
                            "from the cell counts (0/1 items, no clusters or strata)")
@@ -4958,6 +5885,9 @@ def validate(args) -> None:
     _check_inputs(args)
     if mode == "data":
         _check_data(args)
+    elif "calibration" in args.given:
+        raise ToolError("--calibration measures the interval on your data's own 2x2 table; a "
+                        "simulated run has its coverage loop (--replays) for that")
     if mode == "sweep":
         _check_sweep(args)
     _check_simulation(args)
@@ -5026,6 +5956,9 @@ def _check_inputs(args) -> None:
 
 
 def _check_data(args) -> None:
+    if args.interval == "score" and (args.cluster_col or args.strata_col):
+        raise ToolError("--interval score covers plain 0/1 items; it does not apply with "
+                        "--cluster-col or --strata-col")
     given = _flags(args, SIMULATION_FLAGS + ("n_grid",))
     if given:
         raise ToolError(f"{', '.join(given)} describe the simulation and do not apply to "
@@ -5080,6 +6013,7 @@ def _check_numbers(args) -> None:
     _check_count(args.resamples, "--resamples", 1, MAX_RESAMPLES)
     _check_count(args.replays, "--replays", 0, MAX_REPLAYS, "0 or more")
     _check_count(args.permutations, "--permutations", 1, MAX_PERMUTATIONS)
+    _check_count(args.calibration, "--calibration", 0, MAX_REPLAYS, "0 or more")
     for flag, value in (("--acc-a", args.acc_a), ("--acc-b", args.acc_b)):
         if not _in_open_unit(value):
             raise ToolError(f"{flag} must be strictly between 0 and 1, got "
@@ -5246,19 +6180,22 @@ def run_sweep(args) -> SweepReport:
     return report
 
 
+def settings_from(args, calibration: int = 0) -> Settings:
+    """The resampling settings a command line asks for."""
+    return Settings(args.resamples, args.confidence, args.interval, _engine(args),
+                    args.permutations, args.exact, args.accuracy_interval, calibration)
+
+
 def run_data(args) -> Report:
     with _progress(args, "reading (bytes)") as progress:
         table = _read_input(args, progress)
-    for index in range(1, len(table.systems)):
-        _check_engine(args, table.pair(index))
     params = _simulation_params(args)
     params.update(n_items=table.n, corr=None, acc_a=None, acc_b=None, replays=0,
-                  target_power=None, permutations=args.permutations)
-    with _progress(args, "bootstrap resamples") as progress:
-        comparisons = compare_systems(table, random.Random(args.seed), resamples=args.resamples,
-                                      confidence=args.confidence, engine=_engine(args),
-                                      permutations=args.permutations, interval=args.interval,
-                                      exact=args.exact, progress=progress)
+                  target_power=None, permutations=args.permutations,
+                  calibration=args.calibration, accuracy_interval=args.accuracy_interval)
+    with _progress(args, "resampling") as progress:
+        comparisons = compare_systems(table, random.Random(args.seed),
+                                      settings_from(args, args.calibration), progress=progress)
     source = "runs" if args.baseline is not None else table.sources[0].format
     report = Report(params, source, tuple(comparisons), table=table)
     if args.plot:
@@ -5273,19 +6210,18 @@ def run_simulation(args) -> Report:
             _cells_as_scores(copula.simulate_cells(rng, args.n_items))
     if args.write_csv is not None:
         write_scores_csv(args.write_csv, scores)
-    with _progress(args, "bootstrap resamples") as progress:
-        result = analyze(scores, rng, resamples=args.resamples, confidence=args.confidence,
-                         engine=engine, interval=args.interval, exact=args.exact,
-                         progress=progress)
+    with _progress(args, "resampling") as progress:
+        result = analyze(scores, rng, settings_from(args), progress=progress)
     cov = None
     if args.replays:
         with _progress(args, "coverage replays") as progress:
             cov = coverage(rng, copula, args.n_items, replays=args.replays,
                            resamples=args.resamples, confidence=args.confidence,
                            engine=engine, interval=args.interval, progress=progress)
-    comparison = Comparison("A", "B", result, result.p, result.p)
-    plan = None if copula.clustered else PowerPlan(copula.cells, args.confidence)
-    report = Report(_simulation_params(args), "simulation", (comparison,), cov, plan=plan)
+    plan = None if copula.clustered else plan_summary(
+        PowerPlan(copula.cells, args.confidence), args.n_items, args.target_power)
+    report = Report(_simulation_params(args), "simulation", (single_comparison(result),), cov,
+                    plan=plan)
     if args.plot:
         atomic_write(args.plot, svg_histogram(result, copula.true_gap))
     return report
@@ -5319,14 +6255,6 @@ def _cells_as_scores(cells: Cells) -> Scores:
     pairs = ([(1, 1)] * cells.both + [(1, 0)] * cells.a_only + [(0, 1)] * cells.b_only
              + [(0, 0)] * cells.neither)
     return Scores(tuple(x for x, _ in pairs), tuple(y for _, y in pairs))
-
-
-def _check_engine(args, scores: Scores) -> None:
-    if _engine(args) == "counts" and not scores.binary:
-        raise ToolError("the counts engine needs 0/1 scores; use --engine stream")
-    if args.exact and not scores.binary:
-        raise ToolError("--exact needs 0/1 scores (the exact bootstrap works from the 2x2 "
-                        "table); drop it for real-valued scores")
 
 
 # --- main: the one place exceptions become exit statuses ---

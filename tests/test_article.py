@@ -20,12 +20,16 @@ def test_default_run_prints_the_article_six_lines_first():
     assert status == 0 and err == ""
     lines = out.splitlines()
     assert lines[:6] == ARTICLE_LINES
-    assert lines[6] == ("plan (analytic): power at n=500 is 37.0% paired, 30.3% unpaired; "
-                        "80% power needs n=1,482 paired, n=1,884 unpaired")
+    assert lines[6] == ("plan: power at n=500 is 35.7% paired (exact, B=infinity; the normal "
+                        "approximation says 37.0%), 30.3% unpaired; 80% power needs n=1,507 "
+                        "paired (exact; the approximation says 1,482), n=1,884 unpaired")
     assert lines[7].startswith("Monte Carlo error of the interval ends (B=2,000): ")
     assert lines[8].startswith("hint: the gap intervals' ends move by up to")
-    assert lines[9] == ("verdict: cannot tell. The paired 95% CI [-1.4, +8.4] pts includes 0, "
-                        "so the observed +3.6 pts may be noise.")
+    assert lines[8].endswith("for 0/1 scores --exact gives the exact ends (B = infinity) at "
+                             "no cost")
+    assert lines[9] == ("verdict: cannot tell. The paired 95% CI [-1.4, +8.4] pts includes 0 "
+                        "and McNemar's p=0.1677 is not below 0.05, so the observed +3.6 pts may "
+                        "be noise.")
     assert lines[10].startswith("paired gap over 2000 resamples")
 
 
@@ -97,8 +101,13 @@ def test_bit_exact_with_the_listing_oracle(case):
                      Fraction(confidence))
     assert list(zip(scores.a, scores.b)) == ref["scores"]
     assert (result.accuracy_a, result.accuracy_b) == ref["accuracy"]
-    assert (result.ci_a.lo, result.ci_a.hi) == ref["ci_a"]
-    assert (result.ci_b.lo, result.ci_b.hi) == ref["ci_b"]
+    for got, want, hits in ((result.ci_a, ref["ci_a"], sum(scores.a)),
+                            (result.ci_b, ref["ci_b"], sum(scores.b))):
+        if hits in (0, n):      # the listing's [1, 1] at n of n: the tool shows Clopper-Pearson
+            assert want[0] == want[1] and got == bed.clopper_pearson_interval(
+                hits, n, Fraction(confidence)) and result.notes
+        else:
+            assert (got.lo, got.hi) == want
     assert (result.paired.lo, result.paired.hi) == ref["paired"]
     assert (result.unpaired.lo, result.unpaired.hi) == ref["unpaired"]
     assert (result.mcnemar.a_only, result.mcnemar.b_only, result.mcnemar.p) == ref["mcnemar"]

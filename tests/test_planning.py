@@ -230,11 +230,14 @@ def test_sweep_text_and_json():
     status, out, _ = cli("--n-grid", "100,200", "--replays", "50", "--resamples", "200")
     assert status == 0
     assert out.startswith("power sweep: true accuracies A=0.72 B=0.76 (true gap +4.0 pts)")
-    assert "80% power needs n=1,482 paired" in out and "unpaired needs n=1,884" in out
+    assert ("80% power needs n=1,507 paired (exact power, B=infinity; the normal approximation "
+            "says 1,482; simulated at n=1,507") in out and "unpaired needs n=1,884" in out
     status, out, _ = cli("--n-grid", "100,200", "--replays", "50", "--resamples", "200",
                          "--json")
     body = json.loads(out)
-    assert body["source"] == "sweep" and body["n_needed"] == 1482
+    assert body["source"] == "sweep" and body["n_needed"] == 1507
+    assert body["analytic_n_needed"] == 1482 and body["n_needed_by"] == "exact"
+    assert [round(row["exact_power"], 4) for row in body["rows"]] == [0.0969, 0.1615]
     assert [row["n"] for row in body["rows"]] == [100, 200]
     assert body["params"]["engine"] == "counts" and body["params"]["n_grid"] == [100, 200]
     assert 0 <= body["rows"][0]["simulated"]["excludes_zero"] <= 1
@@ -276,7 +279,7 @@ def test_power_curve_svg(tmp_path):
     assert status == 0
     root = ET.parse(path).getroot()
     text = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
-    assert "target 80%" in text and "n=1,482" in text and "analytic, paired" in text
+    assert "target 80%" in text and "n=1,507" in text and "analytic, paired" in text
     assert len(list(root.iter("{http://www.w3.org/2000/svg}polyline"))) == 2
 
 
