@@ -2574,26 +2574,83 @@ def calibrate(rng: random.Random, cells: Cells, confidence, method: str, resampl
               replays: int, progress=None) -> Calibration:
     """Measure every paired interval rule on *replays* tables drawn from the observed
     cells at the file's n (coverage of the observed gap), then on as many drawn with
-    the discordant share split evenly (no gap: false positives).  Counts engine."""
+    the discordant share split evenly (no gap: false positives)."""
     n, confidence = cells.n, Fraction(confidence)
     truth = tuple(count / n for count in cells.as_tuple())
     half = (cells.a_only + cells.b_only) / (2 * n)
     null = (cells.both / n, half, half, cells.neither / n)
     methods = study_methods(method)
-    exact = n <= CALIBRATION_EXACT_LIMIT
-    results = []
     steps = _steps(progress, [replays, replays])
-    for probs, gap, step in ((truth, Fraction(cells.b - cells.a, n), next(steps)),
-                             (null, Fraction(0), next(steps))):
-        study = _Study(gap, methods)
-        for replay in range(replays):
-            table = Cells(*multinomial_variate(rng, n, probs))
-            study.add(exact_table_intervals(table, confidence, methods) if exact else
-                      _table_intervals(rng, table, resamples, confidence, methods))
-            if step is not None and (replay + 1) % 64 == 0:
-                step(replay + 1, replays)
-        results.append(study.result(replays))
-    return Calibration(n, replays, 0 if exact else resamples, confidence, *results)
+    at_gap = interval_study(rng, truth, n, Fraction(cells.b - cells.a, n), methods, confidence,
+                            replays, resamples, next(steps))
+    no_gap = interval_study(rng, null, n, Fraction(0), methods, confidence, replays, resamples,
+                            next(steps))
+    exact = n <= CALIBRATION_EXACT_LIMIT
+    return Calibration(n, replays, 0 if exact else resamples, confidence, at_gap, no_gap)
+
+
+def interval_study(rng, probs, n: int, true_gap: Fraction, methods, confidence, replays: int,
+                   resamples: int, progress=None) -> Coverage:
+    """Every rule measured on *replays* 2x2 tables of n items drawn from the cell
+    probabilities *probs*: each table's bootstrap taken exactly up to
+    CALIBRATION_EXACT_LIMIT items (no resampling), by the counts engine beyond."""
+    study = _Study(true_gap, methods)
+    exact = n <= CALIBRATION_EXACT_LIMIT
+    for replay in range(replays):
+        table = Cells(*multinomial_variate(rng, n, probs))
+        study.add(exact_table_intervals(table, confidence, methods) if exact else
+                  _table_intervals(rng, table, resamples, confidence, methods))
+        if progress is not None and (replay + 1) % 64 == 0:
+            progress(replay + 1, replays)
+    return study.result(replays)
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    """One setting of the interval table: every rule at the true gap and with none."""
+
+    acc_a: Fraction
+    acc_b: Fraction
+    n: int
+    coverage: Coverage
+    null: Coverage
+
+    def recommended(self, nominal) -> str | None:
+        """The narrowest rule that holds its level here (None: none does)."""
+        good = [m for m in self.coverage.methods
+                if holds(self.coverage.of(m), nominal, self.null.of(m))]
+        return min(good, key=lambda m: self.coverage.of(m).mean_half_width, default=None)
+
+
+@dataclass(frozen=True)
+class CalibrationTable:
+    """Coverage and false-positive rate of every paired interval the tool offers, over
+    eval-set sizes and accuracy pairs (the README's table comes from here)."""
+
+    corr: Fraction
+    confidence: Fraction
+    replays: int
+    rows: tuple
+
+
+def calibration_table(rng: random.Random, pairs, grid, corr, confidence, replays: int,
+                      progress=None) -> CalibrationTable:
+    """For each accuracy pair and n: *replays* tables from the copula (coverage of the true
+    gap) and as many with both accuracies at their mean (false positives), every rule
+    measured on the same tables, each table's bootstrap exact."""
+    confidence, rows = Fraction(confidence), []
+    steps = _steps(progress, [2 * replays] * (len(pairs) * len(grid)))
+    for acc_a, acc_b in pairs:
+        mean = (Fraction(acc_a) + Fraction(acc_b)) / 2
+        truth, null = Copula(corr, acc_a, acc_b).cells, Copula(corr, mean, mean).cells
+        for n in grid:
+            step = next(steps)
+            cov = interval_study(rng, truth.as_tuple(), n, Fraction(acc_b) - Fraction(acc_a),
+                                 INTERVALS, confidence, replays, RESAMPLES, step)
+            none = interval_study(rng, null.as_tuple(), n, Fraction(0), INTERVALS, confidence,
+                                  replays, RESAMPLES)
+            rows.append(CalibrationRow(Fraction(acc_a), Fraction(acc_b), n, cov, none))
+    return CalibrationTable(Fraction(corr), confidence, replays, tuple(rows))
 
 
 # --- Planning: power and items needed, analytic and exact ---
@@ -2675,11 +2732,23 @@ class PowerPlan:
         over all tables, smooth and rising in n, so the first n that reaches it is the one
         after which every larger n does (the tests check it on a grid).  None when the gap
         is 0 or the answer lies above EXACT_POWER_LIMIT."""
-        start = self.items_needed(target)
-        if start is None or start > EXACT_POWER_LIMIT:
+        n = self.items_needed(target)
+        if n is None or n > EXACT_POWER_LIMIT:
             return None
-        reaches = lambda n: n > EXACT_POWER_LIMIT or self.exact_power(n) >= target
-        n = _first_true(reaches, start)
+        power = self.exact_power(n)
+        for _ in range(6):                     # Newton steps on the analytic curve's slope
+            slope = self.power(n + 1) - self.power(n)
+            step = round((float(target) - power) / slope) if slope > 0 else 0
+            if step == 0 or not 2 <= n + step <= EXACT_POWER_LIMIT:
+                break
+            n += step
+            power = self.exact_power(n)
+        if power >= target:                    # then to the boundary, one item at a time
+            while n > 2 and self.exact_power(n - 1) >= target:
+                n -= 1
+            return n
+        while n <= EXACT_POWER_LIMIT and self.exact_power(n) < target:
+            n += 1
         return n if n <= EXACT_POWER_LIMIT else None
 
 
@@ -2687,7 +2756,13 @@ def exact_power(cells: Cells, n: int, confidence) -> float:
     """P(the exact percentile interval of the paired gap excludes 0 on the true side), over
     every table of n items drawn from the cell probabilities; the false-positive rate
     (either side) when the true gap is 0."""
-    q = float(1 - Fraction(confidence)) / 2
+    return _exact_power(cells.as_tuple(), n, Fraction(confidence))
+
+
+@functools.lru_cache(maxsize=512)
+def _exact_power(probs: tuple, n: int, confidence: Fraction) -> float:
+    cells = Cells(*probs)
+    q = float(1 - confidence) / 2
     upper = _one_sided_power(cells.a_only, cells.b_only, n, q)
     if cells.b_only > cells.a_only:
         return upper
@@ -4730,6 +4805,12 @@ class SweepReport:
 
 
 @dataclass(frozen=True)
+class CalibrationTableReport:
+    params: dict
+    table: CalibrationTable
+
+
+@dataclass(frozen=True)
 class AccuracyPlanReport:
     params: dict
     plan: AccuracyPlan
@@ -4763,6 +4844,8 @@ def md(text) -> str:
 
 
 def render_text(report) -> str:
+    if isinstance(report, CalibrationTableReport):
+        return _calibration_table_text(report)
     if isinstance(report, SweepReport):
         return _sweep_text(report)
     if isinstance(report, AccuracyPlanReport):
@@ -4773,7 +4856,9 @@ def render_text(report) -> str:
 
 
 def render_json(report) -> str:
-    if isinstance(report, SweepReport):
+    if isinstance(report, CalibrationTableReport):
+        body = _calibration_table_json(report)
+    elif isinstance(report, SweepReport):
         body = _sweep_json(report)
     elif isinstance(report, AccuracyPlanReport):
         body = _accuracy_plan_json(report)
@@ -4783,6 +4868,8 @@ def render_json(report) -> str:
 
 
 def render_markdown(report) -> str:
+    if isinstance(report, CalibrationTableReport):
+        return _calibration_table_markdown(report)
     if isinstance(report, SweepReport):
         return _sweep_markdown(report)
     if isinstance(report, AccuracyPlanReport):
@@ -5084,8 +5171,10 @@ def _plan_line(plan: PlanSummary) -> str:
                     f"{plan.n_needed:,})")
     else:
         paired_n = needed(plan.n_needed, " paired (normal approximation)")
-    return (f"plan: power at n={plan.n:,} is {paired}, {100 * plan.unpaired_power:.1f}% unpaired; "
-            f"{target} power needs {paired_n}, {needed(plan.unpaired_n_needed, ' unpaired')}")
+    head = f"plan: power at n={plan.n:,} is {paired}, {100 * plan.unpaired_power:.1f}% unpaired; "
+    if plan.n_needed is None:
+        return head + f"no n reaches {target} power (the true gap is 0: that is the false-positive rate)"
+    return head + f"{target} power needs {paired_n}, {needed(plan.unpaired_n_needed, ' unpaired')}"
 
 
 def verdict_sentence(comparison: Comparison, labels=None) -> str:
@@ -5441,6 +5530,56 @@ def _accuracy_plan_markdown(report: AccuracyPlanReport) -> str:
             f"| Clopper-Pearson | {plan.clopper_pearson:,} |\n")
 
 
+def _calibration_rows(report: CalibrationTableReport) -> list:
+    """Rows of the interval table: per setting and rule, coverage and false positives."""
+    table, rows = report.table, []
+    for row in table.rows:
+        best = row.recommended(table.confidence)
+        for method in INTERVALS:
+            cov, none = row.coverage.of(method), row.null.of(method)
+            rows.append([f"{format_decimal(row.acc_a)}/{format_decimal(row.acc_b)}", f"{row.n:,}",
+                         INTERVAL_NAMES[method], _rate(cov.covers_rate, cov),
+                         _rate(none.excludes_zero_rate, none),
+                         "yes" if holds(cov, table.confidence, none) else "no",
+                         "<- recommended" if method == best else ""])
+    return rows
+
+
+def _calibration_table_text(report: CalibrationTableReport) -> str:
+    table = report.table
+    level = format_level(table.confidence)
+    header = ["A/B", "n", "interval", "covers (s.e.)", "false + (s.e.)", "holds", ""]
+    rows = _calibration_rows(report)
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    lines = [f"paired {level} intervals measured: {table.replays:,} tables per setting drawn "
+             f"from the copula (corr={format_decimal(table.corr)}), each table's bootstrap "
+             "exact; false positives with both accuracies at their mean; Monte Carlo s.e. in "
+             "parentheses; 'holds': coverage at most 2 s.e. below "
+             f"{level} and false positives at most 2 s.e. above {format_level(1 - table.confidence)}"]
+    for row in [header] + rows:
+        lines.append("  " + "  ".join(c.rjust(w) if i in (1, 3, 4) else c.ljust(w)
+                                      for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    lines.append("recommended: the narrowest interval that holds at that setting")
+    return "\n".join(lines) + "\n"
+
+
+def _calibration_table_markdown(report: CalibrationTableReport) -> str:
+    lines = ["| accuracies A/B | n | interval | covers (s.e.) | false positives (s.e.) | holds | "
+             "recommended |", "|---|---:|---|---:|---:|---|---|"]
+    for row in _calibration_rows(report):
+        lines.append("| " + " | ".join(row[:6] + ["yes" if row[6] else ""]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _calibration_table_json(report: CalibrationTableReport) -> dict:
+    table = report.table
+    return {"source": "calibration table", "params": _params_json(report.params),
+            "rows": [{"acc_a": float(row.acc_a), "acc_b": float(row.acc_b), "n": row.n,
+                      "recommended": row.recommended(table.confidence),
+                      "coverage": row.coverage.to_json(), "null": row.null.to_json()}
+                     for row in table.rows]}
+
+
 # --- Pictures: self-contained SVG, no dependencies ---
 
 def _nice_ticks(lo: float, hi: float, count: int = 6) -> list:
@@ -5704,6 +5843,20 @@ def _grid_arg(text: str) -> tuple:
             f"not a comma-separated list of whole numbers: {_shorten(text)}") from None
 
 
+def _pairs_arg(text: str) -> tuple:
+    """Accuracy pairs ``0.72/0.76,0.95/0.95``."""
+    pairs = []
+    for part in text.split(","):
+        halves = part.strip().split("/")
+        if len(halves) != 2:
+            raise argparse.ArgumentTypeError(f"not a list of A/B accuracy pairs: {_shorten(text)}")
+        pairs.append(tuple(_number_arg(h) for h in halves))
+    return tuple(pairs)
+
+
+DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), Fraction("0.95")),
+                     (Fraction("0.98"), Fraction("0.99")))
+DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
 SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays", "cluster_size", "icc")
 
 
@@ -5750,6 +5903,13 @@ def _planning_flags(plan) -> None:
                            "simulated power, coverage, interval half-widths")
     plan.add_argument("--target-power", type=_number_arg, default=Fraction("0.8"),
                       metavar="P", help="power to plan for, 0 < P < 1 (default 0.8)")
+    plan.add_argument("--calibration-table", action="store_true",
+                      help="measure every paired interval's coverage and false-positive rate "
+                           "at each size of --n-grid (default 30,100,500,2000) and each pair "
+                           "of --acc-pairs")
+    plan.add_argument("--acc-pairs", type=_pairs_arg, default=None, metavar="A/B,...",
+                      help="with --calibration-table: accuracy pairs (default "
+                           "0.72/0.76,0.95/0.95,0.98/0.99)")
     plan.add_argument("--half-width", type=_number_arg, metavar="H",
                       help="items needed for a +-H interval on one accuracy (e.g. 0.015)")
     plan.add_argument("--accuracy", type=_number_arg, metavar="P",
@@ -5864,6 +6024,8 @@ def _flags(args, names) -> list:
 
 def mode_of(args) -> str:
     """Which of the tool's jobs the command line asks for."""
+    if args.calibration_table:
+        return "calibration table"
     if args.half_width is not None:
         return "accuracy plan"
     if args.n_grid is not None:
@@ -5890,6 +6052,10 @@ def validate(args) -> None:
                         "simulated run has its coverage loop (--replays) for that")
     if mode == "sweep":
         _check_sweep(args)
+    if mode == "calibration table":
+        _check_calibration_table(args)
+    elif args.acc_pairs is not None:
+        raise ToolError("--acc-pairs goes with --calibration-table")
     _check_simulation(args)
     _check_numbers(args)
 
@@ -5982,6 +6148,23 @@ def _check_sweep(args) -> None:
                         f"{','.join(map(str, args.n_grid))}")
     if args.replays < 1:
         raise ToolError("--n-grid simulates: --replays must be at least 1")
+
+
+def _check_calibration_table(args) -> None:
+    others = _flags(args, ("n_items", "acc_a", "acc_b", "cluster_size", "csv", "baseline",
+                           "write_csv", "plot", "half_width", "engine", "interval", "exact"))
+    if others:
+        raise ToolError(f"--calibration-table measures every interval on its own grid; drop "
+                        f"{', '.join(others)}")
+    grid = args.n_grid or DEFAULT_TABLE_GRID
+    if min(grid) < 2 or max(grid) > MAX_N_ITEMS:
+        raise ToolError(f"--n-grid sizes must lie between 2 and {MAX_N_ITEMS:,}")
+    for a, b in args.acc_pairs or DEFAULT_ACC_PAIRS:
+        if not (_in_open_unit(a) and _in_open_unit(b)):
+            raise ToolError(f"--acc-pairs accuracies must lie strictly between 0 and 1, got "
+                            f"{format_decimal(a)}/{format_decimal(b)}")
+    if args.replays < 1:
+        raise ToolError("--calibration-table simulates: --replays must be at least 1")
 
 
 def _check_simulation(args) -> None:
@@ -6227,8 +6410,19 @@ def run_simulation(args) -> Report:
     return report
 
 
-MODES = {"accuracy plan": run_accuracy_plan, "sweep": run_sweep, "data": run_data,
-         "simulation": run_simulation}
+def run_calibration_table(args) -> CalibrationTableReport:
+    pairs, grid = args.acc_pairs or DEFAULT_ACC_PAIRS, args.n_grid or DEFAULT_TABLE_GRID
+    params = {"n_grid": list(grid), "acc_pairs": [[float(a), float(b)] for a, b in pairs],
+              "corr": args.corr, "confidence": args.confidence, "replays": args.replays,
+              "seed": args.seed}
+    with _progress(args, "interval table") as progress:
+        table = calibration_table(random.Random(args.seed), pairs, grid, args.corr,
+                                  args.confidence, args.replays, progress)
+    return CalibrationTableReport(params, table)
+
+
+MODES = {"calibration table": run_calibration_table, "accuracy plan": run_accuracy_plan,
+         "sweep": run_sweep, "data": run_data, "simulation": run_simulation}
 
 
 def run(args):
