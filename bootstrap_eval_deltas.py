@@ -92,6 +92,7 @@ import stat
 import tempfile
 import unicodedata
 import time
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
@@ -124,6 +125,7 @@ REPLAYS = 1000                # coverage replays
 CONFIDENCE = Fraction("0.95")
 
 ENGINES = ("stream", "counts")                  # per-item (bit-exact) or multinomial cells
+ENGINE_CHOICES = ("auto",) + ENGINES            # auto: the fastest that draws the same thing
 INTERVALS = ("percentile", "basic", "bca", "score")
 ACCURACY_INTERVALS = ("same", "wilson", "clopper-pearson")
 OUTPUTS = ("text", "json", "markdown")
@@ -157,6 +159,9 @@ MAX_CODES = 254               # distinct score rows that fit the byte-code path
 CHUNK_WORDS = 1 << 14         # words per getrandbits call (64 KiB of bytes: stays in cache)
 SELECT_MAX_BITS = 5           # low index bits resolved by a select tree (32 lookups)
 FACTOR_CACHE_LIMIT = 1_000_000  # n up to which binomial ratio factors are cached whole
+MAX_COUNTS_VALUES = 2_000     # distinct values the counts engine resamples as counts
+STREAM_BUDGET = 2 * 10 ** 8   # item draws "auto" leaves to the stream engine (a few seconds)
+SIMULATED_ITEMS_LIMIT = 10 ** 6   # "auto" simulates items one by one up to this many
 
 
 class ToolError(ValueError):
@@ -370,27 +375,42 @@ class Scores:
 
     @functools.cached_property
     def binary(self) -> bool:
-        return set(self.a).issubset((0, 1)) and set(self.b).issubset((0, 1))
+        return self.distinct <= {0, 1}
 
     @functools.cached_property
     def proportions(self) -> bool:
         """All scores within [0, 1] (accuracies, F1): gaps are reported in points."""
-        return all(0 <= x <= 1 for x in set(self.a) | set(self.b))
+        return all(0 <= x <= 1 for x in self.distinct)
 
     @functools.cached_property
     def scale(self) -> int:
         """The least common denominator of all scores (1 for integer scores)."""
-        if set(map(type, self.a + self.b)) <= {int}:
+        if set(map(type, self.a)) | set(map(type, self.b)) <= {int}:
             return 1
-        return math.lcm(*(Fraction(x).denominator for x in self.a + self.b))
+        return math.lcm(*(Fraction(x).denominator for x in self.distinct))
+
+    @functools.cached_property
+    def _objects(self) -> dict:
+        """The distinct score objects, by identity (the readers share one object per value
+        text, so this is small and built at C speed, with no hashing of Fractions)."""
+        objects = dict(zip(map(id, self.a), self.a))
+        objects.update(zip(map(id, self.b), self.b))
+        return objects
+
+    @functools.cached_property
+    def distinct(self) -> frozenset:
+        """The distinct score values of both systems."""
+        return frozenset(self._objects.values())
 
     @functools.cached_property
     def ints(self) -> tuple:
-        """Both columns as integers in units of 1/scale: ``(a, b)``."""
+        """Both columns as integers in units of 1/scale: ``(a, b)`` (each distinct object
+        converted once)."""
         if self.scale == 1:
             return tuple(map(int, self.a)), tuple(map(int, self.b))
-        return tuple(tuple(int(Fraction(x) * self.scale) for x in column)
-                     for column in (self.a, self.b))
+        scaled = {key: int(Fraction(x) * self.scale) for key, x in self._objects.items()}
+        return tuple(map(scaled.__getitem__, map(id, self.a))), \
+            tuple(map(scaled.__getitem__, map(id, self.b)))
 
     @functools.cached_property
     def mean_a(self) -> Fraction:
@@ -1106,6 +1126,32 @@ def counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
     return [2 * x - t for x, t in zip(b_only, totals)]
 
 
+def value_counts_sums(rng, column, resamples: int) -> list:
+    """Resampled sums of an integer column with few distinct values: how many of the n
+    draws land on each value is multinomial, so each resample is one multinomial draw
+    (conditional binomials, the most frequent value first) -- a cost set by the number
+    of distinct values, not by n."""
+    n = len(column)
+    tally = sorted(collections.Counter(column).items(), key=lambda kv: -kv[1])
+    totals = [0] * resamples
+    left = [n] * resamples
+    mass = n
+    for value, count in tally[:-1]:
+        p = count / mass
+        drawn = binomial_variates(rng, left, p)
+        totals = [t + value * d for t, d in zip(totals, drawn)]
+        left = [l - d for l, d in zip(left, drawn)]
+        mass -= count
+    last = tally[-1][0]
+    return [t + last * l for t, l in zip(totals, left)]
+
+
+def distinct_values(scores: Scores) -> int:
+    """The most distinct values any of the counts engine's columns has (A, B, B - A)."""
+    a, b = scores.ints
+    return max(len(set(a)), len(set(b)), len(set(scores.units.diff)))
+
+
 def counts_unpaired_sums(rng, cells: Cells, resamples: int) -> list:
     """Resampled B-correct minus A-correct counts, A and B drawn independently (A's first)."""
     a = counts_mean_sums(rng, cells.a, cells.n, resamples)
@@ -1522,13 +1568,23 @@ def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str
     strata if given -- bit-exact with the article's listing for plain items;
     the ``counts`` engine (0/1 items) draws the multinomial cell counts.
     """
-    if engine == "counts":
+    if engine == "counts" and scores.binary:
         cells = scores.cells()
         sums = {"a": counts_mean_sums(rng, cells.a, cells.n, resamples),
                 "b": counts_mean_sums(rng, cells.b, cells.n, resamples),
                 "paired": counts_paired_sums(rng, cells, resamples),
                 "unpaired": counts_unpaired_sums(rng, cells, resamples)}
         return {key: Distribution.of(value, cells.n) for key, value in sums.items()}
+    if engine == "counts":                    # real scores: counts over the distinct values
+        a, b = scores.ints
+        diff = scores.units.diff
+        sums = {"a": value_counts_sums(rng, a, resamples),
+                "b": value_counts_sums(rng, b, resamples),
+                "paired": value_counts_sums(rng, diff, resamples)}
+        first, second = value_counts_sums(rng, a, resamples), value_counts_sums(rng, b, resamples)
+        sums["unpaired"] = [y - x for x, y in zip(first, second)]
+        return {key: Distribution.of(value, scores.n * scores.scale)
+                for key, value in sums.items()}
     units, scale = scores.units, scores.scale
     steps = _steps(progress, [resamples, resamples, resamples, 2 * resamples])
     dists = {}
@@ -1895,7 +1951,7 @@ class Settings:
 
     def __post_init__(self):
         object.__setattr__(self, "confidence", Fraction(self.confidence))
-        for name, allowed in (("interval", INTERVALS), ("engine", ENGINES),
+        for name, allowed in (("interval", INTERVALS), ("engine", ENGINE_CHOICES),
                               ("accuracy_interval", ACCURACY_INTERVALS)):
             if getattr(self, name) not in allowed:
                 raise ToolError(f"{name} must be one of {', '.join(allowed)}; got "
@@ -2084,6 +2140,8 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     *progress*, if given, is called as ``progress(done, total)``.
     """
     settings = settings_of(settings, options)
+    engine = choose_engine(settings.engine, scores, settings.resamples)
+    settings = dataclasses.replace(settings, engine=engine)
     _check_applicable(scores, settings)
     confidence = settings.confidence
     units = scores.units
@@ -2116,15 +2174,45 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         calibration=calibration, methods=methods)
 
 
+def choose_engine(requested: str, scores: Scores, resamples: int) -> str:
+    """The engine "auto" picks for one comparison: the stream engine (bit-exact with the
+    article's listing) whenever its work is small -- at most STREAM_BUDGET item draws, a
+    few seconds -- or the design needs it (clusters, strata); else the counts engine,
+    which draws the same distributions at a cost independent of n (0/1 scores, or real
+    scores with at most MAX_COUNTS_VALUES distinct values)."""
+    if requested != "auto":
+        return requested
+    if not scores.units.simple or 5 * resamples * scores.n <= STREAM_BUDGET:
+        return "stream"
+    if scores.binary or distinct_values(scores) <= MAX_COUNTS_VALUES:
+        return "counts"
+    return "stream"
+
+
+def coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
+                    resamples: int) -> str:
+    """The engine "auto" picks for a coverage loop: the stream engine at the article's size
+    or below, or when the whole loop is small; the counts engine otherwise."""
+    if requested != "auto":
+        return requested
+    if copula.clustered or n_items <= N_ITEMS or replays * resamples * n_items <= STREAM_BUDGET:
+        return "stream"
+    return "counts"
+
+
 def _check_applicable(scores: Scores, settings: Settings) -> None:
     """Refuse a rule that needs what the data lack (0/1 scores, plain items)."""
-    needs_binary = settings.interval == "score" or settings.engine == "counts" or \
-        settings.exact or settings.accuracy_interval != "same"
+    needs_binary = settings.interval == "score" or settings.exact or \
+        settings.accuracy_interval != "same"
     if needs_binary and not scores.binary:
         what = ("--interval score" if settings.interval == "score" else
-                "the counts engine" if settings.engine == "counts" else
                 "--exact" if settings.exact else "--accuracy-interval")
         raise ToolError(f"{what} needs 0/1 scores; these are real-valued")
+    if settings.engine == "counts" and not scores.binary and \
+            distinct_values(scores) > MAX_COUNTS_VALUES:
+        raise ToolError(f"the counts engine resamples counts over distinct values; these scores "
+                        f"have {distinct_values(scores):,} (at most {MAX_COUNTS_VALUES:,}): "
+                        "use --engine stream")
     if not scores.units.simple and (settings.interval == "score" or settings.exact
                                     or settings.engine == "counts"):
         what = "--interval score" if settings.interval == "score" else \
@@ -3405,10 +3493,18 @@ def _json_object(pairs) -> _JsonObject:
 
 
 def _json_number(text: str):
-    try:
-        return parse_number(text)
-    except ToolError as err:
-        return _Unusable(text, str(err))
+    value = _JSON_NUMBERS.get(text)
+    if value is None:
+        try:
+            value = parse_number(text)
+        except ToolError as err:
+            return _Unusable(text, str(err))
+        if len(_JSON_NUMBERS) < 1 << 16:        # one object per number text
+            _JSON_NUMBERS[text] = value
+    return value
+
+
+_JSON_NUMBERS = {}
 
 
 def _json_int(text: str):
@@ -3682,6 +3778,7 @@ def csv_rows(f: InputFile, fields: Fields, delimiter: str | None = None) -> RowS
 
 def _csv_generator(reader, path, width, positions, names, label_positions, id_positions):
     quick = _BINARY_TEXT.get
+    seen = {}                       # one object per value text: cheap to store and to scale
     blank = None
     try:
         for row in reader:
@@ -3695,10 +3792,14 @@ def _csv_generator(reader, path, width, positions, names, label_positions, id_po
                 raise ToolError(f"{path} line {blank}: blank line")
             values = [quick(row[p]) for p in positions]
             if None in values:                     # not a plain 0/1: parse, or name the place
-                line = reader.line_num
-                values = [parse_score(row[p], lambda name=name, line=line:
-                                      f"{path} line {line}, column {printable(name)}")
-                          for p, name in zip(positions, names)]
+                values = [seen.get(row[p]) for p in positions]
+                if None in values:
+                    line = reader.line_num
+                    values = [parse_score(row[p], lambda name=name, line=line:
+                                          f"{path} line {line}, column {printable(name)}")
+                              for p, name in zip(positions, names)]
+                    if len(seen) < 1 << 16:
+                        seen.update(zip((row[p] for p in positions), values))
             values += [item_id(row[p]) for p in label_positions]
             if id_positions:
                 item = _compose([item_id(row[p]) for p in id_positions])
@@ -4984,14 +5085,27 @@ def _comparison_text(report: Report) -> str:
                 f"note: resampled from Random({p['seed']}) afresh: for a file written by "
                 "--write-csv the accuracies and McNemar match the simulated run exactly, the "
                 "intervals by Monte Carlo error")
-    if result.engine == "counts":
-        lines.append("note: counts engine: resamples drawn as multinomial cell counts (same "
-                     "distribution as resampling items, not the article's random stream)")
+    lines += _engine_lines(report, result)
     lines.append(verdict_sentence(comparison, ("A", "B")))
     if report.table is not None:
         lines += _act_lines(comparison)
     lines += text_histogram(result.paired_distribution, result.paired, level, result.percent)
     return "\n".join(lines) + "\n"
+
+
+def _engine_lines(report: Report, result: Analysis) -> list:
+    """Which engine drew the resamples, when it is not the article's per-item stream."""
+    chosen = " (chosen by --engine auto: the stream engine would take minutes here; " \
+             "--engine stream forces it)" if report.params.get("engine") == "auto" else ""
+    lines = []
+    if result.engine == "counts":
+        what = "cell counts" if result.binary else "counts of each distinct value"
+        lines.append(f"note: counts engine: resamples drawn as multinomial {what} (the same "
+                     f"distribution as resampling items, not the article's random stream){chosen}")
+    if report.params.get("coverage_engine") == "counts" and result.engine != "counts":
+        lines.append(f"note: the coverage loop used the counts engine (replays drawn as "
+                     f"multinomial cell counts){chosen}")
+    return lines
 
 
 def _looks_written_by_tool(table: Table) -> bool:
@@ -5939,10 +6053,11 @@ def _bootstrap_flags(boot) -> None:
     boot.add_argument("--exact", action="store_true",
                       help="also print the exact bootstrap intervals (B = infinity) computed "
                            "from the cell counts (0/1 items, no clusters or strata)")
-    boot.add_argument("--engine", choices=ENGINES, default=None,
-                      help="stream: resample items, bit-exact with the article (default); "
-                           "counts: draw multinomial cell counts, cost independent of n "
-                           "(0/1 scores; the default for --n-grid)")
+    boot.add_argument("--engine", choices=ENGINE_CHOICES, default="auto",
+                      help="auto (default): the stream engine where it finishes in seconds, "
+                           "else counts; stream: resample items, bit-exact with the article's "
+                           "listing; counts: draw how many resampled items take each value "
+                           "(0/1 cells, or few distinct real values), cost independent of n")
 
 
 def _data_flags(data) -> None:
@@ -5963,9 +6078,26 @@ def _data_flags(data) -> None:
     data.add_argument("--candidate", metavar="FILE", action="append",
                       help="a candidate's run file, joined to the baseline on --id-col "
                            "(repeat for several candidates)")
-    data.add_argument("--score-col", metavar="NAME",
-                      help="with --baseline: the score column or key in every run file "
-                           "(dots reach into nested JSON: metrics.acc)")
+    data.add_argument("--score-col", "--metric", "--scorer", dest="score_col", metavar="NAME",
+                      help="with --baseline: the score column or key in every run file (dots "
+                           "reach into nested JSON: metrics.acc), the lm-eval metric, the "
+                           "Inspect scorer (scorer.key for a dict value) or the HELM stat; "
+                           "for a harness log that offers one, it is found by itself; with "
+                           "--csv and --system-col: the score column of a long file")
+    data.add_argument("--filter", metavar="NAME",
+                      help="lm-eval samples written per filter (gsm8k's strict-match, "
+                           "flexible-extract): the one to compare")
+    data.add_argument("--split", default="test", metavar="NAME",
+                      help="HELM: the split whose stats to compare (default test)")
+    data.add_argument("--names", metavar="A,B,...",
+                      help="names for the systems, baseline first (default: the model a "
+                           "harness log names, else the file names)")
+    data.add_argument("--run-col", metavar="NAME",
+                      help="with --csv: several rows per item, one per run (a seed): the "
+                           "column naming the run")
+    data.add_argument("--system-col", metavar="NAME",
+                      help="with --csv: a long file, one row per item and system: the column "
+                           "naming the system (with --score-col and --systems)")
     data.add_argument("--id-col", metavar="NAME",
                       help="item id column or key (default: item when the file has one; "
                            "required to join run files)")
@@ -6089,18 +6221,36 @@ def _check_inputs(args) -> None:
         raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
                         "(one file per run), not both")
     if args.baseline is None:
-        for flag in _flags(args, ("candidate", "score_col")):
+        for flag in _flags(args, ("candidate",)):
             raise ToolError(f"{flag} goes with --baseline")
+        if args.score_col is not None and args.system_col is None:
+            raise ToolError("--score-col goes with --baseline (run files), or with --csv and "
+                            "--system-col (a long file)")
     else:
         if not args.candidate:
             raise ToolError("--baseline needs at least one --candidate run file")
-        if _flags(args, ("a_col", "b_col", "systems")):
-            raise ToolError("--a-col, --b-col and --systems name columns of one --csv file; "
-                            "with run files use --score-col")
+        if _flags(args, ("a_col", "b_col", "systems", "run_col", "system_col")):
+            raise ToolError("--a-col, --b-col, --systems, --run-col and --system-col name "
+                            "columns of one --csv file; with run files use --score-col")
     if args.csv is None and args.baseline is None:
         for flag in _flags(args, ("a_col", "b_col", "systems", "id_col", "input_format",
-                                  "cluster_col", "strata_col", "on_missing")):
+                                  "cluster_col", "strata_col", "on_missing", "filter", "split",
+                                  "names", "run_col", "system_col")):
             raise ToolError(f"{flag} describes an input file: give --csv or --baseline")
+    if args.system_col is not None:
+        if args.score_col is None or args.systems is None:
+            raise ToolError("--system-col reads a long file: it needs --score-col (the score "
+                            "column) and --systems (baseline first)")
+        if _flags(args, ("a_col", "b_col")):
+            raise ToolError("--system-col reads a long file: name the systems with --systems")
+    if args.names is not None:
+        names = [name.strip() for name in args.names.split(",")]
+        count = (len(args.systems.split(",")) if args.systems else 2) if args.csv is not None \
+            else 1 + len(args.candidate or ())
+        if len(names) != count or not all(names):
+            raise ToolError(f"--names needs {count} names (baseline first), got {len(names)}")
+        if len(set(names)) != len(names):
+            raise ToolError("--names repeats a name")
     if args.systems is not None:
         if _flags(args, ("a_col", "b_col")):
             raise ToolError("--systems replaces --a-col and --b-col; give one or the other")
@@ -6323,13 +6473,18 @@ def _progress(args, label: str) -> Progress:
 
 
 def _engine(args) -> str:
-    return args.engine or ("counts" if args.n_grid is not None else "stream")
+    """The engine of a sweep or a simulated run's coverage loop (data choose per comparison)."""
+    if args.engine != "auto":
+        return args.engine
+    if args.n_grid is not None:
+        return "stream" if args.cluster_size > 1 else "counts"
+    return coverage_engine("auto", _copula(args), args.n_items, args.replays, args.resamples)
 
 
 def _simulation_params(args) -> dict:
     params = {"n_items": args.n_items, "corr": args.corr, "acc_a": args.acc_a,
               "acc_b": args.acc_b, "seed": args.seed, "resamples": args.resamples,
-              "replays": args.replays, "confidence": args.confidence, "engine": _engine(args),
+              "replays": args.replays, "confidence": args.confidence, "engine": args.engine,
               "target_power": args.target_power, "interval": args.interval}
     if args.cluster_size > 1:
         params.update(cluster_size=args.cluster_size, icc=args.icc)
@@ -6351,7 +6506,7 @@ def run_accuracy_plan(args) -> AccuracyPlanReport:
 
 def run_sweep(args) -> SweepReport:
     params = _simulation_params(args)
-    params.update(n_items=None, n_grid=list(args.n_grid))
+    params.update(n_items=None, n_grid=list(args.n_grid), engine=_engine(args))
     with _progress(args, "power sweep") as progress:
         result = sweep(random.Random(args.seed), _copula(args), args.n_grid,
                        replays=args.replays, resamples=args.resamples,
@@ -6363,9 +6518,9 @@ def run_sweep(args) -> SweepReport:
     return report
 
 
-def settings_from(args, calibration: int = 0) -> Settings:
+def settings_from(args, calibration: int = 0, engine: str | None = None) -> Settings:
     """The resampling settings a command line asks for."""
-    return Settings(args.resamples, args.confidence, args.interval, _engine(args),
+    return Settings(args.resamples, args.confidence, args.interval, engine or args.engine,
                     args.permutations, args.exact, args.accuracy_interval, calibration)
 
 
@@ -6388,13 +6543,17 @@ def run_data(args) -> Report:
 
 def run_simulation(args) -> Report:
     rng, copula, engine = random.Random(args.seed), _copula(args), _engine(args)
+    items = engine == "stream" or args.engine == "auto" and (
+        args.write_csv is not None or args.n_items <= SIMULATED_ITEMS_LIMIT)
     with _progress(args, "simulating items") as progress:
-        scores = copula.simulate(rng, args.n_items, progress) if engine == "stream" else \
+        scores = copula.simulate(rng, args.n_items, progress) if items else \
             _cells_as_scores(copula.simulate_cells(rng, args.n_items))
     if args.write_csv is not None:
         write_scores_csv(args.write_csv, scores)
+    run_engine = args.engine if args.engine != "auto" else \
+        ("stream" if items and 5 * args.resamples * args.n_items <= STREAM_BUDGET else "counts")
     with _progress(args, "resampling") as progress:
-        result = analyze(scores, rng, settings_from(args), progress=progress)
+        result = analyze(scores, rng, settings_from(args, engine=run_engine), progress=progress)
     cov = None
     if args.replays:
         with _progress(args, "coverage replays") as progress:
@@ -6403,8 +6562,8 @@ def run_simulation(args) -> Report:
                            engine=engine, interval=args.interval, progress=progress)
     plan = None if copula.clustered else plan_summary(
         PowerPlan(copula.cells, args.confidence), args.n_items, args.target_power)
-    report = Report(_simulation_params(args), "simulation", (single_comparison(result),), cov,
-                    plan=plan)
+    params = {**_simulation_params(args), "coverage_engine": engine if args.replays else None}
+    report = Report(params, "simulation", (single_comparison(result),), cov, plan=plan)
     if args.plot:
         atomic_write(args.plot, svg_histogram(result, copula.true_gap))
     return report
@@ -6432,16 +6591,20 @@ def run(args):
 
 def _read_input(args, progress=None) -> Table:
     """The user's scores: one file with a column per system, or one file per run."""
-    options = ReadOptions(args.input_format, args.on_missing, progress=progress)
+    options = ReadOptions(args.input_format, args.on_missing, args.filter, args.split,
+                          progress)
+    names = None if args.names is None else tuple(n.strip() for n in args.names.split(","))
+    ids = None if args.id_col is None else tuple(p.strip() for p in args.id_col.split(","))
     if args.baseline is not None:
         groups = [expand_paths(args.baseline)] + [expand_paths(c) for c in args.candidate]
-        return read_runs(groups, RunsSpec(args.score_col, (args.id_col or "item",),
-                                          args.cluster_col, args.strata_col), options)
+        return read_runs(groups, RunsSpec(args.score_col, ids or ("item",), args.cluster_col,
+                                          args.strata_col, names=names), options)
     systems = tuple(name.strip() for name in args.systems.split(",")) if args.systems else \
         (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
-    ids = None if args.id_col is None else (args.id_col,)
-    return read_table(args.csv, TableSpec(systems, ids, args.cluster_col, args.strata_col),
-                      options)
+    table = read_table(args.csv, TableSpec(systems, ids, args.cluster_col, args.strata_col,
+                                           args.run_col, args.system_col, args.score_col),
+                       options)
+    return table if names is None else dataclasses.replace(table, systems=names)
 
 
 def _cells_as_scores(cells: Cells) -> Scores:

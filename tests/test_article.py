@@ -54,8 +54,8 @@ def test_json_report_fields():
     assert body["version"] == bed.__version__
     assert body["params"] == {"n_items": 500, "corr": 0.6, "acc_a": 0.72, "acc_b": 0.76,
                               "seed": 2026, "resamples": 2000, "replays": 2,
-                              "confidence": 0.95, "engine": "stream", "target_power": 0.8,
-                              "interval": "percentile"}
+                              "confidence": 0.95, "engine": "auto", "target_power": 0.8,
+                              "interval": "percentile", "coverage_engine": "stream"}
     assert body["engine"] == "stream"
     assert body["accuracy"] == {"a": 0.712, "b": 0.748}
     assert body["gap"] == pytest.approx(0.036, abs=1e-15)
