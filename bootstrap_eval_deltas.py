@@ -148,6 +148,7 @@ MAX_RESAMPLES = 1_000_000
 MAX_REPLAYS = 100_000
 MAX_PERMUTATIONS = 1_000_000
 MAX_N_ITEMS = 10_000_000      # items of a simulated eval set (each is kept in memory)
+MAX_RUNS = 100                # runs per simulated system
 MIN_HALF_WIDTH = Fraction(1, 10_000)
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -346,6 +347,48 @@ def simulate_clustered(rng: random.Random, n_items: int, corr, acc_a, acc_b, clu
     return Scores(tuple(a), tuple(b), clusters=tuple(clusters))
 
 
+def simulate_runs(rng: random.Random, n_items: int, copula) -> Scores:
+    """Items scored by both systems in several runs (seeds) each.
+
+    The listing's model, with runs: per item a shared difficulty d and each system's
+    own noise u (``gauss(0, 1)`` each: d, u_A, u_B); per system and run a shift rho
+    of its latent threshold (a seed makes a system a little better or worse as a
+    whole) and fresh per-item noise v (sampling), so that
+    ``z = corr*d + w*(sqrt(1-k)*u + sqrt(k)*v)`` with k = ``run_item_noise``, and the
+    item is correct when ``z < cut + rho``.  rho ~ N(0, tau^2) with tau set so that
+    the run-to-run sd of the accuracy is about ``run_sd``, and the cut is
+    ``Phi^-1(acc)*sqrt(1 + tau^2)``, so the expected accuracy over runs is exactly acc
+    and the true gap is acc_B - acc_A.  Draw order: the items' d, u_A, u_B; then A's
+    runs (rho, then v per item), then B's.
+    """
+    corr, k = float(copula.corr), float(copula.run_item_noise)
+    w = math.sqrt(1 - corr ** 2)
+    gauss = rng.gauss
+    fixed = [(gauss(0, 1), gauss(0, 1), gauss(0, 1)) for _ in range(n_items)]
+    systems = []
+    for which, acc in ((1, copula.acc_a), (2, copula.acc_b)):
+        tau = _run_shift_sd(float(copula.run_sd), float(acc))
+        cut = NormalDist().inv_cdf(float(acc)) * math.sqrt(1 + tau * tau)
+        own, fresh = math.sqrt(1 - k), math.sqrt(k)
+        runs = []
+        for run in range(copula.runs):
+            shift = gauss(0, 1) * tau
+            column = tuple(int(corr * item[0] + w * (own * item[which] + fresh * gauss(0, 1))
+                               < cut + shift) for item in fixed)
+            runs.append((run + 1, column))
+        systems.append(tuple(runs))
+    means = [tuple(map(lambda *v: run_mean(v), *(c for _, c in runs))) for runs in systems]
+    return Scores(means[0], means[1], runs_a=systems[0], runs_b=systems[1])
+
+
+def _run_shift_sd(run_sd: float, acc: float) -> float:
+    """tau, the sd of the threshold shift that gives an accuracy sd of about run_sd."""
+    u = run_sd / NormalDist().pdf(NormalDist().inv_cdf(acc))
+    if u >= 1:
+        raise ToolError(f"--run-sd {run_sd} is too large for an accuracy of {acc}")
+    return u / math.sqrt(1 - u * u)
+
+
 @dataclass(frozen=True)
 class Scores:
     """Per-item scores of systems A and B on the same items, in item order.
@@ -359,6 +402,8 @@ class Scores:
     b: tuple
     clusters: tuple | None = None   # a cluster label per item: resample whole clusters
     strata: tuple | None = None     # a stratum label per item: resample within each
+    runs_a: tuple | None = None     # several runs: ((label, column), ...); a and b hold
+    runs_b: tuple | None = None     # each item's mean over them
 
     def __post_init__(self):
         if len(self.a) != len(self.b):
@@ -516,6 +561,9 @@ class Copula:
     acc_b: Fraction
     cluster_size: int = 1          # items per cluster (1: the article's independent items)
     icc: Fraction = Fraction(0)    # within-cluster correlation of every latent score
+    runs: int = 1                  # runs (seeds) per system
+    run_sd: Fraction = Fraction(0)         # sd of a system's accuracy from run to run
+    run_item_noise: Fraction = Fraction(3, 10)   # share of the own noise redrawn per run
 
     @property
     def true_gap(self) -> Fraction:
@@ -526,6 +574,8 @@ class Copula:
         return self.cluster_size > 1
 
     def simulate(self, rng: random.Random, n_items: int, progress=None) -> Scores:
+        if self.runs > 1:
+            return simulate_runs(rng, n_items, self)
         if not self.clustered:
             return simulate(rng, n_items, self.corr, self.acc_a, self.acc_b, progress)
         return simulate_clustered(rng, n_items, self.corr, self.acc_a, self.acc_b,
@@ -886,6 +936,50 @@ def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
         if progress is not None:
             progress(done, rounds)
     return sums
+
+
+def resample_each(rng: random.Random, columns, rounds: int, progress=None) -> list:
+    """Per column, the sum of each round's resample -- every column summed over the *same*
+    resampled items (the draws consume rng as ``randrange(n)`` does), so several runs of
+    several systems stay paired item by item.  Columns whose rows together take few
+    values share one byte code per item; otherwise the items are drawn as indices once
+    and each group of columns reads its codes from them.  Rounds go in chunks of about
+    four million draws."""
+    n = len(columns[0])
+    whole = _SumPlan.of(columns)
+    groups = [list(range(len(columns)))] if whole.codes is not None else _column_groups(columns)
+    plans = [whole] if whole.codes is not None else \
+        [_SumPlan.of([columns[j] for j in group]) for group in groups]
+    lookup = whole.lookup if whole.codes is not None else _lookup(n, None)
+    per_chunk = max(1, (1 << 22) // n)
+    out = [[] for _ in columns]
+    done = 0
+    while done < rounds:
+        count = min(per_chunk, rounds - done)
+        draws = draw_codes(rng, lookup, count * n)
+        for group, plan in zip(groups, plans):
+            codes = draws if plan is whole or plan.codes is None else _gather(plan.codes, draws)
+            for k, j in enumerate(group):
+                out[j] += plan.sums(codes, k, range(count))
+        done += count
+        if progress is not None:
+            progress(done, rounds)
+    return out
+
+
+def _column_groups(columns) -> list:
+    """Columns split, in order, into groups whose rows take at most MAX_CODES values."""
+    groups, rows = [], None
+    for j, column in enumerate(columns):
+        if rows is not None:
+            joined = [row + (value,) for row, value in zip(rows, column)]
+            if len(set(joined)) <= MAX_CODES:
+                groups[-1].append(j)
+                rows = joined
+                continue
+        groups.append([j])
+        rows = [(value,) for value in column]
+    return groups
 
 
 # --- The counts engine: multinomial cells instead of items ---
@@ -1753,6 +1847,70 @@ def binom_pmf(k: int, n: int, p: float) -> float:
     return math.exp(lc) * math.sqrt(n / (2 * math.pi * k * (n - k)))
 
 
+def _log_beta(a: float, b: float) -> float:
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def incomplete_beta(x: float, a: float, b: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by Lentz's continued fraction
+    (the symmetric form where it converges fast)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - incomplete_beta(1 - x, b, a)
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - _log_beta(a, b)) / a
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 1000):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return front * result
+
+
+def student_t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with *df* degrees of freedom (df may be fractional).
+
+    >>> round(student_t_cdf(2.0, 4), 6), round(student_t_cdf(-1.0, 1), 6)
+    (0.941942, 0.25)
+    """
+    if math.isinf(df):
+        return NormalDist().cdf(t)
+    tail = 0.5 * incomplete_beta(df / (df + t * t), df / 2, 0.5)
+    return 1.0 - tail if t > 0 else tail
+
+
+def student_t_quantile(p: float, df: float) -> float:
+    """The p-quantile of Student's t (bisection on the cdf; the normal's beyond 1e7 df).
+
+    >>> round(student_t_quantile(0.975, 4), 4)
+    2.7764
+    """
+    if df > 1e7 or math.isinf(df):
+        return NormalDist().inv_cdf(p)
+    low, high = -1.0, 1.0
+    while student_t_cdf(low, df) > p:
+        low *= 2
+    while student_t_cdf(high, df) < p:
+        high *= 2
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if student_t_cdf(middle, df) < p else (low, middle)
+        if high - low < 1e-12:
+            break
+    return (low + high) / 2
+
+
 def binom_cdf_lower(k: int, n: int, p: float) -> float:
     """P(Binomial(n, p) <= k) for k at or below the mean, summed down from k."""
     term = binom_pmf(k, n, p)
@@ -2099,6 +2257,7 @@ class Analysis:
     diff_variance: Fraction = Fraction(0)   # per-unit variance of B - A (for planning)
     calibration: Calibration | None = None
     methods: dict | None = None   # the rule behind each interval (after any fallback)
+    runs: RunsAnalysis | None = None    # several runs per system: the two-level analysis
 
     @property
     def gap(self) -> Fraction:
@@ -2111,6 +2270,11 @@ class Analysis:
     @property
     def test_name(self) -> str:
         return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
+
+    @property
+    def decisive(self) -> Interval:
+        """The interval a verdict reads: the two-level one when there are runs."""
+        return self.runs.interval if self.runs is not None else self.paired
 
     def paired_at(self, confidence) -> Interval:
         """The paired interval at another confidence (a family's simultaneous level), by
@@ -2152,8 +2316,11 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
                       progress=resampling)
     cells = scores.cells() if plain_binary else None
     intervals, errors, methods, notes, jacks = _intervals(scores, dists, settings, cells)
-    mcnemar = None
-    if scores.binary and not units.clustered:
+    mcnemar = runs = None
+    if scores.runs_a is not None:
+        runs = _analyze_score_runs(rng, scores, settings, permuting)
+        test = runs.test
+    elif scores.binary and not units.clustered:
         mcnemar = test = mcnemar_exact(scores.cells().a_only, scores.cells().b_only)
     else:                                         # per item, or per cluster: units.diff
         test = sign_flip_test(rng, units.diff, settings.permutations, progress=permuting)
@@ -2171,7 +2338,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         exact=exact_intervals(cells, confidence) if settings.exact else None,
         design=design_of(scores), binary=scores.binary, notes=tuple(notes), cells=cells,
         distributions=dists, jackknives=jacks, diff_variance=_diff_variance(scores),
-        calibration=calibration, methods=methods)
+        calibration=calibration, methods=methods, runs=runs)
 
 
 def choose_engine(requested: str, scores: Scores, resamples: int) -> str:
@@ -2198,6 +2365,20 @@ def coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
     if copula.clustered or n_items <= N_ITEMS or replays * resamples * n_items <= STREAM_BUDGET:
         return "stream"
     return "counts"
+
+
+def _analyze_score_runs(rng, scores: Scores, settings: Settings, progress) -> RunsAnalysis:
+    """The two-level analysis of a pair's runs (plain items only), scores made integers."""
+    if not scores.units.simple:
+        raise ToolError("several runs per system with --cluster-col or --strata-col are not "
+                        "supported; compare the run means, or one run at a time")
+    values = {value for runs in (scores.runs_a, scores.runs_b) for _, column in runs
+              for value in set(column)}
+    scale = math.lcm(*(Fraction(v).denominator for v in values))
+    as_ints = lambda runs: tuple((label, tuple(int(Fraction(v) * scale) for v in column))
+                                 for label, column in runs)
+    return analyze_runs(rng, as_ints(scores.runs_a), as_ints(scores.runs_b), scale,
+                        settings.confidence, settings.resamples, progress)
 
 
 def _check_applicable(scores: Scores, settings: Settings) -> None:
@@ -2292,6 +2473,193 @@ def _diff_variance(scores: Scores) -> Fraction:
     return Fraction(squares * n - total * total, n * n * scale * scale)
 
 
+# --- Several runs per system: the seed's spread and a two-level interval ---
+#
+# A run (a training seed, a sampling epoch, a HELM trial) shifts a system's
+# score as a whole.  The gap of the mean scores then varies with the items and
+# with the runs.  The two-level bootstrap resamples items (the same items for
+# both systems, so the pairing stays) and, within each system, its runs.  With
+# a handful of runs a plain bootstrap of runs is too narrow (it sees (R-1)/R of
+# their variance and has normal tails), so its interval is widened to the
+# unbiased variance split below and to Student's t with Satterthwaite's degrees
+# of freedom; the test is the matching t test.  The coverage loop measures both.
+
+@dataclass(frozen=True)
+class RunStats:
+    """One system's runs: each run's mean score, and their spread."""
+
+    labels: tuple
+    scores: tuple                 # each run's mean score (exact)
+
+    @property
+    def count(self) -> int:
+        return len(self.scores)
+
+    @property
+    def mean(self) -> Fraction:
+        return sum(self.scores) / len(self.scores)
+
+    @property
+    def sd(self) -> float | None:
+        """Run-to-run standard deviation (None: one run, the spread is unknown)."""
+        if len(self.scores) < 2:
+            return None
+        mean = self.mean
+        return math.sqrt(float(sum((s - mean) ** 2 for s in self.scores)) / (len(self.scores) - 1))
+
+    def to_json(self) -> dict:
+        return {"runs": len(self.scores), "labels": [str(x) for x in self.labels],
+                "scores": [float(s) for s in self.scores], "mean": float(self.mean),
+                "sd": self.sd, "min": float(min(self.scores)), "max": float(max(self.scores))}
+
+
+@dataclass(frozen=True)
+class RunsTest:
+    """The two-level t test of gap = 0 (variance split, Satterthwaite's df)."""
+
+    t: float
+    df: float
+    p: float
+    exact: bool = False
+
+    name = "two-level t (items and runs)"
+
+    @property
+    def p_text(self) -> str:
+        return format_p(self.p)
+
+
+@dataclass(frozen=True)
+class RunsAnalysis:
+    """The gap of two systems' mean scores over several runs each."""
+
+    a: RunStats
+    b: RunStats
+    gap: Fraction
+    confidence: Fraction
+    distribution: Distribution    # the two-level bootstrap of the gap
+    variance_items: float         # of the gap: from the item sample
+    variance_runs_a: float        # from A's runs (0 with one run: unknown, not zero)
+    variance_runs_b: float
+    test: RunsTest
+
+    @property
+    def variance(self) -> float:
+        return self.variance_items + self.variance_runs_a + self.variance_runs_b
+
+    @property
+    def df(self) -> float:
+        return self.test.df
+
+    @property
+    def overlap(self) -> bool:
+        """Do the two systems' run scores overlap (the seed's plain test)?"""
+        return max(min(self.a.scores), min(self.b.scores)) <= min(max(self.a.scores),
+                                                                   max(self.b.scores))
+
+    @property
+    def interval(self) -> Interval:
+        return self.interval_at(self.confidence)
+
+    def scale(self, confidence) -> float:
+        """How much the plain two-level bootstrap's spread is widened: to the unbiased
+        variance, and by Student's t over the normal at this confidence."""
+        spread = _variance(self.distribution)
+        q = 1 - float(1 - Fraction(confidence)) / 2
+        ratio = student_t_quantile(q, self.df) / NormalDist().inv_cdf(q)
+        return (math.sqrt(self.variance / spread) if spread > 0 else 1.0) * ratio
+
+    def interval_at(self, confidence) -> Interval:
+        """The widened two-level percentile interval at a confidence."""
+        plain = self.distribution.interval(confidence)
+        low, high, k = plain.lo, plain.hi, Fraction(self.scale(confidence))
+        return Interval(self.gap + (low - self.gap) * k, self.gap + (high - self.gap) * k)
+
+    @property
+    def shares(self) -> tuple:
+        """Shares of the gap's variance from items, A's runs and B's runs."""
+        total = self.variance or 1.0
+        return (self.variance_items / total, self.variance_runs_a / total,
+                self.variance_runs_b / total)
+
+
+def _variance(dist: Distribution) -> float:
+    values = [float(Fraction(s, dist.denominator)) for s in dist.sums]
+    mean = math.fsum(values) / len(values)
+    return math.fsum((v - mean) ** 2 for v in values) / max(1, len(values) - 1)
+
+
+def analyze_runs(rng: random.Random, runs_a, runs_b, scale: int, confidence,
+                 resamples: int, progress=None) -> RunsAnalysis:
+    """The two-level bootstrap of the gap of mean scores, its variance split and test.
+
+    *runs_a*, *runs_b*: per system ``((label, column), ...)`` of integer scores in units
+    of 1/scale.  Each round resamples the n items once (every run of both systems summed
+    over the same items, ``resample_each``), then each system's runs with replacement
+    (``randrange(R)`` R times per system, A's first); the gap is B's mean over its drawn
+    runs minus A's.  The variance split is the one-way random-effects decomposition:
+    items, ``Var(d_i)/n`` with d_i the per-item gap of run means; runs, per system
+    ``max(0, S^2 - s_w^2 / n) / R`` with S^2 the variance of the run scores and s_w^2
+    the mean within-item variance across runs (so item noise is not counted twice).
+    """
+    n = len(runs_a[0][1])
+    ra, rb = len(runs_a), len(runs_b)
+    columns = [column for _, column in runs_a] + [column for _, column in runs_b]
+    sums = resample_each(rng, columns, resamples, progress)
+    values = []
+    randrange = rng.randrange
+    for r in range(resamples):
+        total_a = sum(sums[randrange(ra)][r] for _ in range(ra))
+        total_b = sum(sums[ra + randrange(rb)][r] for _ in range(rb))
+        values.append(ra * total_b - rb * total_a)
+    dist = Distribution.of(values, n * scale * ra * rb)
+    stats_a, stats_b = (_run_stats(runs, n, scale) for runs in (runs_a, runs_b))
+    v_items = _item_variance(runs_a, runs_b, n, scale)
+    v_a, v_b = _run_variance(runs_a, n, scale), _run_variance(runs_b, n, scale)
+    gap = stats_b.mean - stats_a.mean
+    terms = [(v_items, n - 1)] + [(v, r - 1) for v, r in ((v_a, ra), (v_b, rb)) if r > 1]
+    total = v_items + v_a + v_b
+    denominator = sum(v * v / df for v, df in terms if v > 0)
+    df = total * total / denominator if denominator > 0 else float(n - 1)
+    t = float(gap) / math.sqrt(total) if total > 0 else (0.0 if gap == 0 else math.inf)
+    p = 1.0 if gap == 0 else 0.0 if math.isinf(t) else 2 * (1 - student_t_cdf(abs(t), df))
+    return RunsAnalysis(stats_a, stats_b, gap, Fraction(confidence), dist, v_items, v_a, v_b,
+                        RunsTest(t, df, min(1.0, p)))
+
+
+def _run_stats(runs, n: int, scale: int) -> RunStats:
+    return RunStats(tuple(label for label, _ in runs),
+                    tuple(Fraction(sum(column), n * scale) for _, column in runs))
+
+
+def _item_variance(runs_a, runs_b, n: int, scale: int) -> float:
+    """Var(d_i)/n, d_i the per-item gap of run means (sample variance, n - 1)."""
+    ra, rb = len(runs_a), len(runs_b)
+    sums_a = list(map(sum, zip(*(column for _, column in runs_a))))
+    sums_b = list(map(sum, zip(*(column for _, column in runs_b))))
+    diffs = [ra * y - rb * x for x, y in zip(sums_a, sums_b)]     # in units of 1/(scale ra rb)
+    total = sum(diffs)
+    square = sum(d * d for d in diffs)
+    variance = Fraction(square * n - total * total, n * (n - 1)) / (scale * ra * rb) ** 2
+    return float(variance) / n
+
+
+def _run_variance(runs, n: int, scale: int) -> float:
+    """The run component of the gap's variance for one system (0 with one run)."""
+    r = len(runs)
+    if r < 2:
+        return 0.0
+    scores = [Fraction(sum(column), n * scale) for _, column in runs]
+    mean = sum(scores) / r
+    between = sum((s - mean) ** 2 for s in scores) / (r - 1)
+    within = Fraction(0)
+    for values in zip(*(column for _, column in runs)):
+        total = sum(values)
+        within += Fraction(sum(v * v for v in values) * r - total * total, r * (r - 1))
+    within /= n * scale * scale
+    return max(0.0, float(between - within / n)) / r
+
+
 # --- One verdict, made once ---
 
 VERDICTS = ("better", "worse", "cannot tell", "borderline", "unreliable")
@@ -2332,7 +2700,8 @@ def decide(analysis: Analysis, family: int = 1, p=None) -> Decision:
     level) and the paired test (its p, Holm-adjusted in a family) read together."""
     alpha = 1 - analysis.confidence
     level = 1 - alpha / family
-    interval = analysis.paired_at(level)
+    interval = analysis.runs.interval_at(level) if analysis.runs is not None else \
+        analysis.paired_at(level)
     p = analysis.p if p is None else p
     excludes, significant = interval.excludes_zero(), Fraction(p) < alpha
     if excludes and significant:
@@ -2526,6 +2895,8 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, *, replays: int, 
     clusters, then the cluster bootstrap's, so both coverages come out side by side.
     """
     confidence = Fraction(confidence)
+    if copula.runs > 1:
+        return _runs_coverage(rng, copula, n_items, replays, resamples, confidence, progress)
     methods = study_methods(interval, not copula.clustered)
     study, items = _Study(copula.true_gap, methods), _Study(copula.true_gap, (interval,))
     for replay in range(replays):
@@ -2582,6 +2953,25 @@ def exact_table_intervals(table: Cells, confidence, methods) -> dict:
             except ToolError:
                 out[method] = None
     return out
+
+
+def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: int,
+                   confidence, progress) -> Coverage:
+    """Coverage of the two-level interval over replays of simulated runs, with the
+    single-run interval (run 1 of each system, items resampled) side by side in
+    ``item_level``: the one a user with one seed per system would have reported."""
+    two_level, single = _Tally(copula.true_gap), _Tally(copula.true_gap)
+    for replay in range(replays):
+        data = copula.simulate(rng, n_items)
+        first = Scores(data.runs_a[0][1], data.runs_b[0][1])
+        units = first.units
+        dist = Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, 1))
+        single.add(dist.interval(confidence))
+        runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
+        two_level.add(runs.interval)
+        if progress:
+            progress(replay + 1, replays)
+    return two_level.result(replays, "two-level", (), single.result(replays, "percentile"))
 
 
 def _table_intervals(rng, table: Cells, resamples: int, confidence, methods) -> dict:
@@ -2901,6 +3291,72 @@ def _mass_at_or_below_zero(n: int, x: int, y: int) -> float:
     lo, cdf = paired_gap_cdf(Cells(0, x, y, n - x - y))
     index = -lo
     return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
+
+
+@dataclass(frozen=True)
+class RunsPlan:
+    """Power over items and runs (normal approximation): the gap's variance at n items
+    and R runs per system is ``(fixed + fresh / R) / n + (runs_a + runs_b) / R`` -- the
+    per-item variance of the gap from what stays fixed across runs, from what each run
+    draws afresh, and each system's run-to-run variance of its accuracy."""
+
+    gap: float
+    confidence: Fraction
+    fixed: float
+    fresh: float
+    runs_a: float
+    runs_b: float
+
+    def variance(self, n: int, runs: int) -> float:
+        return (self.fixed + self.fresh / runs) / n + (self.runs_a + self.runs_b) / runs
+
+    def power(self, n: int, runs: int) -> float:
+        if self.gap == 0:
+            return float(1 - self.confidence)
+        return NormalDist().cdf(abs(self.gap) / math.sqrt(self.variance(n, runs))
+                                - z_value(self.confidence))
+
+    def items_needed(self, runs: int, target) -> int | None:
+        """Items for *target* power at this many runs (None: the runs' variance alone is
+        already too large, no number of items reaches it)."""
+        k = z_value(self.confidence) + NormalDist().inv_cdf(float(target))
+        room = self.gap ** 2 / k ** 2 - (self.runs_a + self.runs_b) / runs
+        if self.gap == 0 or room <= 0:
+            return None
+        return max(2, math.ceil((self.fixed + self.fresh / runs) / room))
+
+
+RUNS_PLAN_ITEMS = 20_000          # simulated items behind a RunsPlan's variance parts
+
+
+def runs_plan(copula: Copula, confidence, rng: random.Random) -> RunsPlan:
+    """The variance parts of a simulated setting with runs: the per-item parts from
+    RUNS_PLAN_ITEMS simulated items with one run and with two; each system's run part
+    from its threshold shift, Var(Phi(cut + rho)), by quadrature."""
+    one = dataclasses.replace(copula, runs=2, run_sd=Fraction(0))
+    data = simulate_runs(rng, RUNS_PLAN_ITEMS, one)
+    first = Scores(data.runs_a[0][1], data.runs_b[0][1])
+    v1, v2 = float(_diff_variance(first)), float(_diff_variance(data))
+    fresh, fixed = max(0.0, 2 * (v1 - v2)), max(0.0, 2 * v2 - v1)
+    parts = [_accuracy_variance(float(copula.run_sd), float(acc))
+             for acc in (copula.acc_a, copula.acc_b)]
+    return RunsPlan(float(copula.true_gap), Fraction(confidence), fixed, fresh, *parts)
+
+
+def _accuracy_variance(run_sd: float, acc: float) -> float:
+    """Var over runs of a system's expected accuracy Phi(cut + rho), rho ~ N(0, tau^2)."""
+    tau = _run_shift_sd(run_sd, acc)
+    if tau == 0:
+        return 0.0
+    cut = NormalDist().inv_cdf(acc) * math.sqrt(1 + tau * tau)
+    normal = NormalDist()
+    step, total, square = 0.01, 0.0, 0.0
+    for i in range(-900, 901):
+        weight = normal.pdf(i * step) * step
+        value = normal.cdf(cut + tau * i * step)
+        total += weight * value
+        square += weight * value * value
+    return max(0.0, square - total * total)
 
 
 @dataclass(frozen=True)
@@ -3257,6 +3713,11 @@ def atomic_write(path: str, text: str) -> None:
 
 def scores_csv_text(scores: Scores) -> str:
     """The CSV the article ships: ``item,system_a_correct,system_b_correct``, \\n line ends."""
+    if scores.runs_a is not None:              # simulated runs: a row per item and run
+        lines = ["item,run,system_a_correct,system_b_correct"]
+        for (run, a), (_, b) in zip(scores.runs_a, scores.runs_b):
+            lines += [f"{i},{run},{x},{y}" for i, (x, y) in enumerate(zip(a, b), start=1)]
+        return "\n".join(lines) + "\n"
     if scores.clusters is not None:            # a simulated clustered run: its clusters too
         lines = [",".join(CSV_COLUMNS + ("cluster",))]
         lines += [f"{i},{x},{y},{c + 1}" for i, (x, y, c)
@@ -3999,8 +4460,8 @@ def _choose(offered, chosen, path: str, what: str, flag: str):
         return offered[0]
     if not offered:
         raise ToolError(f"{path}: the file offers no {what}")
-    raise ToolError(f"{path} offers {len(offered)} {what}s ({printable(', '.join(map(str, offered)))[:300]}); "
-                    f"choose one with {flag}")
+    raise ToolError(f"{path} offers {len(offered)} choices of {what} "
+                    f"({printable(', '.join(map(str, offered)))[:300]}); choose one with {flag}")
 
 
 def lm_eval_file(records, path: str, real_path: str | None, fields: Fields, filter_name):
@@ -4161,8 +4622,8 @@ def helm_file(records, path: str, real_path: str | None, fields: Fields, split: 
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
     model = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
     task = run_dir.split(":")[0] if ":" in run_dir else None
-    return HarnessFile("helm", stream, model.group(1) if model else _helm_model(real_path),
-                       task)
+    return HarnessFile("helm", stream, _helm_model(real_path) or (model.group(1) if model
+                                                                 else None), task)
 
 
 def _helm_model(real_path: str | None) -> str | None:
@@ -4467,8 +4928,10 @@ class Table:
         return len(self.columns[0])
 
     def pair(self, candidate: int) -> Scores:
-        """Baseline (as A) against the given candidate (as B), with the design."""
-        return Scores(self.columns[0], self.columns[candidate], self.clusters, self.strata)
+        """Baseline (as A) against the given candidate (as B), with the design and runs."""
+        runs = self.runs or (None,) * len(self.systems)
+        return Scores(self.columns[0], self.columns[candidate], self.clusters, self.strata,
+                      runs[0], runs[candidate])
 
 
 @dataclass(frozen=True)
@@ -4893,6 +5356,7 @@ class Report:
     coverage: Coverage | None = None
     table: Table | None = None
     plan: PlanSummary | None = None
+    runs_plan: RunsPlan | None = None
 
     @property
     def analysis(self) -> Analysis:
@@ -5024,7 +5488,7 @@ INTERVAL_LABELS = {"percentile": "bootstrap", "basic": "bootstrap", "bca": "boot
                    "score": "score"}
 INTERVAL_NAMES = {"percentile": "percentile", "basic": "basic", "bca": "BCa",
                   "score": "Newcombe score", "wilson": "Wilson",
-                  "clopper-pearson": "Clopper-Pearson"}
+                  "clopper-pearson": "Clopper-Pearson", "two-level": "two-level"}
 
 
 def _interval_label(result: Analysis, name: str) -> str:
@@ -5034,7 +5498,48 @@ def _interval_label(result: Analysis, name: str) -> str:
     return f"{name} {INTERVAL_LABELS.get(method, 'bootstrap')} {format_level(result.confidence)} CI{tail}"
 
 
+def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
+    """Each system's runs, their spread and overlap, the two-level interval, its test and
+    the variance split."""
+    unit = (lambda v: round_fixed(Fraction(v) * 100, 1)) if percent else \
+        (lambda v: round_fixed(Fraction(v), 3))
+    names = ("A", "B")
+    lines = []
+    for name, stats in zip(names, (runs.a, runs.b)):
+        spread = "spread unknown (one run)" if stats.sd is None else (
+            f"sd {unit(stats.sd)}, range {unit(min(stats.scores))} to {unit(max(stats.scores))}")
+        lines.append(f"runs: {name} ({stats.count}): {', '.join(unit(s) for s in stats.scores)}"
+                     f"{' pts' if percent else ''}; mean {unit(stats.mean)}, {spread}")
+    if runs.a.count > 1 and runs.b.count > 1:
+        if runs.overlap:
+            lines.append("  the two systems' run scores overlap: by the seed-spread rule the gap "
+                         "of their means is not a finding on its own")
+        else:
+            better = "B" if min(runs.b.scores) > max(runs.a.scores) else "A"
+            lines.append(f"  the run scores do not overlap: every {better} run beats every "
+                         f"{'A' if better == 'B' else 'B'} run")
+    level = format_level(runs.confidence)
+    lines.append(f"  two-level bootstrap {level} CI (items and runs): "
+                 f"{format_interval(runs.interval, percent)} (the plain two-level spread "
+                 f"widened x{runs.scale(runs.confidence):.2f} for {runs.a.count} and "
+                 f"{runs.b.count} runs: the unbiased variance, Student's t on "
+                 f"{runs.df:.1f} df)")
+    lines.append(f"  two-level t test: t={runs.test.t:.2f} on {runs.df:.1f} df, "
+                 f"p={runs.test.p_text}")
+    items, share_a, share_b = runs.shares
+    unknown = [name for name, stats in zip(names, (runs.a, runs.b)) if stats.count == 1]
+    lines.append(f"  variance of the gap: {100 * items:.0f}% from the item sample, "
+                 f"{100 * (share_a + share_b):.0f}% from runs (A {100 * share_a:.0f}%, "
+                 f"B {100 * share_b:.0f}%)" + (
+                     f"; {' and '.join(unknown)} had one run, whose share is unknown, not zero"
+                     if unknown else ""))
+    return lines
+
+
 def _test_line(result: Analysis) -> str:
+    if isinstance(result.test, RunsTest):
+        return ("  (the paired interval above ignores the runs: it resamples items only, on "
+                "each item's mean over its runs)")
     if result.mcnemar is not None:
         m = result.mcnemar
         return (f"  discordant pairs: B-only correct={m.b_only}, A-only correct={m.a_only}; "
@@ -5059,6 +5564,9 @@ def _comparison_text(report: Report) -> str:
     else:
         kind = "true accuracies unknown" if result.binary else \
             "real-valued scores; true means unknown"
+        if result.runs is not None:
+            kind = (f"{result.runs.a.count} and {result.runs.b.count} runs per system; "
+                    "scores are each item's mean over its runs")
         head = f"n={result.n:,} items from {_input_names(report.table)} ({kind})"
     lines = [
         head,
@@ -5070,10 +5578,14 @@ def _comparison_text(report: Report) -> str:
         f"{format_interval(result.unpaired, result.percent)}",
         _test_line(result),
     ]
+    if result.runs is not None:
+        lines += _runs_lines(result.runs, result.percent, report.table)
     if report.coverage is not None:
         lines += _coverage_lines(report.coverage, p["acc_b"] - p["acc_a"], result.confidence)
     if report.plan is not None:
         lines.append(_plan_line(report.plan))
+    if report.runs_plan is not None:
+        lines += _runs_plan_lines(report.runs_plan, result.n, p)
     lines += _design_lines(result.design)
     lines += _precision_lines(result)
     lines += [f"note: {note}" for note in result.notes]
@@ -5089,7 +5601,11 @@ def _comparison_text(report: Report) -> str:
     lines.append(verdict_sentence(comparison, ("A", "B")))
     if report.table is not None:
         lines += _act_lines(comparison)
-    lines += text_histogram(result.paired_distribution, result.paired, level, result.percent)
+    if result.runs is not None:
+        lines += text_histogram(result.runs.distribution, result.runs.interval, level,
+                                result.percent, what="two-level gap (plain, before widening)")
+    else:
+        lines += text_histogram(result.paired_distribution, result.paired, level, result.percent)
     return "\n".join(lines) + "\n"
 
 
@@ -5209,11 +5725,17 @@ def _rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> st
 def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
     sign = "+" if true_gap >= 0 else "-"
     which = f"a 'significant' {sign}gap" if true_gap != 0 else "a false positive"
+    kind = "two-level" if cov.method == "two-level" else "paired"
     lines = [
-        f"over {cov.replays} replays: paired CI covers the true gap {_rate_text(cov.covers_rate, cov)};",
+        f"over {cov.replays} replays: {kind} CI covers the true gap {_rate_text(cov.covers_rate, cov)};",
         f"CI excludes zero ({which}) {_rate_text(cov.excludes_zero_rate, cov)}",
     ]
-    if cov.item_level is not None:
+    if cov.item_level is not None and cov.method == "two-level":
+        items = cov.item_level
+        lines.append(f"  (those are the two-level interval's, over every run; the single-run "
+                     f"interval, one run per system, covers {_rate_text(items.covers_rate, items, '')} "
+                     f"and excludes zero {_rate_text(items.excludes_zero_rate, items, '')})")
+    elif cov.item_level is not None:
         items = cov.item_level
         lines.append(f"  (those are the cluster bootstrap's; the item-level bootstrap, ignoring "
                      f"the clusters, covers {_rate_text(items.covers_rate, items, '')} and excludes "
@@ -5291,16 +5813,42 @@ def _plan_line(plan: PlanSummary) -> str:
     return head + f"{target} power needs {paired_n}, {needed(plan.unpaired_n_needed, ' unpaired')}"
 
 
+RUNS_TABLE = (1, 2, 3, 5, 10)
+
+
+def _runs_plan_lines(plan: RunsPlan, n: int, params: dict) -> list:
+    """Items x runs: the items each number of runs needs for the target power, the power
+    at this n, and whether more runs or more items help more here."""
+    target, runs = params["target_power"], params.get("runs", 1)
+    lines = [f"plan (items x runs, normal approximation; variance parts from "
+             f"{RUNS_PLAN_ITEMS:,} simulated items): {format_percent(target)} power needs"]
+    for count in sorted(set(RUNS_TABLE) | {runs}):
+        needed = plan.items_needed(count, target)
+        what = "no number of items (the runs' own spread is too large)" if needed is None \
+            else f"{needed:,} items"
+        lines.append(f"  {count:>3} run(s) per system: {what}; power at n={n:,}: "
+                     f"{100 * plan.power(n, count):.1f}%")
+    more_runs, more_items = plan.power(n, 2 * runs), plan.power(2 * n, runs)
+    better = "more runs help more than more items" if more_runs > more_items else \
+        "more items help more than more runs"
+    lines.append(f"  at n={n:,} and {runs} run(s), doubling the runs gives {100 * more_runs:.1f}% "
+                 f"power and doubling the items {100 * more_items:.1f}%: {better} here")
+    return lines
+
+
 def verdict_sentence(comparison: Comparison, labels=None) -> str:
     """The verdict, with the numbers that decided it, in one sentence."""
     decision, result = comparison.decision, comparison.analysis
     base, cand = labels or (comparison.baseline, comparison.candidate)
     interval = format_interval(decision.interval, result.percent)
-    which = f"paired {format_level(decision.level)} CI" + (
+    kind = "two-level" if result.runs is not None else "paired"
+    which = f"{kind} {format_level(decision.level)} CI" + (
         " (simultaneous)" if decision.family > 1 else "")
     adjusted = "Holm-adjusted " if decision.family > 1 else ""
     test = (f"McNemar's {adjusted}p={format_p(decision.p)}" if result.mcnemar is not None
-            else f"the sign-flip test's {adjusted}p={format_p(decision.p)}")
+            else f"the two-level t test's {adjusted}p={format_p(decision.p)}"
+            if result.runs is not None else
+            f"the sign-flip test's {adjusted}p={format_p(decision.p)}")
     alpha = format_decimal(decision.alpha)
     below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
     word = decision.word
@@ -5326,6 +5874,8 @@ def _act_lines(comparison: Comparison) -> list:
     decision, result = comparison.decision, comparison.analysis
     if decision.claims:
         return []
+    if result.runs is not None:
+        return [_act_runs(result)]
     binary = result.binary and result.design is None
     spread = result.diff_variance + result.gap ** 2 if binary else result.diff_variance
     smallest = minimum_detectable_gap(spread, result.n, result.confidence, binary=binary)
@@ -5342,6 +5892,32 @@ def _act_lines(comparison: Comparison) -> list:
         text += (f"detecting the observed {format_gap(result.gap, result.percent)} would take "
                  f"about {needed:,} items (normal approximation)")
     return [text]
+
+
+def _act_runs(result: Analysis) -> str:
+    """Items and runs: the smallest gap detectable now, and what the observed one needs."""
+    runs = result.runs
+    k = z_value(result.confidence) + NormalDist().inv_cdf(0.8)
+    unit = (lambda v: f"+-{round_fixed(Fraction(v) * 100, 1)} pts") if result.percent else \
+        (lambda v: f"+-{round_fixed(Fraction(v), 3)}")
+    text = (f"to act on it: with 80% power these {result.n:,} items and {runs.a.count}+"
+            f"{runs.b.count} runs detect a gap of {unit(k * math.sqrt(runs.variance))} or more")
+    budget = float(runs.gap) ** 2 / (k * k)
+    v_runs = runs.variance_runs_a + runs.variance_runs_b
+    if runs.gap == 0:
+        return text + "; the observed gap is 0"
+    options = []
+    if budget > v_runs and runs.variance_items > 0:
+        options.append(f"about {math.ceil(runs.variance_items * result.n / (budget - v_runs)):,} "
+                       "items at these runs")
+    if budget > runs.variance_items and v_runs > 0:
+        scale = v_runs / (budget - runs.variance_items)
+        options.append(f"about {math.ceil(scale * max(runs.a.count, runs.b.count)):,} runs per "
+                       "system at these items")
+    if not options:
+        return text + "; the observed gap needs both more items and more runs"
+    return text + (f"; detecting the observed {format_gap(runs.gap, result.percent)} would take "
+                   f"{' or '.join(options)} (normal approximation)")
 
 
 def _family_text(report: Report) -> str:
@@ -5401,11 +5977,11 @@ def histogram_bins(dist: Distribution, bins: int) -> list:
 
 
 def text_histogram(dist: Distribution, interval: Interval, level: str, percent: bool = True,
-                   bins: int = 12) -> list:
+                   bins: int = 12, what: str = "paired gap") -> list:
     """A compact ASCII histogram of the paired gap: '#' inside the interval, '.' outside."""
     rows = histogram_bins(dist, bins)
     tallest = max(count for _, _, count in rows)
-    lines = [f"paired gap over {len(dist.sums)} resamples (bins from the value shown; "
+    lines = [f"{what} over {len(dist.sums)} resamples (bins from the value shown; "
              f"'#' inside the {level} CI, '.' outside):"]
     for lo, hi, count in rows:
         mark = "#" if lo + (hi - lo) / 2 in interval else "."
@@ -5433,12 +6009,31 @@ def _analysis_json(result: Analysis) -> dict:
         "mcnemar": None if result.mcnemar is None else {
             "a_only": result.mcnemar.a_only, "b_only": result.mcnemar.b_only,
             "p": result.mcnemar.p},
-        "test": {"name": result.test_name, "p": result.p,
-                 **({} if result.mcnemar is not None else
-                    {"exact": result.test.exact, "permutations": result.test.permutations})},
+        "test": _test_json(result),
+        "runs": None if result.runs is None else _runs_json(result.runs, result.percent),
         "notes": list(result.notes),
         "calibration": None if result.calibration is None else result.calibration.to_json(),
     }
+
+
+def _test_json(result: Analysis) -> dict:
+    body = {"name": result.test_name, "p": result.p}
+    if isinstance(result.test, PermutationTest):
+        body.update(exact=result.test.exact, permutations=result.test.permutations)
+    elif isinstance(result.test, RunsTest):
+        body.update(t=result.test.t, df=result.test.df)
+    return body
+
+
+def _runs_json(runs: RunsAnalysis, percent: bool) -> dict:
+    items, share_a, share_b = runs.shares
+    return {"a": runs.a.to_json(), "b": runs.b.to_json(), "gap": float(runs.gap),
+            "overlap": runs.overlap, "interval": runs.interval.to_json(),
+            "scale": runs.scale(runs.confidence),
+            "test": {"t": runs.test.t, "df": runs.test.df, "p": runs.test.p},
+            "variance": {"items": runs.variance_items, "runs_a": runs.variance_runs_a,
+                         "runs_b": runs.variance_runs_b,
+                         "shares": {"items": items, "runs_a": share_a, "runs_b": share_b}}}
 
 
 def _act_json(comparison: Comparison) -> dict | None:
@@ -5971,7 +6566,8 @@ def _pairs_arg(text: str) -> tuple:
 DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), Fraction("0.95")),
                      (Fraction("0.98"), Fraction("0.99")))
 DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
-SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays", "cluster_size", "icc")
+SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays", "cluster_size", "icc",
+                    "runs", "run_sd", "run_item_noise")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -6005,6 +6601,17 @@ def _simulation_flags(sim) -> None:
     sim.add_argument("--cluster-size", type=_count_arg, default=1, metavar="K",
                      help="simulate items in clusters of K (e.g. questions per passage); the "
                           "coverage loop then shows item-level and cluster bootstrap side by side")
+    sim.add_argument("--runs", type=_count_arg, default=1, metavar="K",
+                     help="simulate K runs (seeds) per system; the report then shows the "
+                          "two-level interval, its coverage beside the single-run one, and an "
+                          "items x runs plan")
+    sim.add_argument("--run-sd", type=_number_arg, default=Fraction("0.01"), metavar="S",
+                     help="with --runs: run-to-run sd of a system's accuracy (a seed shifts "
+                          "its latent ability), as a proportion (default 0.01: 1 pt)")
+    sim.add_argument("--run-item-noise", type=_number_arg, default=Fraction("0.3"),
+                     metavar="F",
+                     help="with --runs: share of each system's own per-item noise drawn "
+                          "afresh in every run (sampling), 0 <= F <= 1 (default 0.3)")
     sim.add_argument("--icc", type=_number_arg, default=Fraction("0.3"), metavar="R",
                      help="with --cluster-size: within-cluster correlation of each latent "
                           "score (difficulty and each system's own noise), 0 <= R <= 1 "
@@ -6317,7 +6924,31 @@ def _check_calibration_table(args) -> None:
         raise ToolError("--calibration-table simulates: --replays must be at least 1")
 
 
+def _check_runs(args) -> None:
+    for flag in _flags(args, ("run_sd", "run_item_noise")):
+        if "runs" not in args.given:
+            raise ToolError(f"{flag} goes with --runs")
+    if "runs" not in args.given:
+        return
+    if not 1 <= args.runs <= MAX_RUNS:
+        raise ToolError(f"--runs must be from 1 to {MAX_RUNS}, got {args.runs}")
+    if args.n_grid is not None or args.cluster_size > 1 or args.engine == "counts":
+        raise ToolError("--runs simulates runs item by item: a single run (not --n-grid), no "
+                        "--cluster-size, the stream engine")
+    if not 0 <= args.run_sd < Fraction(1, 4):
+        raise ToolError(f"--run-sd must lie in [0, 0.25), got {format_decimal(args.run_sd)}")
+    if not 0 <= args.run_item_noise <= 1:
+        raise ToolError(f"--run-item-noise must lie in [0, 1], got "
+                        f"{format_decimal(args.run_item_noise)}")
+    for acc in (args.acc_a, args.acc_b):
+        if _in_open_unit(acc) and args.run_sd / Fraction(NormalDist().pdf(
+                NormalDist().inv_cdf(float(acc)))) >= 1:
+            raise ToolError(f"--run-sd {format_decimal(args.run_sd)} is too large for an "
+                            f"accuracy of {format_decimal(acc)}")
+
+
 def _check_simulation(args) -> None:
+    _check_runs(args)
     if args.engine == "counts" and args.write_csv is not None:
         raise ToolError("--write-csv needs per-item scores; the counts engine simulates "
                         "cell counts only (use --engine stream)")
@@ -6488,13 +7119,16 @@ def _simulation_params(args) -> dict:
               "target_power": args.target_power, "interval": args.interval}
     if args.cluster_size > 1:
         params.update(cluster_size=args.cluster_size, icc=args.icc)
+    if args.runs > 1:
+        params.update(runs=args.runs, run_sd=args.run_sd, run_item_noise=args.run_item_noise)
     return params
 
 
 def _copula(args) -> Copula:
     clustered = args.cluster_size > 1
     return Copula(args.corr, args.acc_a, args.acc_b, args.cluster_size,
-                  args.icc if clustered else Fraction(0))
+                  args.icc if clustered else Fraction(0), args.runs, args.run_sd,
+                  args.run_item_noise)
 
 
 def run_accuracy_plan(args) -> AccuracyPlanReport:
@@ -6560,10 +7194,13 @@ def run_simulation(args) -> Report:
             cov = coverage(rng, copula, args.n_items, replays=args.replays,
                            resamples=args.resamples, confidence=args.confidence,
                            engine=engine, interval=args.interval, progress=progress)
-    plan = None if copula.clustered else plan_summary(
+    plan = None if copula.clustered or copula.runs > 1 else plan_summary(
         PowerPlan(copula.cells, args.confidence), args.n_items, args.target_power)
     params = {**_simulation_params(args), "coverage_engine": engine if args.replays else None}
-    report = Report(params, "simulation", (single_comparison(result),), cov, plan=plan)
+    by_runs = runs_plan(copula, args.confidence, random.Random(args.seed)) if copula.runs > 1 \
+        else None
+    report = Report(params, "simulation", (single_comparison(result),), cov, plan=plan,
+                    runs_plan=by_runs)
     if args.plot:
         atomic_write(args.plot, svg_histogram(result, copula.true_gap))
     return report
