@@ -451,8 +451,8 @@ class Scores:
     def ints(self) -> tuple:
         """Both columns as integers in units of 1/scale: ``(a, b)`` (each distinct object
         converted once)."""
-        if self.scale == 1:
-            return tuple(map(int, self.a)), tuple(map(int, self.b))
+        if all(type(x) is int for x in self._objects.values()):    # ints already: no copy
+            return self.a, self.b
         scaled = {key: int(Fraction(x) * self.scale) for key, x in self._objects.items()}
         return tuple(map(scaled.__getitem__, map(id, self.a))), \
             tuple(map(scaled.__getitem__, map(id, self.b)))
@@ -1568,15 +1568,20 @@ def _pmf(cdf) -> list:
     return [cdf[0]] + list(map(operator.sub, cdf[1:], cdf))
 
 
-def paired_gap_cdf(cells: Cells) -> tuple:
+def paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
     """(lo, cumulative probabilities of D = lo, lo+1, ...) for D = B-only minus A-only
     count among n draws from the observed cells.
 
+    The table spans mean +- (*width* sd + 10): each tail left out holds less than
+    about exp(-width**2 / 2) of the mass (9: below 1e-17; calibration, which reads
+    quantiles no further out than 0.1%, uses 7).
+
     D's probabilities satisfy ``a(n+d+1) P[d+1] + b d P[d] = c(n-d+1) P[d-1]``
     (a, b, c: A-only, agreeing, B-only shares).  Solved for P[d-1] it adds only
-    positive terms when d > 0, and for P[d+1] when d < 0, so the tables are
-    built from each tail inward (Miller's method) and joined at 0: stable to
-    about 1e-13, at a Python step per value of D (~17 sd of them).
+    positive terms when d > 0; -D satisfies the same with a and c swapped; so
+    each half is built from its tail inward by one function (``_inward``,
+    Miller's method) and the halves joined at 0: stable to about 1e-13, at a
+    Python step per value of D (~17 sd of them).
     """
     n, a_only, b_only = cells.n, cells.a_only, cells.b_only
     if a_only == 0 or b_only == 0:
@@ -1595,41 +1600,41 @@ def paired_gap_cdf(cells: Cells) -> tuple:
     a, c = a_only / n, b_only / n
     b = 1 - a - c
     mean, sd = n * (c - a), math.sqrt(n * (a + c - (c - a) ** 2))
-    lo = max(-n, math.floor(mean - 9 * sd - 10))
-    hi = min(n, math.ceil(mean + 9 * sd + 10))
-    values = {}
-    if hi > 0:                                      # from the upper tail down to max(lo, 0)
-        top = min(n, math.ceil(mean + 11 * sd + 20))
-        after, here = 0.0, 1.0
-        for d in range(top, max(lo, 0), -1):
-            if d <= hi:
-                values[d] = here
-            after, here = here, (a * (n + d + 1) * after + b * d * here) / (c * (n - d + 1))
-            if here > 1e250:                        # keep the scale finite
-                after, here = after * 1e-250, here * 1e-250
-                values = {k: v * 1e-250 for k, v in values.items()}
-        values[max(lo, 0)] = here
-    if lo < 0:                                      # from the lower tail up to min(hi, 0)
-        bottom = max(-n, math.floor(mean - 11 * sd - 20))
-        lower = {}
-        before, here = 0.0, 1.0
-        for d in range(bottom, min(hi, 0)):
-            if d >= lo:
-                lower[d] = here
-            before, here = here, (c * (n - d + 1) * before - b * d * here) / (a * (n + d + 1))
-            if here > 1e250:
-                before, here = before * 1e-250, here * 1e-250
-                lower = {k: v * 1e-250 for k, v in lower.items()}
-        lower[min(hi, 0)] = here
-        if 0 in values:                             # join the two halves at d = 0
-            ratio = values[0] / lower[0]
-            lower = {k: v * ratio for k, v in lower.items()}
-        values.update(lower)
-    pmf = [values[d] for d in range(lo, hi + 1)]
+    lo = max(-n, math.floor(mean - width * sd - 10))
+    hi = min(n, math.ceil(mean + width * sd + 10))
+    if lo >= 0:
+        pmf = _inward(n, a, b, c, lo, hi, mean, sd)
+    else:                      # D <= 0 is the mirror image: -D has A's and B's shares swapped
+        lower = _inward(n, c, b, a, max(-hi, 0), -lo, -mean, sd)[::-1]
+        if hi < 0:
+            pmf = lower
+        else:                                       # the halves meet at d = 0: join them
+            upper = _inward(n, a, b, c, 0, hi, mean, sd)
+            ratio = upper[0] / lower[-1]
+            pmf = [v * ratio for v in lower] + upper[1:]
     cdf = list(itertools.accumulate(pmf))
     cdf = list(map(operator.truediv, cdf, itertools.repeat(cdf[-1])))
     cdf[-1] = 1.0
     return lo, cdf
+
+
+def _inward(n: int, a: float, b: float, c: float, start: int, stop: int, mean: float,
+            sd: float) -> list:
+    """Unnormalised P[d] for d = start..stop (start >= 0), by the recurrence solved for
+    P[d-1] from far in the upper tail (11 sd and 20 beyond the mean) inward -- every
+    term positive, so stable (Miller's method)."""
+    top = max(stop, min(n, math.ceil(mean + 11 * sd + 20)))
+    values = []
+    after, here = 0.0, 1.0
+    for d in range(top, start, -1):
+        values.append(here)
+        after, here = here, (a * (n + d + 1) * after + b * d * here) / (c * (n - d + 1))
+        if here > 1e250:                            # keep the scale finite
+            after, here = after * 1e-250, here * 1e-250
+            values = [v * 1e-250 for v in values]
+    values.append(here)
+    values.reverse()                                # d = start .. top
+    return values[:stop - start + 1]
 
 
 def _difference_quantile(n: int, hits_a: int, hits_b: int, q: float) -> int:
@@ -2326,8 +2331,10 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         test = sign_flip_test(rng, units.diff, settings.permutations, progress=permuting)
     calibration = None
     if settings.calibration and plain_binary:
+        replays = settings.calibration if scores.n <= CALIBRATION_LARGE_N else \
+            min(settings.calibration, CALIBRATION_LARGE_REPLAYS)
         calibration = calibrate(rng, cells, confidence, methods["paired"],
-                                min(settings.resamples, RESAMPLES), settings.calibration,
+                                min(settings.resamples, RESAMPLES), replays,
                                 progress=calibrating)
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
@@ -2465,7 +2472,12 @@ def _score_interval(name, method, confidence, scores) -> Interval:
 
 
 def _diff_variance(scores: Scores) -> Fraction:
-    """The variance of B - A over items (population form), exactly."""
+    """The variance of B - A over items (population form), exactly: from the 2x2 table for
+    0/1 scores (the discordant share minus the gap squared)."""
+    if scores.binary:
+        cells = scores.cells()
+        return Fraction(cells.a_only + cells.b_only, cells.n) - Fraction(cells.b - cells.a,
+                                                                          cells.n) ** 2
     a, b = scores.ints
     n, scale = scores.n, scores.scale
     total = sum(b) - sum(a)
@@ -2914,7 +2926,7 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, *, replays: int, 
     return study.result(replays, items.result(replays) if copula.clustered else None)
 
 
-def exact_table_intervals(table: Cells, confidence, methods) -> dict:
+def exact_table_intervals(table: Cells, confidence, methods, width: float = 9) -> dict:
     """Every rule's paired interval for one 2x2 table with the bootstrap taken exactly
     (B = infinity): the percentile ends are the smallest D whose cumulative probability
     exceeds q and 1 - q, basic reflects them, BCa reads the same distribution at its
@@ -2926,7 +2938,7 @@ def exact_table_intervals(table: Cells, confidence, methods) -> dict:
     [-1.2, +8.4] pts
     """
     n, q = table.n, (1 - Fraction(confidence)) / 2
-    lo, cdf = paired_gap_cdf(table)
+    lo, cdf = paired_gap_cdf(table, width)
     observed = table.b_only - table.a_only
 
     def quantile(level) -> Fraction:
@@ -3063,8 +3075,15 @@ def calibrate(rng: random.Random, cells: Cells, confidence, method: str, resampl
                             replays, resamples, next(steps))
     no_gap = interval_study(rng, null, n, Fraction(0), methods, confidence, replays, resamples,
                             next(steps))
-    exact = n <= CALIBRATION_EXACT_LIMIT
+    exact = _calibrates_exactly(truth, n)
     return Calibration(n, replays, 0 if exact else resamples, confidence, at_gap, no_gap)
+
+
+def _calibrates_exactly(probs, n: int) -> bool:
+    """Take each table's bootstrap exactly (its distribution is about 17 sd wide, a step of
+    Python per value) while that is cheaper than resampling it: up to an sd of the
+    discordant count of CALIBRATION_EXACT_SD."""
+    return n * (probs[1] + probs[2]) <= CALIBRATION_EXACT_SD ** 2
 
 
 def interval_study(rng, probs, n: int, true_gap: Fraction, methods, confidence, replays: int,
@@ -3073,10 +3092,10 @@ def interval_study(rng, probs, n: int, true_gap: Fraction, methods, confidence, 
     probabilities *probs*: each table's bootstrap taken exactly up to
     CALIBRATION_EXACT_LIMIT items (no resampling), by the counts engine beyond."""
     study = _Study(true_gap, methods)
-    exact = n <= CALIBRATION_EXACT_LIMIT
+    exact = _calibrates_exactly(probs, n)
     for replay in range(replays):
         table = Cells(*multinomial_variate(rng, n, probs))
-        study.add(exact_table_intervals(table, confidence, methods) if exact else
+        study.add(exact_table_intervals(table, confidence, methods, 7) if exact else
                   _table_intervals(rng, table, resamples, confidence, methods))
         if progress is not None and (replay + 1) % 64 == 0:
             progress(replay + 1, replays)
@@ -3134,7 +3153,9 @@ def calibration_table(rng: random.Random, pairs, grid, corr, confidence, replays
 # --- Planning: power and items needed, analytic and exact ---
 
 EXACT_POWER_LIMIT = 20_000      # largest n whose exact power the planner computes
-CALIBRATION_EXACT_LIMIT = 100_000   # above, calibration resamples each table (counts engine)
+CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples each table (counts)
+CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_LARGE_REPLAYS
+CALIBRATION_LARGE_REPLAYS = 300     # tables each way (s.e. about 1.3 pts at 95%)
 CALIBRATION_REPLAYS = 1000      # tables of the calibration, at the gap and with none
 
 
@@ -4232,43 +4253,114 @@ def csv_rows(f: InputFile, fields: Fields, delimiter: str | None = None) -> RowS
     positions = [header.index(name) for name in fields.scores]
     label_positions = [header.index(name) for name in fields.labels]
     id_positions = [header.index(name) for name in id_keys]
+    state = _CsvRows(path, len(header), positions, fields.scores, label_positions,
+                     id_positions)
+    fast = len(id_positions) <= 1 and not label_positions and positions
     return RowStream("csv", wanted, tuple(header), bool(id_keys),
-                     _csv_generator(reader, path, len(header), positions, fields.scores,
-                                    label_positions, id_positions))
+                     state.batches(reader) if fast else state.rows(reader))
 
 
-def _csv_generator(reader, path, width, positions, names, label_positions, id_positions):
-    quick = _BINARY_TEXT.get
-    seen = {}                       # one object per value text: cheap to store and to scale
-    blank = None
-    try:
-        for row in reader:
-            if len(row) != width:
-                if not row:
-                    blank = blank or reader.line_num
+BATCH = object()                  # marks a batch of clean rows in a row stream
+CSV_BATCH = 4096                  # rows the fast path takes at a time
+
+
+class _CsvRows:
+    """The rows of one CSV file: each checked and parsed (``row``), or, for the plain wide
+    file, a batch at a time (``batches``)."""
+
+    def __init__(self, path, width, positions, names, label_positions, id_positions):
+        self.path, self.width, self.positions, self.names = path, width, positions, names
+        self.label_positions, self.id_positions = label_positions, id_positions
+        self.single = id_positions[0] if len(id_positions) == 1 else None
+        self.seen = {}                  # one object per value text: cheap to store and scale
+        self.blank = None               # the first blank line, an error if a row follows
+
+    def row(self, row, line):
+        """``(line, id, values)`` of one row; None for a blank line (allowed at the end)."""
+        if len(row) != self.width:
+            if not row:
+                self.blank = self.blank or line
+                return None
+            raise ToolError(f"{self.path} line {line}: {len(row)} fields, expected {self.width}")
+        if self.blank:
+            raise ToolError(f"{self.path} line {self.blank}: blank line")
+        values = [_BINARY_TEXT.get(row[p]) for p in self.positions]
+        if None in values:                     # not a plain 0/1: parse, or name the place
+            values = [self.seen.get(row[p]) for p in self.positions]
+            if None in values:
+                values = [parse_score(row[p], lambda name=name: f"{self.path} line {line}, "
+                                                              f"column {printable(name)}")
+                          for p, name in zip(self.positions, self.names)]
+                if len(self.seen) < 1 << 16:
+                    self.seen.update(zip((row[p] for p in self.positions), values))
+        if self.label_positions:
+            values += [item_id(row[p]) for p in self.label_positions]
+        if self.single is not None:                # the common case: one id column
+            text = row[self.single]
+            item = int(text) if text.isdigit() and len(text) <= MAX_ID_DIGITS and \
+                text.isascii() and (text[0] != "0" or len(text) == 1) else item_id(text)
+        elif self.id_positions:
+            item = _compose([item_id(row[p]) for p in self.id_positions])
+        else:
+            item = line
+        return line, item, values
+
+    def rows(self, reader):
+        try:
+            for row in reader:
+                parsed = self.row(row, reader.line_num)
+                if parsed is not None:
+                    yield parsed
+        except csv.Error as err:
+            raise ToolError(f"{self.path} line {reader.line_num}: {printable(str(err))}") \
+                from None
+
+    def batches(self, reader):
+        """Batches of clean rows at C speed -- cells mapped through the 0/1 table, integer
+        ids read and checked by printing them back -- as ``(BATCH, ids, columns)``; a batch
+        with anything else (a ragged or blank row, another number, a missing cell, a text
+        id, a blank line before it) goes row by row through ``row``, which names the place."""
+        get = operator.itemgetter(*self.positions)
+        lines = []
+        try:
+            while True:
+                batch, lines = [], []
+                for row in itertools.islice(reader, CSV_BATCH):
+                    batch.append(row)
+                    lines.append(reader.line_num)
+                if not batch:
+                    return
+                clean = self._clean(batch, get)
+                if clean is not None:
+                    yield (BATCH,) + clean
                     continue
-                raise ToolError(f"{path} line {reader.line_num}: {len(row)} fields, "
-                                f"expected {width}")
-            if blank:
-                raise ToolError(f"{path} line {blank}: blank line")
-            values = [quick(row[p]) for p in positions]
-            if None in values:                     # not a plain 0/1: parse, or name the place
-                values = [seen.get(row[p]) for p in positions]
-                if None in values:
-                    line = reader.line_num
-                    values = [parse_score(row[p], lambda name=name, line=line:
-                                          f"{path} line {line}, column {printable(name)}")
-                              for p, name in zip(positions, names)]
-                    if len(seen) < 1 << 16:
-                        seen.update(zip((row[p] for p in positions), values))
-            values += [item_id(row[p]) for p in label_positions]
-            if id_positions:
-                item = _compose([item_id(row[p]) for p in id_positions])
-            else:
-                item = reader.line_num
-            yield reader.line_num, item, values
-    except csv.Error as err:
-        raise ToolError(f"{path} line {reader.line_num}: {printable(str(err))}") from None
+                for row, line in zip(batch, lines):
+                    parsed = self.row(row, line)
+                    if parsed is not None:
+                        yield parsed
+        except csv.Error as err:
+            raise ToolError(f"{self.path} line {reader.line_num}: {printable(str(err))}") \
+                from None
+
+    def _clean(self, batch, get):
+        """``(ids, columns)`` of a batch every row of which is plain, else None."""
+        if self.blank or any(len(row) != self.width for row in batch):
+            return None
+        picked = map(get, batch) if len(self.positions) > 1 else ((row[self.positions[0]],)
+                                                                  for row in batch)
+        columns = [list(map(_BINARY_TEXT.get, texts)) for texts in zip(*picked)]
+        if any(None in column for column in columns):
+            return None
+        if self.single is None:
+            return None
+        texts = [row[self.single] for row in batch]
+        try:
+            ids = list(map(int, texts))
+        except ValueError:
+            return None
+        if list(map(str, ids)) != texts or min(ids) < 0 or max(ids) >= 10 ** MAX_ID_DIGITS:
+            return None
+        return ids, columns
 
 
 def jsonl_records(f: InputFile):
@@ -4366,14 +4458,24 @@ def collect(stream: RowStream, path: str, width: int, on_missing: str) -> Collec
     """Keep every complete row; a missing score, id or label, or a repeated id, is an error
     that counts them and quotes the first few -- unless *on_missing* is "drop": then those
     rows are left out and counted in the note."""
-    ids, columns = [], [[] for _ in range(width)]
+    ids, columns = array.array("q"), [[] for _ in range(width)]
     missing, rows_read = [], 0
     for where, item, values in stream.rows:
+        if where is BATCH:                       # a batch of clean rows (the CSV fast path)
+            rows_read += len(item)
+            ids = _extend_ids(ids, item)
+            for column, part in zip(columns, values):
+                column.extend(part)
+            continue
         rows_read += 1
         if item is MISSING or MISSING in values:
             missing.append(item if item is not MISSING else where)
             continue
-        ids.append(item)
+        try:
+            ids.append(item)                   # integer ids: 8 bytes each, not 36
+        except (TypeError, OverflowError):
+            ids = list(ids)
+            ids.append(item)
         for column, value in zip(columns, values):
             column.append(value)
     if rows_read == 0:
@@ -4398,15 +4500,24 @@ def collect(stream: RowStream, path: str, width: int, on_missing: str) -> Collec
                             f"{_first(ordered)}); ids must be unique, or use --on-missing drop")
         keep = [i for i, item in enumerate(ids) if item not in repeated]
         notes.append(f"{len(ids) - len(keep):,} row(s) of {len(repeated):,} repeated id(s)")
-        ids = [ids[i] for i in keep]
+        ids = type(ids)(ids[i] for i in keep) if isinstance(ids, list) else \
+            array.array("q", (ids[i] for i in keep))
         columns = [[column[i] for i in keep] for column in columns]
     return Collected(ids, columns, rows_read, rows_read - len(ids), "; ".join(notes))
+
+
+def _extend_ids(ids, more):
+    try:
+        ids.extend(more)
+    except (TypeError, OverflowError):
+        ids = list(ids) + list(more)
+    return ids
 
 
 def repeated_ids(ids) -> set:
     """The ids that appear more than once.  Dense non-negative integer ids (the common
     1..n) are checked with a bitmap, a byte per possible id, instead of a set."""
-    if ids and all(type(i) is int for i in ids):
+    if ids and (isinstance(ids, array.array) or all(type(i) is int for i in ids)):
         low, high = min(ids), max(ids)
         if low >= 0 and high < 16 * len(ids) + 1024:
             seen = bytearray(high + 1)
@@ -4838,6 +4949,13 @@ def read_file(path: str, fields: Fields, options: ReadOptions = ReadOptions()) -
 
 
 def _read_text(f: InputFile, path: str, fields: Fields, options: ReadOptions):
+    parsed = _parse_text(f, path, fields, options)
+    if not isinstance(parsed, HarnessFile) and not fields.scores:
+        raise ToolError("--baseline needs --score-col, the score's column or key")
+    return parsed
+
+
+def _parse_text(f: InputFile, path: str, fields: Fields, options: ReadOptions):
     fmt = options.input_format or text_kind(f.head)
     if fmt == "json" and f.path.lower().endswith((".jsonl", ".ndjson")) and \
             options.input_format is None:
@@ -5055,7 +5173,7 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
             raise ToolError(f"{printable(shown)}: need at least 2 items, got {len(got.ids)}")
         clusters, strata = _split_labels(labels, spec)
         return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:len(scores)]),
-                     tuple(got.ids), (source,), got.dropped, got.note, clusters, strata)
+                     got.ids, (source,), got.dropped, got.note, clusters, strata)
     return _long_table(got, source, spec, len(spec.ids or ("item",)), labels,
                        options.on_missing)
 
