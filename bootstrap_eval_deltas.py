@@ -1956,14 +1956,18 @@ class PermutationTest:
 
 
 def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, *,
-                   exact_limit: int = EXACT_SIGN_FLIP_LIMIT, progress=None) -> PermutationTest:
+                   exact_limit: int = EXACT_SIGN_FLIP_LIMIT, progress=None,
+                   counts: bool = False) -> PermutationTest:
     """The paired sign-flip test on integer differences (scores scaled to integers).
 
     Exact enumeration meets in the middle: the signed sums of each half of the
     nonzero differences are listed (2**10 each), one half sorted, and every
     pattern counted with two bisections.  The Monte Carlo version draws each
     pattern as ``rng.getrandbits(n)`` (bit i set: item i keeps its sign) and
-    sums with popcounts over the differences' binary digit planes.
+    sums with popcounts over the differences' binary digit planes; with
+    *counts* (the counts engine) it draws, for each distinct |difference| v
+    held by m items, how many keep their sign -- Binomial(m, 1/2), the same
+    distribution at a cost set by the distinct values, not by n.
 
     >>> sign_flip_test(random.Random(1), [3, 1, 2]).p     # |sum| 6: only +++ and ---
     0.25
@@ -1979,10 +1983,12 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, 
                    + bisect.bisect_right(right, -observed - s) for s in left)
         total = 2 ** len(nonzero)
         return PermutationTest(float(Fraction(hits, total)), True, total)
+    if counts:
+        return _sign_flip_counts(rng, nonzero, observed, permutations)
     n = len(diffs)
     low = min(diffs)
     shifted = [d - low for d in diffs]              # >= 0, so digit planes are bit masks
-    planes = [sum(1 << i for i, d in enumerate(shifted) if d >> bit & 1)
+    planes = [int(bytes(48 + (d >> bit & 1) for d in reversed(shifted)), 2)
               for bit in range(max(shifted).bit_length())]
     total = sum(diffs)
     hits = 0
@@ -1993,6 +1999,17 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, 
         hits += abs(2 * kept - total) >= observed
         if progress is not None and done % 1024 == 0:
             progress(done, permutations)
+    return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
+
+
+def _sign_flip_counts(rng, nonzero, observed: int, permutations: int) -> PermutationTest:
+    """Random sign patterns drawn as counts: per distinct |d| (largest first) the number of
+    its items keeping their sign, one table draw per pattern."""
+    sums = [0] * permutations
+    for value, count in sorted(collections.Counter(map(abs, nonzero)).items(), reverse=True):
+        kept = binomial_table_variates(rng, count, 0.5, permutations)
+        sums = [s + value * (2 * k - count) for s, k in zip(sums, kept)]
+    hits = sum(abs(s) >= observed for s in sums)
     return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
 
 
@@ -2111,6 +2128,7 @@ class Settings:
     exact: bool = False
     accuracy_interval: str = "same"
     calibration: int = 0
+    margin: Fraction | None = None      # a release gate's margin (None: no gate)
 
     def __post_init__(self):
         object.__setattr__(self, "confidence", Fraction(self.confidence))
@@ -2328,7 +2346,8 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     elif scores.binary and not units.clustered:
         mcnemar = test = mcnemar_exact(scores.cells().a_only, scores.cells().b_only)
     else:                                         # per item, or per cluster: units.diff
-        test = sign_flip_test(rng, units.diff, settings.permutations, progress=permuting)
+        test = sign_flip_test(rng, units.diff, settings.permutations, progress=permuting,
+                              counts=settings.engine == "counts")
     calibration = None
     if settings.calibration and plain_binary:
         replays = settings.calibration if scores.n <= CALIBRATION_LARGE_N else \
@@ -2696,6 +2715,7 @@ class Decision:
     p: float
     alpha: Fraction
     family: int = 1
+    gate: Gate | None = None
 
     @property
     def claims(self) -> bool:
@@ -2704,28 +2724,34 @@ class Decision:
     def to_json(self) -> dict:
         return {"verdict": self.word, "interval": self.interval.to_json(),
                 "level": float(self.level), "p": float(self.p), "alpha": float(self.alpha),
-                "family": self.family}
+                "family": self.family,
+                "gate": None if self.gate is None else self.gate.to_json()}
 
 
-def decide(analysis: Analysis, family: int = 1, p=None) -> Decision:
+def decide(analysis: Analysis, family: int = 1, p=None, margin=None) -> Decision:
     """The one verdict on a comparison: the paired interval (at the family's simultaneous
-    level) and the paired test (its p, Holm-adjusted in a family) read together."""
+    level) and the paired test (its p, Holm-adjusted in a family) read together; with a
+    *margin*, the release gate on the same interval and verdict."""
     alpha = 1 - analysis.confidence
     level = 1 - alpha / family
     interval = analysis.runs.interval_at(level) if analysis.runs is not None else \
         analysis.paired_at(level)
     p = analysis.p if p is None else p
+    clusters = analysis.design.clusters if analysis.design is not None else None
+    word = verdict_word(interval, p, alpha, clusters)
+    gate = None if margin is None else Gate(Fraction(margin), gate_passes(
+        interval.lo, word, Fraction(margin)), interval.lo, word)
+    return Decision(word, interval, level, p, alpha, family, gate)
+
+
+def verdict_word(interval: Interval, p, alpha, clusters=None) -> str:
+    """The verdict rule itself (reports and simulations use this one function)."""
     excludes, significant = interval.excludes_zero(), Fraction(p) < alpha
     if excludes and significant:
-        word = "better" if interval.lo > 0 else "worse"
-        clusters = analysis.design.clusters if analysis.design is not None else None
         if clusters is not None and clusters < MIN_CLUSTERS:
-            word = "unreliable"
-    elif excludes or significant:
-        word = "borderline"
-    else:
-        word = "cannot tell"
-    return Decision(word, interval, level, p, alpha, family)
+            return "unreliable"
+        return "better" if interval.lo > 0 else "worse"
+    return "borderline" if excludes or significant else "cannot tell"
 
 
 @dataclass(frozen=True)
@@ -2754,15 +2780,216 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
     ps = [a.p for a in analyses]
     family = len(analyses)
     return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf,
-                       decide(analysis, family, p_holm))
+                       decide(analysis, family, p_holm, settings.margin))
             for name, analysis, p_holm, p_bonf
             in zip(table.systems[1:], analyses, holm(ps), bonferroni(ps))]
 
 
-def single_comparison(analysis: Analysis, baseline: str = "A", candidate: str = "B"
-                      ) -> Comparison:
+def single_comparison(analysis: Analysis, baseline: str = "A", candidate: str = "B",
+                      margin=None) -> Comparison:
     """A comparison of two systems alone (a family of one)."""
-    return Comparison(baseline, candidate, analysis, analysis.p, analysis.p, decide(analysis))
+    return Comparison(baseline, candidate, analysis, analysis.p, analysis.p,
+                      decide(analysis, margin=margin))
+
+
+# --- The release gate: the verdict against a margin ---
+
+@dataclass(frozen=True)
+class Gate:
+    """A release gate on one candidate: pass only if it is better than the baseline by more
+    than *margin* (superiority, margin >= 0; at 0 this is the verdict "better"), or not
+    worse by more than -margin (non-inferiority, margin < 0) -- judged by the lower end of
+    the interval the verdict reads, and with the same verdict: a superiority gate needs
+    "better", no gate passes an "unreliable" one.  At a true gap equal to the margin it
+    passes at most (1 - confidence)/2 of the time (the tool's coverage loop measures it)."""
+
+    margin: Fraction
+    passed: bool
+    lower: Fraction
+    word: str
+
+    @property
+    def kind(self) -> str:
+        return "superiority" if self.margin >= 0 else "non-inferiority"
+
+    def to_json(self) -> dict:
+        return {"margin": float(self.margin), "passed": self.passed, "kind": self.kind,
+                "lower": float(self.lower), "verdict": self.word,
+                "rule": "pass if the interval's lower end > margin" + (
+                    " and the verdict is 'better'" if self.margin >= 0 else
+                    " and the verdict is not 'unreliable'")}
+
+
+def gate_passes(lower: Fraction, word: str, margin: Fraction) -> bool:
+    """The gate's rule, one function for reports and simulations alike."""
+    if word == "unreliable" or not lower > margin:
+        return False
+    return word == "better" if margin >= 0 else True
+
+
+# --- The ledger: every comparison made on a test set ---
+#
+# An append-only JSON-lines file the user keeps (in the repository, say).  Each
+# comparison adds one line: the test set's SHA-256 (of its item ids and the
+# baseline's scores, so a re-export with other columns is the same test set),
+# the systems, the gap, its interval and p, the time and the tool's version.
+# Reading and appending happen under an exclusive lock (flock), the new lines in
+# one write of one buffer, so two CI jobs appending at once leave whole lines.
+# A ledger with a line that is not the tool's -- truncated, foreign, corrupt -- is
+# refused with its line number and never rewritten.
+
+LEDGER_TOOL = "bootstrap-eval-deltas"
+LEDGER_VERSION = 1
+LEDGER_FIELDS = ("tool", "ledger_version", "test_set", "time", "version", "baseline",
+                 "candidate", "n", "gap", "interval", "level", "p", "verdict")
+
+
+def test_set_digest(table: Table) -> str:
+    """SHA-256 of the test set: each item's id with the baseline's score, sorted by id, so
+    the same items and baseline scores give the same digest whatever else the file holds."""
+    lines = sorted(f"{json.dumps(item if not isinstance(item, tuple) else list(item), default=_json_default)}"
+                   f"\t{format_decimal(score)}" for item, score in zip(table.ids, table.columns[0]))
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One comparison in the ledger, as read back."""
+
+    test_set: str
+    baseline: str
+    candidate: str
+    p: float
+    gap: float
+    verdict: str
+    time: str
+    interval: tuple = ()
+    level: float = 0.95
+    percent: bool = True
+
+
+@dataclass(frozen=True)
+class LedgerNote:
+    """What the ledger says about this run's comparisons: their numbers on the test set
+    (k of K) and the p of each, Holm-adjusted over every comparison the ledger holds for
+    the test set (this run's included)."""
+
+    path: str
+    test_set: str
+    first: int                  # the number of this run's first comparison on the test set
+    total: int                  # comparisons on the test set, this run's included
+    p_holm: tuple               # per this run's comparison
+
+
+def read_ledger(path: str) -> list:
+    """The ledger's entries; ToolError naming the line for anything that is not one."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return []
+    except OSError as err:
+        raise ToolError(f"cannot read the ledger {printable(path)}: {err.strerror}") from None
+    return _parse_ledger(data, path)
+
+
+def _parse_ledger(data: bytes, path: str) -> list:
+    shown = printable(path)
+    if data and not data.endswith(b"\n"):
+        line = data.count(b"\n") + 1
+        raise ToolError(f"the ledger {shown} line {line} is truncated (no line end); it is left "
+                        "as it is: repair or move it, the tool never rewrites a ledger")
+    entries = []
+    for number, raw in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise ToolError(f"the ledger {shown} line {number} is not JSON; it is left as it "
+                            "is") from None
+        if not isinstance(record, dict) or record.get("tool") != LEDGER_TOOL or \
+                record.get("ledger_version") != LEDGER_VERSION or \
+                not all(key in record for key in LEDGER_FIELDS):
+            raise ToolError(f"the ledger {shown} line {number} is not a {LEDGER_TOOL} ledger "
+                            "entry; the file is left as it is")
+        p = record["p"]
+        if not isinstance(p, (int, float)) or not 0 <= p <= 1:
+            raise ToolError(f"the ledger {shown} line {number} has no valid p; it is left as it is")
+        entries.append(LedgerEntry(str(record["test_set"]), str(record["baseline"]),
+                                   str(record["candidate"]), float(p), float(record["gap"]),
+                                   str(record["verdict"]), str(record["time"]),
+                                   tuple(record["interval"]), float(record["level"]),
+                                   bool(record.get("percent", True))))
+    return entries
+
+
+def ledger_lines(table: Table, comparisons, digest: str, when: str) -> list:
+    """The lines this run appends: one per comparison."""
+    lines = []
+    for c in comparisons:
+        decision = c.decision
+        record = {"tool": LEDGER_TOOL, "ledger_version": LEDGER_VERSION, "test_set": digest,
+                  "time": when, "version": __version__, "baseline": c.baseline,
+                  "candidate": c.candidate, "n": table.n, "gap": float(c.analysis.gap),
+                  "interval": decision.interval.to_json(), "level": float(decision.level),
+                  "p": float(c.analysis.p), "verdict": decision.word,
+                  "percent": c.analysis.percent}
+        lines.append(json.dumps(record, sort_keys=True, default=_json_default) + "\n")
+    return lines
+
+
+def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
+    """Append this run's comparisons to the ledger, atomically and under a lock, and say
+    where they stand on their test set."""
+    import fcntl
+    digest = test_set_digest(table)
+    when = when or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    mode = 0o666 & ~_umask()
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
+    except OSError as err:
+        raise ToolError(f"cannot open the ledger {printable(path)}: {err.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        chunks = []
+        while True:
+            chunk = os.pread(fd, 1 << 20, sum(map(len, chunks)))
+            if not chunk:
+                break
+            chunks.append(chunk)
+        entries = _parse_ledger(b"".join(chunks), path)
+        payload = "".join(ledger_lines(table, comparisons, digest, when)).encode("utf-8")
+        if os.write(fd, payload) != len(payload):
+            raise ToolError(f"cannot append to the ledger {printable(path)}: a short write")
+        os.fsync(fd)
+    except OSError as err:
+        raise ToolError(f"cannot append to the ledger {printable(path)}: {err.strerror}") from None
+    finally:
+        os.close(fd)                         # closing releases the lock
+    before = [e.p for e in entries if e.test_set == digest]
+    ours = [float(c.analysis.p) for c in comparisons]
+    adjusted = holm(before + ours)[len(before):]
+    return LedgerNote(path, digest, len(before) + 1, len(before) + len(ours), tuple(adjusted))
+
+
+@dataclass(frozen=True)
+class LedgerSummary:
+    """Every test set a ledger holds: its comparisons and their Holm-adjusted p."""
+
+    path: str
+    sets: tuple                 # (digest, entries, holm p's)
+    alpha: Fraction
+
+
+def summarize_ledger(path: str, confidence) -> LedgerSummary:
+    entries = read_ledger(path)
+    if not entries:
+        raise ToolError(f"the ledger {printable(path)} holds no comparisons")
+    groups = {}
+    for entry in entries:
+        groups.setdefault(entry.test_set, []).append(entry)
+    sets = tuple((digest, tuple(group), tuple(holm([e.p for e in group])))
+                 for digest, group in groups.items())
+    return LedgerSummary(path, sets, 1 - Fraction(confidence))
 
 
 # === Coverage, calibration and power ===
@@ -2790,6 +3017,8 @@ class Coverage:
     item_level: Coverage | None = None    # clustered replays: the interval ignoring clusters
     method: str = "percentile"
     others: tuple = ()                    # (method, Coverage) for the other rules
+    gate_passes: int | None = None        # replays a release gate passed (with --gate)
+    margin: Fraction | None = None        # that gate's margin
 
     @property
     def defined(self) -> int:
@@ -2838,6 +3067,10 @@ class Coverage:
             body["others"] = {method: {k: v for k, v in cov.to_json().items()
                                        if k not in ("others", "interval")}
                               for method, cov in self.others}
+        if self.gate_passes is not None:
+            rate = Fraction(self.gate_passes, max(1, self.replays))
+            body["gate"] = {"margin": float(self.margin), "passes": float(rate),
+                            "passes_se": self.standard_error(rate)}
         return body
 
 
@@ -2894,7 +3127,7 @@ def study_methods(chosen: str, plain_binary: bool = True) -> tuple:
 
 def coverage(rng: random.Random, copula: Copula, n_items: int, *, replays: int, resamples: int,
              confidence, engine: str = "stream", interval: str = "percentile",
-             progress=None) -> Coverage:
+             progress=None, margin=None) -> Coverage:
     """Replay simulate-then-paired-CI *replays* times on one generator.
 
     The true gap is ``acc_b - acc_a`` in exact arithmetic; an interval covers it
@@ -2908,22 +3141,32 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, *, replays: int, 
     """
     confidence = Fraction(confidence)
     if copula.runs > 1:
-        return _runs_coverage(rng, copula, n_items, replays, resamples, confidence, progress)
+        return _runs_coverage(rng, copula, n_items, replays, resamples, confidence, progress,
+                              margin)
     methods = study_methods(interval, not copula.clustered)
     study, items = _Study(copula.true_gap, methods), _Study(copula.true_gap, (interval,))
+    passes = 0
     for replay in range(replays):
         if engine == "counts":
             table = copula.simulate_cells(rng, n_items)
-            study.add(_table_intervals(rng, table, resamples, confidence, methods))
+            intervals = _table_intervals(rng, table, resamples, confidence, methods)
         else:
             data = copula.simulate(rng, n_items)
             if copula.clustered:
                 items.add(_scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
                                             (interval,)))
-            study.add(_scores_intervals(rng, data, resamples, confidence, methods))
+            intervals = _scores_intervals(rng, data, resamples, confidence, methods)
+            table = None if copula.clustered else data.cells()
+        study.add(intervals)
+        if margin is not None and table is not None and intervals[interval] is not None:
+            word = verdict_word(intervals[interval], mcnemar_exact(table.a_only, table.b_only).p,
+                                1 - confidence)
+            passes += gate_passes(intervals[interval].lo, word, Fraction(margin))
         if progress:
             progress(replay + 1, replays)
-    return study.result(replays, items.result(replays) if copula.clustered else None)
+    result = study.result(replays, items.result(replays) if copula.clustered else None)
+    return result if margin is None else dataclasses.replace(result, gate_passes=passes,
+                                                             margin=Fraction(margin))
 
 
 def exact_table_intervals(table: Cells, confidence, methods, width: float = 9) -> dict:
@@ -2968,11 +3211,12 @@ def exact_table_intervals(table: Cells, confidence, methods, width: float = 9) -
 
 
 def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: int,
-                   confidence, progress) -> Coverage:
+                   confidence, progress, margin=None) -> Coverage:
     """Coverage of the two-level interval over replays of simulated runs, with the
     single-run interval (run 1 of each system, items resampled) side by side in
     ``item_level``: the one a user with one seed per system would have reported."""
     two_level, single = _Tally(copula.true_gap), _Tally(copula.true_gap)
+    passes = 0
     for replay in range(replays):
         data = copula.simulate(rng, n_items)
         first = Scores(data.runs_a[0][1], data.runs_b[0][1])
@@ -2981,9 +3225,14 @@ def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: i
         single.add(dist.interval(confidence))
         runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
         two_level.add(runs.interval)
+        if margin is not None:
+            word = verdict_word(runs.interval, runs.test.p, 1 - confidence)
+            passes += gate_passes(runs.interval.lo, word, Fraction(margin))
         if progress:
             progress(replay + 1, replays)
-    return two_level.result(replays, "two-level", (), single.result(replays, "percentile"))
+    result = two_level.result(replays, "two-level", (), single.result(replays, "percentile"))
+    return result if margin is None else dataclasses.replace(result, gate_passes=passes,
+                                                             margin=Fraction(margin))
 
 
 def _table_intervals(rng, table: Cells, resamples: int, confidence, methods) -> dict:
@@ -4186,6 +4435,7 @@ class Fields:
     scores: tuple
     ids: tuple | None = None
     labels: tuple = ()
+    table: bool = False          # one file with several systems: a harness log is refused
 
 
 @dataclass(frozen=True)
@@ -4272,7 +4522,7 @@ class _CsvRows:
         self.path, self.width, self.positions, self.names = path, width, positions, names
         self.label_positions, self.id_positions = label_positions, id_positions
         self.single = id_positions[0] if len(id_positions) == 1 else None
-        self.seen = {}                  # one object per value text: cheap to store and scale
+        self.seen = dict(_BINARY_TEXT)  # one object per value text: cheap to store and scale
         self.blank = None               # the first blank line, an error if a row follows
 
     def row(self, row, line):
@@ -4321,20 +4571,17 @@ class _CsvRows:
         with anything else (a ragged or blank row, another number, a missing cell, a text
         id, a blank line before it) goes row by row through ``row``, which names the place."""
         get = operator.itemgetter(*self.positions)
-        lines = []
         try:
             while True:
-                batch, lines = [], []
-                for row in itertools.islice(reader, CSV_BATCH):
-                    batch.append(row)
-                    lines.append(reader.line_num)
+                start = reader.line_num
+                batch = list(itertools.islice(reader, CSV_BATCH))
                 if not batch:
                     return
                 clean = self._clean(batch, get)
                 if clean is not None:
                     yield (BATCH,) + clean
                     continue
-                for row, line in zip(batch, lines):
+                for row, line in zip(batch, _row_lines(batch, start, reader.line_num)):
                     parsed = self.row(row, line)
                     if parsed is not None:
                         yield parsed
@@ -4344,13 +4591,23 @@ class _CsvRows:
 
     def _clean(self, batch, get):
         """``(ids, columns)`` of a batch every row of which is plain, else None."""
-        if self.blank or any(len(row) != self.width for row in batch):
+        if self.blank or set(map(len, batch)) != {self.width}:
             return None
         picked = map(get, batch) if len(self.positions) > 1 else ((row[self.positions[0]],)
                                                                   for row in batch)
-        columns = [list(map(_BINARY_TEXT.get, texts)) for texts in zip(*picked)]
-        if any(None in column for column in columns):
-            return None
+        columns = []
+        for texts in zip(*picked):
+            for text in set(texts).difference(self.seen):       # each new text parsed once
+                value = _BINARY_TEXT.get(text)
+                if value is None:
+                    try:
+                        value = parse_score(text)
+                    except ToolError:
+                        return None                              # row by row names the place
+                if value is MISSING or len(self.seen) >= 1 << 16:
+                    return None
+                self.seen[text] = value
+            columns.append(list(map(self.seen.__getitem__, texts)))
         if self.single is None:
             return None
         texts = [row[self.single] for row in batch]
@@ -4361,6 +4618,18 @@ class _CsvRows:
         if list(map(str, ids)) != texts or min(ids) < 0 or max(ids) >= 10 ** MAX_ID_DIGITS:
             return None
         return ids, columns
+
+
+def _row_lines(batch, start: int, end: int) -> list:
+    """The line each row of a batch ends on: consecutive when no field spans lines, else
+    counted from the line breaks inside the fields (a blank line is an empty row)."""
+    if end - start == len(batch):
+        return list(range(start + 1, end + 1))
+    lines, line = [], start
+    for row in batch:
+        line += 1 + sum(field.count("\n") for field in row)
+        lines.append(line)
+    return lines
 
 
 def jsonl_records(f: InputFile):
@@ -4562,6 +4831,11 @@ _INSPECT_VALUES = {"C": 1, "I": 0, "P": Fraction(1, 2), "N": 0, "yes": 1, "no": 
 def _choose(offered, chosen, path: str, what: str, flag: str):
     """The one choice among *offered* (a list): *chosen* if given, the only one otherwise."""
     offered = list(dict.fromkeys(offered))
+    if not offered:
+        raise ToolError(f"{path}: the file offers no {what}")
+    if chosen is not None and "," in chosen:         # several names: the first offered
+        chosen = next((c.strip() for c in chosen.split(",") if c.strip() in offered),
+                      chosen.split(",")[0].strip())
     if chosen is not None:
         if chosen not in offered:
             raise ToolError(f"{path}: no {what} {_shorten(chosen)} (the file offers: "
@@ -4575,9 +4849,17 @@ def _choose(offered, chosen, path: str, what: str, flag: str):
                     f"({printable(', '.join(map(str, offered)))[:300]}); choose one with {flag}")
 
 
+def _one_system(kind: str, path: str, fields: Fields) -> None:
+    """A harness log holds one system's run: as a table of several systems it is refused."""
+    if fields.table:
+        raise ToolError(f"{path} is {kind}: one system's run; compare two with --baseline LOG "
+                        "--candidate LOG")
+
+
 def lm_eval_file(records, path: str, real_path: str | None, fields: Fields, filter_name):
     """lm-evaluation-harness ``samples_<task>_<time>.jsonl``: one line per document per
     filter (``--filter``), the metric values as top-level keys (``--score-col``)."""
+    _one_system("an lm-evaluation-harness samples file", path, fields)
     records = iter(records)
     first = next(records, None)
     if first is None:
@@ -4591,13 +4873,11 @@ def lm_eval_file(records, path: str, real_path: str | None, fields: Fields, filt
         place = f"{path} {where}"
         name = lookup_key(record, "filter", place)
         name = "none" if name is _ABSENT else str(name)
-        if filter_name is not None and name != filter_name:
-            by_filter.setdefault(name, None)
-            continue
         doc = item_id(lookup_key(record, "doc_id", place))
         value = lookup_key(record, metric, place)
         by_filter.setdefault(name, []).append((where, doc, value))
-    chosen = _choose(list(by_filter), filter_name, path, "filter", "--filter")
+    chosen = _choose(list(by_filter), filter_name if len(by_filter) > 1 else None, path,
+                     "filter", "--filter")
     rows = ((where, (doc, 1), [MISSING if value is _ABSENT else parse_score(
         value, lambda where=where: f"{path} {where}, key {printable(metric)}")])
         for where, doc, value in by_filter[chosen])
@@ -4651,6 +4931,7 @@ def _inspect_value(value, place: str):
 def inspect_file(log: dict, samples, path: str, fields: Fields) -> HarnessFile:
     """An Inspect AI log (``.json``, or the header and samples of an ``.eval`` archive):
     ``samples[].scores.<scorer>.value``; several epochs of a sample are several runs."""
+    _one_system("an Inspect log", path, fields)
     spec = log.get("eval") if isinstance(log.get("eval"), dict) else {}
     samples = list(samples)
     scorers = []
@@ -4701,6 +4982,7 @@ def helm_file(records, path: str, real_path: str | None, fields: Fields, split: 
     """HELM ``per_instance_stats.json``: per instance and train trial, ``stats`` with
     ``name: {name, split, perturbation?}`` and ``mean``.  Unperturbed instances of the
     chosen split; each train trial is a run."""
+    _one_system("HELM's per-instance stats", path, fields)
     kept, names = [], []
     for where, record in records:
         if "perturbation" in record:
@@ -5045,6 +5327,11 @@ class Table:
     def n(self) -> int:
         return len(self.columns[0])
 
+    @property
+    def proportions(self) -> bool:
+        """Every score within [0, 1]: gaps and margins are in points."""
+        return all(0 <= value <= 1 for column in self.columns for value in set(column))
+
     def pair(self, candidate: int) -> Scores:
         """Baseline (as A) against the given candidate (as B), with the design and runs."""
         runs = self.runs or (None,) * len(self.systems)
@@ -5161,12 +5448,9 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
     if keyed:
         ids = (ids or ("item",)) + tuple(k for k in (spec.system, spec.run) if k is not None)
     scores = (spec.score,) if spec.system is not None else spec.systems
-    read = read_file(path, Fields(tuple(scores), ids, spec.labels), options)
-    shown = read.source.path
-    if read.harness:
-        raise ToolError(f"{printable(shown)} is a {read.source.format} log: one system's run; "
-                        "compare two with --baseline LOG --candidate LOG")
+    read = read_file(path, Fields(tuple(scores), ids, spec.labels, table=True), options)
     got, source = read.collected, read.source
+    shown = source.path
     labels = got.columns[len(scores):]
     if not keyed:
         if len(got.ids) < 2:
@@ -5475,6 +5759,7 @@ class Report:
     table: Table | None = None
     plan: PlanSummary | None = None
     runs_plan: RunsPlan | None = None
+    ledger: LedgerNote | None = None
 
     @property
     def analysis(self) -> Analysis:
@@ -5485,6 +5770,12 @@ class Report:
 class SweepReport:
     params: dict
     sweep: Sweep
+
+
+@dataclass(frozen=True)
+class LedgerSummaryReport:
+    params: dict
+    summary: LedgerSummary
 
 
 @dataclass(frozen=True)
@@ -5527,6 +5818,8 @@ def md(text) -> str:
 
 
 def render_text(report) -> str:
+    if isinstance(report, LedgerSummaryReport):
+        return _ledger_summary_text(report)
     if isinstance(report, CalibrationTableReport):
         return _calibration_table_text(report)
     if isinstance(report, SweepReport):
@@ -5539,7 +5832,9 @@ def render_text(report) -> str:
 
 
 def render_json(report) -> str:
-    if isinstance(report, CalibrationTableReport):
+    if isinstance(report, LedgerSummaryReport):
+        body = _ledger_summary_json(report)
+    elif isinstance(report, CalibrationTableReport):
         body = _calibration_table_json(report)
     elif isinstance(report, SweepReport):
         body = _sweep_json(report)
@@ -5551,6 +5846,8 @@ def render_json(report) -> str:
 
 
 def render_markdown(report) -> str:
+    if isinstance(report, LedgerSummaryReport):
+        return _ledger_summary_markdown(report)
     if isinstance(report, CalibrationTableReport):
         return _calibration_table_markdown(report)
     if isinstance(report, SweepReport):
@@ -5717,6 +6014,8 @@ def _comparison_text(report: Report) -> str:
                 "intervals by Monte Carlo error")
     lines += _engine_lines(report, result)
     lines.append(verdict_sentence(comparison, ("A", "B")))
+    lines += _gate_lines(comparison, result.percent)
+    lines += _ledger_lines(report)
     if report.table is not None:
         lines += _act_lines(comparison)
     if result.runs is not None:
@@ -5861,6 +6160,13 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
     if cov.undefined:
         lines.append(f"  ({cov.undefined} of {cov.replays} replays had no {INTERVAL_NAMES[cov.method]} "
                      "interval (undefined); they count as misses)")
+    if cov.gate_passes is not None:
+        rate = Fraction(cov.gate_passes, max(1, cov.replays))
+        margin = format_gap(cov.margin, True)
+        truth = (f"; the true gap equals the margin, so this is the gate's false-pass rate "
+                 f"(at most {format_level((1 - nominal) / 2)} by design)"
+                 if true_gap == cov.margin else "")
+        lines.append(f"gate at {margin}: passes {_rate_text(rate, cov)}{truth}")
     return lines + _holds_lines(cov, None, nominal)
 
 
@@ -5986,6 +6292,35 @@ def verdict_sentence(comparison: Comparison, labels=None) -> str:
             f"about {MIN_CLUSTERS}); do not claim a winner.")
 
 
+def _gate_lines(comparison: Comparison, percent: bool) -> list:
+    """The gate's outcome and the numbers that decided it, in one line."""
+    gate = comparison.decision.gate
+    if gate is None:
+        return []
+    decision = comparison.decision
+    lower, margin = format_gap(gate.lower, percent), format_gap(gate.margin, percent)
+    which = f"the {'two-level' if comparison.analysis.runs else 'paired'} " \
+            f"{format_level(decision.level)} CI"
+    above = "is above" if gate.lower > gate.margin else "is not above"
+    need = (f" and the verdict is {gate.word}" if gate.kind == "superiority" else
+            " (the verdict is unreliable)" if gate.word == "unreliable" else "")
+    return [f"gate: {'PASS' if gate.passed else 'FAIL'} ({gate.kind} at {margin}): the lower "
+            f"end of {which}, {lower}, {above} {margin}{need}"]
+
+
+def _ledger_lines(report) -> list:
+    note = report.ledger
+    if note is None:
+        return []
+    comparisons = report.comparisons
+    numbers = f"comparison {note.first}" if len(comparisons) == 1 else \
+        f"comparisons {note.first}-{note.first + len(comparisons) - 1}"
+    parts = [f"{c.candidate} p={format_p(c.analysis.p)} -> {format_p(p)}"
+             for c, p in zip(comparisons, note.p_holm)]
+    return [f"ledger: {numbers} of {note.total} on this test set (sha256 {note.test_set[:12]}) "
+            f"in {note.path}; p adjusted by Holm over all {note.total}: {'; '.join(parts)}"]
+
+
 def _act_lines(comparison: Comparison) -> list:
     """For a verdict that claims nothing: the smallest gap this set can detect, and the
     items the observed gap would need (normal approximation)."""
@@ -6072,6 +6407,8 @@ def _family_text(report: Report) -> str:
                  "p read alike")
     for c in comparisons:
         lines.append(f"{c.candidate}: " + verdict_sentence(c))
+        lines += [f"{c.candidate}: {line}" for line in _gate_lines(c, percent)]
+    lines += _ledger_lines(report)
     for c in comparisons:
         lines += [f"note: {c.candidate}: {note}" for note in c.analysis.notes]
         lines += [f"{c.candidate}: {line}" for line in _calibration_lines(c.analysis)]
@@ -6179,6 +6516,13 @@ def _comparison_json(report: Report) -> dict:
         "histogram": [{"lo": float(lo), "hi": float(hi), "count": count}
                       for lo, hi, count in histogram_bins(result.paired_distribution, 12)],
     }
+    gates = [c.decision.gate for c in report.comparisons if c.decision.gate is not None]
+    if gates:
+        body["gate"] = {"passed": all(g.passed for g in gates), **gates[0].to_json()}
+    if report.ledger is not None:
+        note = report.ledger
+        body["ledger"] = {"path": note.path, "test_set": note.test_set, "first": note.first,
+                          "total": note.total, "p_holm": list(note.p_holm)}
     if report.plan is not None:
         plan = report.plan
         body["plan"] = {
@@ -6236,8 +6580,9 @@ def _comparison_markdown(report: Report) -> str:
                      f"simultaneous {level} interval (Bonferroni) and the Holm-adjusted p at "
                      f"alpha {format_decimal(decision.alpha)}.")
     for c in report.comparisons:
-        for line in _calibration_lines(c.analysis):
+        for line in _calibration_lines(c.analysis) + _gate_lines(c, percent):
             lines.append(md(line if len(report.comparisons) == 1 else f"{c.candidate}: {line}"))
+    lines += [md(line) for line in _ledger_lines(report)]
     return "\n".join(lines) + "\n"
 
 
@@ -6405,6 +6750,51 @@ def _calibration_table_json(report: CalibrationTableReport) -> dict:
                       "recommended": row.recommended(table.confidence),
                       "coverage": row.coverage.to_json(), "null": row.null.to_json()}
                      for row in table.rows]}
+
+
+def _ledger_rows(summary: LedgerSummary) -> list:
+    rows = []
+    for digest, entries, adjusted in summary.sets:
+        for k, (entry, p_holm) in enumerate(zip(entries, adjusted), start=1):
+            after = entry.verdict if Fraction(p_holm) < summary.alpha or entry.verdict in (
+                "cannot tell", "borderline") else "cannot tell"
+            gap = (format_gap(Fraction(entry.gap), entry.percent))
+            rows.append([digest[:12], str(k), entry.time, entry.baseline, entry.candidate, gap,
+                         format_p(entry.p), format_p(p_holm), entry.verdict, after])
+    return rows
+
+
+def _ledger_summary_text(report: LedgerSummaryReport) -> str:
+    summary = report.summary
+    total = sum(len(entries) for _, entries, _ in summary.sets)
+    header = ["test set", "#", "time", "baseline", "candidate", "gap", "p", "Holm p", "verdict",
+              "after Holm"]
+    rows = _ledger_rows(summary)
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    lines = [f"ledger {summary.path}: {len(summary.sets)} test set(s), {total} comparison(s); "
+             f"p adjusted by Holm over every comparison on each test set, alpha "
+             f"{format_decimal(summary.alpha)}"]
+    for row in [header] + rows:
+        lines.append("  " + "  ".join(c.rjust(w) if i in (1, 5, 6, 7) else c.ljust(w)
+                                      for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _ledger_summary_markdown(report: LedgerSummaryReport) -> str:
+    lines = ["| test set | # | time | baseline | candidate | gap | p | Holm p | verdict | after "
+             "Holm |", "|---|---:|---|---|---|---:|---:|---:|---|---|"]
+    for row in _ledger_rows(report.summary):
+        lines.append("| " + " | ".join(md(cell) for cell in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _ledger_summary_json(report: LedgerSummaryReport) -> dict:
+    summary = report.summary
+    return {"source": "ledger summary", "params": _params_json(report.params),
+            "test_sets": [{"test_set": digest, "comparisons": [
+                {"time": e.time, "baseline": e.baseline, "candidate": e.candidate,
+                 "gap": e.gap, "p": e.p, "p_holm": p, "verdict": e.verdict}
+                for e, p in zip(entries, adjusted)]} for digest, entries, adjusted in summary.sets]}
 
 
 # --- Pictures: self-contained SVG, no dependencies ---
@@ -6850,6 +7240,21 @@ def _output_flags(out) -> None:
     out.add_argument("--plot", metavar="PATH.svg",
                      help="write an SVG picture: the paired gap's bootstrap distribution, or "
                           "with --n-grid the power curve (atomically)")
+    out.add_argument("--gate", action="store_true",
+                     help="a release gate: exit status 1 unless every candidate clears "
+                          "--min-delta (judged by the lower end of the interval the verdict "
+                          "reads); with a simulation, the coverage loop measures how often it "
+                          "passes")
+    out.add_argument("--min-delta", type=_number_arg, default=Fraction(0), metavar="D",
+                     help="the gate's margin, in points for scores in [0, 1] (else in score "
+                          "units): 1.0 = better by more than 1 pt (superiority), -0.5 = not "
+                          "worse by more than 0.5 pts (non-inferiority); default 0")
+    out.add_argument("--ledger", metavar="FILE",
+                     help="append this run's comparisons to a JSON-lines ledger of every "
+                          "comparison made on the test set, and report p adjusted by Holm "
+                          "over all of them")
+    out.add_argument("--ledger-summary", metavar="FILE",
+                     help="list a ledger's test sets, comparisons and Holm-adjusted verdicts")
     out.add_argument("--quiet", action="store_true",
                      help="no progress indicator on stderr (it is only drawn on a terminal, "
                           "for loops longer than a second)")
@@ -6881,6 +7286,8 @@ def _flags(args, names) -> list:
 
 def mode_of(args) -> str:
     """Which of the tool's jobs the command line asks for."""
+    if args.ledger_summary is not None:
+        return "ledger summary"
     if args.calibration_table:
         return "calibration table"
     if args.half_width is not None:
@@ -6897,6 +7304,7 @@ def validate(args) -> None:
     Changes nothing: defaults come from the parser."""
     _check_output_format(args)
     mode = mode_of(args)
+    _check_gate(args, mode)
     if mode == "accuracy plan":
         _check_accuracy_plan(args)
     elif args.accuracy is not None:
@@ -6915,6 +7323,24 @@ def validate(args) -> None:
         raise ToolError("--acc-pairs goes with --calibration-table")
     _check_simulation(args)
     _check_numbers(args)
+
+
+def _check_gate(args, mode: str) -> None:
+    """--gate, --min-delta, --ledger and --ledger-summary: where they apply."""
+    if "min_delta" in args.given and not args.gate:
+        raise ToolError("--min-delta is the margin of --gate; give --gate too")
+    if args.gate and mode not in ("data", "simulation"):
+        raise ToolError("--gate judges a comparison of your data (or, with a simulation, "
+                        "measures how often it passes); it does not apply here")
+    if args.gate and mode == "simulation" and args.cluster_size > 1:
+        raise ToolError("--gate in a simulation needs plain items (not --cluster-size)")
+    if args.ledger is not None and mode != "data":
+        raise ToolError("--ledger records comparisons of your data; give --csv or --baseline")
+    if mode == "ledger summary":
+        others = sorted(args.given - {"ledger_summary", "output", "json", "confidence", "quiet"})
+        if others:
+            raise ToolError(f"--ledger-summary lists a ledger on its own; drop "
+                            f"{', '.join('--' + o.replace('_', '-') for o in others)}")
 
 
 def _check_output_format(args) -> None:
@@ -7212,7 +7638,7 @@ def _same_file(real: str, source: str) -> bool:
 
 def output_paths(args) -> list:
     return [(f"--{name.replace('_', '-')}", getattr(args, name))
-            for name in ("write_csv", "plot") if getattr(args, name) is not None]
+            for name in ("write_csv", "plot", "ledger") if getattr(args, name) is not None]
 
 
 # --- one function per mode ---
@@ -7283,11 +7709,17 @@ def run_data(args) -> Report:
     params.update(n_items=table.n, corr=None, acc_a=None, acc_b=None, replays=0,
                   target_power=None, permutations=args.permutations,
                   calibration=args.calibration, accuracy_interval=args.accuracy_interval)
+    margin = None
+    if args.gate:
+        margin = args.min_delta / 100 if table.proportions else args.min_delta
+        params.update(gate=True, min_delta=args.min_delta)
+    settings = dataclasses.replace(settings_from(args, args.calibration), margin=margin)
     with _progress(args, "resampling") as progress:
-        comparisons = compare_systems(table, random.Random(args.seed),
-                                      settings_from(args, args.calibration), progress=progress)
+        comparisons = compare_systems(table, random.Random(args.seed), settings,
+                                      progress=progress)
     source = "runs" if args.baseline is not None else table.sources[0].format
-    report = Report(params, source, tuple(comparisons), table=table)
+    ledger = None if args.ledger is None else append_ledger(args.ledger, table, comparisons)
+    report = Report(params, source, tuple(comparisons), table=table, ledger=ledger)
     if args.plot:
         atomic_write(args.plot, svg_histogram(report.analysis))
     return report
@@ -7311,14 +7743,15 @@ def run_simulation(args) -> Report:
         with _progress(args, "coverage replays") as progress:
             cov = coverage(rng, copula, args.n_items, replays=args.replays,
                            resamples=args.resamples, confidence=args.confidence,
-                           engine=engine, interval=args.interval, progress=progress)
+                           engine=engine, interval=args.interval, progress=progress,
+                           margin=args.min_delta / 100 if args.gate else None)
     plan = None if copula.clustered or copula.runs > 1 else plan_summary(
         PowerPlan(copula.cells, args.confidence), args.n_items, args.target_power)
     params = {**_simulation_params(args), "coverage_engine": engine if args.replays else None}
     by_runs = runs_plan(copula, args.confidence, random.Random(args.seed)) if copula.runs > 1 \
         else None
-    report = Report(params, "simulation", (single_comparison(result),), cov, plan=plan,
-                    runs_plan=by_runs)
+    comparison = single_comparison(result, margin=args.min_delta / 100 if args.gate else None)
+    report = Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=by_runs)
     if args.plot:
         atomic_write(args.plot, svg_histogram(result, copula.true_gap))
     return report
@@ -7335,8 +7768,14 @@ def run_calibration_table(args) -> CalibrationTableReport:
     return CalibrationTableReport(params, table)
 
 
-MODES = {"calibration table": run_calibration_table, "accuracy plan": run_accuracy_plan,
-         "sweep": run_sweep, "data": run_data, "simulation": run_simulation}
+def run_ledger_summary(args) -> LedgerSummaryReport:
+    return LedgerSummaryReport({"ledger": args.ledger_summary, "confidence": args.confidence},
+                               summarize_ledger(args.ledger_summary, args.confidence))
+
+
+MODES = {"ledger summary": run_ledger_summary, "calibration table": run_calibration_table,
+         "accuracy plan": run_accuracy_plan, "sweep": run_sweep, "data": run_data,
+         "simulation": run_simulation}
 
 
 def run(args):
@@ -7460,9 +7899,19 @@ def _main(argv) -> int:
     args = parse_args(argv)
     validate(args)
     check_outputs(output_paths(args), input_paths(args))
+    if args.ledger is not None:
+        read_ledger(args.ledger)                # a corrupt ledger is refused before any work
     report = run(args)
     _emit(render(report, "json" if args.json else args.output or "text"))
-    return EXIT_OK
+    return EXIT_GATE_FAILED if gate_failed(report) else EXIT_OK
+
+
+def gate_failed(report) -> bool:
+    """Did a --gate on the user's data fail (the exit status is then 1)?"""
+    if not isinstance(report, Report) or report.table is None:
+        return False
+    return any(c.decision.gate is not None and not c.decision.gate.passed
+               for c in report.comparisons)
 
 
 def main(argv=None) -> int:

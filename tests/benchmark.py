@@ -21,6 +21,12 @@ never a dependency of the tool), and the ratio time(n=100,000)/time(n=500).
 
 Part 3, a million items: reading a 10**6-row 0/1 CSV, and the exact (B =
 infinity) bootstrap intervals of its 2x2 table.
+
+Part 4 (``--defaults``), default flags side by side with the previous release (its
+module taken from git, ``--previous REV``): a simulated --n-items 2000 run, a 10**6-row
+0/1 CSV, a 10**7-row 0/1 CSV (plain and --exact), a 10**6-row real-valued CSV, and a
+refusal that depends only on flags; wall time and peak memory of each process (the old
+runs are stopped after ``--cap`` seconds and reported as ">cap").
 """
 
 import argparse
@@ -192,10 +198,88 @@ def bench_million():
           f"{float(exact['paired'].hi) * 100:+.3f} pts")
 
 
+def write_csv(path, rows, real=False, seed=1):
+    """A wide CSV of two systems on *rows* items: 0/1, or scores in steps of 0.05."""
+    rng = random.Random(seed)
+    steps = [f"{k / 20:.2f}" for k in range(21)]
+    with open(path, "w") as handle:
+        handle.write("item,a,b\n")
+        buffer = []
+        for i in range(1, rows + 1):
+            if real:
+                x = rng.randrange(21)
+                y = min(20, max(0, x + rng.randrange(-3, 5)))
+                buffer.append(f"{i},{steps[x]},{steps[y]}\n")
+            else:
+                d = rng.gauss(0, 1)
+                a = 0.6 * d + 0.8 * rng.gauss(0, 1) < 0.58
+                b = 0.6 * d + 0.8 * rng.gauss(0, 1) < 0.64
+                buffer.append(f"{i},{int(a)},{int(b)}\n")
+            if len(buffer) == 100_000:
+                handle.write("".join(buffer))
+                buffer = []
+        handle.write("".join(buffer))
+
+
+def run_measured(argv, cap):
+    """(seconds, peak RSS in MB, finished) of one process, stopped after *cap* seconds."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            return time.perf_counter() - start, usage.ru_maxrss / 1024, True
+        if time.perf_counter() - start > cap:
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            return cap, usage.ru_maxrss / 1024, False
+        time.sleep(0.05)
+
+
+def bench_defaults(previous: str, cap: float, quick: bool):
+    """The issue's workloads with default flags, this version beside the previous one."""
+    import tempfile
+    root = os.path.dirname(HERE)
+    with tempfile.TemporaryDirectory() as folder:
+        old = os.path.join(folder, "previous.py")
+        with open(old, "wb") as handle:
+            handle.write(subprocess.run(["git", "show", f"{previous}:bootstrap_eval_deltas.py"],
+                                        cwd=root, check=True, capture_output=True).stdout)
+        big = 10_000_000 if not quick else 2_000_000
+        files = {"m1": (1_000_000, False), "r1": (1_000_000, True), "m10": (big, False)}
+        for name, (rows, real) in files.items():
+            write_csv(os.path.join(folder, f"{name}.csv"), rows, real)
+        path = lambda name: os.path.join(folder, f"{name}.csv")
+        cols = ["--a-col", "a", "--b-col", "b"]
+        work = [("--n-items 2000 (simulated run, 1000 replays)", ["--n-items", "2000"], 15),
+                ("10^6-row 0/1 CSV", ["--csv", path("m1")] + cols, 10),
+                (f"{big:,}-row 0/1 CSV", ["--csv", path("m10")] + cols, 60),
+                (f"{big:,}-row 0/1 CSV --exact", ["--csv", path("m10"), "--exact"] + cols, 60),
+                ("10^6-row real-valued CSV", ["--csv", path("r1")] + cols, 60),
+                ("flag-only refusal on the 10^6-row file",
+                 ["--csv", path("r1"), "--engine", "counts", "--cluster-col", "a"] + cols, 1)]
+        print(f"{'workload':44} {'target':>7} {'this version':>22} {'previous (' + previous + ')':>26}")
+        for label, argv, target in work:
+            now = run_measured([sys.executable, os.path.join(root, "bootstrap_eval_deltas.py"),
+                                *argv, "--quiet"], 600)
+            before = run_measured([sys.executable, old, *argv, "--quiet"], cap)
+            show = lambda m: (f"{m[0]:7.1f} s {m[1]:6.0f} MB" if m[2] else
+                              f"  >{m[0]:.0f} s (stopped) {m[1]:4.0f} MB")
+            print(f"{label:44} {target:>5} s {show(now):>22} {show(before):>26}"
+                  f"   {'met' if now[2] and now[0] <= target else 'NOT met'}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer replays, skip the full run")
+    parser.add_argument("--defaults", action="store_true",
+                        help="only part 4: default flags beside the previous release")
+    parser.add_argument("--previous", default="bf43baa", help="the previous release (git rev)")
+    parser.add_argument("--cap", type=float, default=180, help="seconds before an old run stops")
     args = parser.parse_args()
+    if args.defaults:
+        bench_defaults(args.previous, args.cap, args.quick)
+        return 0
     scale = 1 if not args.quick else 0
     print(f"Python {sys.version.split()[0]}; times are best-effort on a shared machine, "
           "ratios come from interleaved runs")

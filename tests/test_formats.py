@@ -1,0 +1,241 @@
+"""Files as the harnesses and spreadsheets write them: lm-evaluation-harness samples,
+Inspect logs (.json and .eval), HELM per-instance stats, JSON documents, BOM/CRLF CSVs;
+system names; the engine chosen by --engine auto."""
+
+import hashlib
+import json
+import os
+import random
+import zipfile
+from fractions import Fraction
+
+import pytest
+
+import bootstrap_eval_deltas as bed
+from helpers import ROOT, assert_one_line_error, cli
+
+EXAMPLES = os.path.join(ROOT, "datasets", "examples")
+LM = os.path.join(EXAMPLES, "lm-eval")
+BASE_DIR, TUNED_DIR = os.path.join(LM, "acme__base-7b"), os.path.join(LM, "acme__tuned-7b")
+INSPECT = os.path.join(EXAMPLES, "inspect")
+HELM = os.path.join(EXAMPLES, "helm")
+
+
+def lm_file(folder, task):
+    return next(os.path.join(folder, name) for name in sorted(os.listdir(folder))
+                if name.startswith(f"samples_{task}_"))
+
+
+def inspect_file(which, ext):
+    return os.path.join(INSPECT, f"2025-06-05T14-03-11+00-00_arc-challenge_{which}.{ext}")
+
+
+def helm_file(model):
+    return os.path.join(HELM, f"mmlu:subject=anatomy,method=multiple_choice_joint,model={model}",
+                        "per_instance_stats.json")
+
+
+def body(*argv):
+    status, out, err = cli(*argv, "--json", "--resamples", "300", "--calibration", "0")
+    assert status == 0, err
+    return json.loads(out)
+
+
+# --- lm-evaluation-harness ----------------------------------------------------------------------
+
+def test_lm_eval_filters_must_be_chosen_and_then_compare():
+    argv = ["--baseline", lm_file(BASE_DIR, "gsm8k"), "--candidate", lm_file(TUNED_DIR, "gsm8k"),
+            "--id-col", "doc_id"]
+    assert_one_line_error(*cli(*argv), "offers 2 choices of filter (strict-match, "
+                                       "flexible-extract); choose one with --filter")
+    strict = body(*argv, "--filter", "strict-match")
+    flexible = body(*argv, "--filter", "flexible-extract")
+    assert strict["input"]["systems"] == ["acme/base-7b", "acme/tuned-7b"]
+    assert strict["input"]["files"][0]["format"] == "lm-eval"
+    assert strict["input"]["items"] == 150 and strict["gap"] != flexible["gap"]
+    assert "lm-eval filter strict-match" in strict["input"]["dropped_note"]
+
+
+def test_lm_eval_metrics_must_be_chosen_when_several():
+    argv = ["--baseline", lm_file(BASE_DIR, "arc_easy"), "--candidate",
+            lm_file(TUNED_DIR, "arc_easy"), "--id-col", "doc_id"]
+    assert_one_line_error(*cli(*argv), "offers 2 choices of metric (acc, acc_norm)")
+    got = body(*argv, "--metric", "acc")
+    assert got["input"]["columns"] == ["doc_id", "acc"] and got["mcnemar"] is not None
+
+
+def test_lm_eval_lines_are_read_as_the_harness_writes_them():
+    with open(lm_file(BASE_DIR, "gsm8k"), encoding="utf-8") as handle:
+        first = json.loads(handle.readline())
+    assert {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
+            "metrics", "doc_hash", "prompt_hash", "target_hash", "exact_match"} <= set(first)
+
+
+def test_a_nan_in_an_unused_lm_eval_field_is_fine(tmp_path):
+    lines = open(lm_file(BASE_DIR, "arc_easy"), encoding="utf-8").read().splitlines()
+    changed = [line.replace('"acc_norm": 1.0', '"acc_norm": NaN') for line in lines]
+    base, cand = tmp_path / "samples_arc_easy_2025-01-01T00-00-00.0.jsonl", tmp_path / "c.jsonl"
+    base.write_text("\n".join(changed) + "\n")
+    cand.write_text("\n".join(lines) + "\n")
+    got = body("--baseline", str(base), "--candidate", str(cand), "--id-col", "doc_id",
+               "--metric", "acc")
+    assert got["gap"] == 0 and got["input"]["items"] == 200
+    assert_one_line_error(*cli("--baseline", str(base), "--candidate", str(cand), "--id-col",
+                               "doc_id", "--metric", "acc_norm"), "NaN is not a finite number")
+
+
+# --- Inspect --------------------------------------------------------------------------------------
+
+def test_inspect_json_and_eval_logs_give_the_same_numbers_and_the_model_names():
+    from_json = body("--baseline", inspect_file("base", "json"), "--candidate",
+                     inspect_file("tuned", "json"))
+    from_eval = body("--baseline", inspect_file("base", "eval"), "--candidate",
+                     inspect_file("tuned", "eval"))
+    assert from_json["gap"] == from_eval["gap"]
+    assert from_json["input"]["systems"] == ["openai/acme-base", "openai/acme-tuned"]
+    assert from_eval["input"]["files"][0]["format"] == "inspect"
+    assert from_eval["runs"]["a"]["runs"] == 3 and from_eval["runs"]["b"]["runs"] == 3
+
+
+def test_inspect_values_are_mapped_as_inspect_maps_them():
+    assert bed._inspect_value("C", "x") == 1 and bed._inspect_value("I", "x") == 0
+    assert bed._inspect_value("P", "x") == Fraction(1, 2) and bed._inspect_value("N", "x") == 0
+    assert bed._inspect_value("yes", "x") == 1 and bed._inspect_value(Fraction(3, 4), "x") == \
+        Fraction(3, 4)
+    assert bed._inspect_value(bed._Unusable("NaN", "unscored"), "x") is bed.MISSING
+
+
+def inspect_log(tmp_path, name, values, model="m/a", scorer="match"):
+    samples = [{"id": i, "epoch": 1, "scores": {scorer: {"value": v}}}
+               for i, v in enumerate(values, start=1)]
+    log = {"version": 2, "status": "success", "eval": {"task": "t", "model": model},
+           "samples": samples}
+    path = tmp_path / name
+    path.write_text(json.dumps(log, indent=2).replace('"value": "NaN"', '"value": NaN'))
+    return str(path)
+
+
+def test_an_unscored_inspect_sample_is_missing_and_counted(tmp_path):
+    base = inspect_log(tmp_path, "a.json", ["C", "I", "NaN", "C", "P"])
+    cand = inspect_log(tmp_path, "b.json", ["C", "C", "C", "I", "C"], model="m/b")
+    assert_one_line_error(*cli("--baseline", base, "--candidate", cand),
+                          "1 row(s) with a missing score")
+    got = body("--baseline", base, "--candidate", cand, "--on-missing", "drop")
+    assert got["input"]["items"] == 4 and got["accuracy"]["a"] == pytest.approx(0.625)
+
+
+def test_an_unknown_inspect_scorer_lists_the_scorers(tmp_path):
+    base = inspect_log(tmp_path, "a.json", ["C", "I"])
+    cand = inspect_log(tmp_path, "b.json", ["I", "C"], model="m/b")
+    assert_one_line_error(*cli("--baseline", base, "--candidate", cand, "--scorer", "choice"),
+                          "no scorer 'choice' (the file offers: match)")
+
+
+def test_an_inspect_log_given_as_a_table_is_explained():
+    assert_one_line_error(*cli("--csv", inspect_file("base", "json")),
+                          "compare two with --baseline LOG --candidate LOG")
+
+
+# --- HELM ------------------------------------------------------------------------------------------
+
+def test_helm_needs_a_metric_reads_unperturbed_test_instances_and_its_trials_are_runs():
+    argv = ["--baseline", helm_file("acme_base-7b"), "--candidate", helm_file("acme_tuned-7b"),
+            "--id-col", "instance_id"]
+    assert_one_line_error(*cli(*argv), "offers 2 choices of metric for split test "
+                                       "(exact_match, num_prompt_tokens)")
+    got = body(*argv, "--metric", "exact_match")
+    assert got["input"]["items"] == 100 and got["input"]["files"][0]["rows"] == 300
+    assert got["input"]["systems"] == ["acme/base-7b", "acme/tuned-7b"]
+    assert got["runs"]["a"]["runs"] == 3
+    assert_one_line_error(*cli(*argv, "--metric", "exact_match", "--split", "valid"),
+                          "the file offers no metric for split valid")
+
+
+# --- names, JSON documents, spreadsheets ------------------------------------------------------------
+
+def test_names_override_what_the_files_say():
+    got = body("--baseline", inspect_file("base", "eval"), "--candidate",
+               inspect_file("tuned", "eval"), "--names", "before,after")
+    assert got["input"]["systems"] == ["before", "after"]
+    assert_one_line_error(*cli("--baseline", inspect_file("base", "eval"), "--candidate",
+                               inspect_file("tuned", "eval"), "--names", "x"),
+                          "--names needs 2 names")
+
+
+def test_a_json_object_holding_one_list_of_records(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"meta": {"v": 1}, "rows": [
+        {"id": i, "a": i % 2, "b": (i // 2) % 2} for i in range(20)]}, indent=1))
+    got = body("--csv", str(path), "--a-col", "a", "--b-col", "b", "--id-col", "id")
+    assert got["source"] == "json" and got["input"]["items"] == 20
+
+
+def test_bom_and_crlf_are_read_and_the_hash_is_of_the_raw_bytes(tmp_path):
+    raw = "\ufeffitem,a,b\r\n1,1,0\r\n2,0,1\r\n3,1,1\r\n\r\n".encode()
+    path = tmp_path / "excel.csv"
+    path.write_bytes(raw)
+    got = body("--csv", str(path), "--a-col", "a", "--b-col", "b")
+    assert got["input"]["sha256"] == hashlib.sha256(raw).hexdigest()
+    assert got["input"]["items"] == 3
+
+
+def test_pandas_to_csv_output_still_works(tmp_path):
+    path = tmp_path / "pandas.csv"
+    path.write_text(",item,a,b\n0,1,True,False\n1,2,False,True\n2,3,True,True\n")
+    got = body("--csv", str(path), "--a-col", "a", "--b-col", "b")
+    assert got["accuracy"] == {"a": pytest.approx(2 / 3), "b": pytest.approx(2 / 3)}
+
+
+# --- engines -------------------------------------------------------------------------------------
+
+def test_auto_keeps_the_stream_engine_for_the_article_and_says_when_it_does_not(tmp_path):
+    rng = random.Random(1)
+    path = tmp_path / "big.csv"
+    path.write_text("item,a,b\n" + "".join(f"{i},{int(rng.random() < 0.7)},"
+                                           f"{int(rng.random() < 0.72)}\n" for i in range(30_000)))
+    got = json.loads(cli("--csv", str(path), "--a-col", "a", "--b-col", "b", "--json",
+                         "--calibration", "0")[1])
+    assert got["engine"] == "counts" and got["params"]["engine"] == "auto"
+    status, out, _ = cli("--csv", str(path), "--a-col", "a", "--b-col", "b",
+                         "--calibration", "0")
+    assert "chosen by --engine auto" in out
+    from helpers import SHIPPED_CSV
+    assert body("--csv", SHIPPED_CSV)["engine"] == "stream"
+
+
+def test_counts_over_distinct_values_draw_the_bootstrap_distribution():
+    """Resampled sums of a column with few values: mean n*mu and variance n*sigma^2."""
+    column = [0, 0, 1, 3, 3, 3, 7, 7, 10, 10] * 30
+    sums = bed.value_counts_sums(random.Random(3), column, 20_000)
+    n = len(column)
+    mu = sum(column) / n
+    var = sum((x - mu) ** 2 for x in column) / n
+    mean = sum(sums) / len(sums)
+    spread = sum((s - mean) ** 2 for s in sums) / (len(sums) - 1)
+    assert abs(mean - n * mu) < 4 * (n * var / len(sums)) ** 0.5
+    assert abs(spread / (n * var) - 1) < 0.04
+
+
+def test_counts_and_stream_agree_on_real_scores(tmp_path):
+    path = os.path.join(EXAMPLES, "judge.csv")
+    args = ["--csv", path, "--systems", "base,v2", "--id-col", "prompt_id"]
+    stream = body(*args, "--engine", "stream", "--resamples", "4000")
+    counts = body(*args, "--engine", "counts", "--resamples", "4000")
+    for end in (0, 1):
+        assert abs(stream["ci"]["paired"][end] - counts["ci"]["paired"][end]) < 0.06
+
+
+def test_flag_only_refusals_come_before_reading():
+    assert_one_line_error(*cli("--csv", "/dev/zero", "--n-items", "5"),
+                          "describe the simulation")
+
+
+def test_help_names_the_commands_that_exist():
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        bed.main(["--help"])
+    text = " ".join(out.getvalue().split())
+    assert "python3 bootstrap_eval_deltas.py --replays 0" in text
+    assert "exact up to 20 nonzero differences" in text
