@@ -2792,6 +2792,77 @@ def single_comparison(analysis: Analysis, baseline: str = "A", candidate: str = 
                       decide(analysis, margin=margin))
 
 
+# --- Whole harness runs: many tasks per model ---
+
+@dataclass(frozen=True)
+class TaskComparison:
+    """One task of a harness run: each candidate against the baseline on its items, the
+    verdicts read across the tasks (Holm over tasks, simultaneous intervals)."""
+
+    task: str
+    n: int
+    comparisons: tuple
+
+
+@dataclass(frozen=True)
+class TasksResult:
+    """Per task, and pooled over every item with the task as a stratum (or a cluster)."""
+
+    tasks: tuple                 # TaskComparison per task, in task order
+    pooled: tuple                # Comparison per candidate, over all items
+    pool: str                    # "strata" or "clusters"
+
+
+def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = None, *,
+                  pool: str = "strata", progress=None, **options) -> TasksResult:
+    """Each task on its own (a family across the tasks: Holm-adjusted p, simultaneous
+    intervals), then every item pooled with its task as a stratum -- resampled within
+    its task, so each task keeps its size -- or, with ``pool="clusters"``, as a cluster."""
+    settings = settings_of(settings, options)
+    if pool not in ("strata", "clusters"):
+        raise ToolError(f"pool must be strata or clusters; got {pool!r}")
+    order = list(dict.fromkeys(table.tasks))
+    per_task = []
+    for index, task in enumerate(order):
+        keep = [i for i, t in enumerate(table.tasks) if t == task]
+        sub = _subtable(table, keep)
+        per_task.append(compare_systems(sub, rng, dataclasses.replace(settings, calibration=0)))
+        if progress is not None:
+            progress(index + 1, len(order) + 1)
+    family = len(order)
+    tasks = []
+    for k in range(len(table.systems) - 1):
+        analyses = [comparisons[k].analysis for comparisons in per_task]
+        adjusted = holm([a.p for a in analyses])
+        for index, (analysis, p_holm) in enumerate(zip(analyses, adjusted)):
+            old = per_task[index][k]
+            per_task[index][k] = dataclasses.replace(
+                old, p_holm=p_holm, p_bonferroni=min(1.0, family * analysis.p),
+                decision=decide(analysis, family, p_holm, settings.margin))
+    for task, comparisons in zip(order, per_task):
+        tasks.append(TaskComparison(task, sum(1 for t in table.tasks if t == task),
+                                    tuple(comparisons)))
+    labels = tuple(table.tasks)
+    if table.runs is not None:                 # runs and strata together: pooled plainly
+        pool = "items"
+    pooled_table = dataclasses.replace(table, strata=labels if pool == "strata" else None,
+                                       clusters=labels if pool == "clusters" else None)
+    pooled = compare_systems(pooled_table, rng, dataclasses.replace(
+        settings, engine="stream" if pool != "items" and settings.engine == "counts" else
+        settings.engine))
+    return TasksResult(tuple(tasks), tuple(pooled), pool)
+
+
+def _subtable(table: Table, keep) -> Table:
+    """The items at positions *keep*, with their runs."""
+    pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda seq: (seq[keep[0]],))
+    runs = None if table.runs is None else tuple(
+        tuple((label, tuple(pick(column))) for label, column in system) for system in table.runs)
+    return dataclasses.replace(table, columns=tuple(tuple(pick(c)) for c in table.columns),
+                               ids=tuple(pick(table.ids)), runs=runs, tasks=None,
+                               clusters=None, strata=None)
+
+
 # --- The release gate: the verdict against a margin ---
 
 @dataclass(frozen=True)
@@ -5773,6 +5844,26 @@ class SweepReport:
 
 
 @dataclass(frozen=True)
+class TasksReport:
+    """A whole harness run: the per-task table and the pooled comparison."""
+
+    params: dict
+    table: Table
+    result: TasksResult
+    ledger: LedgerNote | None = None
+
+    @property
+    def pooled(self) -> Report:
+        """The pooled comparison as a report of its own (the usual renderers draw it)."""
+        strata = self.result.pool == "strata"
+        pooled = dataclasses.replace(self.table, strata=self.table.tasks if strata else None,
+                                     clusters=self.table.tasks if self.result.pool == "clusters"
+                                     else None)
+        return Report(self.params, "tasks", self.result.pooled, table=pooled,
+                      ledger=self.ledger)
+
+
+@dataclass(frozen=True)
 class LedgerSummaryReport:
     params: dict
     summary: LedgerSummary
@@ -5818,6 +5909,8 @@ def md(text) -> str:
 
 
 def render_text(report) -> str:
+    if isinstance(report, TasksReport):
+        return _tasks_text(report)
     if isinstance(report, LedgerSummaryReport):
         return _ledger_summary_text(report)
     if isinstance(report, CalibrationTableReport):
@@ -5832,7 +5925,9 @@ def render_text(report) -> str:
 
 
 def render_json(report) -> str:
-    if isinstance(report, LedgerSummaryReport):
+    if isinstance(report, TasksReport):
+        body = _tasks_json(report)
+    elif isinstance(report, LedgerSummaryReport):
         body = _ledger_summary_json(report)
     elif isinstance(report, CalibrationTableReport):
         body = _calibration_table_json(report)
@@ -5846,6 +5941,8 @@ def render_json(report) -> str:
 
 
 def render_markdown(report) -> str:
+    if isinstance(report, TasksReport):
+        return _tasks_markdown(report)
     if isinstance(report, LedgerSummaryReport):
         return _ledger_summary_markdown(report)
     if isinstance(report, CalibrationTableReport):
@@ -6117,7 +6214,14 @@ def _input_names(table: Table) -> str:
 def _input_lines(table: Table, seed, labels) -> list:
     """Provenance: each input file with its format, rows and SHA-256; columns; seed."""
     lines = []
-    for source in table.sources:
+    if len(table.sources) > 4:                 # many files: a line per folder
+        folders = collections.Counter(os.path.dirname(s.path) for s in table.sources)
+        kinds = sorted({s.format for s in table.sources})
+        rows = sum(s.rows for s in table.sources)
+        lines.append(f"input: {len(table.sources)} files ({', '.join(kinds)}), {rows:,} rows: "
+                     + ", ".join(f"{count} in {folder or '.'}" for folder, count in
+                                 folders.items()) + " (each file's SHA-256: --json)")
+    for source in table.sources if len(table.sources) <= 4 else ():
         lines.append(f"input: {source.path} ({source.format}, {source.rows:,} rows, "
                      f"sha256 {source.sha256}); columns used: {', '.join(source.columns)}")
     if labels is None:
@@ -6752,6 +6856,66 @@ def _calibration_table_json(report: CalibrationTableReport) -> dict:
                      for row in table.rows]}
 
 
+def _task_rows(report: TasksReport) -> list:
+    rows = []
+    percent = report.table.proportions
+    for task in report.result.tasks:
+        for c in task.comparisons:
+            r = c.analysis
+            rows.append([task.task, f"{task.n:,}", c.candidate, round_fixed(r.accuracy_a, 3),
+                         round_fixed(r.accuracy_b, 3), format_gap(r.gap, percent),
+                         format_interval(c.decision.interval, percent), r.test_name,
+                         format_p(r.p), format_p(c.p_holm), c.decision.word])
+    return rows
+
+
+def _tasks_text(report: TasksReport) -> str:
+    table, result = report.table, report.result
+    tasks = len(result.tasks)
+    first = result.tasks[0].comparisons[0].decision
+    lines = [f"{len(table.systems)} systems on {table.n:,} items in {tasks} tasks; baseline "
+             f"{table.systems[0]}",
+             f"per task: each candidate against {table.systems[0]} on the task's items; "
+             f"intervals simultaneous at {format_level(first.level)} over the {tasks} tasks "
+             "(Bonferroni), p Holm-adjusted across them"]
+    header = ["task", "items", "candidate", "base", "cand", "gap",
+              f"{format_level(first.level)} CI", "test", "p", "Holm p", "verdict"]
+    rows = _task_rows(report)
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    for row in [header] + rows:
+        lines.append("  " + "  ".join(c.rjust(w) if i in (1, 3, 4, 5, 8, 9) else c.ljust(w)
+                                      for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    how = {"strata": "each task a stratum (its items resampled within it, so each task keeps "
+                     "its size)",
+           "clusters": "each task a cluster (resampled whole)",
+           "items": "items pooled plainly (runs and task strata together are not supported)"}
+    lines.append(f"pooled over all {table.n:,} items, {how[result.pool]}:")
+    lines += ["  " + line for line in render_text(report.pooled).rstrip("\n").split("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def _tasks_markdown(report: TasksReport) -> str:
+    first = report.result.tasks[0].comparisons[0].decision
+    lines = [f"| task | items | candidate | baseline mean | candidate mean | gap | "
+             f"{format_level(first.level)} CI (simultaneous) | test | p | p (Holm, tasks) | "
+             "verdict |", "|---|---:|---|---:|---:|---:|---|---|---:|---:|---|"]
+    for row in _task_rows(report):
+        lines.append("| " + " | ".join(md(cell) for cell in row) + " |")
+    lines += ["", f"Pooled over all {report.table.n:,} items ({report.result.pool}):", ""]
+    return "\n".join(lines) + "\n" + render_markdown(report.pooled)
+
+
+def _tasks_json(report: TasksReport) -> dict:
+    body = _comparison_json(report.pooled)
+    body["source"] = "tasks"
+    body["pool"] = report.result.pool
+    body["tasks"] = [{"task": task.task, "items": task.n, "comparisons": [
+        {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
+         "p_holm": c.p_holm, "verdict": c.decision.word, "decision": c.decision.to_json()}
+        for c in task.comparisons]} for task in report.result.tasks]
+    return body
+
+
 def _ledger_rows(summary: LedgerSummary) -> list:
     rows = []
     for digest, entries, adjusted in summary.sets:
@@ -7207,6 +7371,11 @@ def _data_flags(data) -> None:
     data.add_argument("--names", metavar="A,B,...",
                       help="names for the systems, baseline first (default: the model a "
                            "harness log names, else the file names)")
+    data.add_argument("--tasks", metavar="T1,T2,...",
+                      help="harness folders: compare only these tasks")
+    data.add_argument("--pool", choices=("strata", "clusters"), default="strata",
+                      help="harness folders: in the pooled comparison each task is a stratum "
+                           "(default) or a cluster")
     data.add_argument("--run-col", metavar="NAME",
                       help="with --csv: several rows per item, one per run (a seed): the "
                            "column naming the run")
@@ -7383,6 +7552,9 @@ def _check_inputs(args) -> None:
         if _flags(args, ("a_col", "b_col", "systems", "run_col", "system_col")):
             raise ToolError("--a-col, --b-col, --systems, --run-col and --system-col name "
                             "columns of one --csv file; with run files use --score-col")
+    if args.baseline is None:
+        for flag in _flags(args, ("tasks", "pool")):
+            raise ToolError(f"{flag} goes with harness folders given to --baseline/--candidate")
     if args.csv is None and args.baseline is None:
         for flag in _flags(args, ("a_col", "b_col", "systems", "id_col", "input_format",
                                   "cluster_col", "strata_col", "on_missing", "filter", "split",
@@ -7714,6 +7886,8 @@ def run_data(args) -> Report:
         margin = args.min_delta / 100 if table.proportions else args.min_delta
         params.update(gate=True, min_delta=args.min_delta)
     settings = dataclasses.replace(settings_from(args, args.calibration), margin=margin)
+    if table.tasks is not None:
+        return _run_tasks(args, table, params, settings)
     with _progress(args, "resampling") as progress:
         comparisons = compare_systems(table, random.Random(args.seed), settings,
                                       progress=progress)
@@ -7723,6 +7897,16 @@ def run_data(args) -> Report:
     if args.plot:
         atomic_write(args.plot, svg_histogram(report.analysis))
     return report
+
+
+def _run_tasks(args, table: Table, params: dict, settings: Settings) -> TasksReport:
+    """A whole harness run: per task, and pooled."""
+    params.update(tasks=len(set(table.tasks)), pool=args.pool)
+    with _progress(args, "tasks") as progress:
+        result = compare_tasks(table, random.Random(args.seed), settings, pool=args.pool,
+                               progress=progress)
+    ledger = None if args.ledger is None else append_ledger(args.ledger, table, result.pooled)
+    return TasksReport(params, table, result, ledger)
 
 
 def run_simulation(args) -> Report:
@@ -7791,8 +7975,9 @@ def _read_input(args, progress=None) -> Table:
     ids = None if args.id_col is None else tuple(p.strip() for p in args.id_col.split(","))
     if args.baseline is not None:
         groups = [expand_paths(args.baseline)] + [expand_paths(c) for c in args.candidate]
+        tasks = None if args.tasks is None else tuple(t.strip() for t in args.tasks.split(","))
         return read_runs(groups, RunsSpec(args.score_col, ids or ("item",), args.cluster_col,
-                                          args.strata_col, names=names), options)
+                                          args.strata_col, tasks, names), options)
     systems = tuple(name.strip() for name in args.systems.split(",")) if args.systems else \
         (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
     table = read_table(args.csv, TableSpec(systems, ids, args.cluster_col, args.strata_col,
@@ -7908,6 +8093,8 @@ def _main(argv) -> int:
 
 def gate_failed(report) -> bool:
     """Did a --gate on the user's data fail (the exit status is then 1)?"""
+    if isinstance(report, TasksReport):
+        report = report.pooled
     if not isinstance(report, Report) or report.table is None:
         return False
     return any(c.decision.gate is not None and not c.decision.gate.passed

@@ -111,7 +111,7 @@ def write_lm_eval():
 
 # --- Inspect AI --------------------------------------------------------------------------------
 
-def inspect_log(model, ability, epochs, rng, levels, run_shift):
+def inspect_log(model, ability, epochs, rng, levels, run_shift, task="arc_challenge"):
     samples = []
     for index, level in enumerate(levels, start=1):
         for epoch in range(1, epochs + 1):
@@ -131,10 +131,10 @@ def inspect_log(model, ability, epochs, rng, levels, run_shift):
     accuracy = sum(s["scores"]["choice"]["value"] == "C" for s in samples) / len(samples)
     return {
         "version": 2, "status": "success",
-        "eval": {"eval_id": sha(model)[:22], "run_id": sha(model + "run")[:22],
-                 "created": "2025-06-05T14:03:11+00:00", "task": "arc_challenge",
-                 "task_id": sha("task")[:22], "task_version": 0,
-                 "dataset": {"name": "ai2_arc", "samples": len(levels)},
+        "eval": {"eval_id": sha(model + task)[:22], "run_id": sha(model + "run")[:22],
+                 "created": "2025-06-05T14:03:11+00:00", "task": task,
+                 "task_id": sha(task)[:22], "task_version": 0,
+                 "dataset": {"name": task, "samples": len(levels)},
                  "model": model, "config": {"epochs": epochs}},
         "plan": {"name": "plan", "steps": [{"solver": "multiple_choice", "params": {}}]},
         "results": {"total_samples": len(samples), "completed_samples": len(samples),
@@ -162,19 +162,25 @@ def write_eval_zip(path, log):
 
 
 def write_inspect():
+    """Two Inspect log folders (one per model, a log per task, 3 epochs), and the
+    arc_challenge logs once more as .json documents."""
     folder = os.path.join(ROOT, "inspect")
     shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
     rng = random.Random(7)
-    levels = [rng.gauss(0, 1) for _ in range(120)]
+    tasks = {"arc_challenge": [rng.gauss(0, 1) for _ in range(120)],
+             "gpqa_diamond": [rng.gauss(0.8, 1) for _ in range(60)]}
     for name, model, ability, shifts in (("base", "openai/acme-base", 0.2, (0.05, -0.1, 0.0)),
                                          ("tuned", "openai/acme-tuned", 0.5, (0.25, -0.2, 0.1))):
-        log = inspect_log(model, ability, 3, rng, levels, shifts)
-        with open(os.path.join(folder, f"2025-06-05T14-03-11+00-00_arc-challenge_{name}.json"),
-                  "w", encoding="utf-8") as handle:
-            json.dump(log, handle, indent=2)
-        write_eval_zip(os.path.join(folder, f"2025-06-05T14-03-11+00-00_arc-challenge_{name}"
-                                            ".eval"), log)
+        os.makedirs(os.path.join(folder, name))
+        for task, levels in tasks.items():
+            log = inspect_log(model, ability, 3, rng, levels, shifts, task)
+            stem = f"2025-06-05T14-03-11+00-00_{task.replace('_', '-')}_{sha(model + task)[:22]}"
+            write_eval_zip(os.path.join(folder, name, stem + ".eval"), log)
+            if task == "arc_challenge":
+                os.makedirs(os.path.join(folder, "json"), exist_ok=True)
+                with open(os.path.join(folder, "json", f"{name}.json"), "w",
+                          encoding="utf-8") as handle:
+                    json.dump(log, handle, indent=2)
 
 
 # --- HELM -----------------------------------------------------------------------------------

@@ -27,7 +27,10 @@ def lm_file(folder, task):
 
 
 def inspect_file(which, ext):
-    return os.path.join(INSPECT, f"2025-06-05T14-03-11+00-00_arc-challenge_{which}.{ext}")
+    if ext == "json":
+        return os.path.join(INSPECT, "json", f"{which}.json")
+    folder = os.path.join(INSPECT, which)
+    return os.path.join(folder, next(n for n in sorted(os.listdir(folder)) if "arc-challenge" in n))
 
 
 def helm_file(model):
@@ -239,3 +242,57 @@ def test_help_names_the_commands_that_exist():
     text = " ".join(out.getvalue().split())
     assert "python3 bootstrap_eval_deltas.py --replays 0" in text
     assert "exact up to 20 nonzero differences" in text
+
+
+# --- whole harness runs ----------------------------------------------------------------------
+
+def test_two_lm_eval_folders_compare_task_by_task_and_pooled():
+    got = body("--baseline", BASE_DIR, "--candidate", TUNED_DIR, "--metric", "acc,exact_match",
+               "--filter", "strict-match")
+    assert got["source"] == "tasks" and got["pool"] == "strata"
+    tasks = [t["task"] for t in got["tasks"]]
+    assert "mmlu_virology" not in tasks and len(tasks) == 9
+    assert "1 task(s) in one folder only, left out: mmlu_virology" in got["input"]["dropped_note"]
+    ps = [t["comparisons"][0]["test"]["p"] for t in got["tasks"]]
+    assert [t["comparisons"][0]["p_holm"] for t in got["tasks"]] == pytest.approx(bed.holm(ps))
+    assert got["design"]["strata"] == [t["items"] for t in got["tasks"]]
+    assert got["input"]["items"] == sum(t["items"] for t in got["tasks"])
+    status, text, _ = cli("--baseline", BASE_DIR, "--candidate", TUNED_DIR, "--metric",
+                          "acc,exact_match", "--filter", "strict-match", "--resamples", "300",
+                          "--calibration", "0")
+    assert "per task:" in text and "pooled over all" in text and "mmlu_marketing" in text
+
+
+def test_tasks_selects_and_pool_clusters():
+    got = body("--baseline", BASE_DIR, "--candidate", TUNED_DIR, "--metric", "acc",
+               "--tasks", "mmlu_anatomy,mmlu_marketing", "--pool", "clusters")
+    assert [t["task"] for t in got["tasks"]] == ["mmlu_anatomy", "mmlu_marketing"]
+    assert got["pool"] == "clusters" and got["design"]["clusters"] == 2
+    assert_one_line_error(*cli("--baseline", BASE_DIR, "--candidate", TUNED_DIR, "--tasks",
+                               "nope"), "--tasks names 'nope', which no folder holds")
+
+
+def test_inspect_log_folders_match_tasks():
+    got = body("--baseline", os.path.join(INSPECT, "base"), "--candidate",
+               os.path.join(INSPECT, "tuned"))
+    assert [t["task"] for t in got["tasks"]] == ["arc_challenge", "gpqa_diamond"]
+    assert got["input"]["systems"] == ["openai/acme-base", "openai/acme-tuned"]
+
+
+def test_a_composite_id_joins_files_holding_several_tasks(tmp_path):
+    rows = ["task,doc_id,acc"]
+    rows_b = ["task,doc_id,acc"]
+    rng = random.Random(2)
+    for task in ("t1", "t2"):
+        for doc in range(30):                   # doc_id restarts in each task
+            rows.append(f"{task},{doc},{int(rng.random() < 0.6)}")
+            rows_b.append(f"{task},{doc},{int(rng.random() < 0.7)}")
+    base, cand = tmp_path / "base.csv", tmp_path / "cand.csv"
+    base.write_text("\n".join(rows) + "\n")
+    cand.write_text("\n".join(rows_b) + "\n")
+    assert_one_line_error(*cli("--baseline", str(base), "--candidate", str(cand),
+                               "--score-col", "acc", "--id-col", "doc_id"),
+                          "30 id(s) appear more than once")
+    got = body("--baseline", str(base), "--candidate", str(cand), "--score-col", "acc",
+               "--id-col", "task,doc_id")
+    assert got["input"]["items"] == 60
