@@ -1767,6 +1767,16 @@ def format_p(p: float) -> str:
     return f"{p:.4f}" if p >= 0.0001 else f"{p:.2g}"
 
 
+def p_equals(p: float) -> str:
+    """``p=0.1677``, or ``p<1e-300`` when the p-value underflows.
+
+    >>> p_equals(0.16771), p_equals(0.0)
+    ('p=0.1677', 'p<1e-300')
+    """
+    text = format_p(p)
+    return "p" + (text if text.startswith("<") else "=" + text)
+
+
 def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
     """Exact two-sided McNemar test: ``min(1, 2 * P(Binomial(b+c, 1/2) <= min(b, c)))``.
 
@@ -5713,7 +5723,7 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
             runs += _file_runs(read, path, len(group) > 1)
             sources.append(read.source)
             dropped += read.collected.dropped
-            notes += [f"{read.source.path}: {n}" for n in (read.collected.note, read.note) if n]
+            notes += [(read.source.path, n) for n in (read.collected.note, read.note) if n]
         if order is None:
             first = reads[0].collected
             order = [(item[0] if reads[0].harness else item) for item in first.ids]
@@ -5730,7 +5740,27 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     clusters, strata = _split_labels(label_columns, TableSpec((), cluster=spec.cluster,
                                                                strata=spec.strata))
     return Table(tuple(names), columns, tuple(items), tuple(sources), dropped + partial,
-                 "; ".join(notes + more), clusters, strata, runs)
+                 "; ".join(file_notes(notes) + more), clusters, strata, runs)
+
+
+def file_notes(pairs) -> list:
+    """Readers' notes as ``(path, note)`` pairs, each note said once: a note that holds for
+    several files names how many and the first of them.
+
+    >>> file_notes([("a.jsonl", "filter x"), ("b.jsonl", "filter x"), ("c.csv", "2 rows")])
+    ['filter x (2 files: a.jsonl, b.jsonl)', 'c.csv: 2 rows']
+    """
+    where = {}
+    for path, note in pairs:
+        where.setdefault(note, []).append(path)
+    notes = []
+    for note, paths in where.items():
+        if len(paths) == 1:
+            notes.append(f"{paths[0]}: {note}")
+        else:
+            shown = ", ".join(paths[:2]) + (", ..." if len(paths) > 2 else "")
+            notes.append(f"{note} ({len(paths)} files: {shown})")
+    return notes
 
 
 def _file_runs(read: FileRead, path: str, named: bool) -> list:
@@ -5788,7 +5818,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
             sources.append(read.source)
             dropped += read.collected.dropped
             names.add(read.system)
-            notes += [f"{read.source.path}: {n}" for n in (read.collected.note, read.note) if n]
+            notes += [(read.source.path, n) for n in (read.collected.note, read.note) if n]
             for label, scores in _file_runs(read, listing[task], False):
                 keyed = runs.setdefault(label, {})
                 for item, score in scores.items():
@@ -5798,6 +5828,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                         order.append((task, item))
         systems.append(runs)
         found.append(names.pop() if len(names) == 1 else None)
+    notes = file_notes(notes)
     if lonely:
         notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
                      f"{printable(', '.join(lonely))[:300]}")
@@ -6037,7 +6068,7 @@ def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
                  f"{runs.b.count} runs: the unbiased variance, Student's t on "
                  f"{runs.df:.1f} df)")
     lines.append(f"  two-level t test: t={runs.test.t:.2f} on {runs.df:.1f} df, "
-                 f"p={runs.test.p_text}")
+                 f"{p_equals(runs.test.p)}")
     items, share_a, share_b = runs.shares
     unknown = [name for name, stats in zip(names, (runs.a, runs.b)) if stats.count == 1]
     lines.append(f"  variance of the gap: {100 * items:.0f}% from the item sample, "
@@ -6055,13 +6086,13 @@ def _test_line(result: Analysis) -> str:
     if result.mcnemar is not None:
         m = result.mcnemar
         return (f"  discordant pairs: B-only correct={m.b_only}, A-only correct={m.a_only}; "
-                f"McNemar exact p={m.p_text}")
+                f"McNemar exact {p_equals(m.p)}")
     test = result.test
     how = (f"exact over {test.permutations:,} sign patterns" if test.exact
            else f"Monte Carlo, {test.permutations:,} random sign patterns")
     floor = "" if test.exact or test.p > 1 / (test.permutations + 1) else \
         " (none as extreme: the smallest p this many patterns can give)"
-    return f"  paired sign-flip permutation test ({how}): p={test.p_text}{floor}"
+    return f"  paired sign-flip permutation test ({how}): {p_equals(test.p)}{floor}"
 
 
 def _comparison_text(report: Report) -> str:
@@ -6373,10 +6404,10 @@ def verdict_sentence(comparison: Comparison, labels=None) -> str:
     which = f"{kind} {format_level(decision.level)} CI" + (
         " (simultaneous)" if decision.family > 1 else "")
     adjusted = "Holm-adjusted " if decision.family > 1 else ""
-    test = (f"McNemar's {adjusted}p={format_p(decision.p)}" if result.mcnemar is not None
-            else f"the two-level t test's {adjusted}p={format_p(decision.p)}"
+    test = (f"McNemar's {adjusted}{p_equals(decision.p)}" if result.mcnemar is not None
+            else f"the two-level t test's {adjusted}{p_equals(decision.p)}"
             if result.runs is not None else
-            f"the sign-flip test's {adjusted}p={format_p(decision.p)}")
+            f"the sign-flip test's {adjusted}{p_equals(decision.p)}")
     alpha = format_decimal(decision.alpha)
     below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
     word = decision.word
@@ -6419,7 +6450,7 @@ def _ledger_lines(report) -> list:
     comparisons = report.comparisons
     numbers = f"comparison {note.first}" if len(comparisons) == 1 else \
         f"comparisons {note.first}-{note.first + len(comparisons) - 1}"
-    parts = [f"{c.candidate} p={format_p(c.analysis.p)} -> {format_p(p)}"
+    parts = [f"{c.candidate} {p_equals(c.analysis.p)} -> {format_p(p)}"
              for c, p in zip(comparisons, note.p_holm)]
     return [f"ledger: {numbers} of {note.total} on this test set (sha256 {note.test_set[:12]}) "
             f"in {note.path}; p adjusted by Holm over all {note.total}: {'; '.join(parts)}"]
