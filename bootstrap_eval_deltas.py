@@ -2359,7 +2359,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         test = sign_flip_test(rng, units.diff, settings.permutations, progress=permuting,
                               counts=settings.engine == "counts")
     calibration = None
-    if settings.calibration and plain_binary:
+    if settings.calibration and plain_binary and runs is None:
         replays = settings.calibration if scores.n <= CALIBRATION_LARGE_N else \
             min(settings.calibration, CALIBRATION_LARGE_REPLAYS)
         calibration = calibrate(rng, cells, confidence, methods["paired"],
@@ -3018,12 +3018,20 @@ def ledger_lines(table: Table, comparisons, digest: str, when: str) -> list:
     return lines
 
 
+def ledger_time() -> str:
+    """Now, in UTC to the second -- or ``SOURCE_DATE_EPOCH`` when it is set (the
+    reproducible-builds convention), so that a recorded example can be replayed exactly."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    moment = int(epoch) if epoch.isdigit() and len(epoch) <= 12 else None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+
+
 def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
     """Append this run's comparisons to the ledger, atomically and under a lock, and say
     where they stand on their test set."""
     import fcntl
     digest = test_set_digest(table)
-    when = when or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    when = when or ledger_time()
     mode = 0o666 & ~_umask()
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
@@ -3748,6 +3756,54 @@ def items_to_detect(gap, variance, confidence, power=Fraction("0.8")) -> int | N
         return None
     k = z_value(confidence) + NormalDist().inv_cdf(float(power))
     return max(2, math.ceil(k * k * float(variance) / float(gap) ** 2))
+
+
+@dataclass(frozen=True)
+class ActPlan:
+    """What a verdict that claims nothing would take to settle (normal approximation, 80%
+    power): the smallest gap detectable now, and the items -- or, with runs, the items at
+    these runs or the runs at these items -- that the observed gap would need.  ``basis`` says
+    what the spread came from: ``discordant`` (0/1 items: the discordant share), ``sd`` (the
+    per-item sd of B - A) or ``runs`` (the two-level variance of items and runs)."""
+
+    power: float
+    detectable: float | None        # None: no item tells the systems apart
+    basis: str
+    basis_value: float
+    items_needed: int | None
+    runs_needed: int | None = None
+
+    def to_json(self) -> dict:
+        return {"power": self.power, "minimum_detectable_gap": self.detectable,
+                "basis": self.basis, "basis_value": self.basis_value,
+                "items_to_detect_observed_gap": self.items_needed,
+                "runs_to_detect_observed_gap": self.runs_needed}
+
+
+def act_plan(result) -> ActPlan:
+    """The :class:`ActPlan` of an analysis (one record for every output format)."""
+    power = Fraction("0.8")
+    k = z_value(result.confidence) + NormalDist().inv_cdf(float(power))
+    runs = result.runs
+    if runs is not None:
+        budget = float(runs.gap) ** 2 / (k * k)
+        v_runs = runs.variance_runs_a + runs.variance_runs_b
+        items = runs_count = None
+        if runs.gap != 0 and budget > v_runs and runs.variance_items > 0:
+            items = math.ceil(runs.variance_items * result.n / (budget - v_runs))
+        if runs.gap != 0 and budget > runs.variance_items and v_runs > 0:
+            scale = v_runs / (budget - runs.variance_items)
+            runs_count = math.ceil(scale * max(runs.a.count, runs.b.count))
+        return ActPlan(float(power), k * math.sqrt(runs.variance) if runs.variance > 0 else None,
+                       "runs",
+                       float(runs.variance), items, runs_count)
+    binary = result.binary and result.design is None
+    spread = result.diff_variance + result.gap ** 2 if binary else result.diff_variance
+    smallest = minimum_detectable_gap(spread, result.n, result.confidence, power,
+                                      binary=binary) if spread > 0 else None
+    return ActPlan(float(power), smallest, "discordant" if binary else "sd",
+                   float(spread) if binary else math.sqrt(result.diff_variance),
+                   items_to_detect(result.gap, result.diff_variance, result.confidence, power))
 
 
 @dataclass(frozen=True)
@@ -5624,7 +5680,8 @@ def expand_paths(value: str) -> list:
 
 def harness_files(folder: str) -> dict:
     """``{task: path}`` of a harness output folder: lm-eval ``samples_<task>_<time>.jsonl``
-    files, or Inspect logs (``.eval``, ``.json``), at most two levels down."""
+    files, Inspect logs (``.eval``, ``.json``) or HELM run folders (``per_instance_stats.json``),
+    at most two levels down."""
     found = {}
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".")) \
@@ -5634,6 +5691,8 @@ def harness_files(folder: str) -> dict:
             match = _LM_EVAL_NAME.fullmatch(name)
             if match:
                 task = match.group(1)
+            elif name == "per_instance_stats.json":
+                task = _helm_task(root)
             elif name.endswith(".eval") or name.endswith(".json") and _looks_inspect(path):
                 task = _inspect_task(path)
             else:
@@ -5646,9 +5705,22 @@ def harness_files(folder: str) -> dict:
                         f"{_shorten(task)} ({printable(', '.join(map(os.path.basename, paths)))[:200]}); "
                         "keep one run per task in the folder")
     if not found:
-        raise ToolError(f"{printable(folder)}: no lm-eval samples_<task>_<time>.jsonl files "
-                        "and no Inspect logs in it (or its subfolders)")
+        raise ToolError(f"{printable(folder)}: no lm-eval samples_<task>_<time>.jsonl files, "
+                        "Inspect logs or HELM per_instance_stats.json in it (or its subfolders)")
     return {task: paths[0] for task, paths in found.items()}
+
+
+def _helm_task(run_dir: str) -> str:
+    """A HELM run's task: its folder's name without the model (``mmlu:subject=anatomy,
+    method=multiple_choice_joint,model=org_m`` -> ``mmlu:subject=anatomy,method=...``).
+
+    >>> _helm_task("runs/v1/mmlu:subject=anatomy,model=acme_base-7b")
+    'mmlu:subject=anatomy'
+    """
+    name = os.path.basename(os.path.normpath(run_dir))
+    head, _, args = name.partition(":")
+    kept = [arg for arg in args.split(",") if arg and not arg.startswith("model=")]
+    return head + (":" + ",".join(kept) if kept else "")
 
 
 def _looks_inspect(path: str) -> bool:
@@ -5838,7 +5910,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                                                     options.on_missing)
     return Table(tuple(names), columns, tuple(items), tuple(sources), dropped + partial,
                  "; ".join(notes + more), runs=runs,
-                 tasks=tuple(task_of[item] for item in items))
+                 tasks=tuple(task_of[item] for item in items) if len(shared) > 1 else None)
 
 
 def read_scores_csv(path: str, a_col: str = CSV_COLUMNS[1], b_col: str = CSV_COLUMNS[2],
@@ -6062,9 +6134,10 @@ def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
             lines.append(f"  the run scores do not overlap: every {better} run beats every "
                          f"{'A' if better == 'B' else 'B'} run")
     level = format_level(runs.confidence)
+    scale = runs.scale(runs.confidence)
     lines.append(f"  two-level bootstrap {level} CI (items and runs): "
                  f"{format_interval(runs.interval, percent)} (the plain two-level spread "
-                 f"widened x{runs.scale(runs.confidence):.2f} for {runs.a.count} and "
+                 f"{'widened' if scale >= 1 else 'narrowed'} x{scale:.2f} for {runs.a.count} and "
                  f"{runs.b.count} runs: the unbiased variance, Student's t on "
                  f"{runs.df:.1f} df)")
     lines.append(f"  two-level t test: t={runs.test.t:.2f} on {runs.df:.1f} df, "
@@ -6457,55 +6530,41 @@ def _ledger_lines(report) -> list:
 
 
 def _act_lines(comparison: Comparison) -> list:
-    """For a verdict that claims nothing: the smallest gap this set can detect, and the
-    items the observed gap would need (normal approximation)."""
+    """For a verdict that claims nothing: its :class:`ActPlan` in words."""
     decision, result = comparison.decision, comparison.analysis
     if decision.claims:
         return []
-    if result.runs is not None:
-        return [_act_runs(result)]
-    binary = result.binary and result.design is None
-    spread = result.diff_variance + result.gap ** 2 if binary else result.diff_variance
-    smallest = minimum_detectable_gap(spread, result.n, result.confidence, binary=binary)
-    needed = items_to_detect(result.gap, result.diff_variance, result.confidence)
+    act = act_plan(result)
     unit = (lambda v: f"+-{round_fixed(Fraction(v) * 100, 1)} pts") if result.percent else \
         (lambda v: f"+-{round_fixed(Fraction(v), 3)}")
-    basis = (f"its discordant items: {round_fixed(spread * 100, 1)}%" if binary else
-             f"per-item sd of B - A: {round_fixed(Fraction(math.sqrt(result.diff_variance)), 3)}")
-    text = (f"to act on it: with 80% power this set detects a gap of {unit(smallest)} or more "
-            f"({basis}); ")
-    if needed is None:
-        text += "the observed gap is 0, which no number of items can tell from 0"
-    else:
-        text += (f"detecting the observed {format_gap(result.gap, result.percent)} would take "
-                 f"about {needed:,} items (normal approximation)")
-    return [text]
-
-
-def _act_runs(result: Analysis) -> str:
-    """Items and runs: the smallest gap detectable now, and what the observed one needs."""
-    runs = result.runs
-    k = z_value(result.confidence) + NormalDist().inv_cdf(0.8)
-    unit = (lambda v: f"+-{round_fixed(Fraction(v) * 100, 1)} pts") if result.percent else \
-        (lambda v: f"+-{round_fixed(Fraction(v), 3)}")
-    text = (f"to act on it: with 80% power these {result.n:,} items and {runs.a.count}+"
-            f"{runs.b.count} runs detect a gap of {unit(k * math.sqrt(runs.variance))} or more")
-    budget = float(runs.gap) ** 2 / (k * k)
-    v_runs = runs.variance_runs_a + runs.variance_runs_b
-    if runs.gap == 0:
-        return text + "; the observed gap is 0"
-    options = []
-    if budget > v_runs and runs.variance_items > 0:
-        options.append(f"about {math.ceil(runs.variance_items * result.n / (budget - v_runs)):,} "
-                       "items at these runs")
-    if budget > runs.variance_items and v_runs > 0:
-        scale = v_runs / (budget - runs.variance_items)
-        options.append(f"about {math.ceil(scale * max(runs.a.count, runs.b.count)):,} runs per "
-                       "system at these items")
-    if not options:
-        return text + "; the observed gap needs both more items and more runs"
-    return text + (f"; detecting the observed {format_gap(runs.gap, result.percent)} would take "
-                   f"{' or '.join(options)} (normal approximation)")
+    observed = format_gap(result.gap, result.percent)
+    if act.detectable is None:
+        return ["to act on it: the two systems score alike on every item, so this set holds "
+                "no information about a gap between them; only other items can tell them apart"]
+    if act.basis == "runs":
+        runs = result.runs
+        text = (f"to act on it: with 80% power these {result.n:,} items and {runs.a.count}+"
+                f"{runs.b.count} runs detect a gap of {unit(act.detectable)} or more")
+        options = []
+        if act.items_needed is not None:
+            options.append(f"about {act.items_needed:,} items at these runs")
+        if act.runs_needed is not None:
+            options.append(f"about {act.runs_needed:,} runs per system at these items")
+        if runs.gap == 0:
+            return [text + "; the observed gap is 0"]
+        if not options:
+            return [text + "; the observed gap needs both more items and more runs"]
+        return [text + f"; detecting the observed {observed} would take "
+                       f"{' or '.join(options)} (normal approximation)"]
+    basis = (f"its discordant items: {round_fixed(Fraction(act.basis_value) * 100, 1)}%"
+             if act.basis == "discordant" else
+             f"per-item sd of B - A: {round_fixed(Fraction(act.basis_value), 3)}")
+    text = (f"to act on it: with 80% power this set detects a gap of {unit(act.detectable)} "
+            f"or more ({basis}); ")
+    if act.items_needed is None:
+        return [text + "the observed gap is 0, which no number of items can tell from 0"]
+    return [text + f"detecting the observed {observed} would take about "
+                   f"{act.items_needed:,} items (normal approximation)"]
 
 
 def _family_text(report: Report) -> str:
@@ -6626,17 +6685,6 @@ def _runs_json(runs: RunsAnalysis, percent: bool) -> dict:
                          "shares": {"items": items, "runs_a": share_a, "runs_b": share_b}}}
 
 
-def _act_json(comparison: Comparison) -> dict | None:
-    result = comparison.analysis
-    binary = result.binary and result.design is None
-    spread = result.diff_variance + result.gap ** 2 if binary else result.diff_variance
-    return {"minimum_detectable_gap": minimum_detectable_gap(spread, result.n, result.confidence,
-                                                             binary=binary),
-            "items_to_detect_observed_gap": items_to_detect(result.gap, result.diff_variance,
-                                                            result.confidence),
-            "power": 0.8}
-
-
 def _comparison_json(report: Report) -> dict:
     first = report.comparisons[0]
     result = first.analysis
@@ -6677,7 +6725,7 @@ def _comparison_json(report: Report) -> dict:
             {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
              "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
              "verdict": c.decision.word, "decision": c.decision.to_json(),
-             "act": None if c.decision.claims else _act_json(c)}
+             "act": None if c.decision.claims else act_plan(c.analysis).to_json()}
             for c in report.comparisons]
     return body
 
@@ -6689,8 +6737,9 @@ def _comparison_markdown(report: Report) -> str:
     level = format_level(decision.level)
     simultaneous = " (simultaneous)" if decision.family > 1 else ""
     percent = all(c.analysis.percent for c in report.comparisons)
+    kind = "two-level" if any(c.analysis.runs for c in report.comparisons) else "paired"
     lines = [f"| candidate | baseline | n | candidate mean | baseline mean | gap | "
-             f"paired {level} CI{simultaneous} | test | p | p (Holm) | p (Bonferroni) | verdict |",
+             f"{kind} {level} CI{simultaneous} | test | p | p (Holm) | p (Bonferroni) | verdict |",
              "|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---|"]
     for c in report.comparisons:
         r = c.analysis

@@ -146,9 +146,19 @@ def inspect_log(model, ability, epochs, rng, levels, run_shift, task="arc_challe
         "samples": samples}
 
 
+class FixedZip(zipfile.ZipFile):
+    """A zip whose members carry one fixed date, so the example files (and the SHA-256 the
+    reports print) are the same every time they are written."""
+
+    def writestr(self, name, data, *args, **kwargs):
+        info = zipfile.ZipInfo(name, date_time=(2025, 6, 5, 14, 3, 11))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        super().writestr(info, data, *args, **kwargs)
+
+
 def write_eval_zip(path, log):
     header = {key: value for key, value in log.items() if key != "samples"}
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with FixedZip(path, "w") as archive:
         archive.writestr("_journal/start.json", json.dumps(
             {"version": 2, "eval": log["eval"], "plan": log["plan"]}, indent=2))
         summaries = []
@@ -247,7 +257,58 @@ def write_seeds():
         handle.write("\n".join(rows) + "\n")
 
 
+def write_xlsx():
+    """A spreadsheet as people keep one: a header row, the question, the two models'
+    correctness as 1/0 (numbers) and a reviewer's comment column, first sheet."""
+    rng = random.Random(31)
+    rows = [["question", "topic", "gpt_base", "gpt_tuned", "comment"]]
+    for number in range(1, 181):
+        level = rng.gauss(0, 1)
+        base = correct(rng, 0.5, level, noise=0.5)
+        tuned = correct(rng, 0.85, level, noise=0.5)
+        rows.append([f"Q{number:03d}", ("math", "law", "code")[number % 3], base, tuned,
+                     "checked" if number % 7 == 0 else ""])
+    with FixedZip(os.path.join(ROOT, "review.xlsx"), "w") as archive:
+        for name, data in xlsx_parts(rows).items():
+            archive.writestr(name, data)
+
+
+def xlsx_parts(rows):
+    """The parts of a minimal Excel workbook: first sheet, shared strings, numbers."""
+    strings, cells = [], []
+    for r, row in enumerate(rows, start=1):
+        parts = []
+        for c, value in enumerate(row):
+            ref = f"{chr(65 + c)}{r}"
+            if value == "":
+                continue
+            if isinstance(value, str):
+                strings.append(value)
+                parts.append(f'<c r="{ref}" t="s"><v>{len(strings) - 1}</v></c>')
+            else:
+                parts.append(f'<c r="{ref}"><v>{value}</v></c>')
+        cells.append(f'<row r="{r}">{"".join(parts)}</row>')
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'
+    return {
+        "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+                               'content-types"/>',
+        "xl/workbook.xml": f'<workbook {ns} {rel}><sheets><sheet name="review" sheetId="1" '
+                           'r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels":
+            '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+            'relationships"><Relationship Id="rId1" Target="worksheets/sheet1.xml" '
+            'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
+            'worksheet"/></Relationships>',
+        "xl/sharedStrings.xml": f'<sst {ns}>' + "".join(f"<si><t>{s}</t></si>"
+                                                       for s in strings) + "</sst>",
+        "xl/worksheets/sheet1.xml": f'<worksheet {ns}><sheetData>{"".join(cells)}'
+                                    '</sheetData></worksheet>',
+    }
+
+
 if __name__ == "__main__":
+    write_xlsx()
     write_lm_eval()
     write_inspect()
     write_helm()
