@@ -49,7 +49,7 @@ The default run reproduces the article's numbers (``--replays 0`` skips the
 
 Intervals are exact rationals (bootstrap statistics on n items are k/n):
 
->>> percentile_interval([Fraction(k, 10) for k in range(10)], Fraction(8, 10))
+>>> Distribution.of(range(10), 10).interval(Fraction(8, 10))
 Interval(lo=Fraction(1, 10), hi=Fraction(9, 10))
 >>> mcnemar_exact(67, 85).p_text
 '0.1677'
@@ -101,15 +101,33 @@ __version__ = "1.0.0"
 
 __all__ = [
     "ACC_A", "ACC_B", "CONFIDENCE", "CORR", "N_ITEMS", "REPLAYS", "RESAMPLES", "SEED",
-    "Analysis", "Cells", "Comparison", "Copula", "Coverage", "Design", "Distribution",
-    "Interval", "McNemar", "PermutationTest", "PowerPlan", "Progress", "Scores", "Source",
-    "Table", "ToolError", "Units", "analyze", "binom_pmf", "binomial_table_variates",
-    "binomial_variate", "binomial_variates", "bonferroni", "bootstrap", "clopper_pearson",
-    "compare_systems", "coverage", "draw_codes", "exact_intervals", "format_pts", "holm",
-    "main", "mcnemar_exact", "multinomial_variate", "paired_distribution", "parse_score",
-    "percentile_interval", "plan_accuracy", "read_runs", "read_scores_csv", "read_table",
-    "render", "resample_sums", "sign_flip_test", "simulate", "simulate_clustered",
-    "svg_histogram", "svg_power_curve", "sweep", "write_scores_csv",
+    "PERMUTATIONS", "CSV_COLUMNS",
+    "MAX_LINE_BYTES", "MAX_FIELD_CHARS", "MAX_NUMBER_CHARS", "MAX_EXPONENT", "MAX_JSON_DEPTH",
+    "MAX_ID_DIGITS", "MAX_RESAMPLES", "MAX_REPLAYS", "MAX_PERMUTATIONS", "MAX_N_ITEMS",
+    "MAX_RUNS", "MIN_HALF_WIDTH", "MAX_ARCHIVE_BYTES",
+    "EXIT_OK", "EXIT_GATE_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_INTERRUPTED",
+    "EXIT_BROKEN_PIPE", "EXIT_TERMINATED",
+    "ENGINES", "INTERVALS", "OUTPUTS",
+    "ToolError", "Settings",
+    "Copula", "Cells", "Scores", "Units", "simulate", "simulate_clustered", "simulate_runs",
+    "draw_codes", "resample_sums", "resample_each", "bootstrap", "paired_distribution",
+    "binomial_variate", "binomial_variates", "binomial_table_variates", "multinomial_variate",
+    "Interval", "Distribution", "exact_intervals", "wilson_interval", "clopper_pearson",
+    "newcombe_paired", "newcombe_unpaired",
+    "McNemar", "mcnemar_exact", "PermutationTest", "sign_flip_test", "holm", "bonferroni",
+    "binom_pmf", "student_t_cdf", "student_t_quantile",
+    "Design", "Analysis", "analyze", "RunStats", "RunsTest", "RunsAnalysis", "analyze_runs",
+    "Decision", "decide", "Gate", "Comparison", "compare_systems", "TaskComparison",
+    "TasksResult", "compare_tasks", "ActPlan", "act_plan",
+    "LedgerEntry", "LedgerNote", "LedgerSummary", "read_ledger", "append_ledger",
+    "summarize_ledger",
+    "Coverage", "coverage", "Calibration", "calibrate", "CalibrationTable",
+    "calibration_table", "PowerPlan", "exact_power", "RunsPlan", "runs_plan", "AccuracyPlan",
+    "plan_accuracy", "Sweep", "sweep",
+    "Table", "TableSpec", "RunsSpec", "ReadOptions", "Source", "read_table", "read_runs",
+    "read_scores_csv", "parse_score",
+    "Report", "render", "svg_histogram", "svg_power_curve", "write_scores_csv", "atomic_write",
+    "format_pts", "main",
 ]
 
 
@@ -125,17 +143,17 @@ REPLAYS = 1000                # coverage replays
 CONFIDENCE = Fraction("0.95")
 
 ENGINES = ("stream", "counts")                  # per-item (bit-exact) or multinomial cells
-ENGINE_CHOICES = ("auto",) + ENGINES            # auto: the fastest that draws the same thing
+_ENGINE_CHOICES = ("auto",) + ENGINES            # auto: the fastest that draws the same thing
 INTERVALS = ("percentile", "basic", "bca", "score")
-ACCURACY_INTERVALS = ("same", "wilson", "clopper-pearson")
+_ACCURACY_INTERVALS = ("same", "wilson", "clopper-pearson")
 OUTPUTS = ("text", "json", "markdown")
 CSV_COLUMNS = ("item", "system_a_correct", "system_b_correct")
 
-MCNEMAR_EXACT_LIMIT = 1000    # discordant pairs up to which McNemar is summed exactly
-EXACT_SIGN_FLIP_LIMIT = 20    # nonzero differences the sign-flip test enumerates (2**20)
+_MCNEMAR_EXACT_LIMIT = 1000    # discordant pairs up to which McNemar is summed exactly
+_EXACT_SIGN_FLIP_LIMIT = 20    # nonzero differences the sign-flip test enumerates (2**20)
 PERMUTATIONS = 10_000         # random sign patterns beyond that
-PROGRESS_DELAY = 1.0          # seconds before a progress indicator appears (terminals only)
-SHOW_IDS = 5                  # ids quoted in an error about many rows
+_PROGRESS_DELAY = 1.0          # seconds before a progress indicator appears (terminals only)
+_SHOW_IDS = 5                  # ids quoted in an error about many rows
 
 # Hard limits: beyond them the input or flag is refused in one line that names the limit.
 MAX_LINE_BYTES = 1 << 24      # one line of a CSV or JSON-lines file (16 MiB)
@@ -155,14 +173,14 @@ EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 70, 130, 141, 143
 
 # The resampling engine's tuning: results never depend on these, only speed does.
-CODE_REJECT = 255             # code of a word that randrange would reject
-MAX_CODES = 254               # distinct score rows that fit the byte-code path
-CHUNK_WORDS = 1 << 14         # words per getrandbits call (64 KiB of bytes: stays in cache)
-SELECT_MAX_BITS = 5           # low index bits resolved by a select tree (32 lookups)
-FACTOR_CACHE_LIMIT = 1_000_000  # n up to which binomial ratio factors are cached whole
-MAX_COUNTS_VALUES = 2_000     # distinct values the counts engine resamples as counts
-STREAM_BUDGET = 2 * 10 ** 8   # item draws "auto" leaves to the stream engine (a few seconds)
-SIMULATED_ITEMS_LIMIT = 10 ** 6   # "auto" simulates items one by one up to this many
+_CODE_REJECT = 255             # code of a word that randrange would reject
+_MAX_CODES = 254               # distinct score rows that fit the byte-code path
+_CHUNK_WORDS = 1 << 14         # words per getrandbits call (64 KiB of bytes: stays in cache)
+_SELECT_MAX_BITS = 5           # low index bits resolved by a select tree (32 lookups)
+_FACTOR_CACHE_LIMIT = 1_000_000  # n up to which binomial ratio factors are cached whole
+_MAX_COUNTS_VALUES = 2_000     # distinct values the counts engine resamples as counts
+_STREAM_BUDGET = 2 * 10 ** 8   # item draws "auto" leaves to the stream engine (a few seconds)
+_SIMULATED_ITEMS_LIMIT = 10 ** 6   # "auto" simulates items one by one up to this many
 
 
 class ToolError(ValueError):
@@ -172,7 +190,7 @@ class ToolError(ValueError):
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?", re.ASCII)
 
 
-def parse_number(text: str) -> Fraction | None:
+def _parse_number(text: str) -> Fraction | None:
     """An exact number from its decimal text, or None when the text is not one.
 
     ASCII digits only (an Arabic-Indic or full-width digit is not read as a
@@ -180,7 +198,7 @@ def parse_number(text: str) -> Fraction | None:
     within ``MAX_EXPONENT``, so that no number can overflow a float or cost
     a long big-integer computation; ToolError names the limit.
 
-    >>> parse_number("0.75"), parse_number("2e-1"), parse_number("x")
+    >>> _parse_number("0.75"), _parse_number("2e-1"), _parse_number("x")
     (Fraction(3, 4), Fraction(1, 5), None)
     """
     match = _NUMBER.fullmatch(text)
@@ -197,16 +215,16 @@ def parse_number(text: str) -> Fraction | None:
 
 def _shorten(text: str, limit: int = 40) -> str:
     """*text* quoted for a message: control characters escaped, long text cut."""
-    text = printable(text)
+    text = _printable(text)
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def printable(text: str) -> str:
+def _printable(text: str) -> str:
     r"""*text* with control and format characters (ANSI escapes, bidi overrides, NUL,
     line breaks) shown as backslash escapes, so that echoing a file's content can
     never move the cursor, colour the terminal or break a one-line message.
 
-    >>> printable("a\x1b[31mb\nc")
+    >>> _printable("a\x1b[31mb\nc")
     'a\\x1b[31mb\\nc'
     """
     if text.isprintable():
@@ -215,33 +233,14 @@ def printable(text: str) -> str:
                    ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
-def exact(value) -> Fraction:
-    """Return *value* as an exact Fraction; floats are read at their shortest repr.
-
-    >>> exact(0.76) - exact(0.72)
-    Fraction(1, 25)
-    >>> exact("1e-3")
-    Fraction(1, 1000)
-    """
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ToolError(f"not a finite number: {value!r}")
-        value = repr(value)
-    try:
-        result = Fraction(value)
-    except (ValueError, ZeroDivisionError, TypeError):
-        raise ToolError(f"not a number: {value!r}") from None
-    return result
-
-
-def round_fixed(value: Fraction, places: int, *, sign: bool = False) -> str:
+def _round_fixed(value: Fraction, places: int, *, sign: bool = False) -> str:
     """Format an exact value with *places* decimals, rounding half to even exactly.
 
-    >>> round_fixed(Fraction(-7, 500) * 100, 1, sign=True)
+    >>> _round_fixed(Fraction(-7, 500) * 100, 1, sign=True)
     '-1.4'
-    >>> round_fixed(Fraction(1, 40), 2)   # 0.025 -> 0.02: half to even, no float error
+    >>> _round_fixed(Fraction(1, 40), 2)   # 0.025 -> 0.02: half to even, no float error
     '0.02'
-    >>> round_fixed(Fraction(0), 1, sign=True)
+    >>> _round_fixed(Fraction(0), 1, sign=True)
     '+0.0'
     """
     scaled = round(Fraction(value) * 10 ** places)
@@ -254,13 +253,13 @@ def round_fixed(value: Fraction, places: int, *, sign: bool = False) -> str:
 
 def format_pts(gap: Fraction) -> str:
     """A gap in accuracy points with one decimal and a sign: ``+3.6 pts``."""
-    return round_fixed(gap * 100, 1, sign=True) + " pts"
+    return _round_fixed(gap * 100, 1, sign=True) + " pts"
 
 
-def format_decimal(value: Fraction) -> str:
+def _format_decimal(value: Fraction) -> str:
     """Shortest exact decimal of a terminating fraction (else 6 significant digits).
 
-    >>> format_decimal(Fraction("0.720")), format_decimal(Fraction(1, 3))
+    >>> _format_decimal(Fraction("0.720")), _format_decimal(Fraction(1, 3))
     ('0.72', '0.333333')
     """
     value = Fraction(value)
@@ -273,12 +272,12 @@ def format_decimal(value: Fraction) -> str:
     places = 0
     while (value * 10 ** places).denominator != 1:
         places += 1
-    return round_fixed(value, places) if places else str(value.numerator)
+    return _round_fixed(value, places) if places else str(value.numerator)
 
 
-def format_percent(value: Fraction) -> str:
+def _format_percent(value: Fraction) -> str:
     """A confidence level as a percentage: 0.95 -> '95%', 0.995 -> '99.5%'."""
-    return format_decimal(Fraction(value) * 100) + "%"
+    return _format_decimal(Fraction(value) * 100) + "%"
 
 
 # === Simulation ===
@@ -377,7 +376,7 @@ def simulate_runs(rng: random.Random, n_items: int, copula) -> Scores:
                                < cut + shift) for item in fixed)
             runs.append((run + 1, column))
         systems.append(tuple(runs))
-    means = [tuple(map(lambda *v: run_mean(v), *(c for _, c in runs))) for runs in systems]
+    means = [tuple(map(lambda *v: _run_mean(v), *(c for _, c in runs))) for runs in systems]
     return Scores(means[0], means[1], runs_a=systems[0], runs_b=systems[1])
 
 
@@ -754,15 +753,15 @@ def _lookup(n: int, codes: bytes | None) -> _Lookup:
     k = n.bit_length()
     if codes is None:
         return _Lookup("index", n, k)
-    reject = bytes([CODE_REJECT])
+    reject = bytes([_CODE_REJECT])
     extended = codes + reject * ((1 << k) - n)         # code of every k-bit value
     if k <= 8:
         spread = 8 - k
         table = bytes(extended[t >> spread] for t in range(256))
-        delete = bytes(t for t in range(256) if table[t] == CODE_REJECT)
+        delete = bytes(t for t in range(256) if table[t] == _CODE_REJECT)
         return _Lookup("byte", n, k, (table,), delete=delete)
     low_bits = k - 8
-    if low_bits > SELECT_MAX_BITS:
+    if low_bits > _SELECT_MAX_BITS:
         return _Lookup("gather", n, k, delete=reject, codes=extended)
     width = 1 << low_bits
     blocks = [extended[t * width:(t + 1) * width] for t in range(256)]
@@ -770,31 +769,31 @@ def _lookup(n: int, codes: bytes | None) -> _Lookup:
     if len(classes) <= 1 << (8 - low_bits):
         ids = {block: i for i, block in enumerate(classes)}
         table = bytes(ids[block] for block in blocks)
-        final = bytearray([CODE_REJECT]) * 256
+        final = bytearray([_CODE_REJECT]) * 256
         for block, i in ids.items():
             for g, code in enumerate(block):
                 final[i | g << (8 - low_bits)] = code
-        delete = bytes(key for key in range(256) if final[key] == CODE_REJECT)
+        delete = bytes(key for key in range(256) if final[key] == _CODE_REJECT)
         return _Lookup("class", n, k, (table,), bytes(final), delete)
     tables = tuple(bytes(block[g] for block in blocks) for g in range(width))
     return _Lookup("select", n, k, tables, None, reject)
 
 
-def draw_parts(rng: random.Random, lookup: _Lookup, count: int):
+def _draw_parts(rng: random.Random, lookup: _Lookup, count: int):
     """Yield the codes (or indices) of *count* accepted draws, a chunk at a time,
     consuming rng exactly as ``[rng.randrange(n) for _ in range(count)]`` would."""
     missing = count
     getrandbits = rng.getrandbits
     while missing:
-        m = min(missing, CHUNK_WORDS)
+        m = min(missing, _CHUNK_WORDS)
         part = lookup.decode(getrandbits(32 * m), m)
         missing -= len(part)
         yield part
 
 
 def draw_codes(rng: random.Random, lookup: _Lookup, count: int):
-    """All codes (bytes) or indices (list) of *count* accepted draws, as ``draw_parts``."""
-    parts = list(draw_parts(rng, lookup, count))
+    """All codes (bytes) or indices (list) of *count* accepted draws, as ``_draw_parts``."""
+    parts = list(_draw_parts(rng, lookup, count))
     if lookup.kind == "index":
         return [i for part in parts for i in part]
     return b"".join(parts)
@@ -862,7 +861,7 @@ class _SumPlan:
         if not rows:                               # one column, one plane: codes are plane bytes
             codes = bytes(digit_planes[0][0])
             summers = (_Summer(bases[0], (None,)),)
-        elif len(rows) <= MAX_CODES:               # codes are distinct rows, planes translated
+        elif len(rows) <= _MAX_CODES:               # codes are distinct rows, planes translated
             codes = bytes(rows[row] for row in zip(*columns))
             summers = tuple(_Summer(base, tuple(cls._table(codes, plane) for plane in planes))
                             for planes, base in zip(digit_planes, bases))
@@ -919,7 +918,7 @@ def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
     sums = [0] * rounds
     done = available = 0
     parts = []
-    for part in draw_parts(rng, plan.lookup, rounds * n):
+    for part in _draw_parts(rng, plan.lookup, rounds * n):
         parts.append(part)
         available += len(part)
         if available < n:
@@ -973,7 +972,7 @@ def _column_groups(columns) -> list:
     for j, column in enumerate(columns):
         if rows is not None:
             joined = [row + (value,) for row, value in zip(rows, column)]
-            if len(set(joined)) <= MAX_CODES:
+            if len(set(joined)) <= _MAX_CODES:
                 groups[-1].append(j)
                 rows = joined
                 continue
@@ -1097,7 +1096,7 @@ def _binomial_cdf_table(n: int, p: float) -> tuple:
 
 def _ratio_factors(n: int, lo: int, hi: int) -> list:
     """(n-k)/(k+1) for k in lo..hi-1: pmf(k+1)/pmf(k) of Binomial(n, 1/2)."""
-    if n <= FACTOR_CACHE_LIMIT:
+    if n <= _FACTOR_CACHE_LIMIT:
         return _all_ratio_factors(n)[lo:hi]
     return list(map(operator.truediv, range(n - lo, n - hi, -1), range(lo + 1, hi + 1)))
 
@@ -1181,17 +1180,17 @@ def _btrd_accept(n, p, k, v) -> bool:
     if v > t + rho:
         return False
     nm, nk = n - m + 1, n - k + 1
-    h = (m + 0.5) * math.log((m + 1) / (r * nm)) + stirlerr(m + 1) + stirlerr(n - m + 1)
+    h = (m + 0.5) * math.log((m + 1) / (r * nm)) + _stirlerr(m + 1) + _stirlerr(n - m + 1)
     return v <= (h + (n + 1) * math.log(nm / nk) + (k + 0.5) * math.log(nk * r / (k + 1))
-                 - stirlerr(k + 1) - stirlerr(n - k + 1))
+                 - _stirlerr(k + 1) - _stirlerr(n - k + 1))
 
 
-def counts_mean_sums(rng, hits: int, n: int, resamples: int) -> list:
+def _counts_mean_sums(rng, hits: int, n: int, resamples: int) -> list:
     """Resampled numbers of correct items: Binomial(n, hits/n), B times."""
     return binomial_table_variates(rng, n, hits / n, resamples)
 
 
-def counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
+def _counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
     """Resampled (B-only minus A-only) counts D of n draws from the observed cells.
 
     Each draw adds -1, 0 or +1 with probabilities a, b, c (A only, agreement,
@@ -1205,7 +1204,7 @@ def counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
     """
     n, agree = cells.n, cells.both + cells.neither
     if cells.a_only == 0 or cells.b_only == 0:       # D is one binomial count (or 0)
-        hits = counts_mean_sums(rng, cells.b_only or cells.a_only, n, resamples)
+        hits = _counts_mean_sums(rng, cells.b_only or cells.a_only, n, resamples)
         return hits if cells.a_only == 0 else [-x for x in hits]
     if agree * agree >= 4 * cells.a_only * cells.b_only:
         a, b, c = cells.a_only / n, agree / n, cells.b_only / n
@@ -1220,7 +1219,7 @@ def counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
     return [2 * x - t for x, t in zip(b_only, totals)]
 
 
-def value_counts_sums(rng, column, resamples: int) -> list:
+def _value_counts_sums(rng, column, resamples: int) -> list:
     """Resampled sums of an integer column with few distinct values: how many of the n
     draws land on each value is multinomial, so each resample is one multinomial draw
     (conditional binomials, the most frequent value first) -- a cost set by the number
@@ -1240,16 +1239,16 @@ def value_counts_sums(rng, column, resamples: int) -> list:
     return [t + last * l for t, l in zip(totals, left)]
 
 
-def distinct_values(scores: Scores) -> int:
+def _distinct_values(scores: Scores) -> int:
     """The most distinct values any of the counts engine's columns has (A, B, B - A)."""
     a, b = scores.ints
     return max(len(set(a)), len(set(b)), len(set(scores.units.diff)))
 
 
-def counts_unpaired_sums(rng, cells: Cells, resamples: int) -> list:
+def _counts_unpaired_sums(rng, cells: Cells, resamples: int) -> list:
     """Resampled B-correct minus A-correct counts, A and B drawn independently (A's first)."""
-    a = counts_mean_sums(rng, cells.a, cells.n, resamples)
-    b = counts_mean_sums(rng, cells.b, cells.n, resamples)
+    a = _counts_mean_sums(rng, cells.a, cells.n, resamples)
+    b = _counts_mean_sums(rng, cells.b, cells.n, resamples)
     return [y - x for x, y in zip(a, b)]
 
 
@@ -1269,34 +1268,27 @@ class Interval:
         return self.lo > 0 or self.hi < 0
 
     def __str__(self) -> str:
-        return (f"[{round_fixed(self.lo * 100, 1, sign=True)}, "
-                f"{round_fixed(self.hi * 100, 1, sign=True)}] pts")
+        return (f"[{_round_fixed(self.lo * 100, 1, sign=True)}, "
+                f"{_round_fixed(self.hi * 100, 1, sign=True)}] pts")
 
     def as_proportions(self, places: int = 3) -> str:
-        return f"[{round_fixed(self.lo, places)}, {round_fixed(self.hi, places)}]"
+        return f"[{_round_fixed(self.lo, places)}, {_round_fixed(self.hi, places)}]"
 
     def to_json(self) -> list:
         return [float(self.lo), float(self.hi)]
 
 
-def percentile_indices(rounds: int, confidence) -> tuple:
+def _percentile_indices(rounds: int, confidence) -> tuple:
     """Indices of the interval ends among *rounds* sorted statistics.
 
     ``q = (1 - c) / 2`` in exact arithmetic; the ends are the order statistics
     at ``floor(q*B)`` and ``floor((1-q)*B)`` (0-based), the article's rule.
 
-    >>> percentile_indices(2000, Fraction("0.95"))
+    >>> _percentile_indices(2000, Fraction("0.95"))
     (50, 1950)
     """
     q = (1 - Fraction(confidence)) / 2
     return math.floor(q * rounds), math.floor((1 - q) * rounds)
-
-
-def percentile_interval(stats, confidence) -> Interval:
-    """The percentile bootstrap interval of *stats* (any exactly comparable values)."""
-    ordered = sorted(stats)
-    lo, hi = percentile_indices(len(ordered), confidence)
-    return Interval(Fraction(ordered[lo]), Fraction(ordered[hi]))
 
 
 @dataclass(frozen=True)
@@ -1323,7 +1315,7 @@ class Distribution:
         """The spacing the statistic lives on (1/denominator), or None for ratios."""
         return Fraction(1, self.denominator) if isinstance(self.sums[0], int) else None
 
-    def interval(self, confidence, method: str = "percentile", estimate=None,
+    def interval(self, confidence, rule: str = "percentile", estimate=None,
                  jackknife=None) -> Interval:
         """The bootstrap interval by the percentile, basic or BCa rule.
 
@@ -1332,47 +1324,47 @@ class Distribution:
         bca: order statistics at floor(a1*B), floor(a2*B), where
         ``a = Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for z = Phi^-1(q), Phi^-1(1-q);
         z0 from the share of resamples below the estimate (ties count half),
-        acc from the jackknife (``acceleration``).
+        acc from the jackknife (``_acceleration``).
         """
-        lo, hi = self.end_indices(confidence, method, estimate, jackknife)
-        if method == "basic":
+        lo, hi = self.end_indices(confidence, rule, estimate, jackknife)
+        if rule == "basic":
             return Interval(2 * estimate - self.value(hi), 2 * estimate - self.value(lo))
         return Interval(self.value(lo), self.value(hi))
 
-    def end_indices(self, confidence, method="percentile", estimate=None, jackknife=None):
+    def end_indices(self, confidence, rule="percentile", estimate=None, jackknife=None):
         size = len(self.sums)
-        if method != "bca":
-            return percentile_indices(size, confidence)
+        if rule != "bca":
+            return _percentile_indices(size, confidence)
         if self.sums[0] == self.sums[-1]:
             raise ToolError("BCa is undefined here: every bootstrap resample gives the same "
                             "value (use --interval percentile)")
         scaled = estimate * self.denominator
         below = bisect.bisect_left(self.sums, scaled)
         ties = bisect.bisect_right(self.sums, scaled) - below
-        levels = bca_levels(Fraction(2 * below + ties, 2 * size), jackknife, confidence)
+        levels = _bca_levels(Fraction(2 * below + ties, 2 * size), jackknife, confidence)
         return tuple(min(size - 1, max(0, math.floor(level * size))) for level in levels)
 
-    def end_errors(self, confidence, method="percentile", estimate=None, jackknife=None):
+    def end_errors(self, confidence, rule="percentile", estimate=None, jackknife=None):
         """Monte Carlo error of the two interval ends: half the spread of the order
         statistics whose rank is within 1.96 binomial standard deviations of the end's
         (the rank of a quantile among B draws is Binomial(B, q))."""
         size = len(self.sums)
         errors = []
-        for index in self.end_indices(confidence, method, estimate, jackknife):
+        for index in self.end_indices(confidence, rule, estimate, jackknife):
             q = min(max(index, 1), size - 1) / size
             spread = math.ceil(1.96 * math.sqrt(size * q * (1 - q)))
             low, high = max(0, index - spread), min(size - 1, index + spread)
             errors.append((self.value(high) - self.value(low)) / 2)
-        return tuple(errors) if method != "basic" else tuple(reversed(errors))
+        return tuple(errors) if rule != "basic" else tuple(reversed(errors))
 
 
 # --- Monte Carlo advice: how many resamples fix the printed digit ---
 
 @dataclass(frozen=True)
-class Advice:
+class _Advice:
     """What to do about the Monte Carlo error of the gap intervals' ends.
 
-    ``exact``: 0/1 items -- the exact bootstrap (--exact) removes it at no cost.
+    ``_exact``: 0/1 items -- the exact bootstrap (--exact) removes it at no cost.
     ``resamples``: this many resamples hold every printed end to its last digit
     in 99 runs of 100.  ``boundary``: an end sits on the edge between two printed
     values, where no number of resamples settles its last digit.
@@ -1383,7 +1375,7 @@ class Advice:
     resamples: int | None = None
 
 
-def resamples_to_fix(dist: Distribution, index: int, value, step: Fraction) -> int | None:
+def _resamples_to_fix(dist: Distribution, index: int, value, step: Fraction) -> int | None:
     """Resamples that keep the end at *index* printing the same value (to *step*) in 99 of
     100 runs: the printed value holds while the end's quantile stays inside the run of
     resamples that round to it, so B must make the quantile's binomial spread
@@ -1425,7 +1417,7 @@ def _run_edge(start: int, direction: int, same, size: int) -> int:
     return good
 
 
-def mc_advice(analysis) -> Advice | None:
+def _mc_advice(analysis) -> _Advice | None:
     """Advice when a gap interval's end moves by more than the last printed digit from seed
     to seed; None when it does not (or the ends are exact)."""
     if analysis.exact is not None:
@@ -1436,20 +1428,20 @@ def mc_advice(analysis) -> Advice | None:
     if worst <= step:
         return None
     if analysis.cells is not None:
-        return Advice("exact", worst)
+        return _Advice("exact", worst)
     needed = []
     for name in ("paired", "unpaired"):
-        method = analysis.methods[name]
+        rule = analysis.rules[name]
         dist, jack = analysis.distributions[name], (analysis.jackknives or {}).get(name)
-        ends = dist.end_indices(analysis.confidence, method, analysis.gap, jack)
+        ends = dist.end_indices(analysis.confidence, rule, analysis.gap, jack)
         for index in ends:
-            value = (lambda k: 2 * analysis.gap - dist.value(k)) if method == "basic" \
+            value = (lambda k: 2 * analysis.gap - dist.value(k)) if rule == "basic" \
                 else dist.value
-            needed.append(resamples_to_fix(dist, index, value, step))
+            needed.append(_resamples_to_fix(dist, index, value, step))
     if None in needed or max(needed) > MAX_RESAMPLES:
-        return Advice("boundary", worst)
+        return _Advice("boundary", worst)
     most = _nice_up(max(needed))
-    return None if most <= analysis.resamples else Advice("resamples", worst, most)
+    return None if most <= analysis.resamples else _Advice("resamples", worst, most)
 
 
 def _nice_up(value: float) -> int:
@@ -1458,7 +1450,7 @@ def _nice_up(value: float) -> int:
     return math.ceil(value / 10 ** digits) * 10 ** digits
 
 
-def bca_levels(share, jackknife, confidence) -> tuple:
+def _bca_levels(share, jackknife, confidence) -> tuple:
     """BCa's two adjusted percentile levels: ``Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for
     z = Phi^-1(q) and Phi^-1(1 - q), z0 = Phi^-1(share of resamples below the estimate,
     ties half), acc from the jackknife.  ToolError where BCa is undefined."""
@@ -1466,7 +1458,7 @@ def bca_levels(share, jackknife, confidence) -> tuple:
         raise ToolError("BCa is undefined here: every bootstrap resample lies on one side "
                         "of the estimate (use --interval percentile)")
     normal = NormalDist()
-    z0, acc = normal.inv_cdf(float(share)), acceleration(jackknife)
+    z0, acc = normal.inv_cdf(float(share)), _acceleration(jackknife)
     q = float(1 - Fraction(confidence)) / 2
     levels = []
     for z in (normal.inv_cdf(q), normal.inv_cdf(1 - q)):
@@ -1478,11 +1470,11 @@ def bca_levels(share, jackknife, confidence) -> tuple:
     return tuple(levels)
 
 
-def acceleration(jackknife) -> float:
+def _acceleration(jackknife) -> float:
     """BCa's acceleration from jackknife values given as {value: count}:
     ``sum (m - t)^3 / (6 * (sum (m - t)^2)^1.5)`` with m their mean, exact sums.
 
-    >>> acceleration({Fraction(0): 3, Fraction(1): 1})
+    >>> _acceleration({Fraction(0): 3, Fraction(1): 1})
     -0.09622504486493763
     """
     total = sum(jackknife.values())
@@ -1495,7 +1487,7 @@ def acceleration(jackknife) -> float:
     return float(cube) / (6 * float(square) ** 1.5)
 
 
-def jackknife(groups: dict, which: str, scale: int = 1) -> dict:
+def _jackknife(groups: dict, which: str, scale: int = 1) -> dict:
     """Leave-one-unit-out estimates as {value: count}, from the units grouped as
     {(a, b, size): count} -- identical units give identical estimates, so 0/1
     items need at most four (``Units.groups``, ``Cells.groups``).
@@ -1505,7 +1497,7 @@ def jackknife(groups: dict, which: str, scale: int = 1) -> dict:
     are still left out one at a time across all strata, the usual
     approximation for a stratified BCa.
 
-    >>> jackknife(Cells(1, 1, 0, 2).groups(), "paired")    # gap -1/4 on 4 items
+    >>> _jackknife(Cells(1, 1, 0, 2).groups(), "paired")    # gap -1/4 on 4 items
     {Fraction(-1, 3): 3, Fraction(0, 1): 1}
     """
     total_a = sum(a * count for (a, _, _), count in groups.items())
@@ -1554,7 +1546,7 @@ def exact_intervals(cells: Cells, confidence) -> dict:
     unpaired = Interval(*(Fraction(_difference_quantile(n, cells.a, cells.b, e), n)
                           for e in ends))
     return {"a": quantiles(*_hits_cdf(n, cells.a)), "b": quantiles(*_hits_cdf(n, cells.b)),
-            "paired": quantiles(*paired_gap_cdf(cells)), "unpaired": unpaired}
+            "paired": quantiles(*_paired_gap_cdf(cells)), "unpaired": unpaired}
 
 
 def _hits_cdf(n: int, hits: int) -> tuple:
@@ -1568,7 +1560,7 @@ def _pmf(cdf) -> list:
     return [cdf[0]] + list(map(operator.sub, cdf[1:], cdf))
 
 
-def paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
+def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
     """(lo, cumulative probabilities of D = lo, lo+1, ...) for D = B-only minus A-only
     count among n draws from the observed cells.
 
@@ -1669,18 +1661,18 @@ def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str
     """
     if engine == "counts" and scores.binary:
         cells = scores.cells()
-        sums = {"a": counts_mean_sums(rng, cells.a, cells.n, resamples),
-                "b": counts_mean_sums(rng, cells.b, cells.n, resamples),
-                "paired": counts_paired_sums(rng, cells, resamples),
-                "unpaired": counts_unpaired_sums(rng, cells, resamples)}
+        sums = {"a": _counts_mean_sums(rng, cells.a, cells.n, resamples),
+                "b": _counts_mean_sums(rng, cells.b, cells.n, resamples),
+                "paired": _counts_paired_sums(rng, cells, resamples),
+                "unpaired": _counts_unpaired_sums(rng, cells, resamples)}
         return {key: Distribution.of(value, cells.n) for key, value in sums.items()}
     if engine == "counts":                    # real scores: counts over the distinct values
         a, b = scores.ints
         diff = scores.units.diff
-        sums = {"a": value_counts_sums(rng, a, resamples),
-                "b": value_counts_sums(rng, b, resamples),
-                "paired": value_counts_sums(rng, diff, resamples)}
-        first, second = value_counts_sums(rng, a, resamples), value_counts_sums(rng, b, resamples)
+        sums = {"a": _value_counts_sums(rng, a, resamples),
+                "b": _value_counts_sums(rng, b, resamples),
+                "paired": _value_counts_sums(rng, diff, resamples)}
+        first, second = _value_counts_sums(rng, a, resamples), _value_counts_sums(rng, b, resamples)
         sums["unpaired"] = [y - x for x, y in zip(first, second)]
         return {key: Distribution.of(value, scores.n * scores.scale)
                 for key, value in sums.items()}
@@ -1727,7 +1719,7 @@ def paired_distribution(rng: random.Random, data, resamples: int, engine: str = 
     """The paired bootstrap distribution alone (the coverage loop's): *data* is
     Scores for the stream engine, Cells for the counts engine."""
     if engine == "counts":
-        return Distribution.of(counts_paired_sums(rng, data, resamples), data.n)
+        return Distribution.of(_counts_paired_sums(rng, data, resamples), data.n)
     units = data.units
     return Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, data.scale))
 
@@ -1753,13 +1745,13 @@ class McNemar:
 
     @property
     def p_text(self) -> str:
-        return format_p(self.p)
+        return _format_p(self.p)
 
 
-def format_p(p: float) -> str:
+def _format_p(p: float) -> str:
     """Four decimals, or scientific notation below 0.0001.
 
-    >>> format_p(0.16771), format_p(3.2e-12), format_p(0.0)
+    >>> _format_p(0.16771), _format_p(3.2e-12), _format_p(0.0)
     ('0.1677', '3.2e-12', '<1e-300')
     """
     if p == 0:
@@ -1767,20 +1759,20 @@ def format_p(p: float) -> str:
     return f"{p:.4f}" if p >= 0.0001 else f"{p:.2g}"
 
 
-def p_equals(p: float) -> str:
+def _p_equals(p: float) -> str:
     """``p=0.1677``, or ``p<1e-300`` when the p-value underflows.
 
-    >>> p_equals(0.16771), p_equals(0.0)
+    >>> _p_equals(0.16771), _p_equals(0.0)
     ('p=0.1677', 'p<1e-300')
     """
-    text = format_p(p)
+    text = _format_p(p)
     return "p" + (text if text.startswith("<") else "=" + text)
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
     """Exact two-sided McNemar test: ``min(1, 2 * P(Binomial(b+c, 1/2) <= min(b, c)))``.
 
-    Summed as an exact rational up to ``MCNEMAR_EXACT_LIMIT`` discordant
+    Summed as an exact rational up to ``_MCNEMAR_EXACT_LIMIT`` discordant
     pairs; beyond, the binomial tail is summed from Loader's saddle-point
     probabilities (relative error below 1e-12, no big-integer powers).
 
@@ -1791,10 +1783,10 @@ def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
     k = min(a_only, b_only)
     if n == 0:
         return McNemar(a_only, b_only, 1.0)
-    if n <= MCNEMAR_EXACT_LIMIT:
+    if n <= _MCNEMAR_EXACT_LIMIT:
         tail = Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n)
         return McNemar(a_only, b_only, float(min(Fraction(1), 2 * tail)))
-    return McNemar(a_only, b_only, min(1.0, 2 * binom_cdf_lower(k, n, 0.5)))
+    return McNemar(a_only, b_only, min(1.0, 2 * _binom_cdf_lower(k, n, 0.5)))
 
 
 def _stirlerr_table(size: int) -> list:
@@ -1815,7 +1807,7 @@ def _stirlerr_table(size: int) -> list:
 _STIRLERR = _stirlerr_table(16)
 
 
-def stirlerr(k: int) -> float:
+def _stirlerr(k: int) -> float:
     """The Stirling-formula error log(k!) - log(sqrt(2 pi k) (k/e)^k), k >= 1."""
     if k < len(_STIRLERR):
         return _STIRLERR[k]
@@ -1858,7 +1850,7 @@ def binom_pmf(k: int, n: int, p: float) -> float:
         return math.exp(n * math.log1p(-p)) if p < 0.5 else q ** n
     if k == n:
         return p ** n
-    lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - _bd0(k, n * p) - _bd0(n - k, n * q)
+    lc = _stirlerr(n) - _stirlerr(k) - _stirlerr(n - k) - _bd0(k, n * p) - _bd0(n - k, n * q)
     return math.exp(lc) * math.sqrt(n / (2 * math.pi * k * (n - k)))
 
 
@@ -1866,7 +1858,7 @@ def _log_beta(a: float, b: float) -> float:
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
 
-def incomplete_beta(x: float, a: float, b: float) -> float:
+def _incomplete_beta(x: float, a: float, b: float) -> float:
     """The regularized incomplete beta function I_x(a, b), by Lentz's continued fraction
     (the symmetric form where it converges fast)."""
     if x <= 0:
@@ -1874,7 +1866,7 @@ def incomplete_beta(x: float, a: float, b: float) -> float:
     if x >= 1:
         return 1.0
     if x > (a + 1) / (a + b + 2):
-        return 1.0 - incomplete_beta(1 - x, b, a)
+        return 1.0 - _incomplete_beta(1 - x, b, a)
     front = math.exp(a * math.log(x) + b * math.log1p(-x) - _log_beta(a, b)) / a
     tiny = 1e-300
     c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
@@ -1901,7 +1893,7 @@ def student_t_cdf(t: float, df: float) -> float:
     """
     if math.isinf(df):
         return NormalDist().cdf(t)
-    tail = 0.5 * incomplete_beta(df / (df + t * t), df / 2, 0.5)
+    tail = 0.5 * _incomplete_beta(df / (df + t * t), df / 2, 0.5)
     return 1.0 - tail if t > 0 else tail
 
 
@@ -1926,7 +1918,7 @@ def student_t_quantile(p: float, df: float) -> float:
     return (low + high) / 2
 
 
-def binom_cdf_lower(k: int, n: int, p: float) -> float:
+def _binom_cdf_lower(k: int, n: int, p: float) -> float:
     """P(Binomial(n, p) <= k) for k at or below the mean, summed down from k."""
     term = binom_pmf(k, n, p)
     total = 0.0
@@ -1962,11 +1954,11 @@ class PermutationTest:
 
     @property
     def p_text(self) -> str:
-        return format_p(self.p)
+        return _format_p(self.p)
 
 
 def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, *,
-                   exact_limit: int = EXACT_SIGN_FLIP_LIMIT, progress=None,
+                   exact_limit: int = _EXACT_SIGN_FLIP_LIMIT, progress=None,
                    counts: bool = False) -> PermutationTest:
     """The paired sign-flip test on integer differences (scores scaled to integers).
 
@@ -2086,7 +2078,7 @@ class Design:
                 "strata": None if self.strata is None else list(self.strata)}
 
 
-def design_of(scores: Scores) -> Design | None:
+def _design_of(scores: Scores) -> Design | None:
     """The design summary of clustered or stratified scores (None for plain items)."""
     units = scores.units
     if units.simple:
@@ -2142,8 +2134,8 @@ class Settings:
 
     def __post_init__(self):
         object.__setattr__(self, "confidence", Fraction(self.confidence))
-        for name, allowed in (("interval", INTERVALS), ("engine", ENGINE_CHOICES),
-                              ("accuracy_interval", ACCURACY_INTERVALS)):
+        for name, allowed in (("interval", INTERVALS), ("engine", _ENGINE_CHOICES),
+                              ("accuracy_interval", _ACCURACY_INTERVALS)):
             if getattr(self, name) not in allowed:
                 raise ToolError(f"{name} must be one of {', '.join(allowed)}; got "
                                 f"{getattr(self, name)!r}")
@@ -2156,10 +2148,10 @@ class Settings:
                                 f"got {value!r}")
         if not (0 < self.confidence < 1 and 0 < float(self.confidence) < 1):
             raise ToolError(f"confidence must lie strictly between 0 and 1; got "
-                            f"{format_decimal(self.confidence)}")
+                            f"{_format_decimal(self.confidence)}")
 
 
-def settings_of(settings: Settings | None, options: dict) -> Settings:
+def _settings_of(settings: Settings | None, options: dict) -> Settings:
     """The one Settings record of a library call: given whole, or made from keywords."""
     if settings is not None and options:
         raise ToolError(f"give Settings or keywords, not both ({', '.join(options)})")
@@ -2172,12 +2164,12 @@ def _interval_of_floats(low: float, high: float) -> Interval:
     return Interval(Fraction(low), Fraction(high))
 
 
-def wilson(hits: int, n: int, confidence) -> Interval:
+def _wilson(hits: int, n: int, confidence) -> Interval:
     """Wilson's score interval for one accuracy, hits of n (exact ends of the floats)."""
     return _interval_of_floats(*wilson_interval(hits, n, confidence))
 
 
-def clopper_pearson_interval(hits: int, n: int, confidence) -> Interval:
+def _clopper_pearson_interval(hits: int, n: int, confidence) -> Interval:
     """The exact (Clopper-Pearson) interval for one accuracy: at 30 of 30 it is
     [0.884, 1], the two-sided form of the rule of three."""
     return _interval_of_floats(*clopper_pearson(hits, n, confidence))
@@ -2231,30 +2223,30 @@ def newcombe_unpaired(hits_a: int, hits_b: int, n: int, confidence) -> Interval:
                     gap + Fraction(math.sqrt((ub - pb) ** 2 + (pa - la) ** 2)))
 
 
-def clamp(interval: Interval, low, high) -> Interval:
+def _clamp(interval: Interval, low, high) -> Interval:
     """The interval cut to [low, high] (a basic interval can pass 1)."""
     return Interval(min(max(interval.lo, low), high), max(min(interval.hi, high), low))
 
 
-def gap_intervals(dist: Distribution, estimate: Fraction, confidence, methods, *,
+def _gap_intervals(dist: Distribution, estimate: Fraction, confidence, rules, *,
                   groups=None, scale: int = 1, cells: Cells | None = None,
                   proportions: bool = True) -> dict:
-    """The paired gap's interval by each method in *methods* ({method: Interval}, None
+    """The paired gap's interval by each rule in *rules* ({rule: Interval}, None
     where it is undefined: BCa on a degenerate distribution, score without a 2x2 table).
     Draws nothing: the coverage loop and calibration measure every rule on the same
     replays this way."""
     out = {}
-    for method in methods:
-        if method == "score":
-            out[method] = None if cells is None else newcombe_paired(cells, confidence)
+    for rule in rules:
+        if rule == "score":
+            out[rule] = None if cells is None else newcombe_paired(cells, confidence)
             continue
         try:
-            jack = jackknife(groups, "paired", scale) if method == "bca" else None
-            interval = dist.interval(confidence, method, estimate, jack)
+            jack = _jackknife(groups, "paired", scale) if rule == "bca" else None
+            interval = dist.interval(confidence, rule, estimate, jack)
         except ToolError:
-            out[method] = None
+            out[rule] = None
             continue
-        out[method] = clamp(interval, -1, 1) if proportions else interval
+        out[rule] = _clamp(interval, -1, 1) if proportions else interval
     return out
 
 
@@ -2289,7 +2281,7 @@ class Analysis:
     jackknives: dict | None = None      # BCa's leave-one-out values, per interval
     diff_variance: Fraction = Fraction(0)   # per-unit variance of B - A (for planning)
     calibration: Calibration | None = None
-    methods: dict | None = None   # the rule behind each interval (after any fallback)
+    rules: dict | None = None   # the rule behind each interval (after any fallback)
     runs: RunsAnalysis | None = None    # several runs per system: the two-level analysis
 
     @property
@@ -2315,13 +2307,13 @@ class Analysis:
         confidence = Fraction(confidence)
         if confidence == self.confidence:
             return self.paired
-        method = (self.methods or {}).get("paired", self.interval)
-        if method == "score":
+        rule = (self.rules or {}).get("paired", self.interval)
+        if rule == "score":
             return newcombe_paired(self.cells, confidence)
         dist = self.paired_distribution
         jack = (self.jackknives or {}).get("paired")
-        interval = dist.interval(confidence, method, self.gap, jack)
-        return clamp(interval, -1, 1) if self.percent else interval
+        interval = dist.interval(confidence, rule, self.gap, jack)
+        return _clamp(interval, -1, 1) if self.percent else interval
 
 
 def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None, *,
@@ -2336,8 +2328,8 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     sign flips; then the calibration replays.  McNemar (0/1 items) draws nothing.
     *progress*, if given, is called as ``progress(done, total)``.
     """
-    settings = settings_of(settings, options)
-    engine = choose_engine(settings.engine, scores, settings.resamples)
+    settings = _settings_of(settings, options)
+    engine = _choose_engine(settings.engine, scores, settings.resamples)
     settings = dataclasses.replace(settings, engine=engine)
     _check_applicable(scores, settings)
     confidence = settings.confidence
@@ -2348,7 +2340,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     dists = bootstrap(rng, scores, settings.resamples, engine=settings.engine,
                       progress=resampling)
     cells = scores.cells() if plain_binary else None
-    intervals, errors, methods, notes, jacks = _intervals(scores, dists, settings, cells)
+    made = _intervals(scores, dists, settings, cells)
     mcnemar = runs = None
     if scores.runs_a is not None:
         runs = _analyze_score_runs(rng, scores, settings, permuting)
@@ -2360,24 +2352,24 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
                               counts=settings.engine == "counts")
     calibration = None
     if settings.calibration and plain_binary and runs is None:
-        replays = settings.calibration if scores.n <= CALIBRATION_LARGE_N else \
-            min(settings.calibration, CALIBRATION_LARGE_REPLAYS)
-        calibration = calibrate(rng, cells, confidence, methods["paired"],
+        replays = settings.calibration if scores.n <= _CALIBRATION_LARGE_N else \
+            min(settings.calibration, _CALIBRATION_LARGE_REPLAYS)
+        calibration = calibrate(rng, cells, confidence, made.rules["paired"],
                                 min(settings.resamples, RESAMPLES), replays,
                                 progress=calibrating)
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
-        ci_a=intervals["a"], ci_b=intervals["b"], paired=intervals["paired"],
-        unpaired=intervals["unpaired"], mcnemar=mcnemar, resamples=settings.resamples,
+        ci_a=made.intervals["a"], ci_b=made.intervals["b"], paired=made.intervals["paired"],
+        unpaired=made.intervals["unpaired"], mcnemar=mcnemar, resamples=settings.resamples,
         confidence=confidence, paired_distribution=dists["paired"], engine=settings.engine,
-        test=test, percent=scores.proportions, interval=settings.interval, errors=errors,
+        test=test, percent=scores.proportions, interval=settings.interval, errors=made.errors,
         exact=exact_intervals(cells, confidence) if settings.exact else None,
-        design=design_of(scores), binary=scores.binary, notes=tuple(notes), cells=cells,
-        distributions=dists, jackknives=jacks, diff_variance=_diff_variance(scores),
-        calibration=calibration, methods=methods, runs=runs)
+        design=_design_of(scores), binary=scores.binary, notes=made.notes, cells=cells,
+        distributions=dists, jackknives=made.jackknives, diff_variance=_diff_variance(scores),
+        calibration=calibration, rules=made.rules, runs=runs)
 
 
-def choose_engine(requested: str, scores: Scores, resamples: int) -> str:
+def _choose_engine(requested: str, scores: Scores, resamples: int) -> str:
     """The engine "auto" picks for one comparison: the stream engine (bit-exact with the
     article's listing) whenever its work is small -- at most STREAM_BUDGET item draws, a
     few seconds -- or the design needs it (clusters, strata); else the counts engine,
@@ -2385,20 +2377,20 @@ def choose_engine(requested: str, scores: Scores, resamples: int) -> str:
     scores with at most MAX_COUNTS_VALUES distinct values)."""
     if requested != "auto":
         return requested
-    if not scores.units.simple or 5 * resamples * scores.n <= STREAM_BUDGET:
+    if not scores.units.simple or 5 * resamples * scores.n <= _STREAM_BUDGET:
         return "stream"
-    if scores.binary or distinct_values(scores) <= MAX_COUNTS_VALUES:
+    if scores.binary or _distinct_values(scores) <= _MAX_COUNTS_VALUES:
         return "counts"
     return "stream"
 
 
-def coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
+def _coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
                     resamples: int) -> str:
     """The engine "auto" picks for a coverage loop: the stream engine at the article's size
     or below, or when the whole loop is small; the counts engine otherwise."""
     if requested != "auto":
         return requested
-    if copula.clustered or n_items <= N_ITEMS or replays * resamples * n_items <= STREAM_BUDGET:
+    if copula.clustered or n_items <= N_ITEMS or replays * resamples * n_items <= _STREAM_BUDGET:
         return "stream"
     return "counts"
 
@@ -2426,9 +2418,9 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
                 "--exact" if settings.exact else "--accuracy-interval")
         raise ToolError(f"{what} needs 0/1 scores; these are real-valued")
     if settings.engine == "counts" and not scores.binary and \
-            distinct_values(scores) > MAX_COUNTS_VALUES:
+            _distinct_values(scores) > _MAX_COUNTS_VALUES:
         raise ToolError(f"the counts engine resamples counts over distinct values; these scores "
-                        f"have {distinct_values(scores):,} (at most {MAX_COUNTS_VALUES:,}): "
+                        f"have {_distinct_values(scores):,} (at most {_MAX_COUNTS_VALUES:,}): "
                         "use --engine stream")
     if not scores.units.simple and (settings.interval == "score" or settings.exact
                                     or settings.engine == "counts"):
@@ -2437,67 +2429,90 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
         raise ToolError(f"{what} covers plain items; it does not apply with clusters or strata")
 
 
-def _intervals(scores: Scores, dists: dict, settings: Settings, cells) -> tuple:
+@dataclass(frozen=True)
+class _Made:
+    """One interval as made: the interval, the rule that made it (a fallback shows here) and
+    the note that says why, when the rule asked for was not used."""
+
+    interval: Interval
+    rule: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class _IntervalSet:
+    """The four intervals of a comparison (keys ``a``, ``b``, ``paired``, ``unpaired``), each
+    with its Monte Carlo error, the rule used and the jackknife BCa read; notes in words."""
+
+    intervals: dict
+    errors: dict
+    rules: dict
+    notes: tuple
+    jackknives: dict
+
+
+def _intervals(scores: Scores, dists: dict, settings: Settings, cells) -> _IntervalSet:
     """Each interval by the chosen rule, with the fallbacks a careful reader expects:
     an undefined BCa interval falls back to the percentile one, a per-system interval
     of zero width on 0/1 scores (every item right, or every item wrong) to the exact
     Clopper-Pearson one -- each said in a note; proportions stay within [0, 1]."""
-    confidence, method = settings.confidence, settings.interval
+    confidence, rule = settings.confidence, settings.interval
     estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
                  "unpaired": scores.mean_b - scores.mean_a}
-    groups = scores.units.groups() if method == "bca" else None
-    intervals, errors, methods, notes, jacks = {}, {}, {}, [], {}
+    groups = scores.units.groups() if rule == "bca" else None
+    intervals, errors, rules, notes, jacks = {}, {}, {}, [], {}
     labels = {"a": "A's interval", "b": "B's interval", "paired": "the paired interval",
               "unpaired": "the unpaired interval"}
     for name, dist in dists.items():
-        chosen = method if name in ("paired", "unpaired") or settings.accuracy_interval == \
+        chosen = rule if name in ("paired", "unpaired") or settings.accuracy_interval == \
             "same" else settings.accuracy_interval
-        jack = jackknife(groups, name, scores.scale) if chosen == "bca" else None
-        interval, used, why = _one_interval(name, chosen, dist, estimates[name], jack,
-                                            confidence, scores, cells)
-        if why:
-            notes.append(f"{labels[name]}: {why}")
+        jack = _jackknife(groups, name, scores.scale) if chosen == "bca" else None
+        made = _one_interval(name, chosen, dist, estimates[name], jack, confidence, scores,
+                             cells)
+        interval, used = made.interval, made.rule
+        if made.note:
+            notes.append(f"{labels[name]}: {made.note}")
         low, high = (0, 1) if name in ("a", "b") else (-1, 1)
-        intervals[name] = clamp(interval, low, high) if scores.proportions else interval
-        methods[name], jacks[name] = used, jack if used == "bca" else None
+        intervals[name] = _clamp(interval, low, high) if scores.proportions else interval
+        rules[name], jacks[name] = used, jack if used == "bca" else None
         errors[name] = (Fraction(0), Fraction(0)) if used in _UNRESAMPLED else \
             dist.end_errors(confidence, used, estimates[name], jack)
-    return intervals, errors, methods, notes, jacks
+    return _IntervalSet(intervals, errors, rules, tuple(notes), jacks)
 
 
 _UNRESAMPLED = ("score", "wilson", "clopper-pearson")
 
 
-def _one_interval(name, method, dist, estimate, jack, confidence, scores, cells) -> tuple:
-    """``(interval, rule used, note)`` for one of the four intervals."""
-    if method in _UNRESAMPLED:
-        return _score_interval(name, method, confidence, scores), method, ""
+def _one_interval(name, rule, dist, estimate, jack, confidence, scores, cells) -> _Made:
+    """One of the four intervals, by *method* or the fallback it needs."""
+    if rule in _UNRESAMPLED:
+        return _Made(_score_interval(name, rule, confidence, scores), rule)
     why = ""
     try:
-        interval = dist.interval(confidence, method, estimate, jack)
+        interval = dist.interval(confidence, rule, estimate, jack)
     except ToolError as err:               # BCa undefined: say why, show the percentile one
         reason = str(err).split(": ", 1)[-1].split(" (use")[0]
         why = f"BCa is undefined ({reason}); the percentile interval is shown"
-        method, interval = "percentile", dist.interval(confidence)
+        rule, interval = "percentile", dist.interval(confidence)
     hits = sum(scores.ints[0 if name == "a" else 1]) if name in ("a", "b") else None
     if scores.binary and hits in (0, scores.n):
         what = "every item right" if hits == scores.n else "every item wrong"
-        return (clopper_pearson_interval(hits, scores.n, confidence), "clopper-pearson",
-                f"the bootstrap cannot vary {hits}/{scores.n} ({what}); the exact "
-                "Clopper-Pearson interval is shown")
-    return interval, method, why
+        return _Made(_clopper_pearson_interval(hits, scores.n, confidence), "clopper-pearson",
+                     f"the bootstrap cannot vary {hits}/{scores.n} ({what}); the exact "
+                     "Clopper-Pearson interval is shown")
+    return _Made(interval, rule, why)
 
 
-def _score_interval(name, method, confidence, scores) -> Interval:
+def _score_interval(name, rule, confidence, scores) -> Interval:
     cells = scores.cells()
     if name == "paired":
         return newcombe_paired(cells, confidence)
     if name == "unpaired":
         return newcombe_unpaired(cells.a, cells.b, cells.n, confidence)
     hits = cells.a if name == "a" else cells.b
-    if method == "clopper-pearson":
-        return clopper_pearson_interval(hits, cells.n, confidence)
-    return wilson(hits, cells.n, confidence)
+    if rule == "clopper-pearson":
+        return _clopper_pearson_interval(hits, cells.n, confidence)
+    return _wilson(hits, cells.n, confidence)
 
 
 def _diff_variance(scores: Scores) -> Fraction:
@@ -2567,7 +2582,7 @@ class RunsTest:
 
     @property
     def p_text(self) -> str:
-        return format_p(self.p)
+        return _format_p(self.p)
 
 
 @dataclass(frozen=True)
@@ -2703,8 +2718,8 @@ def _run_variance(runs, n: int, scale: int) -> float:
 
 # --- One verdict, made once ---
 
-VERDICTS = ("better", "worse", "cannot tell", "borderline", "unreliable")
-MIN_CLUSTERS = 30              # fewer clusters: a cluster bootstrap's interval is not trusted
+_VERDICTS = ("better", "worse", "cannot tell", "borderline", "unreliable")
+_MIN_CLUSTERS = 30              # fewer clusters: a cluster bootstrap's interval is not trusted
 
 
 @dataclass(frozen=True)
@@ -2748,17 +2763,17 @@ def decide(analysis: Analysis, family: int = 1, p=None, margin=None) -> Decision
         analysis.paired_at(level)
     p = analysis.p if p is None else p
     clusters = analysis.design.clusters if analysis.design is not None else None
-    word = verdict_word(interval, p, alpha, clusters)
-    gate = None if margin is None else Gate(Fraction(margin), gate_passes(
+    word = _verdict_word(interval, p, alpha, clusters)
+    gate = None if margin is None else Gate(Fraction(margin), _gate_passes(
         interval.lo, word, Fraction(margin)), interval.lo, word)
     return Decision(word, interval, level, p, alpha, family, gate)
 
 
-def verdict_word(interval: Interval, p, alpha, clusters=None) -> str:
+def _verdict_word(interval: Interval, p, alpha, clusters=None) -> str:
     """The verdict rule itself (reports and simulations use this one function)."""
     excludes, significant = interval.excludes_zero(), Fraction(p) < alpha
     if excludes and significant:
-        if clusters is not None and clusters < MIN_CLUSTERS:
+        if clusters is not None and clusters < _MIN_CLUSTERS:
             return "unreliable"
         return "better" if interval.lo > 0 else "worse"
     return "borderline" if excludes or significant else "cannot tell"
@@ -2782,7 +2797,7 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
     """Each candidate against the baseline, in input order, on one generator; then
     Holm- and Bonferroni-adjusted p-values across the family of comparisons, and one
     verdict per candidate."""
-    settings = settings_of(settings, options)
+    settings = _settings_of(settings, options)
     per = 5 * settings.resamples + settings.permutations + 2 * settings.calibration
     steps = _steps(progress, [per] * (len(table.systems) - 1))
     analyses = [analyze(table.pair(index), rng, settings, progress=next(steps))
@@ -2795,7 +2810,7 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
             in zip(table.systems[1:], analyses, holm(ps), bonferroni(ps))]
 
 
-def single_comparison(analysis: Analysis, baseline: str = "A", candidate: str = "B",
+def _single_comparison(analysis: Analysis, baseline: str = "A", candidate: str = "B",
                       margin=None) -> Comparison:
     """A comparison of two systems alone (a family of one)."""
     return Comparison(baseline, candidate, analysis, analysis.p, analysis.p,
@@ -2828,7 +2843,7 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
     """Each task on its own (a family across the tasks: Holm-adjusted p, simultaneous
     intervals), then every item pooled with its task as a stratum -- resampled within
     its task, so each task keeps its size -- or, with ``pool="clusters"``, as a cluster."""
-    settings = settings_of(settings, options)
+    settings = _settings_of(settings, options)
     if pool not in ("strata", "clusters"):
         raise ToolError(f"pool must be strata or clusters; got {pool!r}")
     order = list(dict.fromkeys(table.tasks))
@@ -2901,7 +2916,7 @@ class Gate:
                     " and the verdict is not 'unreliable'")}
 
 
-def gate_passes(lower: Fraction, word: str, margin: Fraction) -> bool:
+def _gate_passes(lower: Fraction, word: str, margin: Fraction) -> bool:
     """The gate's rule, one function for reports and simulations alike."""
     if word == "unreliable" or not lower > margin:
         return False
@@ -2919,17 +2934,17 @@ def gate_passes(lower: Fraction, word: str, margin: Fraction) -> bool:
 # A ledger with a line that is not the tool's -- truncated, foreign, corrupt -- is
 # refused with its line number and never rewritten.
 
-LEDGER_TOOL = "bootstrap-eval-deltas"
-LEDGER_VERSION = 1
-LEDGER_FIELDS = ("tool", "ledger_version", "test_set", "time", "version", "baseline",
+_LEDGER_TOOL = "bootstrap-eval-deltas"
+_LEDGER_VERSION = 1
+_LEDGER_FIELDS = ("tool", "ledger_version", "test_set", "time", "version", "baseline",
                  "candidate", "n", "gap", "interval", "level", "p", "verdict")
 
 
-def test_set_digest(table: Table) -> str:
+def _test_set_digest(table: Table) -> str:
     """SHA-256 of the test set: each item's id with the baseline's score, sorted by id, so
     the same items and baseline scores give the same digest whatever else the file holds."""
     lines = sorted(f"{json.dumps(item if not isinstance(item, tuple) else list(item), default=_json_default)}"
-                   f"\t{format_decimal(score)}" for item, score in zip(table.ids, table.columns[0]))
+                   f"\t{_format_decimal(score)}" for item, score in zip(table.ids, table.columns[0]))
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
@@ -2970,12 +2985,12 @@ def read_ledger(path: str) -> list:
     except FileNotFoundError:
         return []
     except OSError as err:
-        raise ToolError(f"cannot read the ledger {printable(path)}: {err.strerror}") from None
+        raise ToolError(f"cannot read the ledger {_printable(path)}: {err.strerror}") from None
     return _parse_ledger(data, path)
 
 
 def _parse_ledger(data: bytes, path: str) -> list:
-    shown = printable(path)
+    shown = _printable(path)
     if data and not data.endswith(b"\n"):
         line = data.count(b"\n") + 1
         raise ToolError(f"the ledger {shown} line {line} is truncated (no line end); it is left "
@@ -2987,10 +3002,10 @@ def _parse_ledger(data: bytes, path: str) -> list:
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise ToolError(f"the ledger {shown} line {number} is not JSON; it is left as it "
                             "is") from None
-        if not isinstance(record, dict) or record.get("tool") != LEDGER_TOOL or \
-                record.get("ledger_version") != LEDGER_VERSION or \
-                not all(key in record for key in LEDGER_FIELDS):
-            raise ToolError(f"the ledger {shown} line {number} is not a {LEDGER_TOOL} ledger "
+        if not isinstance(record, dict) or record.get("tool") != _LEDGER_TOOL or \
+                record.get("ledger_version") != _LEDGER_VERSION or \
+                not all(key in record for key in _LEDGER_FIELDS):
+            raise ToolError(f"the ledger {shown} line {number} is not a {_LEDGER_TOOL} ledger "
                             "entry; the file is left as it is")
         p = record["p"]
         if not isinstance(p, (int, float)) or not 0 <= p <= 1:
@@ -3003,12 +3018,12 @@ def _parse_ledger(data: bytes, path: str) -> list:
     return entries
 
 
-def ledger_lines(table: Table, comparisons, digest: str, when: str) -> list:
+def _ledger_json_lines(table: Table, comparisons, digest: str, when: str) -> list:
     """The lines this run appends: one per comparison."""
     lines = []
     for c in comparisons:
         decision = c.decision
-        record = {"tool": LEDGER_TOOL, "ledger_version": LEDGER_VERSION, "test_set": digest,
+        record = {"tool": _LEDGER_TOOL, "ledger_version": _LEDGER_VERSION, "test_set": digest,
                   "time": when, "version": __version__, "baseline": c.baseline,
                   "candidate": c.candidate, "n": table.n, "gap": float(c.analysis.gap),
                   "interval": decision.interval.to_json(), "level": float(decision.level),
@@ -3018,7 +3033,7 @@ def ledger_lines(table: Table, comparisons, digest: str, when: str) -> list:
     return lines
 
 
-def ledger_time() -> str:
+def _ledger_time() -> str:
     """Now, in UTC to the second -- or ``SOURCE_DATE_EPOCH`` when it is set (the
     reproducible-builds convention), so that a recorded example can be replayed exactly."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
@@ -3030,13 +3045,13 @@ def append_ledger(path: str, table: Table, comparisons, when: str | None = None)
     """Append this run's comparisons to the ledger, atomically and under a lock, and say
     where they stand on their test set."""
     import fcntl
-    digest = test_set_digest(table)
-    when = when or ledger_time()
+    digest = _test_set_digest(table)
+    when = when or _ledger_time()
     mode = 0o666 & ~_umask()
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
     except OSError as err:
-        raise ToolError(f"cannot open the ledger {printable(path)}: {err.strerror}") from None
+        raise ToolError(f"cannot open the ledger {_printable(path)}: {err.strerror}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         chunks = []
@@ -3046,12 +3061,12 @@ def append_ledger(path: str, table: Table, comparisons, when: str | None = None)
                 break
             chunks.append(chunk)
         entries = _parse_ledger(b"".join(chunks), path)
-        payload = "".join(ledger_lines(table, comparisons, digest, when)).encode("utf-8")
+        payload = "".join(_ledger_json_lines(table, comparisons, digest, when)).encode("utf-8")
         if os.write(fd, payload) != len(payload):
-            raise ToolError(f"cannot append to the ledger {printable(path)}: a short write")
+            raise ToolError(f"cannot append to the ledger {_printable(path)}: a short write")
         os.fsync(fd)
     except OSError as err:
-        raise ToolError(f"cannot append to the ledger {printable(path)}: {err.strerror}") from None
+        raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") from None
     finally:
         os.close(fd)                         # closing releases the lock
     before = [e.p for e in entries if e.test_set == digest]
@@ -3072,7 +3087,7 @@ class LedgerSummary:
 def summarize_ledger(path: str, confidence) -> LedgerSummary:
     entries = read_ledger(path)
     if not entries:
-        raise ToolError(f"the ledger {printable(path)} holds no comparisons")
+        raise ToolError(f"the ledger {_printable(path)} holds no comparisons")
     groups = {}
     for entry in entries:
         groups.setdefault(entry.test_set, []).append(entry)
@@ -3104,7 +3119,7 @@ class Coverage:
     width_sum: Fraction = Fraction(0)     # sum of the defined intervals' widths
     undefined: int = 0                    # replays whose interval was undefined (BCa)
     item_level: Coverage | None = None    # clustered replays: the interval ignoring clusters
-    method: str = "percentile"
+    rule: str = "percentile"
     others: tuple = ()                    # (method, Coverage) for the other rules
     gate_passes: int | None = None        # replays a release gate passed (with --gate)
     margin: Fraction | None = None        # that gate's margin
@@ -3129,20 +3144,20 @@ class Coverage:
         """Monte Carlo standard error of one of these rates, ``sqrt(p(1-p)/K)``."""
         return math.sqrt(float(rate * (1 - rate)) / max(1, self.replays))
 
-    def of(self, method: str) -> Coverage:
+    def of(self, rule: str) -> Coverage:
         """The study of another rule, measured on the same replays."""
-        if method == self.method:
+        if rule == self.rule:
             return self
-        return dict(self.others)[method]
+        return dict(self.others)[rule]
 
     @property
-    def methods(self) -> tuple:
-        return (self.method,) + tuple(m for m, _ in self.others)
+    def rules(self) -> tuple:
+        return (self.rule,) + tuple(m for m, _ in self.others)
 
     def to_json(self) -> dict:
         body = {
             "replays": self.replays,
-            "interval": self.method,
+            "interval": self.rule,
             "covers": float(self.covers_rate),
             "covers_se": self.standard_error(self.covers_rate),
             "excludes_zero": float(self.excludes_zero_rate),
@@ -3153,9 +3168,9 @@ class Coverage:
         if self.item_level is not None:
             body["item_level"] = self.item_level.to_json()
         if self.others:
-            body["others"] = {method: {k: v for k, v in cov.to_json().items()
+            body["others"] = {rule: {k: v for k, v in cov.to_json().items()
                                        if k not in ("others", "interval")}
-                              for method, cov in self.others}
+                              for rule, cov in self.others}
         if self.gate_passes is not None:
             rate = Fraction(self.gate_passes, max(1, self.replays))
             body["gate"] = {"margin": float(self.margin), "passes": float(rate),
@@ -3174,15 +3189,15 @@ class _Tally:
             self.undefined += 1
             return
         self.covers += self.true_gap in interval
-        self.hits += detects(interval, self.true_gap)
+        self.hits += _detects(interval, self.true_gap)
         self.width += interval.hi - interval.lo
 
-    def result(self, replays: int, method: str, others=(), item_level=None) -> Coverage:
+    def result(self, replays: int, rule: str, others=(), item_level=None) -> Coverage:
         return Coverage(replays, self.covers, self.hits, Fraction(self.width), self.undefined,
-                        item_level, method, tuple(others))
+                        item_level, rule, tuple(others))
 
 
-def detects(interval: Interval, true_gap: Fraction) -> bool:
+def _detects(interval: Interval, true_gap: Fraction) -> bool:
     """Does the interval exclude 0 on the side of the true gap (either side when it is 0)?"""
     if true_gap > 0:
         return interval.lo > 0
@@ -3194,21 +3209,21 @@ def detects(interval: Interval, true_gap: Fraction) -> bool:
 class _Study:
     """Tallies of several interval rules over the same replays (the first is reported)."""
 
-    def __init__(self, true_gap: Fraction, methods):
-        self.methods = tuple(methods)
-        self.tallies = {method: _Tally(true_gap) for method in self.methods}
+    def __init__(self, true_gap: Fraction, rules):
+        self.rules = tuple(rules)
+        self.tallies = {rule: _Tally(true_gap) for rule in self.rules}
 
     def add(self, intervals: dict) -> None:
-        for method, tally in self.tallies.items():
-            tally.add(intervals[method])
+        for rule, tally in self.tallies.items():
+            tally.add(intervals[rule])
 
     def result(self, replays: int, item_level=None) -> Coverage:
-        first, *rest = self.methods
+        first, *rest = self.rules
         others = [(m, self.tallies[m].result(replays, m)) for m in rest]
         return self.tallies[first].result(replays, first, others, item_level)
 
 
-def study_methods(chosen: str, plain_binary: bool = True) -> tuple:
+def _study_rules(chosen: str, plain_binary: bool = True) -> tuple:
     """The rules a study measures: the chosen one first, then the others that apply."""
     usable = INTERVALS if plain_binary else tuple(m for m in INTERVALS if m != "score")
     return (chosen,) + tuple(m for m in usable if m != chosen)
@@ -3232,25 +3247,25 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, *, replays: int, 
     if copula.runs > 1:
         return _runs_coverage(rng, copula, n_items, replays, resamples, confidence, progress,
                               margin)
-    methods = study_methods(interval, not copula.clustered)
-    study, items = _Study(copula.true_gap, methods), _Study(copula.true_gap, (interval,))
+    rules = _study_rules(interval, not copula.clustered)
+    study, items = _Study(copula.true_gap, rules), _Study(copula.true_gap, (interval,))
     passes = 0
     for replay in range(replays):
         if engine == "counts":
             table = copula.simulate_cells(rng, n_items)
-            intervals = _table_intervals(rng, table, resamples, confidence, methods)
+            intervals = _table_intervals(rng, table, resamples, confidence, rules)
         else:
             data = copula.simulate(rng, n_items)
             if copula.clustered:
                 items.add(_scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
                                             (interval,)))
-            intervals = _scores_intervals(rng, data, resamples, confidence, methods)
+            intervals = _scores_intervals(rng, data, resamples, confidence, rules)
             table = None if copula.clustered else data.cells()
         study.add(intervals)
         if margin is not None and table is not None and intervals[interval] is not None:
-            word = verdict_word(intervals[interval], mcnemar_exact(table.a_only, table.b_only).p,
+            word = _verdict_word(intervals[interval], mcnemar_exact(table.a_only, table.b_only).p,
                                 1 - confidence)
-            passes += gate_passes(intervals[interval].lo, word, Fraction(margin))
+            passes += _gate_passes(intervals[interval].lo, word, Fraction(margin))
         if progress:
             progress(replay + 1, replays)
     result = study.result(replays, items.result(replays) if copula.clustered else None)
@@ -3258,19 +3273,19 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, *, replays: int, 
                                                              margin=Fraction(margin))
 
 
-def exact_table_intervals(table: Cells, confidence, methods, width: float = 9) -> dict:
+def _exact_table_intervals(table: Cells, confidence, rules, width: float = 9) -> dict:
     """Every rule's paired interval for one 2x2 table with the bootstrap taken exactly
     (B = infinity): the percentile ends are the smallest D whose cumulative probability
     exceeds q and 1 - q, basic reflects them, BCa reads the same distribution at its
     adjusted levels (z0 from the mass below the observed D, ties half), score is
     Newcombe's.  Draws nothing.
 
-    >>> got = exact_table_intervals(Cells(289, 67, 85, 59), CONFIDENCE, ("percentile",))
+    >>> got = _exact_table_intervals(Cells(289, 67, 85, 59), CONFIDENCE, ("percentile",))
     >>> print(got["percentile"])
     [-1.2, +8.4] pts
     """
     n, q = table.n, (1 - Fraction(confidence)) / 2
-    lo, cdf = paired_gap_cdf(table, width)
+    lo, cdf = _paired_gap_cdf(table, width)
     observed = table.b_only - table.a_only
 
     def quantile(level) -> Fraction:
@@ -3281,21 +3296,21 @@ def exact_table_intervals(table: Cells, confidence, methods, width: float = 9) -
         return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
 
     out = {}
-    for method in methods:
-        if method == "score":
-            out[method] = newcombe_paired(table, confidence)
-        elif method in ("percentile", "basic"):
+    for rule in rules:
+        if rule == "score":
+            out[rule] = newcombe_paired(table, confidence)
+        elif rule in ("percentile", "basic"):
             low, high = quantile(q), quantile(1 - q)
             gap = Fraction(observed, n)
-            out[method] = Interval(low, high) if method == "percentile" else \
-                clamp(Interval(2 * gap - high, 2 * gap - low), -1, 1)
+            out[rule] = Interval(low, high) if rule == "percentile" else \
+                _clamp(Interval(2 * gap - high, 2 * gap - low), -1, 1)
         else:
             share = (mass_below(observed - 1) + mass_below(observed)) / 2
             try:
-                levels = bca_levels(share, jackknife(table.groups(), "paired"), confidence)
-                out[method] = Interval(quantile(levels[0]), quantile(levels[1]))
+                levels = _bca_levels(share, _jackknife(table.groups(), "paired"), confidence)
+                out[rule] = Interval(quantile(levels[0]), quantile(levels[1]))
             except ToolError:
-                out[method] = None
+                out[rule] = None
     return out
 
 
@@ -3315,8 +3330,8 @@ def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: i
         runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
         two_level.add(runs.interval)
         if margin is not None:
-            word = verdict_word(runs.interval, runs.test.p, 1 - confidence)
-            passes += gate_passes(runs.interval.lo, word, Fraction(margin))
+            word = _verdict_word(runs.interval, runs.test.p, 1 - confidence)
+            passes += _gate_passes(runs.interval.lo, word, Fraction(margin))
         if progress:
             progress(replay + 1, replays)
     result = two_level.result(replays, "two-level", (), single.result(replays, "percentile"))
@@ -3324,24 +3339,24 @@ def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: i
                                                              margin=Fraction(margin))
 
 
-def _table_intervals(rng, table: Cells, resamples: int, confidence, methods) -> dict:
+def _table_intervals(rng, table: Cells, resamples: int, confidence, rules) -> dict:
     """Every rule's paired interval for one simulated 2x2 table (counts engine)."""
-    dist = Distribution.of(counts_paired_sums(rng, table, resamples), table.n)
-    return gap_intervals(dist, Fraction(table.b - table.a, table.n), confidence, methods,
+    dist = Distribution.of(_counts_paired_sums(rng, table, resamples), table.n)
+    return _gap_intervals(dist, Fraction(table.b - table.a, table.n), confidence, rules,
                          groups=table.groups(), cells=table)
 
 
-def _scores_intervals(rng, data: Scores, resamples: int, confidence, methods) -> dict:
+def _scores_intervals(rng, data: Scores, resamples: int, confidence, rules) -> dict:
     """Every rule's paired interval for one simulated set of items (stream engine)."""
     units = data.units
     dist = Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, data.scale))
     cells = data.cells() if units.simple else None
-    return gap_intervals(dist, data.mean_b - data.mean_a, confidence, methods,
-                         groups=units.groups() if "bca" in methods else None, scale=data.scale,
+    return _gap_intervals(dist, data.mean_b - data.mean_a, confidence, rules,
+                         groups=units.groups() if "bca" in rules else None, scale=data.scale,
                          cells=cells)
 
 
-def holds(cov: Coverage, nominal: Fraction, null: Coverage | None = None) -> bool:
+def _holds(cov: Coverage, nominal: Fraction, null: Coverage | None = None) -> bool:
     """Does an interval hold its nominal level within Monte Carlo error: coverage no more
     than 2 standard errors below nominal, and (with a null study) false positives no more
     than 2 standard errors above 1 - nominal?"""
@@ -3355,13 +3370,13 @@ def holds(cov: Coverage, nominal: Fraction, null: Coverage | None = None) -> boo
     return True
 
 
-def recommended(cov: Coverage, nominal: Fraction, null: Coverage | None = None):
+def _recommended(cov: Coverage, nominal: Fraction, null: Coverage | None = None):
     """The rule to use instead when the chosen one does not hold: among those that do,
     the one whose coverage is nearest nominal (None: none holds, or the chosen one does)."""
-    if holds(cov, nominal, null):
+    if _holds(cov, nominal, null):
         return None
-    good = [m for m in cov.methods[1:]
-            if holds(cov.of(m), nominal, null.of(m) if null is not None else None)]
+    good = [m for m in cov.rules[1:]
+            if _holds(cov.of(m), nominal, null.of(m) if null is not None else None)]
     return min(good, key=lambda m: abs(cov.of(m).covers_rate - nominal), default=None)
 
 
@@ -3380,25 +3395,25 @@ class Calibration:
     null: Coverage
 
     @property
-    def method(self) -> str:
-        return self.coverage.method
+    def rule(self) -> str:
+        return self.coverage.rule
 
     @property
     def holds(self) -> bool:
-        return holds(self.coverage, self.nominal, self.null)
+        return _holds(self.coverage, self.nominal, self.null)
 
     @property
     def recommended(self):
-        return recommended(self.coverage, self.nominal, self.null)
+        return _recommended(self.coverage, self.nominal, self.null)
 
     def to_json(self) -> dict:
         return {"replays": self.replays, "resamples": self.resamples,
-                "interval": self.method, "holds": self.holds,
+                "interval": self.rule, "holds": self.holds,
                 "recommended": self.recommended,
                 "coverage": self.coverage.to_json(), "null": self.null.to_json()}
 
 
-def calibrate(rng: random.Random, cells: Cells, confidence, method: str, resamples: int,
+def calibrate(rng: random.Random, cells: Cells, confidence, rule: str, resamples: int,
               replays: int, progress=None) -> Calibration:
     """Measure every paired interval rule on *replays* tables drawn from the observed
     cells at the file's n (coverage of the observed gap), then on as many drawn with
@@ -3407,11 +3422,11 @@ def calibrate(rng: random.Random, cells: Cells, confidence, method: str, resampl
     truth = tuple(count / n for count in cells.as_tuple())
     half = (cells.a_only + cells.b_only) / (2 * n)
     null = (cells.both / n, half, half, cells.neither / n)
-    methods = study_methods(method)
+    rules = _study_rules(rule)
     steps = _steps(progress, [replays, replays])
-    at_gap = interval_study(rng, truth, n, Fraction(cells.b - cells.a, n), methods, confidence,
+    at_gap = _interval_study(rng, truth, n, Fraction(cells.b - cells.a, n), rules, confidence,
                             replays, resamples, next(steps))
-    no_gap = interval_study(rng, null, n, Fraction(0), methods, confidence, replays, resamples,
+    no_gap = _interval_study(rng, null, n, Fraction(0), rules, confidence, replays, resamples,
                             next(steps))
     exact = _calibrates_exactly(truth, n)
     return Calibration(n, replays, 0 if exact else resamples, confidence, at_gap, no_gap)
@@ -3421,27 +3436,27 @@ def _calibrates_exactly(probs, n: int) -> bool:
     """Take each table's bootstrap exactly (its distribution is about 17 sd wide, a step of
     Python per value) while that is cheaper than resampling it: up to an sd of the
     discordant count of CALIBRATION_EXACT_SD."""
-    return n * (probs[1] + probs[2]) <= CALIBRATION_EXACT_SD ** 2
+    return n * (probs[1] + probs[2]) <= _CALIBRATION_EXACT_SD ** 2
 
 
-def interval_study(rng, probs, n: int, true_gap: Fraction, methods, confidence, replays: int,
+def _interval_study(rng, probs, n: int, true_gap: Fraction, rules, confidence, replays: int,
                    resamples: int, progress=None) -> Coverage:
     """Every rule measured on *replays* 2x2 tables of n items drawn from the cell
     probabilities *probs*: each table's bootstrap taken exactly up to
     CALIBRATION_EXACT_LIMIT items (no resampling), by the counts engine beyond."""
-    study = _Study(true_gap, methods)
+    study = _Study(true_gap, rules)
     exact = _calibrates_exactly(probs, n)
     for replay in range(replays):
         table = Cells(*multinomial_variate(rng, n, probs))
-        study.add(exact_table_intervals(table, confidence, methods, 7) if exact else
-                  _table_intervals(rng, table, resamples, confidence, methods))
+        study.add(_exact_table_intervals(table, confidence, rules, 7) if exact else
+                  _table_intervals(rng, table, resamples, confidence, rules))
         if progress is not None and (replay + 1) % 64 == 0:
             progress(replay + 1, replays)
     return study.result(replays)
 
 
 @dataclass(frozen=True)
-class CalibrationRow:
+class _CalibrationRow:
     """One setting of the interval table: every rule at the true gap and with none."""
 
     acc_a: Fraction
@@ -3452,8 +3467,8 @@ class CalibrationRow:
 
     def recommended(self, nominal) -> str | None:
         """The narrowest rule that holds its level here (None: none does)."""
-        good = [m for m in self.coverage.methods
-                if holds(self.coverage.of(m), nominal, self.null.of(m))]
+        good = [m for m in self.coverage.rules
+                if _holds(self.coverage.of(m), nominal, self.null.of(m))]
         return min(good, key=lambda m: self.coverage.of(m).mean_half_width, default=None)
 
 
@@ -3480,24 +3495,24 @@ def calibration_table(rng: random.Random, pairs, grid, corr, confidence, replays
         truth, null = Copula(corr, acc_a, acc_b).cells, Copula(corr, mean, mean).cells
         for n in grid:
             step = next(steps)
-            cov = interval_study(rng, truth.as_tuple(), n, Fraction(acc_b) - Fraction(acc_a),
+            cov = _interval_study(rng, truth.as_tuple(), n, Fraction(acc_b) - Fraction(acc_a),
                                  INTERVALS, confidence, replays, RESAMPLES, step)
-            none = interval_study(rng, null.as_tuple(), n, Fraction(0), INTERVALS, confidence,
+            none = _interval_study(rng, null.as_tuple(), n, Fraction(0), INTERVALS, confidence,
                                   replays, RESAMPLES)
-            rows.append(CalibrationRow(Fraction(acc_a), Fraction(acc_b), n, cov, none))
+            rows.append(_CalibrationRow(Fraction(acc_a), Fraction(acc_b), n, cov, none))
     return CalibrationTable(Fraction(corr), confidence, replays, tuple(rows))
 
 
 # --- Planning: power and items needed, analytic and exact ---
 
-EXACT_POWER_LIMIT = 20_000      # largest n whose exact power the planner computes
-CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples each table (counts)
-CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_LARGE_REPLAYS
-CALIBRATION_LARGE_REPLAYS = 300     # tables each way (s.e. about 1.3 pts at 95%)
-CALIBRATION_REPLAYS = 1000      # tables of the calibration, at the gap and with none
+_EXACT_POWER_LIMIT = 20_000      # largest n whose exact power the planner computes
+_CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples each table (counts)
+_CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_LARGE_REPLAYS
+_CALIBRATION_LARGE_REPLAYS = 300     # tables each way (s.e. about 1.3 pts at 95%)
+_CALIBRATION_REPLAYS = 1000      # tables of the calibration, at the gap and with none
 
 
-def z_value(confidence) -> float:
+def _z_value(confidence) -> float:
     """The two-sided normal quantile of a confidence level (1.96 at 0.95)."""
     return NormalDist().inv_cdf(1 - float(1 - Fraction(confidence)) / 2)
 
@@ -3536,7 +3551,7 @@ class PowerPlan:
 
     def power(self, n: int, paired: bool = True) -> float:
         """P(the interval excludes 0 on the true gap's side); 1 - confidence when the gap is 0."""
-        z, sd = z_value(self.confidence), self.sd(paired)
+        z, sd = _z_value(self.confidence), self.sd(paired)
         if self.gap == 0 or sd == 0:
             return float(1 - self.confidence) if self.gap == 0 else 1.0
         return NormalDist().cdf(math.sqrt(n) * abs(self.gap) / sd - z)
@@ -3545,7 +3560,7 @@ class PowerPlan:
         """Smallest n (>= 2) whose analytic power reaches *target*; None when the gap is 0."""
         if self.gap == 0:
             return None
-        z, sd = z_value(self.confidence), self.sd(paired)
+        z, sd = _z_value(self.confidence), self.sd(paired)
         n = max(2, math.ceil(((z + NormalDist().inv_cdf(float(target))) * sd / self.gap) ** 2))
         while n > 2 and self.power(n - 1, paired) >= target:
             n -= 1
@@ -3555,12 +3570,12 @@ class PowerPlan:
 
     def half_width(self, n: int, paired: bool = True) -> float:
         """The interval's expected half-width, ``z*sd/sqrt(n)``."""
-        return z_value(self.confidence) * self.sd(paired) / math.sqrt(n)
+        return _z_value(self.confidence) * self.sd(paired) / math.sqrt(n)
 
     def exact_power(self, n: int) -> float | None:
         """The paired exact-bootstrap interval's power at n, exactly (None above
         EXACT_POWER_LIMIT items, where it would take seconds per n)."""
-        if n > EXACT_POWER_LIMIT:
+        if n > _EXACT_POWER_LIMIT:
             return None
         return exact_power(self.cells, n, self.confidence)
 
@@ -3570,13 +3585,13 @@ class PowerPlan:
         after which every larger n does (the tests check it on a grid).  None when the gap
         is 0 or the answer lies above EXACT_POWER_LIMIT."""
         n = self.items_needed(target)
-        if n is None or n > EXACT_POWER_LIMIT:
+        if n is None or n > _EXACT_POWER_LIMIT:
             return None
         power = self.exact_power(n)
         for _ in range(6):                     # Newton steps on the analytic curve's slope
             slope = self.power(n + 1) - self.power(n)
             step = round((float(target) - power) / slope) if slope > 0 else 0
-            if step == 0 or not 2 <= n + step <= EXACT_POWER_LIMIT:
+            if step == 0 or not 2 <= n + step <= _EXACT_POWER_LIMIT:
                 break
             n += step
             power = self.exact_power(n)
@@ -3584,9 +3599,9 @@ class PowerPlan:
             while n > 2 and self.exact_power(n - 1) >= target:
                 n -= 1
             return n
-        while n <= EXACT_POWER_LIMIT and self.exact_power(n) < target:
+        while n <= _EXACT_POWER_LIMIT and self.exact_power(n) < target:
             n += 1
-        return n if n <= EXACT_POWER_LIMIT else None
+        return n if n <= _EXACT_POWER_LIMIT else None
 
 
 def exact_power(cells: Cells, n: int, confidence) -> float:
@@ -3622,7 +3637,7 @@ def _one_sided_power(p_a: float, p_b: float, n: int, q: float) -> float:
         rest = n - x
         threshold = _threshold(n, x, rest, q, threshold)
         if threshold <= rest:
-            power += weight * (1.0 - binom_cdf(threshold - 1, rest, conditional))
+            power += weight * (1.0 - _binom_cdf(threshold - 1, rest, conditional))
     return power
 
 
@@ -3647,7 +3662,7 @@ def _threshold(n: int, x: int, rest: int, q: float, guess) -> int:
 
 def _mass_at_or_below_zero(n: int, x: int, y: int) -> float:
     """P*(D* <= 0) for the paired bootstrap of a table with x A-only and y B-only items."""
-    lo, cdf = paired_gap_cdf(Cells(0, x, y, n - x - y))
+    lo, cdf = _paired_gap_cdf(Cells(0, x, y, n - x - y))
     index = -lo
     return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
 
@@ -3673,19 +3688,19 @@ class RunsPlan:
         if self.gap == 0:
             return float(1 - self.confidence)
         return NormalDist().cdf(abs(self.gap) / math.sqrt(self.variance(n, runs))
-                                - z_value(self.confidence))
+                                - _z_value(self.confidence))
 
     def items_needed(self, runs: int, target) -> int | None:
         """Items for *target* power at this many runs (None: the runs' variance alone is
         already too large, no number of items reaches it)."""
-        k = z_value(self.confidence) + NormalDist().inv_cdf(float(target))
+        k = _z_value(self.confidence) + NormalDist().inv_cdf(float(target))
         room = self.gap ** 2 / k ** 2 - (self.runs_a + self.runs_b) / runs
         if self.gap == 0 or room <= 0:
             return None
         return max(2, math.ceil((self.fixed + self.fresh / runs) / room))
 
 
-RUNS_PLAN_ITEMS = 20_000          # simulated items behind a RunsPlan's variance parts
+_RUNS_PLAN_ITEMS = 20_000          # simulated items behind a RunsPlan's variance parts
 
 
 def runs_plan(copula: Copula, confidence, rng: random.Random) -> RunsPlan:
@@ -3693,7 +3708,7 @@ def runs_plan(copula: Copula, confidence, rng: random.Random) -> RunsPlan:
     RUNS_PLAN_ITEMS simulated items with one run and with two; each system's run part
     from its threshold shift, Var(Phi(cut + rho)), by quadrature."""
     one = dataclasses.replace(copula, runs=2, run_sd=Fraction(0))
-    data = simulate_runs(rng, RUNS_PLAN_ITEMS, one)
+    data = simulate_runs(rng, _RUNS_PLAN_ITEMS, one)
     first = Scores(data.runs_a[0][1], data.runs_b[0][1])
     v1, v2 = float(_diff_variance(first)), float(_diff_variance(data))
     fresh, fixed = max(0.0, 2 * (v1 - v2)), max(0.0, 2 * v2 - v1)
@@ -3719,7 +3734,7 @@ def _accuracy_variance(run_sd: float, acc: float) -> float:
 
 
 @dataclass(frozen=True)
-class PlanSummary:
+class _PlanSummary:
     """The plan line of a simulated run: power at its n, and the items a target needs."""
 
     n: int
@@ -3732,29 +3747,29 @@ class PlanSummary:
     unpaired_n_needed: int | None
 
 
-def plan_summary(plan: PowerPlan, n: int, target) -> PlanSummary:
+def _plan_summary(plan: PowerPlan, n: int, target) -> _PlanSummary:
     """Everything the plan line prints, computed once."""
-    return PlanSummary(n, Fraction(target), plan.power(n), plan.exact_power(n),
+    return _PlanSummary(n, Fraction(target), plan.power(n), plan.exact_power(n),
                        plan.power(n, paired=False), plan.items_needed(target),
                        plan.exact_items_needed(target), plan.items_needed(target, paired=False))
 
 
-def minimum_detectable_gap(variance, n: int, confidence, power=Fraction("0.8"),
+def _minimum_detectable_gap(variance, n: int, confidence, power=Fraction("0.8"),
                            binary: bool = True) -> float:
     """The smallest gap this many items detect with the given power (normal approximation),
     from the per-item variance of B - A: for 0/1 items ``variance = d - gap**2`` with d
     the discordant share, so the gap solves ``sqrt(n)*g = k*sqrt(d - g**2)``."""
-    k = z_value(confidence) + NormalDist().inv_cdf(float(power))
+    k = _z_value(confidence) + NormalDist().inv_cdf(float(power))
     if binary:
         return k * math.sqrt(float(variance) / (n + k * k))
     return k * math.sqrt(float(variance) / n)
 
 
-def items_to_detect(gap, variance, confidence, power=Fraction("0.8")) -> int | None:
+def _items_to_detect(gap, variance, confidence, power=Fraction("0.8")) -> int | None:
     """Items needed for the given power to detect *gap* (normal approximation)."""
     if gap == 0 or variance <= 0:
         return None
-    k = z_value(confidence) + NormalDist().inv_cdf(float(power))
+    k = _z_value(confidence) + NormalDist().inv_cdf(float(power))
     return max(2, math.ceil(k * k * float(variance) / float(gap) ** 2))
 
 
@@ -3783,7 +3798,7 @@ class ActPlan:
 def act_plan(result) -> ActPlan:
     """The :class:`ActPlan` of an analysis (one record for every output format)."""
     power = Fraction("0.8")
-    k = z_value(result.confidence) + NormalDist().inv_cdf(float(power))
+    k = _z_value(result.confidence) + NormalDist().inv_cdf(float(power))
     runs = result.runs
     if runs is not None:
         budget = float(runs.gap) ** 2 / (k * k)
@@ -3799,11 +3814,11 @@ def act_plan(result) -> ActPlan:
                        float(runs.variance), items, runs_count)
     binary = result.binary and result.design is None
     spread = result.diff_variance + result.gap ** 2 if binary else result.diff_variance
-    smallest = minimum_detectable_gap(spread, result.n, result.confidence, power,
+    smallest = _minimum_detectable_gap(spread, result.n, result.confidence, power,
                                       binary=binary) if spread > 0 else None
     return ActPlan(float(power), smallest, "discordant" if binary else "sd",
                    float(spread) if binary else math.sqrt(result.diff_variance),
-                   items_to_detect(result.gap, result.diff_variance, result.confidence, power))
+                   _items_to_detect(result.gap, result.diff_variance, result.confidence, power))
 
 
 @dataclass(frozen=True)
@@ -3833,15 +3848,15 @@ def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
     >>> plan.wald, plan.wilson, plan.clopper_pearson
     (2177, 2177, 2241)
     """
-    p, h, z = Fraction(accuracy), float(half_width), z_value(confidence)
+    p, h, z = Fraction(accuracy), float(half_width), _z_value(confidence)
     wald = max(2, math.ceil(z * z * float(p * (1 - p)) / (h * h)))
-    wilson = _first_true(lambda n: wilson_half_width(float(p) * n, n, confidence) <= h, wald)
-    exact = items_for_half_width(lambda k, n: clopper_pearson_half_width(k, n, confidence),
+    wilson = _first_true(lambda n: _wilson_half_width(float(p) * n, n, confidence) <= h, wald)
+    exact = _items_for_half_width(lambda k, n: _clopper_pearson_half_width(k, n, confidence),
                                  p, h, wilson)
     return AccuracyPlan(p, Fraction(half_width), Fraction(confidence), wald, wilson, exact)
 
 
-def items_for_half_width(width, p: Fraction, target: float, start: int = 2) -> int:
+def _items_for_half_width(width, p: Fraction, target: float, start: int = 2) -> int:
     """The smallest n from which on ``width(round(p*n), n) <= target`` for every n.
 
     *width(k, n)* is an interval's half-width with k of n correct.  The first n
@@ -3887,11 +3902,11 @@ def _first_true(predicate, start: int) -> int:
     return high
 
 
-def wald_half_width(successes: int, n: int, confidence) -> float:
+def _wald_half_width(successes: int, n: int, confidence) -> float:
     """Half-width of the Wald (normal approximation) interval, z*sqrt(p(1-p)/n): 0 at
     0 or n successes, which is why it misleads near 0 and 1."""
     p = successes / n
-    return z_value(confidence) * math.sqrt(p * (1 - p) / n)
+    return _z_value(confidence) * math.sqrt(p * (1 - p) / n)
 
 
 def wilson_interval(successes, n: int, confidence) -> tuple:
@@ -3901,23 +3916,23 @@ def wilson_interval(successes, n: int, confidence) -> tuple:
     >>> [round(x, 4) for x in wilson_interval(30, 30, CONFIDENCE)]
     [0.8865, 1.0]
     """
-    z = z_value(confidence)
+    z = _z_value(confidence)
     p, z2 = successes / n, z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     spread = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
     return max(0.0, centre - spread), min(1.0, centre + spread)
 
 
-def wilson_half_width(successes, n: int, confidence) -> float:
+def _wilson_half_width(successes, n: int, confidence) -> float:
     low, high = wilson_interval(successes, n, confidence)
     return (high - low) / 2
 
 
-def binom_cdf(k: int, n: int, p: float) -> float:
+def _binom_cdf(k: int, n: int, p: float) -> float:
     """P(Binomial(n, p) <= k): the shorter tail summed from Loader's probabilities
-    (``binom_cdf_lower``), the upper one by symmetry.
+    (``_binom_cdf_lower``), the upper one by symmetry.
 
-    >>> round(binom_cdf(3, 10, 0.5) * 1024, 9), round(binom_cdf(6, 10, 0.5) * 1024, 9)
+    >>> round(_binom_cdf(3, 10, 0.5) * 1024, 9), round(_binom_cdf(6, 10, 0.5) * 1024, 9)
     (176.0, 848.0)
     """
     if k < 0:
@@ -3927,8 +3942,8 @@ def binom_cdf(k: int, n: int, p: float) -> float:
     if p >= 1:
         return 0.0
     if k <= n * p:
-        return binom_cdf_lower(k, n, p)
-    return 1.0 - binom_cdf_lower(n - k - 1, n, 1 - p)
+        return _binom_cdf_lower(k, n, p)
+    return 1.0 - _binom_cdf_lower(n - k - 1, n, 1 - p)
 
 
 def clopper_pearson(successes: int, n: int, confidence) -> tuple:
@@ -3944,9 +3959,9 @@ def clopper_pearson(successes: int, n: int, confidence) -> tuple:
     alpha = float(1 - Fraction(confidence)) / 2
     guess = wilson_interval(successes, n, confidence)
     lower = 0.0 if successes == 0 else _increasing_root(
-        lambda q: (1 - binom_cdf(successes - 1, n, q)) - alpha, guess[0])
+        lambda q: (1 - _binom_cdf(successes - 1, n, q)) - alpha, guess[0])
     upper = 1.0 if successes == n else _increasing_root(
-        lambda q: alpha - binom_cdf(successes, n, q), guess[1])
+        lambda q: alpha - _binom_cdf(successes, n, q), guess[1])
     return lower, upper
 
 
@@ -3979,13 +3994,13 @@ def _increasing_root(f, guess: float, tolerance: float = 1e-13) -> float:
     return low if f_low == 0 else high if f_high == 0 else (low + high) / 2
 
 
-def clopper_pearson_half_width(successes: int, n: int, confidence) -> float:
+def _clopper_pearson_half_width(successes: int, n: int, confidence) -> float:
     lower, upper = clopper_pearson(successes, n, confidence)
     return (upper - lower) / 2
 
 
 @dataclass(frozen=True)
-class SweepRow:
+class _SweepRow:
     """One eval-set size of a power sweep."""
 
     n: int
@@ -4025,7 +4040,7 @@ def sweep(rng: random.Random, copula: Copula, grid, *, replays: int, resamples: 
     for n in grid:
         simulated = coverage(rng, copula, n, replays=replays, resamples=resamples,
                              confidence=confidence, engine=engine, progress=next(steps))
-        rows.append(SweepRow(n, plan.power(n), plan.power(n, paired=False), plan.half_width(n),
+        rows.append(_SweepRow(n, plan.power(n), plan.power(n, paired=False), plan.half_width(n),
                              plan.half_width(n, paired=False), simulated, plan.exact_power(n)))
     confirmation = None
     if n_needed is not None:
@@ -4038,7 +4053,7 @@ def sweep(rng: random.Random, copula: Copula, grid, *, replays: int, resamples: 
 
 # === I/O ===
 
-class Progress:
+class _Progress:
     """A one-line progress indicator on stderr, only on a terminal and only for slow loops.
 
     Nothing is drawn during the first second, nor ever when the stream is not
@@ -4074,7 +4089,7 @@ class Progress:
             self.stream.flush()
             self.drawn = False
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> _Progress:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -4100,7 +4115,7 @@ def atomic_write(path: str, text: str) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=os.path.dirname(target))
     except OSError as err:
-        raise ToolError(f"cannot write {printable(path)}: {err.strerror}") from None
+        raise ToolError(f"cannot write {_printable(path)}: {err.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -4114,11 +4129,11 @@ def atomic_write(path: str, text: str) -> None:
         except OSError:
             pass
         if isinstance(err, OSError):
-            raise ToolError(f"cannot write {printable(path)}: {err.strerror}") from None
+            raise ToolError(f"cannot write {_printable(path)}: {err.strerror}") from None
         raise
 
 
-def scores_csv_text(scores: Scores) -> str:
+def _scores_csv_text(scores: Scores) -> str:
     """The CSV the article ships: ``item,system_a_correct,system_b_correct``, \\n line ends."""
     if scores.runs_a is not None:              # simulated runs: a row per item and run
         lines = ["item,run,system_a_correct,system_b_correct"]
@@ -4137,7 +4152,7 @@ def scores_csv_text(scores: Scores) -> str:
 
 def write_scores_csv(path: str, scores: Scores) -> None:
     """Write the per-item scores of a simulated run, atomically."""
-    atomic_write(path, scores_csv_text(scores))
+    atomic_write(path, _scores_csv_text(scores))
 
 
 # === Sources: the user's files ===
@@ -4147,7 +4162,7 @@ def write_scores_csv(path: str, scores: Scores) -> None:
 # refuses, at C speed per 64 KiB chunk, what cannot be a text table: NUL bytes,
 # invalid UTF-8, a line longer than MAX_LINE_BYTES.  A UTF-8 byte-order mark
 # and CRLF line ends are read as what they are.  Files are always closed
-# (``with InputFile(...)``).  Nothing here draws from the random stream.
+# (``with _InputFile(...)``).  Nothing here draws from the random stream.
 
 
 class _Missing:
@@ -4157,7 +4172,7 @@ class _Missing:
         return "MISSING"
 
 
-MISSING = _Missing()
+_MISSING = _Missing()
 _BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
                 "TRUE": 1, "FALSE": 0}
 _NONFINITE = ("nan", "inf", "infinity", "-inf", "+inf", "-infinity", "+infinity", "-nan",
@@ -4248,7 +4263,7 @@ class _CheckedReader(io.RawIOBase):
         self.lines += chunk.count(b"\n")
 
 
-class InputFile:
+class _InputFile:
     """One input (a path, or ``-`` for stdin) opened for checked reading.
 
     Use it as a context manager; ``head`` holds the first bytes (for format
@@ -4268,12 +4283,12 @@ class InputFile:
         else:
             try:
                 if os.path.isdir(path):
-                    raise ToolError(f"cannot read {printable(path)}: it is a folder")
+                    raise ToolError(f"cannot read {_printable(path)}: it is a folder")
                 self.raw = open(path, "rb")
             except OSError as err:
-                raise ToolError(f"cannot read {printable(path)}: {err.strerror}") from None
+                raise ToolError(f"cannot read {_printable(path)}: {err.strerror}") from None
             self.owned = True
-        self.checked = _CheckedReader(self.raw, printable(self.path), line_limit, progress)
+        self.checked = _CheckedReader(self.raw, _printable(self.path), line_limit, progress)
         self.buffer = io.BufferedReader(self.checked, buffer_size=1 << 16)
         try:
             self.head = self.buffer.peek(64)[:64]
@@ -4291,7 +4306,7 @@ class InputFile:
         """Read on as bytes: hashed, not checked as text (an archive)."""
         self.checked.start(binary=True)
 
-    def __enter__(self) -> InputFile:
+    def __enter__(self) -> _InputFile:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -4309,10 +4324,10 @@ class InputFile:
         return self.checked.sha.hexdigest()
 
 
-def binary_kind(head: bytes) -> str | None:
+def _binary_kind(head: bytes) -> str | None:
     """What a file that is not text is, from its first bytes (None: maybe text).
 
-    >>> binary_kind(b"PAR1\\x15"), binary_kind(b"item,a,b")
+    >>> _binary_kind(b"PAR1\\x15"), _binary_kind(b"item,a,b")
     ('a Parquet file', None)
     """
     for magic, kind in _MAGIC:
@@ -4321,7 +4336,7 @@ def binary_kind(head: bytes) -> str | None:
     return None
 
 
-def text_kind(head: bytes) -> str:
+def _text_kind(head: bytes) -> str:
     """The text format a file's first bytes suggest: "json" (a document), "jsonl" or "csv"."""
     text = head.lstrip(b"\xef\xbb\xbf").lstrip()
     if text.startswith(b"["):
@@ -4364,7 +4379,7 @@ def _json_number(text: str):
     value = _JSON_NUMBERS.get(text)
     if value is None:
         try:
-            value = parse_number(text)
+            value = _parse_number(text)
         except ToolError as err:
             return _Unusable(text, str(err))
         if len(_JSON_NUMBERS) < 1 << 16:        # one object per number text
@@ -4388,7 +4403,7 @@ _JSON = json.JSONDecoder(object_pairs_hook=_json_object, parse_float=_json_numbe
 _BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|([\[\]{}])')
 
 
-def json_depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+def _json_depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
     """Is *text* nested no deeper than *limit*?  (A quick count first; a scan that skips
     strings only when the count could exceed it.)"""
     if text.count("[") + text.count("{") <= limit:
@@ -4405,13 +4420,13 @@ def json_depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
     return True
 
 
-def decode_json(text: str, where: str):
+def _decode_json(text: str, where: str):
     """One JSON value, numbers exact; NaN and oversized numbers kept as _Unusable.
 
-    >>> decode_json('{"a": 0.1, "b": NaN}', "x")
+    >>> _decode_json('{"a": 0.1, "b": NaN}', "x")
     {'a': Fraction(1, 10), 'b': NaN}
     """
-    if not json_depth_ok(text):
+    if not _json_depth_ok(text):
         raise ToolError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels, the deepest "
                         "the tool reads")
     try:
@@ -4426,7 +4441,7 @@ def decode_json(text: str, where: str):
 _ABSENT = _Missing()
 
 
-def lookup_key(record: dict, key: str, where: str = ""):
+def _lookup_key(record: dict, key: str, where: str = ""):
     """A JSON field by name, or by dotted path into nested objects (``metrics.acc``).
 
     Returns _ABSENT when there is none.  A key repeated in one object, or a
@@ -4451,7 +4466,7 @@ def lookup_key(record: dict, key: str, where: str = ""):
     return nested
 
 
-def flat_keys(record: dict, limit: int = 40) -> list:
+def _flat_keys(record: dict, limit: int = 40) -> list:
     """A JSON object's keys in order, nested ones dotted (``["id", "metrics.f1"]``), at
     most *limit* of them (no recursion: any depth is safe)."""
     keys, stack = [], [("", iter(record.items()))]
@@ -4463,7 +4478,7 @@ def flat_keys(record: dict, limit: int = 40) -> list:
         elif isinstance(entry[1], dict) and entry[1]:
             stack.append((f"{prefix}{entry[0]}.", iter(entry[1].items())))
         else:
-            keys.append(printable(prefix + str(entry[0])))
+            keys.append(_printable(prefix + str(entry[0])))
     return keys
 
 
@@ -4481,12 +4496,12 @@ def parse_score(value, where=""):
             return quick
         text = value.strip()
         if not text:
-            return MISSING
+            return _MISSING
         quick = _BINARY_TEXT.get(text.lower() if len(text) <= 5 else text)
         if quick is not None:
             return quick
         try:
-            number = parse_number(text)
+            number = _parse_number(text)
         except ToolError as err:
             raise ToolError(f"{_where(where)}: {err}") from None
         if number is not None:
@@ -4495,8 +4510,8 @@ def parse_score(value, where=""):
             raise ToolError(f"{_where(where)}: {_shorten(value)} is not a finite number")
         raise ToolError(f"{_where(where)}: {_shorten(value)} is not a number (scores are 0/1, "
                         "true/false or finite reals)")
-    if value is None or value is MISSING:
-        return MISSING
+    if value is None or value is _MISSING:
+        return _MISSING
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
@@ -4519,15 +4534,15 @@ def _where(where) -> str:
 _FLOAT_ID = re.compile(r"[0-9]{1,18}\.0*", re.ASCII)
 
 
-def item_id(value):
+def _item_id(value):
     """An item id, the same whatever wrote it: "17", 17, " 17", 17.0 and "17.0" are one item
     (pandas writes integer ids as floats once a column holds a NaN); an int also halves
     the memory a million ids take.  Other numbers become their exact decimal text, any
     other text stays text; a JSON list or object becomes its canonical JSON text.
 
-    >>> item_id("17"), item_id(Fraction(17)), item_id("17.0"), item_id(Fraction(3, 2))
+    >>> _item_id("17"), _item_id(Fraction(17)), _item_id("17.0"), _item_id(Fraction(3, 2))
     (17, 17, 17, '1.5')
-    >>> item_id("007"), item_id(""), item_id(True)
+    >>> _item_id("007"), _item_id(""), _item_id(True)
     ('007', MISSING, 'true')
     """
     if isinstance(value, bool):
@@ -4535,19 +4550,19 @@ def item_id(value):
     if isinstance(value, int):
         return value
     if isinstance(value, Fraction):
-        return value.numerator if value.denominator == 1 else format_decimal(value)
+        return value.numerator if value.denominator == 1 else _format_decimal(value)
     if isinstance(value, str):
         text = value.strip()
         if not text:
-            return MISSING
+            return _MISSING
         if text.isdigit() and text.isascii() and len(text) <= MAX_ID_DIGITS and (
                 text[0] != "0" or text == "0"):
             return int(text)
         if _FLOAT_ID.fullmatch(text) and (text[0] != "0" or text.startswith("0.")):
             return int(text.split(".")[0])
         return text
-    if value is None or value is MISSING or value is _ABSENT:
-        return MISSING
+    if value is None or value is _MISSING or value is _ABSENT:
+        return _MISSING
     if isinstance(value, _Unusable):
         return value.text
     return json.dumps(value, sort_keys=True, default=_json_default)
@@ -4564,7 +4579,7 @@ def _json_default(value):
 # --- Row streams: CSV, JSON lines, JSON documents ---
 
 @dataclass(frozen=True)
-class Fields:
+class _Fields:
     """What a reader takes from each row: score columns (or JSON keys, dotted for nested
     ones), the id column(s) -- a name, several for a composite id, () for row numbers,
     None for ``item`` when the file has it -- and label columns read like ids."""
@@ -4576,7 +4591,7 @@ class Fields:
 
 
 @dataclass(frozen=True)
-class RowStream:
+class _RowStream:
     """Rows of one file as ``(where, id, values)``: values are the scores, then the labels.
     ``used`` names the columns read, ``available`` those the file offers."""
 
@@ -4600,7 +4615,7 @@ def _sniff_delimiter(path: str, header: str) -> str:
     return found[0]
 
 
-def _id_keys(fields: Fields, has) -> tuple:
+def _id_keys(fields: _Fields, has) -> tuple:
     """The id columns to read: the named ones, or ``item`` when present and none is named."""
     if fields.ids is None:
         return ("item",) if has("item") else ()
@@ -4611,12 +4626,12 @@ def _compose(parts):
     """One id from its parts: the part itself, or a tuple (MISSING if any part is)."""
     if len(parts) == 1:
         return parts[0]
-    return MISSING if MISSING in parts else tuple(parts)
+    return _MISSING if _MISSING in parts else tuple(parts)
 
 
-def csv_rows(f: InputFile, fields: Fields, delimiter: str | None = None) -> RowStream:
+def _csv_rows(f: _InputFile, fields: _Fields, delimiter: str | None = None) -> _RowStream:
     """Rows of a CSV (comma, tab or semicolon, sniffed from the header)."""
-    path = printable(f.path)
+    path = _printable(f.path)
     header_line = f.text.readline()
     if header_line.lstrip().startswith(("{", "[")):
         raise ToolError(f"{path} looks like JSON: use --input-format jsonl or json")
@@ -4633,7 +4648,7 @@ def csv_rows(f: InputFile, fields: Fields, delimiter: str | None = None) -> RowS
     for name in wanted:
         if name not in header:
             raise ToolError(f"{path}: no column {_shorten(name)} (columns: "
-                            f"{printable(', '.join(header))[:300]})")
+                            f"{_printable(', '.join(header))[:300]})")
     if len(set(header)) != len(header):
         repeated = sorted({h for h in header if header.count(h) > 1})
         raise ToolError(f"{path}: column {_shorten(repeated[0])} appears twice in the header")
@@ -4643,12 +4658,12 @@ def csv_rows(f: InputFile, fields: Fields, delimiter: str | None = None) -> RowS
     state = _CsvRows(path, len(header), positions, fields.scores, label_positions,
                      id_positions)
     fast = len(id_positions) <= 1 and not label_positions and positions
-    return RowStream("csv", wanted, tuple(header), bool(id_keys),
+    return _RowStream("csv", wanted, tuple(header), bool(id_keys),
                      state.batches(reader) if fast else state.rows(reader))
 
 
-BATCH = object()                  # marks a batch of clean rows in a row stream
-CSV_BATCH = 4096                  # rows the fast path takes at a time
+_BATCH = object()                  # marks a batch of clean rows in a row stream
+_CSV_BATCH = 4096                  # rows the fast path takes at a time
 
 
 class _CsvRows:
@@ -4676,18 +4691,18 @@ class _CsvRows:
             values = [self.seen.get(row[p]) for p in self.positions]
             if None in values:
                 values = [parse_score(row[p], lambda name=name: f"{self.path} line {line}, "
-                                                              f"column {printable(name)}")
+                                                              f"column {_printable(name)}")
                           for p, name in zip(self.positions, self.names)]
                 if len(self.seen) < 1 << 16:
                     self.seen.update(zip((row[p] for p in self.positions), values))
         if self.label_positions:
-            values += [item_id(row[p]) for p in self.label_positions]
+            values += [_item_id(row[p]) for p in self.label_positions]
         if self.single is not None:                # the common case: one id column
             text = row[self.single]
             item = int(text) if text.isdigit() and len(text) <= MAX_ID_DIGITS and \
-                text.isascii() and (text[0] != "0" or len(text) == 1) else item_id(text)
+                text.isascii() and (text[0] != "0" or len(text) == 1) else _item_id(text)
         elif self.id_positions:
-            item = _compose([item_id(row[p]) for p in self.id_positions])
+            item = _compose([_item_id(row[p]) for p in self.id_positions])
         else:
             item = line
         return line, item, values
@@ -4699,7 +4714,7 @@ class _CsvRows:
                 if parsed is not None:
                     yield parsed
         except csv.Error as err:
-            raise ToolError(f"{self.path} line {reader.line_num}: {printable(str(err))}") \
+            raise ToolError(f"{self.path} line {reader.line_num}: {_printable(str(err))}") \
                 from None
 
     def batches(self, reader):
@@ -4711,19 +4726,19 @@ class _CsvRows:
         try:
             while True:
                 start = reader.line_num
-                batch = list(itertools.islice(reader, CSV_BATCH))
+                batch = list(itertools.islice(reader, _CSV_BATCH))
                 if not batch:
                     return
                 clean = self._clean(batch, get)
                 if clean is not None:
-                    yield (BATCH,) + clean
+                    yield (_BATCH,) + clean
                     continue
                 for row, line in zip(batch, _row_lines(batch, start, reader.line_num)):
                     parsed = self.row(row, line)
                     if parsed is not None:
                         yield parsed
         except csv.Error as err:
-            raise ToolError(f"{self.path} line {reader.line_num}: {printable(str(err))}") \
+            raise ToolError(f"{self.path} line {reader.line_num}: {_printable(str(err))}") \
                 from None
 
     def _clean(self, batch, get):
@@ -4741,7 +4756,7 @@ class _CsvRows:
                         value = parse_score(text)
                     except ToolError:
                         return None                              # row by row names the place
-                if value is MISSING or len(self.seen) >= 1 << 16:
+                if value is _MISSING or len(self.seen) >= 1 << 16:
                     return None
                 self.seen[text] = value
             columns.append(list(map(self.seen.__getitem__, texts)))
@@ -4769,9 +4784,9 @@ def _row_lines(batch, start: int, end: int) -> list:
     return lines
 
 
-def jsonl_records(f: InputFile):
+def _jsonl_records(f: _InputFile):
     """``(line, record)`` for each line of a JSON-lines file; trailing blank lines allowed."""
-    path = printable(f.path)
+    path = _printable(f.path)
     blank = None
     for line, text in enumerate(f.text, start=1):
         if not text.strip():
@@ -4779,23 +4794,23 @@ def jsonl_records(f: InputFile):
             continue
         if blank:
             raise ToolError(f"{path} line {blank}: blank line")
-        record = decode_json(text, f"{path} line {line}")
+        record = _decode_json(text, f"{path} line {line}")
         if not isinstance(record, dict):
             raise ToolError(f"{path} line {line}: expected a JSON object")
         yield f"line {line}", record
 
 
-def json_document(f: InputFile):
+def _json_document(f: _InputFile):
     """The one JSON value of a JSON document (an Inspect log, HELM's per-instance stats,
     a list of records), read whole; the line limit is lifted for it."""
     f.checked.line_limit = 1 << 62
     text = f.text.read()
     if not text.strip():
-        raise ToolError(f"{printable(f.path)} is empty")
-    return decode_json(text, printable(f.path))
+        raise ToolError(f"{_printable(f.path)} is empty")
+    return _decode_json(text, _printable(f.path))
 
 
-def document_records(value, path: str):
+def _document_records(value, path: str):
     """``(where, record)`` of a JSON document holding records: a list of objects, or an
     object with exactly one list of objects among its values."""
     if isinstance(value, dict):
@@ -4803,7 +4818,7 @@ def document_records(value, path: str):
                  if isinstance(item, list) and item and isinstance(item[0], dict)]
         if len(lists) != 1:
             raise ToolError(f"{path}: a JSON object; expected a list of records, or an object "
-                            f"holding one (keys: {printable(', '.join(map(str, value)))[:200]})")
+                            f"holding one (keys: {_printable(', '.join(map(str, value)))[:200]})")
         value = value[lists[0]]
     if not isinstance(value, list):
         raise ToolError(f"{path}: expected a list of records")
@@ -4813,15 +4828,15 @@ def document_records(value, path: str):
         yield f"record {index}", record
 
 
-def record_rows(records, fields: Fields, path: str, fmt: str) -> RowStream:
+def _record_rows(records, fields: _Fields, path: str, fmt: str) -> _RowStream:
     """Rows from JSON records (JSON lines, or a document's list)."""
     records = iter(records)
     first = next(records, None)
     if first is None:
         raise ToolError(f"{path} has no records")
-    id_keys = _id_keys(fields, lambda key: lookup_key(first[1], key) is not _ABSENT)
+    id_keys = _id_keys(fields, lambda key: _lookup_key(first[1], key) is not _ABSENT)
     wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
-    return RowStream(fmt, wanted, tuple(flat_keys(first[1])), bool(id_keys),
+    return _RowStream(fmt, wanted, tuple(_flat_keys(first[1])), bool(id_keys),
                      _record_generator(itertools.chain([first], records), fields, id_keys,
                                        path))
 
@@ -4831,12 +4846,12 @@ def _record_generator(records, fields, id_keys, path):
         place = f"{path} {where}"
         values = []
         for key in fields.scores:
-            value = lookup_key(record, key, place)
-            values.append(MISSING if value is _ABSENT else parse_score(
-                value, lambda key=key: f"{place}, key {printable(key)}"))
-        values += [item_id(lookup_key(record, key, place)) for key in fields.labels]
+            value = _lookup_key(record, key, place)
+            values.append(_MISSING if value is _ABSENT else parse_score(
+                value, lambda key=key: f"{place}, key {_printable(key)}"))
+        values += [_item_id(_lookup_key(record, key, place)) for key in fields.labels]
         if id_keys:
-            item = _compose([item_id(lookup_key(record, key, place)) for key in id_keys])
+            item = _compose([_item_id(_lookup_key(record, key, place)) for key in id_keys])
         else:
             item = int(where.split()[-1])
         yield where, item, values
@@ -4845,7 +4860,7 @@ def _record_generator(records, fields, id_keys, path):
 # --- Collecting rows: missing and repeated ids, counted or refused ---
 
 @dataclass(frozen=True)
-class Collected:
+class _Collected:
     """The rows of one file that are kept: ids, and per value position a column."""
 
     ids: list
@@ -4856,26 +4871,26 @@ class Collected:
 
 
 def _first(items) -> str:
-    shown = [_shorten(x) if isinstance(x, str) else printable(str(x)) for x in items[:SHOW_IDS]]
-    return ", ".join(shown) + (", ..." if len(items) > SHOW_IDS else "")
+    shown = [_shorten(x) if isinstance(x, str) else _printable(str(x)) for x in items[:_SHOW_IDS]]
+    return ", ".join(shown) + (", ..." if len(items) > _SHOW_IDS else "")
 
 
-def collect(stream: RowStream, path: str, width: int, on_missing: str) -> Collected:
+def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Collected:
     """Keep every complete row; a missing score, id or label, or a repeated id, is an error
     that counts them and quotes the first few -- unless *on_missing* is "drop": then those
     rows are left out and counted in the note."""
     ids, columns = array.array("q"), [[] for _ in range(width)]
     missing, rows_read = [], 0
     for where, item, values in stream.rows:
-        if where is BATCH:                       # a batch of clean rows (the CSV fast path)
+        if where is _BATCH:                       # a batch of clean rows (the CSV fast path)
             rows_read += len(item)
             ids = _extend_ids(ids, item)
             for column, part in zip(columns, values):
                 column.extend(part)
             continue
         rows_read += 1
-        if item is MISSING or MISSING in values:
-            missing.append(item if item is not MISSING else where)
+        if item is _MISSING or _MISSING in values:
+            missing.append(item if item is not _MISSING else where)
             continue
         try:
             ids.append(item)                   # integer ids: 8 bytes each, not 36
@@ -4898,7 +4913,7 @@ def collect(stream: RowStream, path: str, width: int, on_missing: str) -> Collec
             raise ToolError(f"{path}: {len(missing)} row(s) with a missing score, id or label "
                             f"(first: {_first(missing)}); fix them or use --on-missing drop")
         notes.append(f"{len(missing):,} row(s) with a missing score, id or label")
-    repeated = repeated_ids(ids) if stream.keyed else set()
+    repeated = _repeated_ids(ids) if stream.keyed else set()
     if repeated:
         if on_missing != "drop":
             ordered = [item for item in dict.fromkeys(ids) if item in repeated]
@@ -4909,7 +4924,7 @@ def collect(stream: RowStream, path: str, width: int, on_missing: str) -> Collec
         ids = type(ids)(ids[i] for i in keep) if isinstance(ids, list) else \
             array.array("q", (ids[i] for i in keep))
         columns = [[column[i] for i in keep] for column in columns]
-    return Collected(ids, columns, rows_read, rows_read - len(ids), "; ".join(notes))
+    return _Collected(ids, columns, rows_read, rows_read - len(ids), "; ".join(notes))
 
 
 def _extend_ids(ids, more):
@@ -4920,7 +4935,7 @@ def _extend_ids(ids, more):
     return ids
 
 
-def repeated_ids(ids) -> set:
+def _repeated_ids(ids) -> set:
     """The ids that appear more than once.  Dense non-negative integer ids (the common
     1..n) are checked with a bitmap, a byte per possible id, instead of a set."""
     if ids and (isinstance(ids, array.array) or all(type(i) is int for i in ids)):
@@ -4950,11 +4965,11 @@ def repeated_ids(ids) -> set:
 # refused with the list instead of being made silently.
 
 @dataclass(frozen=True)
-class HarnessFile:
+class _HarnessFile:
     """What an adapter found in one harness file."""
 
     format: str                  # "lm-eval", "inspect" or "helm"
-    stream: RowStream
+    stream: _RowStream
     system: str | None           # the model, as the harness names it
     task: str | None
     note: str = ""
@@ -4976,24 +4991,24 @@ def _choose(offered, chosen, path: str, what: str, flag: str):
     if chosen is not None:
         if chosen not in offered:
             raise ToolError(f"{path}: no {what} {_shorten(chosen)} (the file offers: "
-                            f"{printable(', '.join(map(str, offered)))[:300]})")
+                            f"{_printable(', '.join(map(str, offered)))[:300]})")
         return chosen
     if len(offered) == 1:
         return offered[0]
     if not offered:
         raise ToolError(f"{path}: the file offers no {what}")
     raise ToolError(f"{path} offers {len(offered)} choices of {what} "
-                    f"({printable(', '.join(map(str, offered)))[:300]}); choose one with {flag}")
+                    f"({_printable(', '.join(map(str, offered)))[:300]}); choose one with {flag}")
 
 
-def _one_system(kind: str, path: str, fields: Fields) -> None:
+def _one_system(kind: str, path: str, fields: _Fields) -> None:
     """A harness log holds one system's run: as a table of several systems it is refused."""
     if fields.table:
         raise ToolError(f"{path} is {kind}: one system's run; compare two with --baseline LOG "
                         "--candidate LOG")
 
 
-def lm_eval_file(records, path: str, real_path: str | None, fields: Fields, filter_name):
+def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name):
     """lm-evaluation-harness ``samples_<task>_<time>.jsonl``: one line per document per
     filter (``--filter``), the metric values as top-level keys (``--score-col``)."""
     _one_system("an lm-evaluation-harness samples file", path, fields)
@@ -5008,21 +5023,21 @@ def lm_eval_file(records, path: str, real_path: str | None, fields: Fields, filt
     by_filter = {}
     for where, record in itertools.chain([first], records):
         place = f"{path} {where}"
-        name = lookup_key(record, "filter", place)
+        name = _lookup_key(record, "filter", place)
         name = "none" if name is _ABSENT else str(name)
-        doc = item_id(lookup_key(record, "doc_id", place))
-        value = lookup_key(record, metric, place)
+        doc = _item_id(_lookup_key(record, "doc_id", place))
+        value = _lookup_key(record, metric, place)
         by_filter.setdefault(name, []).append((where, doc, value))
     chosen = _choose(list(by_filter), filter_name if len(by_filter) > 1 else None, path,
                      "filter", "--filter")
-    rows = ((where, (doc, 1), [MISSING if value is _ABSENT else parse_score(
-        value, lambda where=where: f"{path} {where}, key {printable(metric)}")])
+    rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else parse_score(
+        value, lambda where=where: f"{path} {where}, key {_printable(metric)}")])
         for where, doc, value in by_filter[chosen])
     match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
     task = match.group(1) if match else None
     note = f"lm-eval filter {chosen}" if len(by_filter) > 1 else ""
-    stream = RowStream("lm-eval", ("doc_id", metric), tuple(flat_keys(first[1])), True, rows)
-    return HarnessFile("lm-eval", stream, _lm_eval_model(real_path), task, note)
+    stream = _RowStream("lm-eval", ("doc_id", metric), tuple(_flat_keys(first[1])), True, rows)
+    return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), task, note)
 
 
 _LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
@@ -5061,11 +5076,11 @@ def _inspect_value(value, place: str):
         if mapped is not None:
             return mapped
     if isinstance(value, _Unusable) and value.text == "NaN":
-        return MISSING
+        return _MISSING
     return parse_score(value, place)
 
 
-def inspect_file(log: dict, samples, path: str, fields: Fields) -> HarnessFile:
+def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFile:
     """An Inspect AI log (``.json``, or the header and samples of an ``.eval`` archive):
     ``samples[].scores.<scorer>.value``; several epochs of a sample are several runs."""
     _one_system("an Inspect log", path, fields)
@@ -5084,28 +5099,28 @@ def inspect_file(log: dict, samples, path: str, fields: Fields) -> HarnessFile:
     def rows():
         for where, sample in samples:
             place = f"{path} {where}"
-            item = item_id(lookup_key(sample, "id", place))
-            epoch = lookup_key(sample, "epoch", place)
-            score = lookup_key(sample, f"scores.{scorer}.value", place) \
+            item = _item_id(_lookup_key(sample, "id", place))
+            epoch = _lookup_key(sample, "epoch", place)
+            score = _lookup_key(sample, f"scores.{scorer}.value", place) \
                 if isinstance(sample.get("scores"), dict) and scorer in sample["scores"] \
                 else _ABSENT
             if key is not None and isinstance(score, dict):
-                score = lookup_key(score, key, place)
-            value = MISSING if score is _ABSENT else _inspect_value(
-                score, lambda place=place: f"{place}, scorer {printable(scorer)}")
-            yield where, (item, 1 if epoch is _ABSENT else item_id(epoch)), [value]
+                score = _lookup_key(score, key, place)
+            value = _MISSING if score is _ABSENT else _inspect_value(
+                score, lambda place=place: f"{place}, scorer {_printable(scorer)}")
+            yield where, (item, 1 if epoch is _ABSENT else _item_id(epoch)), [value]
 
     status = log.get("status")
-    note = f"Inspect log status {printable(str(status))}" if status not in (None, "success") \
+    note = f"Inspect log status {_printable(str(status))}" if status not in (None, "success") \
         else ""
-    stream = RowStream("inspect", ("id", "epoch", f"scores.{scorer}.value"), tuple(scorers),
+    stream = _RowStream("inspect", ("id", "epoch", f"scores.{scorer}.value"), tuple(scorers),
                        True, rows())
     model = spec.get("model") if isinstance(spec.get("model"), str) else None
     task = spec.get("task") if isinstance(spec.get("task"), str) else None
-    return HarnessFile("inspect", stream, model, task, note)
+    return _HarnessFile("inspect", stream, model, task, note)
 
 
-def inspect_samples(log: dict, path: str):
+def _inspect_samples(log: dict, path: str):
     if not isinstance(log.get("samples"), list):
         raise ToolError(f"{path}: an Inspect log without samples (was it written with "
                         "--no-log-samples?)")
@@ -5115,7 +5130,7 @@ def inspect_samples(log: dict, path: str):
         yield f"sample {index}", sample
 
 
-def helm_file(records, path: str, real_path: str | None, fields: Fields, split: str):
+def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str):
     """HELM ``per_instance_stats.json``: per instance and train trial, ``stats`` with
     ``name: {name, split, perturbation?}`` and ``mean``.  Unperturbed instances of the
     chosen split; each train trial is a run."""
@@ -5141,18 +5156,18 @@ def helm_file(records, path: str, real_path: str | None, fields: Fields, split: 
     def rows():
         for where, record, chosen in kept:
             place = f"{path} {where}"
-            item = item_id(lookup_key(record, "instance_id", place))
-            trial = lookup_key(record, "train_trial_index", place)
+            item = _item_id(_lookup_key(record, "instance_id", place))
+            trial = _lookup_key(record, "train_trial_index", place)
             value = chosen.get(metric, _ABSENT)
-            yield where, (item, 0 if trial is _ABSENT else item_id(trial)), [
-                MISSING if value is _ABSENT else parse_score(
-                    value, lambda place=place: f"{place}, stat {printable(metric)}")]
+            yield where, (item, 0 if trial is _ABSENT else _item_id(trial)), [
+                _MISSING if value is _ABSENT else parse_score(
+                    value, lambda place=place: f"{place}, stat {_printable(metric)}")]
 
-    stream = RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
+    stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
     model = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
     task = run_dir.split(":")[0] if ":" in run_dir else None
-    return HarnessFile("helm", stream, _helm_model(real_path) or (model.group(1) if model
+    return _HarnessFile("helm", stream, _helm_model(real_path) or (model.group(1) if model
                                                                  else None), task)
 
 
@@ -5177,7 +5192,7 @@ MAX_ARCHIVE_BYTES = 1 << 30      # an archive, or one member of it, unpacked (1 
 def _zip_member(archive, name: str, path: str) -> bytes:
     info = archive.getinfo(name)
     if info.file_size > MAX_ARCHIVE_BYTES:
-        raise ToolError(f"{path}: {printable(name)} unpacks to more than 1 GiB, the most the "
+        raise ToolError(f"{path}: {_printable(name)} unpacks to more than 1 GiB, the most the "
                         "tool reads")
     return archive.read(name)
 
@@ -5186,11 +5201,11 @@ def _zip_json(archive, name: str, path: str):
     try:
         text = _zip_member(archive, name, path).decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise ToolError(f"{path}: {printable(name)} is not UTF-8 text") from None
-    return decode_json(text, f"{path}: {printable(name)}")
+        raise ToolError(f"{path}: {_printable(name)} is not UTF-8 text") from None
+    return _decode_json(text, f"{path}: {_printable(name)}")
 
 
-def inspect_archive(archive, path: str):
+def _inspect_archive(archive, path: str):
     """The log header and the samples of an Inspect ``.eval`` archive."""
     names = set(archive.namelist())
     header = "header.json" if "header.json" in names else "_journal/start.json"
@@ -5221,15 +5236,15 @@ def _xml(archive, name: str, path: str):
     import xml.etree.ElementTree as ElementTree
     data = _zip_member(archive, name, path)
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        raise ToolError(f"{path}: {printable(name)} declares XML entities; the tool does not "
+        raise ToolError(f"{path}: {_printable(name)} declares XML entities; the tool does not "
                         "expand them")
     try:
         return ElementTree.fromstring(data)
     except ElementTree.ParseError as err:
-        raise ToolError(f"{path}: {printable(name)} is not valid XML ({err})") from None
+        raise ToolError(f"{path}: {_printable(name)} is not valid XML ({err})") from None
 
 
-def xlsx_rows(archive, path: str):
+def _xlsx_rows(archive, path: str):
     """The first sheet of an Excel workbook as rows of cell texts, numbers exactly as the
     workbook stores them (its shortest decimal text)."""
     book = _xml(archive, "xl/workbook.xml", path)
@@ -5273,7 +5288,7 @@ def _xlsx_column(reference: str, default: int) -> int:
     return index - 1
 
 
-def table_rows(header, rows, path: str, fields: Fields, fmt: str) -> RowStream:
+def _table_rows(header, rows, path: str, fields: _Fields, fmt: str) -> _RowStream:
     """Rows of a table given as a header and ``(line, cells)`` pairs (an Excel sheet): the
     sheet is written out as CSV in memory and read like any CSV file."""
     text = io.StringIO()
@@ -5283,8 +5298,8 @@ def table_rows(header, rows, path: str, fields: Fields, fmt: str) -> RowStream:
         if any(cell.strip() for cell in cells):
             writer.writerow(cells + [""] * (len(header) - len(cells)))
     text.seek(0)
-    stream = csv_rows(_TextOnly(text, path), fields, delimiter="\t")
-    return RowStream(fmt, stream.used, stream.available, stream.keyed, stream.rows)
+    stream = _csv_rows(_TextOnly(text, path), fields, delimiter="\t")
+    return _RowStream(fmt, stream.used, stream.available, stream.keyed, stream.rows)
 
 
 class _TextOnly:
@@ -5296,7 +5311,7 @@ class _TextOnly:
 
 # --- Reading one file, whatever its format ---
 
-FORMATS = ("csv", "jsonl", "json", "xlsx", "lm-eval", "inspect", "helm")
+_FORMATS = ("csv", "jsonl", "json", "xlsx", "lm-eval", "inspect", "helm")
 
 
 @dataclass(frozen=True)
@@ -5327,11 +5342,11 @@ class Source:
 
 
 @dataclass(frozen=True)
-class FileRead:
+class _FileRead:
     """One file, read: the rows kept, where they came from, and what a harness log said
     about itself (its model and task).  Harness ids are ``(item, run)`` pairs."""
 
-    collected: Collected
+    collected: _Collected
     source: Source
     system: str | None = None
     task: str | None = None
@@ -5339,13 +5354,13 @@ class FileRead:
     harness: bool = False
 
 
-def read_file(path: str, fields: Fields, options: ReadOptions = ReadOptions()) -> FileRead:
+def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions()) -> _FileRead:
     """Read the named scores (then labels) of one file, detecting its format from its
     content: CSV/TSV, JSON lines, a JSON document, an Excel workbook, or a harness log
     (lm-evaluation-harness samples, an Inspect log, HELM per-instance stats)."""
-    with InputFile(path, progress=options.progress) as f:
-        shown = printable(f.path)
-        kind = binary_kind(f.head)
+    with _InputFile(path, progress=options.progress) as f:
+        shown = _printable(f.path)
+        kind = _binary_kind(f.head)
         if not f.head:
             raise ToolError(f"{shown} is empty")
         if kind == "zip":
@@ -5357,57 +5372,57 @@ def read_file(path: str, fields: Fields, options: ReadOptions = ReadOptions()) -
                 raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
             f.start_text()
             parsed, archive_sha = _read_text(f, shown, fields, options), None
-        width = 1 if isinstance(parsed, HarnessFile) else len(fields.scores) + len(fields.labels)
-        stream = parsed.stream if isinstance(parsed, HarnessFile) else parsed
-        collected = collect(stream, shown, width, options.on_missing)
+        width = 1 if isinstance(parsed, _HarnessFile) else len(fields.scores) + len(fields.labels)
+        stream = parsed.stream if isinstance(parsed, _HarnessFile) else parsed
+        collected = _collect(stream, shown, width, options.on_missing)
         digest = archive_sha or f.finish()
     source = Source(f.path, digest, collected.rows, stream.used, stream.format)
-    if isinstance(parsed, HarnessFile):
-        return FileRead(collected, source, parsed.system, parsed.task, parsed.note, True)
-    return FileRead(collected, source)
+    if isinstance(parsed, _HarnessFile):
+        return _FileRead(collected, source, parsed.system, parsed.task, parsed.note, True)
+    return _FileRead(collected, source)
 
 
-def _read_text(f: InputFile, path: str, fields: Fields, options: ReadOptions):
+def _read_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
     parsed = _parse_text(f, path, fields, options)
-    if not isinstance(parsed, HarnessFile) and not fields.scores:
+    if not isinstance(parsed, _HarnessFile) and not fields.scores:
         raise ToolError("--baseline needs --score-col, the score's column or key")
     return parsed
 
 
-def _parse_text(f: InputFile, path: str, fields: Fields, options: ReadOptions):
-    fmt = options.input_format or text_kind(f.head)
+def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
+    fmt = options.input_format or _text_kind(f.head)
     if fmt == "json" and f.path.lower().endswith((".jsonl", ".ndjson")) and \
             options.input_format is None:
         fmt = "jsonl"
     if fmt == "csv":
-        return csv_rows(f, fields)
+        return _csv_rows(f, fields)
     if fmt in ("jsonl", "lm-eval"):
-        records = jsonl_records(f)
+        records = _jsonl_records(f)
         first = next(records, None)
         if first is None:
             raise ToolError(f"{path} has no records")
         records = itertools.chain([first], records)
         if fmt == "lm-eval" or "doc_id" in first[1] and ("filter" in first[1]
                                                          or "metrics" in first[1]):
-            return lm_eval_file(records, path, _real(f), fields, options.filter)
-        return record_rows(records, fields, path, "jsonl")
-    value = json_document(f)
+            return _lm_eval_file(records, path, _real(f), fields, options.filter)
+        return _record_rows(records, fields, path, "jsonl")
+    value = _json_document(f)
     if fmt == "inspect" or fmt == "json" and isinstance(value, dict) and "eval" in value \
             and ("samples" in value or "version" in value):
         if not isinstance(value, dict):
             raise ToolError(f"{path} is not an Inspect log (a JSON object with eval and samples)")
-        return inspect_file(value, inspect_samples(value, path), path, fields)
+        return _inspect_file(value, _inspect_samples(value, path), path, fields)
     if fmt == "helm" or fmt == "json" and isinstance(value, list) and value and \
             isinstance(value[0], dict) and "instance_id" in value[0] and "stats" in value[0]:
-        return helm_file(document_records(value, path), path, _real(f), fields, options.split)
-    return record_rows(document_records(value, path), fields, path, "json")
+        return _helm_file(_document_records(value, path), path, _real(f), fields, options.split)
+    return _record_rows(_document_records(value, path), fields, path, "json")
 
 
-def _real(f: InputFile) -> str | None:
+def _real(f: _InputFile) -> str | None:
     return None if f.path == "<stdin>" else os.path.realpath(f.path)
 
 
-def _read_archive(f: InputFile, path: str, fields: Fields, options: ReadOptions):
+def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
     """An Inspect ``.eval`` log or an Excel workbook (both zip archives), read whole."""
     import zipfile
     f.start_binary()
@@ -5419,20 +5434,20 @@ def _read_archive(f: InputFile, path: str, fields: Fields, options: ReadOptions)
         archive = zipfile.ZipFile(io.BytesIO(data))
         names = set(archive.namelist())
     except (zipfile.BadZipFile, OSError, ValueError) as err:
-        raise ToolError(f"{path}: a damaged zip archive ({printable(str(err))})") from None
+        raise ToolError(f"{path}: a damaged zip archive ({_printable(str(err))})") from None
     try:
         if "xl/workbook.xml" in names and options.input_format in (None, "xlsx"):
-            rows = xlsx_rows(archive, path)
+            rows = _xlsx_rows(archive, path)
             if not rows:
                 raise ToolError(f"{path}: the first sheet of the workbook is empty")
-            return table_rows(rows[0][1], rows[1:], path, fields, "xlsx"), digest
+            return _table_rows(rows[0][1], rows[1:], path, fields, "xlsx"), digest
         if ("header.json" in names or "_journal/start.json" in names) and \
                 options.input_format in (None, "inspect"):
-            log, samples = inspect_archive(archive, path)
-            return inspect_file(log, samples, path, fields), digest
+            log, samples = _inspect_archive(archive, path)
+            return _inspect_file(log, samples, path, fields), digest
     except (zipfile.BadZipFile, KeyError, EOFError, NotImplementedError) as err:
         raise ToolError(f"{path}: a damaged or unsupported zip archive "
-                        f"({printable(str(err))})") from None
+                        f"({_printable(str(err))})") from None
     raise ToolError(f"{path} is a zip archive, not an Excel workbook or an Inspect log; unpack "
                     "it first")
 
@@ -5477,14 +5492,14 @@ class Table:
 
 
 @dataclass(frozen=True)
-class SystemRuns:
+class _SystemRuns:
     """One system's runs as read: per run a label and ``{item: score}``, in file order."""
 
     name: str
     runs: tuple
 
 
-def run_mean(values) -> object:
+def _run_mean(values) -> object:
     """The exact mean of one item's scores over runs (an int when it is one)."""
     total = sum(values)
     if len(values) == 1:
@@ -5493,9 +5508,22 @@ def run_mean(values) -> object:
     return mean.numerator if mean.denominator == 1 else mean
 
 
-def join_runs(systems, order, on_missing: str) -> tuple:
-    """``(items, columns, runs, dropped, notes)``: the items every run of every system
-    scored, in *order*; per system the mean over its runs, and the runs themselves.
+@dataclass(frozen=True)
+class _Joined:
+    """Systems' runs joined on their items: the items all of them scored (in order), per
+    system the column of per-item means over its runs, the runs themselves (None when every
+    system has one), the items dropped and the notes that say so."""
+
+    items: tuple
+    columns: tuple
+    runs: tuple | None
+    dropped: int
+    notes: tuple
+
+
+def _join_runs(systems, order, on_missing: str) -> _Joined:
+    """The items every run of every system scored, in *order*; per system the mean over its
+    runs, and the runs themselves.
 
     An item missing from some run is an error that counts them and quotes the first
     few, unless *on_missing* is "drop": then it is left out everywhere and counted.
@@ -5514,9 +5542,9 @@ def join_runs(systems, order, on_missing: str) -> tuple:
     if partial:
         count = len({item for item, _ in partial})
         if on_missing != "drop":
-            shown = ", ".join(f"{_first([item])} only in {printable(where)}"
-                              for item, where in partial[:SHOW_IDS])
-            more = ", ..." if len(partial) > SHOW_IDS else ""
+            shown = ", ".join(f"{_first([item])} only in {_printable(where)}"
+                              for item, where in partial[:_SHOW_IDS])
+            more = ", ..." if len(partial) > _SHOW_IDS else ""
             raise ToolError(f"{count} item(s) are not in every run (first: {shown}{more}); use "
                             "--on-missing drop to keep the items all runs share")
         notes.append(f"{count:,} item(s) not in every run")
@@ -5528,9 +5556,10 @@ def join_runs(systems, order, on_missing: str) -> tuple:
         per_run = [(label, tuple(scores[item] for item in items)) for label, scores in system.runs]
         runs.append(tuple(per_run))
         columns.append(per_run[0][1] if len(per_run) == 1 else
-                       tuple(map(lambda *values: run_mean(values), *(c for _, c in per_run))))
+                       tuple(map(lambda *values: _run_mean(values), *(c for _, c in per_run))))
     dropped = len({item for item, _ in partial})
-    return items, tuple(columns), None if single else tuple(runs), dropped, notes
+    return _Joined(tuple(items), tuple(columns), None if single else tuple(runs), dropped,
+                   tuple(notes))
 
 
 def _stem(path: str) -> str:
@@ -5540,7 +5569,7 @@ def _stem(path: str) -> str:
     return base[:-5] if base.endswith(".json.eval") else os.path.splitext(base)[0]
 
 
-def system_names(found, paths, names=None) -> list:
+def _system_names(found, paths, names=None) -> list:
     """Names for the systems: *names* when given; else the model each harness log names,
     when every system has one and they differ; else the file (or folder) names; else the
     paths."""
@@ -5548,12 +5577,12 @@ def system_names(found, paths, names=None) -> list:
         if len(names) != len(paths):
             raise ToolError(f"--names gives {len(names)} name(s) for {len(paths)} systems")
         if len(set(names)) != len(names):
-            raise ToolError(f"--names repeats a name: {printable(', '.join(names))}")
+            raise ToolError(f"--names repeats a name: {_printable(', '.join(names))}")
         return list(names)
     if all(found) and len(set(found)) == len(found):
         return list(found)
     stems = [_stem(p) for p in paths]
-    return stems if len(set(stems)) == len(stems) else [printable(p) for p in paths]
+    return stems if len(set(stems)) == len(stems) else [_printable(p) for p in paths]
 
 
 @dataclass(frozen=True)
@@ -5579,19 +5608,19 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
     """Several systems' scores from one file: a column (or JSON key) per system, or with
     ``spec.system`` one row per item and system; with ``spec.run`` one row per run."""
     if len(set(spec.systems)) != len(spec.systems):
-        raise ToolError(f"a system is named twice: {printable(', '.join(spec.systems))}")
+        raise ToolError(f"a system is named twice: {_printable(', '.join(spec.systems))}")
     keyed = spec.system is not None or spec.run is not None
     ids = spec.ids
     if keyed:
         ids = (ids or ("item",)) + tuple(k for k in (spec.system, spec.run) if k is not None)
     scores = (spec.score,) if spec.system is not None else spec.systems
-    read = read_file(path, Fields(tuple(scores), ids, spec.labels, table=True), options)
+    read = _read_file(path, _Fields(tuple(scores), ids, spec.labels, table=True), options)
     got, source = read.collected, read.source
     shown = source.path
     labels = got.columns[len(scores):]
     if not keyed:
         if len(got.ids) < 2:
-            raise ToolError(f"{printable(shown)}: need at least 2 items, got {len(got.ids)}")
+            raise ToolError(f"{_printable(shown)}: need at least 2 items, got {len(got.ids)}")
         clusters, strata = _split_labels(labels, spec)
         return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:len(scores)]),
                      got.ids, (source,), got.dropped, got.note, clusters, strata)
@@ -5607,10 +5636,10 @@ def _split_labels(columns, spec: TableSpec) -> tuple:
     return clusters, strata
 
 
-def _long_table(got: Collected, source: Source, spec: TableSpec, id_parts: int,
+def _long_table(got: _Collected, source: Source, spec: TableSpec, id_parts: int,
                 labels, on_missing: str) -> Table:
     """A table from rows keyed by (item, system?, run?): runs grouped per system."""
-    path = printable(source.path)
+    path = _printable(source.path)
     runs, order, item_labels, others = {}, {}, {}, collections.Counter()
     for index, key in enumerate(got.ids):
         item = key[0] if id_parts == 1 else key[:id_parts]
@@ -5631,7 +5660,7 @@ def _long_table(got: Collected, source: Source, spec: TableSpec, id_parts: int,
     if absent:
         found = sorted(map(str, set(runs) | set(others)))
         raise ToolError(f"{path}: no rows for system {_shorten(str(absent[0]))} (the "
-                        f"{printable(spec.system)} column holds: {printable(', '.join(found))[:300]})")
+                        f"{_printable(spec.system)} column holds: {_printable(', '.join(found))[:300]})")
     all_runs = list(dict.fromkeys(run for name in spec.systems for run in runs[name]))
     if spec.run is not None:
         if len(all_runs) == 1:
@@ -5642,22 +5671,23 @@ def _long_table(got: Collected, source: Source, spec: TableSpec, id_parts: int,
             if lacking:
                 raise ToolError(f"{path}: system {_shorten(str(name))} has no rows for run "
                                 f"{_first(lacking)} (runs: {_first(all_runs)})")
-    systems = [SystemRuns(str(name), tuple((run, runs[name][run]) for run in all_runs
+    systems = [_SystemRuns(str(name), tuple((run, runs[name][run]) for run in all_runs
                                            if run in runs[name])) for name in spec.systems]
-    items, columns, table_runs, dropped, notes = join_runs(systems, list(order), on_missing)
+    joined = _join_runs(systems, list(order), on_missing)
+    notes = [got.note] * bool(got.note) + list(joined.notes)
     if others:
         notes.append(f"rows of {len(others)} other system(s) not compared: "
-                     f"{printable(', '.join(map(str, others)))[:200]}")
-    label_columns = [tuple(item_labels[item][k] for item in items) for k in range(len(labels))]
+                     f"{_printable(', '.join(map(str, others)))[:200]}")
+    label_columns = [tuple(item_labels[item][k] for item in joined.items)
+                     for k in range(len(labels))]
     clusters, strata = _split_labels(label_columns, spec)
-    return Table(tuple(map(str, spec.systems)), columns, tuple(items), (source,),
-                 got.dropped + dropped, "; ".join([got.note] * bool(got.note) + notes),
-                 clusters, strata, table_runs)
+    return Table(tuple(map(str, spec.systems)), joined.columns, joined.items, (source,),
+                 got.dropped + joined.dropped, "; ".join(notes), clusters, strata, joined.runs)
 
 
 # --- Run files and harness folders: one system per --baseline / --candidate ---
 
-def expand_paths(value: str) -> list:
+def _expand_paths(value: str) -> list:
     """The files one --baseline or --candidate names: a path, a comma-separated list of
     paths, or a glob pattern (quoted, so the tool expands it); several are runs."""
     import glob
@@ -5678,7 +5708,7 @@ def expand_paths(value: str) -> list:
     return paths
 
 
-def harness_files(folder: str) -> dict:
+def _harness_files(folder: str) -> dict:
     """``{task: path}`` of a harness output folder: lm-eval ``samples_<task>_<time>.jsonl``
     files, Inspect logs (``.eval``, ``.json``) or HELM run folders (``per_instance_stats.json``),
     at most two levels down."""
@@ -5701,11 +5731,11 @@ def harness_files(folder: str) -> dict:
     twice = {task: paths for task, paths in found.items() if len(paths) > 1}
     if twice:
         task, paths = next(iter(twice.items()))
-        raise ToolError(f"{printable(folder)} holds {len(paths)} files for task "
-                        f"{_shorten(task)} ({printable(', '.join(map(os.path.basename, paths)))[:200]}); "
+        raise ToolError(f"{_printable(folder)} holds {len(paths)} files for task "
+                        f"{_shorten(task)} ({_printable(', '.join(map(os.path.basename, paths)))[:200]}); "
                         "keep one run per task in the folder")
     if not found:
-        raise ToolError(f"{printable(folder)}: no lm-eval samples_<task>_<time>.jsonl files, "
+        raise ToolError(f"{_printable(folder)}: no lm-eval samples_<task>_<time>.jsonl files, "
                         "Inspect logs or HELM per_instance_stats.json in it (or its subfolders)")
     return {task: paths[0] for task, paths in found.items()}
 
@@ -5780,13 +5810,13 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     if all(folders):
         return _read_folders(groups, spec, options)
     labels = tuple(k for k in (spec.cluster, spec.strata) if k is not None)
-    fields = Fields((spec.score,) if spec.score is not None else (),
+    fields = _Fields((spec.score,) if spec.score is not None else (),
                     spec.ids if spec.ids is not None else ("item",), labels)
     systems, sources, found, notes, dropped = [], [], [], [], 0
     item_labels, order = {}, None
     for index, group in enumerate(groups):
-        reads = [read_file(path, fields if index == 0 and i == 0 else
-                           Fields(fields.scores, fields.ids), options)
+        reads = [_read_file(path, fields if index == 0 and i == 0 else
+                           _Fields(fields.scores, fields.ids), options)
                  for i, path in enumerate(group)]
         if not all(read.harness for read in reads) and not fields.scores:
             raise ToolError("--baseline needs --score-col, the score's column or key")
@@ -5803,23 +5833,24 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
                 item_labels = {item: values for item, *values in zip(first.ids, *first.columns[1:])}
         found.append(_one_name(reads))
         systems.append(runs)
-    names = system_names(found, [group[0] if len(group) == 1 else _common(group)
+    names = _system_names(found, [group[0] if len(group) == 1 else _common(group)
                                  for group in groups], spec.names)
-    named = [SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
-    items, columns, runs, partial, more = join_runs(named, list(dict.fromkeys(order)),
-                                                    options.on_missing)
-    label_columns = [tuple(item_labels[item][k] for item in items) for k in range(len(labels))]
+    named = [_SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
+    joined = _join_runs(named, list(dict.fromkeys(order)), options.on_missing)
+    label_columns = [tuple(item_labels[item][k] for item in joined.items)
+                     for k in range(len(labels))]
     clusters, strata = _split_labels(label_columns, TableSpec((), cluster=spec.cluster,
                                                                strata=spec.strata))
-    return Table(tuple(names), columns, tuple(items), tuple(sources), dropped + partial,
-                 "; ".join(file_notes(notes) + more), clusters, strata, runs)
+    return Table(tuple(names), joined.columns, joined.items, tuple(sources),
+                 dropped + joined.dropped, "; ".join(_file_notes(notes) + list(joined.notes)),
+                 clusters, strata, joined.runs)
 
 
-def file_notes(pairs) -> list:
+def _file_notes(pairs) -> list:
     """Readers' notes as ``(path, note)`` pairs, each note said once: a note that holds for
     several files names how many and the first of them.
 
-    >>> file_notes([("a.jsonl", "filter x"), ("b.jsonl", "filter x"), ("c.csv", "2 rows")])
+    >>> _file_notes([("a.jsonl", "filter x"), ("b.jsonl", "filter x"), ("c.csv", "2 rows")])
     ['filter x (2 files: a.jsonl, b.jsonl)', 'c.csv: 2 rows']
     """
     where = {}
@@ -5835,7 +5866,7 @@ def file_notes(pairs) -> list:
     return notes
 
 
-def _file_runs(read: FileRead, path: str, named: bool) -> list:
+def _file_runs(read: _FileRead, path: str, named: bool) -> list:
     """The runs in one file: ``[(label, {item: score})]`` -- one for a plain file; one per
     epoch or train trial for a harness log."""
     got = read.collected
@@ -5864,29 +5895,29 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
     """Harness folders: files matched by task, items joined on (task, id)."""
     if any(len(group) > 1 for group in groups):
         raise ToolError("give one harness folder per system")
-    listings = [harness_files(group[0]) for group in groups]
+    listings = [_harness_files(group[0]) for group in groups]
     tasks = list(listings[0])
     if spec.tasks is not None:
         unknown = [t for t in spec.tasks if not any(t in listing for listing in listings)]
         if unknown:
             raise ToolError(f"--tasks names {_shorten(unknown[0])}, which no folder holds "
-                            f"(tasks: {printable(', '.join(sorted(tasks)))[:300]})")
+                            f"(tasks: {_printable(', '.join(sorted(tasks)))[:300]})")
         tasks = [t for t in spec.tasks]
     shared = [t for t in tasks if all(t in listing for listing in listings)]
     lonely = sorted({t for listing in listings for t in listing
                      if spec.tasks is None or t in spec.tasks} - set(shared))
     if not shared:
         raise ToolError(f"the folders share no task (tasks: "
-                        f"{printable(', '.join(sorted(set().union(*listings))))[:300]})")
-    fields = Fields((spec.score,) if spec.score is not None else (), ("doc_id",))
+                        f"{_printable(', '.join(sorted(set().union(*listings))))[:300]})")
+    fields = _Fields((spec.score,) if spec.score is not None else (), ("doc_id",))
     systems, sources, found, notes, dropped, task_of = [], [], [], [], 0, {}
     order = []
     for index, listing in enumerate(listings):
         runs, names = {}, set()
         for task in sorted(shared):
-            read = read_file(listing[task], fields, options)
+            read = _read_file(listing[task], fields, options)
             if not read.harness:
-                raise ToolError(f"{printable(listing[task])}: not a harness log")
+                raise ToolError(f"{_printable(listing[task])}: not a harness log")
             sources.append(read.source)
             dropped += read.collected.dropped
             names.add(read.system)
@@ -5900,17 +5931,17 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                         order.append((task, item))
         systems.append(runs)
         found.append(names.pop() if len(names) == 1 else None)
-    notes = file_notes(notes)
+    notes = _file_notes(notes)
     if lonely:
         notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
-                     f"{printable(', '.join(lonely))[:300]}")
-    names = system_names(found, [group[0] for group in groups], spec.names)
-    named = [SystemRuns(name, tuple(runs.items())) for name, runs in zip(names, systems)]
-    items, columns, runs, partial, more = join_runs(named, list(dict.fromkeys(order)),
-                                                    options.on_missing)
-    return Table(tuple(names), columns, tuple(items), tuple(sources), dropped + partial,
-                 "; ".join(notes + more), runs=runs,
-                 tasks=tuple(task_of[item] for item in items) if len(shared) > 1 else None)
+                     f"{_printable(', '.join(lonely))[:300]}")
+    names = _system_names(found, [group[0] for group in groups], spec.names)
+    named = [_SystemRuns(name, tuple(runs.items())) for name, runs in zip(names, systems)]
+    joined = _join_runs(named, list(dict.fromkeys(order)), options.on_missing)
+    return Table(tuple(names), joined.columns, joined.items, tuple(sources),
+                 dropped + joined.dropped, "; ".join(notes + list(joined.notes)),
+                 runs=joined.runs,
+                 tasks=tuple(task_of[item] for item in joined.items) if len(shared) > 1 else None)
 
 
 def read_scores_csv(path: str, a_col: str = CSV_COLUMNS[1], b_col: str = CSV_COLUMNS[2],
@@ -5931,7 +5962,7 @@ class Report:
     comparisons: tuple          # Comparison per candidate (one for two systems)
     coverage: Coverage | None = None
     table: Table | None = None
-    plan: PlanSummary | None = None
+    plan: _PlanSummary | None = None
     runs_plan: RunsPlan | None = None
     ledger: LedgerNote | None = None
 
@@ -5941,13 +5972,13 @@ class Report:
 
 
 @dataclass(frozen=True)
-class SweepReport:
+class _SweepReport:
     params: dict
     sweep: Sweep
 
 
 @dataclass(frozen=True)
-class TasksReport:
+class _TasksReport:
     """A whole harness run: the per-task table and the pooled comparison."""
 
     params: dict
@@ -5967,19 +5998,19 @@ class TasksReport:
 
 
 @dataclass(frozen=True)
-class LedgerSummaryReport:
+class _LedgerSummaryReport:
     params: dict
     summary: LedgerSummary
 
 
 @dataclass(frozen=True)
-class CalibrationTableReport:
+class _CalibrationTableReport:
     params: dict
     table: CalibrationTable
 
 
 @dataclass(frozen=True)
-class AccuracyPlanReport:
+class _AccuracyPlanReport:
     params: dict
     plan: AccuracyPlan
 
@@ -5992,67 +6023,67 @@ def render(report, output: str = "text") -> str:
     if output not in OUTPUTS:
         raise ToolError(f"unknown output {output!r}; choose one of {', '.join(OUTPUTS)}")
     if output == "json":
-        return render_json(report)
-    text = render_markdown(report) if output == "markdown" else render_text(report)
-    return "\n".join(map(printable, text.split("\n")))
+        return _render_json(report)
+    text = _render_markdown(report) if output == "markdown" else _render_text(report)
+    return "\n".join(map(_printable, text.split("\n")))
 
 
 _MARKDOWN = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
                            "[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;", "&": "&amp;"})
 
 
-def md(text) -> str:
+def _md(text) -> str:
     """Text from an input (a system name, a path) made inert in a markdown table cell:
     ``|`` cannot add a cell, HTML is shown as text, emphasis marks are literal.
 
-    >>> md("a|b <i>x</i>")
+    >>> _md("a|b <i>x</i>")
     'a\\\\|b &lt;i&gt;x&lt;/i&gt;'
     """
-    return printable(str(text)).translate(_MARKDOWN)
+    return _printable(str(text)).translate(_MARKDOWN)
 
 
-def render_text(report) -> str:
-    if isinstance(report, TasksReport):
+def _render_text(report) -> str:
+    if isinstance(report, _TasksReport):
         return _tasks_text(report)
-    if isinstance(report, LedgerSummaryReport):
+    if isinstance(report, _LedgerSummaryReport):
         return _ledger_summary_text(report)
-    if isinstance(report, CalibrationTableReport):
+    if isinstance(report, _CalibrationTableReport):
         return _calibration_table_text(report)
-    if isinstance(report, SweepReport):
+    if isinstance(report, _SweepReport):
         return _sweep_text(report)
-    if isinstance(report, AccuracyPlanReport):
+    if isinstance(report, _AccuracyPlanReport):
         return _accuracy_plan_text(report)
     if len(report.comparisons) > 1:
         return _family_text(report)
     return _comparison_text(report)
 
 
-def render_json(report) -> str:
-    if isinstance(report, TasksReport):
+def _render_json(report) -> str:
+    if isinstance(report, _TasksReport):
         body = _tasks_json(report)
-    elif isinstance(report, LedgerSummaryReport):
+    elif isinstance(report, _LedgerSummaryReport):
         body = _ledger_summary_json(report)
-    elif isinstance(report, CalibrationTableReport):
+    elif isinstance(report, _CalibrationTableReport):
         body = _calibration_table_json(report)
-    elif isinstance(report, SweepReport):
+    elif isinstance(report, _SweepReport):
         body = _sweep_json(report)
-    elif isinstance(report, AccuracyPlanReport):
+    elif isinstance(report, _AccuracyPlanReport):
         body = _accuracy_plan_json(report)
     else:
         body = _comparison_json(report)
     return json.dumps({"version": __version__, **body}, indent=2, default=_json_default) + "\n"
 
 
-def render_markdown(report) -> str:
-    if isinstance(report, TasksReport):
+def _render_markdown(report) -> str:
+    if isinstance(report, _TasksReport):
         return _tasks_markdown(report)
-    if isinstance(report, LedgerSummaryReport):
+    if isinstance(report, _LedgerSummaryReport):
         return _ledger_summary_markdown(report)
-    if isinstance(report, CalibrationTableReport):
+    if isinstance(report, _CalibrationTableReport):
         return _calibration_table_markdown(report)
-    if isinstance(report, SweepReport):
+    if isinstance(report, _SweepReport):
         return _sweep_markdown(report)
-    if isinstance(report, AccuracyPlanReport):
+    if isinstance(report, _AccuracyPlanReport):
         return _accuracy_plan_markdown(report)
     return _comparison_markdown(report)
 
@@ -6064,15 +6095,15 @@ def _params_json(params: dict) -> dict:
 
 # --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
 
-def signed_fixed(value: Fraction, places: int) -> str:
+def _signed_fixed(value: Fraction, places: int) -> str:
     """A signed number with *places* decimals -- or more, when a nonzero value would print
     as zero: -0.0004 pts is "-0.0004", never "+0.0" beside a verdict it contradicts.
 
-    >>> signed_fixed(Fraction(-4, 100), 1), signed_fixed(Fraction(0), 1)
+    >>> _signed_fixed(Fraction(-4, 100), 1), _signed_fixed(Fraction(0), 1)
     ('-0.04', '+0.0')
     """
     for extra in range(4):
-        text = round_fixed(value, places + extra, sign=True)
+        text = _round_fixed(value, places + extra, sign=True)
         if value == 0 or text.strip("+-0.") or extra == 3:
             break
     if value and not text.strip("+-0."):
@@ -6080,44 +6111,44 @@ def signed_fixed(value: Fraction, places: int) -> str:
     return text
 
 
-def format_gap(value: Fraction, percent: bool) -> str:
+def _format_gap(value: Fraction, percent: bool) -> str:
     """A gap with its sign: ``+3.6 pts`` for proportions, ``+0.250`` for other scores."""
-    return signed_fixed(value * 100, 1) + " pts" if percent else signed_fixed(value, 3)
+    return _signed_fixed(value * 100, 1) + " pts" if percent else _signed_fixed(value, 3)
 
 
-def format_interval(interval: Interval, percent: bool) -> str:
+def _format_interval(interval: Interval, percent: bool) -> str:
     if percent:
         return str(interval)
-    return f"[{signed_fixed(interval.lo, 3)}, {signed_fixed(interval.hi, 3)}]"
+    return f"[{_signed_fixed(interval.lo, 3)}, {_signed_fixed(interval.hi, 3)}]"
 
 
-def format_level(level) -> str:
+def _format_level(level) -> str:
     """A confidence level as a percentage, four significant digits at most: 98.33%."""
-    text = format_decimal(Fraction(level) * 100)
+    text = _format_decimal(Fraction(level) * 100)
     if len(text.replace(".", "")) > 5:
         text = f"{float(Fraction(level) * 100):.4g}"
     return text + "%"
 
 
-INTERVAL_LABELS = {"percentile": "bootstrap", "basic": "bootstrap", "bca": "bootstrap",
+_INTERVAL_LABELS = {"percentile": "bootstrap", "basic": "bootstrap", "bca": "bootstrap",
                    "score": "score"}
-INTERVAL_NAMES = {"percentile": "percentile", "basic": "basic", "bca": "BCa",
+_INTERVAL_NAMES = {"percentile": "percentile", "basic": "basic", "bca": "BCa",
                   "score": "Newcombe score", "wilson": "Wilson",
                   "clopper-pearson": "Clopper-Pearson", "two-level": "two-level"}
 
 
 def _interval_label(result: Analysis, name: str) -> str:
     """``paired bootstrap 95% CI`` (the article's words), ``... (BCa)``, or the score rule."""
-    method = result.methods[name] if result.methods else result.interval
-    tail = "" if method == "percentile" else f" ({INTERVAL_NAMES[method]})"
-    return f"{name} {INTERVAL_LABELS.get(method, 'bootstrap')} {format_level(result.confidence)} CI{tail}"
+    rule = result.rules[name] if result.rules else result.interval
+    tail = "" if rule == "percentile" else f" ({_INTERVAL_NAMES[rule]})"
+    return f"{name} {_INTERVAL_LABELS.get(rule, 'bootstrap')} {_format_level(result.confidence)} CI{tail}"
 
 
 def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
     """Each system's runs, their spread and overlap, the two-level interval, its test and
     the variance split."""
-    unit = (lambda v: round_fixed(Fraction(v) * 100, 1)) if percent else \
-        (lambda v: round_fixed(Fraction(v), 3))
+    unit = (lambda v: _round_fixed(Fraction(v) * 100, 1)) if percent else \
+        (lambda v: _round_fixed(Fraction(v), 3))
     names = ("A", "B")
     lines = []
     for name, stats in zip(names, (runs.a, runs.b)):
@@ -6133,15 +6164,15 @@ def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
             better = "B" if min(runs.b.scores) > max(runs.a.scores) else "A"
             lines.append(f"  the run scores do not overlap: every {better} run beats every "
                          f"{'A' if better == 'B' else 'B'} run")
-    level = format_level(runs.confidence)
+    level = _format_level(runs.confidence)
     scale = runs.scale(runs.confidence)
     lines.append(f"  two-level bootstrap {level} CI (items and runs): "
-                 f"{format_interval(runs.interval, percent)} (the plain two-level spread "
+                 f"{_format_interval(runs.interval, percent)} (the plain two-level spread "
                  f"{'widened' if scale >= 1 else 'narrowed'} x{scale:.2f} for {runs.a.count} and "
                  f"{runs.b.count} runs: the unbiased variance, Student's t on "
                  f"{runs.df:.1f} df)")
     lines.append(f"  two-level t test: t={runs.test.t:.2f} on {runs.df:.1f} df, "
-                 f"{p_equals(runs.test.p)}")
+                 f"{_p_equals(runs.test.p)}")
     items, share_a, share_b = runs.shares
     unknown = [name for name, stats in zip(names, (runs.a, runs.b)) if stats.count == 1]
     lines.append(f"  variance of the gap: {100 * items:.0f}% from the item sample, "
@@ -6159,24 +6190,24 @@ def _test_line(result: Analysis) -> str:
     if result.mcnemar is not None:
         m = result.mcnemar
         return (f"  discordant pairs: B-only correct={m.b_only}, A-only correct={m.a_only}; "
-                f"McNemar exact {p_equals(m.p)}")
+                f"McNemar exact {_p_equals(m.p)}")
     test = result.test
     how = (f"exact over {test.permutations:,} sign patterns" if test.exact
            else f"Monte Carlo, {test.permutations:,} random sign patterns")
     floor = "" if test.exact or test.p > 1 / (test.permutations + 1) else \
         " (none as extreme: the smallest p this many patterns can give)"
-    return f"  paired sign-flip permutation test ({how}): {p_equals(test.p)}{floor}"
+    return f"  paired sign-flip permutation test ({how}): {_p_equals(test.p)}{floor}"
 
 
 def _comparison_text(report: Report) -> str:
     """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
     p, comparison = report.params, report.comparisons[0]
     result = comparison.analysis
-    level = format_level(result.confidence)
+    level = _format_level(result.confidence)
     if report.source == "simulation":
         true_gap = p["acc_b"] - p["acc_a"]
-        head = (f"n={result.n}, true accuracies A={format_decimal(p['acc_a'])} "
-                f"B={format_decimal(p['acc_b'])}, true gap={format_pts(true_gap)}")
+        head = (f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
+                f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(true_gap)}")
     else:
         kind = "true accuracies unknown" if result.binary else \
             "real-valued scores; true means unknown"
@@ -6186,12 +6217,12 @@ def _comparison_text(report: Report) -> str:
         head = f"n={result.n:,} items from {_input_names(report.table)} ({kind})"
     lines = [
         head,
-        f"observed: A={round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
-        f"B={round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
-        f"observed gap: {format_gap(result.gap, result.percent)}",
-        f"  {_interval_label(result, 'paired')}:   {format_interval(result.paired, result.percent)}",
+        f"observed: A={_round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
+        f"B={_round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
+        f"observed gap: {_format_gap(result.gap, result.percent)}",
+        f"  {_interval_label(result, 'paired')}:   {_format_interval(result.paired, result.percent)}",
         f"  {_interval_label(result, 'unpaired')}: "
-        f"{format_interval(result.unpaired, result.percent)}",
+        f"{_format_interval(result.unpaired, result.percent)}",
         _test_line(result),
     ]
     if result.runs is not None:
@@ -6214,16 +6245,16 @@ def _comparison_text(report: Report) -> str:
                 "--write-csv the accuracies and McNemar match the simulated run exactly, the "
                 "intervals by Monte Carlo error")
     lines += _engine_lines(report, result)
-    lines.append(verdict_sentence(comparison, ("A", "B")))
+    lines.append(_verdict_sentence(comparison, ("A", "B")))
     lines += _gate_lines(comparison, result.percent)
     lines += _ledger_lines(report)
     if report.table is not None:
         lines += _act_lines(comparison)
     if result.runs is not None:
-        lines += text_histogram(result.runs.distribution, result.runs.interval, level,
+        lines += _text_histogram(result.runs.distribution, result.runs.interval, level,
                                 result.percent, what="two-level gap (plain, before widening)")
     else:
-        lines += text_histogram(result.paired_distribution, result.paired, level, result.percent)
+        lines += _text_histogram(result.paired_distribution, result.paired, level, result.percent)
     return "\n".join(lines) + "\n"
 
 
@@ -6257,9 +6288,9 @@ def _design_lines(design) -> list:
         lines.append(f"clusters: {design.clusters:,} resampled whole (mean {design.mean_size:.1f} "
                      f"items); intra-cluster correlation of B - A {icc}; design effect {effect}; "
                      "the paired test flips signs cluster by cluster")
-        if design.clusters < MIN_CLUSTERS:
+        if design.clusters < _MIN_CLUSTERS:
             lines.append(f"warning: only {design.clusters} clusters; a cluster bootstrap wants "
-                         f"about {MIN_CLUSTERS} or more before its interval can be trusted")
+                         f"about {_MIN_CLUSTERS} or more before its interval can be trusted")
     if design.strata is not None:
         what = "clusters" if design.clusters is not None else "items"
         lines.append(f"strata: {len(design.strata)} ({', '.join(map(str, design.strata))} "
@@ -6271,29 +6302,29 @@ def _precision_lines(result: Analysis) -> list:
     """Monte Carlo error of every interval end, advice when B is too small for the digits
     printed, and the exact (B = infinity) intervals when asked for."""
     pct, errors = result.percent, result.errors
-    if all(m in _UNRESAMPLED for m in result.methods.values()):
+    if all(m in _UNRESAMPLED for m in result.rules.values()):
         return []
     parts = []
     for name, label in (("a", "A"), ("b", "B"), ("paired", "paired"), ("unpaired", "unpaired")):
         lo, hi = errors[name]
         if name in ("a", "b"):
-            parts.append(f"{label} +-{round_fixed(lo, 3)}/+-{round_fixed(hi, 3)}")
+            parts.append(f"{label} +-{_round_fixed(lo, 3)}/+-{_round_fixed(hi, 3)}")
         else:
             parts.append(f"{label} +-{_magnitude(lo, pct)}/+-{_magnitude(hi, pct)}")
     lines = [f"Monte Carlo error of the interval ends (B={result.resamples:,}): "
              + ", ".join(parts)]
-    advice = mc_advice(result)
+    advice = _mc_advice(result)
     if advice is not None:
         lines.append(_advice_line(advice, result))
     if result.exact is not None:
         ex = result.exact
         lines.append(f"exact bootstrap (B=infinity, percentile): A {ex['a'].as_proportions()}  "
-                     f"B {ex['b'].as_proportions()}  paired {format_interval(ex['paired'], pct)}  "
-                     f"unpaired {format_interval(ex['unpaired'], pct)}")
+                     f"B {ex['b'].as_proportions()}  paired {_format_interval(ex['paired'], pct)}  "
+                     f"unpaired {_format_interval(ex['unpaired'], pct)}")
     return lines
 
 
-def _advice_line(advice: Advice, result: Analysis) -> str:
+def _advice_line(advice: _Advice, result: Analysis) -> str:
     moves = (f"hint: the gap intervals' ends move by up to +-{_magnitude(advice.worst, result.percent)} "
              f"from seed to seed at B={result.resamples:,}, more than the last digit printed; ")
     if advice.kind == "exact":
@@ -6306,7 +6337,7 @@ def _advice_line(advice: Advice, result: Analysis) -> str:
 
 
 def _magnitude(value: Fraction, percent: bool) -> str:
-    return (round_fixed(value * 100, 1) + " pts") if percent else round_fixed(value, 3)
+    return (_round_fixed(value * 100, 1) + " pts") if percent else _round_fixed(value, 3)
 
 
 def _input_names(table: Table) -> str:
@@ -6344,18 +6375,18 @@ def _input_lines(table: Table, seed, labels) -> list:
 
 def _rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
     se = cov.standard_error(value) * 100
-    return f"{round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
+    return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
 
 
 def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
     sign = "+" if true_gap >= 0 else "-"
     which = f"a 'significant' {sign}gap" if true_gap != 0 else "a false positive"
-    kind = "two-level" if cov.method == "two-level" else "paired"
+    kind = "two-level" if cov.rule == "two-level" else "paired"
     lines = [
         f"over {cov.replays} replays: {kind} CI covers the true gap {_rate_text(cov.covers_rate, cov)};",
         f"CI excludes zero ({which}) {_rate_text(cov.excludes_zero_rate, cov)}",
     ]
-    if cov.item_level is not None and cov.method == "two-level":
+    if cov.item_level is not None and cov.rule == "two-level":
         items = cov.item_level
         lines.append(f"  (those are the two-level interval's, over every run; the single-run "
                      f"interval, one run per system, covers {_rate_text(items.covers_rate, items, '')} "
@@ -6366,13 +6397,13 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
                      f"the clusters, covers {_rate_text(items.covers_rate, items, '')} and excludes "
                      f"zero {_rate_text(items.excludes_zero_rate, items, '')})")
     if cov.undefined:
-        lines.append(f"  ({cov.undefined} of {cov.replays} replays had no {INTERVAL_NAMES[cov.method]} "
+        lines.append(f"  ({cov.undefined} of {cov.replays} replays had no {_INTERVAL_NAMES[cov.rule]} "
                      "interval (undefined); they count as misses)")
     if cov.gate_passes is not None:
         rate = Fraction(cov.gate_passes, max(1, cov.replays))
-        margin = format_gap(cov.margin, True)
+        margin = _format_gap(cov.margin, True)
         truth = (f"; the true gap equals the margin, so this is the gate's false-pass rate "
-                 f"(at most {format_level((1 - nominal) / 2)} by design)"
+                 f"(at most {_format_level((1 - nominal) / 2)} by design)"
                  if true_gap == cov.margin else "")
         lines.append(f"gate at {margin}: passes {_rate_text(rate, cov)}{truth}")
     return lines + _holds_lines(cov, None, nominal)
@@ -6381,29 +6412,29 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
 def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
     """A warning when the interval misses its nominal level by more than 2 Monte Carlo
     standard errors, naming a rule that holds here (or saying none does)."""
-    if holds(cov, nominal, null):
+    if _holds(cov, nominal, null):
         return []
     problems = []
     if float(cov.covers_rate) < float(nominal) - 2 * cov.standard_error(cov.covers_rate):
-        problems.append(f"covers {round_fixed(cov.covers_rate * 100, 1)}% +- "
+        problems.append(f"covers {_round_fixed(cov.covers_rate * 100, 1)}% +- "
                         f"{cov.standard_error(cov.covers_rate) * 100:.1f} of the time, short of "
-                        f"its {format_level(nominal)}")
+                        f"its {_format_level(nominal)}")
     if null is not None:
         false = null.excludes_zero_rate
         if float(false) > float(1 - nominal) + 2 * null.standard_error(false):
-            problems.append(f"excludes 0 under no gap {round_fixed(false * 100, 1)}% +- "
+            problems.append(f"excludes 0 under no gap {_round_fixed(false * 100, 1)}% +- "
                             f"{null.standard_error(false) * 100:.1f} of the time, above "
-                            f"{format_level(1 - nominal)}")
-    better = recommended(cov, nominal, null)
+                            f"{_format_level(1 - nominal)}")
+    better = _recommended(cov, nominal, null)
     if better is None:
         fix = "no interval the tool offers holds here; more items, or an exact test, are the remedy"
     else:
         alt, alt_null = cov.of(better), null.of(better) if null is not None else None
-        fix = (f"the {INTERVAL_NAMES[better]} interval (--interval {better}) covers "
-               f"{round_fixed(alt.covers_rate * 100, 1)}% +- {alt.standard_error(alt.covers_rate) * 100:.1f}"
-               + (f" and excludes 0 under no gap {round_fixed(alt_null.excludes_zero_rate * 100, 1)}%"
+        fix = (f"the {_INTERVAL_NAMES[better]} interval (--interval {better}) covers "
+               f"{_round_fixed(alt.covers_rate * 100, 1)}% +- {alt.standard_error(alt.covers_rate) * 100:.1f}"
+               + (f" and excludes 0 under no gap {_round_fixed(alt_null.excludes_zero_rate * 100, 1)}%"
                   if alt_null is not None else "") + " here")
-    return [f"warning: at this n the {INTERVAL_NAMES[cov.method]} interval "
+    return [f"warning: at this n the {_INTERVAL_NAMES[cov.rule]} interval "
             f"{' and '.join(problems)}; {fix}"]
 
 
@@ -6413,10 +6444,10 @@ def _calibration_lines(result: Analysis) -> list:
         return []
     cov, null = cal.coverage, cal.null
     line = (f"calibration: at n={cal.n:,} and these accuracies the paired "
-            f"{format_level(cal.nominal)} {INTERVAL_NAMES[cal.method]} CI covers the gap "
-            f"{round_fixed(cov.covers_rate * 100, 1)}% +- {cov.standard_error(cov.covers_rate) * 100:.1f} "
+            f"{_format_level(cal.nominal)} {_INTERVAL_NAMES[cal.rule]} CI covers the gap "
+            f"{_round_fixed(cov.covers_rate * 100, 1)}% +- {cov.standard_error(cov.covers_rate) * 100:.1f} "
             f"of the time and excludes 0 under no gap "
-            f"{round_fixed(null.excludes_zero_rate * 100, 1)}% +- "
+            f"{_round_fixed(null.excludes_zero_rate * 100, 1)}% +- "
             f"{null.standard_error(null.excludes_zero_rate) * 100:.1f} "
             f"({cal.replays:,} tables drawn from this 2x2 table, and as many with no gap; "
             + ("each table's bootstrap exact)" if cal.resamples == 0 else
@@ -6424,11 +6455,11 @@ def _calibration_lines(result: Analysis) -> list:
     return [line] + _holds_lines(cov, null, cal.nominal)
 
 
-def _plan_line(plan: PlanSummary) -> str:
+def _plan_line(plan: _PlanSummary) -> str:
     def needed(value, how):
         return "never (the true gap is 0)" if value is None else f"n={value:,}{how}"
 
-    target = format_percent(plan.target)
+    target = _format_percent(plan.target)
     if plan.exact_power is None:
         paired = f"{100 * plan.power:.1f}% paired (normal approximation)"
     else:
@@ -6445,7 +6476,7 @@ def _plan_line(plan: PlanSummary) -> str:
     return head + f"{target} power needs {paired_n}, {needed(plan.unpaired_n_needed, ' unpaired')}"
 
 
-RUNS_TABLE = (1, 2, 3, 5, 10)
+_RUNS_TABLE = (1, 2, 3, 5, 10)
 
 
 def _runs_plan_lines(plan: RunsPlan, n: int, params: dict) -> list:
@@ -6453,8 +6484,8 @@ def _runs_plan_lines(plan: RunsPlan, n: int, params: dict) -> list:
     at this n, and whether more runs or more items help more here."""
     target, runs = params["target_power"], params.get("runs", 1)
     lines = [f"plan (items x runs, normal approximation; variance parts from "
-             f"{RUNS_PLAN_ITEMS:,} simulated items): {format_percent(target)} power needs"]
-    for count in sorted(set(RUNS_TABLE) | {runs}):
+             f"{_RUNS_PLAN_ITEMS:,} simulated items): {_format_percent(target)} power needs"]
+    for count in sorted(set(_RUNS_TABLE) | {runs}):
         needed = plan.items_needed(count, target)
         what = "no number of items (the runs' own spread is too large)" if needed is None \
             else f"{needed:,} items"
@@ -6468,20 +6499,20 @@ def _runs_plan_lines(plan: RunsPlan, n: int, params: dict) -> list:
     return lines
 
 
-def verdict_sentence(comparison: Comparison, labels=None) -> str:
+def _verdict_sentence(comparison: Comparison, labels=None) -> str:
     """The verdict, with the numbers that decided it, in one sentence."""
     decision, result = comparison.decision, comparison.analysis
     base, cand = labels or (comparison.baseline, comparison.candidate)
-    interval = format_interval(decision.interval, result.percent)
+    interval = _format_interval(decision.interval, result.percent)
     kind = "two-level" if result.runs is not None else "paired"
-    which = f"{kind} {format_level(decision.level)} CI" + (
+    which = f"{kind} {_format_level(decision.level)} CI" + (
         " (simultaneous)" if decision.family > 1 else "")
     adjusted = "Holm-adjusted " if decision.family > 1 else ""
-    test = (f"McNemar's {adjusted}{p_equals(decision.p)}" if result.mcnemar is not None
-            else f"the two-level t test's {adjusted}{p_equals(decision.p)}"
+    test = (f"McNemar's {adjusted}{_p_equals(decision.p)}" if result.mcnemar is not None
+            else f"the two-level t test's {adjusted}{_p_equals(decision.p)}"
             if result.runs is not None else
-            f"the sign-flip test's {adjusted}{p_equals(decision.p)}")
-    alpha = format_decimal(decision.alpha)
+            f"the sign-flip test's {adjusted}{_p_equals(decision.p)}")
+    alpha = _format_decimal(decision.alpha)
     below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
     word = decision.word
     if word in ("better", "worse"):
@@ -6489,7 +6520,7 @@ def verdict_sentence(comparison: Comparison, labels=None) -> str:
                 f"excludes 0 and {test} {below} {alpha}.")
     if word == "cannot tell":
         return (f"verdict: cannot tell. The {which} {interval} includes 0 and {test} {below} "
-                f"{alpha}, so the observed {format_gap(result.gap, result.percent)} may be noise.")
+                f"{alpha}, so the observed {_format_gap(result.gap, result.percent)} may be noise.")
     if word == "borderline":
         side = "excludes" if decision.interval.excludes_zero() else "includes"
         return (f"verdict: borderline. The {which} {interval} {side} 0 but {test} {below} "
@@ -6497,7 +6528,7 @@ def verdict_sentence(comparison: Comparison, labels=None) -> str:
     clusters = result.design.clusters if result.design else None
     return (f"verdict: unreliable. The {which} {interval} excludes 0 and {test} {below} {alpha}, "
             f"but with {clusters} clusters a cluster bootstrap cannot be trusted (it wants "
-            f"about {MIN_CLUSTERS}); do not claim a winner.")
+            f"about {_MIN_CLUSTERS}); do not claim a winner.")
 
 
 def _gate_lines(comparison: Comparison, percent: bool) -> list:
@@ -6506,9 +6537,9 @@ def _gate_lines(comparison: Comparison, percent: bool) -> list:
     if gate is None:
         return []
     decision = comparison.decision
-    lower, margin = format_gap(gate.lower, percent), format_gap(gate.margin, percent)
+    lower, margin = _format_gap(gate.lower, percent), _format_gap(gate.margin, percent)
     which = f"the {'two-level' if comparison.analysis.runs else 'paired'} " \
-            f"{format_level(decision.level)} CI"
+            f"{_format_level(decision.level)} CI"
     above = "is above" if gate.lower > gate.margin else "is not above"
     need = (f" and the verdict is {gate.word}" if gate.kind == "superiority" else
             " (the verdict is unreliable)" if gate.word == "unreliable" else "")
@@ -6523,7 +6554,7 @@ def _ledger_lines(report) -> list:
     comparisons = report.comparisons
     numbers = f"comparison {note.first}" if len(comparisons) == 1 else \
         f"comparisons {note.first}-{note.first + len(comparisons) - 1}"
-    parts = [f"{c.candidate} {p_equals(c.analysis.p)} -> {format_p(p)}"
+    parts = [f"{c.candidate} {_p_equals(c.analysis.p)} -> {_format_p(p)}"
              for c, p in zip(comparisons, note.p_holm)]
     return [f"ledger: {numbers} of {note.total} on this test set (sha256 {note.test_set[:12]}) "
             f"in {note.path}; p adjusted by Holm over all {note.total}: {'; '.join(parts)}"]
@@ -6535,9 +6566,9 @@ def _act_lines(comparison: Comparison) -> list:
     if decision.claims:
         return []
     act = act_plan(result)
-    unit = (lambda v: f"+-{round_fixed(Fraction(v) * 100, 1)} pts") if result.percent else \
-        (lambda v: f"+-{round_fixed(Fraction(v), 3)}")
-    observed = format_gap(result.gap, result.percent)
+    unit = (lambda v: f"+-{_round_fixed(Fraction(v) * 100, 1)} pts") if result.percent else \
+        (lambda v: f"+-{_round_fixed(Fraction(v), 3)}")
+    observed = _format_gap(result.gap, result.percent)
     if act.detectable is None:
         return ["to act on it: the two systems score alike on every item, so this set holds "
                 "no information about a gap between them; only other items can tell them apart"]
@@ -6556,9 +6587,9 @@ def _act_lines(comparison: Comparison) -> list:
             return [text + "; the observed gap needs both more items and more runs"]
         return [text + f"; detecting the observed {observed} would take "
                        f"{' or '.join(options)} (normal approximation)"]
-    basis = (f"its discordant items: {round_fixed(Fraction(act.basis_value) * 100, 1)}%"
+    basis = (f"its discordant items: {_round_fixed(Fraction(act.basis_value) * 100, 1)}%"
              if act.basis == "discordant" else
-             f"per-item sd of B - A: {round_fixed(Fraction(act.basis_value), 3)}")
+             f"per-item sd of B - A: {_round_fixed(Fraction(act.basis_value), 3)}")
     text = (f"to act on it: with 80% power this set detects a gap of {unit(act.detectable)} "
             f"or more ({basis}); ")
     if act.items_needed is None:
@@ -6572,19 +6603,19 @@ def _family_text(report: Report) -> str:
     comparisons, table = report.comparisons, report.table
     first = comparisons[0].analysis
     decision = comparisons[0].decision
-    level = format_level(first.confidence)
+    level = _format_level(first.confidence)
     percent = all(c.analysis.percent for c in comparisons)
     base = comparisons[0].baseline
     header = ["system", "mean", f"{level} CI", f"gap vs {base}",
-              f"simultaneous {format_level(decision.level)} CI", "test", "p", "Holm p",
+              f"simultaneous {_format_level(decision.level)} CI", "test", "p", "Holm p",
               "Bonf. p", "verdict"]
-    rows = [[base, round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()]
+    rows = [[base, _round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()]
             + [""] * 7]
     for c in comparisons:
         r = c.analysis
-        rows.append([c.candidate, round_fixed(r.accuracy_b, 3), r.ci_b.as_proportions(),
-                     format_gap(r.gap, percent), format_interval(c.decision.interval, percent),
-                     r.test_name, format_p(r.p), format_p(c.p_holm), format_p(c.p_bonferroni),
+        rows.append([c.candidate, _round_fixed(r.accuracy_b, 3), r.ci_b.as_proportions(),
+                     _format_gap(r.gap, percent), _format_interval(c.decision.interval, percent),
+                     r.test_name, _format_p(r.p), _format_p(c.p_holm), _format_p(c.p_bonferroni),
                      c.decision.word])
     widths = [max(len(row[i]) for row in rows + [header]) for i in range(len(header))]
     right = {1, 3, 6, 7, 8}
@@ -6594,13 +6625,13 @@ def _family_text(report: Report) -> str:
         cells = [cell.rjust(w) if i in right else cell.ljust(w)
                  for i, (cell, w) in enumerate(zip(row, widths))]
         lines.append("  " + "  ".join(cells).rstrip())
-    alpha = format_decimal(1 - first.confidence)
+    alpha = _format_decimal(1 - first.confidence)
     lines.append(f"family: {len(comparisons)} comparisons against {base}; p adjusted by Holm "
                  "(step-down) and by Bonferroni across the family; intervals simultaneous at "
-                 f"{format_level(decision.level)} (Bonferroni), so each row's interval and Holm "
+                 f"{_format_level(decision.level)} (Bonferroni), so each row's interval and Holm "
                  "p read alike")
     for c in comparisons:
-        lines.append(f"{c.candidate}: " + verdict_sentence(c))
+        lines.append(f"{c.candidate}: " + _verdict_sentence(c))
         lines += [f"{c.candidate}: {line}" for line in _gate_lines(c, percent)]
     lines += _ledger_lines(report)
     for c in comparisons:
@@ -6610,7 +6641,7 @@ def _family_text(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def histogram_bins(dist: Distribution, bins: int) -> list:
+def _histogram_bins(dist: Distribution, bins: int) -> list:
     """[(lo, hi, count)] over the distribution's range, edges exact and, for statistics on
     a grid (k/n), on it; ratio statistics (clusters of unequal size) get equal bins."""
     low, high = dist.value(0), dist.value(-1)
@@ -6625,10 +6656,10 @@ def histogram_bins(dist: Distribution, bins: int) -> list:
     return [(edges[i], edges[i + 1], cuts[i + 1] - cuts[i]) for i in range(count)]
 
 
-def text_histogram(dist: Distribution, interval: Interval, level: str, percent: bool = True,
+def _text_histogram(dist: Distribution, interval: Interval, level: str, percent: bool = True,
                    bins: int = 12, what: str = "paired gap") -> list:
     """A compact ASCII histogram of the paired gap: '#' inside the interval, '.' outside."""
-    rows = histogram_bins(dist, bins)
+    rows = _histogram_bins(dist, bins)
     tallest = max(count for _, _, count in rows)
     lines = [f"{what} over {len(dist.sums)} resamples (bins from the value shown; "
              f"'#' inside the {level} CI, '.' outside):"]
@@ -6636,15 +6667,15 @@ def text_histogram(dist: Distribution, interval: Interval, level: str, percent: 
         mark = "#" if lo + (hi - lo) / 2 in interval else "."
         bar = mark * max(1 if count else 0, round(40 * count / tallest))
         zero = "  <- 0" if lo <= 0 < hi else ""
-        lines.append(f"  {format_gap(lo, percent):>10} |{bar:<40} {count:>6}{zero}")
+        lines.append(f"  {_format_gap(lo, percent):>10} |{bar:<40} {count:>6}{zero}")
     return lines
 
 
 def _analysis_json(result: Analysis) -> dict:
-    advice = mc_advice(result)
+    advice = _mc_advice(result)
     return {
         "interval_method": result.interval,
-        "interval_methods": dict(result.methods),
+        "interval_methods": dict(result.rules),
         "mc_error": {name: [float(lo), float(hi)] for name, (lo, hi) in result.errors.items()},
         "mc_advice": None if advice is None else {
             "kind": advice.kind, "resamples": advice.resamples, "worst": float(advice.worst)},
@@ -6697,7 +6728,7 @@ def _comparison_json(report: Report) -> dict:
         "verdict": first.decision.word,
         "decision": first.decision.to_json(),
         "histogram": [{"lo": float(lo), "hi": float(hi), "count": count}
-                      for lo, hi, count in histogram_bins(result.paired_distribution, 12)],
+                      for lo, hi, count in _histogram_bins(result.paired_distribution, 12)],
     }
     gates = [c.decision.gate for c in report.comparisons if c.decision.gate is not None]
     if gates:
@@ -6734,7 +6765,7 @@ def _comparison_markdown(report: Report) -> str:
     """A table ready for a pull request: one row per candidate."""
     first = report.comparisons[0]
     decision = first.decision
-    level = format_level(decision.level)
+    level = _format_level(decision.level)
     simultaneous = " (simultaneous)" if decision.family > 1 else ""
     percent = all(c.analysis.percent for c in report.comparisons)
     kind = "two-level" if any(c.analysis.runs for c in report.comparisons) else "paired"
@@ -6744,40 +6775,40 @@ def _comparison_markdown(report: Report) -> str:
     for c in report.comparisons:
         r = c.analysis
         lines.append(
-            f"| {md(c.candidate)} | {md(c.baseline)} | {r.n:,} | {round_fixed(r.accuracy_b, 3)} | "
-            f"{round_fixed(r.accuracy_a, 3)} | {format_gap(r.gap, percent)} | "
-            f"{format_interval(c.decision.interval, percent)} | {r.test_name} | {format_p(r.p)} | "
-            f"{format_p(c.p_holm)} | {format_p(c.p_bonferroni)} | {c.decision.word} |")
+            f"| {_md(c.candidate)} | {_md(c.baseline)} | {r.n:,} | {_round_fixed(r.accuracy_b, 3)} | "
+            f"{_round_fixed(r.accuracy_a, 3)} | {_format_gap(r.gap, percent)} | "
+            f"{_format_interval(c.decision.interval, percent)} | {r.test_name} | {_format_p(r.p)} | "
+            f"{_format_p(c.p_holm)} | {_format_p(c.p_bonferroni)} | {c.decision.word} |")
     lines.append("")
     if report.table is not None:
         for source in report.table.sources:
-            lines.append(f"Input {md(source.path)} ({source.format}, {source.rows:,} rows, "
+            lines.append(f"Input {_md(source.path)} ({source.format}, {source.rows:,} rows, "
                          f"sha256 `{source.sha256[:16]}…`); seed {report.params['seed']}; "
                          f"{report.params['resamples']:,} resamples.")
         if report.table.dropped:
-            lines.append(f"Dropped {report.table.dropped:,} ({md(report.table.dropped_note)}).")
+            lines.append(f"Dropped {report.table.dropped:,} ({_md(report.table.dropped_note)}).")
     else:
         lines.append(f"Simulated run, seed {report.params['seed']}; "
                      f"{report.params['resamples']:,} resamples.")
     if len(report.comparisons) > 1:
         lines.append(f"Family of {len(report.comparisons)} comparisons; verdicts read the "
                      f"simultaneous {level} interval (Bonferroni) and the Holm-adjusted p at "
-                     f"alpha {format_decimal(decision.alpha)}.")
+                     f"alpha {_format_decimal(decision.alpha)}.")
     for c in report.comparisons:
         for line in _calibration_lines(c.analysis) + _gate_lines(c, percent):
-            lines.append(md(line if len(report.comparisons) == 1 else f"{c.candidate}: {line}"))
-    lines += [md(line) for line in _ledger_lines(report)]
+            lines.append(_md(line if len(report.comparisons) == 1 else f"{c.candidate}: {line}"))
+    lines += [_md(line) for line in _ledger_lines(report)]
     return "\n".join(lines) + "\n"
 
 
-def _sweep_text(report: SweepReport) -> str:
+def _sweep_text(report: _SweepReport) -> str:
     p, result = report.params, report.sweep
-    level = format_percent(p["confidence"])
+    level = _format_percent(p["confidence"])
     copula = result.copula
     lines = [
-        f"power sweep: true accuracies A={format_decimal(copula.acc_a)} "
-        f"B={format_decimal(copula.acc_b)} (true gap {format_pts(copula.true_gap)}), "
-        f"corr={format_decimal(copula.corr)}, paired {level} percentile CI",
+        f"power sweep: true accuracies A={_format_decimal(copula.acc_a)} "
+        f"B={_format_decimal(copula.acc_b)} (true gap {format_pts(copula.true_gap)}), "
+        f"corr={_format_decimal(copula.corr)}, paired {level} percentile CI",
         f"  {p['engine']} engine, {p['replays']} replays x {p['resamples']} resamples per n, "
         f"seed {p['seed']}; simulated rates with Monte Carlo s.e. in parentheses",
         f"  {'n':>7}  {'analytic power':>14}  {'exact power':>11}  {'simulated power':>16}  "
@@ -6791,7 +6822,7 @@ def _sweep_text(report: SweepReport) -> str:
             f"{_rate(sim.excludes_zero_rate, sim):>16}  "
             f"{_rate(sim.covers_rate, sim):>15}  {100 * row.half_width:>6.2f} pts  "
             f"{100 * row.unpaired_half_width:>7.2f} pts")
-    target = format_percent(result.target_power)
+    target = _format_percent(result.target_power)
     if result.n_needed is None:
         lines.append(f"{target} power: never reached, the true gap is 0")
     else:
@@ -6805,7 +6836,7 @@ def _sweep_text(report: SweepReport) -> str:
             f"n={result.unpaired_n_needed:,}")
     lines.append("(+- columns: analytic half-width of the interval, z*sd/sqrt(n); exact power: "
                  f"the exact bootstrap interval's, summed over every 2x2 table; '-' above "
-                 f"{EXACT_POWER_LIMIT:,} items)")
+                 f"{_EXACT_POWER_LIMIT:,} items)")
     return "\n".join(lines) + "\n"
 
 
@@ -6814,7 +6845,7 @@ def _rate(value: Fraction, cov: Coverage) -> str:
     return f"{100 * float(value):.1f}% ({100 * se:.1f})"
 
 
-def _sweep_json(report: SweepReport) -> dict:
+def _sweep_json(report: _SweepReport) -> dict:
     result = report.sweep
     return {
         "source": "sweep",
@@ -6833,12 +6864,12 @@ def _sweep_json(report: SweepReport) -> dict:
     }
 
 
-def _accuracy_plan_text(report: AccuracyPlanReport) -> str:
+def _accuracy_plan_text(report: _AccuracyPlanReport) -> str:
     plan = report.plan
-    level = format_percent(plan.confidence)
+    level = _format_percent(plan.confidence)
     lines = [
-        f"items needed for a {level} interval of +-{round_fixed(plan.half_width * 100, 2)} pts "
-        f"on one accuracy near {format_decimal(plan.accuracy)}:",
+        f"items needed for a {level} interval of +-{_round_fixed(plan.half_width * 100, 2)} pts "
+        f"on one accuracy near {_format_decimal(plan.accuracy)}:",
         f"  Wald (normal approximation):  n={plan.wald:,}",
         f"  Wilson score interval:        n={plan.wilson:,}",
         f"  Clopper-Pearson (exact):      n={plan.clopper_pearson:,} (and every larger n)",
@@ -6853,7 +6884,7 @@ def _accuracy_plan_text(report: AccuracyPlanReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _accuracy_plan_json(report: AccuracyPlanReport) -> dict:
+def _accuracy_plan_json(report: _AccuracyPlanReport) -> dict:
     plan = report.plan
     return {"source": "accuracy plan",
             "params": _params_json(report.params),
@@ -6861,7 +6892,7 @@ def _accuracy_plan_json(report: AccuracyPlanReport) -> dict:
                          "clopper_pearson": plan.clopper_pearson}}
 
 
-def _sweep_markdown(report: SweepReport) -> str:
+def _sweep_markdown(report: _SweepReport) -> str:
     result = report.sweep
     lines = ["| n | analytic power | exact power | simulated power | coverage | paired ± | "
              "unpaired ± |", "|---:|---:|---:|---:|---:|---:|---:|"]
@@ -6872,46 +6903,46 @@ def _sweep_markdown(report: SweepReport) -> str:
                      f"{_rate(sim.excludes_zero_rate, sim)} | {_rate(sim.covers_rate, sim)} | "
                      f"{100 * row.half_width:.2f} pts | {100 * row.unpaired_half_width:.2f} pts |")
     if result.n_needed is not None:
-        lines += ["", f"{format_percent(result.target_power)} power needs n = "
+        lines += ["", f"{_format_percent(result.target_power)} power needs n = "
                       f"{result.n_needed:,} paired ({'exact' if result.exact else 'analytic'}), "
                       f"{result.unpaired_n_needed:,} unpaired."]
     return "\n".join(lines) + "\n"
 
 
-def _accuracy_plan_markdown(report: AccuracyPlanReport) -> str:
+def _accuracy_plan_markdown(report: _AccuracyPlanReport) -> str:
     plan = report.plan
-    return (f"| method | items for ±{round_fixed(plan.half_width * 100, 2)} pts at "
-            f"{format_percent(plan.confidence)} near {format_decimal(plan.accuracy)} |\n"
+    return (f"| method | items for ±{_round_fixed(plan.half_width * 100, 2)} pts at "
+            f"{_format_percent(plan.confidence)} near {_format_decimal(plan.accuracy)} |\n"
             f"|---|---:|\n| Wald | {plan.wald:,} |\n| Wilson | {plan.wilson:,} |\n"
             f"| Clopper-Pearson | {plan.clopper_pearson:,} |\n")
 
 
-def _calibration_rows(report: CalibrationTableReport) -> list:
+def _calibration_rows(report: _CalibrationTableReport) -> list:
     """Rows of the interval table: per setting and rule, coverage and false positives."""
     table, rows = report.table, []
     for row in table.rows:
         best = row.recommended(table.confidence)
-        for method in INTERVALS:
-            cov, none = row.coverage.of(method), row.null.of(method)
-            rows.append([f"{format_decimal(row.acc_a)}/{format_decimal(row.acc_b)}", f"{row.n:,}",
-                         INTERVAL_NAMES[method], _rate(cov.covers_rate, cov),
+        for rule in INTERVALS:
+            cov, none = row.coverage.of(rule), row.null.of(rule)
+            rows.append([f"{_format_decimal(row.acc_a)}/{_format_decimal(row.acc_b)}", f"{row.n:,}",
+                         _INTERVAL_NAMES[rule], _rate(cov.covers_rate, cov),
                          _rate(none.excludes_zero_rate, none),
-                         "yes" if holds(cov, table.confidence, none) else "no",
-                         "<- recommended" if method == best else ""])
+                         "yes" if _holds(cov, table.confidence, none) else "no",
+                         "<- recommended" if rule == best else ""])
     return rows
 
 
-def _calibration_table_text(report: CalibrationTableReport) -> str:
+def _calibration_table_text(report: _CalibrationTableReport) -> str:
     table = report.table
-    level = format_level(table.confidence)
+    level = _format_level(table.confidence)
     header = ["A/B", "n", "interval", "covers (s.e.)", "false + (s.e.)", "holds", ""]
     rows = _calibration_rows(report)
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = [f"paired {level} intervals measured: {table.replays:,} tables per setting drawn "
-             f"from the copula (corr={format_decimal(table.corr)}), each table's bootstrap "
+             f"from the copula (corr={_format_decimal(table.corr)}), each table's bootstrap "
              "exact; false positives with both accuracies at their mean; Monte Carlo s.e. in "
              "parentheses; 'holds': coverage at most 2 s.e. below "
-             f"{level} and false positives at most 2 s.e. above {format_level(1 - table.confidence)}"]
+             f"{level} and false positives at most 2 s.e. above {_format_level(1 - table.confidence)}"]
     for row in [header] + rows:
         lines.append("  " + "  ".join(c.rjust(w) if i in (1, 3, 4) else c.ljust(w)
                                       for i, (c, w) in enumerate(zip(row, widths))).rstrip())
@@ -6919,7 +6950,7 @@ def _calibration_table_text(report: CalibrationTableReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _calibration_table_markdown(report: CalibrationTableReport) -> str:
+def _calibration_table_markdown(report: _CalibrationTableReport) -> str:
     lines = ["| accuracies A/B | n | interval | covers (s.e.) | false positives (s.e.) | holds | "
              "recommended |", "|---|---:|---|---:|---:|---|---|"]
     for row in _calibration_rows(report):
@@ -6927,7 +6958,7 @@ def _calibration_table_markdown(report: CalibrationTableReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _calibration_table_json(report: CalibrationTableReport) -> dict:
+def _calibration_table_json(report: _CalibrationTableReport) -> dict:
     table = report.table
     return {"source": "calibration table", "params": _params_json(report.params),
             "rows": [{"acc_a": float(row.acc_a), "acc_b": float(row.acc_b), "n": row.n,
@@ -6936,30 +6967,30 @@ def _calibration_table_json(report: CalibrationTableReport) -> dict:
                      for row in table.rows]}
 
 
-def _task_rows(report: TasksReport) -> list:
+def _task_rows(report: _TasksReport) -> list:
     rows = []
     percent = report.table.proportions
     for task in report.result.tasks:
         for c in task.comparisons:
             r = c.analysis
-            rows.append([task.task, f"{task.n:,}", c.candidate, round_fixed(r.accuracy_a, 3),
-                         round_fixed(r.accuracy_b, 3), format_gap(r.gap, percent),
-                         format_interval(c.decision.interval, percent), r.test_name,
-                         format_p(r.p), format_p(c.p_holm), c.decision.word])
+            rows.append([task.task, f"{task.n:,}", c.candidate, _round_fixed(r.accuracy_a, 3),
+                         _round_fixed(r.accuracy_b, 3), _format_gap(r.gap, percent),
+                         _format_interval(c.decision.interval, percent), r.test_name,
+                         _format_p(r.p), _format_p(c.p_holm), c.decision.word])
     return rows
 
 
-def _tasks_text(report: TasksReport) -> str:
+def _tasks_text(report: _TasksReport) -> str:
     table, result = report.table, report.result
     tasks = len(result.tasks)
     first = result.tasks[0].comparisons[0].decision
     lines = [f"{len(table.systems)} systems on {table.n:,} items in {tasks} tasks; baseline "
              f"{table.systems[0]}",
              f"per task: each candidate against {table.systems[0]} on the task's items; "
-             f"intervals simultaneous at {format_level(first.level)} over the {tasks} tasks "
+             f"intervals simultaneous at {_format_level(first.level)} over the {tasks} tasks "
              "(Bonferroni), p Holm-adjusted across them"]
     header = ["task", "items", "candidate", "base", "cand", "gap",
-              f"{format_level(first.level)} CI", "test", "p", "Holm p", "verdict"]
+              f"{_format_level(first.level)} CI", "test", "p", "Holm p", "verdict"]
     rows = _task_rows(report)
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     for row in [header] + rows:
@@ -6970,22 +7001,22 @@ def _tasks_text(report: TasksReport) -> str:
            "clusters": "each task a cluster (resampled whole)",
            "items": "items pooled plainly (runs and task strata together are not supported)"}
     lines.append(f"pooled over all {table.n:,} items, {how[result.pool]}:")
-    lines += ["  " + line for line in render_text(report.pooled).rstrip("\n").split("\n")]
+    lines += ["  " + line for line in _render_text(report.pooled).rstrip("\n").split("\n")]
     return "\n".join(lines) + "\n"
 
 
-def _tasks_markdown(report: TasksReport) -> str:
+def _tasks_markdown(report: _TasksReport) -> str:
     first = report.result.tasks[0].comparisons[0].decision
     lines = [f"| task | items | candidate | baseline mean | candidate mean | gap | "
-             f"{format_level(first.level)} CI (simultaneous) | test | p | p (Holm, tasks) | "
+             f"{_format_level(first.level)} CI (simultaneous) | test | p | p (Holm, tasks) | "
              "verdict |", "|---|---:|---|---:|---:|---:|---|---|---:|---:|---|"]
     for row in _task_rows(report):
-        lines.append("| " + " | ".join(md(cell) for cell in row) + " |")
+        lines.append("| " + " | ".join(_md(cell) for cell in row) + " |")
     lines += ["", f"Pooled over all {report.table.n:,} items ({report.result.pool}):", ""]
-    return "\n".join(lines) + "\n" + render_markdown(report.pooled)
+    return "\n".join(lines) + "\n" + _render_markdown(report.pooled)
 
 
-def _tasks_json(report: TasksReport) -> dict:
+def _tasks_json(report: _TasksReport) -> dict:
     body = _comparison_json(report.pooled)
     body["source"] = "tasks"
     body["pool"] = report.result.pool
@@ -7002,13 +7033,13 @@ def _ledger_rows(summary: LedgerSummary) -> list:
         for k, (entry, p_holm) in enumerate(zip(entries, adjusted), start=1):
             after = entry.verdict if Fraction(p_holm) < summary.alpha or entry.verdict in (
                 "cannot tell", "borderline") else "cannot tell"
-            gap = (format_gap(Fraction(entry.gap), entry.percent))
+            gap = (_format_gap(Fraction(entry.gap), entry.percent))
             rows.append([digest[:12], str(k), entry.time, entry.baseline, entry.candidate, gap,
-                         format_p(entry.p), format_p(p_holm), entry.verdict, after])
+                         _format_p(entry.p), _format_p(p_holm), entry.verdict, after])
     return rows
 
 
-def _ledger_summary_text(report: LedgerSummaryReport) -> str:
+def _ledger_summary_text(report: _LedgerSummaryReport) -> str:
     summary = report.summary
     total = sum(len(entries) for _, entries, _ in summary.sets)
     header = ["test set", "#", "time", "baseline", "candidate", "gap", "p", "Holm p", "verdict",
@@ -7017,22 +7048,22 @@ def _ledger_summary_text(report: LedgerSummaryReport) -> str:
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = [f"ledger {summary.path}: {len(summary.sets)} test set(s), {total} comparison(s); "
              f"p adjusted by Holm over every comparison on each test set, alpha "
-             f"{format_decimal(summary.alpha)}"]
+             f"{_format_decimal(summary.alpha)}"]
     for row in [header] + rows:
         lines.append("  " + "  ".join(c.rjust(w) if i in (1, 5, 6, 7) else c.ljust(w)
                                       for i, (c, w) in enumerate(zip(row, widths))).rstrip())
     return "\n".join(lines) + "\n"
 
 
-def _ledger_summary_markdown(report: LedgerSummaryReport) -> str:
+def _ledger_summary_markdown(report: _LedgerSummaryReport) -> str:
     lines = ["| test set | # | time | baseline | candidate | gap | p | Holm p | verdict | after "
              "Holm |", "|---|---:|---|---|---|---:|---:|---:|---|---|"]
     for row in _ledger_rows(report.summary):
-        lines.append("| " + " | ".join(md(cell) for cell in row) + " |")
+        lines.append("| " + " | ".join(_md(cell) for cell in row) + " |")
     return "\n".join(lines) + "\n"
 
 
-def _ledger_summary_json(report: LedgerSummaryReport) -> dict:
+def _ledger_summary_json(report: _LedgerSummaryReport) -> dict:
     summary = report.summary
     return {"source": "ledger summary", "params": _params_json(report.params),
             "test_sets": [{"test_set": digest, "comparisons": [
@@ -7115,7 +7146,7 @@ class _Svg:
 def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
     """The paired gap's bootstrap distribution: bars, the interval shaded, 0 and the
     observed and (for a simulation) the true gap marked."""
-    rows = histogram_bins(result.paired_distribution, bins)
+    rows = _histogram_bins(result.paired_distribution, bins)
     unit = 100 if result.percent else 1
     pts = [float(edge) * unit for edge in [rows[0][0], rows[-1][1]]]
     marks = [0.0, float(result.gap) * unit]
@@ -7125,7 +7156,7 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
     pad = (hi - lo) * 0.05 or 1.0
     tallest = max(count for _, _, count in rows)
     canvas = _Svg(760, 440, (lo - pad, hi + pad), (0, tallest * 1.15))
-    level = format_percent(result.confidence)
+    level = _format_percent(result.confidence)
     ci_lo, ci_hi = float(result.paired.lo) * unit, float(result.paired.hi) * unit
     canvas.add(f'<rect x="{canvas.x(ci_lo):.1f}" y="{canvas.top}" '
                f'width="{canvas.x(ci_hi) - canvas.x(ci_lo):.1f}" '
@@ -7157,12 +7188,12 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
     canvas.text(canvas.width / 2, 22, f"Paired bootstrap distribution of the gap "
                 f"({len(result.paired_distribution.sums)} resamples)", size=15)
     canvas.text(canvas.width / 2, 40, f"shaded: {level} CI "
-                f"{format_interval(result.paired, result.percent)}", size=12,
+                f"{_format_interval(result.paired, result.percent)}", size=12,
                 extra=' fill="#2c5d8a"')
     return canvas.svg("Paired bootstrap distribution of the accuracy gap")
 
 
-def svg_power_curve(report: SweepReport) -> str:
+def svg_power_curve(report: _SweepReport) -> str:
     """Simulated power (with 95% Monte Carlo bars), the analytic curves, the target and its n."""
     result = report.sweep
     plan = PowerPlan(result.copula.cells, report.params["confidence"])
@@ -7210,8 +7241,8 @@ def svg_power_curve(report: SweepReport) -> str:
                 anchor="start")
     copula = result.copula
     canvas.text(canvas.width / 2, 22, f"Power to detect a {format_pts(copula.true_gap)} gap "
-                f"(A={format_decimal(copula.acc_a)}, B={format_decimal(copula.acc_b)}, "
-                f"corr={format_decimal(copula.corr)})", size=15)
+                f"(A={_format_decimal(copula.acc_a)}, B={_format_decimal(copula.acc_b)}, "
+                f"corr={_format_decimal(copula.corr)})", size=15)
     return canvas.svg("Power of the paired bootstrap interval by eval-set size")
 
 
@@ -7220,11 +7251,11 @@ def svg_power_curve(report: SweepReport) -> str:
 # main() is the only place that turns exceptions into exit statuses: ToolError
 # (bad input or flags) is one line and status 2, a bug is one line and status
 # 70, never a traceback.  Flags are parsed with their defaults in the parser,
-# checked by validate() (which changes nothing), and carried out by one small
+# checked by _validate() (which changes nothing), and carried out by one small
 # function per mode.  Every output path is checked against every input before
 # any work starts.
 
-NAME = "bootstrap_eval_deltas"
+_NAME = "bootstrap_eval_deltas"
 
 
 def _prog() -> str:
@@ -7234,7 +7265,7 @@ def _prog() -> str:
         else "python3 bootstrap_eval_deltas.py"
 
 
-EXAMPLES = """\
+_EXAMPLES = """\
 examples:
   %(prog)s                                  reproduce the article (n=500, 1000 replays)
   %(prog)s --replays 0                      the six numbers only, no coverage loop
@@ -7259,12 +7290,12 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but errors are one line on stderr and exit status 2."""
 
     def error(self, message):
-        raise ToolError(f"{printable(message)} (see --help)")
+        raise ToolError(f"{_printable(message)} (see --help)")
 
 
 def _number_arg(text: str) -> Fraction:
     try:
-        value = parse_number(text.strip().replace("_", ""))
+        value = _parse_number(text.strip().replace("_", ""))
     except ToolError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
     if value is None:
@@ -7281,7 +7312,7 @@ def _count_arg(text: str) -> int:
     if _THOUSANDS.fullmatch(text):
         text = text.replace(",", "")
     try:
-        value = parse_number(text.replace("_", ""))
+        value = _parse_number(text.replace("_", ""))
     except ToolError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
     if value is None or value.denominator != 1:
@@ -7315,19 +7346,19 @@ def _pairs_arg(text: str) -> tuple:
     return tuple(pairs)
 
 
-DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), Fraction("0.95")),
+_DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), Fraction("0.95")),
                      (Fraction("0.98"), Fraction("0.99")))
-DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
-SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays", "cluster_size", "icc",
+_DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
+_SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays", "cluster_size", "icc",
                     "runs", "run_sd", "run_item_noise")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=_prog(), allow_abbrev=False,
         description="Is B really better than A? Paired bootstrap CIs for an eval delta, "
                     "McNemar's exact test, and a coverage check on a simulator with a known gap.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     _simulation_flags(parser.add_argument_group("simulation (the article's experiment)"))
     _planning_flags(parser.add_argument_group("planning"))
     _bootstrap_flags(parser.add_argument_group("bootstrap"))
@@ -7343,9 +7374,9 @@ def _simulation_flags(sim) -> None:
                      help=f"loading of each system's latent score on the shared item "
                           f"difficulty, -1 < R < 1 (default {CORR})")
     sim.add_argument("--acc-a", type=_number_arg, default=ACC_A, metavar="P",
-                     help=f"true accuracy of system A (default {format_decimal(ACC_A)})")
+                     help=f"true accuracy of system A (default {_format_decimal(ACC_A)})")
     sim.add_argument("--acc-b", type=_number_arg, default=ACC_B, metavar="P",
-                     help=f"true accuracy of system B (default {format_decimal(ACC_B)})")
+                     help=f"true accuracy of system B (default {_format_decimal(ACC_B)})")
     sim.add_argument("--replays", type=_count_arg, default=REPLAYS, metavar="K",
                      help=f"coverage replays; 0 skips the loop (default {REPLAYS})")
     sim.add_argument("--write-csv", metavar="PATH.csv",
@@ -7396,23 +7427,23 @@ def _bootstrap_flags(boot) -> None:
                       help=f"bootstrap resamples per interval (default {RESAMPLES:,}; at most "
                            f"{MAX_RESAMPLES:,})")
     boot.add_argument("--confidence", type=_number_arg, default=CONFIDENCE, metavar="C",
-                      help=f"confidence level, 0 < C < 1 (default {format_decimal(CONFIDENCE)})")
+                      help=f"confidence level, 0 < C < 1 (default {_format_decimal(CONFIDENCE)})")
     boot.add_argument("--interval", choices=INTERVALS, default="percentile",
                       help="percentile (the article's, default), basic, bca (bias-corrected "
                            "and accelerated, with the jackknife), or score (0/1 items: Wilson "
                            "for each accuracy, Newcombe's hybrid score for the gaps)")
-    boot.add_argument("--accuracy-interval", choices=ACCURACY_INTERVALS, default="same",
+    boot.add_argument("--accuracy-interval", choices=_ACCURACY_INTERVALS, default="same",
                       help="the per-system accuracies' interval: the same rule as --interval "
                            "(default), wilson, or clopper-pearson (exact); 0/1 items")
-    boot.add_argument("--calibration", type=_count_arg, default=CALIBRATION_REPLAYS,
+    boot.add_argument("--calibration", type=_count_arg, default=_CALIBRATION_REPLAYS,
                       metavar="K",
                       help=f"your 0/1 data: measure the chosen interval's coverage and false-"
                            f"positive rate on K tables drawn from your own 2x2 table, and as "
-                           f"many with no gap (default {CALIBRATION_REPLAYS:,}; 0 skips it)")
+                           f"many with no gap (default {_CALIBRATION_REPLAYS:,}; 0 skips it)")
     boot.add_argument("--exact", action="store_true",
                       help="also print the exact bootstrap intervals (B = infinity) computed "
                            "from the cell counts (0/1 items, no clusters or strata)")
-    boot.add_argument("--engine", choices=ENGINE_CHOICES, default="auto",
+    boot.add_argument("--engine", choices=_ENGINE_CHOICES, default="auto",
                       help="auto (default): the stream engine where it finishes in seconds, "
                            "else counts; stream: resample items, bit-exact with the article's "
                            "listing; counts: draw how many resampled items take each value "
@@ -7471,7 +7502,7 @@ def _data_flags(data) -> None:
     data.add_argument("--strata-col", metavar="NAME",
                       help="resample within each value of this column (a class, a source), "
                            "keeping each stratum's size")
-    data.add_argument("--input-format", choices=FORMATS,
+    data.add_argument("--input-format", choices=_FORMATS,
                       help="force the input format (default: found from the file's content)")
     data.add_argument("--on-missing", choices=("error", "drop"), default="error",
                       help="rows with a missing score or id, repeated ids, items missing "
@@ -7479,7 +7510,7 @@ def _data_flags(data) -> None:
     data.add_argument("--permutations", type=_count_arg, default=PERMUTATIONS, metavar="R",
                       help=f"random sign patterns of the permutation test for real-valued "
                            f"scores (default {PERMUTATIONS:,}; exact up to "
-                           f"{EXACT_SIGN_FLIP_LIMIT} nonzero differences)")
+                           f"{_EXACT_SIGN_FLIP_LIMIT} nonzero differences)")
 
 
 def _output_flags(out) -> None:
@@ -7507,12 +7538,12 @@ def _output_flags(out) -> None:
     out.add_argument("--quiet", action="store_true",
                      help="no progress indicator on stderr (it is only drawn on a terminal, "
                           "for loops longer than a second)")
-    out.add_argument("--version", action="version", version=f"{NAME} {__version__}")
+    out.add_argument("--version", action="version", version=f"{_NAME} {__version__}")
 
 
-def parse_args(argv) -> argparse.Namespace:
+def _parse_args(argv) -> argparse.Namespace:
     """The parsed flags, with ``given``: the destinations named on the command line."""
-    parser = build_parser()
+    parser = _build_parser()
     args = parser.parse_args(argv)
     flags = {option: action.dest for action in parser._actions
              for option in action.option_strings}
@@ -7533,7 +7564,7 @@ def _flags(args, names) -> list:
     return ["--" + name.replace("_", "-") for name in names if name in args.given]
 
 
-def mode_of(args) -> str:
+def _mode_of(args) -> str:
     """Which of the tool's jobs the command line asks for."""
     if args.ledger_summary is not None:
         return "ledger summary"
@@ -7548,11 +7579,11 @@ def mode_of(args) -> str:
     return "simulation"
 
 
-def validate(args) -> None:
+def _validate(args) -> None:
     """Check flag values and combinations; raise ToolError with a one-line message.
     Changes nothing: defaults come from the parser."""
     _check_output_format(args)
-    mode = mode_of(args)
+    mode = _mode_of(args)
     _check_gate(args, mode)
     if mode == "accuracy plan":
         _check_accuracy_plan(args)
@@ -7598,21 +7629,21 @@ def _check_output_format(args) -> None:
 
 
 def _check_accuracy_plan(args) -> None:
-    others = _flags(args, SIMULATION_FLAGS + ("n_grid", "csv", "baseline", "write_csv", "plot",
+    others = _flags(args, _SIMULATION_FLAGS + ("n_grid", "csv", "baseline", "write_csv", "plot",
                                               "engine"))
     if others:
         raise ToolError(f"--half-width plans one accuracy on its own; drop {', '.join(others)}")
     if not 0 < args.half_width < 1:
         raise ToolError(f"--half-width must be a proportion above 0, like 0.015, "
-                        f"got {format_decimal(args.half_width)}")
+                        f"got {_format_decimal(args.half_width)}")
     if args.half_width < MIN_HALF_WIDTH:
-        raise ToolError(f"--half-width must be at least {format_decimal(MIN_HALF_WIDTH)} "
-                        f"(+-{format_decimal(MIN_HALF_WIDTH * 100)} pts), got "
-                        f"{format_decimal(args.half_width)}")
+        raise ToolError(f"--half-width must be at least {_format_decimal(MIN_HALF_WIDTH)} "
+                        f"(+-{_format_decimal(MIN_HALF_WIDTH * 100)} pts), got "
+                        f"{_format_decimal(args.half_width)}")
     accuracy = args.accuracy if args.accuracy is not None else Fraction(1, 2)
     if not 0 < accuracy < 1 or not 0 < float(accuracy) < 1:
         raise ToolError(f"--accuracy must be strictly between 0 and 1, "
-                        f"got {format_decimal(accuracy)}")
+                        f"got {_format_decimal(accuracy)}")
 
 
 def _check_inputs(args) -> None:
@@ -7678,7 +7709,7 @@ def _check_data(args) -> None:
     if args.interval == "score" and (args.cluster_col or args.strata_col):
         raise ToolError("--interval score covers plain 0/1 items; it does not apply with "
                         "--cluster-col or --strata-col")
-    given = _flags(args, SIMULATION_FLAGS + ("n_grid",))
+    given = _flags(args, _SIMULATION_FLAGS + ("n_grid",))
     if given:
         raise ToolError(f"{', '.join(given)} describe the simulation and do not apply to "
                         "your data (its true gap is unknown)")
@@ -7709,13 +7740,13 @@ def _check_calibration_table(args) -> None:
     if others:
         raise ToolError(f"--calibration-table measures every interval on its own grid; drop "
                         f"{', '.join(others)}")
-    grid = args.n_grid or DEFAULT_TABLE_GRID
+    grid = args.n_grid or _DEFAULT_TABLE_GRID
     if min(grid) < 2 or max(grid) > MAX_N_ITEMS:
         raise ToolError(f"--n-grid sizes must lie between 2 and {MAX_N_ITEMS:,}")
-    for a, b in args.acc_pairs or DEFAULT_ACC_PAIRS:
+    for a, b in args.acc_pairs or _DEFAULT_ACC_PAIRS:
         if not (_in_open_unit(a) and _in_open_unit(b)):
             raise ToolError(f"--acc-pairs accuracies must lie strictly between 0 and 1, got "
-                            f"{format_decimal(a)}/{format_decimal(b)}")
+                            f"{_format_decimal(a)}/{_format_decimal(b)}")
     if args.replays < 1:
         raise ToolError("--calibration-table simulates: --replays must be at least 1")
 
@@ -7732,15 +7763,15 @@ def _check_runs(args) -> None:
         raise ToolError("--runs simulates runs item by item: a single run (not --n-grid), no "
                         "--cluster-size, the stream engine")
     if not 0 <= args.run_sd < Fraction(1, 4):
-        raise ToolError(f"--run-sd must lie in [0, 0.25), got {format_decimal(args.run_sd)}")
+        raise ToolError(f"--run-sd must lie in [0, 0.25), got {_format_decimal(args.run_sd)}")
     if not 0 <= args.run_item_noise <= 1:
         raise ToolError(f"--run-item-noise must lie in [0, 1], got "
-                        f"{format_decimal(args.run_item_noise)}")
+                        f"{_format_decimal(args.run_item_noise)}")
     for acc in (args.acc_a, args.acc_b):
         if _in_open_unit(acc) and args.run_sd / Fraction(NormalDist().pdf(
                 NormalDist().inv_cdf(float(acc)))) >= 1:
-            raise ToolError(f"--run-sd {format_decimal(args.run_sd)} is too large for an "
-                            f"accuracy of {format_decimal(acc)}")
+            raise ToolError(f"--run-sd {_format_decimal(args.run_sd)} is too large for an "
+                            f"accuracy of {_format_decimal(acc)}")
 
 
 def _check_simulation(args) -> None:
@@ -7760,7 +7791,7 @@ def _check_simulation(args) -> None:
             raise ToolError("--exact covers plain 0/1 items; it does not apply with "
                             "--cluster-size")
         if not 0 <= args.icc <= 1:
-            raise ToolError(f"--icc must be between 0 and 1, got {format_decimal(args.icc)}")
+            raise ToolError(f"--icc must be between 0 and 1, got {_format_decimal(args.icc)}")
 
 
 def _in_open_unit(value) -> bool:
@@ -7777,18 +7808,18 @@ def _check_numbers(args) -> None:
     for flag, value in (("--acc-a", args.acc_a), ("--acc-b", args.acc_b)):
         if not _in_open_unit(value):
             raise ToolError(f"{flag} must be strictly between 0 and 1, got "
-                            f"{format_decimal(value)}")
+                            f"{_format_decimal(value)}")
     if not (-1 < args.corr < 1 and -1 < float(args.corr) < 1):
         raise ToolError(f"--corr must be strictly between -1 and 1, got "
-                        f"{format_decimal(args.corr)} "
+                        f"{_format_decimal(args.corr)} "
                         "(at +-1 both systems would share one latent score and no item could "
                         "separate them)")
     if not _in_open_unit(args.confidence):
         raise ToolError(f"--confidence must be strictly between 0 and 1, "
-                        f"got {format_decimal(args.confidence)}")
+                        f"got {_format_decimal(args.confidence)}")
     if not _in_open_unit(args.target_power):
         raise ToolError(f"--target-power must be strictly between 0 and 1, "
-                        f"got {format_decimal(args.target_power)}")
+                        f"got {_format_decimal(args.target_power)}")
 
 
 def _check_count(value: int, flag: str, low: int, high: int, wording: str = "") -> None:
@@ -7800,17 +7831,17 @@ def _check_count(value: int, flag: str, low: int, high: int, wording: str = "") 
 
 # --- outputs: checked against the inputs before any work ---
 
-OUTPUT_SUFFIXES = {"plot": (".svg",), "write_csv": (".csv",)}
+_OUTPUT_SUFFIXES = {"plot": (".svg",), "write_csv": (".csv",)}
 
 
-def input_paths(args) -> list:
+def _input_paths(args) -> list:
     """Every file the command line reads (harness folders expanded), stdin as ``-``."""
     paths = []
     if args.csv is not None:
         paths.append(args.csv)
     if args.baseline is not None:
         for value in [args.baseline] + list(args.candidate or ()):
-            for path in expand_paths(value):
+            for path in _expand_paths(value):
                 if os.path.isdir(path):
                     paths += [os.path.join(root, name) for root, _, names in os.walk(path)
                               for name in names]
@@ -7819,19 +7850,19 @@ def input_paths(args) -> list:
     return paths
 
 
-def check_outputs(outputs, inputs) -> None:
+def _check_outputs(outputs, inputs) -> None:
     """Refuse, in one line and before any work, an output path that is empty or names a
     folder, has the wrong extension, is a device, pipe or other non-regular file, is one
     of the inputs (through a symlink too; stdin counts as the file it was redirected
     from), is shared by two outputs, or lies in a folder that is missing or not writable."""
     seen = {}
     for flag, path in outputs:
-        shown = printable(path)
+        shown = _printable(path)
         if not path:
             raise ToolError(f"{flag} needs a file name")
         if path.endswith(("/", os.sep)) or os.path.isdir(path):
             raise ToolError(f"cannot write {shown}: it is a folder ({flag})")
-        suffixes = OUTPUT_SUFFIXES.get(flag.lstrip("-").replace("-", "_"), ())
+        suffixes = _OUTPUT_SUFFIXES.get(flag.lstrip("-").replace("-", "_"), ())
         if suffixes and not path.lower().endswith(suffixes):
             raise ToolError(f"{flag} writes {suffixes[0][1:].upper()}: give a path ending in "
                             f"{suffixes[0]}, got {shown}")
@@ -7843,7 +7874,7 @@ def check_outputs(outputs, inputs) -> None:
         seen[real] = flag
         for source in inputs:
             if _same_file(real, source):
-                what = "stdin's file" if source == "-" else printable(source)
+                what = "stdin's file" if source == "-" else _printable(source)
                 raise ToolError(f"{flag} {shown} is an input ({what}); the tool never writes "
                                 "over its input")
 
@@ -7851,13 +7882,13 @@ def check_outputs(outputs, inputs) -> None:
 def _check_target(real: str, shown: str, flag: str) -> None:
     folder = os.path.dirname(real) or "."
     if not os.path.isdir(folder):
-        raise ToolError(f"cannot write {shown}: no such folder {printable(folder)}")
+        raise ToolError(f"cannot write {shown}: no such folder {_printable(folder)}")
     try:                                    # the real test (os.access lies to root)
         fd, probe = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
         os.close(fd)
         os.unlink(probe)
     except OSError as err:
-        raise ToolError(f"cannot write {shown}: folder {printable(folder)} is not writable "
+        raise ToolError(f"cannot write {shown}: folder {_printable(folder)} is not writable "
                         f"({err.strerror})") from None
     try:
         info = os.stat(real)
@@ -7888,15 +7919,15 @@ def _same_file(real: str, source: str) -> bool:
         return os.path.realpath(source) == real
 
 
-def output_paths(args) -> list:
+def _output_paths(args) -> list:
     return [(f"--{name.replace('_', '-')}", getattr(args, name))
             for name in ("write_csv", "plot", "ledger") if getattr(args, name) is not None]
 
 
 # --- one function per mode ---
 
-def _progress(args, label: str) -> Progress:
-    return Progress(label, enabled=not args.quiet, delay=PROGRESS_DELAY)
+def _progress(args, label: str) -> _Progress:
+    return _Progress(label, enabled=not args.quiet, delay=_PROGRESS_DELAY)
 
 
 def _engine(args) -> str:
@@ -7905,7 +7936,7 @@ def _engine(args) -> str:
         return args.engine
     if args.n_grid is not None:
         return "stream" if args.cluster_size > 1 else "counts"
-    return coverage_engine("auto", _copula(args), args.n_items, args.replays, args.resamples)
+    return _coverage_engine("auto", _copula(args), args.n_items, args.replays, args.resamples)
 
 
 def _simulation_params(args) -> dict:
@@ -7927,14 +7958,14 @@ def _copula(args) -> Copula:
                   args.run_item_noise)
 
 
-def run_accuracy_plan(args) -> AccuracyPlanReport:
+def _run_accuracy_plan(args) -> _AccuracyPlanReport:
     accuracy = args.accuracy if args.accuracy is not None else Fraction(1, 2)
     params = {"half_width": args.half_width, "accuracy": accuracy,
               "confidence": args.confidence}
-    return AccuracyPlanReport(params, plan_accuracy(accuracy, args.half_width, args.confidence))
+    return _AccuracyPlanReport(params, plan_accuracy(accuracy, args.half_width, args.confidence))
 
 
-def run_sweep(args) -> SweepReport:
+def _run_sweep(args) -> _SweepReport:
     params = _simulation_params(args)
     params.update(n_items=None, n_grid=list(args.n_grid), engine=_engine(args))
     with _progress(args, "power sweep") as progress:
@@ -7942,19 +7973,19 @@ def run_sweep(args) -> SweepReport:
                        replays=args.replays, resamples=args.resamples,
                        confidence=args.confidence, target_power=args.target_power,
                        engine=_engine(args), progress=progress)
-    report = SweepReport(params, result)
+    report = _SweepReport(params, result)
     if args.plot:
         atomic_write(args.plot, svg_power_curve(report))
     return report
 
 
-def settings_from(args, calibration: int = 0, engine: str | None = None) -> Settings:
+def _settings_from(args, calibration: int = 0, engine: str | None = None) -> Settings:
     """The resampling settings a command line asks for."""
     return Settings(args.resamples, args.confidence, args.interval, engine or args.engine,
                     args.permutations, args.exact, args.accuracy_interval, calibration)
 
 
-def run_data(args) -> Report:
+def _run_data(args) -> Report:
     with _progress(args, "reading (bytes)") as progress:
         table = _read_input(args, progress)
     params = _simulation_params(args)
@@ -7965,7 +7996,7 @@ def run_data(args) -> Report:
     if args.gate:
         margin = args.min_delta / 100 if table.proportions else args.min_delta
         params.update(gate=True, min_delta=args.min_delta)
-    settings = dataclasses.replace(settings_from(args, args.calibration), margin=margin)
+    settings = dataclasses.replace(_settings_from(args, args.calibration), margin=margin)
     if table.tasks is not None:
         return _run_tasks(args, table, params, settings)
     with _progress(args, "resampling") as progress:
@@ -7979,29 +8010,29 @@ def run_data(args) -> Report:
     return report
 
 
-def _run_tasks(args, table: Table, params: dict, settings: Settings) -> TasksReport:
+def _run_tasks(args, table: Table, params: dict, settings: Settings) -> _TasksReport:
     """A whole harness run: per task, and pooled."""
     params.update(tasks=len(set(table.tasks)), pool=args.pool)
     with _progress(args, "tasks") as progress:
         result = compare_tasks(table, random.Random(args.seed), settings, pool=args.pool,
                                progress=progress)
     ledger = None if args.ledger is None else append_ledger(args.ledger, table, result.pooled)
-    return TasksReport(params, table, result, ledger)
+    return _TasksReport(params, table, result, ledger)
 
 
-def run_simulation(args) -> Report:
+def _run_simulation(args) -> Report:
     rng, copula, engine = random.Random(args.seed), _copula(args), _engine(args)
     items = engine == "stream" or args.engine == "auto" and (
-        args.write_csv is not None or args.n_items <= SIMULATED_ITEMS_LIMIT)
+        args.write_csv is not None or args.n_items <= _SIMULATED_ITEMS_LIMIT)
     with _progress(args, "simulating items") as progress:
         scores = copula.simulate(rng, args.n_items, progress) if items else \
             _cells_as_scores(copula.simulate_cells(rng, args.n_items))
     if args.write_csv is not None:
         write_scores_csv(args.write_csv, scores)
     run_engine = args.engine if args.engine != "auto" else \
-        ("stream" if items and 5 * args.resamples * args.n_items <= STREAM_BUDGET else "counts")
+        ("stream" if items and 5 * args.resamples * args.n_items <= _STREAM_BUDGET else "counts")
     with _progress(args, "resampling") as progress:
-        result = analyze(scores, rng, settings_from(args, engine=run_engine), progress=progress)
+        result = analyze(scores, rng, _settings_from(args, engine=run_engine), progress=progress)
     cov = None
     if args.replays:
         with _progress(args, "coverage replays") as progress:
@@ -8009,42 +8040,42 @@ def run_simulation(args) -> Report:
                            resamples=args.resamples, confidence=args.confidence,
                            engine=engine, interval=args.interval, progress=progress,
                            margin=args.min_delta / 100 if args.gate else None)
-    plan = None if copula.clustered or copula.runs > 1 else plan_summary(
+    plan = None if copula.clustered or copula.runs > 1 else _plan_summary(
         PowerPlan(copula.cells, args.confidence), args.n_items, args.target_power)
     params = {**_simulation_params(args), "coverage_engine": engine if args.replays else None}
     by_runs = runs_plan(copula, args.confidence, random.Random(args.seed)) if copula.runs > 1 \
         else None
-    comparison = single_comparison(result, margin=args.min_delta / 100 if args.gate else None)
+    comparison = _single_comparison(result, margin=args.min_delta / 100 if args.gate else None)
     report = Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=by_runs)
     if args.plot:
         atomic_write(args.plot, svg_histogram(result, copula.true_gap))
     return report
 
 
-def run_calibration_table(args) -> CalibrationTableReport:
-    pairs, grid = args.acc_pairs or DEFAULT_ACC_PAIRS, args.n_grid or DEFAULT_TABLE_GRID
+def _run_calibration_table(args) -> _CalibrationTableReport:
+    pairs, grid = args.acc_pairs or _DEFAULT_ACC_PAIRS, args.n_grid or _DEFAULT_TABLE_GRID
     params = {"n_grid": list(grid), "acc_pairs": [[float(a), float(b)] for a, b in pairs],
               "corr": args.corr, "confidence": args.confidence, "replays": args.replays,
               "seed": args.seed}
     with _progress(args, "interval table") as progress:
         table = calibration_table(random.Random(args.seed), pairs, grid, args.corr,
                                   args.confidence, args.replays, progress)
-    return CalibrationTableReport(params, table)
+    return _CalibrationTableReport(params, table)
 
 
-def run_ledger_summary(args) -> LedgerSummaryReport:
-    return LedgerSummaryReport({"ledger": args.ledger_summary, "confidence": args.confidence},
+def _run_ledger_summary(args) -> _LedgerSummaryReport:
+    return _LedgerSummaryReport({"ledger": args.ledger_summary, "confidence": args.confidence},
                                summarize_ledger(args.ledger_summary, args.confidence))
 
 
-MODES = {"ledger summary": run_ledger_summary, "calibration table": run_calibration_table,
-         "accuracy plan": run_accuracy_plan, "sweep": run_sweep, "data": run_data,
-         "simulation": run_simulation}
+_MODES = {"ledger summary": _run_ledger_summary, "calibration table": _run_calibration_table,
+         "accuracy plan": _run_accuracy_plan, "sweep": _run_sweep, "data": _run_data,
+         "simulation": _run_simulation}
 
 
-def run(args):
+def _run(args):
     """Carry out a validated command line; return the report (files written atomically)."""
-    return MODES[mode_of(args)](args)
+    return _MODES[_mode_of(args)](args)
 
 
 def _read_input(args, progress=None) -> Table:
@@ -8054,7 +8085,7 @@ def _read_input(args, progress=None) -> Table:
     names = None if args.names is None else tuple(n.strip() for n in args.names.split(","))
     ids = None if args.id_col is None else tuple(p.strip() for p in args.id_col.split(","))
     if args.baseline is not None:
-        groups = [expand_paths(args.baseline)] + [expand_paths(c) for c in args.candidate]
+        groups = [_expand_paths(args.baseline)] + [_expand_paths(c) for c in args.candidate]
         tasks = None if args.tasks is None else tuple(t.strip() for t in args.tasks.split(","))
         return read_runs(groups, RunsSpec(args.score_col, ids or ("item",), args.cluster_col,
                                           args.strata_col, tasks, names), options)
@@ -8075,12 +8106,12 @@ def _cells_as_scores(cells: Cells) -> Scores:
 
 # --- main: the one place exceptions become exit statuses ---
 
-class Terminated(BaseException):
+class _Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: unwind (temporary files are removed), exit 143."""
 
 
 def _terminate(signum, frame):
-    raise Terminated(signum)
+    raise _Terminated(signum)
 
 
 def _install_signals() -> dict:
@@ -8108,7 +8139,7 @@ _ASCII = str.maketrans({"\u2026": "...", "\u00b1": "+-", "\u2212": "-", "\u00d7"
                         "\u2265": ">=", "\u2248": "~", "\u2009": " ", "\u00a0": " "})
 
 
-def encodable(text: str, stream) -> str:
+def _encodable(text: str, stream) -> str:
     """*text* as *stream* can encode it: unchanged, or with typographic characters spelled
     in ASCII (``…`` as ``...``) and anything else backslash-escaped."""
     encoding = getattr(stream, "encoding", None) or "utf-8"
@@ -8130,7 +8161,7 @@ def _emit(text: str) -> None:
     if stream is None:
         raise ToolError("cannot write the report: stdout is closed")
     try:
-        stream.write(encodable(text, stream))
+        stream.write(_encodable(text, stream))
         stream.flush()
     except BrokenPipeError:
         raise
@@ -8154,26 +8185,26 @@ def _say(message: str) -> None:
     """One line on stderr (if there is a stderr to write to)."""
     try:
         stream = sys.stderr
-        stream.write(encodable(f"{NAME}: {printable(message)}\n", stream))
+        stream.write(_encodable(f"{_NAME}: {_printable(message)}\n", stream))
         stream.flush()
     except (AttributeError, OSError, ValueError):
         pass
 
 
 def _main(argv) -> int:
-    args = parse_args(argv)
-    validate(args)
-    check_outputs(output_paths(args), input_paths(args))
+    args = _parse_args(argv)
+    _validate(args)
+    _check_outputs(_output_paths(args), _input_paths(args))
     if args.ledger is not None:
         read_ledger(args.ledger)                # a corrupt ledger is refused before any work
-    report = run(args)
+    report = _run(args)
     _emit(render(report, "json" if args.json else args.output or "text"))
-    return EXIT_GATE_FAILED if gate_failed(report) else EXIT_OK
+    return EXIT_GATE_FAILED if _gate_failed(report) else EXIT_OK
 
 
-def gate_failed(report) -> bool:
+def _gate_failed(report) -> bool:
     """Did a --gate on the user's data fail (the exit status is then 1)?"""
-    if isinstance(report, TasksReport):
+    if isinstance(report, _TasksReport):
         report = report.pooled
     if not isinstance(report, Report) or report.table is None:
         return False
@@ -8194,7 +8225,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         _say("interrupted")
         return EXIT_INTERRUPTED
-    except Terminated:
+    except _Terminated:
         _say("terminated")
         return EXIT_TERMINATED
     except BrokenPipeError:

@@ -62,7 +62,7 @@ def listing_paired_bootstrap(scores, rng, resamples):
         idx = [rng.randrange(n) for _ in range(n)]
         deltas.append(sum(scores[i][1] - scores[i][0] for i in idx) / n)
     deltas.sort()
-    lo, hi = bed.percentile_indices(resamples, bed.CONFIDENCE)
+    lo, hi = bed._percentile_indices(resamples, bed.CONFIDENCE)
     return deltas[lo], deltas[hi]
 
 
@@ -93,7 +93,7 @@ def bare_getrandbits(seed, n, replays, words):
         bed.simulate(rng, n, bed.CORR, bed.ACC_A, bed.ACC_B)
         left = per_replay
         while left:
-            m = min(left, bed.CHUNK_WORDS)
+            m = min(left, bed._CHUNK_WORDS)
             rng.getrandbits(32 * m)
             left -= m
 
@@ -136,7 +136,7 @@ def numpy_replays(n, replays, resamples=2000, seed=0):
     from statistics import NormalDist
     rng = np.random.default_rng(seed)
     cut_a, cut_b = NormalDist().inv_cdf(0.72), NormalDist().inv_cdf(0.76)
-    lo_index, hi_index = bed.percentile_indices(resamples, bed.CONFIDENCE)
+    lo_index, hi_index = bed._percentile_indices(resamples, bed.CONFIDENCE)
     covers = 0
     for _ in range(replays):
         d = rng.standard_normal(n)

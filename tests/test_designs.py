@@ -99,7 +99,7 @@ def test_basic_interval_reflects_the_percentile_one():
 
 
 def test_acceleration_of_a_symmetric_jackknife_is_zero():
-    assert bed.acceleration({Fraction(1): 4, Fraction(3): 4}) == 0.0
+    assert bed._acceleration({Fraction(1): 4, Fraction(3): 4}) == 0.0
 
 
 @pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
@@ -127,7 +127,7 @@ def test_clustered_simulation_keeps_the_accuracies():
     copula = bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B, cluster_size=8, icc=Fraction("0.6"))
     scores = copula.simulate(random.Random(2), 40_000)
     assert abs(float(scores.mean_a) - 0.72) < 0.012 and abs(float(scores.mean_b) - 0.76) < 0.012
-    assert bed.design_of(scores).icc > 0.1
+    assert bed._design_of(scores).icc > 0.1
     assert bed.simulate_clustered(random.Random(1), 7, 0.6, 0.7, 0.7, 3, 0).clusters == \
         (0, 0, 0, 1, 1, 1, 2)
 
@@ -136,7 +136,7 @@ def test_icc_and_design_effect():
     clusters = tuple(i // 4 for i in range(40))
     a = (0,) * 40
     b = tuple(1 if (i // 4) % 2 else 0 for i in range(40))     # B - A constant within clusters
-    design = bed.design_of(bed.Scores(a, b, clusters))
+    design = bed._design_of(bed.Scores(a, b, clusters))
     assert design.clusters == 10 and design.mean_size == 4.0
     assert design.icc == pytest.approx(1.0) and design.design_effect == pytest.approx(4.0)
 
@@ -170,7 +170,7 @@ def exact_gap_distribution(cells):
                                    bed.Cells(30, 0, 6, 4), bed.Cells(30, 6, 0, 4),
                                    bed.Cells(0, 20, 20, 0), bed.Cells(5, 1, 30, 4)])
 def test_exact_paired_distribution_against_enumeration(cells):
-    lo, cdf = bed.paired_gap_cdf(cells)
+    lo, cdf = bed._paired_gap_cdf(cells)
     exact = exact_gap_distribution(cells)
     pmf = [cdf[0]] + [y - x for x, y in zip(cdf, cdf[1:])]
     for i, p in enumerate(pmf):

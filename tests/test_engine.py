@@ -77,7 +77,7 @@ def test_every_lookup_kind_is_exercised(n, alphabet, kind):
     rows = {}
     for v in values:
         rows.setdefault(v, len(rows))
-    codes = bytes(rows[v] for v in values) if len(rows) <= bed.MAX_CODES else None
+    codes = bytes(rows[v] for v in values) if len(rows) <= bed._MAX_CODES else None
     assert bed._lookup(n, codes).kind == kind
     check_same((column,), max(2, 20000 // n), seed=alphabet)
 
@@ -87,7 +87,7 @@ def test_draw_codes_is_the_naive_draw(n):
     pick = random.Random(n)
     codes = bytes(pick.randrange(3) for _ in range(n))
     fast_rng, slow_rng = random.Random(9), random.Random(9)
-    count = 3 * bed.CHUNK_WORDS + 17      # spans several getrandbits chunks
+    count = 3 * bed._CHUNK_WORDS + 17      # spans several getrandbits chunks
     fast = bed.draw_codes(fast_rng, bed._lookup(n, codes), count)
     slow = bytes(codes[slow_rng.randrange(n)] for _ in range(count))
     assert fast == slow and fast_rng.getstate() == slow_rng.getstate()
@@ -127,17 +127,17 @@ class FakeTTY:
 
 def test_progress_draws_only_on_a_tty_after_the_delay():
     tty = FakeTTY()
-    progress = bed.Progress("work", stream=tty, delay=0.0)
+    progress = bed._Progress("work", stream=tty, delay=0.0)
     progress(5, 10)
     progress(10, 10)
     progress.close()
     assert "work: 5/10 (50%)" in tty.text and tty.text.endswith("\r\033[K")
     quiet = FakeTTY()
-    late = bed.Progress("work", stream=quiet, delay=3600.0)
+    late = bed._Progress("work", stream=quiet, delay=3600.0)
     late(5, 10)
     late.close()
     assert quiet.text == ""
-    pipe = bed.Progress("work", stream=__import__("io").StringIO(), delay=0.0)
+    pipe = bed._Progress("work", stream=__import__("io").StringIO(), delay=0.0)
     assert not pipe.enabled
 
 
@@ -146,7 +146,7 @@ def test_progress_never_changes_stdout_and_quiet_silences_it(monkeypatch):
     import io
     from helpers import cli
 
-    monkeypatch.setattr(bed, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(bed, "_PROGRESS_DELAY", 0.0)
     plain = cli("--replays", "40", "--seed", "3")
     for extra, drawn in (([], True), (["--quiet"], False)):
         tty, out = FakeTTY(), io.StringIO()

@@ -105,7 +105,7 @@ def test_inspect_values_are_mapped_as_inspect_maps_them():
     assert bed._inspect_value("P", "x") == Fraction(1, 2) and bed._inspect_value("N", "x") == 0
     assert bed._inspect_value("yes", "x") == 1 and bed._inspect_value(Fraction(3, 4), "x") == \
         Fraction(3, 4)
-    assert bed._inspect_value(bed._Unusable("NaN", "unscored"), "x") is bed.MISSING
+    assert bed._inspect_value(bed._Unusable("NaN", "unscored"), "x") is bed._MISSING
 
 
 def inspect_log(tmp_path, name, values, model="m/a", scorer="match"):
@@ -209,7 +209,7 @@ def test_auto_keeps_the_stream_engine_for_the_article_and_says_when_it_does_not(
 def test_counts_over_distinct_values_draw_the_bootstrap_distribution():
     """Resampled sums of a column with few values: mean n*mu and variance n*sigma^2."""
     column = [0, 0, 1, 3, 3, 3, 7, 7, 10, 10] * 30
-    sums = bed.value_counts_sums(random.Random(3), column, 20_000)
+    sums = bed._value_counts_sums(random.Random(3), column, 20_000)
     n = len(column)
     mu = sum(column) / n
     var = sum((x - mu) ** 2 for x in column) / n

@@ -50,7 +50,7 @@ def run(*argv):
     (Fraction(-4, 1000), "unreliable", Fraction(-5, 1000), False),
 ])
 def test_the_gate_rule(lower, word, margin, passed):
-    assert bed.gate_passes(lower, word, margin) is passed
+    assert bed._gate_passes(lower, word, margin) is passed
 
 
 def test_superiority_pass_and_fail_statuses(tmp_path):
@@ -151,7 +151,7 @@ def test_a_reexport_with_other_columns_is_the_same_test_set(tmp_path):
                      + "\n")
     a = bed.read_table(path, bed.TableSpec(("a", "b")))
     b = bed.read_table(str(other), bed.TableSpec(("a", "b")))
-    assert bed.test_set_digest(a) == bed.test_set_digest(b)
+    assert bed._test_set_digest(a) == bed._test_set_digest(b)
 
 
 def test_a_truncated_last_line_is_refused_with_its_number_and_left_alone(tmp_path):

@@ -435,7 +435,7 @@ def test_ctrl_c_while_importing_ends_quietly():
 
 def test_a_signal_while_writing_removes_the_temporary_file(tmp_path, monkeypatch):
     def stop(fd):
-        raise bed.Terminated(signal.SIGTERM)
+        raise bed._Terminated(signal.SIGTERM)
     monkeypatch.setattr(os, "fsync", stop)
     target = tmp_path / "run.csv"
     status, out, err = cli("--replays", "0", "--resamples", "20", "--write-csv", str(target))
@@ -448,7 +448,7 @@ def test_a_signal_while_writing_removes_the_temporary_file(tmp_path, monkeypatch
 def test_an_internal_error_is_one_line_and_status_70(monkeypatch):
     def broken(args):
         raise ZeroDivisionError("division by zero")
-    monkeypatch.setitem(bed.MODES, "simulation", broken)
+    monkeypatch.setitem(bed._MODES, "simulation", broken)
     status, out, err = cli("--replays", "0")
     assert status == 70 and out == ""
     assert err == ("bootstrap_eval_deltas: internal error: ZeroDivisionError: division by zero; "

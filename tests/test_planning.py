@@ -82,7 +82,7 @@ def test_half_width_planning_three_ways():
     assert plan.wald == 2177
     assert abs(plan.wilson - 2177) <= 5
     assert plan.clopper_pearson >= plan.wilson
-    assert bed.clopper_pearson_half_width(round(0.85 * plan.clopper_pearson),
+    assert bed._clopper_pearson_half_width(round(0.85 * plan.clopper_pearson),
                                           plan.clopper_pearson, Fraction("0.95")) <= 0.015
 
 

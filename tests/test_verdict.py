@@ -87,7 +87,7 @@ def test_a_family_reads_simultaneous_intervals_beside_holm_p(tmp_path):
         assert decision["p"] == comparison["p_holm"]
         lo, hi = decision["interval"]
         assert (lo <= comparison["ci"]["paired"][0] and hi >= comparison["ci"]["paired"][1])
-        assert comparison["verdict"] in bed.VERDICTS
+        assert comparison["verdict"] in bed._VERDICTS
     status, text, _ = cli("--csv", str(path), "--systems", "base,c1,c2,c3", "--resamples", "400",
                           "--calibration", "0")
     assert "simultaneous 98.33% CI" in text and "Holm-adjusted p=" in text
@@ -193,7 +193,7 @@ def test_calibration_flags_a_failing_interval_and_names_one_that_holds(tmp_path)
         # the named interval measured again on fresh tables, independently of the first run
         cells = bed.Cells(28, 1, 1, 0)
         probs = tuple(c / 30 for c in cells.as_tuple())
-        again = bed.interval_study(random.Random(99), probs, 30, Fraction(0),
+        again = bed._interval_study(random.Random(99), probs, 30, Fraction(0),
                                    (named,), C95, 3000, 2000)
         rate = again.covers_rate
         assert float(rate) >= 0.95 - 2.5 * again.standard_error(rate)
@@ -290,7 +290,7 @@ def test_exact_power_of_the_article_and_the_items_it_needs():
 def test_clopper_pearson_sample_size_is_the_one_after_which_every_n_fits():
     plan = bed.plan_accuracy(Fraction("0.999"), Fraction("0.005"), C95)
     assert plan.clopper_pearson == 553
-    width = lambda n: bed.clopper_pearson_half_width(round(Fraction("0.999") * n), n, C95)
+    width = lambda n: bed._clopper_pearson_half_width(round(Fraction("0.999") * n), n, C95)
     assert width(368) <= 0.005 and width(552) > 0.005
     assert all(width(n) <= 0.005 for n in range(553, 2500))
 
