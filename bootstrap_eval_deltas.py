@@ -9,30 +9,39 @@ replays a Gaussian-copula simulation whose true gap is known.  Standard
 library only; every number is reproducible from the seed and the inputs.
 
 ==========================  ====================================================
-Function / class            What it does
+Name (in module order)      What it does
 ==========================  ====================================================
-``simulate``                the article's Gaussian-copula simulator (0/1 items)
-``simulate_clustered``      the same with items in correlated clusters
-``Copula``, ``Cells``       the simulator's model and its 2x2 cell probabilities
-``Scores``, ``Units``       per-item scores of two systems (exact); what is resampled
-``resample_sums``           the resampling engine: sums over bootstrap resamples
-``draw_codes``              bulk, bit-exact ``randrange`` draws mapped to item codes
-``binomial_variates``       the counts engine's own binomial samplers (BTRD, tables)
+``ToolError``               the one exception: bad input or options (ValueError)
+``format_pts``              a gap in points, rounded exactly
+``binom_pmf``               Loader's binomial probabilities (student_t_cdf too)
+``binomial_variates``       the counts engine's binomial samplers (BTRD, tables)
+``Scores``, ``Cells``       per-item scores of two systems (exact); their 2x2 cells
+``Units``, ``Interval``     what is resampled (items, clusters); an interval
+``Settings``, ``Design``    how a comparison is resampled; clusters and strata
+``simulate``, ``Copula``    the article's Gaussian-copula simulator, clusters, runs
+``read_table``              several systems' scores from CSV, JSON, .xlsx, logs
+``read_runs``               run files and harness folders, joined on the item id
+``write_scores_csv``        the simulated run as CSV, written atomically
+``resample_sums``           the stream engine: bit-exact bulk ``randrange`` draws
 ``bootstrap``               the four bootstrap distributions, items or clusters
 ``Distribution``            percentile, basic and BCa intervals; Monte Carlo error
 ``exact_intervals``         the exact (B = infinity) bootstrap of 0/1 items
+``wilson_interval``         score intervals: Wilson, Clopper-Pearson, Newcombe
 ``mcnemar_exact``           exact two-sided McNemar p-value
 ``sign_flip_test``          paired permutation test (real scores, clusters)
 ``holm``, ``bonferroni``    p-values adjusted across a family of comparisons
 ``analyze``                 everything the report says about two systems
+``analyze_runs``            several runs per system: spread, two-level interval
+``decide``                  the one verdict, from the interval and the test
 ``compare_systems``         each candidate against the baseline, adjusted p
+``compare_tasks``           whole harness runs: per task, Holm, pooled
+``append_ledger``           the ledger of comparisons made on a test set
 ``coverage``                replay the simulation: coverage and power
-``PowerPlan``               analytic power, items needed, interval half-widths
+``calibrate``               the same study on the user's own 2x2 table
+``PowerPlan``               analytic and exact power, items needed
+``runs_plan``               items x runs for 80% power
 ``plan_accuracy``           items for a +-h interval on one accuracy (3 ways)
 ``sweep``                   simulated and analytic power over eval-set sizes
-``read_table``              several systems' scores from one CSV/JSONL file
-``read_runs``               one file per run, joined on the item id
-``write_scores_csv``        the simulated run as CSV, written atomically
 ``render``                  the report as text, JSON or markdown
 ``svg_histogram``           pictures: the gap's distribution, the power curve
 ``main``                    the command line
@@ -131,7 +140,14 @@ __all__ = [
 ]
 
 
-# === Constants ===
+# === Constants and the exception ===
+#
+# The article's parameters, the tool's limits (each one a refusal with a
+# message, never a silent cap) and exit statuses, and ToolError, the one
+# exception the library raises for bad input or options (a ValueError).
+# Every random number in this module comes from the ``random.Random`` the
+# caller passes; nothing reads the clock but the ledger's timestamp and the
+# progress indicator.
 
 N_ITEMS = 500                 # items in the eval set (the article's N_ITEMS)
 CORR = Fraction("0.6")        # loading of each system's latent score on shared difficulty
@@ -172,12 +188,17 @@ MIN_HALF_WIDTH = Fraction(1, 10_000)
 EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 70, 130, 141, 143
 
-# The resampling engine's tuning: results never depend on these, only speed does.
+# The resampling engine's tuning: the numbers a seed gives never depend on these five,
+# only the speed does (tests/test_engine.py checks both paths against the naive loop).
 _CODE_REJECT = 255             # code of a word that randrange would reject
 _MAX_CODES = 254               # distinct score rows that fit the byte-code path
+# A code is one byte and never the reject code: the limit that keeps the sums exact.
+assert _MAX_CODES < _CODE_REJECT <= 0xFF
 _CHUNK_WORDS = 1 << 14         # words per getrandbits call (64 KiB of bytes: stays in cache)
 _SELECT_MAX_BITS = 5           # low index bits resolved by a select tree (32 lookups)
 _FACTOR_CACHE_LIMIT = 1_000_000  # n up to which binomial ratio factors are cached whole
+# These three choose the engine: with --engine auto they decide which stream (drawing from
+# the same distribution) a seed gives, and the report names the engine it took.
 _MAX_COUNTS_VALUES = 2_000     # distinct values the counts engine resamples as counts
 _STREAM_BUDGET = 2 * 10 ** 8   # item draws "auto" leaves to the stream engine (a few seconds)
 _SIMULATED_ITEMS_LIMIT = 10 ** 6   # "auto" simulates items one by one up to this many
@@ -187,7 +208,33 @@ class ToolError(ValueError):
     """A problem with the user's input or flags: reported in one line, exit status 2."""
 
 
+# === Formatting: numbers in and out ===
+#
+# Exact parsing of the numbers users write and exact rounding of the numbers
+# the tool prints (half to even on Fractions, so 0.025 is 0.02 with no float
+# error, on every Python).  No randomness.
+
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?", re.ASCII)
+
+
+def _printable(text: str) -> str:
+    r"""*text* with control and format characters (ANSI escapes, bidi overrides, NUL,
+    line breaks) shown as backslash escapes, so that echoing a file's content can
+    never move the cursor, colour the terminal or break a one-line message.
+
+    >>> _printable("a\x1b[31mb\nc")
+    'a\\x1b[31mb\\nc'
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == " " else
+                   ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    """*text* quoted for a message: control characters escaped, long text cut."""
+    text = _printable(text)
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _parse_number(text: str) -> Fraction | None:
@@ -211,26 +258,6 @@ def _parse_number(text: str) -> Fraction | None:
         raise ToolError(f"{_shorten(text)} is out of range: a number's decimal exponent must "
                         f"lie within +-{MAX_EXPONENT}")
     return Fraction(text)
-
-
-def _shorten(text: str, limit: int = 40) -> str:
-    """*text* quoted for a message: control characters escaped, long text cut."""
-    text = _printable(text)
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-def _printable(text: str) -> str:
-    r"""*text* with control and format characters (ANSI escapes, bidi overrides, NUL,
-    line breaks) shown as backslash escapes, so that echoing a file's content can
-    never move the cursor, colour the terminal or break a one-line message.
-
-    >>> _printable("a\x1b[31mb\nc")
-    'a\\x1b[31mb\\nc'
-    """
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch == " " else
-                   ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def _round_fixed(value: Fraction, places: int, *, sign: bool = False) -> str:
@@ -280,327 +307,35 @@ def _format_percent(value: Fraction) -> str:
     return _format_decimal(Fraction(value) * 100) + "%"
 
 
-# === Simulation ===
+def _format_p(p: float) -> str:
+    """Four decimals, or scientific notation below 0.0001.
 
-def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b, progress=None) -> Scores:
-    """Simulate *n_items* items scored 0/1 by two systems with correlated errors.
-
-    Exactly the article's listing: for each item a shared difficulty
-    ``d = gauss(0, 1)`` and two latent scores ``za = corr*d + w*gauss(0, 1)``,
-    ``zb = corr*d + w*gauss(0, 1)`` with ``w = sqrt(1 - corr**2)``; a system
-    is correct when its latent score is below ``NormalDist().inv_cdf(acc)``,
-    so each hits its accuracy while the two share difficulty (their latent
-    correlation is corr**2).
-
-    >>> s = simulate(random.Random(1), 5, 0.6, 0.72, 0.76)
-    >>> s.a, s.b
-    ((0, 1, 1, 1, 1), (0, 1, 1, 1, 1))
+    >>> _format_p(0.16771), _format_p(3.2e-12), _format_p(0.0)
+    ('0.1677', '3.2e-12', '<1e-300')
     """
-    corr = float(corr)
-    w = math.sqrt(1 - corr ** 2)
-    za_cut = NormalDist().inv_cdf(float(acc_a))
-    zb_cut = NormalDist().inv_cdf(float(acc_b))
-    gauss = rng.gauss
-    a, b = [], []
-    for i in range(n_items):
-        if progress is not None and i & 0xFFFF == 0 and i:
-            progress(i, n_items)
-        d = gauss(0, 1)
-        za = corr * d + w * gauss(0, 1)
-        zb = corr * d + w * gauss(0, 1)
-        a.append(int(za < za_cut))
-        b.append(int(zb < zb_cut))
-    return Scores(tuple(a), tuple(b))
+    if p == 0:
+        return "<1e-300"
+    return f"{p:.4f}" if p >= 0.0001 else f"{p:.2g}"
 
 
-def simulate_clustered(rng: random.Random, n_items: int, corr, acc_a, acc_b, cluster_size: int,
-                       icc) -> Scores:
-    """Items in clusters of *cluster_size* (the last may be smaller): questions about one
-    passage, turns of one conversation.  Every latent part of the listing's model --
-    the shared difficulty d and each system's own noise -- is split into a cluster
-    part and an item part, ``sqrt(icc)*cluster + sqrt(1-icc)*item``: per cluster
-    three ``gauss(0, 1)`` (difficulty, A's noise, B's noise), per item three more.
-    Each part is still N(0, 1), so accuracies and the cells of one item are the
-    listing's; but items of a cluster move together, and so does B - A (a system
-    that is better on one topic is better on all its questions).
+def _p_equals(p: float) -> str:
+    """``p=0.1677``, or ``p<1e-300`` when the p-value underflows.
 
-    >>> s = simulate_clustered(random.Random(1), 6, 0.6, 0.72, 0.76, 3, 0.5)
-    >>> s.clusters
-    (0, 0, 0, 1, 1, 1)
+    >>> _p_equals(0.16771), _p_equals(0.0)
+    ('p=0.1677', 'p<1e-300')
     """
-    corr, icc = float(corr), float(icc)
-    w, shared, own = math.sqrt(1 - corr ** 2), math.sqrt(icc), math.sqrt(1 - icc)
-    za_cut = NormalDist().inv_cdf(float(acc_a))
-    zb_cut = NormalDist().inv_cdf(float(acc_b))
-    gauss = rng.gauss
-    a, b, clusters = [], [], []
-    for start in range(0, n_items, cluster_size):
-        u, v_a, v_b = gauss(0, 1), gauss(0, 1), gauss(0, 1)
-        for _ in range(min(cluster_size, n_items - start)):
-            d = shared * u + own * gauss(0, 1)
-            za = corr * d + w * (shared * v_a + own * gauss(0, 1))
-            zb = corr * d + w * (shared * v_b + own * gauss(0, 1))
-            a.append(int(za < za_cut))
-            b.append(int(zb < zb_cut))
-            clusters.append(start // cluster_size)
-    return Scores(tuple(a), tuple(b), clusters=tuple(clusters))
+    text = _format_p(p)
+    return "p" + (text if text.startswith("<") else "=" + text)
 
 
-def simulate_runs(rng: random.Random, n_items: int, copula) -> Scores:
-    """Items scored by both systems in several runs (seeds) each.
+# === Binomial and normal helpers ===
+#
+# Exact or correctly rounded probability functions (Loader's saddle point
+# binomial, Student's t, the bivariate normal orthant) and the counts engine's
+# variates.  The probabilities are pure; the variates consume ``rng.random()``
+# only, never ``random.binomialvariate`` (3.12 and newer).
 
-    The listing's model, with runs: per item a shared difficulty d and each system's
-    own noise u (``gauss(0, 1)`` each: d, u_A, u_B); per system and run a shift rho
-    of its latent threshold (a seed makes a system a little better or worse as a
-    whole) and fresh per-item noise v (sampling), so that
-    ``z = corr*d + w*(sqrt(1-k)*u + sqrt(k)*v)`` with k = ``run_item_noise``, and the
-    item is correct when ``z < cut + rho``.  rho ~ N(0, tau^2) with tau set so that
-    the run-to-run sd of the accuracy is about ``run_sd``, and the cut is
-    ``Phi^-1(acc)*sqrt(1 + tau^2)``, so the expected accuracy over runs is exactly acc
-    and the true gap is acc_B - acc_A.  Draw order: the items' d, u_A, u_B; then A's
-    runs (rho, then v per item), then B's.
-    """
-    corr, k = float(copula.corr), float(copula.run_item_noise)
-    w = math.sqrt(1 - corr ** 2)
-    gauss = rng.gauss
-    fixed = [(gauss(0, 1), gauss(0, 1), gauss(0, 1)) for _ in range(n_items)]
-    systems = []
-    for which, acc in ((1, copula.acc_a), (2, copula.acc_b)):
-        tau = _run_shift_sd(float(copula.run_sd), float(acc))
-        cut = NormalDist().inv_cdf(float(acc)) * math.sqrt(1 + tau * tau)
-        own, fresh = math.sqrt(1 - k), math.sqrt(k)
-        runs = []
-        for run in range(copula.runs):
-            shift = gauss(0, 1) * tau
-            column = tuple(int(corr * item[0] + w * (own * item[which] + fresh * gauss(0, 1))
-                               < cut + shift) for item in fixed)
-            runs.append((run + 1, column))
-        systems.append(tuple(runs))
-    means = [tuple(map(lambda *v: _run_mean(v), *(c for _, c in runs))) for runs in systems]
-    return Scores(means[0], means[1], runs_a=systems[0], runs_b=systems[1])
-
-
-def _run_shift_sd(run_sd: float, acc: float) -> float:
-    """tau, the sd of the threshold shift that gives an accuracy sd of about run_sd."""
-    u = run_sd / NormalDist().pdf(NormalDist().inv_cdf(acc))
-    if u >= 1:
-        raise ToolError(f"--run-sd {run_sd} is too large for an accuracy of {acc}")
-    return u / math.sqrt(1 - u * u)
-
-
-@dataclass(frozen=True)
-class Scores:
-    """Per-item scores of systems A and B on the same items, in item order.
-
-    Scores are kept exactly (ints or Fractions); ``scale`` is the common
-    denominator that turns every score into an integer, so that bootstrap
-    sums are exact integer arithmetic.
-    """
-
-    a: tuple
-    b: tuple
-    clusters: tuple | None = None   # a cluster label per item: resample whole clusters
-    strata: tuple | None = None     # a stratum label per item: resample within each
-    runs_a: tuple | None = None     # several runs: ((label, column), ...); a and b hold
-    runs_b: tuple | None = None     # each item's mean over them
-
-    def __post_init__(self):
-        if len(self.a) != len(self.b):
-            raise ToolError("systems A and B must be scored on the same items")
-        for labels in (self.clusters, self.strata):
-            if labels is not None and len(labels) != len(self.a):
-                raise ToolError("a cluster or stratum label is needed for every item")
-        if len(self.a) < 2:
-            raise ToolError(f"need at least 2 items, got {len(self.a)}")
-
-    @property
-    def n(self) -> int:
-        return len(self.a)
-
-    @functools.cached_property
-    def binary(self) -> bool:
-        return self.distinct <= {0, 1}
-
-    @functools.cached_property
-    def proportions(self) -> bool:
-        """All scores within [0, 1] (accuracies, F1): gaps are reported in points."""
-        return all(0 <= x <= 1 for x in self.distinct)
-
-    @functools.cached_property
-    def scale(self) -> int:
-        """The least common denominator of all scores (1 for integer scores)."""
-        if set(map(type, self.a)) | set(map(type, self.b)) <= {int}:
-            return 1
-        return math.lcm(*(Fraction(x).denominator for x in self.distinct))
-
-    @functools.cached_property
-    def _objects(self) -> dict:
-        """The distinct score objects, by identity (the readers share one object per value
-        text, so this is small and built at C speed, with no hashing of Fractions)."""
-        objects = dict(zip(map(id, self.a), self.a))
-        objects.update(zip(map(id, self.b), self.b))
-        return objects
-
-    @functools.cached_property
-    def distinct(self) -> frozenset:
-        """The distinct score values of both systems."""
-        return frozenset(self._objects.values())
-
-    @functools.cached_property
-    def ints(self) -> tuple:
-        """Both columns as integers in units of 1/scale: ``(a, b)`` (each distinct object
-        converted once)."""
-        if all(type(x) is int for x in self._objects.values()):    # ints already: no copy
-            return self.a, self.b
-        scaled = {key: int(Fraction(x) * self.scale) for key, x in self._objects.items()}
-        return tuple(map(scaled.__getitem__, map(id, self.a))), \
-            tuple(map(scaled.__getitem__, map(id, self.b)))
-
-    @functools.cached_property
-    def mean_a(self) -> Fraction:
-        return Fraction(sum(self.ints[0]), self.n * self.scale)
-
-    @functools.cached_property
-    def mean_b(self) -> Fraction:
-        return Fraction(sum(self.ints[1]), self.n * self.scale)
-
-    @functools.cached_property
-    def units(self) -> Units:
-        """What one bootstrap draw picks: an item, or with clusters a whole cluster."""
-        a, b = self.ints
-        if self.clusters is None:
-            units_a, units_b, sizes = a, b, (1,) * self.n
-            unit_strata = self.strata
-        else:
-            index = {}
-            for label in self.clusters:
-                index.setdefault(label, len(index))
-            if len(index) < 2:
-                raise ToolError(f"need at least 2 clusters to resample, got {len(index)}")
-            sums_a, sums_b, sizes = [0] * len(index), [0] * len(index), [0] * len(index)
-            unit_strata = [None] * len(index) if self.strata is not None else None
-            for i, label in enumerate(self.clusters):
-                u = index[label]
-                sums_a[u] += a[i]
-                sums_b[u] += b[i]
-                sizes[u] += 1
-                if unit_strata is not None:
-                    if unit_strata[u] is not None and unit_strata[u] != self.strata[i]:
-                        raise ToolError(f"cluster {label!r} spans strata {unit_strata[u]!r} "
-                                        f"and {self.strata[i]!r}; a cluster must lie in one")
-                    unit_strata[u] = self.strata[i]
-            units_a, units_b, sizes = tuple(sums_a), tuple(sums_b), tuple(sizes)
-        groups = None
-        if unit_strata is not None:
-            members = {}
-            for u, label in enumerate(unit_strata):
-                members.setdefault(label, []).append(u)
-            for label, units in members.items():
-                if len(units) < 2:
-                    what = "cluster" if self.clusters is not None else "item"
-                    raise ToolError(f"stratum {label!r} has one {what}; resampling within it "
-                                    "can only repeat it (merge it with another stratum)")
-            groups = tuple(tuple(units) for units in members.values())
-        return Units(units_a, units_b, sizes, groups, self.clusters is not None)
-
-    def cells(self) -> Cells:
-        """The 2x2 table of counts (0/1 scores only)."""
-        ints_a, ints_b = self.ints
-        both, a, b = sum(map(operator.and_, ints_a, ints_b)), sum(ints_a), sum(ints_b)
-        return Cells(both, a - both, b - both, self.n - a - b + both)
-
-
-@dataclass(frozen=True)
-class Cells:
-    """The 2x2 table of two systems on the same items: counts or probabilities.
-
-    ``both`` right, ``a_only`` right, ``b_only`` right, ``neither`` right.
-    For 0/1 scores this table is all the bootstrap of an accuracy gap can see.
-    """
-
-    both: object
-    a_only: object
-    b_only: object
-    neither: object
-
-    @property
-    def n(self):
-        return self.both + self.a_only + self.b_only + self.neither
-
-    @property
-    def a(self):
-        """A's accuracy (probabilities) or number of items A got right (counts)."""
-        return self.both + self.a_only
-
-    @property
-    def b(self):
-        return self.both + self.b_only
-
-    def as_tuple(self) -> tuple:
-        return (self.both, self.a_only, self.b_only, self.neither)
-
-    def groups(self) -> dict:
-        """The items as {(a, b, size): count}, for the jackknife (counts only)."""
-        pairs = {(1, 1, 1): self.both, (1, 0, 1): self.a_only, (0, 1, 1): self.b_only,
-                 (0, 0, 1): self.neither}
-        return {key: count for key, count in pairs.items() if count}
-
-
-@dataclass(frozen=True)
-class Copula:
-    """The article's simulator: two 0/1 systems whose errors share item difficulty.
-
-    ``corr`` is each latent score's loading on the shared difficulty (the
-    systems' latent correlation is corr**2); ``acc_a`` and ``acc_b`` are the
-    true accuracies, kept exact so that the true gap is exact.
-    """
-
-    corr: Fraction
-    acc_a: Fraction
-    acc_b: Fraction
-    cluster_size: int = 1          # items per cluster (1: the article's independent items)
-    icc: Fraction = Fraction(0)    # within-cluster correlation of every latent score
-    runs: int = 1                  # runs (seeds) per system
-    run_sd: Fraction = Fraction(0)         # sd of a system's accuracy from run to run
-    run_item_noise: Fraction = Fraction(3, 10)   # share of the own noise redrawn per run
-
-    @property
-    def true_gap(self) -> Fraction:
-        return Fraction(self.acc_b) - Fraction(self.acc_a)
-
-    @property
-    def clustered(self) -> bool:
-        return self.cluster_size > 1
-
-    def simulate(self, rng: random.Random, n_items: int, progress=None) -> Scores:
-        if self.runs > 1:
-            return simulate_runs(rng, n_items, self)
-        if not self.clustered:
-            return simulate(rng, n_items, self.corr, self.acc_a, self.acc_b, progress)
-        return simulate_clustered(rng, n_items, self.corr, self.acc_a, self.acc_b,
-                                  self.cluster_size, self.icc)
-
-    @functools.cached_property
-    def cells(self) -> Cells:
-        """Cell probabilities of one item, by integrating over the shared difficulty.
-
-        ``P(both right) = integral of phi(d) Phi((za - c d)/w) Phi((zb - c d)/w)``;
-        the trapezoid rule on a smooth Gaussian-weighted integrand converges
-        geometrically, and the step is halved until two estimates agree to
-        1e-13.  The other cells follow from the accuracies.
-
-        >>> cells = Copula(CORR, ACC_A, ACC_B).cells
-        >>> round(cells.both, 12), round(cells.b_only - cells.a_only, 12)
-        (0.588152799524, 0.04)
-        """
-        both = _integrate_both_right(float(self.corr), float(self.acc_a), float(self.acc_b))
-        acc_a, acc_b = float(self.acc_a), float(self.acc_b)
-        return Cells(both, acc_a - both, acc_b - both, 1 - acc_a - acc_b + both)
-
-    def simulate_cells(self, rng: random.Random, n_items: int) -> Cells:
-        """The cell counts of n simulated items: one multinomial draw (the counts engine)."""
-        return Cells(*multinomial_variate(rng, n_items, self.cells.as_tuple()))
-
+# --- Exact probabilities: binomial, beta, Student's t ---
 
 def _integrate_both_right(corr: float, acc_a: float, acc_b: float) -> float:
     normal = NormalDist()
@@ -626,1167 +361,6 @@ def _integrate_both_right(corr: float, acc_a: float, acc_b: float) -> float:
         if abs(finer - estimate) < 1e-13 or step < 1e-4:
             return finer
         estimate = finer
-
-
-@dataclass(frozen=True)
-class Units:
-    """The resampling units of a design: per unit, A's and B's integer score sums and
-    its number of items; per stratum, the indices of its units (None: one stratum)."""
-
-    a: tuple
-    b: tuple
-    size: tuple
-    strata: tuple | None
-    clustered: bool
-
-    @property
-    def count(self) -> int:
-        return len(self.size)
-
-    @property
-    def equal_sizes(self) -> bool:
-        return len(set(self.size)) == 1
-
-    @property
-    def simple(self) -> bool:
-        """Plain item resampling: the article's design."""
-        return not self.clustered and self.strata is None
-
-    @functools.cached_property
-    def diff(self) -> tuple:
-        """B - A per unit: what the paired bootstrap and the sign-flip test see."""
-        return tuple(map(operator.sub, self.b, self.a))
-
-    def groups(self) -> dict:
-        """{(a, b, size): count}: identical units, for the jackknife."""
-        return dict(collections.Counter(zip(self.a, self.b, self.size)))
-
-
-# === Resampling engine ===
-#
-# How the engine is fast and still exact.  ``randrange(n)`` takes one 32-bit
-# Mersenne Twister word, keeps its top k = n.bit_length() bits and rejects
-# values >= n (taking the next word).  ``rng.getrandbits(32*m)`` returns the
-# next m words of the same stream, the first in the lowest bits.  The engine
-# asks for exactly as many words as draws are still missing -- every one of
-# them the naive loop would consume too -- so the generator ends where the
-# naive loop leaves it.  The words become bytes; the top byte of each word is
-# sliced out at C speed (``data[3::4]``) and mapped by ``bytes.translate`` to
-# the drawn item's *code*, rejected words deleted in the same call.  Items with
-# equal scores share a code, and a code is a byte whose popcount is the score
-# (in base-8 digit planes for larger integers), so a resample's sum is one
-# ``int.from_bytes(codes).bit_count()`` per plane.  When k > 8 the next byte
-# carries the low k-8 index bits; big integers, used as vectors of bytes, merge
-# the two lookups.  Real scores with more than MAX_CODES distinct values fall
-# back to bulk index arithmetic.
-
-
-@functools.lru_cache(maxsize=64)
-def _lanes(pattern: bytes, m: int) -> int:
-    """*pattern* repeated m times, as an integer: a vector of byte or word lanes."""
-    return int.from_bytes(pattern * m, "little")
-
-
-@dataclass(frozen=True)
-class _Lookup:
-    """How one 32-bit word becomes the code of the item it draws (or is rejected).
-
-    ``kind`` is "byte" (k <= 8: one translate of the top byte), "class" (the
-    top byte's class of neighbouring items plus the next byte's low index bits,
-    then one translate), "select" (one translate per value of the low bits,
-    merged by masks), "gather" (index arithmetic in bulk, codes looked up by
-    ``operator.itemgetter``) or "index" (too many distinct codes: the accepted
-    indices themselves).
-    """
-
-    kind: str
-    n: int
-    k: int
-    tables: tuple = ()
-    final: bytes | None = None
-    delete: bytes = b""
-    codes: bytes = b""
-
-    def decode(self, words: int, m: int):
-        """Codes (bytes) -- or indices (list) -- of the accepted draws among m words."""
-        if self.kind in ("gather", "index"):
-            index = array.array("I")
-            lanes = _lanes(((1 << self.k) - 1).to_bytes(4, "little"), m)
-            index.frombytes(((words >> (32 - self.k)) & lanes).to_bytes(4 * m, "little"))
-            if sys.byteorder == "big":
-                index.byteswap()
-            if self.kind == "index":
-                n = self.n
-                return [i for i in index if i < n]
-            looked = _gather(self.codes, index)
-            return looked.translate(None, self.delete)
-        data = words.to_bytes(4 * m, "little")
-        top = data[3::4]
-        if self.kind == "byte":
-            return top.translate(self.tables[0], self.delete)
-        low = int.from_bytes(data[2::4], "little")
-        shift = 8 - (self.k - 8)
-        if self.kind == "class":
-            key = int.from_bytes(top.translate(self.tables[0]), "little")
-            key |= low & _lanes(bytes([(0xFF << shift) & 0xFF]), m)
-        else:
-            lanes = [int.from_bytes(top.translate(table), "little") for table in self.tables]
-            ones = _lanes(b"\x01", m)
-            bit = shift
-            while len(lanes) > 1:
-                mask = ((low >> bit) & ones) * 0xFF
-                lanes = [x ^ ((x ^ y) & mask) for x, y in zip(lanes[0::2], lanes[1::2])]
-                bit += 1
-            key = lanes[0]
-        return key.to_bytes(m, "little").translate(self.final, self.delete)
-
-
-def _gather(table: bytes, index) -> bytes:
-    """``bytes(table[i] for i in index)`` at C speed."""
-    if len(index) == 1:
-        return bytes([table[index[0]]])
-    return bytes(operator.itemgetter(*index)(table)) if index else b""
-
-
-def _lookup(n: int, codes: bytes | None) -> _Lookup:
-    """Choose the cheapest exact way to turn words into codes for n items."""
-    k = n.bit_length()
-    if codes is None:
-        return _Lookup("index", n, k)
-    reject = bytes([_CODE_REJECT])
-    extended = codes + reject * ((1 << k) - n)         # code of every k-bit value
-    if k <= 8:
-        spread = 8 - k
-        table = bytes(extended[t >> spread] for t in range(256))
-        delete = bytes(t for t in range(256) if table[t] == _CODE_REJECT)
-        return _Lookup("byte", n, k, (table,), delete=delete)
-    low_bits = k - 8
-    if low_bits > _SELECT_MAX_BITS:
-        return _Lookup("gather", n, k, delete=reject, codes=extended)
-    width = 1 << low_bits
-    blocks = [extended[t * width:(t + 1) * width] for t in range(256)]
-    classes = {block: None for block in blocks}
-    if len(classes) <= 1 << (8 - low_bits):
-        ids = {block: i for i, block in enumerate(classes)}
-        table = bytes(ids[block] for block in blocks)
-        final = bytearray([_CODE_REJECT]) * 256
-        for block, i in ids.items():
-            for g, code in enumerate(block):
-                final[i | g << (8 - low_bits)] = code
-        delete = bytes(key for key in range(256) if final[key] == _CODE_REJECT)
-        return _Lookup("class", n, k, (table,), bytes(final), delete)
-    tables = tuple(bytes(block[g] for block in blocks) for g in range(width))
-    return _Lookup("select", n, k, tables, None, reject)
-
-
-def _draw_parts(rng: random.Random, lookup: _Lookup, count: int):
-    """Yield the codes (or indices) of *count* accepted draws, a chunk at a time,
-    consuming rng exactly as ``[rng.randrange(n) for _ in range(count)]`` would."""
-    missing = count
-    getrandbits = rng.getrandbits
-    while missing:
-        m = min(missing, _CHUNK_WORDS)
-        part = lookup.decode(getrandbits(32 * m), m)
-        missing -= len(part)
-        yield part
-
-
-def draw_codes(rng: random.Random, lookup: _Lookup, count: int):
-    """All codes (bytes) or indices (list) of *count* accepted draws, as ``_draw_parts``."""
-    parts = list(_draw_parts(rng, lookup, count))
-    if lookup.kind == "index":
-        return [i for part in parts for i in part]
-    return b"".join(parts)
-
-
-def _planes(values, base: int) -> list:
-    """Split ``value - base`` into base-8 digits, each coded as a byte whose popcount is it.
-
-    Returns one tuple of bytes per digit plane, item by item: a resample's sum
-    is then ``base*n + sum(8**p * popcount(plane p of its draws))``, counted
-    with ``int.bit_count`` (no branch per byte, unlike ``bytes.count``).
-    """
-    extras = [value - base for value in values]
-    planes = []
-    while True:
-        planes.append(tuple((1 << (e >> 3 * len(planes) & 7)) - 1 for e in extras))
-        if not any(e >> 3 * len(planes) for e in extras):
-            return planes
-
-
-@dataclass(frozen=True)
-class _Summer:
-    """How one column's resample sums are read off the decoded draws.
-
-    ``tables`` holds, per digit plane, the translate table from code to plane
-    byte (None when the codes already are the plane bytes).
-    """
-
-    base: int
-    tables: tuple
-
-    def sums(self, draws: bytes, n: int, rounds) -> list:
-        """Sums of the given rounds (their positions in *draws*, n draws each)."""
-        from_bytes = int.from_bytes
-        totals = [self.base * n] * len(rounds)
-        for p, table in enumerate(self.tables):
-            plane = draws if table is None else draws.translate(table)
-            counts = [from_bytes(plane[i * n:(i + 1) * n], "big").bit_count() for i in rounds]
-            totals = [t + (c << 3 * p) for t, c in zip(totals, counts)]
-        return totals
-
-
-@dataclass(frozen=True)
-class _SumPlan:
-    """How resample sums of some integer columns over n units are read off the draws:
-    the per-unit codes (None: too many distinct rows, use indices), one summer per
-    column, and the word-to-code lookup."""
-
-    n: int
-    columns: tuple
-    codes: bytes | None
-    summers: tuple
-    lookup: _Lookup
-
-    @classmethod
-    def of(cls, columns) -> _SumPlan:
-        n = len(columns[0])
-        bases = [min(column) for column in columns]
-        digit_planes = [_planes(column, base) for column, base in zip(columns, bases)]
-        rows = {}
-        if sum(map(len, digit_planes)) > 1:
-            for row in zip(*columns):
-                rows.setdefault(row, len(rows))
-        summers = ()
-        if not rows:                               # one column, one plane: codes are plane bytes
-            codes = bytes(digit_planes[0][0])
-            summers = (_Summer(bases[0], (None,)),)
-        elif len(rows) <= _MAX_CODES:               # codes are distinct rows, planes translated
-            codes = bytes(rows[row] for row in zip(*columns))
-            summers = tuple(_Summer(base, tuple(cls._table(codes, plane) for plane in planes))
-                            for planes, base in zip(digit_planes, bases))
-        else:                                      # too many distinct rows: indices
-            codes = None
-        return cls(n, tuple(columns), codes, summers, _lookup(n, codes))
-
-    @staticmethod
-    def _table(codes: bytes, plane) -> bytes:
-        table = bytearray(256)
-        for code, byte in zip(codes, plane):
-            table[code] = byte
-        return bytes(table)
-
-    def sums(self, draws, column: int, rounds) -> list:
-        """Sums of *column* over the given rounds' draws (round i: draws[i*n:(i+1)*n])."""
-        n = self.n
-        if self.codes is None:
-            values = self.columns[column]
-            return [sum(operator.itemgetter(*draws[i * n:(i + 1) * n])(values)) for i in rounds]
-        return self.summers[column].sums(draws, n, rounds)
-
-
-def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
-                  progress=None) -> list:
-    """Bootstrap sums: round r resamples the n units and sums ``columns[r % len(columns)]``.
-
-    Each column is a sequence of n integers (one per item, or per cluster).
-    Every resample draws its n indices exactly as ``[rng.randrange(n) for _ in
-    range(n)]`` would, round after round, and leaves the generator where that
-    loop would.  ``columns=(d,)`` gives the paired bootstrap of the difference
-    d; ``columns=(a, b)`` the unpaired one (A's resample, then B's).  With
-    *strata* (lists of unit indices), each round resamples every stratum in
-    turn, ``randrange(len(stratum))`` times, so stratum sizes are kept.
-
-    >>> resample_sums(random.Random(5), [(0, 1, 1)], 4)
-    [3, 3, 2, 2]
-    """
-    width = len(columns)
-    if strata is not None:
-        plans = [_SumPlan.of([tuple(column[u] for u in units) for column in columns])
-                 for units in strata]
-        sums = []
-        for r in range(rounds):
-            sums.append(sum(plan.sums(draw_codes(rng, plan.lookup, plan.n), r % width, (0,))[0]
-                            for plan in plans))
-            if progress is not None and ((r + 1) % 64 == 0 or r + 1 == rounds):
-                progress(r + 1, rounds)
-        return sums
-    plan = _SumPlan.of(columns)
-    n = plan.n
-    # Decode a chunk of words, sum the rounds it completes, carry the rest over:
-    # the codes are summed while they are still in the processor's cache.
-    sums = [0] * rounds
-    done = available = 0
-    parts = []
-    for part in _draw_parts(rng, plan.lookup, rounds * n):
-        parts.append(part)
-        available += len(part)
-        if available < n:
-            continue
-        pending = [i for p in parts for i in p] if plan.codes is None else b"".join(parts)
-        complete = available // n
-        for j in range(width):
-            first = (j - done) % width               # first completed round using column j
-            sums[done + first:done + complete:width] = plan.sums(pending, j,
-                                                                 range(first, complete, width))
-        parts = [pending[complete * n:]]
-        available -= complete * n
-        done += complete
-        if progress is not None:
-            progress(done, rounds)
-    return sums
-
-
-def resample_each(rng: random.Random, columns, rounds: int, progress=None) -> list:
-    """Per column, the sum of each round's resample -- every column summed over the *same*
-    resampled items (the draws consume rng as ``randrange(n)`` does), so several runs of
-    several systems stay paired item by item.  Columns whose rows together take few
-    values share one byte code per item; otherwise the items are drawn as indices once
-    and each group of columns reads its codes from them.  Rounds go in chunks of about
-    four million draws."""
-    n = len(columns[0])
-    whole = _SumPlan.of(columns)
-    groups = [list(range(len(columns)))] if whole.codes is not None else _column_groups(columns)
-    plans = [whole] if whole.codes is not None else \
-        [_SumPlan.of([columns[j] for j in group]) for group in groups]
-    lookup = whole.lookup if whole.codes is not None else _lookup(n, None)
-    per_chunk = max(1, (1 << 22) // n)
-    out = [[] for _ in columns]
-    done = 0
-    while done < rounds:
-        count = min(per_chunk, rounds - done)
-        draws = draw_codes(rng, lookup, count * n)
-        for group, plan in zip(groups, plans):
-            codes = draws if plan is whole or plan.codes is None else _gather(plan.codes, draws)
-            for k, j in enumerate(group):
-                out[j] += plan.sums(codes, k, range(count))
-        done += count
-        if progress is not None:
-            progress(done, rounds)
-    return out
-
-
-def _column_groups(columns) -> list:
-    """Columns split, in order, into groups whose rows take at most MAX_CODES values."""
-    groups, rows = [], None
-    for j, column in enumerate(columns):
-        if rows is not None:
-            joined = [row + (value,) for row, value in zip(rows, column)]
-            if len(set(joined)) <= _MAX_CODES:
-                groups[-1].append(j)
-                rows = joined
-                continue
-        groups.append([j])
-        rows = [(value,) for value in column]
-    return groups
-
-
-# --- The counts engine: multinomial cells instead of items ---
-#
-# For 0/1 scores a resample's accuracy gap depends only on how many of the n
-# draws land in each cell of the 2x2 table, and those counts are multinomial.
-# The counts engine draws them directly, at a cost that does not grow with n
-# (beyond a table of about 17 standard deviations), with its own binomial
-# samplers built on rng.random(): inversion of a table of exact probabilities
-# for batches with fixed parameters, BTRD (Hormann 1993) or sequential
-# inversion (n*p < 10) otherwise.  So a seed gives the same numbers on every
-# Python from 3.10 (``random.binomialvariate`` only exists from 3.12).  It
-# draws from the same distribution as the per-item engine, not the same stream.
-
-def binomial_variates(rng: random.Random, trials, p: float) -> list:
-    """One Binomial(t, p) draw for each t in *trials* (same p), in order.
-
-    BTRD's setup is recomputed only when t changes and its fast path (most
-    draws: one ``rng.random()``, a few flops) runs inline, so a long run of
-    draws costs about a microsecond each.  ``binomial_variates(rng, [n]*k,
-    p)`` equals k calls of ``binomial_variate(rng, n, p)``.
-    """
-    if p <= 0:
-        return [0] * len(trials)
-    if p >= 1:
-        return list(trials)
-    flip = p > 0.5
-    q = 1 - p if flip else p
-    random_, floor, sqrt = rng.random, math.floor, math.sqrt
-    out = []
-    last = None
-    for t in trials:
-        if t != last:
-            last, small = t, t * q < 10
-            if small:
-                setup = (q / (1 - q), (t + 1) * q / (1 - q), (1 - q) ** t)
-            else:
-                spq = sqrt(t * q * (1 - q))
-                b = 1.15 + 2.53 * spq
-                a2 = -0.1746 + 0.0496 * b + 0.02 * q          # 2a of BTRD
-                c, vr = t * q + 0.5, 0.92 - 4.2 / b
-                urvr = 0.86 * vr
-        if small:
-            x = _inversion(rng, t, setup)
-        else:
-            v = random_()
-            if v <= urvr:                                   # BTRD's fast path, inline
-                u = v / vr - 0.43
-                x = floor((a2 / (0.5 - abs(u)) + b) * u + c)
-            else:
-                x = _btrd(rng, t, q, (a2 / 2, b, c, vr, (2.83 + 5.1 / b) * spq), v)
-        out.append(t - x if flip else x)
-    return out
-
-
-def binomial_variate(rng: random.Random, n: int, p: float) -> int:
-    """One draw from Binomial(n, p) (see ``binomial_variates``).
-
-    >>> rng = random.Random(1)
-    >>> [binomial_variate(rng, 500, 0.3) for _ in range(4)]
-    [142, 158, 147, 157]
-    """
-    return binomial_variates(rng, (n,), p)[0]
-
-
-def binomial_table_variates(rng: random.Random, n: int, p: float, count: int) -> list:
-    """*count* draws from Binomial(n, p) by inverting its cumulative table.
-
-    For a batch with fixed parameters: the probabilities are computed once
-    (Loader's value at the mode, then exact ratios outward, at C speed with
-    ``itertools.accumulate``) over the mode +- (8.5 sd + 8), outside which each
-    tail holds less than 2**-54 of the mass; each draw is one ``rng.random()``
-    and a bisection, both called from C (``map``), about 0.3 microseconds.
-
-    >>> rng = random.Random(1)
-    >>> binomial_table_variates(rng, 500, 0.3, 4)
-    [139, 161, 157, 143]
-    """
-    if p <= 0 or p >= 1:
-        return [0 if p <= 0 else n] * count
-    lo, cdf = _binomial_cdf_table(n, p)
-    uniforms = itertools.starmap(rng.random, itertools.repeat((), count))
-    return list(map(lo.__add__, map(bisect.bisect_right, itertools.repeat(cdf), uniforms)))
-
-
-@functools.lru_cache(maxsize=256)
-def _binomial_cdf_table(n: int, p: float) -> tuple:
-    """(lo, cumulative probabilities of lo..hi, the last set to exactly 1.0), Binomial(n, p).
-
-    lo..hi spans the mode +- (8.5 sd + 8); each tail left outside holds less
-    than 2**-54 of the mass, below what a 53-bit ``random()`` can resolve.
-    Probabilities are Loader's value at the mode times exact-ratio products,
-    good to about 1e-13 in total; clamping the last cumulative value to 1.0
-    moves that rounding residue to the top value.
-    """
-    mode = min(n, math.floor((n + 1) * p))
-    ratio = p / (1 - p)
-    spread = 8.5 * math.sqrt(n * p * (1 - p)) + 8
-    lo, hi = max(0, math.floor(mode - spread)), min(n, math.ceil(mode + spread))
-    peak = binom_pmf(mode, n, p)
-    factors = _ratio_factors(n, lo, hi)           # (n-k)/(k+1) for k = lo..hi-1
-    up = itertools.accumulate(map(operator.mul, factors[mode - lo:], itertools.repeat(ratio)),
-                              operator.mul, initial=peak)
-    down = list(itertools.accumulate(
-        map(operator.truediv, itertools.repeat(1 / ratio), reversed(factors[:mode - lo])),
-        operator.mul, initial=peak))
-    down.reverse()
-    down.pop()                                     # the peak is the first value of `up`
-    cdf = list(itertools.accumulate(itertools.chain(down, up)))
-    while len(cdf) > 1 and cdf[-2] >= 1.0:        # rounding past 1 at the top: clamp
-        cdf.pop()
-    cdf[-1] = 1.0                                  # random() < 1.0: every draw lands in the table
-    return lo, cdf
-
-
-def _ratio_factors(n: int, lo: int, hi: int) -> list:
-    """(n-k)/(k+1) for k in lo..hi-1: pmf(k+1)/pmf(k) of Binomial(n, 1/2)."""
-    if n <= _FACTOR_CACHE_LIMIT:
-        return _all_ratio_factors(n)[lo:hi]
-    return list(map(operator.truediv, range(n - lo, n - hi, -1), range(lo + 1, hi + 1)))
-
-
-@functools.lru_cache(maxsize=4)
-def _all_ratio_factors(n: int) -> list:
-    """All of them for one n, computed once: a coverage loop reuses them every replay."""
-    return list(map(operator.truediv, range(n, 0, -1), range(1, n + 1)))
-
-
-def multinomial_variate(rng: random.Random, n: int, probs) -> tuple:
-    """Counts of n draws over cells with the given probabilities (conditional binomials)."""
-    counts, left, mass = [], n, 1.0
-    for prob in probs[:-1]:
-        x = binomial_variate(rng, left, min(1.0, max(0.0, prob / mass))) if mass > 0 else 0
-        counts.append(x)
-        left -= x
-        mass -= prob
-    counts.append(left)
-    return tuple(counts)
-
-
-def _inversion(rng, n, setup) -> int:
-    """Sequential search from 0 (expected n*p + 1 steps), for n*p < 10."""
-    s, a, r0 = setup
-    while True:
-        r, u, x = r0, rng.random(), 0
-        while u > r:
-            u -= r
-            x += 1
-            if x > n:             # rounding ran past n: draw again
-                break
-            r *= a / x - s
-        else:
-            return x
-
-
-def _btrd(rng, n, p, setup, v) -> int:
-    """Hormann's transformed rejection with decomposition (p <= 1/2, n*p >= 10),
-    entered with a first uniform *v* that missed the fast path."""
-    a, b, c, vr, alpha = setup
-    random_ = rng.random
-    while True:
-        if v <= 0.86 * vr:
-            u = v / vr - 0.43
-            return math.floor((2 * a / (0.5 - abs(u)) + b) * u + c)
-        if v >= vr:
-            u = random_() - 0.5
-        else:
-            u = v / vr - 0.93
-            u = math.copysign(0.5, u) - u
-            v = random_() * vr
-        us = 0.5 - abs(u)
-        k = math.floor((2 * a / us + b) * u + c)
-        if 0 <= k <= n and _btrd_accept(n, p, k, v * alpha / (a / (us * us) + b)):
-            return k
-        v = random_()
-
-
-def _btrd_accept(n, p, k, v) -> bool:
-    """BTRD's exact acceptance test of k for the uniform-scaled v."""
-    m = math.floor((n + 1) * p)
-    r = p / (1 - p)
-    nr = (n + 1) * r
-    km = abs(k - m)
-    if km <= 15:
-        f = 1.0
-        if m < k:
-            for i in range(m + 1, k + 1):
-                f *= nr / i - r
-        else:
-            for i in range(k + 1, m + 1):
-                v *= nr / i - r
-        return v <= f
-    npq = n * p * (1 - p)
-    v = math.log(v)
-    rho = (km / npq) * (((km / 3 + 0.625) * km + 1 / 6) / npq + 0.5)
-    t = -km * km / (2 * npq)
-    if v < t - rho:
-        return True
-    if v > t + rho:
-        return False
-    nm, nk = n - m + 1, n - k + 1
-    h = (m + 0.5) * math.log((m + 1) / (r * nm)) + _stirlerr(m + 1) + _stirlerr(n - m + 1)
-    return v <= (h + (n + 1) * math.log(nm / nk) + (k + 0.5) * math.log(nk * r / (k + 1))
-                 - _stirlerr(k + 1) - _stirlerr(n - k + 1))
-
-
-def _counts_mean_sums(rng, hits: int, n: int, resamples: int) -> list:
-    """Resampled numbers of correct items: Binomial(n, hits/n), B times."""
-    return binomial_table_variates(rng, n, hits / n, resamples)
-
-
-def _counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
-    """Resampled (B-only minus A-only) counts D of n draws from the observed cells.
-
-    Each draw adds -1, 0 or +1 with probabilities a, b, c (A only, agreement,
-    B only), so D's generating function is ``(a/z + b + c*z)**n``.  When
-    ``b*b >= 4*a*c`` (the systems agree more often than not, as on any real
-    eval) the quadratic ``a + b*z + c*z*z`` has real roots and factors, which
-    makes ``D + n`` exactly the sum of two independent binomials,
-    ``Binomial(n, p1) + Binomial(n, p2)``: two table draws per resample.
-    Otherwise D is drawn through the discordant total M ~ Binomial(n, a+c)
-    and the B-only count given M, Binomial(M, c/(a+c)).
-    """
-    n, agree = cells.n, cells.both + cells.neither
-    if cells.a_only == 0 or cells.b_only == 0:       # D is one binomial count (or 0)
-        hits = _counts_mean_sums(rng, cells.b_only or cells.a_only, n, resamples)
-        return hits if cells.a_only == 0 else [-x for x in hits]
-    if agree * agree >= 4 * cells.a_only * cells.b_only:
-        a, b, c = cells.a_only / n, agree / n, cells.b_only / n
-        root = math.sqrt(max(0.0, b * b - 4 * a * c))
-        p1, p2 = (b + root) / (b + root + 2 * a), 2 * c / (2 * c + b + root)
-        x = binomial_table_variates(rng, n, p1, resamples)
-        y = binomial_table_variates(rng, n, p2, resamples)
-        return [i + j - n for i, j in zip(x, y)]
-    discordant = cells.a_only + cells.b_only
-    totals = binomial_table_variates(rng, n, discordant / n, resamples)
-    b_only = binomial_variates(rng, totals, cells.b_only / discordant)
-    return [2 * x - t for x, t in zip(b_only, totals)]
-
-
-def _value_counts_sums(rng, column, resamples: int) -> list:
-    """Resampled sums of an integer column with few distinct values: how many of the n
-    draws land on each value is multinomial, so each resample is one multinomial draw
-    (conditional binomials, the most frequent value first) -- a cost set by the number
-    of distinct values, not by n."""
-    n = len(column)
-    tally = sorted(collections.Counter(column).items(), key=lambda kv: -kv[1])
-    totals = [0] * resamples
-    left = [n] * resamples
-    mass = n
-    for value, count in tally[:-1]:
-        p = count / mass
-        drawn = binomial_variates(rng, left, p)
-        totals = [t + value * d for t, d in zip(totals, drawn)]
-        left = [l - d for l, d in zip(left, drawn)]
-        mass -= count
-    last = tally[-1][0]
-    return [t + last * l for t, l in zip(totals, left)]
-
-
-def _distinct_values(scores: Scores) -> int:
-    """The most distinct values any of the counts engine's columns has (A, B, B - A)."""
-    a, b = scores.ints
-    return max(len(set(a)), len(set(b)), len(set(scores.units.diff)))
-
-
-def _counts_unpaired_sums(rng, cells: Cells, resamples: int) -> list:
-    """Resampled B-correct minus A-correct counts, A and B drawn independently (A's first)."""
-    a = _counts_mean_sums(rng, cells.a, cells.n, resamples)
-    b = _counts_mean_sums(rng, cells.b, cells.n, resamples)
-    return [y - x for x, y in zip(a, b)]
-
-
-# === Intervals ===
-
-@dataclass(frozen=True)
-class Interval:
-    """A closed interval [lo, hi] with exact end points."""
-
-    lo: Fraction
-    hi: Fraction
-
-    def __contains__(self, value) -> bool:
-        return self.lo <= value <= self.hi
-
-    def excludes_zero(self) -> bool:
-        return self.lo > 0 or self.hi < 0
-
-    def __str__(self) -> str:
-        return (f"[{_round_fixed(self.lo * 100, 1, sign=True)}, "
-                f"{_round_fixed(self.hi * 100, 1, sign=True)}] pts")
-
-    def as_proportions(self, places: int = 3) -> str:
-        return f"[{_round_fixed(self.lo, places)}, {_round_fixed(self.hi, places)}]"
-
-    def to_json(self) -> list:
-        return [float(self.lo), float(self.hi)]
-
-
-def _percentile_indices(rounds: int, confidence) -> tuple:
-    """Indices of the interval ends among *rounds* sorted statistics.
-
-    ``q = (1 - c) / 2`` in exact arithmetic; the ends are the order statistics
-    at ``floor(q*B)`` and ``floor((1-q)*B)`` (0-based), the article's rule.
-
-    >>> _percentile_indices(2000, Fraction("0.95"))
-    (50, 1950)
-    """
-    q = (1 - Fraction(confidence)) / 2
-    return math.floor(q * rounds), math.floor((1 - q) * rounds)
-
-
-@dataclass(frozen=True)
-class Distribution:
-    """A bootstrap distribution, sorted: statistic ``value / denominator``.
-
-    Values are integer sums over a common denominator (the mean of n items in
-    units of 1/scale), or exact Fractions with denominator 1 when the
-    statistic is a ratio (clusters of unequal size).
-    """
-
-    sums: tuple
-    denominator: int
-
-    @classmethod
-    def of(cls, sums, denominator: int = 1) -> Distribution:
-        return cls(tuple(sorted(sums)), denominator)
-
-    def value(self, index: int) -> Fraction:
-        return Fraction(self.sums[index], self.denominator)
-
-    @property
-    def grid(self) -> Fraction | None:
-        """The spacing the statistic lives on (1/denominator), or None for ratios."""
-        return Fraction(1, self.denominator) if isinstance(self.sums[0], int) else None
-
-    def interval(self, confidence, rule: str = "percentile", estimate=None,
-                 jackknife=None) -> Interval:
-        """The bootstrap interval by the percentile, basic or BCa rule.
-
-        percentile: the order statistics at floor(q*B) and floor((1-q)*B).
-        basic: those reflected about the estimate, [2t - hi, 2t - lo].
-        bca: order statistics at floor(a1*B), floor(a2*B), where
-        ``a = Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for z = Phi^-1(q), Phi^-1(1-q);
-        z0 from the share of resamples below the estimate (ties count half),
-        acc from the jackknife (``_acceleration``).
-        """
-        lo, hi = self.end_indices(confidence, rule, estimate, jackknife)
-        if rule == "basic":
-            return Interval(2 * estimate - self.value(hi), 2 * estimate - self.value(lo))
-        return Interval(self.value(lo), self.value(hi))
-
-    def end_indices(self, confidence, rule="percentile", estimate=None, jackknife=None):
-        size = len(self.sums)
-        if rule != "bca":
-            return _percentile_indices(size, confidence)
-        if self.sums[0] == self.sums[-1]:
-            raise ToolError("BCa is undefined here: every bootstrap resample gives the same "
-                            "value (use --interval percentile)")
-        scaled = estimate * self.denominator
-        below = bisect.bisect_left(self.sums, scaled)
-        ties = bisect.bisect_right(self.sums, scaled) - below
-        levels = _bca_levels(Fraction(2 * below + ties, 2 * size), jackknife, confidence)
-        return tuple(min(size - 1, max(0, math.floor(level * size))) for level in levels)
-
-    def end_errors(self, confidence, rule="percentile", estimate=None, jackknife=None):
-        """Monte Carlo error of the two interval ends: half the spread of the order
-        statistics whose rank is within 1.96 binomial standard deviations of the end's
-        (the rank of a quantile among B draws is Binomial(B, q))."""
-        size = len(self.sums)
-        errors = []
-        for index in self.end_indices(confidence, rule, estimate, jackknife):
-            q = min(max(index, 1), size - 1) / size
-            spread = math.ceil(1.96 * math.sqrt(size * q * (1 - q)))
-            low, high = max(0, index - spread), min(size - 1, index + spread)
-            errors.append((self.value(high) - self.value(low)) / 2)
-        return tuple(errors) if rule != "basic" else tuple(reversed(errors))
-
-
-# --- Monte Carlo advice: how many resamples fix the printed digit ---
-
-@dataclass(frozen=True)
-class _Advice:
-    """What to do about the Monte Carlo error of the gap intervals' ends.
-
-    ``_exact``: 0/1 items -- the exact bootstrap (--exact) removes it at no cost.
-    ``resamples``: this many resamples hold every printed end to its last digit
-    in 99 runs of 100.  ``boundary``: an end sits on the edge between two printed
-    values, where no number of resamples settles its last digit.
-    """
-
-    kind: str
-    worst: Fraction
-    resamples: int | None = None
-
-
-def _resamples_to_fix(dist: Distribution, index: int, value, step: Fraction) -> int | None:
-    """Resamples that keep the end at *index* printing the same value (to *step*) in 99 of
-    100 runs: the printed value holds while the end's quantile stays inside the run of
-    resamples that round to it, so B must make the quantile's binomial spread
-    (2.576 sd) smaller than the distance to that run's nearer edge.  None when the end
-    sits at the edge (one resample from it): no B settles it.
-
-    The run is found by galloping over the sorted resamples (rounding is monotone)."""
-    size = len(dist.sums)
-    printed = round(value(index) / step)
-
-    def same(k):
-        return round(value(k) / step) == printed
-
-    low = _run_edge(index, -1, same, size)
-    high = _run_edge(index, 1, same, size)
-    q = Fraction(index, size)
-    distance = min(q - Fraction(low, size) if low > 0 else q,
-                   Fraction(high + 1, size) - q if high < size - 1 else 1 - q)
-    if distance <= Fraction(1, size):
-        return None
-    return math.ceil(2.576 ** 2 * float(q * (1 - q)) / float(distance) ** 2)
-
-
-def _run_edge(start: int, direction: int, same, size: int) -> int:
-    """The last index from *start* in *direction* for which same() holds (galloping)."""
-    good, step = start, 1
-    while True:
-        probe = good + direction * step
-        if not 0 <= probe < size or not same(probe):
-            break
-        good, step = probe, step * 2
-    bad = good + direction * step
-    while abs(bad - good) > 1:
-        middle = (good + bad) // 2
-        if 0 <= middle < size and same(middle):
-            good = middle
-        else:
-            bad = middle
-    return good
-
-
-def _mc_advice(analysis) -> _Advice | None:
-    """Advice when a gap interval's end moves by more than the last printed digit from seed
-    to seed; None when it does not (or the ends are exact)."""
-    if analysis.exact is not None:
-        return None
-    errors = analysis.errors
-    worst = max(errors["paired"] + errors["unpaired"])
-    step = Fraction(1, 1000)                  # the last digit printed: 0.1 pts, or 0.001
-    if worst <= step:
-        return None
-    if analysis.cells is not None:
-        return _Advice("exact", worst)
-    needed = []
-    for name in ("paired", "unpaired"):
-        rule = analysis.rules[name]
-        dist, jack = analysis.distributions[name], (analysis.jackknives or {}).get(name)
-        ends = dist.end_indices(analysis.confidence, rule, analysis.gap, jack)
-        for index in ends:
-            value = (lambda k: 2 * analysis.gap - dist.value(k)) if rule == "basic" \
-                else dist.value
-            needed.append(_resamples_to_fix(dist, index, value, step))
-    if None in needed or max(needed) > MAX_RESAMPLES:
-        return _Advice("boundary", worst)
-    most = _nice_up(max(needed))
-    return None if most <= analysis.resamples else _Advice("resamples", worst, most)
-
-
-def _nice_up(value: float) -> int:
-    """Round up to two significant digits: 31,415 -> 32,000."""
-    digits = max(0, len(str(int(value))) - 2)
-    return math.ceil(value / 10 ** digits) * 10 ** digits
-
-
-def _bca_levels(share, jackknife, confidence) -> tuple:
-    """BCa's two adjusted percentile levels: ``Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for
-    z = Phi^-1(q) and Phi^-1(1 - q), z0 = Phi^-1(share of resamples below the estimate,
-    ties half), acc from the jackknife.  ToolError where BCa is undefined."""
-    if share <= 0 or share >= 1:
-        raise ToolError("BCa is undefined here: every bootstrap resample lies on one side "
-                        "of the estimate (use --interval percentile)")
-    normal = NormalDist()
-    z0, acc = normal.inv_cdf(float(share)), _acceleration(jackknife)
-    q = float(1 - Fraction(confidence)) / 2
-    levels = []
-    for z in (normal.inv_cdf(q), normal.inv_cdf(1 - q)):
-        shrink = 1 - acc * (z0 + z)
-        if shrink <= 0:
-            raise ToolError("BCa is undefined here: the acceleration is too large for this "
-                            "confidence (use --interval percentile)")
-        levels.append(normal.cdf(z0 + (z0 + z) / shrink))
-    return tuple(levels)
-
-
-def _acceleration(jackknife) -> float:
-    """BCa's acceleration from jackknife values given as {value: count}:
-    ``sum (m - t)^3 / (6 * (sum (m - t)^2)^1.5)`` with m their mean, exact sums.
-
-    >>> _acceleration({Fraction(0): 3, Fraction(1): 1})
-    -0.09622504486493763
-    """
-    total = sum(jackknife.values())
-    mean = sum(value * count for value, count in jackknife.items()) / total
-    square = sum(count * (mean - value) ** 2 for value, count in jackknife.items())
-    if square == 0:
-        raise ToolError("BCa is undefined here: the jackknife is degenerate (every "
-                        "leave-one-out estimate is equal; use --interval percentile)")
-    cube = sum(count * (mean - value) ** 3 for value, count in jackknife.items())
-    return float(cube) / (6 * float(square) ** 1.5)
-
-
-def _jackknife(groups: dict, which: str, scale: int = 1) -> dict:
-    """Leave-one-unit-out estimates as {value: count}, from the units grouped as
-    {(a, b, size): count} -- identical units give identical estimates, so 0/1
-    items need at most four (``Units.groups``, ``Cells.groups``).
-
-    *which* is "a", "b", "paired" or "unpaired" (leave one unit out of A's
-    sample or of B's, the samples being independent).  With strata the units
-    are still left out one at a time across all strata, the usual
-    approximation for a stratified BCa.
-
-    >>> _jackknife(Cells(1, 1, 0, 2).groups(), "paired")    # gap -1/4 on 4 items
-    {Fraction(-1, 3): 3, Fraction(0, 1): 1}
-    """
-    total_a = sum(a * count for (a, _, _), count in groups.items())
-    total_b = sum(b * count for (_, b, _), count in groups.items())
-    items = sum(size * count for (_, _, size), count in groups.items())
-    values = collections.Counter()
-    for (a, b, size), count in groups.items():
-        left = items - size
-        if which == "a":
-            values[Fraction(total_a - a, left * scale)] += count
-        elif which == "b":
-            values[Fraction(total_b - b, left * scale)] += count
-        elif which == "paired":
-            values[Fraction(total_b - b - total_a + a, left * scale)] += count
-        else:
-            mean_a, mean_b = Fraction(total_a, items * scale), Fraction(total_b, items * scale)
-            values[mean_b - Fraction(total_a - a, left * scale)] += count
-            values[Fraction(total_b - b, left * scale) - mean_a] += count
-    return dict(values)
-
-
-# --- The exact bootstrap (B = infinity) of 0/1 items ---
-#
-# With 0/1 scores and plain item resampling, every bootstrap distribution of
-# the report is a known discrete distribution of the cell counts: an accuracy
-# is Binomial(n, p)/n, the paired gap is (B-only - A-only)/n with the counts
-# multinomial, the unpaired gap a difference of two independent binomials.
-# Their quantiles need no resampling at all.  Tails beyond the tables' range
-# (less than 2**-54 of the mass each) are left out; the interval ends follow
-# the percentile rule in the limit B -> infinity: the smallest value whose
-# cumulative probability exceeds q.
-
-def exact_intervals(cells: Cells, confidence) -> dict:
-    """The exact (B = infinity) percentile intervals: a, b, paired, unpaired.
-
-    >>> sorted(exact_intervals(Cells(289, 67, 85, 59), CONFIDENCE)["paired"].__dict__.items())
-    [('hi', Fraction(21, 250)), ('lo', Fraction(-3, 250))]
-    """
-    n = cells.n
-    q = (1 - Fraction(confidence)) / 2
-    ends = (float(q), float(1 - q))
-
-    def quantiles(lo, cdf):                 # the smallest count whose cdf exceeds each end
-        return Interval(*(Fraction(lo + bisect.bisect_right(cdf, e), n) for e in ends))
-
-    unpaired = Interval(*(Fraction(_difference_quantile(n, cells.a, cells.b, e), n)
-                          for e in ends))
-    return {"a": quantiles(*_hits_cdf(n, cells.a)), "b": quantiles(*_hits_cdf(n, cells.b)),
-            "paired": quantiles(*_paired_gap_cdf(cells)), "unpaired": unpaired}
-
-
-def _hits_cdf(n: int, hits: int) -> tuple:
-    """(lo, cdf) of a resampled count of correct items, Binomial(n, hits/n): the
-    sampler's table, or a point mass when every item or none is correct."""
-    return _binomial_cdf_table(n, hits / n) if 0 < hits < n else (hits, [1.0])
-
-
-def _pmf(cdf) -> list:
-    """Probabilities from cumulative ones."""
-    return [cdf[0]] + list(map(operator.sub, cdf[1:], cdf))
-
-
-def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
-    """(lo, cumulative probabilities of D = lo, lo+1, ...) for D = B-only minus A-only
-    count among n draws from the observed cells.
-
-    The table spans mean +- (*width* sd + 10): each tail left out holds less than
-    about exp(-width**2 / 2) of the mass (9: below 1e-17; calibration, which reads
-    quantiles no further out than 0.1%, uses 7).
-
-    D's probabilities satisfy ``a(n+d+1) P[d+1] + b d P[d] = c(n-d+1) P[d-1]``
-    (a, b, c: A-only, agreeing, B-only shares).  Solved for P[d-1] it adds only
-    positive terms when d > 0; -D satisfies the same with a and c swapped; so
-    each half is built from its tail inward by one function (``_inward``,
-    Miller's method) and the halves joined at 0: stable to about 1e-13, at a
-    Python step per value of D (~17 sd of them).
-    """
-    n, a_only, b_only = cells.n, cells.a_only, cells.b_only
-    if a_only == 0 or b_only == 0:
-        hits = b_only or a_only
-        if hits == 0:
-            return 0, [1.0]
-        lo, cdf = _hits_cdf(n, hits)
-        if b_only:
-            return lo, cdf
-        return -(lo + len(cdf) - 1), list(itertools.accumulate(reversed(_pmf(cdf))))
-    if a_only + b_only == n:                        # no agreement: D = 2*(B-only) - n
-        lo, cdf = _hits_cdf(n, b_only)
-        pmf = [0.0] * (2 * len(cdf) - 1)
-        pmf[0::2] = _pmf(cdf)
-        return 2 * lo - n, list(itertools.accumulate(pmf))
-    a, c = a_only / n, b_only / n
-    b = 1 - a - c
-    mean, sd = n * (c - a), math.sqrt(n * (a + c - (c - a) ** 2))
-    lo = max(-n, math.floor(mean - width * sd - 10))
-    hi = min(n, math.ceil(mean + width * sd + 10))
-    if lo >= 0:
-        pmf = _inward(n, a, b, c, lo, hi, mean, sd)
-    else:                      # D <= 0 is the mirror image: -D has A's and B's shares swapped
-        lower = _inward(n, c, b, a, max(-hi, 0), -lo, -mean, sd)[::-1]
-        if hi < 0:
-            pmf = lower
-        else:                                       # the halves meet at d = 0: join them
-            upper = _inward(n, a, b, c, 0, hi, mean, sd)
-            ratio = upper[0] / lower[-1]
-            pmf = [v * ratio for v in lower] + upper[1:]
-    cdf = list(itertools.accumulate(pmf))
-    cdf = list(map(operator.truediv, cdf, itertools.repeat(cdf[-1])))
-    cdf[-1] = 1.0
-    return lo, cdf
-
-
-def _inward(n: int, a: float, b: float, c: float, start: int, stop: int, mean: float,
-            sd: float) -> list:
-    """Unnormalised P[d] for d = start..stop (start >= 0), by the recurrence solved for
-    P[d-1] from far in the upper tail (11 sd and 20 beyond the mean) inward -- every
-    term positive, so stable (Miller's method)."""
-    top = max(stop, min(n, math.ceil(mean + 11 * sd + 20)))
-    values = []
-    after, here = 0.0, 1.0
-    for d in range(top, start, -1):
-        values.append(here)
-        after, here = here, (a * (n + d + 1) * after + b * d * here) / (c * (n - d + 1))
-        if here > 1e250:                            # keep the scale finite
-            after, here = after * 1e-250, here * 1e-250
-            values = [v * 1e-250 for v in values]
-    values.append(here)
-    values.reverse()                                # d = start .. top
-    return values[:stop - start + 1]
-
-
-def _difference_quantile(n: int, hits_a: int, hits_b: int, q: float) -> int:
-    """The smallest d with P(X_B - X_A <= d) > q, X_A and X_B independent binomials."""
-    lo_a, cdf_a = _hits_cdf(n, hits_a)
-    lo_b, cdf_b = _hits_cdf(n, hits_b)
-    pmf_a = _pmf(cdf_a)
-    span = len(pmf_a)
-
-    def cdf(d):                                    # sum over x of P(X_A = x) P(X_B <= x + d)
-        start = lo_a + d - lo_b                    # index into cdf_b for x = lo_a
-        window = ([0.0] * max(0, -start) + cdf_b[max(0, start):max(0, start + span)])
-        window += [1.0] * (span - len(window))
-        return sum(map(operator.mul, pmf_a, window))
-
-    low, high = lo_b - (lo_a + span) - 1, lo_b + len(cdf_b) - lo_a    # cdf(low) <= q < cdf(high)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if cdf(middle) > q else (middle, high)
-    return high
-
-
-def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str = "stream",
-              progress=None) -> dict:
-    """The four bootstrap distributions of the report, in the stream's order.
-
-    ``a`` and ``b`` (each system's mean), ``paired`` (mean of B - A on the
-    same resampled units) and ``unpaired`` (B's resample minus A's).  The
-    ``stream`` engine resamples units -- items, or whole clusters, within
-    strata if given -- bit-exact with the article's listing for plain items;
-    the ``counts`` engine (0/1 items) draws the multinomial cell counts.
-    """
-    if engine == "counts" and scores.binary:
-        cells = scores.cells()
-        sums = {"a": _counts_mean_sums(rng, cells.a, cells.n, resamples),
-                "b": _counts_mean_sums(rng, cells.b, cells.n, resamples),
-                "paired": _counts_paired_sums(rng, cells, resamples),
-                "unpaired": _counts_unpaired_sums(rng, cells, resamples)}
-        return {key: Distribution.of(value, cells.n) for key, value in sums.items()}
-    if engine == "counts":                    # real scores: counts over the distinct values
-        a, b = scores.ints
-        diff = scores.units.diff
-        sums = {"a": _value_counts_sums(rng, a, resamples),
-                "b": _value_counts_sums(rng, b, resamples),
-                "paired": _value_counts_sums(rng, diff, resamples)}
-        first, second = _value_counts_sums(rng, a, resamples), _value_counts_sums(rng, b, resamples)
-        sums["unpaired"] = [y - x for x, y in zip(first, second)]
-        return {key: Distribution.of(value, scores.n * scores.scale)
-                for key, value in sums.items()}
-    units, scale = scores.units, scores.scale
-    steps = _steps(progress, [resamples, resamples, resamples, 2 * resamples])
-    dists = {}
-    for key, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
-        means, denominator = _resampled_means(rng, units, (column,), resamples, scale,
-                                              next(steps))
-        dists[key] = Distribution.of(means, denominator)
-    both, denominator = _resampled_means(rng, units, (units.a, units.b), 2 * resamples, scale,
-                                         next(steps))
-    dists["unpaired"] = Distribution.of([b - a for a, b in zip(both[0::2], both[1::2])],
-                                        denominator)
-    return dists
-
-
-def _resampled_means(rng, units: Units, columns, rounds: int, scale: int, progress=None
-                     ) -> tuple:
-    """``(means, denominator)``: per round, in round order, the resampled mean of the
-    round's column is ``means[r] / denominator``.
-
-    With units of one size the mean is ``sum / (items * scale)``.  With clusters of
-    unequal size it is a ratio, so each unit carries ``value + big * size`` and one
-    sum gives both numerator and item count (``big`` exceeds any numerator); the
-    means are then exact Fractions over denominator 1.
-    """
-    if units.equal_sizes:
-        sums = resample_sums(rng, columns, rounds, strata=units.strata, progress=progress)
-        return sums, units.count * units.size[0] * scale
-    big = 2 * units.count * max(max(map(abs, column)) for column in columns) + 1
-    packed = [tuple(value + big * size for value, size in zip(column, units.size))
-              for column in columns]
-    sums = resample_sums(rng, packed, rounds, strata=units.strata, progress=progress)
-    means = []
-    for total in sums:
-        items = (total + big // 2) // big
-        means.append(Fraction(total - items * big, items * scale))
-    return means, 1
-
-
-def paired_distribution(rng: random.Random, data, resamples: int, engine: str = "stream"
-                        ) -> Distribution:
-    """The paired bootstrap distribution alone (the coverage loop's): *data* is
-    Scores for the stream engine, Cells for the counts engine."""
-    if engine == "counts":
-        return Distribution.of(_counts_paired_sums(rng, data, resamples), data.n)
-    units = data.units
-    return Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, data.scale))
-
-
-def _steps(progress, sizes):
-    """Split one progress callback over consecutive steps of the given sizes."""
-    offset, total = 0, sum(sizes)
-    for size in sizes:
-        yield None if progress is None else (
-            lambda done, _total, base=offset: progress(base + done, total))
-        offset += size
-
-
-# === Tests ===
-
-@dataclass(frozen=True)
-class McNemar:
-    """Exact McNemar test on the discordant items."""
-
-    a_only: int
-    b_only: int
-    p: float
-
-    @property
-    def p_text(self) -> str:
-        return _format_p(self.p)
-
-
-def _format_p(p: float) -> str:
-    """Four decimals, or scientific notation below 0.0001.
-
-    >>> _format_p(0.16771), _format_p(3.2e-12), _format_p(0.0)
-    ('0.1677', '3.2e-12', '<1e-300')
-    """
-    if p == 0:
-        return "<1e-300"
-    return f"{p:.4f}" if p >= 0.0001 else f"{p:.2g}"
-
-
-def _p_equals(p: float) -> str:
-    """``p=0.1677``, or ``p<1e-300`` when the p-value underflows.
-
-    >>> _p_equals(0.16771), _p_equals(0.0)
-    ('p=0.1677', 'p<1e-300')
-    """
-    text = _format_p(p)
-    return "p" + (text if text.startswith("<") else "=" + text)
-
-
-def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
-    """Exact two-sided McNemar test: ``min(1, 2 * P(Binomial(b+c, 1/2) <= min(b, c)))``.
-
-    Summed as an exact rational up to ``_MCNEMAR_EXACT_LIMIT`` discordant
-    pairs; beyond, the binomial tail is summed from Loader's saddle-point
-    probabilities (relative error below 1e-12, no big-integer powers).
-
-    >>> mcnemar_exact(67, 85).p_text, mcnemar_exact(0, 0).p, mcnemar_exact(5, 5).p
-    ('0.1677', 1.0, 1.0)
-    """
-    n = a_only + b_only
-    k = min(a_only, b_only)
-    if n == 0:
-        return McNemar(a_only, b_only, 1.0)
-    if n <= _MCNEMAR_EXACT_LIMIT:
-        tail = Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n)
-        return McNemar(a_only, b_only, float(min(Fraction(1), 2 * tail)))
-    return McNemar(a_only, b_only, min(1.0, 2 * _binom_cdf_lower(k, n, 0.5)))
 
 
 def _stirlerr_table(size: int) -> list:
@@ -1933,130 +507,494 @@ def _binom_cdf_lower(k: int, n: int, p: float) -> float:
     return total
 
 
-@dataclass(frozen=True)
-class PermutationTest:
-    """Paired sign-flip permutation test of mean(B - A) = 0, two-sided.
+def _z_value(confidence) -> float:
+    """The two-sided normal quantile of a confidence level (1.96 at 0.95)."""
+    return NormalDist().inv_cdf(1 - float(1 - Fraction(confidence)) / 2)
 
-    Under "no difference" each item's B - A is as likely to have either sign,
-    so the observed |sum of differences| is compared with its values under
-    random sign flips: exactly over all 2**k patterns of the k nonzero
-    differences when k <= 20, else over R random patterns drawn from the
-    run's generator, with p = (hits + 1) / (R + 1).
+
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """P(Binomial(n, p) <= k): the shorter tail summed from Loader's probabilities
+    (``_binom_cdf_lower``), the upper one by symmetry.
+
+    >>> round(_binom_cdf(3, 10, 0.5) * 1024, 9), round(_binom_cdf(6, 10, 0.5) * 1024, 9)
+    (176.0, 848.0)
     """
-
-    p: float
-    exact: bool
-    permutations: int          # 2**k when exact, R otherwise
-
-    @property
-    def name(self) -> str:
-        return f"sign-flip permutation ({'exact' if self.exact else 'Monte Carlo'})"
-
-    @property
-    def p_text(self) -> str:
-        return _format_p(self.p)
+    if k < 0:
+        return 0.0
+    if k >= n or p <= 0:
+        return 1.0
+    if p >= 1:
+        return 0.0
+    if k <= n * p:
+        return _binom_cdf_lower(k, n, p)
+    return 1.0 - _binom_cdf_lower(n - k - 1, n, 1 - p)
 
 
-def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, *,
-                   exact_limit: int = _EXACT_SIGN_FLIP_LIMIT, progress=None,
-                   counts: bool = False) -> PermutationTest:
-    """The paired sign-flip test on integer differences (scores scaled to integers).
-
-    Exact enumeration meets in the middle: the signed sums of each half of the
-    nonzero differences are listed (2**10 each), one half sorted, and every
-    pattern counted with two bisections.  The Monte Carlo version draws each
-    pattern as ``rng.getrandbits(n)`` (bit i set: item i keeps its sign) and
-    sums with popcounts over the differences' binary digit planes; with
-    *counts* (the counts engine) it draws, for each distinct |difference| v
-    held by m items, how many keep their sign -- Binomial(m, 1/2), the same
-    distribution at a cost set by the distinct values, not by n.
-
-    >>> sign_flip_test(random.Random(1), [3, 1, 2]).p     # |sum| 6: only +++ and ---
-    0.25
-    """
-    observed = abs(sum(diffs))
-    nonzero = [d for d in diffs if d]
-    if observed == 0:
-        return PermutationTest(1.0, True, 2 ** len(nonzero))
-    if len(nonzero) <= exact_limit:
-        half = len(nonzero) // 2
-        left, right = _signed_sums(nonzero[:half]), sorted(_signed_sums(nonzero[half:]))
-        hits = sum(len(right) - bisect.bisect_left(right, observed - s)
-                   + bisect.bisect_right(right, -observed - s) for s in left)
-        total = 2 ** len(nonzero)
-        return PermutationTest(float(Fraction(hits, total)), True, total)
-    if counts:
-        return _sign_flip_counts(rng, nonzero, observed, permutations)
-    n = len(diffs)
-    low = min(diffs)
-    shifted = [d - low for d in diffs]              # >= 0, so digit planes are bit masks
-    planes = [int(bytes(48 + (d >> bit & 1) for d in reversed(shifted)), 2)
-              for bit in range(max(shifted).bit_length())]
-    total = sum(diffs)
-    hits = 0
-    for done in range(1, permutations + 1):
-        keep = rng.getrandbits(n)
-        kept = sum((keep & plane).bit_count() << bit for bit, plane in enumerate(planes))
-        kept += low * keep.bit_count()
-        hits += abs(2 * kept - total) >= observed
-        if progress is not None and done % 1024 == 0:
-            progress(done, permutations)
-    return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
+def _increasing_root(f, guess: float, tolerance: float = 1e-13) -> float:
+    """The root in (0, 1) of an increasing f, from a guess: bracket, then Illinois."""
+    guess = min(max(guess, 1e-300), 1 - 1e-16)
+    step = max(1e-12, min(guess, 1 - guess) / 8)
+    low = high = guess
+    f_low = f_high = f(guess)
+    while f_low > 0 and low > 0.0:
+        low = max(0.0, low - step)
+        f_low, step = f(low), step * 2
+    while f_high < 0 and high < 1.0:
+        high = min(1.0, high + step)
+        f_high, step = f(high), step * 2
+    side = 0
+    for _ in range(200):
+        if high - low <= tolerance * max(1e-300, high) or f_low == 0 or f_high == 0:
+            break
+        middle = (low * f_high - high * f_low) / (f_high - f_low)
+        if not low < middle < high:
+            middle = (low + high) / 2
+        value = f(middle)
+        if value < 0:
+            low, f_low = middle, value
+            f_high, side = f_high / 2 if side == -1 else f_high, -1
+        else:
+            high, f_high = middle, value
+            f_low, side = f_low / 2 if side == 1 else f_low, 1
+    return low if f_low == 0 else high if f_high == 0 else (low + high) / 2
 
 
-def _sign_flip_counts(rng, nonzero, observed: int, permutations: int) -> PermutationTest:
-    """Random sign patterns drawn as counts: per distinct |d| (largest first) the number of
-    its items keeping their sign, one table draw per pattern."""
-    sums = [0] * permutations
-    for value, count in sorted(collections.Counter(map(abs, nonzero)).items(), reverse=True):
-        kept = binomial_table_variates(rng, count, 0.5, permutations)
-        sums = [s + value * (2 * k - count) for s, k in zip(sums, kept)]
-    hits = sum(abs(s) >= observed for s in sums)
-    return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
-
-
-def _signed_sums(values) -> list:
-    sums = [0]
-    for value in values:
-        sums = [s + value for s in sums] + [s - value for s in sums]
-    return sums
-
-
-def bonferroni(pvalues) -> list:
-    """Bonferroni-adjusted p-values: ``min(1, m*p)`` for a family of m tests.
-
-    >>> bonferroni([0.01, 0.04, 0.03])
-    [0.03, 0.12, 0.09]
-    """
-    m = len(pvalues)
-    return [min(1.0, m * p) for p in pvalues]
-
-
-def holm(pvalues) -> list:
-    """Holm's step-down adjusted p-values, in the input order.
-
-    The i-th smallest p is multiplied by (m - i + 1); adjusted values are made
-    non-decreasing in that order and capped at 1.
-
-    >>> holm([0.01, 0.04, 0.03])
-    [0.03, 0.06, 0.06]
-    """
-    m = len(pvalues)
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, index in enumerate(sorted(range(m), key=lambda i: pvalues[i])):
-        running = max(running, min(1.0, (m - rank) * pvalues[index]))
-        adjusted[index] = running
-    return adjusted
-
-
-# === Analysis ===
+# --- Binomial and multinomial variates from rng.random() ---
 #
-# analyze() consumes the generator in the article's order (A's interval, B's,
-# the paired one, the unpaired one), then the permutation test's sign flips
-# (real-valued scores or clusters), then, if asked, the calibration replays.
-# Every verdict is made once, by decide(), from the paired interval and the
-# paired test together; renderers only print it.
+# The counts engine's samplers: inversion of a table of exact probabilities
+# for batches with fixed parameters, BTRD (Hormann 1993) or sequential
+# inversion (n*p < 10) otherwise.  They read only ``rng.random()``, so a seed
+# gives the same numbers on every Python from 3.10 (``random.binomialvariate``
+# only exists from 3.12).
+
+def _inversion(rng, n, setup) -> int:
+    """Sequential search from 0 (expected n*p + 1 steps), for n*p < 10."""
+    s, a, r0 = setup
+    while True:
+        r, u, x = r0, rng.random(), 0
+        while u > r:
+            u -= r
+            x += 1
+            if x > n:             # rounding ran past n: draw again
+                break
+            r *= a / x - s
+        else:
+            return x
+
+
+def _btrd_accept(n, p, k, v) -> bool:
+    """BTRD's exact acceptance test of k for the uniform-scaled v."""
+    m = math.floor((n + 1) * p)
+    r = p / (1 - p)
+    nr = (n + 1) * r
+    km = abs(k - m)
+    if km <= 15:
+        f = 1.0
+        if m < k:
+            for i in range(m + 1, k + 1):
+                f *= nr / i - r
+        else:
+            for i in range(k + 1, m + 1):
+                v *= nr / i - r
+        return v <= f
+    npq = n * p * (1 - p)
+    v = math.log(v)
+    rho = (km / npq) * (((km / 3 + 0.625) * km + 1 / 6) / npq + 0.5)
+    t = -km * km / (2 * npq)
+    if v < t - rho:
+        return True
+    if v > t + rho:
+        return False
+    nm, nk = n - m + 1, n - k + 1
+    h = (m + 0.5) * math.log((m + 1) / (r * nm)) + _stirlerr(m + 1) + _stirlerr(n - m + 1)
+    return v <= (h + (n + 1) * math.log(nm / nk) + (k + 0.5) * math.log(nk * r / (k + 1))
+                 - _stirlerr(k + 1) - _stirlerr(n - k + 1))
+
+
+def _btrd(rng, n, p, setup, v) -> int:
+    """Hormann's transformed rejection with decomposition (p <= 1/2, n*p >= 10),
+    entered with a first uniform *v* that missed the fast path."""
+    a, b, c, vr, alpha = setup
+    random_ = rng.random
+    while True:
+        if v <= 0.86 * vr:
+            u = v / vr - 0.43
+            return math.floor((2 * a / (0.5 - abs(u)) + b) * u + c)
+        if v >= vr:
+            u = random_() - 0.5
+        else:
+            u = v / vr - 0.93
+            u = math.copysign(0.5, u) - u
+            v = random_() * vr
+        us = 0.5 - abs(u)
+        k = math.floor((2 * a / us + b) * u + c)
+        if 0 <= k <= n and _btrd_accept(n, p, k, v * alpha / (a / (us * us) + b)):
+            return k
+        v = random_()
+
+
+def binomial_variates(rng: random.Random, trials, p: float) -> list:
+    """One Binomial(t, p) draw for each t in *trials* (same p), in order.
+
+    BTRD's setup is recomputed only when t changes and its fast path (most
+    draws: one ``rng.random()``, a few flops) runs inline, so a long run of
+    draws costs about a microsecond each.  ``binomial_variates(rng, [n]*k,
+    p)`` equals k calls of ``binomial_variate(rng, n, p)``.
+    """
+    if p <= 0:
+        return [0] * len(trials)
+    if p >= 1:
+        return list(trials)
+    flip = p > 0.5
+    q = 1 - p if flip else p
+    random_, floor, sqrt = rng.random, math.floor, math.sqrt
+    out = []
+    last = None
+    for t in trials:
+        if t != last:
+            last, small = t, t * q < 10
+            if small:
+                setup = (q / (1 - q), (t + 1) * q / (1 - q), (1 - q) ** t)
+            else:
+                spq = sqrt(t * q * (1 - q))
+                b = 1.15 + 2.53 * spq
+                a2 = -0.1746 + 0.0496 * b + 0.02 * q          # 2a of BTRD
+                c, vr = t * q + 0.5, 0.92 - 4.2 / b
+                urvr = 0.86 * vr
+        if small:
+            x = _inversion(rng, t, setup)
+        else:
+            v = random_()
+            if v <= urvr:                                   # BTRD's fast path, inline
+                u = v / vr - 0.43
+                x = floor((a2 / (0.5 - abs(u)) + b) * u + c)
+            else:
+                x = _btrd(rng, t, q, (a2 / 2, b, c, vr, (2.83 + 5.1 / b) * spq), v)
+        out.append(t - x if flip else x)
+    return out
+
+
+def binomial_variate(rng: random.Random, n: int, p: float) -> int:
+    """One draw from Binomial(n, p) (see ``binomial_variates``).
+
+    >>> rng = random.Random(1)
+    >>> [binomial_variate(rng, 500, 0.3) for _ in range(4)]
+    [142, 158, 147, 157]
+    """
+    return binomial_variates(rng, (n,), p)[0]
+
+
+@functools.lru_cache(maxsize=4)
+def _all_ratio_factors(n: int) -> list:
+    """All of them for one n, computed once: a coverage loop reuses them every replay."""
+    return list(map(operator.truediv, range(n, 0, -1), range(1, n + 1)))
+
+
+def _ratio_factors(n: int, lo: int, hi: int) -> list:
+    """(n-k)/(k+1) for k in lo..hi-1: pmf(k+1)/pmf(k) of Binomial(n, 1/2)."""
+    if n <= _FACTOR_CACHE_LIMIT:
+        return _all_ratio_factors(n)[lo:hi]
+    return list(map(operator.truediv, range(n - lo, n - hi, -1), range(lo + 1, hi + 1)))
+
+
+@functools.lru_cache(maxsize=256)
+def _binomial_cdf_table(n: int, p: float) -> tuple:
+    """(lo, cumulative probabilities of lo..hi, the last set to exactly 1.0), Binomial(n, p).
+
+    lo..hi spans the mode +- (8.5 sd + 8); each tail left outside holds less
+    than 2**-54 of the mass, below what a 53-bit ``random()`` can resolve.
+    Probabilities are Loader's value at the mode times exact-ratio products,
+    good to about 1e-13 in total; clamping the last cumulative value to 1.0
+    moves that rounding residue to the top value.
+    """
+    mode = min(n, math.floor((n + 1) * p))
+    ratio = p / (1 - p)
+    spread = 8.5 * math.sqrt(n * p * (1 - p)) + 8
+    lo, hi = max(0, math.floor(mode - spread)), min(n, math.ceil(mode + spread))
+    peak = binom_pmf(mode, n, p)
+    factors = _ratio_factors(n, lo, hi)           # (n-k)/(k+1) for k = lo..hi-1
+    up = itertools.accumulate(map(operator.mul, factors[mode - lo:], itertools.repeat(ratio)),
+                              operator.mul, initial=peak)
+    down = list(itertools.accumulate(
+        map(operator.truediv, itertools.repeat(1 / ratio), reversed(factors[:mode - lo])),
+        operator.mul, initial=peak))
+    down.reverse()
+    down.pop()                                     # the peak is the first value of `up`
+    cdf = list(itertools.accumulate(itertools.chain(down, up)))
+    while len(cdf) > 1 and cdf[-2] >= 1.0:        # rounding past 1 at the top: clamp
+        cdf.pop()
+    cdf[-1] = 1.0                                  # random() < 1.0: every draw lands in the table
+    return lo, cdf
+
+
+def binomial_table_variates(rng: random.Random, n: int, p: float, count: int) -> list:
+    """*count* draws from Binomial(n, p) by inverting its cumulative table.
+
+    For a batch with fixed parameters: the probabilities are computed once
+    (Loader's value at the mode, then exact ratios outward, at C speed with
+    ``itertools.accumulate``) over the mode +- (8.5 sd + 8), outside which each
+    tail holds less than 2**-54 of the mass; each draw is one ``rng.random()``
+    and a bisection, both called from C (``map``), about 0.3 microseconds.
+
+    >>> rng = random.Random(1)
+    >>> binomial_table_variates(rng, 500, 0.3, 4)
+    [139, 161, 157, 143]
+    """
+    if p <= 0 or p >= 1:
+        return [0 if p <= 0 else n] * count
+    lo, cdf = _binomial_cdf_table(n, p)
+    uniforms = itertools.starmap(rng.random, itertools.repeat((), count))
+    return list(map(lo.__add__, map(bisect.bisect_right, itertools.repeat(cdf), uniforms)))
+
+
+def multinomial_variate(rng: random.Random, n: int, probs) -> tuple:
+    """Counts of n draws over cells with the given probabilities (conditional binomials)."""
+    counts, left, mass = [], n, 1.0
+    for prob in probs[:-1]:
+        x = binomial_variate(rng, left, min(1.0, max(0.0, prob / mass))) if mass > 0 else 0
+        counts.append(x)
+        left -= x
+        mass -= prob
+    counts.append(left)
+    return tuple(counts)
+
+
+# === Data model ===
+#
+# Frozen records for what flows through the tool: per-item scores, the 2x2
+# cells of 0/1 scores, the copula's parameters, intervals, the design
+# (clusters, strata) and the resampling settings -- the one record that carries
+# seed stream, resamples, confidence, interval rule and engine.  Validation
+# happens in their constructors; nothing here draws from the random stream.
+
+# --- Scores, cells and the simulator's parameters ---
+
+@dataclass(frozen=True)
+class Cells:
+    """The 2x2 table of two systems on the same items: counts or probabilities.
+
+    ``both`` right, ``a_only`` right, ``b_only`` right, ``neither`` right.
+    For 0/1 scores this table is all the bootstrap of an accuracy gap can see.
+    """
+
+    both: object
+    a_only: object
+    b_only: object
+    neither: object
+
+    @property
+    def n(self):
+        return self.both + self.a_only + self.b_only + self.neither
+
+    @property
+    def a(self):
+        """A's accuracy (probabilities) or number of items A got right (counts)."""
+        return self.both + self.a_only
+
+    @property
+    def b(self):
+        return self.both + self.b_only
+
+    def as_tuple(self) -> tuple:
+        return (self.both, self.a_only, self.b_only, self.neither)
+
+    def groups(self) -> dict:
+        """The items as {(a, b, size): count}, for the jackknife (counts only)."""
+        pairs = {(1, 1, 1): self.both, (1, 0, 1): self.a_only, (0, 1, 1): self.b_only,
+                 (0, 0, 1): self.neither}
+        return {key: count for key, count in pairs.items() if count}
+
+
+@dataclass(frozen=True)
+class Units:
+    """The resampling units of a design: per unit, A's and B's integer score sums and
+    its number of items; per stratum, the indices of its units (None: one stratum)."""
+
+    a: tuple
+    b: tuple
+    size: tuple
+    strata: tuple | None
+    clustered: bool
+
+    @property
+    def count(self) -> int:
+        return len(self.size)
+
+    @property
+    def equal_sizes(self) -> bool:
+        return len(set(self.size)) == 1
+
+    @property
+    def simple(self) -> bool:
+        """Plain item resampling: the article's design."""
+        return not self.clustered and self.strata is None
+
+    @functools.cached_property
+    def diff(self) -> tuple:
+        """B - A per unit: what the paired bootstrap and the sign-flip test see."""
+        return tuple(map(operator.sub, self.b, self.a))
+
+    def groups(self) -> dict:
+        """{(a, b, size): count}: identical units, for the jackknife."""
+        return dict(collections.Counter(zip(self.a, self.b, self.size)))
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Per-item scores of systems A and B on the same items, in item order.
+
+    Scores are kept exactly (ints or Fractions); ``scale`` is the common
+    denominator that turns every score into an integer, so that bootstrap
+    sums are exact integer arithmetic.
+    """
+
+    a: tuple
+    b: tuple
+    clusters: tuple | None = None   # a cluster label per item: resample whole clusters
+    strata: tuple | None = None     # a stratum label per item: resample within each
+    runs_a: tuple | None = None     # several runs: ((label, column), ...); a and b hold
+    runs_b: tuple | None = None     # each item's mean over them
+
+    def __post_init__(self):
+        if len(self.a) != len(self.b):
+            raise ToolError("systems A and B must be scored on the same items")
+        for labels in (self.clusters, self.strata):
+            if labels is not None and len(labels) != len(self.a):
+                raise ToolError("a cluster or stratum label is needed for every item")
+        if len(self.a) < 2:
+            raise ToolError(f"need at least 2 items, got {len(self.a)}")
+
+    @property
+    def n(self) -> int:
+        return len(self.a)
+
+    @functools.cached_property
+    def binary(self) -> bool:
+        return self.distinct <= {0, 1}
+
+    @functools.cached_property
+    def proportions(self) -> bool:
+        """All scores within [0, 1] (accuracies, F1): gaps are reported in points."""
+        return all(0 <= x <= 1 for x in self.distinct)
+
+    @functools.cached_property
+    def scale(self) -> int:
+        """The least common denominator of all scores (1 for integer scores)."""
+        if set(map(type, self.a)) | set(map(type, self.b)) <= {int}:
+            return 1
+        return math.lcm(*(Fraction(x).denominator for x in self.distinct))
+
+    @functools.cached_property
+    def _objects(self) -> dict:
+        """The distinct score objects, by identity (the readers share one object per value
+        text, so this is small and built at C speed, with no hashing of Fractions)."""
+        objects = dict(zip(map(id, self.a), self.a))
+        objects.update(zip(map(id, self.b), self.b))
+        return objects
+
+    @functools.cached_property
+    def distinct(self) -> frozenset:
+        """The distinct score values of both systems."""
+        return frozenset(self._objects.values())
+
+    @functools.cached_property
+    def ints(self) -> tuple:
+        """Both columns as integers in units of 1/scale: ``(a, b)`` (each distinct object
+        converted once)."""
+        if all(type(x) is int for x in self._objects.values()):    # ints already: no copy
+            return self.a, self.b
+        scaled = {key: int(Fraction(x) * self.scale) for key, x in self._objects.items()}
+        return tuple(map(scaled.__getitem__, map(id, self.a))), \
+            tuple(map(scaled.__getitem__, map(id, self.b)))
+
+    @functools.cached_property
+    def mean_a(self) -> Fraction:
+        return Fraction(sum(self.ints[0]), self.n * self.scale)
+
+    @functools.cached_property
+    def mean_b(self) -> Fraction:
+        return Fraction(sum(self.ints[1]), self.n * self.scale)
+
+    @functools.cached_property
+    def units(self) -> Units:
+        """What one bootstrap draw picks: an item, or with clusters a whole cluster."""
+        a, b = self.ints
+        if self.clusters is None:
+            units_a, units_b, sizes = a, b, (1,) * self.n
+            unit_strata = self.strata
+        else:
+            index = {}
+            for label in self.clusters:
+                index.setdefault(label, len(index))
+            if len(index) < 2:
+                raise ToolError(f"need at least 2 clusters to resample, got {len(index)}")
+            sums_a, sums_b, sizes = [0] * len(index), [0] * len(index), [0] * len(index)
+            unit_strata = [None] * len(index) if self.strata is not None else None
+            for i, label in enumerate(self.clusters):
+                u = index[label]
+                sums_a[u] += a[i]
+                sums_b[u] += b[i]
+                sizes[u] += 1
+                if unit_strata is not None:
+                    if unit_strata[u] is not None and unit_strata[u] != self.strata[i]:
+                        raise ToolError(f"cluster {label!r} spans strata {unit_strata[u]!r} "
+                                        f"and {self.strata[i]!r}; a cluster must lie in one")
+                    unit_strata[u] = self.strata[i]
+            units_a, units_b, sizes = tuple(sums_a), tuple(sums_b), tuple(sizes)
+        groups = None
+        if unit_strata is not None:
+            members = {}
+            for u, label in enumerate(unit_strata):
+                members.setdefault(label, []).append(u)
+            for label, units in members.items():
+                if len(units) < 2:
+                    what = "cluster" if self.clusters is not None else "item"
+                    raise ToolError(f"stratum {label!r} has one {what}; resampling within it "
+                                    "can only repeat it (merge it with another stratum)")
+            groups = tuple(tuple(units) for units in members.values())
+        return Units(units_a, units_b, sizes, groups, self.clusters is not None)
+
+    def cells(self) -> Cells:
+        """The 2x2 table of counts (0/1 scores only)."""
+        ints_a, ints_b = self.ints
+        both, a, b = sum(map(operator.and_, ints_a, ints_b)), sum(ints_a), sum(ints_b)
+        return Cells(both, a - both, b - both, self.n - a - b + both)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A closed interval [lo, hi] with exact end points."""
+
+    lo: Fraction
+    hi: Fraction
+
+    def __contains__(self, value) -> bool:
+        return self.lo <= value <= self.hi
+
+    def excludes_zero(self) -> bool:
+        return self.lo > 0 or self.hi < 0
+
+    def __str__(self) -> str:
+        return (f"[{_round_fixed(self.lo * 100, 1, sign=True)}, "
+                f"{_round_fixed(self.hi * 100, 1, sign=True)}] pts")
+
+    def as_proportions(self, places: int = 3) -> str:
+        return f"[{_round_fixed(self.lo, places)}, {_round_fixed(self.hi, places)}]"
+
+    def to_json(self) -> list:
+        return [float(self.lo), float(self.hi)]
+
+
+def _run_mean(values) -> object:
+    """The exact mean of one item's scores over runs (an int when it is one)."""
+    total = sum(values)
+    if len(values) == 1:
+        return total
+    mean = Fraction(total, len(values))
+    return mean.numerator if mean.denominator == 1 else mean
+
+
+# --- Designs and the resampling settings ---
 
 @dataclass(frozen=True)
 class Design:
@@ -2078,17 +1016,6 @@ class Design:
                 "strata": None if self.strata is None else list(self.strata)}
 
 
-def _design_of(scores: Scores) -> Design | None:
-    """The design summary of clustered or stratified scores (None for plain items)."""
-    units = scores.units
-    if units.simple:
-        return None
-    strata = None if units.strata is None else tuple(len(group) for group in units.strata)
-    if not units.clustered:
-        return Design(strata=strata)
-    return Design(units.count, scores.n / units.count, _icc(scores), strata)
-
-
 def _icc(scores: Scores) -> float | None:
     """One-way ANOVA estimate of the intra-cluster correlation of B - A per item."""
     a, b = scores.ints
@@ -2105,6 +1032,17 @@ def _icc(scores: Scores) -> float | None:
     n0 = (count - sum(len(g) ** 2 for g in groups.values()) / count) / (k - 1)
     denominator = msb + (n0 - 1) * msw
     return None if denominator == 0 else (msb - msw) / denominator
+
+
+def _design_of(scores: Scores) -> Design | None:
+    """The design summary of clustered or stratified scores (None for plain items)."""
+    units = scores.units
+    if units.simple:
+        return None
+    strata = None if units.strata is None else tuple(len(group) for group in units.strata)
+    if not units.clustered:
+        return Design(strata=strata)
+    return Design(units.count, scores.n / units.count, _icc(scores), strata)
 
 
 @dataclass(frozen=True)
@@ -2158,2011 +1096,183 @@ def _settings_of(settings: Settings | None, options: dict) -> Settings:
     return settings if settings is not None else Settings(**options)
 
 
-# --- Score intervals: never of zero width, no resampling ---
-
-def _interval_of_floats(low: float, high: float) -> Interval:
-    return Interval(Fraction(low), Fraction(high))
-
-
-def _wilson(hits: int, n: int, confidence) -> Interval:
-    """Wilson's score interval for one accuracy, hits of n (exact ends of the floats)."""
-    return _interval_of_floats(*wilson_interval(hits, n, confidence))
-
-
-def _clopper_pearson_interval(hits: int, n: int, confidence) -> Interval:
-    """The exact (Clopper-Pearson) interval for one accuracy: at 30 of 30 it is
-    [0.884, 1], the two-sided form of the rule of three."""
-    return _interval_of_floats(*clopper_pearson(hits, n, confidence))
-
-
-def newcombe_paired(cells: Cells, confidence) -> Interval:
-    """Newcombe's hybrid score ("square-and-add") interval for the gap B - A of two
-    paired proportions.
-
-    Method 10 of R. G. Newcombe, "Improved confidence intervals for the difference
-    between binomial proportions based on paired data", Statistics in Medicine 17
-    (1998) 2635-2650 (as in Altman et al., Statistics with Confidence, 2000, ch. 6,
-    and Fagerland, Lydersen and Laake, Statistical Analysis of Contingency Tables,
-    2017, ch. 8): Wilson intervals (l, u) for each accuracy, combined through the
-    correlation psi of the 2x2 table, ``A = both*neither - a_only*b_only``,
-    ``psi = (A - n/2)/sqrt(margins)`` when A > n/2, 0 when 0 <= A <= n/2, and
-    ``A/sqrt(margins)`` when A < 0:
-    ``gap - sqrt((pB-lB)^2 + (uA-pA)^2 - 2 psi (pB-lB)(uA-pA))`` and likewise above.
-
-    >>> print(newcombe_paired(Cells(289, 67, 85, 59), CONFIDENCE))
-    [-1.2, +8.4] pts
-    """
-    n = cells.n
-    pa, pb = cells.a / n, cells.b / n
-    la, ua = wilson_interval(cells.a, n, confidence)
-    lb, ub = wilson_interval(cells.b, n, confidence)
-    margins = cells.a * (n - cells.a) * cells.b * (n - cells.b)
-    agreement = cells.both * cells.neither - cells.a_only * cells.b_only
-    psi = 0.0
-    if margins and agreement > n / 2:
-        psi = (agreement - n / 2) / math.sqrt(margins)
-    elif margins and agreement < 0:
-        psi = agreement / math.sqrt(margins)
-    delta = math.sqrt(max(0.0, (pb - lb) ** 2 + (ua - pa) ** 2 - 2 * psi * (pb - lb) * (ua - pa)))
-    epsilon = math.sqrt(max(0.0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * psi * (pa - la) * (ub - pb)))
-    gap = Fraction(cells.b - cells.a, n)
-    return Interval(max(Fraction(-1), gap - Fraction(delta)),
-                    min(Fraction(1), gap + Fraction(epsilon)))
-
-
-def newcombe_unpaired(hits_a: int, hits_b: int, n: int, confidence) -> Interval:
-    """Newcombe's hybrid score ("square-and-add" Wilson) interval for B - A of two
-    independent proportions: method 10 of R. G. Newcombe, "Interval estimation for
-    the difference between independent proportions", Statistics in Medicine 17
-    (1998) 873-890."""
-    pa, pb = hits_a / n, hits_b / n
-    la, ua = wilson_interval(hits_a, n, confidence)
-    lb, ub = wilson_interval(hits_b, n, confidence)
-    gap = Fraction(hits_b - hits_a, n)
-    return Interval(gap - Fraction(math.sqrt((pb - lb) ** 2 + (ua - pa) ** 2)),
-                    gap + Fraction(math.sqrt((ub - pb) ** 2 + (pa - la) ** 2)))
-
-
-def _clamp(interval: Interval, low, high) -> Interval:
-    """The interval cut to [low, high] (a basic interval can pass 1)."""
-    return Interval(min(max(interval.lo, low), high), max(min(interval.hi, high), low))
-
-
-def _gap_intervals(dist: Distribution, estimate: Fraction, confidence, rules, *,
-                  groups=None, scale: int = 1, cells: Cells | None = None,
-                  proportions: bool = True) -> dict:
-    """The paired gap's interval by each rule in *rules* ({rule: Interval}, None
-    where it is undefined: BCa on a degenerate distribution, score without a 2x2 table).
-    Draws nothing: the coverage loop and calibration measure every rule on the same
-    replays this way."""
-    out = {}
-    for rule in rules:
-        if rule == "score":
-            out[rule] = None if cells is None else newcombe_paired(cells, confidence)
-            continue
-        try:
-            jack = _jackknife(groups, "paired", scale) if rule == "bca" else None
-            interval = dist.interval(confidence, rule, estimate, jack)
-        except ToolError:
-            out[rule] = None
-            continue
-        out[rule] = _clamp(interval, -1, 1) if proportions else interval
-    return out
-
-
-# --- The analysis of two systems on the same items ---
-
-@dataclass(frozen=True)
-class Analysis:
-    """Everything the report prints about two systems scored on the same items."""
-
-    n: int
-    accuracy_a: Fraction          # mean score (the accuracy for 0/1 scores)
-    accuracy_b: Fraction
-    ci_a: Interval
-    ci_b: Interval
-    paired: Interval
-    unpaired: Interval
-    mcnemar: McNemar | None       # 0/1 items without clusters only
-    resamples: int
-    confidence: Fraction
-    paired_distribution: Distribution
-    engine: str = "stream"
-    test: object = None           # McNemar or PermutationTest: what produced p
-    percent: bool = True          # scores in [0, 1]: gaps in points (x100)
-    interval: str = "percentile"  # percentile, basic, bca or score
-    errors: dict | None = None    # Monte Carlo error of each interval's ends
-    exact: dict | None = None     # exact (B = infinity) percentile intervals
-    design: Design | None = None
-    binary: bool = True           # 0/1 scores
-    notes: tuple = ()             # fallbacks taken, in plain words
-    cells: Cells | None = None    # the 2x2 table (0/1 items, no clusters or strata)
-    distributions: dict | None = None   # the four bootstrap distributions
-    jackknives: dict | None = None      # BCa's leave-one-out values, per interval
-    diff_variance: Fraction = Fraction(0)   # per-unit variance of B - A (for planning)
-    calibration: Calibration | None = None
-    rules: dict | None = None   # the rule behind each interval (after any fallback)
-    runs: RunsAnalysis | None = None    # several runs per system: the two-level analysis
-
-    @property
-    def gap(self) -> Fraction:
-        return self.accuracy_b - self.accuracy_a
-
-    @property
-    def p(self) -> float:
-        return self.test.p
-
-    @property
-    def test_name(self) -> str:
-        return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
-
-    @property
-    def decisive(self) -> Interval:
-        """The interval a verdict reads: the two-level one when there are runs."""
-        return self.runs.interval if self.runs is not None else self.paired
-
-    def paired_at(self, confidence) -> Interval:
-        """The paired interval at another confidence (a family's simultaneous level), by
-        the same rule, from the same resamples."""
-        confidence = Fraction(confidence)
-        if confidence == self.confidence:
-            return self.paired
-        rule = (self.rules or {}).get("paired", self.interval)
-        if rule == "score":
-            return newcombe_paired(self.cells, confidence)
-        dist = self.paired_distribution
-        jack = (self.jackknives or {}).get("paired")
-        interval = dist.interval(confidence, rule, self.gap, jack)
-        return _clamp(interval, -1, 1) if self.percent else interval
-
-
-def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None, *,
-            progress=None, **options) -> Analysis:
-    """Means, per-system, paired and unpaired intervals, and the paired test.
-
-    *settings* (or the same fields as keywords: resamples, confidence, interval,
-    engine, permutations, exact, accuracy_interval, calibration) say how.  The
-    generator is consumed in the article's order: A's interval, B's, the paired
-    one, then the unpaired one; then, for the permutation test (real-valued
-    scores, or clusters) with more than 20 nonzero differences, the Monte Carlo
-    sign flips; then the calibration replays.  McNemar (0/1 items) draws nothing.
-    *progress*, if given, is called as ``progress(done, total)``.
-    """
-    settings = _settings_of(settings, options)
-    engine = _choose_engine(settings.engine, scores, settings.resamples)
-    settings = dataclasses.replace(settings, engine=engine)
-    _check_applicable(scores, settings)
-    confidence = settings.confidence
-    units = scores.units
-    plain_binary = scores.binary and units.simple
-    resampling, permuting, calibrating = _steps(progress, [
-        5 * settings.resamples, settings.permutations, 2 * settings.calibration])
-    dists = bootstrap(rng, scores, settings.resamples, engine=settings.engine,
-                      progress=resampling)
-    cells = scores.cells() if plain_binary else None
-    made = _intervals(scores, dists, settings, cells)
-    mcnemar = runs = None
-    if scores.runs_a is not None:
-        runs = _analyze_score_runs(rng, scores, settings, permuting)
-        test = runs.test
-    elif scores.binary and not units.clustered:
-        mcnemar = test = mcnemar_exact(scores.cells().a_only, scores.cells().b_only)
-    else:                                         # per item, or per cluster: units.diff
-        test = sign_flip_test(rng, units.diff, settings.permutations, progress=permuting,
-                              counts=settings.engine == "counts")
-    calibration = None
-    if settings.calibration and plain_binary and runs is None:
-        replays = settings.calibration if scores.n <= _CALIBRATION_LARGE_N else \
-            min(settings.calibration, _CALIBRATION_LARGE_REPLAYS)
-        calibration = calibrate(rng, cells, confidence, made.rules["paired"],
-                                min(settings.resamples, RESAMPLES), replays,
-                                progress=calibrating)
-    return Analysis(
-        n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
-        ci_a=made.intervals["a"], ci_b=made.intervals["b"], paired=made.intervals["paired"],
-        unpaired=made.intervals["unpaired"], mcnemar=mcnemar, resamples=settings.resamples,
-        confidence=confidence, paired_distribution=dists["paired"], engine=settings.engine,
-        test=test, percent=scores.proportions, interval=settings.interval, errors=made.errors,
-        exact=exact_intervals(cells, confidence) if settings.exact else None,
-        design=_design_of(scores), binary=scores.binary, notes=made.notes, cells=cells,
-        distributions=dists, jackknives=made.jackknives, diff_variance=_diff_variance(scores),
-        calibration=calibration, rules=made.rules, runs=runs)
-
-
-def _choose_engine(requested: str, scores: Scores, resamples: int) -> str:
-    """The engine "auto" picks for one comparison: the stream engine (bit-exact with the
-    article's listing) whenever its work is small -- at most STREAM_BUDGET item draws, a
-    few seconds -- or the design needs it (clusters, strata); else the counts engine,
-    which draws the same distributions at a cost independent of n (0/1 scores, or real
-    scores with at most MAX_COUNTS_VALUES distinct values)."""
-    if requested != "auto":
-        return requested
-    if not scores.units.simple or 5 * resamples * scores.n <= _STREAM_BUDGET:
-        return "stream"
-    if scores.binary or _distinct_values(scores) <= _MAX_COUNTS_VALUES:
-        return "counts"
-    return "stream"
-
-
-def _coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
-                    resamples: int) -> str:
-    """The engine "auto" picks for a coverage loop: the stream engine at the article's size
-    or below, or when the whole loop is small; the counts engine otherwise."""
-    if requested != "auto":
-        return requested
-    if copula.clustered or n_items <= N_ITEMS or replays * resamples * n_items <= _STREAM_BUDGET:
-        return "stream"
-    return "counts"
-
-
-def _analyze_score_runs(rng, scores: Scores, settings: Settings, progress) -> RunsAnalysis:
-    """The two-level analysis of a pair's runs (plain items only), scores made integers."""
-    if not scores.units.simple:
-        raise ToolError("several runs per system with --cluster-col or --strata-col are not "
-                        "supported; compare the run means, or one run at a time")
-    values = {value for runs in (scores.runs_a, scores.runs_b) for _, column in runs
-              for value in set(column)}
-    scale = math.lcm(*(Fraction(v).denominator for v in values))
-    as_ints = lambda runs: tuple((label, tuple(int(Fraction(v) * scale) for v in column))
-                                 for label, column in runs)
-    return analyze_runs(rng, as_ints(scores.runs_a), as_ints(scores.runs_b), scale,
-                        settings.confidence, settings.resamples, progress)
-
-
-def _check_applicable(scores: Scores, settings: Settings) -> None:
-    """Refuse a rule that needs what the data lack (0/1 scores, plain items)."""
-    needs_binary = settings.interval == "score" or settings.exact or \
-        settings.accuracy_interval != "same"
-    if needs_binary and not scores.binary:
-        what = ("--interval score" if settings.interval == "score" else
-                "--exact" if settings.exact else "--accuracy-interval")
-        raise ToolError(f"{what} needs 0/1 scores; these are real-valued")
-    if settings.engine == "counts" and not scores.binary and \
-            _distinct_values(scores) > _MAX_COUNTS_VALUES:
-        raise ToolError(f"the counts engine resamples counts over distinct values; these scores "
-                        f"have {_distinct_values(scores):,} (at most {_MAX_COUNTS_VALUES:,}): "
-                        "use --engine stream")
-    if not scores.units.simple and (settings.interval == "score" or settings.exact
-                                    or settings.engine == "counts"):
-        what = "--interval score" if settings.interval == "score" else \
-            "--exact" if settings.exact else "the counts engine"
-        raise ToolError(f"{what} covers plain items; it does not apply with clusters or strata")
-
-
-@dataclass(frozen=True)
-class _Made:
-    """One interval as made: the interval, the rule that made it (a fallback shows here) and
-    the note that says why, when the rule asked for was not used."""
-
-    interval: Interval
-    rule: str
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class _IntervalSet:
-    """The four intervals of a comparison (keys ``a``, ``b``, ``paired``, ``unpaired``), each
-    with its Monte Carlo error, the rule used and the jackknife BCa read; notes in words."""
-
-    intervals: dict
-    errors: dict
-    rules: dict
-    notes: tuple
-    jackknives: dict
-
-
-def _intervals(scores: Scores, dists: dict, settings: Settings, cells) -> _IntervalSet:
-    """Each interval by the chosen rule, with the fallbacks a careful reader expects:
-    an undefined BCa interval falls back to the percentile one, a per-system interval
-    of zero width on 0/1 scores (every item right, or every item wrong) to the exact
-    Clopper-Pearson one -- each said in a note; proportions stay within [0, 1]."""
-    confidence, rule = settings.confidence, settings.interval
-    estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
-                 "unpaired": scores.mean_b - scores.mean_a}
-    groups = scores.units.groups() if rule == "bca" else None
-    intervals, errors, rules, notes, jacks = {}, {}, {}, [], {}
-    labels = {"a": "A's interval", "b": "B's interval", "paired": "the paired interval",
-              "unpaired": "the unpaired interval"}
-    for name, dist in dists.items():
-        chosen = rule if name in ("paired", "unpaired") or settings.accuracy_interval == \
-            "same" else settings.accuracy_interval
-        jack = _jackknife(groups, name, scores.scale) if chosen == "bca" else None
-        made = _one_interval(name, chosen, dist, estimates[name], jack, confidence, scores,
-                             cells)
-        interval, used = made.interval, made.rule
-        if made.note:
-            notes.append(f"{labels[name]}: {made.note}")
-        low, high = (0, 1) if name in ("a", "b") else (-1, 1)
-        intervals[name] = _clamp(interval, low, high) if scores.proportions else interval
-        rules[name], jacks[name] = used, jack if used == "bca" else None
-        errors[name] = (Fraction(0), Fraction(0)) if used in _UNRESAMPLED else \
-            dist.end_errors(confidence, used, estimates[name], jack)
-    return _IntervalSet(intervals, errors, rules, tuple(notes), jacks)
-
-
-_UNRESAMPLED = ("score", "wilson", "clopper-pearson")
-
-
-def _one_interval(name, rule, dist, estimate, jack, confidence, scores, cells) -> _Made:
-    """One of the four intervals, by *method* or the fallback it needs."""
-    if rule in _UNRESAMPLED:
-        return _Made(_score_interval(name, rule, confidence, scores), rule)
-    why = ""
-    try:
-        interval = dist.interval(confidence, rule, estimate, jack)
-    except ToolError as err:               # BCa undefined: say why, show the percentile one
-        reason = str(err).split(": ", 1)[-1].split(" (use")[0]
-        why = f"BCa is undefined ({reason}); the percentile interval is shown"
-        rule, interval = "percentile", dist.interval(confidence)
-    hits = sum(scores.ints[0 if name == "a" else 1]) if name in ("a", "b") else None
-    if scores.binary and hits in (0, scores.n):
-        what = "every item right" if hits == scores.n else "every item wrong"
-        return _Made(_clopper_pearson_interval(hits, scores.n, confidence), "clopper-pearson",
-                     f"the bootstrap cannot vary {hits}/{scores.n} ({what}); the exact "
-                     "Clopper-Pearson interval is shown")
-    return _Made(interval, rule, why)
-
-
-def _score_interval(name, rule, confidence, scores) -> Interval:
-    cells = scores.cells()
-    if name == "paired":
-        return newcombe_paired(cells, confidence)
-    if name == "unpaired":
-        return newcombe_unpaired(cells.a, cells.b, cells.n, confidence)
-    hits = cells.a if name == "a" else cells.b
-    if rule == "clopper-pearson":
-        return _clopper_pearson_interval(hits, cells.n, confidence)
-    return _wilson(hits, cells.n, confidence)
-
-
-def _diff_variance(scores: Scores) -> Fraction:
-    """The variance of B - A over items (population form), exactly: from the 2x2 table for
-    0/1 scores (the discordant share minus the gap squared)."""
-    if scores.binary:
-        cells = scores.cells()
-        return Fraction(cells.a_only + cells.b_only, cells.n) - Fraction(cells.b - cells.a,
-                                                                          cells.n) ** 2
-    a, b = scores.ints
-    n, scale = scores.n, scores.scale
-    total = sum(b) - sum(a)
-    squares = sum((y - x) ** 2 for x, y in zip(a, b))
-    return Fraction(squares * n - total * total, n * n * scale * scale)
-
-
-# --- Several runs per system: the seed's spread and a two-level interval ---
+# === Sources and files: the simulator, the user's files, files written ===
 #
-# A run (a training seed, a sampling epoch, a HELM trial) shifts a system's
-# score as a whole.  The gap of the mean scores then varies with the items and
-# with the runs.  The two-level bootstrap resamples items (the same items for
-# both systems, so the pairing stays) and, within each system, its runs.  With
-# a handful of runs a plain bootstrap of runs is too narrow (it sees (R-1)/R of
-# their variance and has normal tails), so its interval is widened to the
-# unbiased variance split below and to Student's t with Satterthwaite's degrees
-# of freedom; the test is the matching t test.  The coverage loop measures both.
-
-@dataclass(frozen=True)
-class RunStats:
-    """One system's runs: each run's mean score, and their spread."""
-
-    labels: tuple
-    scores: tuple                 # each run's mean score (exact)
-
-    @property
-    def count(self) -> int:
-        return len(self.scores)
-
-    @property
-    def mean(self) -> Fraction:
-        return sum(self.scores) / len(self.scores)
-
-    @property
-    def sd(self) -> float | None:
-        """Run-to-run standard deviation (None: one run, the spread is unknown)."""
-        if len(self.scores) < 2:
-            return None
-        mean = self.mean
-        return math.sqrt(float(sum((s - mean) ** 2 for s in self.scores)) / (len(self.scores) - 1))
-
-    def to_json(self) -> dict:
-        return {"runs": len(self.scores), "labels": [str(x) for x in self.labels],
-                "scores": [float(s) for s in self.scores], "mean": float(self.mean),
-                "sd": self.sd, "min": float(min(self.scores)), "max": float(max(self.scores))}
-
-
-@dataclass(frozen=True)
-class RunsTest:
-    """The two-level t test of gap = 0 (variance split, Satterthwaite's df)."""
-
-    t: float
-    df: float
-    p: float
-    exact: bool = False
-
-    name = "two-level t (items and runs)"
-
-    @property
-    def p_text(self) -> str:
-        return _format_p(self.p)
-
-
-@dataclass(frozen=True)
-class RunsAnalysis:
-    """The gap of two systems' mean scores over several runs each."""
-
-    a: RunStats
-    b: RunStats
-    gap: Fraction
-    confidence: Fraction
-    distribution: Distribution    # the two-level bootstrap of the gap
-    variance_items: float         # of the gap: from the item sample
-    variance_runs_a: float        # from A's runs (0 with one run: unknown, not zero)
-    variance_runs_b: float
-    test: RunsTest
-
-    @property
-    def variance(self) -> float:
-        return self.variance_items + self.variance_runs_a + self.variance_runs_b
-
-    @property
-    def df(self) -> float:
-        return self.test.df
-
-    @property
-    def overlap(self) -> bool:
-        """Do the two systems' run scores overlap (the seed's plain test)?"""
-        return max(min(self.a.scores), min(self.b.scores)) <= min(max(self.a.scores),
-                                                                   max(self.b.scores))
-
-    @property
-    def interval(self) -> Interval:
-        return self.interval_at(self.confidence)
-
-    def scale(self, confidence) -> float:
-        """How much the plain two-level bootstrap's spread is widened: to the unbiased
-        variance, and by Student's t over the normal at this confidence."""
-        spread = _variance(self.distribution)
-        q = 1 - float(1 - Fraction(confidence)) / 2
-        ratio = student_t_quantile(q, self.df) / NormalDist().inv_cdf(q)
-        return (math.sqrt(self.variance / spread) if spread > 0 else 1.0) * ratio
-
-    def interval_at(self, confidence) -> Interval:
-        """The widened two-level percentile interval at a confidence."""
-        plain = self.distribution.interval(confidence)
-        low, high, k = plain.lo, plain.hi, Fraction(self.scale(confidence))
-        return Interval(self.gap + (low - self.gap) * k, self.gap + (high - self.gap) * k)
-
-    @property
-    def shares(self) -> tuple:
-        """Shares of the gap's variance from items, A's runs and B's runs."""
-        total = self.variance or 1.0
-        return (self.variance_items / total, self.variance_runs_a / total,
-                self.variance_runs_b / total)
-
-
-def _variance(dist: Distribution) -> float:
-    values = [float(Fraction(s, dist.denominator)) for s in dist.sums]
-    mean = math.fsum(values) / len(values)
-    return math.fsum((v - mean) ** 2 for v in values) / max(1, len(values) - 1)
-
-
-def analyze_runs(rng: random.Random, runs_a, runs_b, scale: int, confidence,
-                 resamples: int, progress=None) -> RunsAnalysis:
-    """The two-level bootstrap of the gap of mean scores, its variance split and test.
-
-    *runs_a*, *runs_b*: per system ``((label, column), ...)`` of integer scores in units
-    of 1/scale.  Each round resamples the n items once (every run of both systems summed
-    over the same items, ``resample_each``), then each system's runs with replacement
-    (``randrange(R)`` R times per system, A's first); the gap is B's mean over its drawn
-    runs minus A's.  The variance split is the one-way random-effects decomposition:
-    items, ``Var(d_i)/n`` with d_i the per-item gap of run means; runs, per system
-    ``max(0, S^2 - s_w^2 / n) / R`` with S^2 the variance of the run scores and s_w^2
-    the mean within-item variance across runs (so item noise is not counted twice).
-    """
-    n = len(runs_a[0][1])
-    ra, rb = len(runs_a), len(runs_b)
-    columns = [column for _, column in runs_a] + [column for _, column in runs_b]
-    sums = resample_each(rng, columns, resamples, progress)
-    values = []
-    randrange = rng.randrange
-    for r in range(resamples):
-        total_a = sum(sums[randrange(ra)][r] for _ in range(ra))
-        total_b = sum(sums[ra + randrange(rb)][r] for _ in range(rb))
-        values.append(ra * total_b - rb * total_a)
-    dist = Distribution.of(values, n * scale * ra * rb)
-    stats_a, stats_b = (_run_stats(runs, n, scale) for runs in (runs_a, runs_b))
-    v_items = _item_variance(runs_a, runs_b, n, scale)
-    v_a, v_b = _run_variance(runs_a, n, scale), _run_variance(runs_b, n, scale)
-    gap = stats_b.mean - stats_a.mean
-    terms = [(v_items, n - 1)] + [(v, r - 1) for v, r in ((v_a, ra), (v_b, rb)) if r > 1]
-    total = v_items + v_a + v_b
-    denominator = sum(v * v / df for v, df in terms if v > 0)
-    df = total * total / denominator if denominator > 0 else float(n - 1)
-    t = float(gap) / math.sqrt(total) if total > 0 else (0.0 if gap == 0 else math.inf)
-    p = 1.0 if gap == 0 else 0.0 if math.isinf(t) else 2 * (1 - student_t_cdf(abs(t), df))
-    return RunsAnalysis(stats_a, stats_b, gap, Fraction(confidence), dist, v_items, v_a, v_b,
-                        RunsTest(t, df, min(1.0, p)))
-
-
-def _run_stats(runs, n: int, scale: int) -> RunStats:
-    return RunStats(tuple(label for label, _ in runs),
-                    tuple(Fraction(sum(column), n * scale) for _, column in runs))
-
-
-def _item_variance(runs_a, runs_b, n: int, scale: int) -> float:
-    """Var(d_i)/n, d_i the per-item gap of run means (sample variance, n - 1)."""
-    ra, rb = len(runs_a), len(runs_b)
-    sums_a = list(map(sum, zip(*(column for _, column in runs_a))))
-    sums_b = list(map(sum, zip(*(column for _, column in runs_b))))
-    diffs = [ra * y - rb * x for x, y in zip(sums_a, sums_b)]     # in units of 1/(scale ra rb)
-    total = sum(diffs)
-    square = sum(d * d for d in diffs)
-    variance = Fraction(square * n - total * total, n * (n - 1)) / (scale * ra * rb) ** 2
-    return float(variance) / n
-
-
-def _run_variance(runs, n: int, scale: int) -> float:
-    """The run component of the gap's variance for one system (0 with one run)."""
-    r = len(runs)
-    if r < 2:
-        return 0.0
-    scores = [Fraction(sum(column), n * scale) for _, column in runs]
-    mean = sum(scores) / r
-    between = sum((s - mean) ** 2 for s in scores) / (r - 1)
-    within = Fraction(0)
-    for values in zip(*(column for _, column in runs)):
-        total = sum(values)
-        within += Fraction(sum(v * v for v in values) * r - total * total, r * (r - 1))
-    within /= n * scale * scale
-    return max(0.0, float(between - within / n)) / r
-
-
-# --- One verdict, made once ---
-
-_VERDICTS = ("better", "worse", "cannot tell", "borderline", "unreliable")
-_MIN_CLUSTERS = 30              # fewer clusters: a cluster bootstrap's interval is not trusted
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The verdict on one candidate against the baseline, and what it read.
-
-    ``better``/``worse``: the paired interval excludes 0 and the paired test agrees
-    at the same level.  ``cannot tell``: neither does.  ``borderline``: they
-    disagree (each number is printed).  ``unreliable``: the interval would claim a
-    winner, but with fewer than 30 clusters a cluster bootstrap cannot be trusted.
-    In a family of m candidates the interval is the simultaneous one at level
-    1 - alpha/m (Bonferroni) and p is Holm-adjusted, so the two read alike.
-    """
-
-    word: str
-    interval: Interval
-    level: Fraction
-    p: float
-    alpha: Fraction
-    family: int = 1
-    gate: Gate | None = None
-
-    @property
-    def claims(self) -> bool:
-        return self.word in ("better", "worse")
-
-    def to_json(self) -> dict:
-        return {"verdict": self.word, "interval": self.interval.to_json(),
-                "level": float(self.level), "p": float(self.p), "alpha": float(self.alpha),
-                "family": self.family,
-                "gate": None if self.gate is None else self.gate.to_json()}
-
-
-def decide(analysis: Analysis, family: int = 1, p=None, margin=None) -> Decision:
-    """The one verdict on a comparison: the paired interval (at the family's simultaneous
-    level) and the paired test (its p, Holm-adjusted in a family) read together; with a
-    *margin*, the release gate on the same interval and verdict."""
-    alpha = 1 - analysis.confidence
-    level = 1 - alpha / family
-    interval = analysis.runs.interval_at(level) if analysis.runs is not None else \
-        analysis.paired_at(level)
-    p = analysis.p if p is None else p
-    clusters = analysis.design.clusters if analysis.design is not None else None
-    word = _verdict_word(interval, p, alpha, clusters)
-    gate = None if margin is None else Gate(Fraction(margin), _gate_passes(
-        interval.lo, word, Fraction(margin)), interval.lo, word)
-    return Decision(word, interval, level, p, alpha, family, gate)
-
-
-def _verdict_word(interval: Interval, p, alpha, clusters=None) -> str:
-    """The verdict rule itself (reports and simulations use this one function)."""
-    excludes, significant = interval.excludes_zero(), Fraction(p) < alpha
-    if excludes and significant:
-        if clusters is not None and clusters < _MIN_CLUSTERS:
-            return "unreliable"
-        return "better" if interval.lo > 0 else "worse"
-    return "borderline" if excludes or significant else "cannot tell"
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One candidate against the baseline, with its p adjusted across the family and the
-    verdict made from both."""
-
-    baseline: str
-    candidate: str
-    analysis: Analysis
-    p_holm: float
-    p_bonferroni: float
-    decision: Decision | None = None
-
-
-def compare_systems(table: Table, rng: random.Random, settings: Settings | None = None, *,
-                    progress=None, **options) -> list:
-    """Each candidate against the baseline, in input order, on one generator; then
-    Holm- and Bonferroni-adjusted p-values across the family of comparisons, and one
-    verdict per candidate."""
-    settings = _settings_of(settings, options)
-    per = 5 * settings.resamples + settings.permutations + 2 * settings.calibration
-    steps = _steps(progress, [per] * (len(table.systems) - 1))
-    analyses = [analyze(table.pair(index), rng, settings, progress=next(steps))
-                for index in range(1, len(table.systems))]
-    ps = [a.p for a in analyses]
-    family = len(analyses)
-    return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf,
-                       decide(analysis, family, p_holm, settings.margin))
-            for name, analysis, p_holm, p_bonf
-            in zip(table.systems[1:], analyses, holm(ps), bonferroni(ps))]
-
-
-def _single_comparison(analysis: Analysis, baseline: str = "A", candidate: str = "B",
-                      margin=None) -> Comparison:
-    """A comparison of two systems alone (a family of one)."""
-    return Comparison(baseline, candidate, analysis, analysis.p, analysis.p,
-                      decide(analysis, margin=margin))
-
-
-# --- Whole harness runs: many tasks per model ---
-
-@dataclass(frozen=True)
-class TaskComparison:
-    """One task of a harness run: each candidate against the baseline on its items, the
-    verdicts read across the tasks (Holm over tasks, simultaneous intervals)."""
-
-    task: str
-    n: int
-    comparisons: tuple
-
-
-@dataclass(frozen=True)
-class TasksResult:
-    """Per task, and pooled over every item with the task as a stratum (or a cluster)."""
-
-    tasks: tuple                 # TaskComparison per task, in task order
-    pooled: tuple                # Comparison per candidate, over all items
-    pool: str                    # "strata" or "clusters"
-
-
-def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = None, *,
-                  pool: str = "strata", progress=None, **options) -> TasksResult:
-    """Each task on its own (a family across the tasks: Holm-adjusted p, simultaneous
-    intervals), then every item pooled with its task as a stratum -- resampled within
-    its task, so each task keeps its size -- or, with ``pool="clusters"``, as a cluster."""
-    settings = _settings_of(settings, options)
-    if pool not in ("strata", "clusters"):
-        raise ToolError(f"pool must be strata or clusters; got {pool!r}")
-    order = list(dict.fromkeys(table.tasks))
-    per_task = []
-    for index, task in enumerate(order):
-        keep = [i for i, t in enumerate(table.tasks) if t == task]
-        sub = _subtable(table, keep)
-        per_task.append(compare_systems(sub, rng, dataclasses.replace(settings, calibration=0)))
-        if progress is not None:
-            progress(index + 1, len(order) + 1)
-    family = len(order)
-    tasks = []
-    for k in range(len(table.systems) - 1):
-        analyses = [comparisons[k].analysis for comparisons in per_task]
-        adjusted = holm([a.p for a in analyses])
-        for index, (analysis, p_holm) in enumerate(zip(analyses, adjusted)):
-            old = per_task[index][k]
-            per_task[index][k] = dataclasses.replace(
-                old, p_holm=p_holm, p_bonferroni=min(1.0, family * analysis.p),
-                decision=decide(analysis, family, p_holm, settings.margin))
-    for task, comparisons in zip(order, per_task):
-        tasks.append(TaskComparison(task, sum(1 for t in table.tasks if t == task),
-                                    tuple(comparisons)))
-    labels = tuple(table.tasks)
-    if table.runs is not None:                 # runs and strata together: pooled plainly
-        pool = "items"
-    pooled_table = dataclasses.replace(table, strata=labels if pool == "strata" else None,
-                                       clusters=labels if pool == "clusters" else None)
-    pooled = compare_systems(pooled_table, rng, dataclasses.replace(
-        settings, engine="stream" if pool != "items" and settings.engine == "counts" else
-        settings.engine))
-    return TasksResult(tuple(tasks), tuple(pooled), pool)
-
-
-def _subtable(table: Table, keep) -> Table:
-    """The items at positions *keep*, with their runs."""
-    pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda seq: (seq[keep[0]],))
-    runs = None if table.runs is None else tuple(
-        tuple((label, tuple(pick(column))) for label, column in system) for system in table.runs)
-    return dataclasses.replace(table, columns=tuple(tuple(pick(c)) for c in table.columns),
-                               ids=tuple(pick(table.ids)), runs=runs, tasks=None,
-                               clusters=None, strata=None)
-
-
-# --- The release gate: the verdict against a margin ---
-
-@dataclass(frozen=True)
-class Gate:
-    """A release gate on one candidate: pass only if it is better than the baseline by more
-    than *margin* (superiority, margin >= 0; at 0 this is the verdict "better"), or not
-    worse by more than -margin (non-inferiority, margin < 0) -- judged by the lower end of
-    the interval the verdict reads, and with the same verdict: a superiority gate needs
-    "better", no gate passes an "unreliable" one.  At a true gap equal to the margin it
-    passes at most (1 - confidence)/2 of the time (the tool's coverage loop measures it)."""
-
-    margin: Fraction
-    passed: bool
-    lower: Fraction
-    word: str
-
-    @property
-    def kind(self) -> str:
-        return "superiority" if self.margin >= 0 else "non-inferiority"
-
-    def to_json(self) -> dict:
-        return {"margin": float(self.margin), "passed": self.passed, "kind": self.kind,
-                "lower": float(self.lower), "verdict": self.word,
-                "rule": "pass if the interval's lower end > margin" + (
-                    " and the verdict is 'better'" if self.margin >= 0 else
-                    " and the verdict is not 'unreliable'")}
-
-
-def _gate_passes(lower: Fraction, word: str, margin: Fraction) -> bool:
-    """The gate's rule, one function for reports and simulations alike."""
-    if word == "unreliable" or not lower > margin:
-        return False
-    return word == "better" if margin >= 0 else True
-
-
-# --- The ledger: every comparison made on a test set ---
-#
-# An append-only JSON-lines file the user keeps (in the repository, say).  Each
-# comparison adds one line: the test set's SHA-256 (of its item ids and the
-# baseline's scores, so a re-export with other columns is the same test set),
-# the systems, the gap, its interval and p, the time and the tool's version.
-# Reading and appending happen under an exclusive lock (flock), the new lines in
-# one write of one buffer, so two CI jobs appending at once leave whole lines.
-# A ledger with a line that is not the tool's -- truncated, foreign, corrupt -- is
-# refused with its line number and never rewritten.
-
-_LEDGER_TOOL = "bootstrap-eval-deltas"
-_LEDGER_VERSION = 1
-_LEDGER_FIELDS = ("tool", "ledger_version", "test_set", "time", "version", "baseline",
-                 "candidate", "n", "gap", "interval", "level", "p", "verdict")
-
-
-def _test_set_digest(table: Table) -> str:
-    """SHA-256 of the test set: each item's id with the baseline's score, sorted by id, so
-    the same items and baseline scores give the same digest whatever else the file holds."""
-    lines = sorted(f"{json.dumps(item if not isinstance(item, tuple) else list(item), default=_json_default)}"
-                   f"\t{_format_decimal(score)}" for item, score in zip(table.ids, table.columns[0]))
-    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One comparison in the ledger, as read back."""
-
-    test_set: str
-    baseline: str
-    candidate: str
-    p: float
-    gap: float
-    verdict: str
-    time: str
-    interval: tuple = ()
-    level: float = 0.95
-    percent: bool = True
-
-
-@dataclass(frozen=True)
-class LedgerNote:
-    """What the ledger says about this run's comparisons: their numbers on the test set
-    (k of K) and the p of each, Holm-adjusted over every comparison the ledger holds for
-    the test set (this run's included)."""
-
-    path: str
-    test_set: str
-    first: int                  # the number of this run's first comparison on the test set
-    total: int                  # comparisons on the test set, this run's included
-    p_holm: tuple               # per this run's comparison
-
-
-def read_ledger(path: str) -> list:
-    """The ledger's entries; ToolError naming the line for anything that is not one."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        return []
-    except OSError as err:
-        raise ToolError(f"cannot read the ledger {_printable(path)}: {err.strerror}") from None
-    return _parse_ledger(data, path)
-
-
-def _parse_ledger(data: bytes, path: str) -> list:
-    shown = _printable(path)
-    if data and not data.endswith(b"\n"):
-        line = data.count(b"\n") + 1
-        raise ToolError(f"the ledger {shown} line {line} is truncated (no line end); it is left "
-                        "as it is: repair or move it, the tool never rewrites a ledger")
-    entries = []
-    for number, raw in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise ToolError(f"the ledger {shown} line {number} is not JSON; it is left as it "
-                            "is") from None
-        if not isinstance(record, dict) or record.get("tool") != _LEDGER_TOOL or \
-                record.get("ledger_version") != _LEDGER_VERSION or \
-                not all(key in record for key in _LEDGER_FIELDS):
-            raise ToolError(f"the ledger {shown} line {number} is not a {_LEDGER_TOOL} ledger "
-                            "entry; the file is left as it is")
-        p = record["p"]
-        if not isinstance(p, (int, float)) or not 0 <= p <= 1:
-            raise ToolError(f"the ledger {shown} line {number} has no valid p; it is left as it is")
-        entries.append(LedgerEntry(str(record["test_set"]), str(record["baseline"]),
-                                   str(record["candidate"]), float(p), float(record["gap"]),
-                                   str(record["verdict"]), str(record["time"]),
-                                   tuple(record["interval"]), float(record["level"]),
-                                   bool(record.get("percent", True))))
-    return entries
-
-
-def _ledger_json_lines(table: Table, comparisons, digest: str, when: str) -> list:
-    """The lines this run appends: one per comparison."""
-    lines = []
-    for c in comparisons:
-        decision = c.decision
-        record = {"tool": _LEDGER_TOOL, "ledger_version": _LEDGER_VERSION, "test_set": digest,
-                  "time": when, "version": __version__, "baseline": c.baseline,
-                  "candidate": c.candidate, "n": table.n, "gap": float(c.analysis.gap),
-                  "interval": decision.interval.to_json(), "level": float(decision.level),
-                  "p": float(c.analysis.p), "verdict": decision.word,
-                  "percent": c.analysis.percent}
-        lines.append(json.dumps(record, sort_keys=True, default=_json_default) + "\n")
-    return lines
-
-
-def _ledger_time() -> str:
-    """Now, in UTC to the second -- or ``SOURCE_DATE_EPOCH`` when it is set (the
-    reproducible-builds convention), so that a recorded example can be replayed exactly."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
-    moment = int(epoch) if epoch.isdigit() and len(epoch) <= 12 else None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
-
-
-def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
-    """Append this run's comparisons to the ledger, atomically and under a lock, and say
-    where they stand on their test set."""
-    import fcntl
-    digest = _test_set_digest(table)
-    when = when or _ledger_time()
-    mode = 0o666 & ~_umask()
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
-    except OSError as err:
-        raise ToolError(f"cannot open the ledger {_printable(path)}: {err.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        chunks = []
-        while True:
-            chunk = os.pread(fd, 1 << 20, sum(map(len, chunks)))
-            if not chunk:
-                break
-            chunks.append(chunk)
-        entries = _parse_ledger(b"".join(chunks), path)
-        payload = "".join(_ledger_json_lines(table, comparisons, digest, when)).encode("utf-8")
-        if os.write(fd, payload) != len(payload):
-            raise ToolError(f"cannot append to the ledger {_printable(path)}: a short write")
-        os.fsync(fd)
-    except OSError as err:
-        raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") from None
-    finally:
-        os.close(fd)                         # closing releases the lock
-    before = [e.p for e in entries if e.test_set == digest]
-    ours = [float(c.analysis.p) for c in comparisons]
-    adjusted = holm(before + ours)[len(before):]
-    return LedgerNote(path, digest, len(before) + 1, len(before) + len(ours), tuple(adjusted))
-
-
-@dataclass(frozen=True)
-class LedgerSummary:
-    """Every test set a ledger holds: its comparisons and their Holm-adjusted p."""
-
-    path: str
-    sets: tuple                 # (digest, entries, holm p's)
-    alpha: Fraction
-
-
-def summarize_ledger(path: str, confidence) -> LedgerSummary:
-    entries = read_ledger(path)
-    if not entries:
-        raise ToolError(f"the ledger {_printable(path)} holds no comparisons")
-    groups = {}
-    for entry in entries:
-        groups.setdefault(entry.test_set, []).append(entry)
-    sets = tuple((digest, tuple(group), tuple(holm([e.p for e in group])))
-                 for digest, group in groups.items())
-    return LedgerSummary(path, sets, 1 - Fraction(confidence))
-
-
-# === Coverage, calibration and power ===
-#
-# A coverage study replays a simulation whose true gap is known and counts how
-# often each interval rule covers it and excludes 0 -- every rule on the same
-# replays, so one loop answers "does the chosen interval hold here, and if not,
-# which does?".  Calibration is the same study on the user's own 2x2 table.
-
-@dataclass(frozen=True)
-class Coverage:
-    """How often an interval covers the true gap, over simulation replays.
-
-    Rates are over all replays: a replay whose interval is undefined (BCa on a
-    degenerate resample) counts as a miss and is counted in ``undefined``.
-    ``others`` holds the same study for the other interval rules, measured on the
-    same replays.
-    """
-
-    replays: int
-    covers: int
-    excludes_zero: int
-    width_sum: Fraction = Fraction(0)     # sum of the defined intervals' widths
-    undefined: int = 0                    # replays whose interval was undefined (BCa)
-    item_level: Coverage | None = None    # clustered replays: the interval ignoring clusters
-    rule: str = "percentile"
-    others: tuple = ()                    # (method, Coverage) for the other rules
-    gate_passes: int | None = None        # replays a release gate passed (with --gate)
-    margin: Fraction | None = None        # that gate's margin
-
-    @property
-    def defined(self) -> int:
-        return self.replays - self.undefined
-
-    @property
-    def covers_rate(self) -> Fraction:
-        return Fraction(self.covers, max(1, self.replays))
-
-    @property
-    def excludes_zero_rate(self) -> Fraction:
-        return Fraction(self.excludes_zero, max(1, self.replays))
-
-    @property
-    def mean_half_width(self) -> Fraction:
-        return self.width_sum / (2 * max(1, self.defined))
-
-    def standard_error(self, rate: Fraction) -> float:
-        """Monte Carlo standard error of one of these rates, ``sqrt(p(1-p)/K)``."""
-        return math.sqrt(float(rate * (1 - rate)) / max(1, self.replays))
-
-    def of(self, rule: str) -> Coverage:
-        """The study of another rule, measured on the same replays."""
-        if rule == self.rule:
-            return self
-        return dict(self.others)[rule]
-
-    @property
-    def rules(self) -> tuple:
-        return (self.rule,) + tuple(m for m, _ in self.others)
-
-    def to_json(self) -> dict:
-        body = {
-            "replays": self.replays,
-            "interval": self.rule,
-            "covers": float(self.covers_rate),
-            "covers_se": self.standard_error(self.covers_rate),
-            "excludes_zero": float(self.excludes_zero_rate),
-            "excludes_zero_se": self.standard_error(self.excludes_zero_rate),
-            "mean_half_width": float(self.mean_half_width),
-            "undefined": self.undefined,
-        }
-        if self.item_level is not None:
-            body["item_level"] = self.item_level.to_json()
-        if self.others:
-            body["others"] = {rule: {k: v for k, v in cov.to_json().items()
-                                       if k not in ("others", "interval")}
-                              for rule, cov in self.others}
-        if self.gate_passes is not None:
-            rate = Fraction(self.gate_passes, max(1, self.replays))
-            body["gate"] = {"margin": float(self.margin), "passes": float(rate),
-                            "passes_se": self.standard_error(rate)}
-        return body
-
-
-class _Tally:
-    """Running counts of one interval rule's coverage over replays."""
-
-    def __init__(self, true_gap: Fraction):
-        self.true_gap, self.covers, self.hits, self.width, self.undefined = true_gap, 0, 0, 0, 0
-
-    def add(self, interval) -> None:
-        if interval is None:
-            self.undefined += 1
-            return
-        self.covers += self.true_gap in interval
-        self.hits += _detects(interval, self.true_gap)
-        self.width += interval.hi - interval.lo
-
-    def result(self, replays: int, rule: str, others=(), item_level=None) -> Coverage:
-        return Coverage(replays, self.covers, self.hits, Fraction(self.width), self.undefined,
-                        item_level, rule, tuple(others))
-
-
-def _detects(interval: Interval, true_gap: Fraction) -> bool:
-    """Does the interval exclude 0 on the side of the true gap (either side when it is 0)?"""
-    if true_gap > 0:
-        return interval.lo > 0
-    if true_gap < 0:
-        return interval.hi < 0
-    return interval.excludes_zero()
-
-
-class _Study:
-    """Tallies of several interval rules over the same replays (the first is reported)."""
-
-    def __init__(self, true_gap: Fraction, rules):
-        self.rules = tuple(rules)
-        self.tallies = {rule: _Tally(true_gap) for rule in self.rules}
-
-    def add(self, intervals: dict) -> None:
-        for rule, tally in self.tallies.items():
-            tally.add(intervals[rule])
-
-    def result(self, replays: int, item_level=None) -> Coverage:
-        first, *rest = self.rules
-        others = [(m, self.tallies[m].result(replays, m)) for m in rest]
-        return self.tallies[first].result(replays, first, others, item_level)
-
-
-def _study_rules(chosen: str, plain_binary: bool = True) -> tuple:
-    """The rules a study measures: the chosen one first, then the others that apply."""
-    usable = INTERVALS if plain_binary else tuple(m for m in INTERVALS if m != "score")
-    return (chosen,) + tuple(m for m in usable if m != chosen)
-
-
-def coverage(rng: random.Random, copula: Copula, n_items: int, *, replays: int, resamples: int,
-             confidence, engine: str = "stream", interval: str = "percentile",
-             progress=None, margin=None) -> Coverage:
-    """Replay simulate-then-paired-CI *replays* times on one generator.
-
-    The true gap is ``acc_b - acc_a`` in exact arithmetic; an interval covers it
-    when ``lo <= gap <= hi``, and "excludes zero" counts intervals that exclude 0 on
-    the side of the true gap (power when the gap is not 0, type-I error when it
-    is).  Every interval rule is measured on each replay's resamples (the chosen
-    one is reported, the others are in ``others``); only the resampling draws.  The
-    ``counts`` engine simulates each replay's cell counts as one multinomial draw.
-    With clustered items each replay computes the interval that ignores the
-    clusters, then the cluster bootstrap's, so both coverages come out side by side.
-    """
-    confidence = Fraction(confidence)
-    if copula.runs > 1:
-        return _runs_coverage(rng, copula, n_items, replays, resamples, confidence, progress,
-                              margin)
-    rules = _study_rules(interval, not copula.clustered)
-    study, items = _Study(copula.true_gap, rules), _Study(copula.true_gap, (interval,))
-    passes = 0
-    for replay in range(replays):
-        if engine == "counts":
-            table = copula.simulate_cells(rng, n_items)
-            intervals = _table_intervals(rng, table, resamples, confidence, rules)
-        else:
-            data = copula.simulate(rng, n_items)
-            if copula.clustered:
-                items.add(_scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
-                                            (interval,)))
-            intervals = _scores_intervals(rng, data, resamples, confidence, rules)
-            table = None if copula.clustered else data.cells()
-        study.add(intervals)
-        if margin is not None and table is not None and intervals[interval] is not None:
-            word = _verdict_word(intervals[interval], mcnemar_exact(table.a_only, table.b_only).p,
-                                1 - confidence)
-            passes += _gate_passes(intervals[interval].lo, word, Fraction(margin))
-        if progress:
-            progress(replay + 1, replays)
-    result = study.result(replays, items.result(replays) if copula.clustered else None)
-    return result if margin is None else dataclasses.replace(result, gate_passes=passes,
-                                                             margin=Fraction(margin))
-
-
-def _exact_table_intervals(table: Cells, confidence, rules, width: float = 9) -> dict:
-    """Every rule's paired interval for one 2x2 table with the bootstrap taken exactly
-    (B = infinity): the percentile ends are the smallest D whose cumulative probability
-    exceeds q and 1 - q, basic reflects them, BCa reads the same distribution at its
-    adjusted levels (z0 from the mass below the observed D, ties half), score is
-    Newcombe's.  Draws nothing.
-
-    >>> got = _exact_table_intervals(Cells(289, 67, 85, 59), CONFIDENCE, ("percentile",))
-    >>> print(got["percentile"])
-    [-1.2, +8.4] pts
-    """
-    n, q = table.n, (1 - Fraction(confidence)) / 2
-    lo, cdf = _paired_gap_cdf(table, width)
-    observed = table.b_only - table.a_only
-
-    def quantile(level) -> Fraction:
-        return Fraction(lo + bisect.bisect_right(cdf, float(level)), n)
-
-    def mass_below(d) -> float:
-        index = d - lo
-        return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
-
-    out = {}
-    for rule in rules:
-        if rule == "score":
-            out[rule] = newcombe_paired(table, confidence)
-        elif rule in ("percentile", "basic"):
-            low, high = quantile(q), quantile(1 - q)
-            gap = Fraction(observed, n)
-            out[rule] = Interval(low, high) if rule == "percentile" else \
-                _clamp(Interval(2 * gap - high, 2 * gap - low), -1, 1)
-        else:
-            share = (mass_below(observed - 1) + mass_below(observed)) / 2
-            try:
-                levels = _bca_levels(share, _jackknife(table.groups(), "paired"), confidence)
-                out[rule] = Interval(quantile(levels[0]), quantile(levels[1]))
-            except ToolError:
-                out[rule] = None
-    return out
-
-
-def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: int,
-                   confidence, progress, margin=None) -> Coverage:
-    """Coverage of the two-level interval over replays of simulated runs, with the
-    single-run interval (run 1 of each system, items resampled) side by side in
-    ``item_level``: the one a user with one seed per system would have reported."""
-    two_level, single = _Tally(copula.true_gap), _Tally(copula.true_gap)
-    passes = 0
-    for replay in range(replays):
-        data = copula.simulate(rng, n_items)
-        first = Scores(data.runs_a[0][1], data.runs_b[0][1])
-        units = first.units
-        dist = Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, 1))
-        single.add(dist.interval(confidence))
-        runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
-        two_level.add(runs.interval)
-        if margin is not None:
-            word = _verdict_word(runs.interval, runs.test.p, 1 - confidence)
-            passes += _gate_passes(runs.interval.lo, word, Fraction(margin))
-        if progress:
-            progress(replay + 1, replays)
-    result = two_level.result(replays, "two-level", (), single.result(replays, "percentile"))
-    return result if margin is None else dataclasses.replace(result, gate_passes=passes,
-                                                             margin=Fraction(margin))
-
-
-def _table_intervals(rng, table: Cells, resamples: int, confidence, rules) -> dict:
-    """Every rule's paired interval for one simulated 2x2 table (counts engine)."""
-    dist = Distribution.of(_counts_paired_sums(rng, table, resamples), table.n)
-    return _gap_intervals(dist, Fraction(table.b - table.a, table.n), confidence, rules,
-                         groups=table.groups(), cells=table)
-
-
-def _scores_intervals(rng, data: Scores, resamples: int, confidence, rules) -> dict:
-    """Every rule's paired interval for one simulated set of items (stream engine)."""
-    units = data.units
-    dist = Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, data.scale))
-    cells = data.cells() if units.simple else None
-    return _gap_intervals(dist, data.mean_b - data.mean_a, confidence, rules,
-                         groups=units.groups() if "bca" in rules else None, scale=data.scale,
-                         cells=cells)
-
-
-def _holds(cov: Coverage, nominal: Fraction, null: Coverage | None = None) -> bool:
-    """Does an interval hold its nominal level within Monte Carlo error: coverage no more
-    than 2 standard errors below nominal, and (with a null study) false positives no more
-    than 2 standard errors above 1 - nominal?"""
-    covers = cov.covers_rate
-    if float(covers) < float(nominal) - 2 * max(cov.standard_error(covers), 1e-12):
-        return False
-    if null is not None:
-        false = null.excludes_zero_rate
-        if float(false) > float(1 - nominal) + 2 * max(null.standard_error(false), 1e-12):
-            return False
-    return True
-
-
-def _recommended(cov: Coverage, nominal: Fraction, null: Coverage | None = None):
-    """The rule to use instead when the chosen one does not hold: among those that do,
-    the one whose coverage is nearest nominal (None: none holds, or the chosen one does)."""
-    if _holds(cov, nominal, null):
-        return None
-    good = [m for m in cov.rules[1:]
-            if _holds(cov.of(m), nominal, null.of(m) if null is not None else None)]
-    return min(good, key=lambda m: abs(cov.of(m).covers_rate - nominal), default=None)
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """The chosen interval measured on the user's own setting: replays of the file's
-    2x2 table (the simulator fitted to it: the two accuracies and the correlation its
-    cells imply) at the file's n, covering the observed gap; and replays of the same
-    table with no gap (the discordant items split evenly), counting false positives."""
-
-    n: int
-    replays: int
-    resamples: int                 # B of each table's bootstrap; 0: exact (B = infinity)
-    nominal: Fraction
-    coverage: Coverage
-    null: Coverage
-
-    @property
-    def rule(self) -> str:
-        return self.coverage.rule
-
-    @property
-    def holds(self) -> bool:
-        return _holds(self.coverage, self.nominal, self.null)
-
-    @property
-    def recommended(self):
-        return _recommended(self.coverage, self.nominal, self.null)
-
-    def to_json(self) -> dict:
-        return {"replays": self.replays, "resamples": self.resamples,
-                "interval": self.rule, "holds": self.holds,
-                "recommended": self.recommended,
-                "coverage": self.coverage.to_json(), "null": self.null.to_json()}
-
-
-def calibrate(rng: random.Random, cells: Cells, confidence, rule: str, resamples: int,
-              replays: int, progress=None) -> Calibration:
-    """Measure every paired interval rule on *replays* tables drawn from the observed
-    cells at the file's n (coverage of the observed gap), then on as many drawn with
-    the discordant share split evenly (no gap: false positives)."""
-    n, confidence = cells.n, Fraction(confidence)
-    truth = tuple(count / n for count in cells.as_tuple())
-    half = (cells.a_only + cells.b_only) / (2 * n)
-    null = (cells.both / n, half, half, cells.neither / n)
-    rules = _study_rules(rule)
-    steps = _steps(progress, [replays, replays])
-    at_gap = _interval_study(rng, truth, n, Fraction(cells.b - cells.a, n), rules, confidence,
-                            replays, resamples, next(steps))
-    no_gap = _interval_study(rng, null, n, Fraction(0), rules, confidence, replays, resamples,
-                            next(steps))
-    exact = _calibrates_exactly(truth, n)
-    return Calibration(n, replays, 0 if exact else resamples, confidence, at_gap, no_gap)
-
-
-def _calibrates_exactly(probs, n: int) -> bool:
-    """Take each table's bootstrap exactly (its distribution is about 17 sd wide, a step of
-    Python per value) while that is cheaper than resampling it: up to an sd of the
-    discordant count of CALIBRATION_EXACT_SD."""
-    return n * (probs[1] + probs[2]) <= _CALIBRATION_EXACT_SD ** 2
-
-
-def _interval_study(rng, probs, n: int, true_gap: Fraction, rules, confidence, replays: int,
-                   resamples: int, progress=None) -> Coverage:
-    """Every rule measured on *replays* 2x2 tables of n items drawn from the cell
-    probabilities *probs*: each table's bootstrap taken exactly up to
-    CALIBRATION_EXACT_LIMIT items (no resampling), by the counts engine beyond."""
-    study = _Study(true_gap, rules)
-    exact = _calibrates_exactly(probs, n)
-    for replay in range(replays):
-        table = Cells(*multinomial_variate(rng, n, probs))
-        study.add(_exact_table_intervals(table, confidence, rules, 7) if exact else
-                  _table_intervals(rng, table, resamples, confidence, rules))
-        if progress is not None and (replay + 1) % 64 == 0:
-            progress(replay + 1, replays)
-    return study.result(replays)
-
-
-@dataclass(frozen=True)
-class _CalibrationRow:
-    """One setting of the interval table: every rule at the true gap and with none."""
-
-    acc_a: Fraction
-    acc_b: Fraction
-    n: int
-    coverage: Coverage
-    null: Coverage
-
-    def recommended(self, nominal) -> str | None:
-        """The narrowest rule that holds its level here (None: none does)."""
-        good = [m for m in self.coverage.rules
-                if _holds(self.coverage.of(m), nominal, self.null.of(m))]
-        return min(good, key=lambda m: self.coverage.of(m).mean_half_width, default=None)
-
-
-@dataclass(frozen=True)
-class CalibrationTable:
-    """Coverage and false-positive rate of every paired interval the tool offers, over
-    eval-set sizes and accuracy pairs (the README's table comes from here)."""
-
-    corr: Fraction
-    confidence: Fraction
-    replays: int
-    rows: tuple
-
-
-def calibration_table(rng: random.Random, pairs, grid, corr, confidence, replays: int,
-                      progress=None) -> CalibrationTable:
-    """For each accuracy pair and n: *replays* tables from the copula (coverage of the true
-    gap) and as many with both accuracies at their mean (false positives), every rule
-    measured on the same tables, each table's bootstrap exact."""
-    confidence, rows = Fraction(confidence), []
-    steps = _steps(progress, [2 * replays] * (len(pairs) * len(grid)))
-    for acc_a, acc_b in pairs:
-        mean = (Fraction(acc_a) + Fraction(acc_b)) / 2
-        truth, null = Copula(corr, acc_a, acc_b).cells, Copula(corr, mean, mean).cells
-        for n in grid:
-            step = next(steps)
-            cov = _interval_study(rng, truth.as_tuple(), n, Fraction(acc_b) - Fraction(acc_a),
-                                 INTERVALS, confidence, replays, RESAMPLES, step)
-            none = _interval_study(rng, null.as_tuple(), n, Fraction(0), INTERVALS, confidence,
-                                  replays, RESAMPLES)
-            rows.append(_CalibrationRow(Fraction(acc_a), Fraction(acc_b), n, cov, none))
-    return CalibrationTable(Fraction(corr), confidence, replays, tuple(rows))
-
-
-# --- Planning: power and items needed, analytic and exact ---
-
-_EXACT_POWER_LIMIT = 20_000      # largest n whose exact power the planner computes
-_CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples each table (counts)
-_CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_LARGE_REPLAYS
-_CALIBRATION_LARGE_REPLAYS = 300     # tables each way (s.e. about 1.3 pts at 95%)
-_CALIBRATION_REPLAYS = 1000      # tables of the calibration, at the gap and with none
-
-
-def _z_value(confidence) -> float:
-    """The two-sided normal quantile of a confidence level (1.96 at 0.95)."""
-    return NormalDist().inv_cdf(1 - float(1 - Fraction(confidence)) / 2)
-
-
-@dataclass(frozen=True)
-class PowerPlan:
-    """Power of the paired (and unpaired) interval from the cell probabilities.
-
-    Analytic: the paired gap averages per-item differences in {-1, 0, +1} with
-    variance ``sd**2 = P(B only) + P(A only) - gap**2``; its interval is close to
-    ``gap +- z*sd/sqrt(n)``, so it excludes 0 on the true side with probability
-    ``Phi(sqrt(n)*|gap|/sd - z)``.  Unpaired: ``sd**2 = a(1-a) + b(1-b)``.
-    Exact (``exact_power``): the probability, summed over every 2x2 table n items
-    can give, that the exact (B = infinity) percentile interval of that table
-    excludes 0 -- no normal approximation.
-
-    >>> plan = PowerPlan(Copula(CORR, ACC_A, ACC_B).cells, CONFIDENCE)
-    >>> round(plan.power(500), 4), round(plan.exact_power(500), 4)
-    (0.3697, 0.3567)
-    >>> plan.items_needed(0.8), plan.items_needed(0.8, paired=False), plan.exact_items_needed(0.8)
-    (1482, 1884, 1507)
-    """
-
-    cells: Cells
-    confidence: Fraction
-
-    @property
-    def gap(self) -> float:
-        return self.cells.b - self.cells.a
-
-    def sd(self, paired: bool = True) -> float:
-        c = self.cells
-        if paired:
-            return math.sqrt(max(0.0, c.a_only + c.b_only - self.gap ** 2))
-        return math.sqrt(c.a * (1 - c.a) + c.b * (1 - c.b))
-
-    def power(self, n: int, paired: bool = True) -> float:
-        """P(the interval excludes 0 on the true gap's side); 1 - confidence when the gap is 0."""
-        z, sd = _z_value(self.confidence), self.sd(paired)
-        if self.gap == 0 or sd == 0:
-            return float(1 - self.confidence) if self.gap == 0 else 1.0
-        return NormalDist().cdf(math.sqrt(n) * abs(self.gap) / sd - z)
-
-    def items_needed(self, target, paired: bool = True):
-        """Smallest n (>= 2) whose analytic power reaches *target*; None when the gap is 0."""
-        if self.gap == 0:
-            return None
-        z, sd = _z_value(self.confidence), self.sd(paired)
-        n = max(2, math.ceil(((z + NormalDist().inv_cdf(float(target))) * sd / self.gap) ** 2))
-        while n > 2 and self.power(n - 1, paired) >= target:
-            n -= 1
-        while self.power(n, paired) < target:
-            n += 1
-        return n
-
-    def half_width(self, n: int, paired: bool = True) -> float:
-        """The interval's expected half-width, ``z*sd/sqrt(n)``."""
-        return _z_value(self.confidence) * self.sd(paired) / math.sqrt(n)
-
-    def exact_power(self, n: int) -> float | None:
-        """The paired exact-bootstrap interval's power at n, exactly (None above
-        EXACT_POWER_LIMIT items, where it would take seconds per n)."""
-        if n > _EXACT_POWER_LIMIT:
-            return None
-        return exact_power(self.cells, n, self.confidence)
-
-    def exact_items_needed(self, target):
-        """The n from which on the exact power reaches *target*: exact power is an average
-        over all tables, smooth and rising in n, so the first n that reaches it is the one
-        after which every larger n does (the tests check it on a grid).  None when the gap
-        is 0 or the answer lies above EXACT_POWER_LIMIT."""
-        n = self.items_needed(target)
-        if n is None or n > _EXACT_POWER_LIMIT:
-            return None
-        power = self.exact_power(n)
-        for _ in range(6):                     # Newton steps on the analytic curve's slope
-            slope = self.power(n + 1) - self.power(n)
-            step = round((float(target) - power) / slope) if slope > 0 else 0
-            if step == 0 or not 2 <= n + step <= _EXACT_POWER_LIMIT:
-                break
-            n += step
-            power = self.exact_power(n)
-        if power >= target:                    # then to the boundary, one item at a time
-            while n > 2 and self.exact_power(n - 1) >= target:
-                n -= 1
-            return n
-        while n <= _EXACT_POWER_LIMIT and self.exact_power(n) < target:
-            n += 1
-        return n if n <= _EXACT_POWER_LIMIT else None
-
-
-def exact_power(cells: Cells, n: int, confidence) -> float:
-    """P(the exact percentile interval of the paired gap excludes 0 on the true side), over
-    every table of n items drawn from the cell probabilities; the false-positive rate
-    (either side) when the true gap is 0."""
-    return _exact_power(cells.as_tuple(), n, Fraction(confidence))
-
-
-@functools.lru_cache(maxsize=512)
-def _exact_power(probs: tuple, n: int, confidence: Fraction) -> float:
-    cells = Cells(*probs)
-    q = float(1 - confidence) / 2
-    upper = _one_sided_power(cells.a_only, cells.b_only, n, q)
-    if cells.b_only > cells.a_only:
-        return upper
-    lower = _one_sided_power(cells.b_only, cells.a_only, n, q)
-    return lower if cells.a_only > cells.b_only else upper + lower
-
-
-def _one_sided_power(p_a: float, p_b: float, n: int, q: float) -> float:
-    """P(lower end > 0): for each A-only count x (Binomial(n, p_a)), the B-only counts y
-    (Binomial(n - x, p_b / (1 - p_a)) given x) at or above the smallest y*(x) whose
-    table's bootstrap puts at most q of its mass at D <= 0.  y*(x) rises with x, so
-    each is found from the last by a step or two."""
-    if p_b <= 0:
-        return 0.0
-    conditional = min(1.0, p_b / (1 - p_a)) if p_a < 1 else 0.0
-    spread = 9 * math.sqrt(n * p_a * (1 - p_a)) + 10
-    power, threshold = 0.0, None
-    for x in range(max(0, math.floor(n * p_a - spread)), min(n, math.ceil(n * p_a + spread)) + 1):
-        weight = binom_pmf(x, n, p_a)
-        rest = n - x
-        threshold = _threshold(n, x, rest, q, threshold)
-        if threshold <= rest:
-            power += weight * (1.0 - _binom_cdf(threshold - 1, rest, conditional))
-    return power
-
-
-def _threshold(n: int, x: int, rest: int, q: float, guess) -> int:
-    """The smallest y <= rest with P*(D* <= 0 | x A-only, y B-only) <= q (rest + 1: none)."""
-    def fits(y):
-        return _mass_at_or_below_zero(n, x, y) <= q
-
-    if guess is None:
-        low, high = -1, rest + 1
-        while high - low > 1:
-            middle = (low + high) // 2
-            low, high = (low, middle) if fits(middle) else (middle, high)
-        return high
-    y = min(guess, rest + 1)
-    while y > 0 and fits(y - 1):
-        y -= 1
-    while y <= rest and not fits(y):
-        y += 1
-    return y
-
-
-def _mass_at_or_below_zero(n: int, x: int, y: int) -> float:
-    """P*(D* <= 0) for the paired bootstrap of a table with x A-only and y B-only items."""
-    lo, cdf = _paired_gap_cdf(Cells(0, x, y, n - x - y))
-    index = -lo
-    return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
-
-
-@dataclass(frozen=True)
-class RunsPlan:
-    """Power over items and runs (normal approximation): the gap's variance at n items
-    and R runs per system is ``(fixed + fresh / R) / n + (runs_a + runs_b) / R`` -- the
-    per-item variance of the gap from what stays fixed across runs, from what each run
-    draws afresh, and each system's run-to-run variance of its accuracy."""
-
-    gap: float
-    confidence: Fraction
-    fixed: float
-    fresh: float
-    runs_a: float
-    runs_b: float
-
-    def variance(self, n: int, runs: int) -> float:
-        return (self.fixed + self.fresh / runs) / n + (self.runs_a + self.runs_b) / runs
-
-    def power(self, n: int, runs: int) -> float:
-        if self.gap == 0:
-            return float(1 - self.confidence)
-        return NormalDist().cdf(abs(self.gap) / math.sqrt(self.variance(n, runs))
-                                - _z_value(self.confidence))
-
-    def items_needed(self, runs: int, target) -> int | None:
-        """Items for *target* power at this many runs (None: the runs' variance alone is
-        already too large, no number of items reaches it)."""
-        k = _z_value(self.confidence) + NormalDist().inv_cdf(float(target))
-        room = self.gap ** 2 / k ** 2 - (self.runs_a + self.runs_b) / runs
-        if self.gap == 0 or room <= 0:
-            return None
-        return max(2, math.ceil((self.fixed + self.fresh / runs) / room))
-
-
-_RUNS_PLAN_ITEMS = 20_000          # simulated items behind a RunsPlan's variance parts
-
-
-def runs_plan(copula: Copula, confidence, rng: random.Random) -> RunsPlan:
-    """The variance parts of a simulated setting with runs: the per-item parts from
-    RUNS_PLAN_ITEMS simulated items with one run and with two; each system's run part
-    from its threshold shift, Var(Phi(cut + rho)), by quadrature."""
-    one = dataclasses.replace(copula, runs=2, run_sd=Fraction(0))
-    data = simulate_runs(rng, _RUNS_PLAN_ITEMS, one)
-    first = Scores(data.runs_a[0][1], data.runs_b[0][1])
-    v1, v2 = float(_diff_variance(first)), float(_diff_variance(data))
-    fresh, fixed = max(0.0, 2 * (v1 - v2)), max(0.0, 2 * v2 - v1)
-    parts = [_accuracy_variance(float(copula.run_sd), float(acc))
-             for acc in (copula.acc_a, copula.acc_b)]
-    return RunsPlan(float(copula.true_gap), Fraction(confidence), fixed, fresh, *parts)
-
-
-def _accuracy_variance(run_sd: float, acc: float) -> float:
-    """Var over runs of a system's expected accuracy Phi(cut + rho), rho ~ N(0, tau^2)."""
-    tau = _run_shift_sd(run_sd, acc)
-    if tau == 0:
-        return 0.0
-    cut = NormalDist().inv_cdf(acc) * math.sqrt(1 + tau * tau)
-    normal = NormalDist()
-    step, total, square = 0.01, 0.0, 0.0
-    for i in range(-900, 901):
-        weight = normal.pdf(i * step) * step
-        value = normal.cdf(cut + tau * i * step)
-        total += weight * value
-        square += weight * value * value
-    return max(0.0, square - total * total)
-
-
-@dataclass(frozen=True)
-class _PlanSummary:
-    """The plan line of a simulated run: power at its n, and the items a target needs."""
-
-    n: int
-    target: Fraction
-    power: float                    # normal approximation, paired
-    exact_power: float | None       # exact (B = infinity), paired
-    unpaired_power: float
-    n_needed: int | None
-    exact_n_needed: int | None
-    unpaired_n_needed: int | None
-
-
-def _plan_summary(plan: PowerPlan, n: int, target) -> _PlanSummary:
-    """Everything the plan line prints, computed once."""
-    return _PlanSummary(n, Fraction(target), plan.power(n), plan.exact_power(n),
-                       plan.power(n, paired=False), plan.items_needed(target),
-                       plan.exact_items_needed(target), plan.items_needed(target, paired=False))
-
-
-def _minimum_detectable_gap(variance, n: int, confidence, power=Fraction("0.8"),
-                           binary: bool = True) -> float:
-    """The smallest gap this many items detect with the given power (normal approximation),
-    from the per-item variance of B - A: for 0/1 items ``variance = d - gap**2`` with d
-    the discordant share, so the gap solves ``sqrt(n)*g = k*sqrt(d - g**2)``."""
-    k = _z_value(confidence) + NormalDist().inv_cdf(float(power))
-    if binary:
-        return k * math.sqrt(float(variance) / (n + k * k))
-    return k * math.sqrt(float(variance) / n)
-
-
-def _items_to_detect(gap, variance, confidence, power=Fraction("0.8")) -> int | None:
-    """Items needed for the given power to detect *gap* (normal approximation)."""
-    if gap == 0 or variance <= 0:
-        return None
-    k = _z_value(confidence) + NormalDist().inv_cdf(float(power))
-    return max(2, math.ceil(k * k * float(variance) / float(gap) ** 2))
-
-
-@dataclass(frozen=True)
-class ActPlan:
-    """What a verdict that claims nothing would take to settle (normal approximation, 80%
-    power): the smallest gap detectable now, and the items -- or, with runs, the items at
-    these runs or the runs at these items -- that the observed gap would need.  ``basis`` says
-    what the spread came from: ``discordant`` (0/1 items: the discordant share), ``sd`` (the
-    per-item sd of B - A) or ``runs`` (the two-level variance of items and runs)."""
-
-    power: float
-    detectable: float | None        # None: no item tells the systems apart
-    basis: str
-    basis_value: float
-    items_needed: int | None
-    runs_needed: int | None = None
-
-    def to_json(self) -> dict:
-        return {"power": self.power, "minimum_detectable_gap": self.detectable,
-                "basis": self.basis, "basis_value": self.basis_value,
-                "items_to_detect_observed_gap": self.items_needed,
-                "runs_to_detect_observed_gap": self.runs_needed}
-
-
-def act_plan(result) -> ActPlan:
-    """The :class:`ActPlan` of an analysis (one record for every output format)."""
-    power = Fraction("0.8")
-    k = _z_value(result.confidence) + NormalDist().inv_cdf(float(power))
-    runs = result.runs
-    if runs is not None:
-        budget = float(runs.gap) ** 2 / (k * k)
-        v_runs = runs.variance_runs_a + runs.variance_runs_b
-        items = runs_count = None
-        if runs.gap != 0 and budget > v_runs and runs.variance_items > 0:
-            items = math.ceil(runs.variance_items * result.n / (budget - v_runs))
-        if runs.gap != 0 and budget > runs.variance_items and v_runs > 0:
-            scale = v_runs / (budget - runs.variance_items)
-            runs_count = math.ceil(scale * max(runs.a.count, runs.b.count))
-        return ActPlan(float(power), k * math.sqrt(runs.variance) if runs.variance > 0 else None,
-                       "runs",
-                       float(runs.variance), items, runs_count)
-    binary = result.binary and result.design is None
-    spread = result.diff_variance + result.gap ** 2 if binary else result.diff_variance
-    smallest = _minimum_detectable_gap(spread, result.n, result.confidence, power,
-                                      binary=binary) if spread > 0 else None
-    return ActPlan(float(power), smallest, "discordant" if binary else "sd",
-                   float(spread) if binary else math.sqrt(result.diff_variance),
-                   _items_to_detect(result.gap, result.diff_variance, result.confidence, power))
-
-
-@dataclass(frozen=True)
-class AccuracyPlan:
-    """Items needed for one accuracy's interval to reach a half-width, three ways."""
-
-    accuracy: Fraction
-    half_width: Fraction
-    confidence: Fraction
-    wald: int
-    wilson: int
-    clopper_pearson: int
-
-
-def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
-    """Items for a +-half_width interval on one accuracy near *accuracy*, three ways.
-
-    Wald: ``n = z**2 p(1-p) / h**2``.  Wilson: the smallest n whose score
-    interval around p is no wider (its width falls steadily with n).
-    Clopper-Pearson (exact): the n from which on *every* larger n gives a
-    half-width within the target when round(p*n) of the n items are correct --
-    not merely the first n that does: rounding p*n makes the exact width jump,
-    most near 0 and 1 (at 0.999 +- 0.005 it first fits at 368 items, no longer
-    fits from 501 and fits for good from 553).
-
-    >>> plan = plan_accuracy(Fraction("0.85"), Fraction("0.015"), CONFIDENCE)
-    >>> plan.wald, plan.wilson, plan.clopper_pearson
-    (2177, 2177, 2241)
-    """
-    p, h, z = Fraction(accuracy), float(half_width), _z_value(confidence)
-    wald = max(2, math.ceil(z * z * float(p * (1 - p)) / (h * h)))
-    wilson = _first_true(lambda n: _wilson_half_width(float(p) * n, n, confidence) <= h, wald)
-    exact = _items_for_half_width(lambda k, n: _clopper_pearson_half_width(k, n, confidence),
-                                 p, h, wilson)
-    return AccuracyPlan(p, Fraction(half_width), Fraction(confidence), wald, wilson, exact)
-
-
-def _items_for_half_width(width, p: Fraction, target: float, start: int = 2) -> int:
-    """The smallest n from which on ``width(round(p*n), n) <= target`` for every n.
-
-    *width(k, n)* is an interval's half-width with k of n correct.  The first n
-    that fits is found by galloping and bisection; the rounding of p*n can still
-    lift a larger n above the target, but not once the envelope -- the wider of
-    the widths at k = floor(p*n - 1/2) and ceil(p*n + 1/2), which bracket every
-    value round(p*n) can take nearby -- fits as well, so every n in between is
-    checked one by one.
-    """
-    def at(n):
-        return width(round(p * n), n)
-
-    def envelope(n):
-        low = max(0, math.floor(p * n - Fraction(1, 2)))
-        high = min(n, math.ceil(p * n + Fraction(1, 2)))
-        return max(width(low, n), width(high, n))
-
-    first = _first_true(lambda n: at(n) <= target, start)
-    end = _first_true(lambda n: envelope(n) <= target, first)
-    failing = [n for n in range(first, end) if at(n) > target]
-    return failing[-1] + 1 if failing else first
-
-
-def _first_true(predicate, start: int) -> int:
-    """The smallest n >= 2 with predicate(n), for a predicate false then true, by galloping
-    from *start* and bisection."""
-    if predicate(start):
-        low, high, step = start, start, 1
-        while True:
-            if high == 2:
-                return 2
-            low = max(2, high - step)
-            if not predicate(low):
-                break
-            high, step = low, step * 2
-    else:
-        low, high, step = start, start + 1, 1
-        while not predicate(high):
-            low, high, step = high, high + step, step * 2
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if predicate(middle) else (middle, high)
-    return high
-
-
-def _wald_half_width(successes: int, n: int, confidence) -> float:
-    """Half-width of the Wald (normal approximation) interval, z*sqrt(p(1-p)/n): 0 at
-    0 or n successes, which is why it misleads near 0 and 1."""
-    p = successes / n
-    return _z_value(confidence) * math.sqrt(p * (1 - p) / n)
-
-
-def wilson_interval(successes, n: int, confidence) -> tuple:
-    """Wilson's score interval for a binomial proportion (never of zero width; *successes*
-    may be a real p*n when planning).
-
-    >>> [round(x, 4) for x in wilson_interval(30, 30, CONFIDENCE)]
-    [0.8865, 1.0]
-    """
-    z = _z_value(confidence)
-    p, z2 = successes / n, z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    spread = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return max(0.0, centre - spread), min(1.0, centre + spread)
-
-
-def _wilson_half_width(successes, n: int, confidence) -> float:
-    low, high = wilson_interval(successes, n, confidence)
-    return (high - low) / 2
-
-
-def _binom_cdf(k: int, n: int, p: float) -> float:
-    """P(Binomial(n, p) <= k): the shorter tail summed from Loader's probabilities
-    (``_binom_cdf_lower``), the upper one by symmetry.
-
-    >>> round(_binom_cdf(3, 10, 0.5) * 1024, 9), round(_binom_cdf(6, 10, 0.5) * 1024, 9)
-    (176.0, 848.0)
-    """
-    if k < 0:
-        return 0.0
-    if k >= n or p <= 0:
-        return 1.0
-    if p >= 1:
-        return 0.0
-    if k <= n * p:
-        return _binom_cdf_lower(k, n, p)
-    return 1.0 - _binom_cdf_lower(n - k - 1, n, 1 - p)
-
-
-def clopper_pearson(successes: int, n: int, confidence) -> tuple:
-    """The exact (Clopper-Pearson) interval for a binomial proportion.
-
-    Each end solves a binomial tail equation; the root is bracketed from the
-    Wilson interval's end and found by the Illinois method (a safeguarded secant):
-    a dozen tail sums instead of sixty bisection steps.
-
-    >>> [round(x, 6) for x in clopper_pearson(0, 30, CONFIDENCE)]
-    [0.0, 0.115703]
-    """
-    alpha = float(1 - Fraction(confidence)) / 2
-    guess = wilson_interval(successes, n, confidence)
-    lower = 0.0 if successes == 0 else _increasing_root(
-        lambda q: (1 - _binom_cdf(successes - 1, n, q)) - alpha, guess[0])
-    upper = 1.0 if successes == n else _increasing_root(
-        lambda q: alpha - _binom_cdf(successes, n, q), guess[1])
-    return lower, upper
-
-
-def _increasing_root(f, guess: float, tolerance: float = 1e-13) -> float:
-    """The root in (0, 1) of an increasing f, from a guess: bracket, then Illinois."""
-    guess = min(max(guess, 1e-300), 1 - 1e-16)
-    step = max(1e-12, min(guess, 1 - guess) / 8)
-    low = high = guess
-    f_low = f_high = f(guess)
-    while f_low > 0 and low > 0.0:
-        low = max(0.0, low - step)
-        f_low, step = f(low), step * 2
-    while f_high < 0 and high < 1.0:
-        high = min(1.0, high + step)
-        f_high, step = f(high), step * 2
-    side = 0
-    for _ in range(200):
-        if high - low <= tolerance * max(1e-300, high) or f_low == 0 or f_high == 0:
-            break
-        middle = (low * f_high - high * f_low) / (f_high - f_low)
-        if not low < middle < high:
-            middle = (low + high) / 2
-        value = f(middle)
-        if value < 0:
-            low, f_low = middle, value
-            f_high, side = f_high / 2 if side == -1 else f_high, -1
-        else:
-            high, f_high = middle, value
-            f_low, side = f_low / 2 if side == 1 else f_low, 1
-    return low if f_low == 0 else high if f_high == 0 else (low + high) / 2
-
-
-def _clopper_pearson_half_width(successes: int, n: int, confidence) -> float:
-    lower, upper = clopper_pearson(successes, n, confidence)
-    return (upper - lower) / 2
-
-
-@dataclass(frozen=True)
-class _SweepRow:
-    """One eval-set size of a power sweep."""
-
-    n: int
-    power: float               # analytic, paired
-    unpaired_power: float      # analytic, unpaired
-    half_width: float          # analytic paired half-width
-    unpaired_half_width: float
-    simulated: Coverage
-    exact_power: float | None = None   # exact (B = infinity), paired
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """Power, coverage and widths over eval-set sizes, and the size a target power needs."""
-
-    copula: Copula
-    rows: tuple
-    target_power: Fraction
-    n_needed: int | None               # by the exact power when it could be computed
-    unpaired_n_needed: int | None
-    confirmation: Coverage | None      # the simulation run at n_needed
-    analytic_n_needed: int | None = None
-    exact: bool = False                # n_needed comes from the exact power
-
-
-def sweep(rng: random.Random, copula: Copula, grid, *, replays: int, resamples: int,
-          confidence, target_power, engine: str = "counts", progress=None) -> Sweep:
-    """Analytic, exact and simulated power and coverage at each n of *grid*, then the n
-    for *target_power* (by the exact power where it can be computed) confirmed by one
-    more simulation at that n."""
-    plan = PowerPlan(copula.cells, Fraction(confidence))
-    analytic = plan.items_needed(target_power)
-    exact = plan.exact_items_needed(target_power)
-    n_needed = exact if exact is not None else analytic
-    steps = _steps(progress, [replays] * (len(grid) + 1))
-    rows = []
-    for n in grid:
-        simulated = coverage(rng, copula, n, replays=replays, resamples=resamples,
-                             confidence=confidence, engine=engine, progress=next(steps))
-        rows.append(_SweepRow(n, plan.power(n), plan.power(n, paired=False), plan.half_width(n),
-                             plan.half_width(n, paired=False), simulated, plan.exact_power(n)))
-    confirmation = None
-    if n_needed is not None:
-        confirmation = coverage(rng, copula, n_needed, replays=replays, resamples=resamples,
-                                confidence=confidence, engine=engine, progress=next(steps))
-    return Sweep(copula, tuple(rows), Fraction(target_power), n_needed,
-                 plan.items_needed(target_power, paired=False), confirmation, analytic,
-                 exact is not None)
-
-
-# === I/O ===
-
-class _Progress:
-    """A one-line progress indicator on stderr, only on a terminal and only for slow loops.
-
-    Nothing is drawn during the first second, nor ever when the stream is not
-    a TTY; stdout is never touched.  Call it as ``progress(done, total)``.
-    """
-
-    def __init__(self, label: str, stream=None, enabled: bool = True, delay: float = 1.0):
-        self.label = label
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = enabled and self.stream.isatty()
-        self.delay = delay
-        self.start = time.monotonic()
-        self.last = 0.0
-        self.drawn = False
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        elapsed = now - self.start
-        if elapsed < self.delay or (now - self.last < 0.2 and done < total):
-            return
-        self.last = now
-        left = elapsed * (total - done) / done if done else 0.0
-        self.stream.write(f"\r{self.label}: {done}/{total} ({100 * done // total}%), "
-                          f"about {left:.0f} s left ")
-        self.stream.flush()
-        self.drawn = True
-
-    def close(self) -> None:
-        if self.drawn:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-            self.drawn = False
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: str, text: str) -> None:
-    """Write *text* to *path* whole or not at all: a temporary file beside the target, then
-    a rename.  A symlink is followed (the file it names is replaced, the link stays); a
-    replaced file keeps its permissions and a new one gets ``0666 & ~umask``, as ``open()``
-    would give it; the temporary file is removed on any error or signal."""
-    target = os.path.realpath(path)
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except OSError:
-        mode = 0o666 & ~_umask()
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=os.path.dirname(target))
-    except OSError as err:
-        raise ToolError(f"cannot write {_printable(path)}: {err.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException as err:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(err, OSError):
-            raise ToolError(f"cannot write {_printable(path)}: {err.strerror}") from None
-        raise
-
-
-def _scores_csv_text(scores: Scores) -> str:
-    """The CSV the article ships: ``item,system_a_correct,system_b_correct``, \\n line ends."""
-    if scores.runs_a is not None:              # simulated runs: a row per item and run
-        lines = ["item,run,system_a_correct,system_b_correct"]
-        for (run, a), (_, b) in zip(scores.runs_a, scores.runs_b):
-            lines += [f"{i},{run},{x},{y}" for i, (x, y) in enumerate(zip(a, b), start=1)]
-        return "\n".join(lines) + "\n"
-    if scores.clusters is not None:            # a simulated clustered run: its clusters too
-        lines = [",".join(CSV_COLUMNS + ("cluster",))]
-        lines += [f"{i},{x},{y},{c + 1}" for i, (x, y, c)
-                  in enumerate(zip(scores.a, scores.b, scores.clusters), start=1)]
-    else:
-        lines = [",".join(CSV_COLUMNS)]
-        lines += [f"{i},{x},{y}" for i, (x, y) in enumerate(zip(scores.a, scores.b), start=1)]
-    return "\n".join(lines) + "\n"
-
-
-def write_scores_csv(path: str, scores: Scores) -> None:
-    """Write the per-item scores of a simulated run, atomically."""
-    atomic_write(path, _scores_csv_text(scores))
-
-
-# === Sources: the user's files ===
-#
+# The simulator draws from the stream it is given, in the article's order.
 # Every reader streams its input through _CheckedReader, which hashes the raw
 # bytes (the report's SHA-256 is of the file exactly as it is on disk) and
 # refuses, at C speed per 64 KiB chunk, what cannot be a text table: NUL bytes,
 # invalid UTF-8, a line longer than MAX_LINE_BYTES.  A UTF-8 byte-order mark
 # and CRLF line ends are read as what they are.  Files are always closed
-# (``with _InputFile(...)``).  Nothing here draws from the random stream.
+# (``with _InputFile(...)``).  No reader draws from the random stream.  Files
+# the tool writes are written atomically (a temporary file in the target's
+# folder, then os.replace), never over an input.
+
+# --- The simulator: the article's Gaussian copula, clusters and runs ---
+#
+# simulate() is the article's listing: it reads ``rng.gauss`` in the listing's
+# order, so the article's seed gives the article's items.
+
+def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b, progress=None) -> Scores:
+    """Simulate *n_items* items scored 0/1 by two systems with correlated errors.
+
+    Exactly the article's listing: for each item a shared difficulty
+    ``d = gauss(0, 1)`` and two latent scores ``za = corr*d + w*gauss(0, 1)``,
+    ``zb = corr*d + w*gauss(0, 1)`` with ``w = sqrt(1 - corr**2)``; a system
+    is correct when its latent score is below ``NormalDist().inv_cdf(acc)``,
+    so each hits its accuracy while the two share difficulty (their latent
+    correlation is corr**2).
+
+    >>> s = simulate(random.Random(1), 5, 0.6, 0.72, 0.76)
+    >>> s.a, s.b
+    ((0, 1, 1, 1, 1), (0, 1, 1, 1, 1))
+    """
+    corr = float(corr)
+    w = math.sqrt(1 - corr ** 2)
+    za_cut = NormalDist().inv_cdf(float(acc_a))
+    zb_cut = NormalDist().inv_cdf(float(acc_b))
+    gauss = rng.gauss
+    a, b = [], []
+    for i in range(n_items):
+        if progress is not None and i & 0xFFFF == 0 and i:
+            progress(i, n_items)
+        d = gauss(0, 1)
+        za = corr * d + w * gauss(0, 1)
+        zb = corr * d + w * gauss(0, 1)
+        a.append(int(za < za_cut))
+        b.append(int(zb < zb_cut))
+    return Scores(tuple(a), tuple(b))
+
+
+def simulate_clustered(rng: random.Random, n_items: int, corr, acc_a, acc_b, cluster_size: int,
+                       icc) -> Scores:
+    """Items in clusters of *cluster_size* (the last may be smaller): questions about one
+    passage, turns of one conversation.  Every latent part of the listing's model --
+    the shared difficulty d and each system's own noise -- is split into a cluster
+    part and an item part, ``sqrt(icc)*cluster + sqrt(1-icc)*item``: per cluster
+    three ``gauss(0, 1)`` (difficulty, A's noise, B's noise), per item three more.
+    Each part is still N(0, 1), so accuracies and the cells of one item are the
+    listing's; but items of a cluster move together, and so does B - A (a system
+    that is better on one topic is better on all its questions).
+
+    >>> s = simulate_clustered(random.Random(1), 6, 0.6, 0.72, 0.76, 3, 0.5)
+    >>> s.clusters
+    (0, 0, 0, 1, 1, 1)
+    """
+    corr, icc = float(corr), float(icc)
+    w, shared, own = math.sqrt(1 - corr ** 2), math.sqrt(icc), math.sqrt(1 - icc)
+    za_cut = NormalDist().inv_cdf(float(acc_a))
+    zb_cut = NormalDist().inv_cdf(float(acc_b))
+    gauss = rng.gauss
+    a, b, clusters = [], [], []
+    for start in range(0, n_items, cluster_size):
+        u, v_a, v_b = gauss(0, 1), gauss(0, 1), gauss(0, 1)
+        for _ in range(min(cluster_size, n_items - start)):
+            d = shared * u + own * gauss(0, 1)
+            za = corr * d + w * (shared * v_a + own * gauss(0, 1))
+            zb = corr * d + w * (shared * v_b + own * gauss(0, 1))
+            a.append(int(za < za_cut))
+            b.append(int(zb < zb_cut))
+            clusters.append(start // cluster_size)
+    return Scores(tuple(a), tuple(b), clusters=tuple(clusters))
+
+
+def _run_shift_sd(run_sd: float, acc: float) -> float:
+    """tau, the sd of the threshold shift that gives an accuracy sd of about run_sd."""
+    u = run_sd / NormalDist().pdf(NormalDist().inv_cdf(acc))
+    if u >= 1:
+        raise ToolError(f"--run-sd {run_sd} is too large for an accuracy of {acc}")
+    return u / math.sqrt(1 - u * u)
+
+
+def simulate_runs(rng: random.Random, n_items: int, copula) -> Scores:
+    """Items scored by both systems in several runs (seeds) each.
+
+    The listing's model, with runs: per item a shared difficulty d and each system's
+    own noise u (``gauss(0, 1)`` each: d, u_A, u_B); per system and run a shift rho
+    of its latent threshold (a seed makes a system a little better or worse as a
+    whole) and fresh per-item noise v (sampling), so that
+    ``z = corr*d + w*(sqrt(1-k)*u + sqrt(k)*v)`` with k = ``run_item_noise``, and the
+    item is correct when ``z < cut + rho``.  rho ~ N(0, tau^2) with tau set so that
+    the run-to-run sd of the accuracy is about ``run_sd``, and the cut is
+    ``Phi^-1(acc)*sqrt(1 + tau^2)``, so the expected accuracy over runs is exactly acc
+    and the true gap is acc_B - acc_A.  Draw order: the items' d, u_A, u_B; then A's
+    runs (rho, then v per item), then B's.
+    """
+    corr, k = float(copula.corr), float(copula.run_item_noise)
+    w = math.sqrt(1 - corr ** 2)
+    gauss = rng.gauss
+    fixed = [(gauss(0, 1), gauss(0, 1), gauss(0, 1)) for _ in range(n_items)]
+    systems = []
+    for which, acc in ((1, copula.acc_a), (2, copula.acc_b)):
+        tau = _run_shift_sd(float(copula.run_sd), float(acc))
+        cut = NormalDist().inv_cdf(float(acc)) * math.sqrt(1 + tau * tau)
+        own, fresh = math.sqrt(1 - k), math.sqrt(k)
+        runs = []
+        for run in range(copula.runs):
+            shift = gauss(0, 1) * tau
+            column = tuple(int(corr * item[0] + w * (own * item[which] + fresh * gauss(0, 1))
+                               < cut + shift) for item in fixed)
+            runs.append((run + 1, column))
+        systems.append(tuple(runs))
+    means = [tuple(map(lambda *v: _run_mean(v), *(c for _, c in runs))) for runs in systems]
+    return Scores(means[0], means[1], runs_a=systems[0], runs_b=systems[1])
+
+
+@dataclass(frozen=True)
+class Copula:
+    """The article's simulator: two 0/1 systems whose errors share item difficulty.
+
+    ``corr`` is each latent score's loading on the shared difficulty (the
+    systems' latent correlation is corr**2); ``acc_a`` and ``acc_b`` are the
+    true accuracies, kept exact so that the true gap is exact.
+    """
+
+    corr: Fraction
+    acc_a: Fraction
+    acc_b: Fraction
+    cluster_size: int = 1          # items per cluster (1: the article's independent items)
+    icc: Fraction = Fraction(0)    # within-cluster correlation of every latent score
+    runs: int = 1                  # runs (seeds) per system
+    run_sd: Fraction = Fraction(0)         # sd of a system's accuracy from run to run
+    run_item_noise: Fraction = Fraction(3, 10)   # share of the own noise redrawn per run
+
+    @property
+    def true_gap(self) -> Fraction:
+        return Fraction(self.acc_b) - Fraction(self.acc_a)
+
+    @property
+    def clustered(self) -> bool:
+        return self.cluster_size > 1
+
+    def simulate(self, rng: random.Random, n_items: int, progress=None) -> Scores:
+        if self.runs > 1:
+            return simulate_runs(rng, n_items, self)
+        if not self.clustered:
+            return simulate(rng, n_items, self.corr, self.acc_a, self.acc_b, progress)
+        return simulate_clustered(rng, n_items, self.corr, self.acc_a, self.acc_b,
+                                  self.cluster_size, self.icc)
+
+    @functools.cached_property
+    def cells(self) -> Cells:
+        """Cell probabilities of one item, by integrating over the shared difficulty.
+
+        ``P(both right) = integral of phi(d) Phi((za - c d)/w) Phi((zb - c d)/w)``;
+        the trapezoid rule on a smooth Gaussian-weighted integrand converges
+        geometrically, and the step is halved until two estimates agree to
+        1e-13.  The other cells follow from the accuracies.
+
+        >>> cells = Copula(CORR, ACC_A, ACC_B).cells
+        >>> round(cells.both, 12), round(cells.b_only - cells.a_only, 12)
+        (0.588152799524, 0.04)
+        """
+        both = _integrate_both_right(float(self.corr), float(self.acc_a), float(self.acc_b))
+        acc_a, acc_b = float(self.acc_a), float(self.acc_b)
+        return Cells(both, acc_a - both, acc_b - both, 1 - acc_a - acc_b + both)
+
+    def simulate_cells(self, rng: random.Random, n_items: int) -> Cells:
+        """The cell counts of n simulated items: one multinomial draw (the counts engine)."""
+        return Cells(*multinomial_variate(rng, n_items, self.cells.as_tuple()))
 
 
 class _Missing:
@@ -4375,6 +1485,9 @@ def _json_object(pairs) -> _JsonObject:
     return obj
 
 
+_JSON_NUMBERS = {}
+
+
 def _json_number(text: str):
     value = _JSON_NUMBERS.get(text)
     if value is None:
@@ -4385,9 +1498,6 @@ def _json_number(text: str):
         if len(_JSON_NUMBERS) < 1 << 16:        # one object per number text
             _JSON_NUMBERS[text] = value
     return value
-
-
-_JSON_NUMBERS = {}
 
 
 def _json_int(text: str):
@@ -4482,6 +1592,10 @@ def _flat_keys(record: dict, limit: int = 40) -> list:
     return keys
 
 
+def _where(where) -> str:
+    return where() if callable(where) else where
+
+
 def parse_score(value, where=""):
     """An exact score from a cell's text or a JSON value: 0/1 (also true/false) or a finite
     real, read exactly from its decimal digits; MISSING for an empty cell or null.
@@ -4527,11 +1641,15 @@ def parse_score(value, where=""):
     raise ToolError(f"{_where(where)}: {_shorten(shown)} is not a number")
 
 
-def _where(where) -> str:
-    return where() if callable(where) else where
-
-
 _FLOAT_ID = re.compile(r"[0-9]{1,18}\.0*", re.ASCII)
+
+
+def _json_default(value):
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, _Unusable):
+        return value.text
+    raise TypeError(type(value).__name__)
 
 
 def _item_id(value):
@@ -4566,14 +1684,6 @@ def _item_id(value):
     if isinstance(value, _Unusable):
         return value.text
     return json.dumps(value, sort_keys=True, default=_json_default)
-
-
-def _json_default(value):
-    if isinstance(value, Fraction):
-        return float(value)
-    if isinstance(value, _Unusable):
-        return value.text
-    raise TypeError(type(value).__name__)
 
 
 # --- Row streams: CSV, JSON lines, JSON documents ---
@@ -4629,41 +1739,20 @@ def _compose(parts):
     return _MISSING if _MISSING in parts else tuple(parts)
 
 
-def _csv_rows(f: _InputFile, fields: _Fields, delimiter: str | None = None) -> _RowStream:
-    """Rows of a CSV (comma, tab or semicolon, sniffed from the header)."""
-    path = _printable(f.path)
-    header_line = f.text.readline()
-    if header_line.lstrip().startswith(("{", "[")):
-        raise ToolError(f"{path} looks like JSON: use --input-format jsonl or json")
-    delimiter = delimiter or _sniff_delimiter(path, header_line)
-    csv.field_size_limit(MAX_FIELD_CHARS)
-    reader = csv.reader(itertools.chain([header_line], f.text), delimiter=delimiter,
-                        strict=True)
-    try:
-        header = next(reader)
-    except csv.Error as err:
-        raise ToolError(f"{path} line 1: {err}") from None
-    id_keys = _id_keys(fields, header.__contains__)
-    wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
-    for name in wanted:
-        if name not in header:
-            raise ToolError(f"{path}: no column {_shorten(name)} (columns: "
-                            f"{_printable(', '.join(header))[:300]})")
-    if len(set(header)) != len(header):
-        repeated = sorted({h for h in header if header.count(h) > 1})
-        raise ToolError(f"{path}: column {_shorten(repeated[0])} appears twice in the header")
-    positions = [header.index(name) for name in fields.scores]
-    label_positions = [header.index(name) for name in fields.labels]
-    id_positions = [header.index(name) for name in id_keys]
-    state = _CsvRows(path, len(header), positions, fields.scores, label_positions,
-                     id_positions)
-    fast = len(id_positions) <= 1 and not label_positions and positions
-    return _RowStream("csv", wanted, tuple(header), bool(id_keys),
-                     state.batches(reader) if fast else state.rows(reader))
-
-
 _BATCH = object()                  # marks a batch of clean rows in a row stream
 _CSV_BATCH = 4096                  # rows the fast path takes at a time
+
+
+def _row_lines(batch, start: int, end: int) -> list:
+    """The line each row of a batch ends on: consecutive when no field spans lines, else
+    counted from the line breaks inside the fields (a blank line is an empty row)."""
+    if end - start == len(batch):
+        return list(range(start + 1, end + 1))
+    lines, line = [], start
+    for row in batch:
+        line += 1 + sum(field.count("\n") for field in row)
+        lines.append(line)
+    return lines
 
 
 class _CsvRows:
@@ -4772,16 +1861,37 @@ class _CsvRows:
         return ids, columns
 
 
-def _row_lines(batch, start: int, end: int) -> list:
-    """The line each row of a batch ends on: consecutive when no field spans lines, else
-    counted from the line breaks inside the fields (a blank line is an empty row)."""
-    if end - start == len(batch):
-        return list(range(start + 1, end + 1))
-    lines, line = [], start
-    for row in batch:
-        line += 1 + sum(field.count("\n") for field in row)
-        lines.append(line)
-    return lines
+def _csv_rows(f: _InputFile, fields: _Fields, delimiter: str | None = None) -> _RowStream:
+    """Rows of a CSV (comma, tab or semicolon, sniffed from the header)."""
+    path = _printable(f.path)
+    header_line = f.text.readline()
+    if header_line.lstrip().startswith(("{", "[")):
+        raise ToolError(f"{path} looks like JSON: use --input-format jsonl or json")
+    delimiter = delimiter or _sniff_delimiter(path, header_line)
+    csv.field_size_limit(MAX_FIELD_CHARS)
+    reader = csv.reader(itertools.chain([header_line], f.text), delimiter=delimiter,
+                        strict=True)
+    try:
+        header = next(reader)
+    except csv.Error as err:
+        raise ToolError(f"{path} line 1: {err}") from None
+    id_keys = _id_keys(fields, header.__contains__)
+    wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
+    for name in wanted:
+        if name not in header:
+            raise ToolError(f"{path}: no column {_shorten(name)} (columns: "
+                            f"{_printable(', '.join(header))[:300]})")
+    if len(set(header)) != len(header):
+        repeated = sorted({h for h in header if header.count(h) > 1})
+        raise ToolError(f"{path}: column {_shorten(repeated[0])} appears twice in the header")
+    positions = [header.index(name) for name in fields.scores]
+    label_positions = [header.index(name) for name in fields.labels]
+    id_positions = [header.index(name) for name in id_keys]
+    state = _CsvRows(path, len(header), positions, fields.scores, label_positions,
+                     id_positions)
+    fast = len(id_positions) <= 1 and not label_positions and positions
+    return _RowStream("csv", wanted, tuple(header), bool(id_keys),
+                     state.batches(reader) if fast else state.rows(reader))
 
 
 def _jsonl_records(f: _InputFile):
@@ -4828,19 +1938,6 @@ def _document_records(value, path: str):
         yield f"record {index}", record
 
 
-def _record_rows(records, fields: _Fields, path: str, fmt: str) -> _RowStream:
-    """Rows from JSON records (JSON lines, or a document's list)."""
-    records = iter(records)
-    first = next(records, None)
-    if first is None:
-        raise ToolError(f"{path} has no records")
-    id_keys = _id_keys(fields, lambda key: _lookup_key(first[1], key) is not _ABSENT)
-    wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
-    return _RowStream(fmt, wanted, tuple(_flat_keys(first[1])), bool(id_keys),
-                     _record_generator(itertools.chain([first], records), fields, id_keys,
-                                       path))
-
-
 def _record_generator(records, fields, id_keys, path):
     for where, record in records:
         place = f"{path} {where}"
@@ -4855,6 +1952,19 @@ def _record_generator(records, fields, id_keys, path):
         else:
             item = int(where.split()[-1])
         yield where, item, values
+
+
+def _record_rows(records, fields: _Fields, path: str, fmt: str) -> _RowStream:
+    """Rows from JSON records (JSON lines, or a document's list)."""
+    records = iter(records)
+    first = next(records, None)
+    if first is None:
+        raise ToolError(f"{path} has no records")
+    id_keys = _id_keys(fields, lambda key: _lookup_key(first[1], key) is not _ABSENT)
+    wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
+    return _RowStream(fmt, wanted, tuple(_flat_keys(first[1])), bool(id_keys),
+                     _record_generator(itertools.chain([first], records), fields, id_keys,
+                                       path))
 
 
 # --- Collecting rows: missing and repeated ids, counted or refused ---
@@ -4873,6 +1983,35 @@ class _Collected:
 def _first(items) -> str:
     shown = [_shorten(x) if isinstance(x, str) else _printable(str(x)) for x in items[:_SHOW_IDS]]
     return ", ".join(shown) + (", ..." if len(items) > _SHOW_IDS else "")
+
+
+def _extend_ids(ids, more):
+    try:
+        ids.extend(more)
+    except (TypeError, OverflowError):
+        ids = list(ids) + list(more)
+    return ids
+
+
+def _repeated_ids(ids) -> set:
+    """The ids that appear more than once.  Dense non-negative integer ids (the common
+    1..n) are checked with a bitmap, a byte per possible id, instead of a set."""
+    if ids and (isinstance(ids, array.array) or all(type(i) is int for i in ids)):
+        low, high = min(ids), max(ids)
+        if low >= 0 and high < 16 * len(ids) + 1024:
+            seen = bytearray(high + 1)
+            twice = set()
+            for i in ids:
+                if seen[i]:
+                    twice.add(i)
+                seen[i] = 1
+            return twice
+    seen, twice = set(), set()
+    for i in ids:
+        if i in seen:
+            twice.add(i)
+        seen.add(i)
+    return twice
 
 
 def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Collected:
@@ -4927,35 +2066,6 @@ def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Col
     return _Collected(ids, columns, rows_read, rows_read - len(ids), "; ".join(notes))
 
 
-def _extend_ids(ids, more):
-    try:
-        ids.extend(more)
-    except (TypeError, OverflowError):
-        ids = list(ids) + list(more)
-    return ids
-
-
-def _repeated_ids(ids) -> set:
-    """The ids that appear more than once.  Dense non-negative integer ids (the common
-    1..n) are checked with a bitmap, a byte per possible id, instead of a set."""
-    if ids and (isinstance(ids, array.array) or all(type(i) is int for i in ids)):
-        low, high = min(ids), max(ids)
-        if low >= 0 and high < 16 * len(ids) + 1024:
-            seen = bytearray(high + 1)
-            twice = set()
-            for i in ids:
-                if seen[i]:
-                    twice.add(i)
-                seen[i] = 1
-            return twice
-    seen, twice = set(), set()
-    for i in ids:
-        if i in seen:
-            twice.add(i)
-        seen.add(i)
-    return twice
-
-
 # --- Harness logs: lm-evaluation-harness, Inspect, HELM ---
 #
 # Each adapter turns a harness's own file into rows ``(where, (item, run),
@@ -5008,6 +2118,33 @@ def _one_system(kind: str, path: str, fields: _Fields) -> None:
                         "--candidate LOG")
 
 
+_LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
+                   "metrics", "doc_hash", "prompt_hash", "target_hash"}
+
+
+def _lm_eval_model(real_path: str | None) -> str | None:
+    """The model of an lm-eval output folder: ``model_name`` in a results file beside the
+    samples, else the folder's name when it is one (``org__model`` -> ``org/model``)."""
+    if real_path is None:
+        return None
+    folder = os.path.dirname(real_path)
+    try:
+        results = sorted(name for name in os.listdir(folder)
+                         if name.startswith("results_") and name.endswith(".json"))
+    except OSError:
+        return None
+    for name in reversed(results):
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                data = handle.read(1 << 24)
+            value = _JSON.decode(data.decode("utf-8")).get("model_name")
+        except (OSError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
+            continue
+        if isinstance(value, str) and value:
+            return value
+    return os.path.basename(folder).replace("__", "/") if results else None
+
+
 def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name):
     """lm-evaluation-harness ``samples_<task>_<time>.jsonl``: one line per document per
     filter (``--filter``), the metric values as top-level keys (``--score-col``)."""
@@ -5038,33 +2175,6 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     note = f"lm-eval filter {chosen}" if len(by_filter) > 1 else ""
     stream = _RowStream("lm-eval", ("doc_id", metric), tuple(_flat_keys(first[1])), True, rows)
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), task, note)
-
-
-_LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
-                   "metrics", "doc_hash", "prompt_hash", "target_hash"}
-
-
-def _lm_eval_model(real_path: str | None) -> str | None:
-    """The model of an lm-eval output folder: ``model_name`` in a results file beside the
-    samples, else the folder's name when it is one (``org__model`` -> ``org/model``)."""
-    if real_path is None:
-        return None
-    folder = os.path.dirname(real_path)
-    try:
-        results = sorted(name for name in os.listdir(folder)
-                         if name.startswith("results_") and name.endswith(".json"))
-    except OSError:
-        return None
-    for name in reversed(results):
-        try:
-            with open(os.path.join(folder, name), "rb") as handle:
-                data = handle.read(1 << 24)
-            value = _JSON.decode(data.decode("utf-8")).get("model_name")
-        except (OSError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
-            continue
-        if isinstance(value, str) and value:
-            return value
-    return os.path.basename(folder).replace("__", "/") if results else None
 
 
 def _inspect_value(value, place: str):
@@ -5130,6 +2240,19 @@ def _inspect_samples(log: dict, path: str):
         yield f"sample {index}", sample
 
 
+def _helm_model(real_path: str | None) -> str | None:
+    """The model named in ``run_spec.json`` beside the stats, if there is one."""
+    if real_path is None:
+        return None
+    try:
+        with open(os.path.join(os.path.dirname(real_path), "run_spec.json"), "rb") as handle:
+            spec = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
+        model = spec["adapter_spec"]["model"]
+    except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
+        return None
+    return model if isinstance(model, str) else None
+
+
 def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str):
     """HELM ``per_instance_stats.json``: per instance and train trial, ``stats`` with
     ``name: {name, split, perturbation?}`` and ``mean``.  Unperturbed instances of the
@@ -5169,19 +2292,6 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     task = run_dir.split(":")[0] if ":" in run_dir else None
     return _HarnessFile("helm", stream, _helm_model(real_path) or (model.group(1) if model
                                                                  else None), task)
-
-
-def _helm_model(real_path: str | None) -> str | None:
-    """The model named in ``run_spec.json`` beside the stats, if there is one."""
-    if real_path is None:
-        return None
-    try:
-        with open(os.path.join(os.path.dirname(real_path), "run_spec.json"), "rb") as handle:
-            spec = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
-        model = spec["adapter_spec"]["model"]
-    except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
-        return None
-    return model if isinstance(model, str) else None
 
 
 # --- Zip archives: Inspect's .eval logs and Excel workbooks ---
@@ -5244,6 +2354,16 @@ def _xml(archive, name: str, path: str):
         raise ToolError(f"{path}: {_printable(name)} is not valid XML ({err})") from None
 
 
+def _xlsx_column(reference: str, default: int) -> int:
+    letters = "".join(ch for ch in reference if ch.isalpha()).upper()
+    if not letters:
+        return default
+    index = 0
+    for ch in letters:
+        index = index * 26 + ord(ch) - 64
+    return index - 1
+
+
 def _xlsx_rows(archive, path: str):
     """The first sheet of an Excel workbook as rows of cell texts, numbers exactly as the
     workbook stores them (its shortest decimal text)."""
@@ -5278,14 +2398,11 @@ def _xlsx_rows(archive, path: str):
     return rows
 
 
-def _xlsx_column(reference: str, default: int) -> int:
-    letters = "".join(ch for ch in reference if ch.isalpha()).upper()
-    if not letters:
-        return default
-    index = 0
-    for ch in letters:
-        index = index * 26 + ord(ch) - 64
-    return index - 1
+class _TextOnly:
+    """A stand-in for InputFile over text already in memory (an Excel sheet as CSV)."""
+
+    def __init__(self, text, path):
+        self.text, self.path = text, path
 
 
 def _table_rows(header, rows, path: str, fields: _Fields, fmt: str) -> _RowStream:
@@ -5300,13 +2417,6 @@ def _table_rows(header, rows, path: str, fields: _Fields, fmt: str) -> _RowStrea
     text.seek(0)
     stream = _csv_rows(_TextOnly(text, path), fields, delimiter="\t")
     return _RowStream(fmt, stream.used, stream.available, stream.keyed, stream.rows)
-
-
-class _TextOnly:
-    """A stand-in for InputFile over text already in memory (an Excel sheet as CSV)."""
-
-    def __init__(self, text, path):
-        self.text, self.path = text, path
 
 
 # --- Reading one file, whatever its format ---
@@ -5354,39 +2464,8 @@ class _FileRead:
     harness: bool = False
 
 
-def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions()) -> _FileRead:
-    """Read the named scores (then labels) of one file, detecting its format from its
-    content: CSV/TSV, JSON lines, a JSON document, an Excel workbook, or a harness log
-    (lm-evaluation-harness samples, an Inspect log, HELM per-instance stats)."""
-    with _InputFile(path, progress=options.progress) as f:
-        shown = _printable(f.path)
-        kind = _binary_kind(f.head)
-        if not f.head:
-            raise ToolError(f"{shown} is empty")
-        if kind == "zip":
-            parsed, archive_sha = _read_archive(f, shown, fields, options)
-        elif kind is not None:
-            raise ToolError(f"{shown} is {kind}, not a text table; export it as CSV")
-        else:
-            if options.input_format == "xlsx":
-                raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
-            f.start_text()
-            parsed, archive_sha = _read_text(f, shown, fields, options), None
-        width = 1 if isinstance(parsed, _HarnessFile) else len(fields.scores) + len(fields.labels)
-        stream = parsed.stream if isinstance(parsed, _HarnessFile) else parsed
-        collected = _collect(stream, shown, width, options.on_missing)
-        digest = archive_sha or f.finish()
-    source = Source(f.path, digest, collected.rows, stream.used, stream.format)
-    if isinstance(parsed, _HarnessFile):
-        return _FileRead(collected, source, parsed.system, parsed.task, parsed.note, True)
-    return _FileRead(collected, source)
-
-
-def _read_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
-    parsed = _parse_text(f, path, fields, options)
-    if not isinstance(parsed, _HarnessFile) and not fields.scores:
-        raise ToolError("--baseline needs --score-col, the score's column or key")
-    return parsed
+def _real(f: _InputFile) -> str | None:
+    return None if f.path == "<stdin>" else os.path.realpath(f.path)
 
 
 def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
@@ -5418,8 +2497,11 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
     return _record_rows(_document_records(value, path), fields, path, "json")
 
 
-def _real(f: _InputFile) -> str | None:
-    return None if f.path == "<stdin>" else os.path.realpath(f.path)
+def _read_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
+    parsed = _parse_text(f, path, fields, options)
+    if not isinstance(parsed, _HarnessFile) and not fields.scores:
+        raise ToolError("--baseline needs --score-col, the score's column or key")
+    return parsed
 
 
 def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
@@ -5450,6 +2532,34 @@ def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOption
                         f"({_printable(str(err))})") from None
     raise ToolError(f"{path} is a zip archive, not an Excel workbook or an Inspect log; unpack "
                     "it first")
+
+
+def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions()) -> _FileRead:
+    """Read the named scores (then labels) of one file, detecting its format from its
+    content: CSV/TSV, JSON lines, a JSON document, an Excel workbook, or a harness log
+    (lm-evaluation-harness samples, an Inspect log, HELM per-instance stats)."""
+    with _InputFile(path, progress=options.progress) as f:
+        shown = _printable(f.path)
+        kind = _binary_kind(f.head)
+        if not f.head:
+            raise ToolError(f"{shown} is empty")
+        if kind == "zip":
+            parsed, archive_sha = _read_archive(f, shown, fields, options)
+        elif kind is not None:
+            raise ToolError(f"{shown} is {kind}, not a text table; export it as CSV")
+        else:
+            if options.input_format == "xlsx":
+                raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
+            f.start_text()
+            parsed, archive_sha = _read_text(f, shown, fields, options), None
+        width = 1 if isinstance(parsed, _HarnessFile) else len(fields.scores) + len(fields.labels)
+        stream = parsed.stream if isinstance(parsed, _HarnessFile) else parsed
+        collected = _collect(stream, shown, width, options.on_missing)
+        digest = archive_sha or f.finish()
+    source = Source(f.path, digest, collected.rows, stream.used, stream.format)
+    if isinstance(parsed, _HarnessFile):
+        return _FileRead(collected, source, parsed.system, parsed.task, parsed.note, True)
+    return _FileRead(collected, source)
 
 
 # --- Tables: several systems' scores on the same items ---
@@ -5497,15 +2607,6 @@ class _SystemRuns:
 
     name: str
     runs: tuple
-
-
-def _run_mean(values) -> object:
-    """The exact mean of one item's scores over runs (an int when it is one)."""
-    total = sum(values)
-    if len(values) == 1:
-        return total
-    mean = Fraction(total, len(values))
-    return mean.numerator if mean.denominator == 1 else mean
 
 
 @dataclass(frozen=True)
@@ -5604,30 +2705,6 @@ class TableSpec:
         return tuple(key for key in (self.cluster, self.strata) if key is not None)
 
 
-def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions()) -> Table:
-    """Several systems' scores from one file: a column (or JSON key) per system, or with
-    ``spec.system`` one row per item and system; with ``spec.run`` one row per run."""
-    if len(set(spec.systems)) != len(spec.systems):
-        raise ToolError(f"a system is named twice: {_printable(', '.join(spec.systems))}")
-    keyed = spec.system is not None or spec.run is not None
-    ids = spec.ids
-    if keyed:
-        ids = (ids or ("item",)) + tuple(k for k in (spec.system, spec.run) if k is not None)
-    scores = (spec.score,) if spec.system is not None else spec.systems
-    read = _read_file(path, _Fields(tuple(scores), ids, spec.labels, table=True), options)
-    got, source = read.collected, read.source
-    shown = source.path
-    labels = got.columns[len(scores):]
-    if not keyed:
-        if len(got.ids) < 2:
-            raise ToolError(f"{_printable(shown)}: need at least 2 items, got {len(got.ids)}")
-        clusters, strata = _split_labels(labels, spec)
-        return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:len(scores)]),
-                     got.ids, (source,), got.dropped, got.note, clusters, strata)
-    return _long_table(got, source, spec, len(spec.ids or ("item",)), labels,
-                       options.on_missing)
-
-
 def _split_labels(columns, spec: TableSpec) -> tuple:
     """``(clusters, strata)`` from the label columns read in ``spec.labels`` order."""
     columns = [tuple(column) for column in columns]
@@ -5685,6 +2762,30 @@ def _long_table(got: _Collected, source: Source, spec: TableSpec, id_parts: int,
                  got.dropped + joined.dropped, "; ".join(notes), clusters, strata, joined.runs)
 
 
+def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions()) -> Table:
+    """Several systems' scores from one file: a column (or JSON key) per system, or with
+    ``spec.system`` one row per item and system; with ``spec.run`` one row per run."""
+    if len(set(spec.systems)) != len(spec.systems):
+        raise ToolError(f"a system is named twice: {_printable(', '.join(spec.systems))}")
+    keyed = spec.system is not None or spec.run is not None
+    ids = spec.ids
+    if keyed:
+        ids = (ids or ("item",)) + tuple(k for k in (spec.system, spec.run) if k is not None)
+    scores = (spec.score,) if spec.system is not None else spec.systems
+    read = _read_file(path, _Fields(tuple(scores), ids, spec.labels, table=True), options)
+    got, source = read.collected, read.source
+    shown = source.path
+    labels = got.columns[len(scores):]
+    if not keyed:
+        if len(got.ids) < 2:
+            raise ToolError(f"{_printable(shown)}: need at least 2 items, got {len(got.ids)}")
+        clusters, strata = _split_labels(labels, spec)
+        return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:len(scores)]),
+                     got.ids, (source,), got.dropped, got.note, clusters, strata)
+    return _long_table(got, source, spec, len(spec.ids or ("item",)), labels,
+                       options.on_missing)
+
+
 # --- Run files and harness folders: one system per --baseline / --candidate ---
 
 def _expand_paths(value: str) -> list:
@@ -5706,38 +2807,6 @@ def _expand_paths(value: str) -> list:
     if not paths:
         raise ToolError(f"no file named in {_shorten(value)}")
     return paths
-
-
-def _harness_files(folder: str) -> dict:
-    """``{task: path}`` of a harness output folder: lm-eval ``samples_<task>_<time>.jsonl``
-    files, Inspect logs (``.eval``, ``.json``) or HELM run folders (``per_instance_stats.json``),
-    at most two levels down."""
-    found = {}
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) \
-            if root.count(os.sep) - folder.rstrip(os.sep).count(os.sep) < 2 else []
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            match = _LM_EVAL_NAME.fullmatch(name)
-            if match:
-                task = match.group(1)
-            elif name == "per_instance_stats.json":
-                task = _helm_task(root)
-            elif name.endswith(".eval") or name.endswith(".json") and _looks_inspect(path):
-                task = _inspect_task(path)
-            else:
-                continue
-            found.setdefault(task, []).append(path)
-    twice = {task: paths for task, paths in found.items() if len(paths) > 1}
-    if twice:
-        task, paths = next(iter(twice.items()))
-        raise ToolError(f"{_printable(folder)} holds {len(paths)} files for task "
-                        f"{_shorten(task)} ({_printable(', '.join(map(os.path.basename, paths)))[:200]}); "
-                        "keep one run per task in the folder")
-    if not found:
-        raise ToolError(f"{_printable(folder)}: no lm-eval samples_<task>_<time>.jsonl files, "
-                        "Inspect logs or HELM per_instance_stats.json in it (or its subfolders)")
-    return {task: paths[0] for task, paths in found.items()}
 
 
 def _helm_task(run_dir: str) -> str:
@@ -5782,6 +2851,38 @@ def _inspect_task(path: str) -> str:
     return task if isinstance(task, str) else _stem(path)
 
 
+def _harness_files(folder: str) -> dict:
+    """``{task: path}`` of a harness output folder: lm-eval ``samples_<task>_<time>.jsonl``
+    files, Inspect logs (``.eval``, ``.json``) or HELM run folders (``per_instance_stats.json``),
+    at most two levels down."""
+    found = {}
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) \
+            if root.count(os.sep) - folder.rstrip(os.sep).count(os.sep) < 2 else []
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            match = _LM_EVAL_NAME.fullmatch(name)
+            if match:
+                task = match.group(1)
+            elif name == "per_instance_stats.json":
+                task = _helm_task(root)
+            elif name.endswith(".eval") or name.endswith(".json") and _looks_inspect(path):
+                task = _inspect_task(path)
+            else:
+                continue
+            found.setdefault(task, []).append(path)
+    twice = {task: paths for task, paths in found.items() if len(paths) > 1}
+    if twice:
+        task, paths = next(iter(twice.items()))
+        raise ToolError(f"{_printable(folder)} holds {len(paths)} files for task "
+                        f"{_shorten(task)} ({_printable(', '.join(map(os.path.basename, paths)))[:200]}); "
+                        "keep one run per task in the folder")
+    if not found:
+        raise ToolError(f"{_printable(folder)}: no lm-eval samples_<task>_<time>.jsonl files, "
+                        "Inspect logs or HELM per_instance_stats.json in it (or its subfolders)")
+    return {task: paths[0] for task, paths in found.items()}
+
+
 @dataclass(frozen=True)
 class RunsSpec:
     """How run files are read: the score column or key (a metric or scorer for harness
@@ -5794,6 +2895,111 @@ class RunsSpec:
     strata: str | None = None
     tasks: tuple | None = None
     names: tuple | None = None
+
+
+def _file_notes(pairs) -> list:
+    """Readers' notes as ``(path, note)`` pairs, each note said once: a note that holds for
+    several files names how many and the first of them.
+
+    >>> _file_notes([("a.jsonl", "filter x"), ("b.jsonl", "filter x"), ("c.csv", "2 rows")])
+    ['filter x (2 files: a.jsonl, b.jsonl)', 'c.csv: 2 rows']
+    """
+    where = {}
+    for path, note in pairs:
+        where.setdefault(note, []).append(path)
+    notes = []
+    for note, paths in where.items():
+        if len(paths) == 1:
+            notes.append(f"{paths[0]}: {note}")
+        else:
+            shown = ", ".join(paths[:2]) + (", ..." if len(paths) > 2 else "")
+            notes.append(f"{note} ({len(paths)} files: {shown})")
+    return notes
+
+
+def _file_runs(read: _FileRead, path: str, named: bool) -> list:
+    """The runs in one file: ``[(label, {item: score})]`` -- one for a plain file; one per
+    epoch or train trial for a harness log."""
+    got = read.collected
+    if not read.harness:
+        return [(_stem(path), dict(zip(got.ids, got.columns[0])))]
+    by_run = {}
+    for (item, run), score in zip(got.ids, got.columns[0]):
+        by_run.setdefault(run, {})[item] = score
+    prefix = f"{_stem(path)}:" if named else ""
+    if len(by_run) == 1 and named:
+        return [(_stem(path), next(iter(by_run.values())))]
+    return [(f"{prefix}{run}", scores) for run, scores in by_run.items()]
+
+
+def _one_name(reads) -> str | None:
+    names = {read.system for read in reads}
+    return names.pop() if len(names) == 1 else None
+
+
+def _common(paths) -> str:
+    prefix = os.path.commonprefix([_stem(p) for p in paths]).rstrip("_-.: ")
+    return prefix or paths[0]
+
+
+def _shared_tasks(listings: list, wanted) -> tuple:
+    """``(shared, lonely)``: the tasks every folder holds (those *wanted*, if given), and
+    those only some hold, which are left out with a note."""
+    tasks = list(listings[0])
+    if wanted is not None:
+        unknown = [t for t in wanted if not any(t in listing for listing in listings)]
+        if unknown:
+            raise ToolError(f"--tasks names {_shorten(unknown[0])}, which no folder holds "
+                            f"(tasks: {_printable(', '.join(sorted(tasks)))[:300]})")
+        tasks = list(wanted)
+    shared = [t for t in tasks if all(t in listing for listing in listings)]
+    lonely = sorted({t for listing in listings for t in listing
+                     if wanted is None or t in wanted} - set(shared))
+    if not shared:
+        raise ToolError(f"the folders share no task (tasks: "
+                        f"{_printable(', '.join(sorted(set().union(*listings))))[:300]})")
+    return shared, lonely
+
+
+def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
+    """Harness folders: files matched by task, items joined on (task, id)."""
+    if any(len(group) > 1 for group in groups):
+        raise ToolError("give one harness folder per system")
+    listings = [_harness_files(group[0]) for group in groups]
+    shared, lonely = _shared_tasks(listings, spec.tasks)
+    fields = _Fields((spec.score,) if spec.score is not None else (), ("doc_id",))
+    systems, sources, found, notes, dropped, task_of = [], [], [], [], 0, {}
+    order = []
+    for index, listing in enumerate(listings):
+        runs, names = {}, set()
+        for task in sorted(shared):
+            read = _read_file(listing[task], fields, options)
+            if not read.harness:
+                raise ToolError(f"{_printable(listing[task])}: not a harness log")
+            sources.append(read.source)
+            dropped += read.collected.dropped
+            names.add(read.system)
+            notes += [(read.source.path, n) for n in (read.collected.note, read.note) if n]
+            for label, scores in _file_runs(read, listing[task], False):
+                keyed = runs.setdefault(label, {})
+                for item, score in scores.items():
+                    keyed[(task, item)] = score
+                    task_of[(task, item)] = task
+                    if index == 0:
+                        order.append((task, item))
+        systems.append(runs)
+        found.append(names.pop() if len(names) == 1 else None)
+    notes = _file_notes(notes)
+    if lonely:
+        notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
+                     f"{_printable(', '.join(lonely))[:300]}")
+    names = _system_names(found, [group[0] for group in groups], spec.names)
+    named = [_SystemRuns(name, tuple(runs.items())) for name, runs in zip(names, systems)]
+    joined = _join_runs(named, list(dict.fromkeys(order)), options.on_missing)
+    return Table(tuple(names), joined.columns, joined.items, tuple(sources),
+                 dropped + joined.dropped, "; ".join(notes + list(joined.notes)),
+                 runs=joined.runs,
+                 tasks=tuple(task_of[item] for item in joined.items) if len(shared) > 1 else None)
 
 
 def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> Table:
@@ -5846,104 +3052,6 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
                  clusters, strata, joined.runs)
 
 
-def _file_notes(pairs) -> list:
-    """Readers' notes as ``(path, note)`` pairs, each note said once: a note that holds for
-    several files names how many and the first of them.
-
-    >>> _file_notes([("a.jsonl", "filter x"), ("b.jsonl", "filter x"), ("c.csv", "2 rows")])
-    ['filter x (2 files: a.jsonl, b.jsonl)', 'c.csv: 2 rows']
-    """
-    where = {}
-    for path, note in pairs:
-        where.setdefault(note, []).append(path)
-    notes = []
-    for note, paths in where.items():
-        if len(paths) == 1:
-            notes.append(f"{paths[0]}: {note}")
-        else:
-            shown = ", ".join(paths[:2]) + (", ..." if len(paths) > 2 else "")
-            notes.append(f"{note} ({len(paths)} files: {shown})")
-    return notes
-
-
-def _file_runs(read: _FileRead, path: str, named: bool) -> list:
-    """The runs in one file: ``[(label, {item: score})]`` -- one for a plain file; one per
-    epoch or train trial for a harness log."""
-    got = read.collected
-    if not read.harness:
-        return [(_stem(path), dict(zip(got.ids, got.columns[0])))]
-    by_run = {}
-    for (item, run), score in zip(got.ids, got.columns[0]):
-        by_run.setdefault(run, {})[item] = score
-    prefix = f"{_stem(path)}:" if named else ""
-    if len(by_run) == 1 and named:
-        return [(_stem(path), next(iter(by_run.values())))]
-    return [(f"{prefix}{run}", scores) for run, scores in by_run.items()]
-
-
-def _one_name(reads) -> str | None:
-    names = {read.system for read in reads}
-    return names.pop() if len(names) == 1 else None
-
-
-def _common(paths) -> str:
-    prefix = os.path.commonprefix([_stem(p) for p in paths]).rstrip("_-.: ")
-    return prefix or paths[0]
-
-
-def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
-    """Harness folders: files matched by task, items joined on (task, id)."""
-    if any(len(group) > 1 for group in groups):
-        raise ToolError("give one harness folder per system")
-    listings = [_harness_files(group[0]) for group in groups]
-    tasks = list(listings[0])
-    if spec.tasks is not None:
-        unknown = [t for t in spec.tasks if not any(t in listing for listing in listings)]
-        if unknown:
-            raise ToolError(f"--tasks names {_shorten(unknown[0])}, which no folder holds "
-                            f"(tasks: {_printable(', '.join(sorted(tasks)))[:300]})")
-        tasks = [t for t in spec.tasks]
-    shared = [t for t in tasks if all(t in listing for listing in listings)]
-    lonely = sorted({t for listing in listings for t in listing
-                     if spec.tasks is None or t in spec.tasks} - set(shared))
-    if not shared:
-        raise ToolError(f"the folders share no task (tasks: "
-                        f"{_printable(', '.join(sorted(set().union(*listings))))[:300]})")
-    fields = _Fields((spec.score,) if spec.score is not None else (), ("doc_id",))
-    systems, sources, found, notes, dropped, task_of = [], [], [], [], 0, {}
-    order = []
-    for index, listing in enumerate(listings):
-        runs, names = {}, set()
-        for task in sorted(shared):
-            read = _read_file(listing[task], fields, options)
-            if not read.harness:
-                raise ToolError(f"{_printable(listing[task])}: not a harness log")
-            sources.append(read.source)
-            dropped += read.collected.dropped
-            names.add(read.system)
-            notes += [(read.source.path, n) for n in (read.collected.note, read.note) if n]
-            for label, scores in _file_runs(read, listing[task], False):
-                keyed = runs.setdefault(label, {})
-                for item, score in scores.items():
-                    keyed[(task, item)] = score
-                    task_of[(task, item)] = task
-                    if index == 0:
-                        order.append((task, item))
-        systems.append(runs)
-        found.append(names.pop() if len(names) == 1 else None)
-    notes = _file_notes(notes)
-    if lonely:
-        notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
-                     f"{_printable(', '.join(lonely))[:300]}")
-    names = _system_names(found, [group[0] for group in groups], spec.names)
-    named = [_SystemRuns(name, tuple(runs.items())) for name, runs in zip(names, systems)]
-    joined = _join_runs(named, list(dict.fromkeys(order)), options.on_missing)
-    return Table(tuple(names), joined.columns, joined.items, tuple(sources),
-                 dropped + joined.dropped, "; ".join(notes + list(joined.notes)),
-                 runs=joined.runs,
-                 tasks=tuple(task_of[item] for item in joined.items) if len(shared) > 1 else None)
-
-
 def read_scores_csv(path: str, a_col: str = CSV_COLUMNS[1], b_col: str = CSV_COLUMNS[2],
                     id_col: str | None = None) -> Table:
     """Two systems' per-item scores from a CSV (the shipped file's columns by default)."""
@@ -5951,7 +3059,3002 @@ def read_scores_csv(path: str, a_col: str = CSV_COLUMNS[1], b_col: str = CSV_COL
                       ReadOptions("csv"))
 
 
-# === Report ===
+# --- Files written: atomic, never over an input ---
+
+class _Progress:
+    """A one-line progress indicator on stderr, only on a terminal and only for slow loops.
+
+    Nothing is drawn during the first second, nor ever when the stream is not
+    a TTY; stdout is never touched.  Call it as ``progress(done, total)``.
+    """
+
+    def __init__(self, label: str, stream=None, enabled: bool = True, delay: float = 1.0):
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled and self.stream.isatty()
+        self.delay = delay
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        elapsed = now - self.start
+        if elapsed < self.delay or (now - self.last < 0.2 and done < total):
+            return
+        self.last = now
+        left = elapsed * (total - done) / done if done else 0.0
+        self.stream.write(f"\r{self.label}: {done}/{total} ({100 * done // total}%), "
+                          f"about {left:.0f} s left ")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.drawn = False
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: str, text: str) -> None:
+    """Write *text* to *path* whole or not at all: a temporary file beside the target, then
+    a rename.  A symlink is followed (the file it names is replaced, the link stays); a
+    replaced file keeps its permissions and a new one gets ``0666 & ~umask``, as ``open()``
+    would give it; the temporary file is removed on any error or signal."""
+    target = os.path.realpath(path)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=os.path.dirname(target))
+    except OSError as err:
+        raise ToolError(f"cannot write {_printable(path)}: {err.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException as err:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(err, OSError):
+            raise ToolError(f"cannot write {_printable(path)}: {err.strerror}") from None
+        raise
+
+
+def _scores_csv_text(scores: Scores) -> str:
+    """The CSV the article ships: ``item,system_a_correct,system_b_correct``, \\n line ends."""
+    if scores.runs_a is not None:              # simulated runs: a row per item and run
+        lines = ["item,run,system_a_correct,system_b_correct"]
+        for (run, a), (_, b) in zip(scores.runs_a, scores.runs_b):
+            lines += [f"{i},{run},{x},{y}" for i, (x, y) in enumerate(zip(a, b), start=1)]
+        return "\n".join(lines) + "\n"
+    if scores.clusters is not None:            # a simulated clustered run: its clusters too
+        lines = [",".join(CSV_COLUMNS + ("cluster",))]
+        lines += [f"{i},{x},{y},{c + 1}" for i, (x, y, c)
+                  in enumerate(zip(scores.a, scores.b, scores.clusters), start=1)]
+    else:
+        lines = [",".join(CSV_COLUMNS)]
+        lines += [f"{i},{x},{y}" for i, (x, y) in enumerate(zip(scores.a, scores.b), start=1)]
+    return "\n".join(lines) + "\n"
+
+
+def write_scores_csv(path: str, scores: Scores) -> None:
+    """Write the per-item scores of a simulated run, atomically."""
+    atomic_write(path, _scores_csv_text(scores))
+
+
+# === Resampling engines ===
+#
+# How the engine is fast and still exact.  ``randrange(n)`` takes one 32-bit
+# Mersenne Twister word, keeps its top k = n.bit_length() bits and rejects
+# values >= n (taking the next word).  ``rng.getrandbits(32*m)`` returns the
+# next m words of the same stream, the first in the lowest bits.  The engine
+# asks for exactly as many words as draws are still missing -- every one of
+# them the naive loop would consume too -- so the generator ends where the
+# naive loop leaves it.  The words become bytes; the top byte of each word is
+# sliced out at C speed (``data[3::4]``) and mapped by ``bytes.translate`` to
+# the drawn item's *code*, rejected words deleted in the same call.  Items with
+# equal scores share a code, and a code is a byte whose popcount is the score
+# (in base-8 digit planes for larger integers), so a resample's sum is one
+# ``int.from_bytes(codes).bit_count()`` per plane.  When k > 8 the next byte
+# carries the low k-8 index bits; big integers, used as vectors of bytes, merge
+# the two lookups.  Real scores with more than _MAX_CODES distinct values use
+# bulk index arithmetic on the same draws.
+
+@functools.lru_cache(maxsize=64)
+def _lanes(pattern: bytes, m: int) -> int:
+    """*pattern* repeated m times, as an integer: a vector of byte or word lanes."""
+    return int.from_bytes(pattern * m, "little")
+
+
+def _gather(table: bytes, index) -> bytes:
+    """``bytes(table[i] for i in index)`` at C speed."""
+    if len(index) == 1:
+        return bytes([table[index[0]]])
+    return bytes(operator.itemgetter(*index)(table)) if index else b""
+
+
+@dataclass(frozen=True)
+class _Lookup:
+    """How one 32-bit word becomes the code of the item it draws (or is rejected).
+
+    ``kind`` is "byte" (k <= 8: one translate of the top byte), "class" (the
+    top byte's class of neighbouring items plus the next byte's low index bits,
+    then one translate), "select" (one translate per value of the low bits,
+    merged by masks), "gather" (index arithmetic in bulk, codes looked up by
+    ``operator.itemgetter``) or "index" (too many distinct codes: the accepted
+    indices themselves).
+    """
+
+    kind: str
+    n: int
+    k: int
+    tables: tuple = ()
+    final: bytes | None = None
+    delete: bytes = b""
+    codes: bytes = b""
+
+    def decode(self, words: int, m: int):
+        """Codes (bytes) -- or indices (list) -- of the accepted draws among m words."""
+        if self.kind in ("gather", "index"):
+            index = array.array("I")
+            lanes = _lanes(((1 << self.k) - 1).to_bytes(4, "little"), m)
+            index.frombytes(((words >> (32 - self.k)) & lanes).to_bytes(4 * m, "little"))
+            if sys.byteorder == "big":
+                index.byteswap()
+            if self.kind == "index":
+                n = self.n
+                return [i for i in index if i < n]
+            looked = _gather(self.codes, index)
+            return looked.translate(None, self.delete)
+        data = words.to_bytes(4 * m, "little")
+        top = data[3::4]
+        if self.kind == "byte":
+            return top.translate(self.tables[0], self.delete)
+        low = int.from_bytes(data[2::4], "little")
+        shift = 8 - (self.k - 8)
+        if self.kind == "class":
+            key = int.from_bytes(top.translate(self.tables[0]), "little")
+            key |= low & _lanes(bytes([(0xFF << shift) & 0xFF]), m)
+        else:
+            lanes = [int.from_bytes(top.translate(table), "little") for table in self.tables]
+            ones = _lanes(b"\x01", m)
+            bit = shift
+            while len(lanes) > 1:
+                mask = ((low >> bit) & ones) * 0xFF
+                lanes = [x ^ ((x ^ y) & mask) for x, y in zip(lanes[0::2], lanes[1::2])]
+                bit += 1
+            key = lanes[0]
+        return key.to_bytes(m, "little").translate(self.final, self.delete)
+
+
+def _lookup(n: int, codes: bytes | None) -> _Lookup:
+    """Choose the cheapest exact way to turn words into codes for n items."""
+    k = n.bit_length()
+    if codes is None:
+        return _Lookup("index", n, k)
+    reject = bytes([_CODE_REJECT])
+    extended = codes + reject * ((1 << k) - n)         # code of every k-bit value
+    if k <= 8:
+        spread = 8 - k
+        table = bytes(extended[t >> spread] for t in range(256))
+        delete = bytes(t for t in range(256) if table[t] == _CODE_REJECT)
+        return _Lookup("byte", n, k, (table,), delete=delete)
+    low_bits = k - 8
+    if low_bits > _SELECT_MAX_BITS:
+        return _Lookup("gather", n, k, delete=reject, codes=extended)
+    width = 1 << low_bits
+    blocks = [extended[t * width:(t + 1) * width] for t in range(256)]
+    classes = {block: None for block in blocks}
+    if len(classes) <= 1 << (8 - low_bits):
+        ids = {block: i for i, block in enumerate(classes)}
+        table = bytes(ids[block] for block in blocks)
+        final = bytearray([_CODE_REJECT]) * 256
+        for block, i in ids.items():
+            for g, code in enumerate(block):
+                final[i | g << (8 - low_bits)] = code
+        delete = bytes(key for key in range(256) if final[key] == _CODE_REJECT)
+        return _Lookup("class", n, k, (table,), bytes(final), delete)
+    tables = tuple(bytes(block[g] for block in blocks) for g in range(width))
+    return _Lookup("select", n, k, tables, None, reject)
+
+
+def _draw_parts(rng: random.Random, lookup: _Lookup, count: int):
+    """Yield the codes (or indices) of *count* accepted draws, a chunk at a time,
+    consuming rng exactly as ``[rng.randrange(n) for _ in range(count)]`` would."""
+    missing = count
+    getrandbits = rng.getrandbits
+    while missing:
+        m = min(missing, _CHUNK_WORDS)
+        part = lookup.decode(getrandbits(32 * m), m)
+        missing -= len(part)
+        yield part
+
+
+def draw_codes(rng: random.Random, lookup: _Lookup, count: int):
+    """All codes (bytes) or indices (list) of *count* accepted draws, as ``_draw_parts``."""
+    parts = list(_draw_parts(rng, lookup, count))
+    if lookup.kind == "index":
+        return [i for part in parts for i in part]
+    return b"".join(parts)
+
+
+def _planes(values, base: int) -> list:
+    """Split ``value - base`` into base-8 digits, each coded as a byte whose popcount is it.
+
+    Returns one tuple of bytes per digit plane, item by item: a resample's sum
+    is then ``base*n + sum(8**p * popcount(plane p of its draws))``, counted
+    with ``int.bit_count`` (no branch per byte, unlike ``bytes.count``).
+    """
+    extras = [value - base for value in values]
+    planes = []
+    while True:
+        planes.append(tuple((1 << (e >> 3 * len(planes) & 7)) - 1 for e in extras))
+        if not any(e >> 3 * len(planes) for e in extras):
+            return planes
+
+
+@dataclass(frozen=True)
+class _Summer:
+    """How one column's resample sums are read off the decoded draws.
+
+    ``tables`` holds, per digit plane, the translate table from code to plane
+    byte (None when the codes already are the plane bytes).
+    """
+
+    base: int
+    tables: tuple
+
+    def sums(self, draws: bytes, n: int, rounds) -> list:
+        """Sums of the given rounds (their positions in *draws*, n draws each)."""
+        from_bytes = int.from_bytes
+        totals = [self.base * n] * len(rounds)
+        for p, table in enumerate(self.tables):
+            plane = draws if table is None else draws.translate(table)
+            counts = [from_bytes(plane[i * n:(i + 1) * n], "big").bit_count() for i in rounds]
+            totals = [t + (c << 3 * p) for t, c in zip(totals, counts)]
+        return totals
+
+
+@dataclass(frozen=True)
+class _SumPlan:
+    """How resample sums of some integer columns over n units are read off the draws:
+    the per-unit codes (None: too many distinct rows, use indices), one summer per
+    column, and the word-to-code lookup."""
+
+    n: int
+    columns: tuple
+    codes: bytes | None
+    summers: tuple
+    lookup: _Lookup
+
+    @classmethod
+    def of(cls, columns) -> _SumPlan:
+        n = len(columns[0])
+        bases = [min(column) for column in columns]
+        digit_planes = [_planes(column, base) for column, base in zip(columns, bases)]
+        rows = {}
+        if sum(map(len, digit_planes)) > 1:
+            for row in zip(*columns):
+                rows.setdefault(row, len(rows))
+        summers = ()
+        if not rows:                               # one column, one plane: codes are plane bytes
+            codes = bytes(digit_planes[0][0])
+            summers = (_Summer(bases[0], (None,)),)
+        elif len(rows) <= _MAX_CODES:               # codes are distinct rows, planes translated
+            codes = bytes(rows[row] for row in zip(*columns))
+            summers = tuple(_Summer(base, tuple(cls._table(codes, plane) for plane in planes))
+                            for planes, base in zip(digit_planes, bases))
+        else:                                      # too many distinct rows: indices
+            codes = None
+        return cls(n, tuple(columns), codes, summers, _lookup(n, codes))
+
+    @staticmethod
+    def _table(codes: bytes, plane) -> bytes:
+        table = bytearray(256)
+        for code, byte in zip(codes, plane):
+            table[code] = byte
+        return bytes(table)
+
+    def sums(self, draws, column: int, rounds) -> list:
+        """Sums of *column* over the given rounds' draws (round i: draws[i*n:(i+1)*n])."""
+        n = self.n
+        if self.codes is None:
+            values = self.columns[column]
+            return [sum(operator.itemgetter(*draws[i * n:(i + 1) * n])(values)) for i in rounds]
+        return self.summers[column].sums(draws, n, rounds)
+
+
+def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
+                  progress=None) -> list:
+    """Bootstrap sums: round r resamples the n units and sums ``columns[r % len(columns)]``.
+
+    Each column is a sequence of n integers (one per item, or per cluster).
+    Every resample draws its n indices exactly as ``[rng.randrange(n) for _ in
+    range(n)]`` would, round after round, and leaves the generator where that
+    loop would.  ``columns=(d,)`` gives the paired bootstrap of the difference
+    d; ``columns=(a, b)`` the unpaired one (A's resample, then B's).  With
+    *strata* (lists of unit indices), each round resamples every stratum in
+    turn, ``randrange(len(stratum))`` times, so stratum sizes are kept.
+
+    >>> resample_sums(random.Random(5), [(0, 1, 1)], 4)
+    [3, 3, 2, 2]
+    """
+    width = len(columns)
+    if strata is not None:
+        plans = [_SumPlan.of([tuple(column[u] for u in units) for column in columns])
+                 for units in strata]
+        sums = []
+        for r in range(rounds):
+            sums.append(sum(plan.sums(draw_codes(rng, plan.lookup, plan.n), r % width, (0,))[0]
+                            for plan in plans))
+            if progress is not None and ((r + 1) % 64 == 0 or r + 1 == rounds):
+                progress(r + 1, rounds)
+        return sums
+    plan = _SumPlan.of(columns)
+    n = plan.n
+    # Decode a chunk of words, sum the rounds it completes, carry the rest over:
+    # the codes are summed while they are still in the processor's cache.
+    sums = [0] * rounds
+    done = available = 0
+    parts = []
+    for part in _draw_parts(rng, plan.lookup, rounds * n):
+        parts.append(part)
+        available += len(part)
+        if available < n:
+            continue
+        pending = [i for p in parts for i in p] if plan.codes is None else b"".join(parts)
+        complete = available // n
+        for j in range(width):
+            first = (j - done) % width               # first completed round using column j
+            sums[done + first:done + complete:width] = plan.sums(pending, j,
+                                                                 range(first, complete, width))
+        parts = [pending[complete * n:]]
+        available -= complete * n
+        done += complete
+        if progress is not None:
+            progress(done, rounds)
+    return sums
+
+
+def _column_groups(columns) -> list:
+    """Columns split, in order, into groups whose rows take at most MAX_CODES values."""
+    groups, rows = [], None
+    for j, column in enumerate(columns):
+        if rows is not None:
+            joined = [row + (value,) for row, value in zip(rows, column)]
+            if len(set(joined)) <= _MAX_CODES:
+                groups[-1].append(j)
+                rows = joined
+                continue
+        groups.append([j])
+        rows = [(value,) for value in column]
+    return groups
+
+
+def resample_each(rng: random.Random, columns, rounds: int, progress=None) -> list:
+    """Per column, the sum of each round's resample -- every column summed over the *same*
+    resampled items (the draws consume rng as ``randrange(n)`` does), so several runs of
+    several systems stay paired item by item.  Columns whose rows together take few
+    values share one byte code per item; otherwise the items are drawn as indices once
+    and each group of columns reads its codes from them.  Rounds go in chunks of about
+    four million draws."""
+    n = len(columns[0])
+    whole = _SumPlan.of(columns)
+    groups = [list(range(len(columns)))] if whole.codes is not None else _column_groups(columns)
+    plans = [whole] if whole.codes is not None else \
+        [_SumPlan.of([columns[j] for j in group]) for group in groups]
+    lookup = whole.lookup if whole.codes is not None else _lookup(n, None)
+    per_chunk = max(1, (1 << 22) // n)
+    out = [[] for _ in columns]
+    done = 0
+    while done < rounds:
+        count = min(per_chunk, rounds - done)
+        draws = draw_codes(rng, lookup, count * n)
+        for group, plan in zip(groups, plans):
+            codes = draws if plan is whole or plan.codes is None else _gather(plan.codes, draws)
+            for k, j in enumerate(group):
+                out[j] += plan.sums(codes, k, range(count))
+        done += count
+        if progress is not None:
+            progress(done, rounds)
+    return out
+
+
+# --- The counts engine: multinomial cells instead of items ---
+#
+# For 0/1 scores a resample's accuracy gap depends only on how many of the n
+# draws land in each cell of the 2x2 table, and those counts are multinomial.
+# The counts engine draws them directly, at a cost that does not grow with n
+# (beyond a table of about 17 standard deviations), with its own binomial
+# samplers built on rng.random(): inversion of a table of exact probabilities
+# for batches with fixed parameters, BTRD (Hormann 1993) or sequential
+# inversion (n*p < 10) otherwise.  So a seed gives the same numbers on every
+# Python from 3.10 (``random.binomialvariate`` only exists from 3.12).  It
+# draws from the same distribution as the per-item engine, not the same stream.
+
+def _counts_mean_sums(rng, hits: int, n: int, resamples: int) -> list:
+    """Resampled numbers of correct items: Binomial(n, hits/n), B times."""
+    return binomial_table_variates(rng, n, hits / n, resamples)
+
+
+def _counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
+    """Resampled (B-only minus A-only) counts D of n draws from the observed cells.
+
+    Each draw adds -1, 0 or +1 with probabilities a, b, c (A only, agreement,
+    B only), so D's generating function is ``(a/z + b + c*z)**n``.  When
+    ``b*b >= 4*a*c`` (the systems agree more often than not, as on any real
+    eval) the quadratic ``a + b*z + c*z*z`` has real roots and factors, which
+    makes ``D + n`` exactly the sum of two independent binomials,
+    ``Binomial(n, p1) + Binomial(n, p2)``: two table draws per resample.
+    Otherwise D is drawn through the discordant total M ~ Binomial(n, a+c)
+    and the B-only count given M, Binomial(M, c/(a+c)).
+    """
+    n, agree = cells.n, cells.both + cells.neither
+    if cells.a_only == 0 or cells.b_only == 0:       # D is one binomial count (or 0)
+        hits = _counts_mean_sums(rng, cells.b_only or cells.a_only, n, resamples)
+        return hits if cells.a_only == 0 else [-x for x in hits]
+    if agree * agree >= 4 * cells.a_only * cells.b_only:
+        a, b, c = cells.a_only / n, agree / n, cells.b_only / n
+        root = math.sqrt(max(0.0, b * b - 4 * a * c))
+        p1, p2 = (b + root) / (b + root + 2 * a), 2 * c / (2 * c + b + root)
+        x = binomial_table_variates(rng, n, p1, resamples)
+        y = binomial_table_variates(rng, n, p2, resamples)
+        return [i + j - n for i, j in zip(x, y)]
+    discordant = cells.a_only + cells.b_only
+    totals = binomial_table_variates(rng, n, discordant / n, resamples)
+    b_only = binomial_variates(rng, totals, cells.b_only / discordant)
+    return [2 * x - t for x, t in zip(b_only, totals)]
+
+
+def _value_counts_sums(rng, column, resamples: int) -> list:
+    """Resampled sums of an integer column with few distinct values: how many of the n
+    draws land on each value is multinomial, so each resample is one multinomial draw
+    (conditional binomials, the most frequent value first) -- a cost set by the number
+    of distinct values, not by n."""
+    n = len(column)
+    tally = sorted(collections.Counter(column).items(), key=lambda kv: -kv[1])
+    totals = [0] * resamples
+    left = [n] * resamples
+    mass = n
+    for value, count in tally[:-1]:
+        p = count / mass
+        drawn = binomial_variates(rng, left, p)
+        totals = [t + value * d for t, d in zip(totals, drawn)]
+        left = [l - d for l, d in zip(left, drawn)]
+        mass -= count
+    last = tally[-1][0]
+    return [t + last * l for t, l in zip(totals, left)]
+
+
+def _distinct_values(scores: Scores) -> int:
+    """The most distinct values any of the counts engine's columns has (A, B, B - A)."""
+    a, b = scores.ints
+    return max(len(set(a)), len(set(b)), len(set(scores.units.diff)))
+
+
+def _counts_unpaired_sums(rng, cells: Cells, resamples: int) -> list:
+    """Resampled B-correct minus A-correct counts, A and B drawn independently (A's first)."""
+    a = _counts_mean_sums(rng, cells.a, cells.n, resamples)
+    b = _counts_mean_sums(rng, cells.b, cells.n, resamples)
+    return [y - x for x, y in zip(a, b)]
+
+
+# === Intervals ===
+#
+# Percentile, basic and BCa intervals of a resampled distribution, the exact
+# bootstrap (B = infinity) of 0/1 items, score intervals that need no
+# resampling, and the Monte Carlo advice.  bootstrap() consumes the stream
+# once per resample; everything else here is pure.
+
+# --- Monte Carlo advice: how many resamples fix the printed digit ---
+
+@dataclass(frozen=True)
+class _Advice:
+    """What to do about the Monte Carlo error of the gap intervals' ends.
+
+    ``_exact``: 0/1 items -- the exact bootstrap (--exact) removes it at no cost.
+    ``resamples``: this many resamples hold every printed end to its last digit
+    in 99 runs of 100.  ``boundary``: an end sits on the edge between two printed
+    values, where no number of resamples settles its last digit.
+    """
+
+    kind: str
+    worst: Fraction
+    resamples: int | None = None
+
+
+def _run_edge(start: int, direction: int, same, size: int) -> int:
+    """The last index from *start* in *direction* for which same() holds (galloping)."""
+    good, step = start, 1
+    while True:
+        probe = good + direction * step
+        if not 0 <= probe < size or not same(probe):
+            break
+        good, step = probe, step * 2
+    bad = good + direction * step
+    while abs(bad - good) > 1:
+        middle = (good + bad) // 2
+        if 0 <= middle < size and same(middle):
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
+def _resamples_to_fix(dist, index: int, value, step: Fraction) -> int | None:
+    """Resamples that keep the end at *index* printing the same value (to *step*) in 99 of
+    100 runs: the printed value holds while the end's quantile stays inside the run of
+    resamples that round to it, so B must make the quantile's binomial spread
+    (2.576 sd) smaller than the distance to that run's nearer edge.  None when the end
+    sits at the edge (one resample from it): no B settles it.
+
+    The run is found by galloping over the sorted resamples (rounding is monotone)."""
+    size = len(dist.sums)
+    printed = round(value(index) / step)
+
+    def same(k):
+        return round(value(k) / step) == printed
+
+    low = _run_edge(index, -1, same, size)
+    high = _run_edge(index, 1, same, size)
+    q = Fraction(index, size)
+    distance = min(q - Fraction(low, size) if low > 0 else q,
+                   Fraction(high + 1, size) - q if high < size - 1 else 1 - q)
+    if distance <= Fraction(1, size):
+        return None
+    return math.ceil(2.576 ** 2 * float(q * (1 - q)) / float(distance) ** 2)
+
+
+def _nice_up(value: float) -> int:
+    """Round up to two significant digits: 31,415 -> 32,000."""
+    digits = max(0, len(str(int(value))) - 2)
+    return math.ceil(value / 10 ** digits) * 10 ** digits
+
+
+def _mc_advice(analysis) -> _Advice | None:
+    """Advice when a gap interval's end moves by more than the last printed digit from seed
+    to seed; None when it does not (or the ends are exact)."""
+    if analysis.exact is not None:
+        return None
+    errors = analysis.errors
+    worst = max(errors["paired"] + errors["unpaired"])
+    step = Fraction(1, 1000)                  # the last digit printed: 0.1 pts, or 0.001
+    if worst <= step:
+        return None
+    if analysis.cells is not None:
+        return _Advice("exact", worst)
+    needed = []
+    for name in ("paired", "unpaired"):
+        rule = analysis.rules[name]
+        dist, jack = analysis.distributions[name], (analysis.jackknives or {}).get(name)
+        ends = dist.end_indices(analysis.confidence, rule, analysis.gap, jack)
+        for index in ends:
+            value = (lambda k: 2 * analysis.gap - dist.value(k)) if rule == "basic" \
+                else dist.value
+            needed.append(_resamples_to_fix(dist, index, value, step))
+    if None in needed or max(needed) > MAX_RESAMPLES:
+        return _Advice("boundary", worst)
+    most = _nice_up(max(needed))
+    return None if most <= analysis.resamples else _Advice("resamples", worst, most)
+
+
+def _acceleration(jackknife) -> float:
+    """BCa's acceleration from jackknife values given as {value: count}:
+    ``sum (m - t)^3 / (6 * (sum (m - t)^2)^1.5)`` with m their mean, exact sums.
+
+    >>> _acceleration({Fraction(0): 3, Fraction(1): 1})
+    -0.09622504486493763
+    """
+    total = sum(jackknife.values())
+    mean = sum(value * count for value, count in jackknife.items()) / total
+    square = sum(count * (mean - value) ** 2 for value, count in jackknife.items())
+    if square == 0:
+        raise ToolError("BCa is undefined here: the jackknife is degenerate (every "
+                        "leave-one-out estimate is equal; use --interval percentile)")
+    cube = sum(count * (mean - value) ** 3 for value, count in jackknife.items())
+    return float(cube) / (6 * float(square) ** 1.5)
+
+
+def _bca_levels(share, jackknife, confidence) -> tuple:
+    """BCa's two adjusted percentile levels: ``Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for
+    z = Phi^-1(q) and Phi^-1(1 - q), z0 = Phi^-1(share of resamples below the estimate,
+    ties half), acc from the jackknife.  ToolError where BCa is undefined."""
+    if share <= 0 or share >= 1:
+        raise ToolError("BCa is undefined here: every bootstrap resample lies on one side "
+                        "of the estimate (use --interval percentile)")
+    normal = NormalDist()
+    z0, acc = normal.inv_cdf(float(share)), _acceleration(jackknife)
+    q = float(1 - Fraction(confidence)) / 2
+    levels = []
+    for z in (normal.inv_cdf(q), normal.inv_cdf(1 - q)):
+        shrink = 1 - acc * (z0 + z)
+        if shrink <= 0:
+            raise ToolError("BCa is undefined here: the acceleration is too large for this "
+                            "confidence (use --interval percentile)")
+        levels.append(normal.cdf(z0 + (z0 + z) / shrink))
+    return tuple(levels)
+
+
+def _jackknife(groups: dict, which: str, scale: int = 1) -> dict:
+    """Leave-one-unit-out estimates as {value: count}, from the units grouped as
+    {(a, b, size): count} -- identical units give identical estimates, so 0/1
+    items need at most four (``Units.groups``, ``Cells.groups``).
+
+    *which* is "a", "b", "paired" or "unpaired" (leave one unit out of A's
+    sample or of B's, the samples being independent).  With strata the units
+    are still left out one at a time across all strata, the usual
+    approximation for a stratified BCa.
+
+    >>> _jackknife(Cells(1, 1, 0, 2).groups(), "paired")    # gap -1/4 on 4 items
+    {Fraction(-1, 3): 3, Fraction(0, 1): 1}
+    """
+    total_a = sum(a * count for (a, _, _), count in groups.items())
+    total_b = sum(b * count for (_, b, _), count in groups.items())
+    items = sum(size * count for (_, _, size), count in groups.items())
+    values = collections.Counter()
+    for (a, b, size), count in groups.items():
+        left = items - size
+        if which == "a":
+            values[Fraction(total_a - a, left * scale)] += count
+        elif which == "b":
+            values[Fraction(total_b - b, left * scale)] += count
+        elif which == "paired":
+            values[Fraction(total_b - b - total_a + a, left * scale)] += count
+        else:
+            mean_a, mean_b = Fraction(total_a, items * scale), Fraction(total_b, items * scale)
+            values[mean_b - Fraction(total_a - a, left * scale)] += count
+            values[Fraction(total_b - b, left * scale) - mean_a] += count
+    return dict(values)
+
+
+def _percentile_indices(rounds: int, confidence) -> tuple:
+    """Indices of the interval ends among *rounds* sorted statistics.
+
+    ``q = (1 - c) / 2`` in exact arithmetic; the ends are the order statistics
+    at ``floor(q*B)`` and ``floor((1-q)*B)`` (0-based), the article's rule.
+
+    >>> _percentile_indices(2000, Fraction("0.95"))
+    (50, 1950)
+    """
+    q = (1 - Fraction(confidence)) / 2
+    return math.floor(q * rounds), math.floor((1 - q) * rounds)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A bootstrap distribution, sorted: statistic ``value / denominator``.
+
+    Values are integer sums over a common denominator (the mean of n items in
+    units of 1/scale), or exact Fractions with denominator 1 when the
+    statistic is a ratio (clusters of unequal size).
+    """
+
+    sums: tuple
+    denominator: int
+
+    @classmethod
+    def of(cls, sums, denominator: int = 1) -> Distribution:
+        return cls(tuple(sorted(sums)), denominator)
+
+    def value(self, index: int) -> Fraction:
+        return Fraction(self.sums[index], self.denominator)
+
+    @property
+    def grid(self) -> Fraction | None:
+        """The spacing the statistic lives on (1/denominator), or None for ratios."""
+        return Fraction(1, self.denominator) if isinstance(self.sums[0], int) else None
+
+    def interval(self, confidence, rule: str = "percentile", estimate=None,
+                 jackknife=None) -> Interval:
+        """The bootstrap interval by the percentile, basic or BCa rule.
+
+        percentile: the order statistics at floor(q*B) and floor((1-q)*B).
+        basic: those reflected about the estimate, [2t - hi, 2t - lo].
+        bca: order statistics at floor(a1*B), floor(a2*B), where
+        ``a = Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for z = Phi^-1(q), Phi^-1(1-q);
+        z0 from the share of resamples below the estimate (ties count half),
+        acc from the jackknife (``_acceleration``).
+        """
+        lo, hi = self.end_indices(confidence, rule, estimate, jackknife)
+        if rule == "basic":
+            return Interval(2 * estimate - self.value(hi), 2 * estimate - self.value(lo))
+        return Interval(self.value(lo), self.value(hi))
+
+    def end_indices(self, confidence, rule="percentile", estimate=None, jackknife=None):
+        size = len(self.sums)
+        if rule != "bca":
+            return _percentile_indices(size, confidence)
+        if self.sums[0] == self.sums[-1]:
+            raise ToolError("BCa is undefined here: every bootstrap resample gives the same "
+                            "value (use --interval percentile)")
+        scaled = estimate * self.denominator
+        below = bisect.bisect_left(self.sums, scaled)
+        ties = bisect.bisect_right(self.sums, scaled) - below
+        levels = _bca_levels(Fraction(2 * below + ties, 2 * size), jackknife, confidence)
+        return tuple(min(size - 1, max(0, math.floor(level * size))) for level in levels)
+
+    def end_errors(self, confidence, rule="percentile", estimate=None, jackknife=None):
+        """Monte Carlo error of the two interval ends: half the spread of the order
+        statistics whose rank is within 1.96 binomial standard deviations of the end's
+        (the rank of a quantile among B draws is Binomial(B, q))."""
+        size = len(self.sums)
+        errors = []
+        for index in self.end_indices(confidence, rule, estimate, jackknife):
+            q = min(max(index, 1), size - 1) / size
+            spread = math.ceil(1.96 * math.sqrt(size * q * (1 - q)))
+            low, high = max(0, index - spread), min(size - 1, index + spread)
+            errors.append((self.value(high) - self.value(low)) / 2)
+        return tuple(errors) if rule != "basic" else tuple(reversed(errors))
+
+
+# --- The exact bootstrap (B = infinity) of 0/1 items ---
+#
+# With 0/1 scores and plain item resampling, every bootstrap distribution of
+# the report is a known discrete distribution of the cell counts: an accuracy
+# is Binomial(n, p)/n, the paired gap is (B-only - A-only)/n with the counts
+# multinomial, the unpaired gap a difference of two independent binomials.
+# Their quantiles need no resampling at all.  Tails beyond the tables' range
+# (less than 2**-54 of the mass each) are left out; the interval ends follow
+# the percentile rule in the limit B -> infinity: the smallest value whose
+# cumulative probability exceeds q.
+
+def _hits_cdf(n: int, hits: int) -> tuple:
+    """(lo, cdf) of a resampled count of correct items, Binomial(n, hits/n): the
+    sampler's table, or a point mass when every item or none is correct."""
+    return _binomial_cdf_table(n, hits / n) if 0 < hits < n else (hits, [1.0])
+
+
+def _pmf(cdf) -> list:
+    """Probabilities from cumulative ones."""
+    return [cdf[0]] + list(map(operator.sub, cdf[1:], cdf))
+
+
+def _inward(n: int, a: float, b: float, c: float, start: int, stop: int, mean: float,
+            sd: float) -> list:
+    """Unnormalised P[d] for d = start..stop (start >= 0), by the recurrence solved for
+    P[d-1] from far in the upper tail (11 sd and 20 beyond the mean) inward -- every
+    term positive, so stable (Miller's method)."""
+    top = max(stop, min(n, math.ceil(mean + 11 * sd + 20)))
+    values = []
+    after, here = 0.0, 1.0
+    for d in range(top, start, -1):
+        values.append(here)
+        after, here = here, (a * (n + d + 1) * after + b * d * here) / (c * (n - d + 1))
+        if here > 1e250:                            # keep the scale finite
+            after, here = after * 1e-250, here * 1e-250
+            values = [v * 1e-250 for v in values]
+    values.append(here)
+    values.reverse()                                # d = start .. top
+    return values[:stop - start + 1]
+
+
+def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
+    """(lo, cumulative probabilities of D = lo, lo+1, ...) for D = B-only minus A-only
+    count among n draws from the observed cells.
+
+    The table spans mean +- (*width* sd + 10): each tail left out holds less than
+    about exp(-width**2 / 2) of the mass (9: below 1e-17; calibration, which reads
+    quantiles no further out than 0.1%, uses 7).
+
+    D's probabilities satisfy ``a(n+d+1) P[d+1] + b d P[d] = c(n-d+1) P[d-1]``
+    (a, b, c: A-only, agreeing, B-only shares).  Solved for P[d-1] it adds only
+    positive terms when d > 0; -D satisfies the same with a and c swapped; so
+    each half is built from its tail inward by one function (``_inward``,
+    Miller's method) and the halves joined at 0: stable to about 1e-13, at a
+    Python step per value of D (~17 sd of them).
+    """
+    n, a_only, b_only = cells.n, cells.a_only, cells.b_only
+    if a_only == 0 or b_only == 0:
+        hits = b_only or a_only
+        if hits == 0:
+            return 0, [1.0]
+        lo, cdf = _hits_cdf(n, hits)
+        if b_only:
+            return lo, cdf
+        return -(lo + len(cdf) - 1), list(itertools.accumulate(reversed(_pmf(cdf))))
+    if a_only + b_only == n:                        # no agreement: D = 2*(B-only) - n
+        lo, cdf = _hits_cdf(n, b_only)
+        pmf = [0.0] * (2 * len(cdf) - 1)
+        pmf[0::2] = _pmf(cdf)
+        return 2 * lo - n, list(itertools.accumulate(pmf))
+    a, c = a_only / n, b_only / n
+    b = 1 - a - c
+    mean, sd = n * (c - a), math.sqrt(n * (a + c - (c - a) ** 2))
+    lo = max(-n, math.floor(mean - width * sd - 10))
+    hi = min(n, math.ceil(mean + width * sd + 10))
+    if lo >= 0:
+        pmf = _inward(n, a, b, c, lo, hi, mean, sd)
+    else:                      # D <= 0 is the mirror image: -D has A's and B's shares swapped
+        lower = _inward(n, c, b, a, max(-hi, 0), -lo, -mean, sd)[::-1]
+        if hi < 0:
+            pmf = lower
+        else:                                       # the halves meet at d = 0: join them
+            upper = _inward(n, a, b, c, 0, hi, mean, sd)
+            ratio = upper[0] / lower[-1]
+            pmf = [v * ratio for v in lower] + upper[1:]
+    cdf = list(itertools.accumulate(pmf))
+    cdf = list(map(operator.truediv, cdf, itertools.repeat(cdf[-1])))
+    cdf[-1] = 1.0
+    return lo, cdf
+
+
+def _difference_quantile(n: int, hits_a: int, hits_b: int, q: float) -> int:
+    """The smallest d with P(X_B - X_A <= d) > q, X_A and X_B independent binomials."""
+    lo_a, cdf_a = _hits_cdf(n, hits_a)
+    lo_b, cdf_b = _hits_cdf(n, hits_b)
+    pmf_a = _pmf(cdf_a)
+    span = len(pmf_a)
+
+    def cdf(d):                                    # sum over x of P(X_A = x) P(X_B <= x + d)
+        start = lo_a + d - lo_b                    # index into cdf_b for x = lo_a
+        window = ([0.0] * max(0, -start) + cdf_b[max(0, start):max(0, start + span)])
+        window += [1.0] * (span - len(window))
+        return sum(map(operator.mul, pmf_a, window))
+
+    low, high = lo_b - (lo_a + span) - 1, lo_b + len(cdf_b) - lo_a    # cdf(low) <= q < cdf(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if cdf(middle) > q else (middle, high)
+    return high
+
+
+def exact_intervals(cells: Cells, confidence) -> dict:
+    """The exact (B = infinity) percentile intervals: a, b, paired, unpaired.
+
+    >>> sorted(exact_intervals(Cells(289, 67, 85, 59), CONFIDENCE)["paired"].__dict__.items())
+    [('hi', Fraction(21, 250)), ('lo', Fraction(-3, 250))]
+    """
+    n = cells.n
+    q = (1 - Fraction(confidence)) / 2
+    ends = (float(q), float(1 - q))
+
+    def quantiles(lo, cdf):                 # the smallest count whose cdf exceeds each end
+        return Interval(*(Fraction(lo + bisect.bisect_right(cdf, e), n) for e in ends))
+
+    unpaired = Interval(*(Fraction(_difference_quantile(n, cells.a, cells.b, e), n)
+                          for e in ends))
+    return {"a": quantiles(*_hits_cdf(n, cells.a)), "b": quantiles(*_hits_cdf(n, cells.b)),
+            "paired": quantiles(*_paired_gap_cdf(cells)), "unpaired": unpaired}
+
+
+def _resampled_means(rng, units: Units, columns, rounds: int, scale: int, progress=None
+                     ) -> tuple:
+    """``(means, denominator)``: per round, in round order, the resampled mean of the
+    round's column is ``means[r] / denominator``.
+
+    With units of one size the mean is ``sum / (items * scale)``.  With clusters of
+    unequal size it is a ratio, so each unit carries ``value + big * size`` and one
+    sum gives both numerator and item count (``big`` exceeds any numerator); the
+    means are then exact Fractions over denominator 1.
+    """
+    if units.equal_sizes:
+        sums = resample_sums(rng, columns, rounds, strata=units.strata, progress=progress)
+        return sums, units.count * units.size[0] * scale
+    big = 2 * units.count * max(max(map(abs, column)) for column in columns) + 1
+    packed = [tuple(value + big * size for value, size in zip(column, units.size))
+              for column in columns]
+    sums = resample_sums(rng, packed, rounds, strata=units.strata, progress=progress)
+    means = []
+    for total in sums:
+        items = (total + big // 2) // big
+        means.append(Fraction(total - items * big, items * scale))
+    return means, 1
+
+
+def _steps(progress, sizes):
+    """Split one progress callback over consecutive steps of the given sizes."""
+    offset, total = 0, sum(sizes)
+    for size in sizes:
+        yield None if progress is None else (
+            lambda done, _total, base=offset: progress(base + done, total))
+        offset += size
+
+
+def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str = "stream",
+              progress=None) -> dict:
+    """The four bootstrap distributions of the report, in the stream's order.
+
+    ``a`` and ``b`` (each system's mean), ``paired`` (mean of B - A on the
+    same resampled units) and ``unpaired`` (B's resample minus A's).  The
+    ``stream`` engine resamples units -- items, or whole clusters, within
+    strata if given -- bit-exact with the article's listing for plain items;
+    the ``counts`` engine (0/1 items) draws the multinomial cell counts.
+    """
+    if engine == "counts" and scores.binary:
+        cells = scores.cells()
+        sums = {"a": _counts_mean_sums(rng, cells.a, cells.n, resamples),
+                "b": _counts_mean_sums(rng, cells.b, cells.n, resamples),
+                "paired": _counts_paired_sums(rng, cells, resamples),
+                "unpaired": _counts_unpaired_sums(rng, cells, resamples)}
+        return {key: Distribution.of(value, cells.n) for key, value in sums.items()}
+    if engine == "counts":                    # real scores: counts over the distinct values
+        a, b = scores.ints
+        diff = scores.units.diff
+        sums = {"a": _value_counts_sums(rng, a, resamples),
+                "b": _value_counts_sums(rng, b, resamples),
+                "paired": _value_counts_sums(rng, diff, resamples)}
+        first, second = _value_counts_sums(rng, a, resamples), _value_counts_sums(rng, b, resamples)
+        sums["unpaired"] = [y - x for x, y in zip(first, second)]
+        return {key: Distribution.of(value, scores.n * scores.scale)
+                for key, value in sums.items()}
+    units, scale = scores.units, scores.scale
+    steps = _steps(progress, [resamples, resamples, resamples, 2 * resamples])
+    dists = {}
+    for key, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
+        means, denominator = _resampled_means(rng, units, (column,), resamples, scale,
+                                              next(steps))
+        dists[key] = Distribution.of(means, denominator)
+    both, denominator = _resampled_means(rng, units, (units.a, units.b), 2 * resamples, scale,
+                                         next(steps))
+    dists["unpaired"] = Distribution.of([b - a for a, b in zip(both[0::2], both[1::2])],
+                                        denominator)
+    return dists
+
+
+def paired_distribution(rng: random.Random, data, resamples: int, engine: str = "stream"
+                        ) -> Distribution:
+    """The paired bootstrap distribution alone (the coverage loop's): *data* is
+    Scores for the stream engine, Cells for the counts engine."""
+    if engine == "counts":
+        return Distribution.of(_counts_paired_sums(rng, data, resamples), data.n)
+    units = data.units
+    return Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, data.scale))
+
+
+# --- Score intervals: never of zero width, no resampling ---
+
+def _interval_of_floats(low: float, high: float) -> Interval:
+    return Interval(Fraction(low), Fraction(high))
+
+
+def wilson_interval(successes, n: int, confidence) -> tuple:
+    """Wilson's score interval for a binomial proportion (never of zero width; *successes*
+    may be a real p*n when planning).
+
+    >>> [round(x, 4) for x in wilson_interval(30, 30, CONFIDENCE)]
+    [0.8865, 1.0]
+    """
+    z = _z_value(confidence)
+    p, z2 = successes / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    spread = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, centre - spread), min(1.0, centre + spread)
+
+
+def _wilson(hits: int, n: int, confidence) -> Interval:
+    """Wilson's score interval for one accuracy, hits of n (exact ends of the floats)."""
+    return _interval_of_floats(*wilson_interval(hits, n, confidence))
+
+
+def clopper_pearson(successes: int, n: int, confidence) -> tuple:
+    """The exact (Clopper-Pearson) interval for a binomial proportion.
+
+    Each end solves a binomial tail equation; the root is bracketed from the
+    Wilson interval's end and found by the Illinois method (a safeguarded secant):
+    a dozen tail sums instead of sixty bisection steps.
+
+    >>> [round(x, 6) for x in clopper_pearson(0, 30, CONFIDENCE)]
+    [0.0, 0.115703]
+    """
+    alpha = float(1 - Fraction(confidence)) / 2
+    guess = wilson_interval(successes, n, confidence)
+    lower = 0.0 if successes == 0 else _increasing_root(
+        lambda q: (1 - _binom_cdf(successes - 1, n, q)) - alpha, guess[0])
+    upper = 1.0 if successes == n else _increasing_root(
+        lambda q: alpha - _binom_cdf(successes, n, q), guess[1])
+    return lower, upper
+
+
+def _clopper_pearson_interval(hits: int, n: int, confidence) -> Interval:
+    """The exact (Clopper-Pearson) interval for one accuracy: at 30 of 30 it is
+    [0.884, 1], the two-sided form of the rule of three."""
+    return _interval_of_floats(*clopper_pearson(hits, n, confidence))
+
+
+def newcombe_paired(cells: Cells, confidence) -> Interval:
+    """Newcombe's hybrid score ("square-and-add") interval for the gap B - A of two
+    paired proportions.
+
+    Method 10 of R. G. Newcombe, "Improved confidence intervals for the difference
+    between binomial proportions based on paired data", Statistics in Medicine 17
+    (1998) 2635-2650 (as in Altman et al., Statistics with Confidence, 2000, ch. 6,
+    and Fagerland, Lydersen and Laake, Statistical Analysis of Contingency Tables,
+    2017, ch. 8): Wilson intervals (l, u) for each accuracy, combined through the
+    correlation psi of the 2x2 table, ``A = both*neither - a_only*b_only``,
+    ``psi = (A - n/2)/sqrt(margins)`` when A > n/2, 0 when 0 <= A <= n/2, and
+    ``A/sqrt(margins)`` when A < 0:
+    ``gap - sqrt((pB-lB)^2 + (uA-pA)^2 - 2 psi (pB-lB)(uA-pA))`` and likewise above.
+
+    >>> print(newcombe_paired(Cells(289, 67, 85, 59), CONFIDENCE))
+    [-1.2, +8.4] pts
+    """
+    n = cells.n
+    pa, pb = cells.a / n, cells.b / n
+    la, ua = wilson_interval(cells.a, n, confidence)
+    lb, ub = wilson_interval(cells.b, n, confidence)
+    margins = cells.a * (n - cells.a) * cells.b * (n - cells.b)
+    agreement = cells.both * cells.neither - cells.a_only * cells.b_only
+    psi = 0.0
+    if margins and agreement > n / 2:
+        psi = (agreement - n / 2) / math.sqrt(margins)
+    elif margins and agreement < 0:
+        psi = agreement / math.sqrt(margins)
+    delta = math.sqrt(max(0.0, (pb - lb) ** 2 + (ua - pa) ** 2 - 2 * psi * (pb - lb) * (ua - pa)))
+    epsilon = math.sqrt(max(0.0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * psi * (pa - la) * (ub - pb)))
+    gap = Fraction(cells.b - cells.a, n)
+    return Interval(max(Fraction(-1), gap - Fraction(delta)),
+                    min(Fraction(1), gap + Fraction(epsilon)))
+
+
+def newcombe_unpaired(hits_a: int, hits_b: int, n: int, confidence) -> Interval:
+    """Newcombe's hybrid score ("square-and-add" Wilson) interval for B - A of two
+    independent proportions: method 10 of R. G. Newcombe, "Interval estimation for
+    the difference between independent proportions", Statistics in Medicine 17
+    (1998) 873-890."""
+    pa, pb = hits_a / n, hits_b / n
+    la, ua = wilson_interval(hits_a, n, confidence)
+    lb, ub = wilson_interval(hits_b, n, confidence)
+    gap = Fraction(hits_b - hits_a, n)
+    return Interval(gap - Fraction(math.sqrt((pb - lb) ** 2 + (ua - pa) ** 2)),
+                    gap + Fraction(math.sqrt((ub - pb) ** 2 + (pa - la) ** 2)))
+
+
+def _clamp(interval: Interval, low, high) -> Interval:
+    """The interval cut to [low, high] (a basic interval can pass 1)."""
+    return Interval(min(max(interval.lo, low), high), max(min(interval.hi, high), low))
+
+
+def _gap_intervals(dist: Distribution, estimate: Fraction, confidence, rules, *,
+                  groups=None, scale: int = 1, cells: Cells | None = None,
+                  proportions: bool = True) -> dict:
+    """The paired gap's interval by each rule in *rules* ({rule: Interval}, None
+    where it is undefined: BCa on a degenerate distribution, score without a 2x2 table).
+    Draws nothing: the coverage loop and calibration measure every rule on the same
+    replays this way."""
+    out = {}
+    for rule in rules:
+        if rule == "score":
+            out[rule] = None if cells is None else newcombe_paired(cells, confidence)
+            continue
+        try:
+            jack = _jackknife(groups, "paired", scale) if rule == "bca" else None
+            interval = dist.interval(confidence, rule, estimate, jack)
+        except ToolError:
+            out[rule] = None
+            continue
+        out[rule] = _clamp(interval, -1, 1) if proportions else interval
+    return out
+
+
+# === Paired tests ===
+#
+# Exact McNemar, the paired sign-flip permutation test (exact enumeration when
+# small, else PERMUTATIONS random flips drawn after the intervals), and the
+# Holm and Bonferroni adjustments.
+
+@dataclass(frozen=True)
+class McNemar:
+    """Exact McNemar test on the discordant items."""
+
+    a_only: int
+    b_only: int
+    p: float
+
+    @property
+    def p_text(self) -> str:
+        return _format_p(self.p)
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
+    """Exact two-sided McNemar test: ``min(1, 2 * P(Binomial(b+c, 1/2) <= min(b, c)))``.
+
+    Summed as an exact rational up to ``_MCNEMAR_EXACT_LIMIT`` discordant
+    pairs; beyond, the binomial tail is summed from Loader's saddle-point
+    probabilities (relative error below 1e-12, no big-integer powers).
+
+    >>> mcnemar_exact(67, 85).p_text, mcnemar_exact(0, 0).p, mcnemar_exact(5, 5).p
+    ('0.1677', 1.0, 1.0)
+    """
+    n = a_only + b_only
+    k = min(a_only, b_only)
+    if n == 0:
+        return McNemar(a_only, b_only, 1.0)
+    if n <= _MCNEMAR_EXACT_LIMIT:
+        tail = Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n)
+        return McNemar(a_only, b_only, float(min(Fraction(1), 2 * tail)))
+    return McNemar(a_only, b_only, min(1.0, 2 * _binom_cdf_lower(k, n, 0.5)))
+
+
+@dataclass(frozen=True)
+class PermutationTest:
+    """Paired sign-flip permutation test of mean(B - A) = 0, two-sided.
+
+    Under "no difference" each item's B - A is as likely to have either sign,
+    so the observed |sum of differences| is compared with its values under
+    random sign flips: exactly over all 2**k patterns of the k nonzero
+    differences when k <= 20, else over R random patterns drawn from the
+    run's generator, with p = (hits + 1) / (R + 1).
+    """
+
+    p: float
+    exact: bool
+    permutations: int          # 2**k when exact, R otherwise
+
+    @property
+    def name(self) -> str:
+        return f"sign-flip permutation ({'exact' if self.exact else 'Monte Carlo'})"
+
+    @property
+    def p_text(self) -> str:
+        return _format_p(self.p)
+
+
+def _sign_flip_counts(rng, nonzero, observed: int, permutations: int) -> PermutationTest:
+    """Random sign patterns drawn as counts: per distinct |d| (largest first) the number of
+    its items keeping their sign, one table draw per pattern."""
+    sums = [0] * permutations
+    for value, count in sorted(collections.Counter(map(abs, nonzero)).items(), reverse=True):
+        kept = binomial_table_variates(rng, count, 0.5, permutations)
+        sums = [s + value * (2 * k - count) for s, k in zip(sums, kept)]
+    hits = sum(abs(s) >= observed for s in sums)
+    return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
+
+
+def _signed_sums(values) -> list:
+    sums = [0]
+    for value in values:
+        sums = [s + value for s in sums] + [s - value for s in sums]
+    return sums
+
+
+def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, *,
+                   exact_limit: int = _EXACT_SIGN_FLIP_LIMIT, progress=None,
+                   counts: bool = False) -> PermutationTest:
+    """The paired sign-flip test on integer differences (scores scaled to integers).
+
+    Exact enumeration meets in the middle: the signed sums of each half of the
+    nonzero differences are listed (2**10 each), one half sorted, and every
+    pattern counted with two bisections.  The Monte Carlo version draws each
+    pattern as ``rng.getrandbits(n)`` (bit i set: item i keeps its sign) and
+    sums with popcounts over the differences' binary digit planes; with
+    *counts* (the counts engine) it draws, for each distinct |difference| v
+    held by m items, how many keep their sign -- Binomial(m, 1/2), the same
+    distribution at a cost set by the distinct values, not by n.
+
+    >>> sign_flip_test(random.Random(1), [3, 1, 2]).p     # |sum| 6: only +++ and ---
+    0.25
+    """
+    observed = abs(sum(diffs))
+    nonzero = [d for d in diffs if d]
+    if observed == 0:
+        return PermutationTest(1.0, True, 2 ** len(nonzero))
+    if len(nonzero) <= exact_limit:
+        half = len(nonzero) // 2
+        left, right = _signed_sums(nonzero[:half]), sorted(_signed_sums(nonzero[half:]))
+        hits = sum(len(right) - bisect.bisect_left(right, observed - s)
+                   + bisect.bisect_right(right, -observed - s) for s in left)
+        total = 2 ** len(nonzero)
+        return PermutationTest(float(Fraction(hits, total)), True, total)
+    if counts:
+        return _sign_flip_counts(rng, nonzero, observed, permutations)
+    n = len(diffs)
+    low = min(diffs)
+    shifted = [d - low for d in diffs]              # >= 0, so digit planes are bit masks
+    planes = [int(bytes(48 + (d >> bit & 1) for d in reversed(shifted)), 2)
+              for bit in range(max(shifted).bit_length())]
+    total = sum(diffs)
+    hits = 0
+    for done in range(1, permutations + 1):
+        keep = rng.getrandbits(n)
+        kept = sum((keep & plane).bit_count() << bit for bit, plane in enumerate(planes))
+        kept += low * keep.bit_count()
+        hits += abs(2 * kept - total) >= observed
+        if progress is not None and done % 1024 == 0:
+            progress(done, permutations)
+    return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
+
+
+def bonferroni(pvalues) -> list:
+    """Bonferroni-adjusted p-values: ``min(1, m*p)`` for a family of m tests.
+
+    >>> bonferroni([0.01, 0.04, 0.03])
+    [0.03, 0.12, 0.09]
+    """
+    m = len(pvalues)
+    return [min(1.0, m * p) for p in pvalues]
+
+
+def holm(pvalues) -> list:
+    """Holm's step-down adjusted p-values, in the input order.
+
+    The i-th smallest p is multiplied by (m - i + 1); adjusted values are made
+    non-decreasing in that order and capped at 1.
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    m = len(pvalues)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(sorted(range(m), key=lambda i: pvalues[i])):
+        running = max(running, min(1.0, (m - rank) * pvalues[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+# === Analysis ===
+#
+# analyze() consumes the generator in the article's order (A's interval, B's,
+# the paired one, the unpaired one), then the permutation test's sign flips
+# (real-valued scores or clusters), then, if asked, the calibration replays.
+# Every verdict is made once, by decide(), from the paired interval and the
+# paired test together; renderers only print it.
+
+# --- Several runs per system: the seed's spread and a two-level interval ---
+#
+# A run (a training seed, a sampling epoch, a HELM trial) shifts a system's
+# score as a whole.  The gap of the mean scores then varies with the items and
+# with the runs.  The two-level bootstrap resamples items (the same items for
+# both systems, so the pairing stays) and, within each system, its runs.  With
+# a handful of runs a plain bootstrap of runs is too narrow (it sees (R-1)/R of
+# their variance and has normal tails), so its interval is widened to the
+# unbiased variance split below and to Student's t with Satterthwaite's degrees
+# of freedom; the test is the matching t test.  The coverage loop measures both.
+
+@dataclass(frozen=True)
+class RunStats:
+    """One system's runs: each run's mean score, and their spread."""
+
+    labels: tuple
+    scores: tuple                 # each run's mean score (exact)
+
+    @property
+    def count(self) -> int:
+        return len(self.scores)
+
+    @property
+    def mean(self) -> Fraction:
+        return sum(self.scores) / len(self.scores)
+
+    @property
+    def sd(self) -> float | None:
+        """Run-to-run standard deviation (None: one run, the spread is unknown)."""
+        if len(self.scores) < 2:
+            return None
+        mean = self.mean
+        return math.sqrt(float(sum((s - mean) ** 2 for s in self.scores)) / (len(self.scores) - 1))
+
+    def to_json(self) -> dict:
+        return {"runs": len(self.scores), "labels": [str(x) for x in self.labels],
+                "scores": [float(s) for s in self.scores], "mean": float(self.mean),
+                "sd": self.sd, "min": float(min(self.scores)), "max": float(max(self.scores))}
+
+
+@dataclass(frozen=True)
+class RunsTest:
+    """The two-level t test of gap = 0 (variance split, Satterthwaite's df)."""
+
+    t: float
+    df: float
+    p: float
+    exact: bool = False
+
+    name = "two-level t (items and runs)"
+
+    @property
+    def p_text(self) -> str:
+        return _format_p(self.p)
+
+
+def _variance(dist: Distribution) -> float:
+    values = [float(Fraction(s, dist.denominator)) for s in dist.sums]
+    mean = math.fsum(values) / len(values)
+    return math.fsum((v - mean) ** 2 for v in values) / max(1, len(values) - 1)
+
+
+@dataclass(frozen=True)
+class RunsAnalysis:
+    """The gap of two systems' mean scores over several runs each."""
+
+    a: RunStats
+    b: RunStats
+    gap: Fraction
+    confidence: Fraction
+    distribution: Distribution    # the two-level bootstrap of the gap
+    variance_items: float         # of the gap: from the item sample
+    variance_runs_a: float        # from A's runs (0 with one run: unknown, not zero)
+    variance_runs_b: float
+    test: RunsTest
+
+    @property
+    def variance(self) -> float:
+        return self.variance_items + self.variance_runs_a + self.variance_runs_b
+
+    @property
+    def df(self) -> float:
+        return self.test.df
+
+    @property
+    def overlap(self) -> bool:
+        """Do the two systems' run scores overlap (the seed's plain test)?"""
+        return max(min(self.a.scores), min(self.b.scores)) <= min(max(self.a.scores),
+                                                                   max(self.b.scores))
+
+    @property
+    def interval(self) -> Interval:
+        return self.interval_at(self.confidence)
+
+    def scale(self, confidence) -> float:
+        """How much the plain two-level bootstrap's spread is widened: to the unbiased
+        variance, and by Student's t over the normal at this confidence."""
+        spread = _variance(self.distribution)
+        q = 1 - float(1 - Fraction(confidence)) / 2
+        ratio = student_t_quantile(q, self.df) / NormalDist().inv_cdf(q)
+        return (math.sqrt(self.variance / spread) if spread > 0 else 1.0) * ratio
+
+    def interval_at(self, confidence) -> Interval:
+        """The widened two-level percentile interval at a confidence."""
+        plain = self.distribution.interval(confidence)
+        low, high, k = plain.lo, plain.hi, Fraction(self.scale(confidence))
+        return Interval(self.gap + (low - self.gap) * k, self.gap + (high - self.gap) * k)
+
+    @property
+    def shares(self) -> tuple:
+        """Shares of the gap's variance from items, A's runs and B's runs."""
+        total = self.variance or 1.0
+        return (self.variance_items / total, self.variance_runs_a / total,
+                self.variance_runs_b / total)
+
+
+def _run_stats(runs, n: int, scale: int) -> RunStats:
+    return RunStats(tuple(label for label, _ in runs),
+                    tuple(Fraction(sum(column), n * scale) for _, column in runs))
+
+
+def _item_variance(runs_a, runs_b, n: int, scale: int) -> float:
+    """Var(d_i)/n, d_i the per-item gap of run means (sample variance, n - 1)."""
+    ra, rb = len(runs_a), len(runs_b)
+    sums_a = list(map(sum, zip(*(column for _, column in runs_a))))
+    sums_b = list(map(sum, zip(*(column for _, column in runs_b))))
+    diffs = [ra * y - rb * x for x, y in zip(sums_a, sums_b)]     # in units of 1/(scale ra rb)
+    total = sum(diffs)
+    square = sum(d * d for d in diffs)
+    variance = Fraction(square * n - total * total, n * (n - 1)) / (scale * ra * rb) ** 2
+    return float(variance) / n
+
+
+def _run_variance(runs, n: int, scale: int) -> float:
+    """The run component of the gap's variance for one system (0 with one run)."""
+    r = len(runs)
+    if r < 2:
+        return 0.0
+    scores = [Fraction(sum(column), n * scale) for _, column in runs]
+    mean = sum(scores) / r
+    between = sum((s - mean) ** 2 for s in scores) / (r - 1)
+    within = Fraction(0)
+    for values in zip(*(column for _, column in runs)):
+        total = sum(values)
+        within += Fraction(sum(v * v for v in values) * r - total * total, r * (r - 1))
+    within /= n * scale * scale
+    return max(0.0, float(between - within / n)) / r
+
+
+def analyze_runs(rng: random.Random, runs_a, runs_b, scale: int, confidence,
+                 resamples: int, progress=None) -> RunsAnalysis:
+    """The two-level bootstrap of the gap of mean scores, its variance split and test.
+
+    *runs_a*, *runs_b*: per system ``((label, column), ...)`` of integer scores in units
+    of 1/scale.  Each round resamples the n items once (every run of both systems summed
+    over the same items, ``resample_each``), then each system's runs with replacement
+    (``randrange(R)`` R times per system, A's first); the gap is B's mean over its drawn
+    runs minus A's.  The variance split is the one-way random-effects decomposition:
+    items, ``Var(d_i)/n`` with d_i the per-item gap of run means; runs, per system
+    ``max(0, S^2 - s_w^2 / n) / R`` with S^2 the variance of the run scores and s_w^2
+    the mean within-item variance across runs (so item noise is not counted twice).
+    """
+    n = len(runs_a[0][1])
+    ra, rb = len(runs_a), len(runs_b)
+    columns = [column for _, column in runs_a] + [column for _, column in runs_b]
+    sums = resample_each(rng, columns, resamples, progress)
+    values = []
+    randrange = rng.randrange
+    for r in range(resamples):
+        total_a = sum(sums[randrange(ra)][r] for _ in range(ra))
+        total_b = sum(sums[ra + randrange(rb)][r] for _ in range(rb))
+        values.append(ra * total_b - rb * total_a)
+    dist = Distribution.of(values, n * scale * ra * rb)
+    stats_a, stats_b = (_run_stats(runs, n, scale) for runs in (runs_a, runs_b))
+    v_items = _item_variance(runs_a, runs_b, n, scale)
+    v_a, v_b = _run_variance(runs_a, n, scale), _run_variance(runs_b, n, scale)
+    gap = stats_b.mean - stats_a.mean
+    terms = [(v_items, n - 1)] + [(v, r - 1) for v, r in ((v_a, ra), (v_b, rb)) if r > 1]
+    total = v_items + v_a + v_b
+    denominator = sum(v * v / df for v, df in terms if v > 0)
+    df = total * total / denominator if denominator > 0 else float(n - 1)
+    t = float(gap) / math.sqrt(total) if total > 0 else (0.0 if gap == 0 else math.inf)
+    p = 1.0 if gap == 0 else 0.0 if math.isinf(t) else 2 * (1 - student_t_cdf(abs(t), df))
+    return RunsAnalysis(stats_a, stats_b, gap, Fraction(confidence), dist, v_items, v_a, v_b,
+                        RunsTest(t, df, min(1.0, p)))
+
+
+# --- The analysis of two systems on the same items ---
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the report prints about two systems scored on the same items."""
+
+    n: int
+    accuracy_a: Fraction          # mean score (the accuracy for 0/1 scores)
+    accuracy_b: Fraction
+    ci_a: Interval
+    ci_b: Interval
+    paired: Interval
+    unpaired: Interval
+    mcnemar: McNemar | None       # 0/1 items without clusters only
+    resamples: int
+    confidence: Fraction
+    paired_distribution: Distribution
+    engine: str = "stream"
+    test: object = None           # McNemar or PermutationTest: what produced p
+    percent: bool = True          # scores in [0, 1]: gaps in points (x100)
+    interval: str = "percentile"  # percentile, basic, bca or score
+    errors: dict | None = None    # Monte Carlo error of each interval's ends
+    exact: dict | None = None     # exact (B = infinity) percentile intervals
+    design: Design | None = None
+    binary: bool = True           # 0/1 scores
+    notes: tuple = ()             # fallbacks taken, in plain words
+    cells: Cells | None = None    # the 2x2 table (0/1 items, no clusters or strata)
+    distributions: dict | None = None   # the four bootstrap distributions
+    jackknives: dict | None = None      # BCa's leave-one-out values, per interval
+    diff_variance: Fraction = Fraction(0)   # per-unit variance of B - A (for planning)
+    calibration: Calibration | None = None
+    rules: dict | None = None   # the rule behind each interval (after any fallback)
+    runs: RunsAnalysis | None = None    # several runs per system: the two-level analysis
+
+    @property
+    def gap(self) -> Fraction:
+        return self.accuracy_b - self.accuracy_a
+
+    @property
+    def p(self) -> float:
+        return self.test.p
+
+    @property
+    def test_name(self) -> str:
+        return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
+
+    @property
+    def decisive(self) -> Interval:
+        """The interval a verdict reads: the two-level one when there are runs."""
+        return self.runs.interval if self.runs is not None else self.paired
+
+    def paired_at(self, confidence) -> Interval:
+        """The paired interval at another confidence (a family's simultaneous level), by
+        the same rule, from the same resamples."""
+        confidence = Fraction(confidence)
+        if confidence == self.confidence:
+            return self.paired
+        rule = (self.rules or {}).get("paired", self.interval)
+        if rule == "score":
+            return newcombe_paired(self.cells, confidence)
+        dist = self.paired_distribution
+        jack = (self.jackknives or {}).get("paired")
+        interval = dist.interval(confidence, rule, self.gap, jack)
+        return _clamp(interval, -1, 1) if self.percent else interval
+
+
+def _choose_engine(requested: str, scores: Scores, resamples: int) -> str:
+    """The engine "auto" picks for one comparison: the stream engine (bit-exact with the
+    article's listing) whenever its work is small -- at most STREAM_BUDGET item draws, a
+    few seconds -- or the design needs it (clusters, strata); else the counts engine,
+    which draws the same distributions at a cost independent of n (0/1 scores, or real
+    scores with at most MAX_COUNTS_VALUES distinct values)."""
+    if requested != "auto":
+        return requested
+    if not scores.units.simple or 5 * resamples * scores.n <= _STREAM_BUDGET:
+        return "stream"
+    if scores.binary or _distinct_values(scores) <= _MAX_COUNTS_VALUES:
+        return "counts"
+    return "stream"
+
+
+def _analyze_score_runs(rng, scores: Scores, settings: Settings, progress) -> RunsAnalysis:
+    """The two-level analysis of a pair's runs (plain items only), scores made integers."""
+    if not scores.units.simple:
+        raise ToolError("several runs per system with --cluster-col or --strata-col are not "
+                        "supported; compare the run means, or one run at a time")
+    values = {value for runs in (scores.runs_a, scores.runs_b) for _, column in runs
+              for value in set(column)}
+    scale = math.lcm(*(Fraction(v).denominator for v in values))
+    as_ints = lambda runs: tuple((label, tuple(int(Fraction(v) * scale) for v in column))
+                                 for label, column in runs)
+    return analyze_runs(rng, as_ints(scores.runs_a), as_ints(scores.runs_b), scale,
+                        settings.confidence, settings.resamples, progress)
+
+
+def _check_applicable(scores: Scores, settings: Settings) -> None:
+    """Refuse a rule that needs what the data lack (0/1 scores, plain items)."""
+    needs_binary = settings.interval == "score" or settings.exact or \
+        settings.accuracy_interval != "same"
+    if needs_binary and not scores.binary:
+        what = ("--interval score" if settings.interval == "score" else
+                "--exact" if settings.exact else "--accuracy-interval")
+        raise ToolError(f"{what} needs 0/1 scores; these are real-valued")
+    if settings.engine == "counts" and not scores.binary and \
+            _distinct_values(scores) > _MAX_COUNTS_VALUES:
+        raise ToolError(f"the counts engine resamples counts over distinct values; these scores "
+                        f"have {_distinct_values(scores):,} (at most {_MAX_COUNTS_VALUES:,}): "
+                        "use --engine stream")
+    if not scores.units.simple and (settings.interval == "score" or settings.exact
+                                    or settings.engine == "counts"):
+        what = "--interval score" if settings.interval == "score" else \
+            "--exact" if settings.exact else "the counts engine"
+        raise ToolError(f"{what} covers plain items; it does not apply with clusters or strata")
+
+
+@dataclass(frozen=True)
+class _IntervalSet:
+    """The four intervals of a comparison (keys ``a``, ``b``, ``paired``, ``unpaired``), each
+    with its Monte Carlo error, the rule used and the jackknife BCa read; notes in words."""
+
+    intervals: dict
+    errors: dict
+    rules: dict
+    notes: tuple
+    jackknives: dict
+
+
+_UNRESAMPLED = ("score", "wilson", "clopper-pearson")
+
+
+@dataclass(frozen=True)
+class _Made:
+    """One interval as made: the interval, the rule that made it (a fallback shows here) and
+    the note that says why, when the rule asked for was not used."""
+
+    interval: Interval
+    rule: str
+    note: str = ""
+
+
+def _score_interval(name, rule, confidence, scores) -> Interval:
+    cells = scores.cells()
+    if name == "paired":
+        return newcombe_paired(cells, confidence)
+    if name == "unpaired":
+        return newcombe_unpaired(cells.a, cells.b, cells.n, confidence)
+    hits = cells.a if name == "a" else cells.b
+    if rule == "clopper-pearson":
+        return _clopper_pearson_interval(hits, cells.n, confidence)
+    return _wilson(hits, cells.n, confidence)
+
+
+def _one_interval(name, rule, dist, estimate, jack, confidence, scores, cells) -> _Made:
+    """One of the four intervals, by *method* or the fallback it needs."""
+    if rule in _UNRESAMPLED:
+        return _Made(_score_interval(name, rule, confidence, scores), rule)
+    why = ""
+    try:
+        interval = dist.interval(confidence, rule, estimate, jack)
+    except ToolError as err:               # BCa undefined: say why, show the percentile one
+        reason = str(err).split(": ", 1)[-1].split(" (use")[0]
+        why = f"BCa is undefined ({reason}); the percentile interval is shown"
+        rule, interval = "percentile", dist.interval(confidence)
+    hits = sum(scores.ints[0 if name == "a" else 1]) if name in ("a", "b") else None
+    if scores.binary and hits in (0, scores.n):
+        what = "every item right" if hits == scores.n else "every item wrong"
+        return _Made(_clopper_pearson_interval(hits, scores.n, confidence), "clopper-pearson",
+                     f"the bootstrap cannot vary {hits}/{scores.n} ({what}); the exact "
+                     "Clopper-Pearson interval is shown")
+    return _Made(interval, rule, why)
+
+
+def _intervals(scores: Scores, dists: dict, settings: Settings, cells) -> _IntervalSet:
+    """Each interval by the chosen rule, with the fallbacks a careful reader expects:
+    an undefined BCa interval falls back to the percentile one, a per-system interval
+    of zero width on 0/1 scores (every item right, or every item wrong) to the exact
+    Clopper-Pearson one -- each said in a note; proportions stay within [0, 1]."""
+    confidence, rule = settings.confidence, settings.interval
+    estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
+                 "unpaired": scores.mean_b - scores.mean_a}
+    groups = scores.units.groups() if rule == "bca" else None
+    intervals, errors, rules, notes, jacks = {}, {}, {}, [], {}
+    labels = {"a": "A's interval", "b": "B's interval", "paired": "the paired interval",
+              "unpaired": "the unpaired interval"}
+    for name, dist in dists.items():
+        chosen = rule if name in ("paired", "unpaired") or settings.accuracy_interval == \
+            "same" else settings.accuracy_interval
+        jack = _jackknife(groups, name, scores.scale) if chosen == "bca" else None
+        made = _one_interval(name, chosen, dist, estimates[name], jack, confidence, scores,
+                             cells)
+        interval, used = made.interval, made.rule
+        if made.note:
+            notes.append(f"{labels[name]}: {made.note}")
+        low, high = (0, 1) if name in ("a", "b") else (-1, 1)
+        intervals[name] = _clamp(interval, low, high) if scores.proportions else interval
+        rules[name], jacks[name] = used, jack if used == "bca" else None
+        errors[name] = (Fraction(0), Fraction(0)) if used in _UNRESAMPLED else \
+            dist.end_errors(confidence, used, estimates[name], jack)
+    return _IntervalSet(intervals, errors, rules, tuple(notes), jacks)
+
+
+def _diff_variance(scores: Scores) -> Fraction:
+    """The variance of B - A over items (population form), exactly: from the 2x2 table for
+    0/1 scores (the discordant share minus the gap squared)."""
+    if scores.binary:
+        cells = scores.cells()
+        return Fraction(cells.a_only + cells.b_only, cells.n) - Fraction(cells.b - cells.a,
+                                                                          cells.n) ** 2
+    a, b = scores.ints
+    n, scale = scores.n, scores.scale
+    total = sum(b) - sum(a)
+    squares = sum((y - x) ** 2 for x, y in zip(a, b))
+    return Fraction(squares * n - total * total, n * n * scale * scale)
+
+
+def _paired_test(rng: random.Random, scores: Scores, settings: Settings, progress) -> tuple:
+    """``(mcnemar, runs, test)``: the two-level t test when there are runs, exact McNemar
+    for plain 0/1 items (no draws), else the sign-flip test per item or per cluster."""
+    if scores.runs_a is not None:
+        runs = _analyze_score_runs(rng, scores, settings, progress)
+        return None, runs, runs.test
+    if scores.binary and not scores.units.clustered:
+        mcnemar = mcnemar_exact(scores.cells().a_only, scores.cells().b_only)
+        return mcnemar, None, mcnemar
+    test = sign_flip_test(rng, scores.units.diff, settings.permutations, progress=progress,
+                          counts=settings.engine == "counts")
+    return None, None, test
+
+
+def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None, *,
+            progress=None, **options) -> Analysis:
+    """Means, per-system, paired and unpaired intervals, and the paired test.
+
+    *settings* (or the same fields as keywords: resamples, confidence, interval,
+    engine, permutations, exact, accuracy_interval, calibration) say how.  The
+    generator is consumed in the article's order: A's interval, B's, the paired
+    one, then the unpaired one; then, for the permutation test (real-valued
+    scores, or clusters) with more than 20 nonzero differences, the Monte Carlo
+    sign flips; then the calibration replays.  McNemar (0/1 items) draws nothing.
+    *progress*, if given, is called as ``progress(done, total)``.
+    """
+    settings = _settings_of(settings, options)
+    engine = _choose_engine(settings.engine, scores, settings.resamples)
+    settings = dataclasses.replace(settings, engine=engine)
+    _check_applicable(scores, settings)
+    confidence = settings.confidence
+    units = scores.units
+    plain_binary = scores.binary and units.simple
+    resampling, permuting, calibrating = _steps(progress, [
+        5 * settings.resamples, settings.permutations, 2 * settings.calibration])
+    dists = bootstrap(rng, scores, settings.resamples, engine=settings.engine,
+                      progress=resampling)
+    cells = scores.cells() if plain_binary else None
+    made = _intervals(scores, dists, settings, cells)
+    mcnemar, runs, test = _paired_test(rng, scores, settings, permuting)
+    calibration = None
+    if settings.calibration and plain_binary and runs is None:
+        replays = settings.calibration if scores.n <= _CALIBRATION_LARGE_N else \
+            min(settings.calibration, _CALIBRATION_LARGE_REPLAYS)
+        calibration = calibrate(rng, cells, confidence, made.rules["paired"],
+                                min(settings.resamples, RESAMPLES), replays,
+                                progress=calibrating)
+    return Analysis(
+        n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
+        ci_a=made.intervals["a"], ci_b=made.intervals["b"], paired=made.intervals["paired"],
+        unpaired=made.intervals["unpaired"], mcnemar=mcnemar, resamples=settings.resamples,
+        confidence=confidence, paired_distribution=dists["paired"], engine=settings.engine,
+        test=test, percent=scores.proportions, interval=settings.interval, errors=made.errors,
+        exact=exact_intervals(cells, confidence) if settings.exact else None,
+        design=_design_of(scores), binary=scores.binary, notes=made.notes, cells=cells,
+        distributions=dists, jackknives=made.jackknives, diff_variance=_diff_variance(scores),
+        calibration=calibration, rules=made.rules, runs=runs)
+
+
+def _coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
+                    resamples: int) -> str:
+    """The engine "auto" picks for a coverage loop: the stream engine at the article's size
+    or below, or when the whole loop is small; the counts engine otherwise."""
+    if requested != "auto":
+        return requested
+    if copula.clustered or n_items <= N_ITEMS or replays * resamples * n_items <= _STREAM_BUDGET:
+        return "stream"
+    return "counts"
+
+
+# --- The release gate: the verdict against a margin ---
+
+@dataclass(frozen=True)
+class Gate:
+    """A release gate on one candidate: pass only if it is better than the baseline by more
+    than *margin* (superiority, margin >= 0; at 0 this is the verdict "better"), or not
+    worse by more than -margin (non-inferiority, margin < 0) -- judged by the lower end of
+    the interval the verdict reads, and with the same verdict: a superiority gate needs
+    "better", no gate passes an "unreliable" one.  At a true gap equal to the margin it
+    passes at most (1 - confidence)/2 of the time (the tool's coverage loop measures it)."""
+
+    margin: Fraction
+    passed: bool
+    lower: Fraction
+    word: str
+
+    @property
+    def kind(self) -> str:
+        return "superiority" if self.margin >= 0 else "non-inferiority"
+
+    def to_json(self) -> dict:
+        return {"margin": float(self.margin), "passed": self.passed, "kind": self.kind,
+                "lower": float(self.lower), "verdict": self.word,
+                "rule": "pass if the interval's lower end > margin" + (
+                    " and the verdict is 'better'" if self.margin >= 0 else
+                    " and the verdict is not 'unreliable'")}
+
+
+def _gate_passes(lower: Fraction, word: str, margin: Fraction) -> bool:
+    """The gate's rule, one function for reports and simulations alike."""
+    if word == "unreliable" or not lower > margin:
+        return False
+    return word == "better" if margin >= 0 else True
+
+
+# --- One verdict, made once ---
+
+_VERDICTS = ("better", "worse", "cannot tell", "borderline", "unreliable")
+_MIN_CLUSTERS = 30              # fewer clusters: a cluster bootstrap's interval is not trusted
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The verdict on one candidate against the baseline, and what it read.
+
+    ``better``/``worse``: the paired interval excludes 0 and the paired test agrees
+    at the same level.  ``cannot tell``: neither does.  ``borderline``: they
+    disagree (each number is printed).  ``unreliable``: the interval would claim a
+    winner, but with fewer than 30 clusters a cluster bootstrap cannot be trusted.
+    In a family of m candidates the interval is the simultaneous one at level
+    1 - alpha/m (Bonferroni) and p is Holm-adjusted, so the two read alike.
+    """
+
+    word: str
+    interval: Interval
+    level: Fraction
+    p: float
+    alpha: Fraction
+    family: int = 1
+    gate: Gate | None = None
+
+    @property
+    def claims(self) -> bool:
+        return self.word in ("better", "worse")
+
+    def to_json(self) -> dict:
+        return {"verdict": self.word, "interval": self.interval.to_json(),
+                "level": float(self.level), "p": float(self.p), "alpha": float(self.alpha),
+                "family": self.family,
+                "gate": None if self.gate is None else self.gate.to_json()}
+
+
+def _verdict_word(interval: Interval, p, alpha, clusters=None) -> str:
+    """The verdict rule itself (reports and simulations use this one function)."""
+    excludes, significant = interval.excludes_zero(), Fraction(p) < alpha
+    if excludes and significant:
+        if clusters is not None and clusters < _MIN_CLUSTERS:
+            return "unreliable"
+        return "better" if interval.lo > 0 else "worse"
+    return "borderline" if excludes or significant else "cannot tell"
+
+
+def decide(analysis: Analysis, family: int = 1, p=None, margin=None) -> Decision:
+    """The one verdict on a comparison: the paired interval (at the family's simultaneous
+    level) and the paired test (its p, Holm-adjusted in a family) read together; with a
+    *margin*, the release gate on the same interval and verdict."""
+    alpha = 1 - analysis.confidence
+    level = 1 - alpha / family
+    interval = analysis.runs.interval_at(level) if analysis.runs is not None else \
+        analysis.paired_at(level)
+    p = analysis.p if p is None else p
+    clusters = analysis.design.clusters if analysis.design is not None else None
+    word = _verdict_word(interval, p, alpha, clusters)
+    gate = None if margin is None else Gate(Fraction(margin), _gate_passes(
+        interval.lo, word, Fraction(margin)), interval.lo, word)
+    return Decision(word, interval, level, p, alpha, family, gate)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One candidate against the baseline, with its p adjusted across the family and the
+    verdict made from both."""
+
+    baseline: str
+    candidate: str
+    analysis: Analysis
+    p_holm: float
+    p_bonferroni: float
+    decision: Decision | None = None
+
+
+def compare_systems(table: Table, rng: random.Random, settings: Settings | None = None, *,
+                    progress=None, **options) -> list:
+    """Each candidate against the baseline, in input order, on one generator; then
+    Holm- and Bonferroni-adjusted p-values across the family of comparisons, and one
+    verdict per candidate."""
+    settings = _settings_of(settings, options)
+    per = 5 * settings.resamples + settings.permutations + 2 * settings.calibration
+    steps = _steps(progress, [per] * (len(table.systems) - 1))
+    analyses = [analyze(table.pair(index), rng, settings, progress=next(steps))
+                for index in range(1, len(table.systems))]
+    ps = [a.p for a in analyses]
+    family = len(analyses)
+    return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf,
+                       decide(analysis, family, p_holm, settings.margin))
+            for name, analysis, p_holm, p_bonf
+            in zip(table.systems[1:], analyses, holm(ps), bonferroni(ps))]
+
+
+def _single_comparison(analysis: Analysis, baseline: str = "A", candidate: str = "B",
+                      margin=None) -> Comparison:
+    """A comparison of two systems alone (a family of one)."""
+    return Comparison(baseline, candidate, analysis, analysis.p, analysis.p,
+                      decide(analysis, margin=margin))
+
+
+# --- Whole harness runs: many tasks per model ---
+
+@dataclass(frozen=True)
+class TaskComparison:
+    """One task of a harness run: each candidate against the baseline on its items, the
+    verdicts read across the tasks (Holm over tasks, simultaneous intervals)."""
+
+    task: str
+    n: int
+    comparisons: tuple
+
+
+@dataclass(frozen=True)
+class TasksResult:
+    """Per task, and pooled over every item with the task as a stratum (or a cluster)."""
+
+    tasks: tuple                 # TaskComparison per task, in task order
+    pooled: tuple                # Comparison per candidate, over all items
+    pool: str                    # "strata" or "clusters"
+
+
+def _subtable(table: Table, keep) -> Table:
+    """The items at positions *keep*, with their runs."""
+    pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda seq: (seq[keep[0]],))
+    runs = None if table.runs is None else tuple(
+        tuple((label, tuple(pick(column))) for label, column in system) for system in table.runs)
+    return dataclasses.replace(table, columns=tuple(tuple(pick(c)) for c in table.columns),
+                               ids=tuple(pick(table.ids)), runs=runs, tasks=None,
+                               clusters=None, strata=None)
+
+
+def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = None, *,
+                  pool: str = "strata", progress=None, **options) -> TasksResult:
+    """Each task on its own (a family across the tasks: Holm-adjusted p, simultaneous
+    intervals), then every item pooled with its task as a stratum -- resampled within
+    its task, so each task keeps its size -- or, with ``pool="clusters"``, as a cluster."""
+    settings = _settings_of(settings, options)
+    if pool not in ("strata", "clusters"):
+        raise ToolError(f"pool must be strata or clusters; got {pool!r}")
+    order = list(dict.fromkeys(table.tasks))
+    per_task = []
+    for index, task in enumerate(order):
+        keep = [i for i, t in enumerate(table.tasks) if t == task]
+        sub = _subtable(table, keep)
+        per_task.append(compare_systems(sub, rng, dataclasses.replace(settings, calibration=0)))
+        if progress is not None:
+            progress(index + 1, len(order) + 1)
+    family = len(order)
+    tasks = []
+    for k in range(len(table.systems) - 1):
+        analyses = [comparisons[k].analysis for comparisons in per_task]
+        adjusted = holm([a.p for a in analyses])
+        for index, (analysis, p_holm) in enumerate(zip(analyses, adjusted)):
+            old = per_task[index][k]
+            per_task[index][k] = dataclasses.replace(
+                old, p_holm=p_holm, p_bonferroni=min(1.0, family * analysis.p),
+                decision=decide(analysis, family, p_holm, settings.margin))
+    for task, comparisons in zip(order, per_task):
+        tasks.append(TaskComparison(task, sum(1 for t in table.tasks if t == task),
+                                    tuple(comparisons)))
+    labels = tuple(table.tasks)
+    if table.runs is not None:                 # runs and strata together: pooled plainly
+        pool = "items"
+    pooled_table = dataclasses.replace(table, strata=labels if pool == "strata" else None,
+                                       clusters=labels if pool == "clusters" else None)
+    pooled = compare_systems(pooled_table, rng, dataclasses.replace(
+        settings, engine="stream" if pool != "items" and settings.engine == "counts" else
+        settings.engine))
+    return TasksResult(tuple(tasks), tuple(pooled), pool)
+
+
+# --- The ledger: every comparison made on a test set ---
+#
+# An append-only JSON-lines file the user keeps (in the repository, say).  Each
+# comparison adds one line: the test set's SHA-256 (of its item ids and the
+# baseline's scores, so a re-export with other columns is the same test set),
+# the systems, the gap, its interval and p, the time and the tool's version.
+# Reading and appending happen under an exclusive lock (flock), the new lines in
+# one write of one buffer, so two CI jobs appending at once leave whole lines.
+# A ledger with a line that is not the tool's -- truncated, foreign, corrupt -- is
+# refused with its line number and never rewritten.
+
+_LEDGER_TOOL = "bootstrap-eval-deltas"
+_LEDGER_VERSION = 1
+_LEDGER_FIELDS = ("tool", "ledger_version", "test_set", "time", "version", "baseline",
+                 "candidate", "n", "gap", "interval", "level", "p", "verdict")
+
+
+def _test_set_digest(table: Table) -> str:
+    """SHA-256 of the test set: each item's id with the baseline's score, sorted by id, so
+    the same items and baseline scores give the same digest whatever else the file holds."""
+    lines = sorted(f"{json.dumps(item if not isinstance(item, tuple) else list(item), default=_json_default)}"
+                   f"\t{_format_decimal(score)}" for item, score in zip(table.ids, table.columns[0]))
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One comparison in the ledger, as read back."""
+
+    test_set: str
+    baseline: str
+    candidate: str
+    p: float
+    gap: float
+    verdict: str
+    time: str
+    interval: tuple = ()
+    level: float = 0.95
+    percent: bool = True
+
+
+@dataclass(frozen=True)
+class LedgerNote:
+    """What the ledger says about this run's comparisons: their numbers on the test set
+    (k of K) and the p of each, Holm-adjusted over every comparison the ledger holds for
+    the test set (this run's included)."""
+
+    path: str
+    test_set: str
+    first: int                  # the number of this run's first comparison on the test set
+    total: int                  # comparisons on the test set, this run's included
+    p_holm: tuple               # per this run's comparison
+
+
+def _parse_ledger(data: bytes, path: str) -> list:
+    shown = _printable(path)
+    if data and not data.endswith(b"\n"):
+        line = data.count(b"\n") + 1
+        raise ToolError(f"the ledger {shown} line {line} is truncated (no line end); it is left "
+                        "as it is: repair or move it, the tool never rewrites a ledger")
+    entries = []
+    for number, raw in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise ToolError(f"the ledger {shown} line {number} is not JSON; it is left as it "
+                            "is") from None
+        if not isinstance(record, dict) or record.get("tool") != _LEDGER_TOOL or \
+                record.get("ledger_version") != _LEDGER_VERSION or \
+                not all(key in record for key in _LEDGER_FIELDS):
+            raise ToolError(f"the ledger {shown} line {number} is not a {_LEDGER_TOOL} ledger "
+                            "entry; the file is left as it is")
+        p = record["p"]
+        if not isinstance(p, (int, float)) or not 0 <= p <= 1:
+            raise ToolError(f"the ledger {shown} line {number} has no valid p; it is left as it is")
+        entries.append(LedgerEntry(str(record["test_set"]), str(record["baseline"]),
+                                   str(record["candidate"]), float(p), float(record["gap"]),
+                                   str(record["verdict"]), str(record["time"]),
+                                   tuple(record["interval"]), float(record["level"]),
+                                   bool(record.get("percent", True))))
+    return entries
+
+
+def read_ledger(path: str) -> list:
+    """The ledger's entries; ToolError naming the line for anything that is not one."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return []
+    except OSError as err:
+        raise ToolError(f"cannot read the ledger {_printable(path)}: {err.strerror}") from None
+    return _parse_ledger(data, path)
+
+
+def _ledger_json_lines(table: Table, comparisons, digest: str, when: str) -> list:
+    """The lines this run appends: one per comparison."""
+    lines = []
+    for c in comparisons:
+        decision = c.decision
+        record = {"tool": _LEDGER_TOOL, "ledger_version": _LEDGER_VERSION, "test_set": digest,
+                  "time": when, "version": __version__, "baseline": c.baseline,
+                  "candidate": c.candidate, "n": table.n, "gap": float(c.analysis.gap),
+                  "interval": decision.interval.to_json(), "level": float(decision.level),
+                  "p": float(c.analysis.p), "verdict": decision.word,
+                  "percent": c.analysis.percent}
+        lines.append(json.dumps(record, sort_keys=True, default=_json_default) + "\n")
+    return lines
+
+
+def _ledger_time() -> str:
+    """Now, in UTC to the second -- or ``SOURCE_DATE_EPOCH`` when it is set (the
+    reproducible-builds convention), so that a recorded example can be replayed exactly."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    moment = int(epoch) if epoch.isdigit() and len(epoch) <= 12 else None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+
+
+def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
+    """Append this run's comparisons to the ledger, atomically and under a lock, and say
+    where they stand on their test set."""
+    import fcntl
+    digest = _test_set_digest(table)
+    when = when or _ledger_time()
+    mode = 0o666 & ~_umask()
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
+    except OSError as err:
+        raise ToolError(f"cannot open the ledger {_printable(path)}: {err.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        chunks = []
+        while True:
+            chunk = os.pread(fd, 1 << 20, sum(map(len, chunks)))
+            if not chunk:
+                break
+            chunks.append(chunk)
+        entries = _parse_ledger(b"".join(chunks), path)
+        payload = "".join(_ledger_json_lines(table, comparisons, digest, when)).encode("utf-8")
+        if os.write(fd, payload) != len(payload):
+            raise ToolError(f"cannot append to the ledger {_printable(path)}: a short write")
+        os.fsync(fd)
+    except OSError as err:
+        raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") from None
+    finally:
+        os.close(fd)                         # closing releases the lock
+    before = [e.p for e in entries if e.test_set == digest]
+    ours = [float(c.analysis.p) for c in comparisons]
+    adjusted = holm(before + ours)[len(before):]
+    return LedgerNote(path, digest, len(before) + 1, len(before) + len(ours), tuple(adjusted))
+
+
+@dataclass(frozen=True)
+class LedgerSummary:
+    """Every test set a ledger holds: its comparisons and their Holm-adjusted p."""
+
+    path: str
+    sets: tuple                 # (digest, entries, holm p's)
+    alpha: Fraction
+
+
+def summarize_ledger(path: str, confidence) -> LedgerSummary:
+    entries = read_ledger(path)
+    if not entries:
+        raise ToolError(f"the ledger {_printable(path)} holds no comparisons")
+    groups = {}
+    for entry in entries:
+        groups.setdefault(entry.test_set, []).append(entry)
+    sets = tuple((digest, tuple(group), tuple(holm([e.p for e in group])))
+                 for digest, group in groups.items())
+    return LedgerSummary(path, sets, 1 - Fraction(confidence))
+
+
+# === Simulation studies: coverage, calibration and power ===
+#
+# A coverage study replays a simulation whose true gap is known and counts how
+# often each interval rule covers it and excludes 0 -- every rule on the same
+# replays, so one loop answers "does the chosen interval hold here, and if not,
+# which does?".  Calibration is the same study on the user's own 2x2 table.
+# Each replay draws its items and then its resamples from one stream, in that
+# order; the planners are exact sums and draw nothing.
+
+@dataclass(frozen=True)
+class Coverage:
+    """How often an interval covers the true gap, over simulation replays.
+
+    Rates are over all replays: a replay whose interval is undefined (BCa on a
+    degenerate resample) counts as a miss and is counted in ``undefined``.
+    ``others`` holds the same study for the other interval rules, measured on the
+    same replays.
+    """
+
+    replays: int
+    covers: int
+    excludes_zero: int
+    width_sum: Fraction = Fraction(0)     # sum of the defined intervals' widths
+    undefined: int = 0                    # replays whose interval was undefined (BCa)
+    item_level: Coverage | None = None    # clustered replays: the interval ignoring clusters
+    rule: str = "percentile"
+    others: tuple = ()                    # (method, Coverage) for the other rules
+    gate_passes: int | None = None        # replays a release gate passed (with --gate)
+    margin: Fraction | None = None        # that gate's margin
+
+    @property
+    def defined(self) -> int:
+        return self.replays - self.undefined
+
+    @property
+    def covers_rate(self) -> Fraction:
+        return Fraction(self.covers, max(1, self.replays))
+
+    @property
+    def excludes_zero_rate(self) -> Fraction:
+        return Fraction(self.excludes_zero, max(1, self.replays))
+
+    @property
+    def mean_half_width(self) -> Fraction:
+        return self.width_sum / (2 * max(1, self.defined))
+
+    def standard_error(self, rate: Fraction) -> float:
+        """Monte Carlo standard error of one of these rates, ``sqrt(p(1-p)/K)``."""
+        return math.sqrt(float(rate * (1 - rate)) / max(1, self.replays))
+
+    def of(self, rule: str) -> Coverage:
+        """The study of another rule, measured on the same replays."""
+        if rule == self.rule:
+            return self
+        return dict(self.others)[rule]
+
+    @property
+    def rules(self) -> tuple:
+        return (self.rule,) + tuple(m for m, _ in self.others)
+
+    def to_json(self) -> dict:
+        body = {
+            "replays": self.replays,
+            "interval": self.rule,
+            "covers": float(self.covers_rate),
+            "covers_se": self.standard_error(self.covers_rate),
+            "excludes_zero": float(self.excludes_zero_rate),
+            "excludes_zero_se": self.standard_error(self.excludes_zero_rate),
+            "mean_half_width": float(self.mean_half_width),
+            "undefined": self.undefined,
+        }
+        if self.item_level is not None:
+            body["item_level"] = self.item_level.to_json()
+        if self.others:
+            body["others"] = {rule: {k: v for k, v in cov.to_json().items()
+                                       if k not in ("others", "interval")}
+                              for rule, cov in self.others}
+        if self.gate_passes is not None:
+            rate = Fraction(self.gate_passes, max(1, self.replays))
+            body["gate"] = {"margin": float(self.margin), "passes": float(rate),
+                            "passes_se": self.standard_error(rate)}
+        return body
+
+
+def _detects(interval: Interval, true_gap: Fraction) -> bool:
+    """Does the interval exclude 0 on the side of the true gap (either side when it is 0)?"""
+    if true_gap > 0:
+        return interval.lo > 0
+    if true_gap < 0:
+        return interval.hi < 0
+    return interval.excludes_zero()
+
+
+class _Tally:
+    """Running counts of one interval rule's coverage over replays."""
+
+    def __init__(self, true_gap: Fraction):
+        self.true_gap, self.covers, self.hits, self.width, self.undefined = true_gap, 0, 0, 0, 0
+
+    def add(self, interval) -> None:
+        if interval is None:
+            self.undefined += 1
+            return
+        self.covers += self.true_gap in interval
+        self.hits += _detects(interval, self.true_gap)
+        self.width += interval.hi - interval.lo
+
+    def result(self, replays: int, rule: str, others=(), item_level=None) -> Coverage:
+        return Coverage(replays, self.covers, self.hits, Fraction(self.width), self.undefined,
+                        item_level, rule, tuple(others))
+
+
+class _Study:
+    """Tallies of several interval rules over the same replays (the first is reported)."""
+
+    def __init__(self, true_gap: Fraction, rules):
+        self.rules = tuple(rules)
+        self.tallies = {rule: _Tally(true_gap) for rule in self.rules}
+
+    def add(self, intervals: dict) -> None:
+        for rule, tally in self.tallies.items():
+            tally.add(intervals[rule])
+
+    def result(self, replays: int, item_level=None) -> Coverage:
+        first, *rest = self.rules
+        others = [(m, self.tallies[m].result(replays, m)) for m in rest]
+        return self.tallies[first].result(replays, first, others, item_level)
+
+
+def _study_rules(chosen: str, plain_binary: bool = True) -> tuple:
+    """The rules a study measures: the chosen one first, then the others that apply."""
+    usable = INTERVALS if plain_binary else tuple(m for m in INTERVALS if m != "score")
+    return (chosen,) + tuple(m for m in usable if m != chosen)
+
+
+def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: int,
+                   confidence, progress, margin=None) -> Coverage:
+    """Coverage of the two-level interval over replays of simulated runs, with the
+    single-run interval (run 1 of each system, items resampled) side by side in
+    ``item_level``: the one a user with one seed per system would have reported."""
+    two_level, single = _Tally(copula.true_gap), _Tally(copula.true_gap)
+    passes = 0
+    for replay in range(replays):
+        data = copula.simulate(rng, n_items)
+        first = Scores(data.runs_a[0][1], data.runs_b[0][1])
+        units = first.units
+        dist = Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, 1))
+        single.add(dist.interval(confidence))
+        runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
+        two_level.add(runs.interval)
+        if margin is not None:
+            word = _verdict_word(runs.interval, runs.test.p, 1 - confidence)
+            passes += _gate_passes(runs.interval.lo, word, Fraction(margin))
+        if progress:
+            progress(replay + 1, replays)
+    result = two_level.result(replays, "two-level", (), single.result(replays, "percentile"))
+    return result if margin is None else dataclasses.replace(result, gate_passes=passes,
+                                                             margin=Fraction(margin))
+
+
+def _table_intervals(rng, table: Cells, resamples: int, confidence, rules) -> dict:
+    """Every rule's paired interval for one simulated 2x2 table (counts engine)."""
+    dist = Distribution.of(_counts_paired_sums(rng, table, resamples), table.n)
+    return _gap_intervals(dist, Fraction(table.b - table.a, table.n), confidence, rules,
+                         groups=table.groups(), cells=table)
+
+
+def _scores_intervals(rng, data: Scores, resamples: int, confidence, rules) -> dict:
+    """Every rule's paired interval for one simulated set of items (stream engine)."""
+    units = data.units
+    dist = Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, data.scale))
+    cells = data.cells() if units.simple else None
+    return _gap_intervals(dist, data.mean_b - data.mean_a, confidence, rules,
+                         groups=units.groups() if "bca" in rules else None, scale=data.scale,
+                         cells=cells)
+
+
+def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Settings | None = None,
+             *, replays: int, progress=None, **options) -> Coverage:
+    """Replay simulate-then-paired-CI *replays* times on one generator.
+
+    *settings* (or its fields as keywords) give the resamples, confidence, interval rule,
+    engine (stream or counts) and, for a release gate, the margin.
+
+    The true gap is ``acc_b - acc_a`` in exact arithmetic; an interval covers it
+    when ``lo <= gap <= hi``, and "excludes zero" counts intervals that exclude 0 on
+    the side of the true gap (power when the gap is not 0, type-I error when it
+    is).  Every interval rule is measured on each replay's resamples (the chosen
+    one is reported, the others are in ``others``); only the resampling draws.  The
+    ``counts`` engine simulates each replay's cell counts as one multinomial draw.
+    With clustered items each replay computes the interval that ignores the
+    clusters, then the cluster bootstrap's, so both coverages come out side by side.
+    """
+    settings = _settings_of(settings, options)
+    confidence, resamples, interval = settings.confidence, settings.resamples, settings.interval
+    engine, margin = settings.engine, settings.margin
+    if engine == "auto":
+        raise ToolError("coverage() needs the engine named: stream or counts")
+    if copula.runs > 1:
+        return _runs_coverage(rng, copula, n_items, replays, resamples, confidence, progress,
+                              margin)
+    rules = _study_rules(interval, not copula.clustered)
+    study, items = _Study(copula.true_gap, rules), _Study(copula.true_gap, (interval,))
+    passes = 0
+    for replay in range(replays):
+        if engine == "counts":
+            table = copula.simulate_cells(rng, n_items)
+            intervals = _table_intervals(rng, table, resamples, confidence, rules)
+        else:
+            data = copula.simulate(rng, n_items)
+            if copula.clustered:
+                items.add(_scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
+                                            (interval,)))
+            intervals = _scores_intervals(rng, data, resamples, confidence, rules)
+            table = None if copula.clustered else data.cells()
+        study.add(intervals)
+        if margin is not None and table is not None and intervals[interval] is not None:
+            word = _verdict_word(intervals[interval], mcnemar_exact(table.a_only, table.b_only).p,
+                                1 - confidence)
+            passes += _gate_passes(intervals[interval].lo, word, Fraction(margin))
+        if progress:
+            progress(replay + 1, replays)
+    result = study.result(replays, items.result(replays) if copula.clustered else None)
+    return result if margin is None else dataclasses.replace(result, gate_passes=passes,
+                                                             margin=Fraction(margin))
+
+
+def _exact_table_intervals(table: Cells, confidence, rules, width: float = 9) -> dict:
+    """Every rule's paired interval for one 2x2 table with the bootstrap taken exactly
+    (B = infinity): the percentile ends are the smallest D whose cumulative probability
+    exceeds q and 1 - q, basic reflects them, BCa reads the same distribution at its
+    adjusted levels (z0 from the mass below the observed D, ties half), score is
+    Newcombe's.  Draws nothing.
+
+    >>> got = _exact_table_intervals(Cells(289, 67, 85, 59), CONFIDENCE, ("percentile",))
+    >>> print(got["percentile"])
+    [-1.2, +8.4] pts
+    """
+    n, q = table.n, (1 - Fraction(confidence)) / 2
+    lo, cdf = _paired_gap_cdf(table, width)
+    observed = table.b_only - table.a_only
+
+    def quantile(level) -> Fraction:
+        return Fraction(lo + bisect.bisect_right(cdf, float(level)), n)
+
+    def mass_below(d) -> float:
+        index = d - lo
+        return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
+
+    out = {}
+    for rule in rules:
+        if rule == "score":
+            out[rule] = newcombe_paired(table, confidence)
+        elif rule in ("percentile", "basic"):
+            low, high = quantile(q), quantile(1 - q)
+            gap = Fraction(observed, n)
+            out[rule] = Interval(low, high) if rule == "percentile" else \
+                _clamp(Interval(2 * gap - high, 2 * gap - low), -1, 1)
+        else:
+            share = (mass_below(observed - 1) + mass_below(observed)) / 2
+            try:
+                levels = _bca_levels(share, _jackknife(table.groups(), "paired"), confidence)
+                out[rule] = Interval(quantile(levels[0]), quantile(levels[1]))
+            except ToolError:
+                out[rule] = None
+    return out
+
+
+def _holds(cov: Coverage, nominal: Fraction, null: Coverage | None = None) -> bool:
+    """Does an interval hold its nominal level within Monte Carlo error: coverage no more
+    than 2 standard errors below nominal, and (with a null study) false positives no more
+    than 2 standard errors above 1 - nominal?"""
+    covers = cov.covers_rate
+    if float(covers) < float(nominal) - 2 * max(cov.standard_error(covers), 1e-12):
+        return False
+    if null is not None:
+        false = null.excludes_zero_rate
+        if float(false) > float(1 - nominal) + 2 * max(null.standard_error(false), 1e-12):
+            return False
+    return True
+
+
+def _recommended(cov: Coverage, nominal: Fraction, null: Coverage | None = None):
+    """The rule to use instead when the chosen one does not hold: among those that do,
+    the one whose coverage is nearest nominal (None: none holds, or the chosen one does)."""
+    if _holds(cov, nominal, null):
+        return None
+    good = [m for m in cov.rules[1:]
+            if _holds(cov.of(m), nominal, null.of(m) if null is not None else None)]
+    return min(good, key=lambda m: abs(cov.of(m).covers_rate - nominal), default=None)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The chosen interval measured on the user's own setting: replays of the file's
+    2x2 table (the simulator fitted to it: the two accuracies and the correlation its
+    cells imply) at the file's n, covering the observed gap; and replays of the same
+    table with no gap (the discordant items split evenly), counting false positives."""
+
+    n: int
+    replays: int
+    resamples: int                 # B of each table's bootstrap; 0: exact (B = infinity)
+    nominal: Fraction
+    coverage: Coverage
+    null: Coverage
+
+    @property
+    def rule(self) -> str:
+        return self.coverage.rule
+
+    @property
+    def holds(self) -> bool:
+        return _holds(self.coverage, self.nominal, self.null)
+
+    @property
+    def recommended(self):
+        return _recommended(self.coverage, self.nominal, self.null)
+
+    def to_json(self) -> dict:
+        return {"replays": self.replays, "resamples": self.resamples,
+                "interval": self.rule, "holds": self.holds,
+                "recommended": self.recommended,
+                "coverage": self.coverage.to_json(), "null": self.null.to_json()}
+
+
+_CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples each table (counts)
+
+
+def _calibrates_exactly(probs, n: int) -> bool:
+    """Take each table's bootstrap exactly (its distribution is about 17 sd wide, a step of
+    Python per value) while that is cheaper than resampling it: up to an sd of the
+    discordant count of CALIBRATION_EXACT_SD."""
+    return n * (probs[1] + probs[2]) <= _CALIBRATION_EXACT_SD ** 2
+
+
+def _interval_study(rng, probs, n: int, true_gap: Fraction, rules, confidence, replays: int,
+                   resamples: int, progress=None) -> Coverage:
+    """Every rule measured on *replays* 2x2 tables of n items drawn from the cell
+    probabilities *probs*: each table's bootstrap taken exactly up to
+    CALIBRATION_EXACT_LIMIT items (no resampling), by the counts engine beyond."""
+    study = _Study(true_gap, rules)
+    exact = _calibrates_exactly(probs, n)
+    for replay in range(replays):
+        table = Cells(*multinomial_variate(rng, n, probs))
+        study.add(_exact_table_intervals(table, confidence, rules, 7) if exact else
+                  _table_intervals(rng, table, resamples, confidence, rules))
+        if progress is not None and (replay + 1) % 64 == 0:
+            progress(replay + 1, replays)
+    return study.result(replays)
+
+
+def calibrate(rng: random.Random, cells: Cells, confidence, rule: str, resamples: int,
+              replays: int, progress=None) -> Calibration:
+    """Measure every paired interval rule on *replays* tables drawn from the observed
+    cells at the file's n (coverage of the observed gap), then on as many drawn with
+    the discordant share split evenly (no gap: false positives)."""
+    n, confidence = cells.n, Fraction(confidence)
+    truth = tuple(count / n for count in cells.as_tuple())
+    half = (cells.a_only + cells.b_only) / (2 * n)
+    null = (cells.both / n, half, half, cells.neither / n)
+    rules = _study_rules(rule)
+    steps = _steps(progress, [replays, replays])
+    at_gap = _interval_study(rng, truth, n, Fraction(cells.b - cells.a, n), rules, confidence,
+                            replays, resamples, next(steps))
+    no_gap = _interval_study(rng, null, n, Fraction(0), rules, confidence, replays, resamples,
+                            next(steps))
+    exact = _calibrates_exactly(truth, n)
+    return Calibration(n, replays, 0 if exact else resamples, confidence, at_gap, no_gap)
+
+
+@dataclass(frozen=True)
+class _CalibrationRow:
+    """One setting of the interval table: every rule at the true gap and with none."""
+
+    acc_a: Fraction
+    acc_b: Fraction
+    n: int
+    coverage: Coverage
+    null: Coverage
+
+    def recommended(self, nominal) -> str | None:
+        """The narrowest rule that holds its level here (None: none does)."""
+        good = [m for m in self.coverage.rules
+                if _holds(self.coverage.of(m), nominal, self.null.of(m))]
+        return min(good, key=lambda m: self.coverage.of(m).mean_half_width, default=None)
+
+
+@dataclass(frozen=True)
+class CalibrationTable:
+    """Coverage and false-positive rate of every paired interval the tool offers, over
+    eval-set sizes and accuracy pairs (the README's table comes from here)."""
+
+    corr: Fraction
+    confidence: Fraction
+    replays: int
+    rows: tuple
+
+
+def calibration_table(rng: random.Random, pairs, grid, corr, confidence, replays: int,
+                      progress=None) -> CalibrationTable:
+    """For each accuracy pair and n: *replays* tables from the copula (coverage of the true
+    gap) and as many with both accuracies at their mean (false positives), every rule
+    measured on the same tables, each table's bootstrap exact."""
+    confidence, rows = Fraction(confidence), []
+    steps = _steps(progress, [2 * replays] * (len(pairs) * len(grid)))
+    for acc_a, acc_b in pairs:
+        mean = (Fraction(acc_a) + Fraction(acc_b)) / 2
+        truth, null = Copula(corr, acc_a, acc_b).cells, Copula(corr, mean, mean).cells
+        for n in grid:
+            step = next(steps)
+            cov = _interval_study(rng, truth.as_tuple(), n, Fraction(acc_b) - Fraction(acc_a),
+                                 INTERVALS, confidence, replays, RESAMPLES, step)
+            none = _interval_study(rng, null.as_tuple(), n, Fraction(0), INTERVALS, confidence,
+                                  replays, RESAMPLES)
+            rows.append(_CalibrationRow(Fraction(acc_a), Fraction(acc_b), n, cov, none))
+    return CalibrationTable(Fraction(corr), confidence, replays, tuple(rows))
+
+
+_CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_LARGE_REPLAYS
+_CALIBRATION_LARGE_REPLAYS = 300     # tables each way (s.e. about 1.3 pts at 95%)
+_CALIBRATION_REPLAYS = 1000      # tables of the calibration, at the gap and with none
+
+
+# --- Planning: power and items needed, analytic and exact ---
+
+_EXACT_POWER_LIMIT = 20_000      # largest n whose exact power the planner computes
+
+
+def _mass_at_or_below_zero(n: int, x: int, y: int) -> float:
+    """P*(D* <= 0) for the paired bootstrap of a table with x A-only and y B-only items."""
+    lo, cdf = _paired_gap_cdf(Cells(0, x, y, n - x - y))
+    index = -lo
+    return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
+
+
+def _threshold(n: int, x: int, rest: int, q: float, guess) -> int:
+    """The smallest y <= rest with P*(D* <= 0 | x A-only, y B-only) <= q (rest + 1: none)."""
+    def fits(y):
+        return _mass_at_or_below_zero(n, x, y) <= q
+
+    if guess is None:
+        low, high = -1, rest + 1
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if fits(middle) else (middle, high)
+        return high
+    y = min(guess, rest + 1)
+    while y > 0 and fits(y - 1):
+        y -= 1
+    while y <= rest and not fits(y):
+        y += 1
+    return y
+
+
+def _one_sided_power(p_a: float, p_b: float, n: int, q: float) -> float:
+    """P(lower end > 0): for each A-only count x (Binomial(n, p_a)), the B-only counts y
+    (Binomial(n - x, p_b / (1 - p_a)) given x) at or above the smallest y*(x) whose
+    table's bootstrap puts at most q of its mass at D <= 0.  y*(x) rises with x, so
+    each is found from the last by a step or two."""
+    if p_b <= 0:
+        return 0.0
+    conditional = min(1.0, p_b / (1 - p_a)) if p_a < 1 else 0.0
+    spread = 9 * math.sqrt(n * p_a * (1 - p_a)) + 10
+    power, threshold = 0.0, None
+    for x in range(max(0, math.floor(n * p_a - spread)), min(n, math.ceil(n * p_a + spread)) + 1):
+        weight = binom_pmf(x, n, p_a)
+        rest = n - x
+        threshold = _threshold(n, x, rest, q, threshold)
+        if threshold <= rest:
+            power += weight * (1.0 - _binom_cdf(threshold - 1, rest, conditional))
+    return power
+
+
+@functools.lru_cache(maxsize=512)
+def _exact_power(probs: tuple, n: int, confidence: Fraction) -> float:
+    cells = Cells(*probs)
+    q = float(1 - confidence) / 2
+    upper = _one_sided_power(cells.a_only, cells.b_only, n, q)
+    if cells.b_only > cells.a_only:
+        return upper
+    lower = _one_sided_power(cells.b_only, cells.a_only, n, q)
+    return lower if cells.a_only > cells.b_only else upper + lower
+
+
+def exact_power(cells: Cells, n: int, confidence) -> float:
+    """P(the exact percentile interval of the paired gap excludes 0 on the true side), over
+    every table of n items drawn from the cell probabilities; the false-positive rate
+    (either side) when the true gap is 0."""
+    return _exact_power(cells.as_tuple(), n, Fraction(confidence))
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    """Power of the paired (and unpaired) interval from the cell probabilities.
+
+    Analytic: the paired gap averages per-item differences in {-1, 0, +1} with
+    variance ``sd**2 = P(B only) + P(A only) - gap**2``; its interval is close to
+    ``gap +- z*sd/sqrt(n)``, so it excludes 0 on the true side with probability
+    ``Phi(sqrt(n)*|gap|/sd - z)``.  Unpaired: ``sd**2 = a(1-a) + b(1-b)``.
+    Exact (``exact_power``): the probability, summed over every 2x2 table n items
+    can give, that the exact (B = infinity) percentile interval of that table
+    excludes 0 -- no normal approximation.
+
+    >>> plan = PowerPlan(Copula(CORR, ACC_A, ACC_B).cells, CONFIDENCE)
+    >>> round(plan.power(500), 4), round(plan.exact_power(500), 4)
+    (0.3697, 0.3567)
+    >>> plan.items_needed(0.8), plan.items_needed(0.8, paired=False), plan.exact_items_needed(0.8)
+    (1482, 1884, 1507)
+    """
+
+    cells: Cells
+    confidence: Fraction
+
+    @property
+    def gap(self) -> float:
+        return self.cells.b - self.cells.a
+
+    def sd(self, paired: bool = True) -> float:
+        c = self.cells
+        if paired:
+            return math.sqrt(max(0.0, c.a_only + c.b_only - self.gap ** 2))
+        return math.sqrt(c.a * (1 - c.a) + c.b * (1 - c.b))
+
+    def power(self, n: int, paired: bool = True) -> float:
+        """P(the interval excludes 0 on the true gap's side); 1 - confidence when the gap is 0."""
+        z, sd = _z_value(self.confidence), self.sd(paired)
+        if self.gap == 0 or sd == 0:
+            return float(1 - self.confidence) if self.gap == 0 else 1.0
+        return NormalDist().cdf(math.sqrt(n) * abs(self.gap) / sd - z)
+
+    def items_needed(self, target, paired: bool = True):
+        """Smallest n (>= 2) whose analytic power reaches *target*; None when the gap is 0."""
+        if self.gap == 0:
+            return None
+        z, sd = _z_value(self.confidence), self.sd(paired)
+        n = max(2, math.ceil(((z + NormalDist().inv_cdf(float(target))) * sd / self.gap) ** 2))
+        while n > 2 and self.power(n - 1, paired) >= target:
+            n -= 1
+        while self.power(n, paired) < target:
+            n += 1
+        return n
+
+    def half_width(self, n: int, paired: bool = True) -> float:
+        """The interval's expected half-width, ``z*sd/sqrt(n)``."""
+        return _z_value(self.confidence) * self.sd(paired) / math.sqrt(n)
+
+    def exact_power(self, n: int) -> float | None:
+        """The paired exact-bootstrap interval's power at n, exactly (None above
+        EXACT_POWER_LIMIT items, where it would take seconds per n)."""
+        if n > _EXACT_POWER_LIMIT:
+            return None
+        return exact_power(self.cells, n, self.confidence)
+
+    def exact_items_needed(self, target):
+        """The n from which on the exact power reaches *target*: exact power is an average
+        over all tables, smooth and rising in n, so the first n that reaches it is the one
+        after which every larger n does (the tests check it on a grid).  None when the gap
+        is 0 or the answer lies above EXACT_POWER_LIMIT."""
+        n = self.items_needed(target)
+        if n is None or n > _EXACT_POWER_LIMIT:
+            return None
+        power = self.exact_power(n)
+        for _ in range(6):                     # Newton steps on the analytic curve's slope
+            slope = self.power(n + 1) - self.power(n)
+            step = round((float(target) - power) / slope) if slope > 0 else 0
+            if step == 0 or not 2 <= n + step <= _EXACT_POWER_LIMIT:
+                break
+            n += step
+            power = self.exact_power(n)
+        if power >= target:                    # then to the boundary, one item at a time
+            while n > 2 and self.exact_power(n - 1) >= target:
+                n -= 1
+            return n
+        while n <= _EXACT_POWER_LIMIT and self.exact_power(n) < target:
+            n += 1
+        return n if n <= _EXACT_POWER_LIMIT else None
+
+
+@dataclass(frozen=True)
+class RunsPlan:
+    """Power over items and runs (normal approximation): the gap's variance at n items
+    and R runs per system is ``(fixed + fresh / R) / n + (runs_a + runs_b) / R`` -- the
+    per-item variance of the gap from what stays fixed across runs, from what each run
+    draws afresh, and each system's run-to-run variance of its accuracy."""
+
+    gap: float
+    confidence: Fraction
+    fixed: float
+    fresh: float
+    runs_a: float
+    runs_b: float
+
+    def variance(self, n: int, runs: int) -> float:
+        return (self.fixed + self.fresh / runs) / n + (self.runs_a + self.runs_b) / runs
+
+    def power(self, n: int, runs: int) -> float:
+        if self.gap == 0:
+            return float(1 - self.confidence)
+        return NormalDist().cdf(abs(self.gap) / math.sqrt(self.variance(n, runs))
+                                - _z_value(self.confidence))
+
+    def items_needed(self, runs: int, target) -> int | None:
+        """Items for *target* power at this many runs (None: the runs' variance alone is
+        already too large, no number of items reaches it)."""
+        k = _z_value(self.confidence) + NormalDist().inv_cdf(float(target))
+        room = self.gap ** 2 / k ** 2 - (self.runs_a + self.runs_b) / runs
+        if self.gap == 0 or room <= 0:
+            return None
+        return max(2, math.ceil((self.fixed + self.fresh / runs) / room))
+
+
+_RUNS_PLAN_ITEMS = 20_000          # simulated items behind a RunsPlan's variance parts
+
+
+def _accuracy_variance(run_sd: float, acc: float) -> float:
+    """Var over runs of a system's expected accuracy Phi(cut + rho), rho ~ N(0, tau^2)."""
+    tau = _run_shift_sd(run_sd, acc)
+    if tau == 0:
+        return 0.0
+    cut = NormalDist().inv_cdf(acc) * math.sqrt(1 + tau * tau)
+    normal = NormalDist()
+    step, total, square = 0.01, 0.0, 0.0
+    for i in range(-900, 901):
+        weight = normal.pdf(i * step) * step
+        value = normal.cdf(cut + tau * i * step)
+        total += weight * value
+        square += weight * value * value
+    return max(0.0, square - total * total)
+
+
+def runs_plan(copula: Copula, confidence, rng: random.Random) -> RunsPlan:
+    """The variance parts of a simulated setting with runs: the per-item parts from
+    RUNS_PLAN_ITEMS simulated items with one run and with two; each system's run part
+    from its threshold shift, Var(Phi(cut + rho)), by quadrature."""
+    one = dataclasses.replace(copula, runs=2, run_sd=Fraction(0))
+    data = simulate_runs(rng, _RUNS_PLAN_ITEMS, one)
+    first = Scores(data.runs_a[0][1], data.runs_b[0][1])
+    v1, v2 = float(_diff_variance(first)), float(_diff_variance(data))
+    fresh, fixed = max(0.0, 2 * (v1 - v2)), max(0.0, 2 * v2 - v1)
+    parts = [_accuracy_variance(float(copula.run_sd), float(acc))
+             for acc in (copula.acc_a, copula.acc_b)]
+    return RunsPlan(float(copula.true_gap), Fraction(confidence), fixed, fresh, *parts)
+
+
+@dataclass(frozen=True)
+class _PlanSummary:
+    """The plan line of a simulated run: power at its n, and the items a target needs."""
+
+    n: int
+    target: Fraction
+    power: float                    # normal approximation, paired
+    exact_power: float | None       # exact (B = infinity), paired
+    unpaired_power: float
+    n_needed: int | None
+    exact_n_needed: int | None
+    unpaired_n_needed: int | None
+
+
+def _plan_summary(plan: PowerPlan, n: int, target) -> _PlanSummary:
+    """Everything the plan line prints, computed once."""
+    return _PlanSummary(n, Fraction(target), plan.power(n), plan.exact_power(n),
+                       plan.power(n, paired=False), plan.items_needed(target),
+                       plan.exact_items_needed(target), plan.items_needed(target, paired=False))
+
+
+def _minimum_detectable_gap(variance, n: int, confidence, power=Fraction("0.8"),
+                           binary: bool = True) -> float:
+    """The smallest gap this many items detect with the given power (normal approximation),
+    from the per-item variance of B - A: for 0/1 items ``variance = d - gap**2`` with d
+    the discordant share, so the gap solves ``sqrt(n)*g = k*sqrt(d - g**2)``."""
+    k = _z_value(confidence) + NormalDist().inv_cdf(float(power))
+    if binary:
+        return k * math.sqrt(float(variance) / (n + k * k))
+    return k * math.sqrt(float(variance) / n)
+
+
+def _items_to_detect(gap, variance, confidence, power=Fraction("0.8")) -> int | None:
+    """Items needed for the given power to detect *gap* (normal approximation)."""
+    if gap == 0 or variance <= 0:
+        return None
+    k = _z_value(confidence) + NormalDist().inv_cdf(float(power))
+    return max(2, math.ceil(k * k * float(variance) / float(gap) ** 2))
+
+
+@dataclass(frozen=True)
+class ActPlan:
+    """What a verdict that claims nothing would take to settle (normal approximation, 80%
+    power): the smallest gap detectable now, and the items -- or, with runs, the items at
+    these runs or the runs at these items -- that the observed gap would need.  ``basis`` says
+    what the spread came from: ``discordant`` (0/1 items: the discordant share), ``sd`` (the
+    per-item sd of B - A) or ``runs`` (the two-level variance of items and runs)."""
+
+    power: float
+    detectable: float | None        # None: no item tells the systems apart
+    basis: str
+    basis_value: float
+    items_needed: int | None
+    runs_needed: int | None = None
+
+    def to_json(self) -> dict:
+        return {"power": self.power, "minimum_detectable_gap": self.detectable,
+                "basis": self.basis, "basis_value": self.basis_value,
+                "items_to_detect_observed_gap": self.items_needed,
+                "runs_to_detect_observed_gap": self.runs_needed}
+
+
+def act_plan(result) -> ActPlan:
+    """The :class:`ActPlan` of an analysis (one record for every output format)."""
+    power = Fraction("0.8")
+    k = _z_value(result.confidence) + NormalDist().inv_cdf(float(power))
+    runs = result.runs
+    if runs is not None:
+        budget = float(runs.gap) ** 2 / (k * k)
+        v_runs = runs.variance_runs_a + runs.variance_runs_b
+        items = runs_count = None
+        if runs.gap != 0 and budget > v_runs and runs.variance_items > 0:
+            items = math.ceil(runs.variance_items * result.n / (budget - v_runs))
+        if runs.gap != 0 and budget > runs.variance_items and v_runs > 0:
+            scale = v_runs / (budget - runs.variance_items)
+            runs_count = math.ceil(scale * max(runs.a.count, runs.b.count))
+        return ActPlan(float(power), k * math.sqrt(runs.variance) if runs.variance > 0 else None,
+                       "runs",
+                       float(runs.variance), items, runs_count)
+    binary = result.binary and result.design is None
+    spread = result.diff_variance + result.gap ** 2 if binary else result.diff_variance
+    smallest = _minimum_detectable_gap(spread, result.n, result.confidence, power,
+                                      binary=binary) if spread > 0 else None
+    return ActPlan(float(power), smallest, "discordant" if binary else "sd",
+                   float(spread) if binary else math.sqrt(result.diff_variance),
+                   _items_to_detect(result.gap, result.diff_variance, result.confidence, power))
+
+
+@dataclass(frozen=True)
+class AccuracyPlan:
+    """Items needed for one accuracy's interval to reach a half-width, three ways."""
+
+    accuracy: Fraction
+    half_width: Fraction
+    confidence: Fraction
+    wald: int
+    wilson: int
+    clopper_pearson: int
+
+
+def _first_true(predicate, start: int) -> int:
+    """The smallest n >= 2 with predicate(n), for a predicate false then true, by galloping
+    from *start* and bisection."""
+    if predicate(start):
+        low, high, step = start, start, 1
+        while True:
+            if high == 2:
+                return 2
+            low = max(2, high - step)
+            if not predicate(low):
+                break
+            high, step = low, step * 2
+    else:
+        low, high, step = start, start + 1, 1
+        while not predicate(high):
+            low, high, step = high, high + step, step * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if predicate(middle) else (middle, high)
+    return high
+
+
+def _items_for_half_width(width, p: Fraction, target: float, start: int = 2) -> int:
+    """The smallest n from which on ``width(round(p*n), n) <= target`` for every n.
+
+    *width(k, n)* is an interval's half-width with k of n correct.  The first n
+    that fits is found by galloping and bisection; the rounding of p*n can still
+    lift a larger n above the target, but not once the envelope -- the wider of
+    the widths at k = floor(p*n - 1/2) and ceil(p*n + 1/2), which bracket every
+    value round(p*n) can take nearby -- fits as well, so every n in between is
+    checked one by one.
+    """
+    def at(n):
+        return width(round(p * n), n)
+
+    def envelope(n):
+        low = max(0, math.floor(p * n - Fraction(1, 2)))
+        high = min(n, math.ceil(p * n + Fraction(1, 2)))
+        return max(width(low, n), width(high, n))
+
+    first = _first_true(lambda n: at(n) <= target, start)
+    end = _first_true(lambda n: envelope(n) <= target, first)
+    failing = [n for n in range(first, end) if at(n) > target]
+    return failing[-1] + 1 if failing else first
+
+
+def _wilson_half_width(successes, n: int, confidence) -> float:
+    low, high = wilson_interval(successes, n, confidence)
+    return (high - low) / 2
+
+
+def _clopper_pearson_half_width(successes: int, n: int, confidence) -> float:
+    lower, upper = clopper_pearson(successes, n, confidence)
+    return (upper - lower) / 2
+
+
+def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
+    """Items for a +-half_width interval on one accuracy near *accuracy*, three ways.
+
+    Wald: ``n = z**2 p(1-p) / h**2``.  Wilson: the smallest n whose score
+    interval around p is no wider (its width falls steadily with n).
+    Clopper-Pearson (exact): the n from which on *every* larger n gives a
+    half-width within the target when round(p*n) of the n items are correct --
+    not merely the first n that does: rounding p*n makes the exact width jump,
+    most near 0 and 1 (at 0.999 +- 0.005 it first fits at 368 items, no longer
+    fits from 501 and fits for good from 553).
+
+    >>> plan = plan_accuracy(Fraction("0.85"), Fraction("0.015"), CONFIDENCE)
+    >>> plan.wald, plan.wilson, plan.clopper_pearson
+    (2177, 2177, 2241)
+    """
+    p, h, z = Fraction(accuracy), float(half_width), _z_value(confidence)
+    wald = max(2, math.ceil(z * z * float(p * (1 - p)) / (h * h)))
+    wilson = _first_true(lambda n: _wilson_half_width(float(p) * n, n, confidence) <= h, wald)
+    exact = _items_for_half_width(lambda k, n: _clopper_pearson_half_width(k, n, confidence),
+                                 p, h, wilson)
+    return AccuracyPlan(p, Fraction(half_width), Fraction(confidence), wald, wilson, exact)
+
+
+def _wald_half_width(successes: int, n: int, confidence) -> float:
+    """Half-width of the Wald (normal approximation) interval, z*sqrt(p(1-p)/n): 0 at
+    0 or n successes, which is why it misleads near 0 and 1."""
+    p = successes / n
+    return _z_value(confidence) * math.sqrt(p * (1 - p) / n)
+
+
+@dataclass(frozen=True)
+class _SweepRow:
+    """One eval-set size of a power sweep."""
+
+    n: int
+    power: float               # analytic, paired
+    unpaired_power: float      # analytic, unpaired
+    half_width: float          # analytic paired half-width
+    unpaired_half_width: float
+    simulated: Coverage
+    exact_power: float | None = None   # exact (B = infinity), paired
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Power, coverage and widths over eval-set sizes, and the size a target power needs."""
+
+    copula: Copula
+    rows: tuple
+    target_power: Fraction
+    n_needed: int | None               # by the exact power when it could be computed
+    unpaired_n_needed: int | None
+    confirmation: Coverage | None      # the simulation run at n_needed
+    analytic_n_needed: int | None = None
+    exact: bool = False                # n_needed comes from the exact power
+
+
+def sweep(rng: random.Random, copula: Copula, grid, settings: Settings | None = None, *,
+          replays: int, target_power, progress=None, **options) -> Sweep:
+    """Analytic, exact and simulated power and coverage at each n of *grid*, then the n
+    for *target_power* (by the exact power where it can be computed) confirmed by one
+    more simulation at that n.  *settings* (or its fields as keywords) as for coverage();
+    the engine defaults to counts here."""
+    settings = _settings_of(settings, {"engine": "counts", **options} if settings is None
+                            else options)
+    plan = PowerPlan(copula.cells, settings.confidence)
+    analytic = plan.items_needed(target_power)
+    exact = plan.exact_items_needed(target_power)
+    n_needed = exact if exact is not None else analytic
+    steps = _steps(progress, [replays] * (len(grid) + 1))
+    rows = []
+    for n in grid:
+        simulated = coverage(rng, copula, n, settings, replays=replays, progress=next(steps))
+        rows.append(_SweepRow(n, plan.power(n), plan.power(n, paired=False), plan.half_width(n),
+                             plan.half_width(n, paired=False), simulated, plan.exact_power(n)))
+    confirmation = None
+    if n_needed is not None:
+        confirmation = coverage(rng, copula, n_needed, settings, replays=replays,
+                                progress=next(steps))
+    return Sweep(copula, tuple(rows), Fraction(target_power), n_needed,
+                 plan.items_needed(target_power, paired=False), confirmation, analytic,
+                 exact is not None)
+
+
+# === Output ===
+#
+# Text, JSON, markdown and SVG renderers of the frozen results, and
+# the one table that maps a report type and an output format to its renderer.
+# Renderers are pure: they print decisions made in Analysis and never recompute
+# one, and draw nothing from the random stream.
+
+# --- Reports: the records the renderers print ---
 
 @dataclass(frozen=True)
 class Report:
@@ -6015,19 +6118,6 @@ class _AccuracyPlanReport:
     plan: AccuracyPlan
 
 
-def render(report, output: str = "text") -> str:
-    """The report as text for a terminal, one JSON object, or markdown for a pull request.
-
-    Text and markdown never carry a control character from an input (a column name
-    with an ANSI escape is shown escaped); JSON escapes everything it must."""
-    if output not in OUTPUTS:
-        raise ToolError(f"unknown output {output!r}; choose one of {', '.join(OUTPUTS)}")
-    if output == "json":
-        return _render_json(report)
-    text = _render_markdown(report) if output == "markdown" else _render_text(report)
-    return "\n".join(map(_printable, text.split("\n")))
-
-
 _MARKDOWN = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
                            "[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;", "&": "&amp;"})
 
@@ -6040,52 +6130,6 @@ def _md(text) -> str:
     'a\\\\|b &lt;i&gt;x&lt;/i&gt;'
     """
     return _printable(str(text)).translate(_MARKDOWN)
-
-
-def _render_text(report) -> str:
-    if isinstance(report, _TasksReport):
-        return _tasks_text(report)
-    if isinstance(report, _LedgerSummaryReport):
-        return _ledger_summary_text(report)
-    if isinstance(report, _CalibrationTableReport):
-        return _calibration_table_text(report)
-    if isinstance(report, _SweepReport):
-        return _sweep_text(report)
-    if isinstance(report, _AccuracyPlanReport):
-        return _accuracy_plan_text(report)
-    if len(report.comparisons) > 1:
-        return _family_text(report)
-    return _comparison_text(report)
-
-
-def _render_json(report) -> str:
-    if isinstance(report, _TasksReport):
-        body = _tasks_json(report)
-    elif isinstance(report, _LedgerSummaryReport):
-        body = _ledger_summary_json(report)
-    elif isinstance(report, _CalibrationTableReport):
-        body = _calibration_table_json(report)
-    elif isinstance(report, _SweepReport):
-        body = _sweep_json(report)
-    elif isinstance(report, _AccuracyPlanReport):
-        body = _accuracy_plan_json(report)
-    else:
-        body = _comparison_json(report)
-    return json.dumps({"version": __version__, **body}, indent=2, default=_json_default) + "\n"
-
-
-def _render_markdown(report) -> str:
-    if isinstance(report, _TasksReport):
-        return _tasks_markdown(report)
-    if isinstance(report, _LedgerSummaryReport):
-        return _ledger_summary_markdown(report)
-    if isinstance(report, _CalibrationTableReport):
-        return _calibration_table_markdown(report)
-    if isinstance(report, _SweepReport):
-        return _sweep_markdown(report)
-    if isinstance(report, _AccuracyPlanReport):
-        return _accuracy_plan_markdown(report)
-    return _comparison_markdown(report)
 
 
 def _params_json(params: dict) -> dict:
@@ -6199,65 +6243,6 @@ def _test_line(result: Analysis) -> str:
     return f"  paired sign-flip permutation test ({how}): {_p_equals(test.p)}{floor}"
 
 
-def _comparison_text(report: Report) -> str:
-    """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
-    p, comparison = report.params, report.comparisons[0]
-    result = comparison.analysis
-    level = _format_level(result.confidence)
-    if report.source == "simulation":
-        true_gap = p["acc_b"] - p["acc_a"]
-        head = (f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
-                f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(true_gap)}")
-    else:
-        kind = "true accuracies unknown" if result.binary else \
-            "real-valued scores; true means unknown"
-        if result.runs is not None:
-            kind = (f"{result.runs.a.count} and {result.runs.b.count} runs per system; "
-                    "scores are each item's mean over its runs")
-        head = f"n={result.n:,} items from {_input_names(report.table)} ({kind})"
-    lines = [
-        head,
-        f"observed: A={_round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
-        f"B={_round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
-        f"observed gap: {_format_gap(result.gap, result.percent)}",
-        f"  {_interval_label(result, 'paired')}:   {_format_interval(result.paired, result.percent)}",
-        f"  {_interval_label(result, 'unpaired')}: "
-        f"{_format_interval(result.unpaired, result.percent)}",
-        _test_line(result),
-    ]
-    if result.runs is not None:
-        lines += _runs_lines(result.runs, result.percent, report.table)
-    if report.coverage is not None:
-        lines += _coverage_lines(report.coverage, p["acc_b"] - p["acc_a"], result.confidence)
-    if report.plan is not None:
-        lines.append(_plan_line(report.plan))
-    if report.runs_plan is not None:
-        lines += _runs_plan_lines(report.runs_plan, result.n, p)
-    lines += _design_lines(result.design)
-    lines += _precision_lines(result)
-    lines += [f"note: {note}" for note in result.notes]
-    lines += _calibration_lines(result)
-    if report.table is not None:
-        lines += _input_lines(report.table, p["seed"], ("A", "B"))
-        if _looks_written_by_tool(report.table):
-            lines.append(
-                f"note: resampled from Random({p['seed']}) afresh: for a file written by "
-                "--write-csv the accuracies and McNemar match the simulated run exactly, the "
-                "intervals by Monte Carlo error")
-    lines += _engine_lines(report, result)
-    lines.append(_verdict_sentence(comparison, ("A", "B")))
-    lines += _gate_lines(comparison, result.percent)
-    lines += _ledger_lines(report)
-    if report.table is not None:
-        lines += _act_lines(comparison)
-    if result.runs is not None:
-        lines += _text_histogram(result.runs.distribution, result.runs.interval, level,
-                                result.percent, what="two-level gap (plain, before widening)")
-    else:
-        lines += _text_histogram(result.paired_distribution, result.paired, level, result.percent)
-    return "\n".join(lines) + "\n"
-
-
 def _engine_lines(report: Report, result: Analysis) -> list:
     """Which engine drew the resamples, when it is not the article's per-item stream."""
     chosen = " (chosen by --engine auto: the stream engine would take minutes here; " \
@@ -6298,6 +6283,22 @@ def _design_lines(design) -> list:
     return lines
 
 
+def _magnitude(value: Fraction, percent: bool) -> str:
+    return (_round_fixed(value * 100, 1) + " pts") if percent else _round_fixed(value, 3)
+
+
+def _advice_line(advice: _Advice, result: Analysis) -> str:
+    moves = (f"hint: the gap intervals' ends move by up to +-{_magnitude(advice.worst, result.percent)} "
+             f"from seed to seed at B={result.resamples:,}, more than the last digit printed; ")
+    if advice.kind == "exact":
+        return moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at no cost"
+    if advice.kind == "resamples":
+        return moves + (f"about {advice.resamples:,} resamples (--resamples) would hold them "
+                        "to it in 99 runs of 100")
+    return moves + ("an end sits on the edge between two printed values, where no number of "
+                    "resamples settles its last digit")
+
+
 def _precision_lines(result: Analysis) -> list:
     """Monte Carlo error of every interval end, advice when B is too small for the digits
     printed, and the exact (B = infinity) intervals when asked for."""
@@ -6322,22 +6323,6 @@ def _precision_lines(result: Analysis) -> list:
                      f"B {ex['b'].as_proportions()}  paired {_format_interval(ex['paired'], pct)}  "
                      f"unpaired {_format_interval(ex['unpaired'], pct)}")
     return lines
-
-
-def _advice_line(advice: _Advice, result: Analysis) -> str:
-    moves = (f"hint: the gap intervals' ends move by up to +-{_magnitude(advice.worst, result.percent)} "
-             f"from seed to seed at B={result.resamples:,}, more than the last digit printed; ")
-    if advice.kind == "exact":
-        return moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at no cost"
-    if advice.kind == "resamples":
-        return moves + (f"about {advice.resamples:,} resamples (--resamples) would hold them "
-                        "to it in 99 runs of 100")
-    return moves + ("an end sits on the edge between two printed values, where no number of "
-                    "resamples settles its last digit")
-
-
-def _magnitude(value: Fraction, percent: bool) -> str:
-    return (_round_fixed(value * 100, 1) + " pts") if percent else _round_fixed(value, 3)
 
 
 def _input_names(table: Table) -> str:
@@ -6378,6 +6363,35 @@ def _rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> st
     return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
 
 
+def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
+    """A warning when the interval misses its nominal level by more than 2 Monte Carlo
+    standard errors, naming a rule that holds here (or saying none does)."""
+    if _holds(cov, nominal, null):
+        return []
+    problems = []
+    if float(cov.covers_rate) < float(nominal) - 2 * cov.standard_error(cov.covers_rate):
+        problems.append(f"covers {_round_fixed(cov.covers_rate * 100, 1)}% +- "
+                        f"{cov.standard_error(cov.covers_rate) * 100:.1f} of the time, short of "
+                        f"its {_format_level(nominal)}")
+    if null is not None:
+        false = null.excludes_zero_rate
+        if float(false) > float(1 - nominal) + 2 * null.standard_error(false):
+            problems.append(f"excludes 0 under no gap {_round_fixed(false * 100, 1)}% +- "
+                            f"{null.standard_error(false) * 100:.1f} of the time, above "
+                            f"{_format_level(1 - nominal)}")
+    better = _recommended(cov, nominal, null)
+    if better is None:
+        fix = "no interval the tool offers holds here; more items, or an exact test, are the remedy"
+    else:
+        alt, alt_null = cov.of(better), null.of(better) if null is not None else None
+        fix = (f"the {_INTERVAL_NAMES[better]} interval (--interval {better}) covers "
+               f"{_round_fixed(alt.covers_rate * 100, 1)}% +- {alt.standard_error(alt.covers_rate) * 100:.1f}"
+               + (f" and excludes 0 under no gap {_round_fixed(alt_null.excludes_zero_rate * 100, 1)}%"
+                  if alt_null is not None else "") + " here")
+    return [f"warning: at this n the {_INTERVAL_NAMES[cov.rule]} interval "
+            f"{' and '.join(problems)}; {fix}"]
+
+
 def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
     sign = "+" if true_gap >= 0 else "-"
     which = f"a 'significant' {sign}gap" if true_gap != 0 else "a false positive"
@@ -6407,35 +6421,6 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
                  if true_gap == cov.margin else "")
         lines.append(f"gate at {margin}: passes {_rate_text(rate, cov)}{truth}")
     return lines + _holds_lines(cov, None, nominal)
-
-
-def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
-    """A warning when the interval misses its nominal level by more than 2 Monte Carlo
-    standard errors, naming a rule that holds here (or saying none does)."""
-    if _holds(cov, nominal, null):
-        return []
-    problems = []
-    if float(cov.covers_rate) < float(nominal) - 2 * cov.standard_error(cov.covers_rate):
-        problems.append(f"covers {_round_fixed(cov.covers_rate * 100, 1)}% +- "
-                        f"{cov.standard_error(cov.covers_rate) * 100:.1f} of the time, short of "
-                        f"its {_format_level(nominal)}")
-    if null is not None:
-        false = null.excludes_zero_rate
-        if float(false) > float(1 - nominal) + 2 * null.standard_error(false):
-            problems.append(f"excludes 0 under no gap {_round_fixed(false * 100, 1)}% +- "
-                            f"{null.standard_error(false) * 100:.1f} of the time, above "
-                            f"{_format_level(1 - nominal)}")
-    better = _recommended(cov, nominal, null)
-    if better is None:
-        fix = "no interval the tool offers holds here; more items, or an exact test, are the remedy"
-    else:
-        alt, alt_null = cov.of(better), null.of(better) if null is not None else None
-        fix = (f"the {_INTERVAL_NAMES[better]} interval (--interval {better}) covers "
-               f"{_round_fixed(alt.covers_rate * 100, 1)}% +- {alt.standard_error(alt.covers_rate) * 100:.1f}"
-               + (f" and excludes 0 under no gap {_round_fixed(alt_null.excludes_zero_rate * 100, 1)}%"
-                  if alt_null is not None else "") + " here")
-    return [f"warning: at this n the {_INTERVAL_NAMES[cov.rule]} interval "
-            f"{' and '.join(problems)}; {fix}"]
 
 
 def _calibration_lines(result: Analysis) -> list:
@@ -6598,6 +6583,99 @@ def _act_lines(comparison: Comparison) -> list:
                    f"{act.items_needed:,} items (normal approximation)"]
 
 
+def _histogram_bins(dist: Distribution, bins: int) -> list:
+    """[(lo, hi, count)] over the distribution's range, edges exact and, for statistics on
+    a grid (k/n), on it; ratio statistics (clusters of unequal size) get equal bins."""
+    low, high = dist.value(0), dist.value(-1)
+    step = dist.grid
+    if step is None:
+        step = (high - low) / (bins * 1000) or Fraction(1, 1000)
+    width = max(1, math.ceil((high - low + step) / bins / step)) * step
+    start = math.floor(low / width) * width
+    count = math.floor((high - start) / width) + 1
+    edges = [start + i * width for i in range(count + 1)]
+    cuts = [bisect.bisect_left(dist.sums, edge * dist.denominator) for edge in edges]
+    return [(edges[i], edges[i + 1], cuts[i + 1] - cuts[i]) for i in range(count)]
+
+
+def _text_histogram(dist: Distribution, interval: Interval, level: str, percent: bool = True,
+                   bins: int = 12, what: str = "paired gap") -> list:
+    """A compact ASCII histogram of the paired gap: '#' inside the interval, '.' outside."""
+    rows = _histogram_bins(dist, bins)
+    tallest = max(count for _, _, count in rows)
+    lines = [f"{what} over {len(dist.sums)} resamples (bins from the value shown; "
+             f"'#' inside the {level} CI, '.' outside):"]
+    for lo, hi, count in rows:
+        mark = "#" if lo + (hi - lo) / 2 in interval else "."
+        bar = mark * max(1 if count else 0, round(40 * count / tallest))
+        zero = "  <- 0" if lo <= 0 < hi else ""
+        lines.append(f"  {_format_gap(lo, percent):>10} |{bar:<40} {count:>6}{zero}")
+    return lines
+
+
+def _comparison_head(report: Report, result: Analysis) -> str:
+    """The report's first line: the simulation's truth, or where the items came from."""
+    p = report.params
+    if report.source == "simulation":
+        true_gap = p["acc_b"] - p["acc_a"]
+        return (f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
+                f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(true_gap)}")
+    kind = "true accuracies unknown" if result.binary else \
+        "real-valued scores; true means unknown"
+    if result.runs is not None:
+        kind = (f"{result.runs.a.count} and {result.runs.b.count} runs per system; "
+                "scores are each item's mean over its runs")
+    return f"n={result.n:,} items from {_input_names(report.table)} ({kind})"
+
+
+def _comparison_text(report: Report) -> str:
+    """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
+    p, comparison = report.params, report.comparisons[0]
+    result = comparison.analysis
+    level = _format_level(result.confidence)
+    lines = [
+        _comparison_head(report, result),
+        f"observed: A={_round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
+        f"B={_round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
+        f"observed gap: {_format_gap(result.gap, result.percent)}",
+        f"  {_interval_label(result, 'paired')}:   {_format_interval(result.paired, result.percent)}",
+        f"  {_interval_label(result, 'unpaired')}: "
+        f"{_format_interval(result.unpaired, result.percent)}",
+        _test_line(result),
+    ]
+    if result.runs is not None:
+        lines += _runs_lines(result.runs, result.percent, report.table)
+    if report.coverage is not None:
+        lines += _coverage_lines(report.coverage, p["acc_b"] - p["acc_a"], result.confidence)
+    if report.plan is not None:
+        lines.append(_plan_line(report.plan))
+    if report.runs_plan is not None:
+        lines += _runs_plan_lines(report.runs_plan, result.n, p)
+    lines += _design_lines(result.design)
+    lines += _precision_lines(result)
+    lines += [f"note: {note}" for note in result.notes]
+    lines += _calibration_lines(result)
+    if report.table is not None:
+        lines += _input_lines(report.table, p["seed"], ("A", "B"))
+        if _looks_written_by_tool(report.table):
+            lines.append(
+                f"note: resampled from Random({p['seed']}) afresh: for a file written by "
+                "--write-csv the accuracies and McNemar match the simulated run exactly, the "
+                "intervals by Monte Carlo error")
+    lines += _engine_lines(report, result)
+    lines.append(_verdict_sentence(comparison, ("A", "B")))
+    lines += _gate_lines(comparison, result.percent)
+    lines += _ledger_lines(report)
+    if report.table is not None:
+        lines += _act_lines(comparison)
+    if result.runs is not None:
+        lines += _text_histogram(result.runs.distribution, result.runs.interval, level,
+                                result.percent, what="two-level gap (plain, before rescaling)")
+    else:
+        lines += _text_histogram(result.paired_distribution, result.paired, level, result.percent)
+    return "\n".join(lines) + "\n"
+
+
 def _family_text(report: Report) -> str:
     """Several candidates against one baseline: a table, the family, the verdicts."""
     comparisons, table = report.comparisons, report.table
@@ -6641,34 +6719,24 @@ def _family_text(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _histogram_bins(dist: Distribution, bins: int) -> list:
-    """[(lo, hi, count)] over the distribution's range, edges exact and, for statistics on
-    a grid (k/n), on it; ratio statistics (clusters of unequal size) get equal bins."""
-    low, high = dist.value(0), dist.value(-1)
-    step = dist.grid
-    if step is None:
-        step = (high - low) / (bins * 1000) or Fraction(1, 1000)
-    width = max(1, math.ceil((high - low + step) / bins / step)) * step
-    start = math.floor(low / width) * width
-    count = math.floor((high - start) / width) + 1
-    edges = [start + i * width for i in range(count + 1)]
-    cuts = [bisect.bisect_left(dist.sums, edge * dist.denominator) for edge in edges]
-    return [(edges[i], edges[i + 1], cuts[i + 1] - cuts[i]) for i in range(count)]
+def _test_json(result: Analysis) -> dict:
+    body = {"name": result.test_name, "p": result.p}
+    if isinstance(result.test, PermutationTest):
+        body.update(exact=result.test.exact, permutations=result.test.permutations)
+    elif isinstance(result.test, RunsTest):
+        body.update(t=result.test.t, df=result.test.df)
+    return body
 
 
-def _text_histogram(dist: Distribution, interval: Interval, level: str, percent: bool = True,
-                   bins: int = 12, what: str = "paired gap") -> list:
-    """A compact ASCII histogram of the paired gap: '#' inside the interval, '.' outside."""
-    rows = _histogram_bins(dist, bins)
-    tallest = max(count for _, _, count in rows)
-    lines = [f"{what} over {len(dist.sums)} resamples (bins from the value shown; "
-             f"'#' inside the {level} CI, '.' outside):"]
-    for lo, hi, count in rows:
-        mark = "#" if lo + (hi - lo) / 2 in interval else "."
-        bar = mark * max(1 if count else 0, round(40 * count / tallest))
-        zero = "  <- 0" if lo <= 0 < hi else ""
-        lines.append(f"  {_format_gap(lo, percent):>10} |{bar:<40} {count:>6}{zero}")
-    return lines
+def _runs_json(runs: RunsAnalysis, percent: bool) -> dict:
+    items, share_a, share_b = runs.shares
+    return {"a": runs.a.to_json(), "b": runs.b.to_json(), "gap": float(runs.gap),
+            "overlap": runs.overlap, "interval": runs.interval.to_json(),
+            "scale": runs.scale(runs.confidence),
+            "test": {"t": runs.test.t, "df": runs.test.df, "p": runs.test.p},
+            "variance": {"items": runs.variance_items, "runs_a": runs.variance_runs_a,
+                         "runs_b": runs.variance_runs_b,
+                         "shares": {"items": items, "runs_a": share_a, "runs_b": share_b}}}
 
 
 def _analysis_json(result: Analysis) -> dict:
@@ -6694,26 +6762,6 @@ def _analysis_json(result: Analysis) -> dict:
         "notes": list(result.notes),
         "calibration": None if result.calibration is None else result.calibration.to_json(),
     }
-
-
-def _test_json(result: Analysis) -> dict:
-    body = {"name": result.test_name, "p": result.p}
-    if isinstance(result.test, PermutationTest):
-        body.update(exact=result.test.exact, permutations=result.test.permutations)
-    elif isinstance(result.test, RunsTest):
-        body.update(t=result.test.t, df=result.test.df)
-    return body
-
-
-def _runs_json(runs: RunsAnalysis, percent: bool) -> dict:
-    items, share_a, share_b = runs.shares
-    return {"a": runs.a.to_json(), "b": runs.b.to_json(), "gap": float(runs.gap),
-            "overlap": runs.overlap, "interval": runs.interval.to_json(),
-            "scale": runs.scale(runs.confidence),
-            "test": {"t": runs.test.t, "df": runs.test.df, "p": runs.test.p},
-            "variance": {"items": runs.variance_items, "runs_a": runs.variance_runs_a,
-                         "runs_b": runs.variance_runs_b,
-                         "shares": {"items": items, "runs_a": share_a, "runs_b": share_b}}}
 
 
 def _comparison_json(report: Report) -> dict:
@@ -6801,6 +6849,11 @@ def _comparison_markdown(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _rate(value: Fraction, cov: Coverage) -> str:
+    se = cov.standard_error(value)
+    return f"{100 * float(value):.1f}% ({100 * se:.1f})"
+
+
 def _sweep_text(report: _SweepReport) -> str:
     p, result = report.params, report.sweep
     level = _format_percent(p["confidence"])
@@ -6838,11 +6891,6 @@ def _sweep_text(report: _SweepReport) -> str:
                  f"the exact bootstrap interval's, summed over every 2x2 table; '-' above "
                  f"{_EXACT_POWER_LIMIT:,} items)")
     return "\n".join(lines) + "\n"
-
-
-def _rate(value: Fraction, cov: Coverage) -> str:
-    se = cov.standard_error(value)
-    return f"{100 * float(value):.1f}% ({100 * se:.1f})"
 
 
 def _sweep_json(report: _SweepReport) -> dict:
@@ -6980,6 +7028,11 @@ def _task_rows(report: _TasksReport) -> list:
     return rows
 
 
+def _report_text(report: Report) -> str:
+    """A comparison: the family table for several candidates, else the one comparison."""
+    return _family_text(report) if len(report.comparisons) > 1 else _comparison_text(report)
+
+
 def _tasks_text(report: _TasksReport) -> str:
     table, result = report.table, report.result
     tasks = len(result.tasks)
@@ -7001,7 +7054,7 @@ def _tasks_text(report: _TasksReport) -> str:
            "clusters": "each task a cluster (resampled whole)",
            "items": "items pooled plainly (runs and task strata together are not supported)"}
     lines.append(f"pooled over all {table.n:,} items, {how[result.pool]}:")
-    lines += ["  " + line for line in _render_text(report.pooled).rstrip("\n").split("\n")]
+    lines += ["  " + line for line in _report_text(report.pooled).rstrip("\n").split("\n")]
     return "\n".join(lines) + "\n"
 
 
@@ -7013,7 +7066,7 @@ def _tasks_markdown(report: _TasksReport) -> str:
     for row in _task_rows(report):
         lines.append("| " + " | ".join(_md(cell) for cell in row) + " |")
     lines += ["", f"Pooled over all {report.table.n:,} items ({report.result.pool}):", ""]
-    return "\n".join(lines) + "\n" + _render_markdown(report.pooled)
+    return "\n".join(lines) + "\n" + _comparison_markdown(report.pooled)
 
 
 def _tasks_json(report: _TasksReport) -> dict:
@@ -7193,6 +7246,19 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
     return canvas.svg("Paired bootstrap distribution of the accuracy gap")
 
 
+def _power_legend(canvas: _Svg) -> None:
+    """The power curve's legend: the two analytic curves and the simulated points."""
+    legend = [("#3b75af", None, "analytic, paired"), ("#999", "6,4", "analytic, unpaired")]
+    for i, (colour, dash, label) in enumerate(legend):
+        y = canvas.top + 14 + 18 * i
+        canvas.line(canvas.left + 14, y, canvas.left + 44, y, stroke=colour, width=2, dash=dash)
+        canvas.text(canvas.left + 50, y + 4, label, size=12, anchor="start")
+    y = canvas.top + 14 + 18 * len(legend)
+    canvas.add(f'<circle cx="{canvas.left + 29}" cy="{y}" r="4" fill="#222"/>')
+    canvas.text(canvas.left + 50, y + 4, "simulated, \u00b11.96 Monte Carlo s.e.", size=12,
+                anchor="start")
+
+
 def svg_power_curve(report: _SweepReport) -> str:
     """Simulated power (with 95% Monte Carlo bars), the analytic curves, the target and its n."""
     result = report.sweep
@@ -7230,20 +7296,46 @@ def svg_power_curve(report: _SweepReport) -> str:
     canvas.axes(_nice_ticks(0, top_n), [0, 0.2, 0.4, 0.6, 0.8, 1.0], "items in the eval set (n)",
                 "power (interval excludes 0)", xfmt=lambda v: f"{v:,.0f}",
                 yfmt=lambda v: f"{100 * v:.0f}%")
-    legend = [("#3b75af", None, "analytic, paired"), ("#999", "6,4", "analytic, unpaired")]
-    for i, (colour, dash, label) in enumerate(legend):
-        y = canvas.top + 14 + 18 * i
-        canvas.line(canvas.left + 14, y, canvas.left + 44, y, stroke=colour, width=2, dash=dash)
-        canvas.text(canvas.left + 50, y + 4, label, size=12, anchor="start")
-    y = canvas.top + 14 + 18 * len(legend)
-    canvas.add(f'<circle cx="{canvas.left + 29}" cy="{y}" r="4" fill="#222"/>')
-    canvas.text(canvas.left + 50, y + 4, "simulated, \u00b11.96 Monte Carlo s.e.", size=12,
-                anchor="start")
+    _power_legend(canvas)
     copula = result.copula
     canvas.text(canvas.width / 2, 22, f"Power to detect a {format_pts(copula.true_gap)} gap "
                 f"(A={_format_decimal(copula.acc_a)}, B={_format_decimal(copula.acc_b)}, "
                 f"corr={_format_decimal(copula.corr)})", size=15)
     return canvas.svg("Power of the paired bootstrap interval by eval-set size")
+
+
+# --- Rendering: one table of report type and output ---
+
+# One row per report type: its text, JSON (a dict) and markdown renderers.
+_RENDERERS = {
+    Report: {"text": _report_text, "json": _comparison_json,
+             "markdown": _comparison_markdown},
+    _TasksReport: {"text": _tasks_text, "json": _tasks_json, "markdown": _tasks_markdown},
+    _LedgerSummaryReport: {"text": _ledger_summary_text, "json": _ledger_summary_json,
+                           "markdown": _ledger_summary_markdown},
+    _CalibrationTableReport: {"text": _calibration_table_text, "json": _calibration_table_json,
+                              "markdown": _calibration_table_markdown},
+    _SweepReport: {"text": _sweep_text, "json": _sweep_json, "markdown": _sweep_markdown},
+    _AccuracyPlanReport: {"text": _accuracy_plan_text, "json": _accuracy_plan_json,
+                          "markdown": _accuracy_plan_markdown},
+}
+
+
+def render(report, output: str = "text") -> str:
+    """The report as text for a terminal, one JSON object, or markdown for a pull request.
+
+    Text and markdown never carry a control character from an input (a column name
+    with an ANSI escape is shown escaped); JSON escapes everything it must."""
+    if output not in OUTPUTS:
+        raise ToolError(f"unknown output {output!r}; choose one of {', '.join(OUTPUTS)}")
+    renderers = _RENDERERS.get(type(report))
+    if renderers is None:
+        raise ToolError(f"render() takes a report, not {type(report).__name__}")
+    body = renderers[output](report)
+    if output == "json":
+        return json.dumps({"version": __version__, **body}, indent=2,
+                          default=_json_default) + "\n"
+    return "\n".join(map(_printable, body.split("\n")))
 
 
 # === CLI ===
@@ -7278,6 +7370,9 @@ examples:
   %(prog)s --csv results.csv --a-col base --b-col tuned       your own columns
   %(prog)s --csv results.csv --systems base,v2,v3 --output markdown   several candidates
   %(prog)s --baseline base.jsonl --candidate new.jsonl --score-col metrics.f1 --id-col id
+  %(prog)s --baseline out/base --candidate out/tuned   whole lm-eval/Inspect/HELM runs
+  %(prog)s --csv seeds.csv --run-col seed --systems base,new   several seeds per system
+  %(prog)s --csv results.csv --gate --min-delta 1 --ledger evals.jsonl   a CI release gate
   %(prog)s --plot gap.svg                   draw the paired gap's bootstrap distribution
   %(prog)s --json                           one JSON object instead of the text report
 
@@ -7351,20 +7446,6 @@ _DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), F
 _DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
 _SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays", "cluster_size", "icc",
                     "runs", "run_sd", "run_item_noise")
-
-
-def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=_prog(), allow_abbrev=False,
-        description="Is B really better than A? Paired bootstrap CIs for an eval delta, "
-                    "McNemar's exact test, and a coverage check on a simulator with a known gap.",
-        epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _simulation_flags(parser.add_argument_group("simulation (the article's experiment)"))
-    _planning_flags(parser.add_argument_group("planning"))
-    _bootstrap_flags(parser.add_argument_group("bootstrap"))
-    _data_flags(parser.add_argument_group("your data"))
-    _output_flags(parser.add_argument_group("output"))
-    return parser
 
 
 def _simulation_flags(sim) -> None:
@@ -7487,6 +7568,9 @@ def _data_flags(data) -> None:
     data.add_argument("--pool", choices=("strata", "clusters"), default="strata",
                       help="harness folders: in the pooled comparison each task is a stratum "
                            "(default) or a cluster")
+
+
+def _column_flags(data) -> None:
     data.add_argument("--run-col", metavar="NAME",
                       help="with --csv: several rows per item, one per run (a seed): the "
                            "column naming the run")
@@ -7541,6 +7625,22 @@ def _output_flags(out) -> None:
     out.add_argument("--version", action="version", version=f"{_NAME} {__version__}")
 
 
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=_prog(), allow_abbrev=False,
+        description="Is B really better than A? Paired bootstrap CIs for an eval delta, "
+                    "McNemar's exact test, and a coverage check on a simulator with a known gap.",
+        epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _simulation_flags(parser.add_argument_group("simulation (the article's experiment)"))
+    _planning_flags(parser.add_argument_group("planning"))
+    _bootstrap_flags(parser.add_argument_group("bootstrap"))
+    data = parser.add_argument_group("your data")
+    _data_flags(data)
+    _column_flags(data)
+    _output_flags(parser.add_argument_group("output"))
+    return parser
+
+
 def _parse_args(argv) -> argparse.Namespace:
     """The parsed flags, with ``given``: the destinations named on the command line."""
     parser = _build_parser()
@@ -7577,32 +7677,6 @@ def _mode_of(args) -> str:
     if args.csv is not None or args.baseline is not None:
         return "data"
     return "simulation"
-
-
-def _validate(args) -> None:
-    """Check flag values and combinations; raise ToolError with a one-line message.
-    Changes nothing: defaults come from the parser."""
-    _check_output_format(args)
-    mode = _mode_of(args)
-    _check_gate(args, mode)
-    if mode == "accuracy plan":
-        _check_accuracy_plan(args)
-    elif args.accuracy is not None:
-        raise ToolError("--accuracy goes with --half-width")
-    _check_inputs(args)
-    if mode == "data":
-        _check_data(args)
-    elif "calibration" in args.given:
-        raise ToolError("--calibration measures the interval on your data's own 2x2 table; a "
-                        "simulated run has its coverage loop (--replays) for that")
-    if mode == "sweep":
-        _check_sweep(args)
-    if mode == "calibration table":
-        _check_calibration_table(args)
-    elif args.acc_pairs is not None:
-        raise ToolError("--acc-pairs goes with --calibration-table")
-    _check_simulation(args)
-    _check_numbers(args)
 
 
 def _check_gate(args, mode: str) -> None:
@@ -7646,6 +7720,46 @@ def _check_accuracy_plan(args) -> None:
                         f"got {_format_decimal(accuracy)}")
 
 
+def _check_columns(args) -> None:
+    """Flags that name systems and columns: complete and consistent."""
+    if args.system_col is not None:
+        if args.score_col is None or args.systems is None:
+            raise ToolError("--system-col reads a long file: it needs --score-col (the score "
+                            "column) and --systems (baseline first)")
+        if _flags(args, ("a_col", "b_col")):
+            raise ToolError("--system-col reads a long file: name the systems with --systems")
+    if args.names is not None:
+        names = [name.strip() for name in args.names.split(",")]
+        count = (len(args.systems.split(",")) if args.systems else 2) if args.csv is not None \
+            else 1 + len(args.candidate or ())
+        if len(names) != count or not all(names):
+            raise ToolError(f"--names needs {count} names (baseline first), got {len(names)}")
+        if len(set(names)) != len(names):
+            raise ToolError("--names repeats a name")
+    if args.systems is not None:
+        if _flags(args, ("a_col", "b_col")):
+            raise ToolError("--systems replaces --a-col and --b-col; give one or the other")
+        names = [name.strip() for name in args.systems.split(",")]
+        if len(names) < 2 or not all(names):
+            raise ToolError("--systems needs a baseline and at least one candidate, "
+                            "comma-separated")
+
+
+def _check_design_flags(args) -> None:
+    """Clusters, strata and pictures: what they go with."""
+    designed = _flags(args, ("cluster_col", "strata_col"))
+    if designed and args.engine == "counts":
+        raise ToolError(f"{designed[0]} needs the per-item engine: the counts engine "
+                        "resamples plain items only")
+    if designed and args.exact:
+        raise ToolError(f"--exact covers plain 0/1 items; it does not apply with {designed[0]}")
+    if args.cluster_col is not None and args.cluster_col == args.strata_col:
+        raise ToolError("--cluster-col and --strata-col name the same column")
+    if args.plot is not None and (args.systems and len(args.systems.split(",")) > 2
+                                  or args.candidate and len(args.candidate) > 1):
+        raise ToolError("--plot draws one comparison; it does not apply to several candidates")
+
+
 def _check_inputs(args) -> None:
     """Flags that read the user's files: which go together."""
     if args.csv is not None and args.baseline is not None:
@@ -7671,38 +7785,8 @@ def _check_inputs(args) -> None:
                                   "cluster_col", "strata_col", "on_missing", "filter", "split",
                                   "names", "run_col", "system_col")):
             raise ToolError(f"{flag} describes an input file: give --csv or --baseline")
-    if args.system_col is not None:
-        if args.score_col is None or args.systems is None:
-            raise ToolError("--system-col reads a long file: it needs --score-col (the score "
-                            "column) and --systems (baseline first)")
-        if _flags(args, ("a_col", "b_col")):
-            raise ToolError("--system-col reads a long file: name the systems with --systems")
-    if args.names is not None:
-        names = [name.strip() for name in args.names.split(",")]
-        count = (len(args.systems.split(",")) if args.systems else 2) if args.csv is not None \
-            else 1 + len(args.candidate or ())
-        if len(names) != count or not all(names):
-            raise ToolError(f"--names needs {count} names (baseline first), got {len(names)}")
-        if len(set(names)) != len(names):
-            raise ToolError("--names repeats a name")
-    if args.systems is not None:
-        if _flags(args, ("a_col", "b_col")):
-            raise ToolError("--systems replaces --a-col and --b-col; give one or the other")
-        names = [name.strip() for name in args.systems.split(",")]
-        if len(names) < 2 or not all(names):
-            raise ToolError("--systems needs a baseline and at least one candidate, "
-                            "comma-separated")
-    designed = _flags(args, ("cluster_col", "strata_col"))
-    if designed and args.engine == "counts":
-        raise ToolError(f"{designed[0]} needs the per-item engine: the counts engine "
-                        "resamples plain items only")
-    if designed and args.exact:
-        raise ToolError(f"--exact covers plain 0/1 items; it does not apply with {designed[0]}")
-    if args.cluster_col is not None and args.cluster_col == args.strata_col:
-        raise ToolError("--cluster-col and --strata-col name the same column")
-    if args.plot is not None and (args.systems and len(args.systems.split(",")) > 2
-                                  or args.candidate and len(args.candidate) > 1):
-        raise ToolError("--plot draws one comparison; it does not apply to several candidates")
+    _check_columns(args)
+    _check_design_flags(args)
 
 
 def _check_data(args) -> None:
@@ -7732,6 +7816,11 @@ def _check_sweep(args) -> None:
                         f"{','.join(map(str, args.n_grid))}")
     if args.replays < 1:
         raise ToolError("--n-grid simulates: --replays must be at least 1")
+
+
+def _in_open_unit(value) -> bool:
+    """Strictly between 0 and 1, also once rounded to a float (1e-400 and 1 - 1e-20 are not)."""
+    return 0 < value < 1 and 0 < float(value) < 1
 
 
 def _check_calibration_table(args) -> None:
@@ -7794,9 +7883,11 @@ def _check_simulation(args) -> None:
             raise ToolError(f"--icc must be between 0 and 1, got {_format_decimal(args.icc)}")
 
 
-def _in_open_unit(value) -> bool:
-    """Strictly between 0 and 1, also once rounded to a float (1e-400 and 1 - 1e-20 are not)."""
-    return 0 < value < 1 and 0 < float(value) < 1
+def _check_count(value: int, flag: str, low: int, high: int, wording: str = "") -> None:
+    if value < low:
+        raise ToolError(f"{flag} must be {wording or f'at least {low}'}, got {value}")
+    if value > high:
+        raise ToolError(f"{flag} must be at most {high:,}, got {value:,}")
 
 
 def _check_numbers(args) -> None:
@@ -7822,11 +7913,30 @@ def _check_numbers(args) -> None:
                         f"got {_format_decimal(args.target_power)}")
 
 
-def _check_count(value: int, flag: str, low: int, high: int, wording: str = "") -> None:
-    if value < low:
-        raise ToolError(f"{flag} must be {wording or f'at least {low}'}, got {value}")
-    if value > high:
-        raise ToolError(f"{flag} must be at most {high:,}, got {value:,}")
+def _validate(args) -> None:
+    """Check flag values and combinations; raise ToolError with a one-line message.
+    Changes nothing: defaults come from the parser."""
+    _check_output_format(args)
+    mode = _mode_of(args)
+    _check_gate(args, mode)
+    if mode == "accuracy plan":
+        _check_accuracy_plan(args)
+    elif args.accuracy is not None:
+        raise ToolError("--accuracy goes with --half-width")
+    _check_inputs(args)
+    if mode == "data":
+        _check_data(args)
+    elif "calibration" in args.given:
+        raise ToolError("--calibration measures the interval on your data's own 2x2 table; a "
+                        "simulated run has its coverage loop (--replays) for that")
+    if mode == "sweep":
+        _check_sweep(args)
+    if mode == "calibration table":
+        _check_calibration_table(args)
+    elif args.acc_pairs is not None:
+        raise ToolError("--acc-pairs goes with --calibration-table")
+    _check_simulation(args)
+    _check_numbers(args)
 
 
 # --- outputs: checked against the inputs before any work ---
@@ -7848,35 +7958,6 @@ def _input_paths(args) -> list:
                 else:
                     paths.append(path)
     return paths
-
-
-def _check_outputs(outputs, inputs) -> None:
-    """Refuse, in one line and before any work, an output path that is empty or names a
-    folder, has the wrong extension, is a device, pipe or other non-regular file, is one
-    of the inputs (through a symlink too; stdin counts as the file it was redirected
-    from), is shared by two outputs, or lies in a folder that is missing or not writable."""
-    seen = {}
-    for flag, path in outputs:
-        shown = _printable(path)
-        if not path:
-            raise ToolError(f"{flag} needs a file name")
-        if path.endswith(("/", os.sep)) or os.path.isdir(path):
-            raise ToolError(f"cannot write {shown}: it is a folder ({flag})")
-        suffixes = _OUTPUT_SUFFIXES.get(flag.lstrip("-").replace("-", "_"), ())
-        if suffixes and not path.lower().endswith(suffixes):
-            raise ToolError(f"{flag} writes {suffixes[0][1:].upper()}: give a path ending in "
-                            f"{suffixes[0]}, got {shown}")
-        real = os.path.realpath(path)
-        _check_target(real, shown, flag)
-        if real in seen:
-            raise ToolError(f"{seen[real]} and {flag} both name {shown}; give each output its "
-                            "own file")
-        seen[real] = flag
-        for source in inputs:
-            if _same_file(real, source):
-                what = "stdin's file" if source == "-" else _printable(source)
-                raise ToolError(f"{flag} {shown} is an input ({what}); the tool never writes "
-                                "over its input")
 
 
 def _check_target(real: str, shown: str, flag: str) -> None:
@@ -7919,6 +8000,35 @@ def _same_file(real: str, source: str) -> bool:
         return os.path.realpath(source) == real
 
 
+def _check_outputs(outputs, inputs) -> None:
+    """Refuse, in one line and before any work, an output path that is empty or names a
+    folder, has the wrong extension, is a device, pipe or other non-regular file, is one
+    of the inputs (through a symlink too; stdin counts as the file it was redirected
+    from), is shared by two outputs, or lies in a folder that is missing or not writable."""
+    seen = {}
+    for flag, path in outputs:
+        shown = _printable(path)
+        if not path:
+            raise ToolError(f"{flag} needs a file name")
+        if path.endswith(("/", os.sep)) or os.path.isdir(path):
+            raise ToolError(f"cannot write {shown}: it is a folder ({flag})")
+        suffixes = _OUTPUT_SUFFIXES.get(flag.lstrip("-").replace("-", "_"), ())
+        if suffixes and not path.lower().endswith(suffixes):
+            raise ToolError(f"{flag} writes {suffixes[0][1:].upper()}: give a path ending in "
+                            f"{suffixes[0]}, got {shown}")
+        real = os.path.realpath(path)
+        _check_target(real, shown, flag)
+        if real in seen:
+            raise ToolError(f"{seen[real]} and {flag} both name {shown}; give each output its "
+                            "own file")
+        seen[real] = flag
+        for source in inputs:
+            if _same_file(real, source):
+                what = "stdin's file" if source == "-" else _printable(source)
+                raise ToolError(f"{flag} {shown} is an input ({what}); the tool never writes "
+                                "over its input")
+
+
 def _output_paths(args) -> list:
     return [(f"--{name.replace('_', '-')}", getattr(args, name))
             for name in ("write_csv", "plot", "ledger") if getattr(args, name) is not None]
@@ -7928,6 +8038,13 @@ def _output_paths(args) -> list:
 
 def _progress(args, label: str) -> _Progress:
     return _Progress(label, enabled=not args.quiet, delay=_PROGRESS_DELAY)
+
+
+def _copula(args) -> Copula:
+    clustered = args.cluster_size > 1
+    return Copula(args.corr, args.acc_a, args.acc_b, args.cluster_size,
+                  args.icc if clustered else Fraction(0), args.runs, args.run_sd,
+                  args.run_item_noise)
 
 
 def _engine(args) -> str:
@@ -7951,13 +8068,6 @@ def _simulation_params(args) -> dict:
     return params
 
 
-def _copula(args) -> Copula:
-    clustered = args.cluster_size > 1
-    return Copula(args.corr, args.acc_a, args.acc_b, args.cluster_size,
-                  args.icc if clustered else Fraction(0), args.runs, args.run_sd,
-                  args.run_item_noise)
-
-
 def _run_accuracy_plan(args) -> _AccuracyPlanReport:
     accuracy = args.accuracy if args.accuracy is not None else Fraction(1, 2)
     params = {"half_width": args.half_width, "accuracy": accuracy,
@@ -7970,9 +8080,9 @@ def _run_sweep(args) -> _SweepReport:
     params.update(n_items=None, n_grid=list(args.n_grid), engine=_engine(args))
     with _progress(args, "power sweep") as progress:
         result = sweep(random.Random(args.seed), _copula(args), args.n_grid,
-                       replays=args.replays, resamples=args.resamples,
-                       confidence=args.confidence, target_power=args.target_power,
-                       engine=_engine(args), progress=progress)
+                       Settings(args.resamples, args.confidence, engine=_engine(args)),
+                       replays=args.replays, target_power=args.target_power,
+                       progress=progress)
     report = _SweepReport(params, result)
     if args.plot:
         atomic_write(args.plot, svg_power_curve(report))
@@ -7983,6 +8093,35 @@ def _settings_from(args, calibration: int = 0, engine: str | None = None) -> Set
     """The resampling settings a command line asks for."""
     return Settings(args.resamples, args.confidence, args.interval, engine or args.engine,
                     args.permutations, args.exact, args.accuracy_interval, calibration)
+
+
+def _run_tasks(args, table: Table, params: dict, settings: Settings) -> _TasksReport:
+    """A whole harness run: per task, and pooled."""
+    params.update(tasks=len(set(table.tasks)), pool=args.pool)
+    with _progress(args, "tasks") as progress:
+        result = compare_tasks(table, random.Random(args.seed), settings, pool=args.pool,
+                               progress=progress)
+    ledger = None if args.ledger is None else append_ledger(args.ledger, table, result.pooled)
+    return _TasksReport(params, table, result, ledger)
+
+
+def _read_input(args, progress=None) -> Table:
+    """The user's scores: one file with a column per system, or one file per run."""
+    options = ReadOptions(args.input_format, args.on_missing, args.filter, args.split,
+                          progress)
+    names = None if args.names is None else tuple(n.strip() for n in args.names.split(","))
+    ids = None if args.id_col is None else tuple(p.strip() for p in args.id_col.split(","))
+    if args.baseline is not None:
+        groups = [_expand_paths(args.baseline)] + [_expand_paths(c) for c in args.candidate]
+        tasks = None if args.tasks is None else tuple(t.strip() for t in args.tasks.split(","))
+        return read_runs(groups, RunsSpec(args.score_col, ids or ("item",), args.cluster_col,
+                                          args.strata_col, tasks, names), options)
+    systems = tuple(name.strip() for name in args.systems.split(",")) if args.systems else \
+        (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
+    table = read_table(args.csv, TableSpec(systems, ids, args.cluster_col, args.strata_col,
+                                           args.run_col, args.system_col, args.score_col),
+                       options)
+    return table if names is None else dataclasses.replace(table, systems=names)
 
 
 def _run_data(args) -> Report:
@@ -8010,18 +8149,16 @@ def _run_data(args) -> Report:
     return report
 
 
-def _run_tasks(args, table: Table, params: dict, settings: Settings) -> _TasksReport:
-    """A whole harness run: per task, and pooled."""
-    params.update(tasks=len(set(table.tasks)), pool=args.pool)
-    with _progress(args, "tasks") as progress:
-        result = compare_tasks(table, random.Random(args.seed), settings, pool=args.pool,
-                               progress=progress)
-    ledger = None if args.ledger is None else append_ledger(args.ledger, table, result.pooled)
-    return _TasksReport(params, table, result, ledger)
+def _cells_as_scores(cells: Cells) -> Scores:
+    """Per-item 0/1 scores with the given cell counts (items grouped by cell)."""
+    pairs = ([(1, 1)] * cells.both + [(1, 0)] * cells.a_only + [(0, 1)] * cells.b_only
+             + [(0, 0)] * cells.neither)
+    return Scores(tuple(x for x, _ in pairs), tuple(y for _, y in pairs))
 
 
 def _run_simulation(args) -> Report:
     rng, copula, engine = random.Random(args.seed), _copula(args), _engine(args)
+    margin = args.min_delta / 100 if args.gate else None
     items = engine == "stream" or args.engine == "auto" and (
         args.write_csv is not None or args.n_items <= _SIMULATED_ITEMS_LIMIT)
     with _progress(args, "simulating items") as progress:
@@ -8036,16 +8173,16 @@ def _run_simulation(args) -> Report:
     cov = None
     if args.replays:
         with _progress(args, "coverage replays") as progress:
-            cov = coverage(rng, copula, args.n_items, replays=args.replays,
-                           resamples=args.resamples, confidence=args.confidence,
-                           engine=engine, interval=args.interval, progress=progress,
-                           margin=args.min_delta / 100 if args.gate else None)
+            cov = coverage(rng, copula, args.n_items,
+                           dataclasses.replace(_settings_from(args, engine=engine),
+                                               margin=margin), replays=args.replays,
+                           progress=progress)
     plan = None if copula.clustered or copula.runs > 1 else _plan_summary(
         PowerPlan(copula.cells, args.confidence), args.n_items, args.target_power)
     params = {**_simulation_params(args), "coverage_engine": engine if args.replays else None}
     by_runs = runs_plan(copula, args.confidence, random.Random(args.seed)) if copula.runs > 1 \
         else None
-    comparison = _single_comparison(result, margin=args.min_delta / 100 if args.gate else None)
+    comparison = _single_comparison(result, margin=margin)
     report = Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=by_runs)
     if args.plot:
         atomic_write(args.plot, svg_histogram(result, copula.true_gap))
@@ -8076,32 +8213,6 @@ _MODES = {"ledger summary": _run_ledger_summary, "calibration table": _run_calib
 def _run(args):
     """Carry out a validated command line; return the report (files written atomically)."""
     return _MODES[_mode_of(args)](args)
-
-
-def _read_input(args, progress=None) -> Table:
-    """The user's scores: one file with a column per system, or one file per run."""
-    options = ReadOptions(args.input_format, args.on_missing, args.filter, args.split,
-                          progress)
-    names = None if args.names is None else tuple(n.strip() for n in args.names.split(","))
-    ids = None if args.id_col is None else tuple(p.strip() for p in args.id_col.split(","))
-    if args.baseline is not None:
-        groups = [_expand_paths(args.baseline)] + [_expand_paths(c) for c in args.candidate]
-        tasks = None if args.tasks is None else tuple(t.strip() for t in args.tasks.split(","))
-        return read_runs(groups, RunsSpec(args.score_col, ids or ("item",), args.cluster_col,
-                                          args.strata_col, tasks, names), options)
-    systems = tuple(name.strip() for name in args.systems.split(",")) if args.systems else \
-        (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
-    table = read_table(args.csv, TableSpec(systems, ids, args.cluster_col, args.strata_col,
-                                           args.run_col, args.system_col, args.score_col),
-                       options)
-    return table if names is None else dataclasses.replace(table, systems=names)
-
-
-def _cells_as_scores(cells: Cells) -> Scores:
-    """Per-item 0/1 scores with the given cell counts (items grouped by cell)."""
-    pairs = ([(1, 1)] * cells.both + [(1, 0)] * cells.a_only + [(0, 1)] * cells.b_only
-             + [(0, 0)] * cells.neither)
-    return Scores(tuple(x for x, _ in pairs), tuple(y for _, y in pairs))
 
 
 # --- main: the one place exceptions become exit statuses ---
@@ -8154,6 +8265,16 @@ def _encodable(text: str, stream) -> str:
             return plain.encode("ascii", "backslashreplace").decode("ascii")
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
 def _emit(text: str) -> None:
     """Write the report to stdout and flush it, so that a full disk or a closed stdout is
     reported here, in one line, and not by the interpreter at exit."""
@@ -8171,16 +8292,6 @@ def _emit(text: str) -> None:
         raise ToolError(f"cannot write the report to stdout: {reason}") from None
 
 
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so that the interpreter's final flush cannot fail."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (AttributeError, OSError, ValueError):
-        pass
-
-
 def _say(message: str) -> None:
     """One line on stderr (if there is a stderr to write to)."""
     try:
@@ -8189,6 +8300,16 @@ def _say(message: str) -> None:
         stream.flush()
     except (AttributeError, OSError, ValueError):
         pass
+
+
+def _gate_failed(report) -> bool:
+    """Did a --gate on the user's data fail (the exit status is then 1)?"""
+    if isinstance(report, _TasksReport):
+        report = report.pooled
+    if not isinstance(report, Report) or report.table is None:
+        return False
+    return any(c.decision.gate is not None and not c.decision.gate.passed
+               for c in report.comparisons)
 
 
 def _main(argv) -> int:
@@ -8200,16 +8321,6 @@ def _main(argv) -> int:
     report = _run(args)
     _emit(render(report, "json" if args.json else args.output or "text"))
     return EXIT_GATE_FAILED if _gate_failed(report) else EXIT_OK
-
-
-def _gate_failed(report) -> bool:
-    """Did a --gate on the user's data fail (the exit status is then 1)?"""
-    if isinstance(report, _TasksReport):
-        report = report.pooled
-    if not isinstance(report, Report) or report.table is None:
-        return False
-    return any(c.decision.gate is not None and not c.decision.gate.passed
-               for c in report.comparisons)
 
 
 def main(argv=None) -> int:

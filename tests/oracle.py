@@ -111,3 +111,18 @@ def run(n_items, corr, acc_a, acc_b, seed, resamples, replays, confidence):
     out.update(scores=scores, covers=covers, positive=positive, negative=negative,
                state=rng.getstate())
     return out
+
+
+def exact_paired_gap_distribution(a_only: int, b_only: int, n: int) -> dict:
+    """P(B-only count minus A-only count = d), exactly, when n items are drawn with
+    replacement from n observed items of which *a_only* are right for A only and *b_only*
+    for B only: the multinomial law, summed term by term over every (j, k)."""
+    p_a, p_b = Fraction(a_only, n), Fraction(b_only, n)
+    p_rest = 1 - p_a - p_b
+    dist = {}
+    for j in range(n + 1):                 # A-only count
+        for k in range(n - j + 1):         # B-only count
+            ways = math.factorial(n) // (math.factorial(j) * math.factorial(k)
+                                         * math.factorial(n - j - k))
+            dist[k - j] = dist.get(k - j, 0) + ways * p_a ** j * p_b ** k * p_rest ** (n - j - k)
+    return dist

@@ -84,16 +84,25 @@ def tool_run(n, corr, acc_a, acc_b, seed, resamples, replays, confidence):
     return scores, result, cov, rng.getstate()
 
 
-@pytest.mark.parametrize("case", range(6))
-def test_bit_exact_with_the_listing_oracle(case):
-    """Random small parameter sets: every number and the final generator state agree."""
-    pick = random.Random(1000 + case)
-    n = pick.choice([2, 3, 7, 40, 255, 256, 257, 300])
-    corr = pick.choice(["0.6", "0", "-0.3", "0.95"])
-    acc_a, acc_b = pick.choice([("0.72", "0.76"), ("0.5", "0.5"), ("0.9", "0.1"),
-                                ("0.33", "0.34")])
-    seed, resamples = pick.randrange(10 ** 6), pick.choice([1, 2, 19, 40, 101])
-    confidence = pick.choice(["0.95", "0.9", "0.5", "0.99"])
+# The oracle's cases, listed: sizes around the engine's byte boundaries (255-257), every
+# sign of the true gap (positive, zero, negative), negative and steep correlations, and
+# resample counts from 1 up.
+ORACLE_CASES = [
+    # n, corr, acc_a, acc_b, seed, resamples, confidence
+    (2, "0.6", "0.72", "0.76", 11, 1, "0.95"),
+    (3, "0", "0.5", "0.5", 12, 2, "0.9"),            # zero true gap
+    (7, "-0.3", "0.76", "0.72", 13, 19, "0.5"),      # negative true gap
+    (40, "0.95", "0.9", "0.1", 14, 40, "0.99"),      # large negative gap, steep correlation
+    (255, "0.6", "0.33", "0.34", 15, 101, "0.95"),
+    (256, "0.6", "0.1", "0.9", 16, 19, "0.9"),       # large positive gap
+    (257, "0", "0.72", "0.72", 17, 40, "0.95"),      # zero true gap
+    (300, "-0.3", "0.8", "0.7", 18, 19, "0.99"),     # negative true gap
+]
+
+
+@pytest.mark.parametrize("n,corr,acc_a,acc_b,seed,resamples,confidence", ORACLE_CASES)
+def test_bit_exact_with_the_listing_oracle(n, corr, acc_a, acc_b, seed, resamples, confidence):
+    """Every number and the final generator state agree with the listing's oracle."""
     replays = 3
     scores, result, cov, state = tool_run(n, Fraction(corr), Fraction(acc_a), Fraction(acc_b),
                                           seed, resamples, replays, Fraction(confidence))

@@ -8,6 +8,7 @@ from statistics import NormalDist
 import pytest
 
 import bootstrap_eval_deltas as bed
+import oracle
 from helpers import SHIPPED_CSV, assert_one_line_error, cli
 
 ARTICLE = bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B)
@@ -153,25 +154,12 @@ def test_cluster_test_flips_signs_by_cluster():
 
 # --- the exact bootstrap ----------------------------------------------------------------------
 
-def exact_gap_distribution(cells):
-    n = cells.n
-    pa, pb = Fraction(cells.a_only, n), Fraction(cells.b_only, n)
-    rest = 1 - pa - pb
-    dist = {}
-    for j in range(n + 1):
-        for k in range(n - j + 1):
-            ways = math.factorial(n) // (math.factorial(j) * math.factorial(k)
-                                         * math.factorial(n - j - k))
-            dist[k - j] = dist.get(k - j, 0) + ways * pa ** j * pb ** k * rest ** (n - j - k)
-    return dist
-
-
 @pytest.mark.parametrize("cells", [bed.Cells(18, 6, 9, 7), bed.Cells(2, 15, 16, 7),
                                    bed.Cells(30, 0, 6, 4), bed.Cells(30, 6, 0, 4),
                                    bed.Cells(0, 20, 20, 0), bed.Cells(5, 1, 30, 4)])
 def test_exact_paired_distribution_against_enumeration(cells):
     lo, cdf = bed._paired_gap_cdf(cells)
-    exact = exact_gap_distribution(cells)
+    exact = oracle.exact_paired_gap_distribution(cells.a_only, cells.b_only, cells.n)
     pmf = [cdf[0]] + [y - x for x, y in zip(cdf, cdf[1:])]
     for i, p in enumerate(pmf):
         assert p == pytest.approx(float(exact.get(lo + i, 0)), abs=1e-13)

@@ -10,6 +10,7 @@ from statistics import NormalDist
 import pytest
 
 import bootstrap_eval_deltas as bed
+import oracle
 from helpers import assert_one_line_error, cli
 
 ARTICLE = bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B)
@@ -147,20 +148,6 @@ def test_multinomial_counts_add_up_and_edge_probabilities():
 
 # --- the counts engine against the item engine and the exact distribution ----------------
 
-def exact_paired_gap_distribution(cells):
-    """P(B-only minus A-only count = d) when n items are drawn from the observed cells."""
-    n = cells.n
-    p_b, p_a = Fraction(cells.b_only, n), Fraction(cells.a_only, n)
-    p_rest = 1 - p_a - p_b
-    dist = {}
-    for j in range(n + 1):                 # A-only count
-        for k in range(n - j + 1):         # B-only count
-            ways = math.factorial(n) // (math.factorial(j) * math.factorial(k)
-                                         * math.factorial(n - j - k))
-            dist[k - j] = dist.get(k - j, 0) + ways * p_a ** j * p_b ** k * p_rest ** (n - j - k)
-    return {d: float(prob) for d, prob in dist.items()}
-
-
 @pytest.mark.parametrize("engine,cells", [
     ("counts", bed.Cells(18, 6, 9, 7)),       # agreement dominates: two-binomial factorisation
     ("counts", bed.Cells(2, 15, 16, 7)),      # mostly discordant: the conditional route
@@ -171,7 +158,8 @@ def test_paired_bootstrap_distribution_is_the_exact_multinomial_one(engine, cell
     scores = bed._cells_as_scores(cells)
     data = cells if engine == "counts" else scores
     dist = bed.paired_distribution(random.Random(5), data, 20_000, engine)
-    exact = exact_paired_gap_distribution(cells)
+    exact = {d: float(p) for d, p in oracle.exact_paired_gap_distribution(
+        cells.a_only, cells.b_only, cells.n).items()}
     assert abs(chi_square_z(dist.sums, exact)) < 4
 
 

@@ -1,0 +1,131 @@
+"""User paths that other tests leave out, each checked against what it must show."""
+
+import json
+import os
+import random
+import xml.etree.ElementTree as ET
+from fractions import Fraction
+
+import pytest
+
+import bootstrap_eval_deltas as bed
+import oracle
+from helpers import SHIPPED_CSV, cli
+
+C95 = Fraction("0.95")
+
+
+def oracle_basic_coverage(n, corr, acc_a, acc_b, seed, resamples, replays, confidence):
+    """The listing's replays (simulate, then the paired percentile ends) turned into basic
+    intervals by hand: (2*gap - hi, 2*gap - lo); how many cover the true gap."""
+    rng = random.Random(seed)
+    true_gap = Fraction(str(acc_b)) - Fraction(str(acc_a))
+    covers = 0
+    for _ in range(replays):
+        scores = oracle.simulate(rng, n, corr, acc_a, acc_b)
+        gap = Fraction(sum(b - a for a, b in scores), n)
+        lo, hi = oracle.paired_bootstrap(scores, rng, resamples, confidence)
+        covers += 2 * gap - hi <= true_gap <= 2 * gap - lo
+    return covers
+
+
+@pytest.mark.parametrize("acc_a,acc_b", [("0.72", "0.76"), ("0.8", "0.7"), ("0.6", "0.6")])
+def test_basic_coverage_on_the_default_engine_equals_the_listing_replays(acc_a, acc_b):
+    cov = bed.coverage(random.Random(31), bed.Copula(Fraction("0.6"), Fraction(acc_a),
+                                                     Fraction(acc_b)),
+                       40, replays=25, resamples=60, confidence=C95, interval="basic")
+    assert cov.rule == "basic" and cov.replays == 25
+    assert cov.covers == oracle_basic_coverage(40, 0.6, float(acc_a), float(acc_b), 31, 60,
+                                               25, C95)
+    percentile = dict(cov.others)["percentile"]
+    want = oracle.run(40, 0.6, float(acc_a), float(acc_b), 31, 60, 0, C95)
+    assert percentile.replays == 25 and want["covers"] == 0     # zero replays: nothing counted
+
+
+def test_percentile_coverage_among_the_others_equals_the_listing():
+    """Asked for BCa, the loop still measures percentile on the same replays: the listing's
+    own count (its replays start right after the simulation and the four intervals)."""
+    rng = random.Random(77)
+    scores = bed.simulate(rng, 40, Fraction("0.6"), Fraction("0.72"), Fraction("0.76"))
+    bed.analyze(scores, rng, resamples=60, confidence=C95)
+    cov = bed.coverage(rng, bed.Copula(Fraction("0.6"), Fraction("0.72"), Fraction("0.76")),
+                       40, replays=20, resamples=60, confidence=C95, interval="bca")
+    want = oracle.run(40, 0.6, 0.72, 0.76, 77, 60, 20, C95)
+    assert dict(cov.others)["percentile"].covers == want["covers"]
+    assert cov.rule == "bca" and 0 <= cov.undefined <= cov.replays
+    assert cov.covers <= cov.defined
+
+
+def test_bca_coverage_text_names_the_undefined_replays():
+    status, out, _ = cli("--n-items", "30", "--acc-a", "0.95", "--acc-b", "0.95", "--replays",
+                         "40", "--resamples", "200", "--interval", "bca")
+    data = json.loads(cli("--n-items", "30", "--acc-a", "0.95", "--acc-b", "0.95",
+                          "--replays", "40", "--resamples", "200", "--interval", "bca",
+                          "--output", "json")[1])
+    assert status == 0 and data["coverage"]["undefined"] > 0
+    covers = data["coverage"]["covers"]
+    assert covers <= 1 - data["coverage"]["undefined"] / 40          # undefined are misses
+    assert "undefined" in out
+
+
+def test_on_missing_drop_with_repeated_ids_counts_them(tmp_path):
+    path = tmp_path / "r.csv"
+    rows = ["id,a,b"] + [f"{i},{i % 2},{(i // 2) % 2}" for i in range(40)] + ["3,1,1", "7,0,0"]
+    path.write_text("\n".join(rows) + "\n")
+    argv = ["--csv", str(path), "--id-col", "id", "--a-col", "a", "--b-col", "b",
+            "--resamples", "100", "--calibration", "0"]
+    status, out, err = cli(*argv)
+    assert status == 2 and "2 id(s) appear more than once (first: 3, 7)" in err
+    status, text, _ = cli(*argv, "--on-missing", "drop")
+    assert status == 0 and "n=38 items" in text and "dropped" in text
+
+
+def test_markdown_for_a_sweep_and_a_half_width_plan():
+    status, out, _ = cli("--n-grid", "100,200", "--replays", "20", "--resamples", "100",
+                         "--output", "markdown")
+    assert status == 0
+    table = [line for line in out.splitlines() if line.startswith("|")]
+    assert len(table) == 4 and all(line.count("|") == table[0].count("|") for line in table)
+    assert table[2].startswith("| 100 |") and table[3].startswith("| 200 |")
+    plan = bed.PowerPlan(bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B).cells, C95)
+    assert f"| {100 * plan.power(100, True):.1f}% |" in table[2]
+    status, out, _ = cli("--half-width", "0.02", "--output", "markdown")
+    assert status == 0
+    rows = [line for line in out.splitlines() if line.startswith("|")]
+    plan = bed.plan_accuracy(Fraction(1, 2), Fraction("0.02"), C95)
+    assert rows[2:] == [f"| Wald | {plan.wald:,} |", f"| Wilson | {plan.wilson:,} |",
+                        f"| Clopper-Pearson | {plan.clopper_pearson:,} |"]
+    assert plan.wald == 2401              # 1.96**2 * 0.25 / 0.02**2 = 2400.9..., rounded up
+
+
+def test_plot_of_user_data_draws_the_paired_distribution(tmp_path):
+    target = tmp_path / "gap.svg"
+    status, out, err = cli("--csv", SHIPPED_CSV, "--resamples", "300", "--calibration", "0",
+                           "--plot", str(target))
+    assert status == 0, err
+    svg = ET.parse(target).getroot()
+    assert svg.tag.endswith("svg")
+    text = "".join(svg.itertext())
+    assert "pts" in text and "95%" in text
+    assert os.path.getsize(SHIPPED_CSV) > 0                      # the input is untouched
+
+
+def test_strata_without_clusters_keep_each_stratum_size(tmp_path):
+    """A is wrong on every 'code' item and right on every 'news' item: resampled within
+    strata, every resample holds 20 code and 40 news items, so A's mean is exactly 2/3 in
+    each one and its interval has no width -- a plain bootstrap would spread it."""
+    a = tuple([0] * 20 + [1] * 40)
+    b = tuple(int(i % 2 == 0) for i in range(60))
+    strata = tuple(["code"] * 20 + ["news"] * 40)
+    path = tmp_path / "s.csv"
+    path.write_text("item,domain,a,b\n" + "".join(
+        f"{i},{s},{x},{y}\n" for i, (s, x, y) in enumerate(zip(strata, a, b))))
+    status, out, err = cli("--csv", str(path), "--a-col", "a", "--b-col", "b", "--strata-col",
+                           "domain", "--resamples", "200", "--output", "json")
+    assert status == 0, err
+    data = json.loads(out)
+    assert data["design"]["strata"] == [20, 40]
+    dists = bed.bootstrap(random.Random(2), bed.Scores(a, b, strata=strata), 200)
+    assert set(dists["a"].sums) == {40}
+    plain = bed.bootstrap(random.Random(2), bed.Scores(a, b), 200)
+    assert len(set(plain["a"].sums)) > 5
