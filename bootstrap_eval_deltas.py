@@ -2468,6 +2468,11 @@ def _real(f: _InputFile) -> str | None:
     return None if f.path == "<stdin>" else os.path.realpath(f.path)
 
 
+def _is_inspect_log(value) -> bool:
+    return isinstance(value, dict) and "eval" in value and ("samples" in value
+                                                             or "version" in value)
+
+
 def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
     fmt = options.input_format or _text_kind(f.head)
     if fmt == "json" and f.path.lower().endswith((".jsonl", ".ndjson")) and \
@@ -2480,14 +2485,16 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
         first = next(records, None)
         if first is None:
             raise ToolError(f"{path} has no records")
-        records = itertools.chain([first], records)
+        second = next(records, None) if _is_inspect_log(first[1]) else ()
+        if second is None and fmt == "jsonl":     # an Inspect log written on one line
+            return _inspect_file(first[1], _inspect_samples(first[1], path), path, fields)
+        records = itertools.chain([first], [second] if second else [], records)
         if fmt == "lm-eval" or "doc_id" in first[1] and ("filter" in first[1]
                                                          or "metrics" in first[1]):
             return _lm_eval_file(records, path, _real(f), fields, options.filter)
         return _record_rows(records, fields, path, "jsonl")
     value = _json_document(f)
-    if fmt == "inspect" or fmt == "json" and isinstance(value, dict) and "eval" in value \
-            and ("samples" in value or "version" in value):
+    if fmt == "inspect" or fmt == "json" and _is_inspect_log(value):
         if not isinstance(value, dict):
             raise ToolError(f"{path} is not an Inspect log (a JSON object with eval and samples)")
         return _inspect_file(value, _inspect_samples(value, path), path, fields)

@@ -154,3 +154,36 @@ def test_progress_never_changes_stdout_and_quiet_silences_it(monkeypatch):
             status = bed.main(["--replays", "40", "--seed", "3", *extra])
         assert status == 0 and out.getvalue() == plain[1]
         assert ("coverage replays:" in tty.text) == drawn, tty.text
+
+
+def naive_resample_each(rng, columns, rounds):
+    """The listing's way, for several columns on the same resampled items."""
+    n = len(columns[0])
+    out = [[] for _ in columns]
+    for _ in range(rounds):
+        idx = [rng.randrange(n) for _ in range(n)]
+        for column, sums in zip(columns, out):
+            sums.append(sum(column[i] for i in idx))
+    return out
+
+
+@pytest.mark.parametrize("n,kind", [(7, "binary"), (256, "binary"), (300, "few"),
+                                    (300, "many"), (257, "mixed")])
+def test_resample_each_equals_the_naive_loop_draw_for_draw(n, kind):
+    """Columns sharing one byte code (few distinct rows), split into groups (many distinct
+    rows), or both: the sums and the generator state equal the naive loop's."""
+    pick = random.Random(n)
+    if kind == "binary":
+        columns = [[pick.randrange(2) for _ in range(n)] for _ in range(4)]
+    elif kind == "few":
+        columns = [[pick.randrange(3) for _ in range(n)] for _ in range(3)]
+    elif kind == "many":
+        columns = [[pick.randrange(1000) for _ in range(n)] for _ in range(3)]
+    else:
+        columns = [[pick.randrange(2) for _ in range(n)], [pick.randrange(5000) for _ in range(n)],
+                   [pick.randrange(2) for _ in range(n)]]
+    got_rng, want_rng = random.Random(9), random.Random(9)
+    got = bed.resample_each(got_rng, columns, 23)
+    want = naive_resample_each(want_rng, columns, 23)
+    assert [list(sums) for sums in got] == want
+    assert got_rng.getstate() == want_rng.getstate()

@@ -129,3 +129,91 @@ def test_strata_without_clusters_keep_each_stratum_size(tmp_path):
     assert set(dists["a"].sums) == {40}
     plain = bed.bootstrap(random.Random(2), bed.Scores(a, b), 200)
     assert len(set(plain["a"].sums)) > 5
+
+
+def test_calibration_table_text_markdown_and_json_say_the_same():
+    argv = ["--calibration-table", "--n-grid", "30,60", "--acc-pairs", "0.7/0.8",
+            "--replays", "20"]
+    text = cli(*argv)[1]
+    markdown = cli(*argv, "--output", "markdown")[1]
+    data = json.loads(cli(*argv, "--output", "json")[1])
+    names = {"percentile": "percentile", "basic": "basic", "bca": "BCa",
+             "score": "Newcombe score"}
+    assert len(data["rows"]) == 2
+    for row in data["rows"]:
+        rates = {rule: (row["coverage"] if row["coverage"]["interval"] == rule
+                        else row["coverage"]["others"][rule])["covers"] for rule in names}
+        for rule, name in names.items():
+            cell = f"{100 * rates[rule]:.1f}%"
+            line = next(line for line in text.splitlines()
+                        if f"0.7/0.8  {row['n']:>2}  {name} " in line)
+            assert cell in line
+            md = next(line for line in markdown.splitlines()
+                      if line.startswith(f"| 0.7/0.8 | {row['n']} | {name} |"))
+            assert cell in md
+        recommended = next(line for line in text.splitlines()
+                           if f"0.7/0.8  {row['n']:>2}" in line and "<- recommended" in line)
+        assert names[row["recommended"]] in recommended
+
+
+def wilson(hits, n, z=1.959963984540054):
+    """Wilson's score interval, from its closed form."""
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    return centre - half, centre + half
+
+
+def test_score_intervals_on_the_shipped_csv_are_wilson_and_clopper_pearson():
+    data = json.loads(cli("--csv", SHIPPED_CSV, "--interval", "score", "--output", "json")[1])
+    n, hits_a, hits_b = 500, 356, 374                          # 71.2% and 74.8%
+    for name, hits in (("a", hits_a), ("b", hits_b)):
+        lo, hi = wilson(hits, n)
+        assert data["ci"][name] == [pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12)]
+    exact = json.loads(cli("--csv", SHIPPED_CSV, "--interval", "score", "--accuracy-interval",
+                           "clopper-pearson", "--output", "json")[1])
+    lo, hi = bed.clopper_pearson(hits_a, n, C95)
+    # Clopper-Pearson's ends: P(X >= hits | lo) = 2.5% and P(X <= hits | hi) = 2.5%
+    assert sum(bed.binom_pmf(k, n, lo) for k in range(hits_a, n + 1)) == pytest.approx(0.025)
+    assert sum(bed.binom_pmf(k, n, hi) for k in range(0, hits_a + 1)) == pytest.approx(0.025)
+    assert exact["ci"]["a"] == [pytest.approx(lo), pytest.approx(hi)]
+    assert exact["ci"]["paired"] == data["ci"]["paired"]          # the gap's stays Newcombe's
+
+
+def test_a_whole_harness_run_in_markdown_has_a_row_per_task_and_the_pooled_table():
+    lm = os.path.join(os.path.dirname(SHIPPED_CSV), "examples", "lm-eval")
+    argv = ["--baseline", os.path.join(lm, "acme__base-7b"), "--candidate",
+            os.path.join(lm, "acme__tuned-7b"), "--score-col", "acc,exact_match", "--filter",
+            "strict-match", "--resamples", "200", "--calibration", "0"]
+    data = json.loads(cli(*argv, "--output", "json")[1])
+    markdown = cli(*argv, "--output", "markdown")[1]
+    rows = [line for line in markdown.splitlines() if line.startswith("| ")]
+    tasks = [t["task"] for t in data["tasks"]]
+    assert len(tasks) > 1
+    for task in tasks:
+        assert sum(line.startswith(f"| {bed._md(task)} |") for line in rows) == 1
+    assert f"Pooled over all {data['input']['items']:,} items (strata)" in markdown
+
+
+def test_the_ledger_summary_in_markdown_counts_each_test_set(tmp_path):
+    ledger = str(tmp_path / "evals.jsonl")
+    for _ in range(2):
+        assert cli("--csv", SHIPPED_CSV, "--resamples", "50", "--calibration", "0",
+                   "--ledger", ledger)[0] == 0
+    text = cli("--ledger-summary", ledger, "--output", "markdown")[1]
+    data = json.loads(cli("--ledger-summary", ledger, "--output", "json")[1])
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + 2                    # the header and one row per comparison
+    assert len(data["test_sets"]) == 1 and len(data["test_sets"][0]["comparisons"]) == 2
+
+
+def test_a_simulated_gate_reports_its_false_pass_rate_at_the_margin():
+    status, out, _ = cli("--acc-b", "0.73", "--gate", "--min-delta", "1", "--replays", "60",
+                         "--resamples", "200")
+    assert status in (0, 1)
+    line = next(line for line in out.splitlines() if line.startswith("gate at +1.0 pts: passes"))
+    assert "the true gap equals the margin, so this is the gate's false-pass rate" in line
+    data = json.loads(cli("--acc-b", "0.73", "--gate", "--min-delta", "1", "--replays", "60",
+                          "--resamples", "200", "--output", "json")[1])
+    passes = data["coverage"]["gate"]["passes"]
+    assert f"{100 * passes:.1f}%" in line
