@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 
 import bootstrap_eval_deltas as bed
+import make_examples
 from helpers import ROOT, cli
 
 SCRIPT = os.path.join(ROOT, "bootstrap_eval_deltas.py")
@@ -43,32 +44,11 @@ class Case:
 
 
 def xlsx_bytes(rows):
-    """A minimal Excel workbook (first sheet, shared strings and numbers)."""
-    strings, cells = [], []
-    for r, row in enumerate(rows, start=1):
-        parts = []
-        for c, value in enumerate(row):
-            ref = f"{chr(65 + c)}{r}"
-            if isinstance(value, str):
-                strings.append(value)
-                parts.append(f'<c r="{ref}" t="s"><v>{len(strings) - 1}</v></c>')
-            else:
-                parts.append(f'<c r="{ref}"><v>{value}</v></c>')
-        cells.append(f'<row r="{r}">{"".join(parts)}</row>')
-    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
-    rel = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'
+    """A minimal Excel workbook, built by the same code that writes the shipped example."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("xl/workbook.xml", f'<workbook {ns} {rel}><sheets><sheet name="S" '
-                                            'sheetId="1" r:id="rId1"/></sheets></workbook>')
-        archive.writestr("xl/_rels/workbook.xml.rels",
-                         '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
-                         'relationships"><Relationship Id="rId1" Target="worksheets/sheet1.xml" '
-                         'Type="x"/></Relationships>')
-        archive.writestr("xl/sharedStrings.xml", f'<sst {ns}>' + "".join(
-            f"<si><t>{s}</t></si>" for s in strings) + "</sst>")
-        archive.writestr("xl/worksheets/sheet1.xml",
-                         f'<worksheet {ns}><sheetData>{"".join(cells)}</sheetData></worksheet>')
+        for name, data in make_examples.xlsx_parts(rows).items():
+            archive.writestr(name, data)
     return buffer.getvalue()
 
 
