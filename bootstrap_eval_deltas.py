@@ -2485,10 +2485,13 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
         first = next(records, None)
         if first is None:
             raise ToolError(f"{path} has no records")
-        second = next(records, None) if _is_inspect_log(first[1]) else ()
-        if second is None and fmt == "jsonl":     # an Inspect log written on one line
-            return _inspect_file(first[1], _inspect_samples(first[1], path), path, fields)
-        records = itertools.chain([first], [second] if second else [], records)
+        head = [first]
+        if fmt == "jsonl" and _is_inspect_log(first[1]):
+            second = next(records, None)
+            if second is None:                   # an Inspect log written on one line
+                return _inspect_file(first[1], _inspect_samples(first[1], path), path, fields)
+            head.append(second)
+        records = itertools.chain(head, records)
         if fmt == "lm-eval" or "doc_id" in first[1] and ("filter" in first[1]
                                                          or "metrics" in first[1]):
             return _lm_eval_file(records, path, _real(f), fields, options.filter)
