@@ -3395,6 +3395,21 @@ class _SumPlan:
         return self.summers[column].sums(draws, n, rounds)
 
 
+def _stratified_sums(rng: random.Random, columns, rounds: int, strata, progress) -> list:
+    """resample_sums() within strata: each round draws every stratum's units in turn,
+    ``randrange(len(stratum))`` at a time, and adds their sums."""
+    width = len(columns)
+    plans = [_SumPlan.of([tuple(column[u] for u in units) for column in columns])
+             for units in strata]
+    sums = []
+    for r in range(rounds):
+        sums.append(sum(plan.sums(draw_codes(rng, plan.lookup, plan.n), r % width, (0,))[0]
+                        for plan in plans))
+        if progress is not None and ((r + 1) % 64 == 0 or r + 1 == rounds):
+            progress(r + 1, rounds)
+    return sums
+
+
 def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
                   progress=None) -> list:
     """Bootstrap sums: round r resamples the n units and sums ``columns[r % len(columns)]``.
@@ -3410,17 +3425,9 @@ def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
     >>> resample_sums(random.Random(5), [(0, 1, 1)], 4)
     [3, 3, 2, 2]
     """
-    width = len(columns)
     if strata is not None:
-        plans = [_SumPlan.of([tuple(column[u] for u in units) for column in columns])
-                 for units in strata]
-        sums = []
-        for r in range(rounds):
-            sums.append(sum(plan.sums(draw_codes(rng, plan.lookup, plan.n), r % width, (0,))[0]
-                            for plan in plans))
-            if progress is not None and ((r + 1) % 64 == 0 or r + 1 == rounds):
-                progress(r + 1, rounds)
-        return sums
+        return _stratified_sums(rng, columns, rounds, strata, progress)
+    width = len(columns)
     plan = _SumPlan.of(columns)
     n = plan.n
     # Decode a chunk of words, sum the rounds it completes, carry the rest over:
