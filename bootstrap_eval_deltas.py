@@ -145,9 +145,9 @@ __all__ = [
 # The article's parameters, the tool's limits (each one a refusal with a
 # message, never a silent cap) and exit statuses, and ToolError, the one
 # exception the library raises for bad input or options (a ValueError).
-# Every random number in this module comes from the ``random.Random`` the
-# caller passes; nothing reads the clock but the ledger's timestamp and the
-# progress indicator.
+# Every random draw behind a number the tool reports comes from the
+# ``random.Random`` the caller passes; nothing reads the clock but the ledger's
+# timestamp and the progress indicator.
 
 N_ITEMS = 500                 # items in the eval set (the article's N_ITEMS)
 CORR = Fraction("0.6")        # loading of each system's latent score on shared difficulty
