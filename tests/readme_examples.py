@@ -5,6 +5,11 @@ its output is compared with the lines under it up to the next ``$``. A block who
 with a line ``...`` is compared up to that line. ``$ echo $?`` checks the exit status of the
 command before it.
 
+Each fenced block is one example, its commands run in order in one scratch folder (a later
+command may read what an earlier one wrote); blocks are independent of each other.  A block
+whose opening fence is preceded by the line ``<!-- once -->`` is a long simulation that
+``tests/test_readme.py`` marks ``once`` (CI runs it under one Python).
+
 ``python3 tests/readme_examples.py --update`` rewrites the outputs in README.md from real runs
 (keeping each shortened output's length); ``tests/test_readme.py`` checks them.
 """
@@ -21,27 +26,37 @@ README = os.path.join(ROOT, "README.md")
 ELLIPSIS = "..."
 
 
-def examples(text: str) -> list:
-    """``(line index of the command, command, expected output lines, shortened)`` for each
-    ``$`` line inside a fenced block of *text*."""
+ONCE = "<!-- once -->"
+
+
+def blocks(text: str) -> list:
+    """The fenced blocks of *text* that hold commands: ``(once, examples)`` each, where an
+    example is ``(line index of the command, command, expected output lines, shortened)``."""
     lines = text.split("\n")
     found, fenced, current = [], False, None
     for index, line in enumerate(lines):
         if line.startswith("```"):
             fenced = not fenced
             current = None
+            if fenced:
+                found.append((index > 0 and lines[index - 1].strip() == ONCE, []))
             continue
         if not fenced:
             continue
         if line.startswith("$ "):
             current = [index, line[2:], [], False]
-            found.append(current)
+            found[-1][1].append(current)
         elif current is not None:
             if line == ELLIPSIS:
                 current[3] = True
             elif not current[3]:
                 current[2].append(line)
-    return [tuple(example) for example in found]
+    return [(once, [tuple(example) for example in block]) for once, block in found if block]
+
+
+def examples(text: str) -> list:
+    """Every example of every block, in README order."""
+    return [example for _, block in blocks(text) for example in block]
 
 
 class Scratch:
@@ -61,9 +76,8 @@ class Scratch:
             with open(shim, "w") as f:
                 f.write(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
             os.chmod(shim, 0o755)
-        # Not measured by coverage.py (its tracing makes the simulations ten times slower);
-        # every path the README shows is also run in-process by the other tests.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
+        # Measured by coverage.py like every other subprocess the tests start.
+        env = dict(os.environ)
         self.env = dict(env, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""),
                         COLUMNS="100", SOURCE_DATE_EPOCH="1764400000")
         self.status = None
@@ -101,10 +115,11 @@ def main(argv: list) -> int:
     lines = text.split("\n")
     found = examples(text)
     outputs = []
-    with Scratch() as scratch:
-        for index, command, expected, shortened in found:
-            print(f"$ {command}", file=sys.stderr, flush=True)
-            outputs.append(scratch.run(command))
+    for _, block in blocks(text):
+        with Scratch() as scratch:
+            for index, command, expected, shortened in block:
+                print(f"$ {command}", file=sys.stderr, flush=True)
+                outputs.append(scratch.run(command))
     if "--update" not in argv:
         bad = [(c, e, a) for (_, c, e, s), a in zip(found, outputs) if not compare(e, s, a)]
         for command, expected, actual in bad:

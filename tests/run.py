@@ -11,7 +11,8 @@ It needs nothing but the ``python3`` that runs it (3.10 or newer), also one that
    checked against the SHA-256 that PyPI lists;
 2. installs the project with its ``test`` extra into it (again only when ``pyproject.toml``
    changed since the last install);
-3. runs pytest there with the arguments given. With ``--coverage`` the run is measured by
+3. runs pytest there with the arguments given, on every core (pytest-xdist's ``-n auto``,
+   unless the arguments choose ``-n`` themselves). With ``--coverage`` the run is measured by
    coverage.py, subprocesses included, and fails when the module's line or branch coverage is
    below ``LINE_FLOOR`` or ``BRANCH_FLOOR``.
 
@@ -129,6 +130,9 @@ def main(argv: list) -> int:
     python = venv_python(venv)
     install(python, venv)
     os.chdir(ROOT)
+    if not any(arg in ("-n", "--numprocesses") or arg.startswith(("-n", "--numprocesses="))
+               or arg == "no:xdist" for arg in pytest_args):
+        pytest_args = ["-n", "auto", *pytest_args]
     if not coverage:
         return subprocess.run([python, "-m", "pytest", *pytest_args]).returncode
     return measured(python, pytest_args)

@@ -34,6 +34,7 @@ def test_default_run_prints_the_article_six_lines_first():
 
 
 @pytest.mark.slow
+@pytest.mark.once
 def test_full_default_run_coverage_and_power():
     """1,000 replays on the contract's stream: 95.6% coverage, 35.7% power."""
     status, out, _ = cli()
