@@ -99,7 +99,6 @@ import random
 import re
 import stat
 import tempfile
-import unicodedata
 import time
 import dataclasses
 from dataclasses import dataclass
@@ -2264,13 +2263,13 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
             continue
         stats = record.get("stats") if isinstance(record.get("stats"), list) else []
         chosen = {}
-        for stat in stats:
-            name = stat.get("name") if isinstance(stat, dict) else None
+        for entry in stats:
+            name = entry.get("name") if isinstance(entry, dict) else None
             if not isinstance(name, dict) or "perturbation" in name or \
                     name.get("split", split) != split:
                 continue
             names.append(name.get("name"))
-            chosen[name.get("name")] = stat.get("mean", _ABSENT)
+            chosen[name.get("name")] = entry.get("mean", _ABSENT)
         kept.append((where, record, chosen))
     metric = _choose([n for n in names if isinstance(n, str)],
                      fields.scores[0] if fields.scores else None, path,
@@ -6085,6 +6084,7 @@ class Report:
     plan: _PlanSummary | None = None
     runs_plan: RunsPlan | None = None
     ledger: LedgerNote | None = None
+    details: bool = False       # the text report in full (diagnostics, provenance, histogram)
 
     @property
     def analysis(self) -> Analysis:
@@ -6105,6 +6105,7 @@ class _TasksReport:
     table: Table
     result: TasksResult
     ledger: LedgerNote | None = None
+    details: bool = False
 
     @property
     def pooled(self) -> Report:
@@ -6114,7 +6115,7 @@ class _TasksReport:
                                      clusters=self.table.tasks if self.result.pool == "clusters"
                                      else None)
         return Report(self.params, "tasks", self.result.pooled, table=pooled,
-                      ledger=self.ledger)
+                      ledger=self.ledger, details=self.details)
 
 
 @dataclass(frozen=True)
@@ -6133,6 +6134,16 @@ class _CalibrationTableReport:
 class _AccuracyPlanReport:
     params: dict
     plan: AccuracyPlan
+
+
+@dataclass(frozen=True)
+class _PowerPlanReport:
+    """plan at one size: the power there and the items a target needs, no simulation."""
+
+    params: dict
+    plan: PowerPlan
+    summary: _PlanSummary
+    runs_plan: RunsPlan | None = None
 
 
 _MARKDOWN = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
@@ -6367,12 +6378,15 @@ def _input_lines(table: Table, seed, labels) -> list:
     else:
         roles = ", ".join(f"{label} = {name}" for label, name in zip(labels, table.systems))
         lines.append(f"systems: {roles}; seed {seed}")
-    if table.dropped:
-        lines.append(f"dropped (--on-missing drop): {table.dropped:,} "
-                     f"({table.dropped_note}); {table.n:,} items kept")
-    elif table.dropped_note:
-        lines.append(f"note: {table.dropped_note}")
     return lines
+
+
+def _dropped_lines(table: Table) -> list:
+    """What the readers left out or chose, counted: in every report, never only in details."""
+    if table.dropped:
+        return [f"dropped (--on-missing drop): {table.dropped:,} ({table.dropped_note}); "
+                f"{table.n:,} items kept"]
+    return [f"note: {table.dropped_note}"] if table.dropped_note else []
 
 
 def _rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
@@ -6438,6 +6452,12 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
                  if true_gap == cov.margin else "")
         lines.append(f"gate at {margin}: passes {_rate_text(rate, cov)}{truth}")
     return lines + _holds_lines(cov, None, nominal)
+
+
+def _calibration_warnings(result: Analysis) -> list:
+    """The calibration's warning alone, when the interval does not hold at this n."""
+    cal = result.calibration
+    return [] if cal is None else _holds_lines(cal.coverage, cal.null, cal.nominal)
 
 
 def _calibration_lines(result: Analysis) -> list:
@@ -6516,21 +6536,22 @@ def _verdict_sentence(comparison: Comparison, labels=None) -> str:
             f"the sign-flip test's {adjusted}{_p_equals(decision.p)}")
     alpha = _format_decimal(decision.alpha)
     below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
-    word = decision.word
+    word, gap = decision.word, _format_gap(result.gap, result.percent)
     if word in ("better", "worse"):
-        return (f"verdict: {word}. {cand} is likely {word} than {base}: the {which} {interval} "
-                f"excludes 0 and {test} {below} {alpha}.")
+        return (f"verdict: {word}. {cand} is likely {word} than {base} ({gap}): the {which} "
+                f"{interval} excludes 0 and {test} {below} {alpha}.")
     if word == "cannot tell":
         return (f"verdict: cannot tell. The {which} {interval} includes 0 and {test} {below} "
-                f"{alpha}, so the observed {_format_gap(result.gap, result.percent)} may be noise.")
+                f"{alpha}, so the observed {gap} may be noise.")
     if word == "borderline":
         side = "excludes" if decision.interval.excludes_zero() else "includes"
-        return (f"verdict: borderline. The {which} {interval} {side} 0 but {test} {below} "
-                f"{alpha}: the interval and the test disagree, too close to call at this level.")
+        return (f"verdict: borderline. The observed {gap}: the {which} {interval} {side} 0 but "
+                f"{test} {below} {alpha}; the interval and the test disagree, too close to call "
+                "at this level.")
     clusters = result.design.clusters if result.design else None
-    return (f"verdict: unreliable. The {which} {interval} excludes 0 and {test} {below} {alpha}, "
-            f"but with {clusters} clusters a cluster bootstrap cannot be trusted (it wants "
-            f"about {_MIN_CLUSTERS}); do not claim a winner.")
+    return (f"verdict: unreliable. The observed {gap}: the {which} {interval} excludes 0 and "
+            f"{test} {below} {alpha}, but with {clusters} clusters a cluster bootstrap cannot be "
+            f"trusted (it wants about {_MIN_CLUSTERS}); do not claim a winner.")
 
 
 def _gate_lines(comparison: Comparison, percent: bool) -> list:
@@ -6646,10 +6667,70 @@ def _comparison_head(report: Report, result: Analysis) -> str:
 
 
 def _comparison_text(report: Report) -> str:
+    """A simulated run in the article's layout; the user's data verdict first."""
+    return _simulation_text(report) if report.source == "simulation" else _data_text(report)
+
+
+def _histogram_lines(result: Analysis) -> list:
+    level = _format_level(result.confidence)
+    if result.runs is not None:
+        return _text_histogram(result.runs.distribution, result.runs.interval, level,
+                               result.percent, what="two-level gap (plain, before rescaling)")
+    return _text_histogram(result.paired_distribution, result.paired, level, result.percent)
+
+
+def _method_text(result: Analysis) -> str:
+    """How the intervals were computed, in the report's words."""
+    engine = "" if result.engine == "stream" else f", {result.engine} engine"
+    return f"bootstrap, B={result.resamples:,} resamples{engine}"
+
+
+def _data_text(report: Report) -> str:
+    """The verdict, each system, the gap and the test, what would settle it; with
+    ``details`` the Monte Carlo error, calibration, provenance and the histogram too."""
+    comparison = report.comparisons[0]
+    result, table, percent = comparison.analysis, report.table, comparison.analysis.percent
+    names = [_printable(name) for name in table.systems[:2]]
+    lines = [_verdict_sentence(comparison, ("A", "B"))]
+    lines += _gate_lines(comparison, percent)
+    for label, name, mean, ci in (("A", names[0], result.accuracy_a, result.ci_a),
+                                  ("B", names[1], result.accuracy_b, result.ci_b)):
+        lines.append(f"  {label} = {name}: {_round_fixed(mean, 3)} {ci.as_proportions()}")
+    lines.append(f"  gap B - A: {_format_gap(result.gap, percent)}; "
+                 f"{_interval_label(result, 'paired')} {_format_interval(result.paired, percent)}; "
+                 f"{_interval_label(result, 'unpaired')} "
+                 f"{_format_interval(result.unpaired, percent)} (ignores the pairing)")
+    lines.append(_test_line(result))
+    if result.runs is not None:
+        lines += _runs_lines(result.runs, percent, table)
+    lines += _design_lines(result.design)
+    lines += [f"note: {note}" for note in result.notes] + _dropped_lines(table)
+    lines += _calibration_lines(result) if report.details else _calibration_warnings(result)
+    lines += _ledger_lines(report)
+    lines += _act_lines(comparison)
+    if not report.details:
+        kind = "0/1 scores" if result.binary else "real-valued scores"
+        if result.runs is not None:
+            kind = f"each item's mean over {result.runs.a.count} and {result.runs.b.count} runs"
+        lines.append(f"n={result.n:,} items from {_input_names(table)} ({kind}); "
+                     f"{_method_text(result)}; seed {report.params['seed']}; --details for "
+                     "Monte Carlo error, calibration, provenance and the gap's distribution")
+        return "\n".join(lines) + "\n"
+    lines += _precision_lines(result)
+    lines += _input_lines(table, report.params["seed"], ("A", "B"))
+    if _looks_written_by_tool(table):
+        lines.append(f"note: resampled from Random({report.params['seed']}) afresh: for a file "
+                     "written by --write-csv the accuracies and McNemar match the simulated run "
+                     "exactly, the intervals by Monte Carlo error")
+    lines += _engine_lines(report, result)
+    lines += _histogram_lines(result)
+    return "\n".join(lines) + "\n"
+
+
+def _simulation_text(report: Report) -> str:
     """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
     p, comparison = report.params, report.comparisons[0]
     result = comparison.analysis
-    level = _format_level(result.confidence)
     lines = [
         _comparison_head(report, result),
         f"observed: A={_round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
@@ -6671,30 +6752,25 @@ def _comparison_text(report: Report) -> str:
     lines += _design_lines(result.design)
     lines += _precision_lines(result)
     lines += [f"note: {note}" for note in result.notes]
-    lines += _calibration_lines(result)
-    if report.table is not None:
-        lines += _input_lines(report.table, p["seed"], ("A", "B"))
-        if _looks_written_by_tool(report.table):
-            lines.append(
-                f"note: resampled from Random({p['seed']}) afresh: for a file written by "
-                "--write-csv the accuracies and McNemar match the simulated run exactly, the "
-                "intervals by Monte Carlo error")
     lines += _engine_lines(report, result)
     lines.append(_verdict_sentence(comparison, ("A", "B")))
     lines += _gate_lines(comparison, result.percent)
-    lines += _ledger_lines(report)
-    if report.table is not None:
-        lines += _act_lines(comparison)
-    if result.runs is not None:
-        lines += _text_histogram(result.runs.distribution, result.runs.interval, level,
-                                result.percent, what="two-level gap (plain, before rescaling)")
-    else:
-        lines += _text_histogram(result.paired_distribution, result.paired, level, result.percent)
+    lines += _histogram_lines(result)
     return "\n".join(lines) + "\n"
 
 
+def _table_lines(header, rows, right) -> list:
+    """A plain-text table, two spaces in: columns padded to their widest cell, those at the
+    positions in *right* aligned right."""
+    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
+    return ["  " + "  ".join(cell.rjust(w) if i in right else cell.ljust(w)
+                             for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+            for row in [header] + rows]
+
+
 def _family_text(report: Report) -> str:
-    """Several candidates against one baseline: a table, the family, the verdicts."""
+    """Several candidates against one baseline: the verdicts, a table, what would settle
+    them; with ``details`` the family's adjustment and the inputs."""
     comparisons, table = report.comparisons, report.table
     first = comparisons[0].analysis
     decision = comparisons[0].decision
@@ -6712,27 +6788,29 @@ def _family_text(report: Report) -> str:
                      _format_gap(r.gap, percent), _format_interval(c.decision.interval, percent),
                      r.test_name, _format_p(r.p), _format_p(c.p_holm), _format_p(c.p_bonferroni),
                      c.decision.word])
-    widths = [max(len(row[i]) for row in rows + [header]) for i in range(len(header))]
-    right = {1, 3, 6, 7, 8}
-    lines = [f"{len(table.systems)} systems on {table.n:,} items from {_input_names(table)}; "
-             f"baseline {base}"]
-    for row in [header] + rows:
-        cells = [cell.rjust(w) if i in right else cell.ljust(w)
-                 for i, (cell, w) in enumerate(zip(row, widths))]
-        lines.append("  " + "  ".join(cells).rstrip())
-    alpha = _format_decimal(1 - first.confidence)
-    lines.append(f"family: {len(comparisons)} comparisons against {base}; p adjusted by Holm "
-                 "(step-down) and by Bonferroni across the family; intervals simultaneous at "
-                 f"{_format_level(decision.level)} (Bonferroni), so each row's interval and Holm "
-                 "p read alike")
+    lines = []
     for c in comparisons:
-        lines.append(f"{c.candidate}: " + _verdict_sentence(c))
-        lines += [f"{c.candidate}: {line}" for line in _gate_lines(c, percent)]
-    lines += _ledger_lines(report)
+        lines.append(f"{_printable(c.candidate)}: " + _verdict_sentence(c))
+        lines += [f"{_printable(c.candidate)}: {line}" for line in _gate_lines(c, percent)]
+    lines.append(f"{len(table.systems)} systems on {table.n:,} items from "
+                 f"{_input_names(table)}; baseline {base}; each candidate against it, p "
+                 f"Holm-adjusted over the {len(comparisons)}, intervals simultaneous at "
+                 f"{_format_level(decision.level)}")
+    lines += _table_lines(header, rows, {1, 3, 6, 7, 8})
+    lines += _ledger_lines(report) + _dropped_lines(table)
+    calibration = _calibration_lines if report.details else _calibration_warnings
     for c in comparisons:
         lines += [f"note: {c.candidate}: {note}" for note in c.analysis.notes]
-        lines += [f"{c.candidate}: {line}" for line in _calibration_lines(c.analysis)]
-    lines += _input_lines(table, report.params["seed"], None)
+        lines += [f"{c.candidate}: {line}" for line in calibration(c.analysis)]
+    if report.details:
+        lines.append(f"family: {len(comparisons)} comparisons against {base}; p adjusted by "
+                     "Holm (step-down) and by Bonferroni across the family; intervals "
+                     f"simultaneous at {_format_level(decision.level)} (Bonferroni), so each "
+                     "row's interval and Holm p read alike")
+        lines += _input_lines(table, report.params["seed"], None)
+    else:
+        lines.append(f"{_method_text(first)}; seed {report.params['seed']}; --details for "
+                     "calibration and provenance")
     return "\n".join(lines) + "\n"
 
 
@@ -6803,13 +6881,7 @@ def _comparison_json(report: Report) -> dict:
         body["ledger"] = {"path": note.path, "test_set": note.test_set, "first": note.first,
                           "total": note.total, "p_holm": list(note.p_holm)}
     if report.plan is not None:
-        plan = report.plan
-        body["plan"] = {
-            "power": plan.power, "exact_power": plan.exact_power,
-            "unpaired_power": plan.unpaired_power, "target_power": float(plan.target),
-            "n_needed": plan.n_needed, "exact_n_needed": plan.exact_n_needed,
-            "unpaired_n_needed": plan.unpaired_n_needed,
-        }
+        body["plan"] = _plan_json(report.plan)
     if report.table is not None:
         table = report.table
         first_source = table.sources[0]
@@ -6982,6 +7054,58 @@ def _accuracy_plan_markdown(report: _AccuracyPlanReport) -> str:
             f"| Clopper-Pearson | {plan.clopper_pearson:,} |\n")
 
 
+def _power_plan_text(report: _PowerPlanReport) -> str:
+    p, plan, summary = report.params, report.plan, report.summary
+    lines = [f"plan: true accuracies A={_format_decimal(p['acc_a'])} B={_format_decimal(p['acc_b'])}"
+             f" (true gap {format_pts(p['acc_b'] - p['acc_a'])}), corr={_format_decimal(p['corr'])}"
+             f", n={summary.n:,}; computed, not simulated"]
+    if report.runs_plan is not None:                 # one run's power would mislead here
+        return "\n".join(lines + _runs_plan_lines(report.runs_plan, summary.n, p)) + "\n"
+    lines += ["  " + _plan_line(summary).removeprefix("plan: "),
+              f"  expected half-width at n={summary.n:,}: paired "
+              f"+-{100 * plan.half_width(summary.n):.2f} pts, unpaired "
+              f"+-{100 * plan.half_width(summary.n, paired=False):.2f} pts (normal "
+              "approximation, z*sd/sqrt(n))"]
+    return "\n".join(lines) + "\n"
+
+
+def _plan_json(plan: _PlanSummary) -> dict:
+    return {"power": plan.power, "exact_power": plan.exact_power,
+            "unpaired_power": plan.unpaired_power, "target_power": float(plan.target),
+            "n_needed": plan.n_needed, "exact_n_needed": plan.exact_n_needed,
+            "unpaired_n_needed": plan.unpaired_n_needed}
+
+
+def _runs_plan_json(plan: RunsPlan, n: int, target) -> dict:
+    return {"variance_parts": {"fixed": plan.fixed, "fresh": plan.fresh, "runs_a": plan.runs_a,
+                               "runs_b": plan.runs_b},
+            "rows": [{"runs": runs, "items_needed": plan.items_needed(runs, target),
+                      "power_at_n": plan.power(n, runs)} for runs in _RUNS_TABLE]}
+
+
+def _power_plan_json(report: _PowerPlanReport) -> dict:
+    summary, plan = report.summary, report.plan
+    body = {"source": "power plan", "params": _params_json(report.params),
+            "n": summary.n, "plan": _plan_json(summary),
+            "half_width": {"paired": plan.half_width(summary.n),
+                           "unpaired": plan.half_width(summary.n, paired=False)}}
+    if report.runs_plan is not None:
+        body["runs_plan"] = _runs_plan_json(report.runs_plan, summary.n,
+                                            report.params["target_power"])
+    return body
+
+
+def _power_plan_markdown(report: _PowerPlanReport) -> str:
+    summary, plan = report.summary, report.plan
+    exact = "-" if summary.exact_power is None else f"{100 * summary.exact_power:.1f}%"
+    needed = summary.exact_n_needed or summary.n_needed
+    return (f"| n | exact power | analytic power | unpaired power | n for "
+            f"{_format_percent(summary.target)} | paired ± |\n|---:|---:|---:|---:|---:|---:|\n"
+            f"| {summary.n:,} | {exact} | {100 * summary.power:.1f}% | "
+            f"{100 * summary.unpaired_power:.1f}% | {'-' if needed is None else f'{needed:,}'} | "
+            f"{100 * plan.half_width(summary.n):.2f} pts |\n")
+
+
 def _calibration_rows(report: _CalibrationTableReport) -> list:
     """Rows of the interval table: per setting and rule, coverage and false positives."""
     table, rows = report.table, []
@@ -7001,16 +7125,12 @@ def _calibration_table_text(report: _CalibrationTableReport) -> str:
     table = report.table
     level = _format_level(table.confidence)
     header = ["A/B", "n", "interval", "covers (s.e.)", "false + (s.e.)", "holds", ""]
-    rows = _calibration_rows(report)
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = [f"paired {level} intervals measured: {table.replays:,} tables per setting drawn "
              f"from the copula (corr={_format_decimal(table.corr)}), each table's bootstrap "
              "exact; false positives with both accuracies at their mean; Monte Carlo s.e. in "
              "parentheses; 'holds': coverage at most 2 s.e. below "
              f"{level} and false positives at most 2 s.e. above {_format_level(1 - table.confidence)}"]
-    for row in [header] + rows:
-        lines.append("  " + "  ".join(c.rjust(w) if i in (1, 3, 4) else c.ljust(w)
-                                      for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    lines += _table_lines(header, _calibration_rows(report), {1, 3, 4})
     lines.append("recommended: the narrowest interval that holds at that setting")
     return "\n".join(lines) + "\n"
 
@@ -7061,18 +7181,14 @@ def _tasks_text(report: _TasksReport) -> str:
              "(Bonferroni), p Holm-adjusted across them"]
     header = ["task", "items", "candidate", "base", "cand", "gap",
               f"{_format_level(first.level)} CI", "test", "p", "Holm p", "verdict"]
-    rows = _task_rows(report)
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    for row in [header] + rows:
-        lines.append("  " + "  ".join(c.rjust(w) if i in (1, 3, 4, 5, 8, 9) else c.ljust(w)
-                                      for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    lines += _table_lines(header, _task_rows(report), {1, 3, 4, 5, 8, 9})
     how = {"strata": "each task a stratum (its items resampled within it, so each task keeps "
                      "its size)",
            "clusters": "each task a cluster (resampled whole)",
            "items": "items pooled plainly (runs and task strata together are not supported)"}
-    lines.append(f"pooled over all {table.n:,} items, {how[result.pool]}:")
-    lines += ["  " + line for line in _report_text(report.pooled).rstrip("\n").split("\n")]
-    return "\n".join(lines) + "\n"
+    pooled = [f"pooled over all {table.n:,} items, {how[result.pool]}:"]
+    pooled += ["  " + line for line in _report_text(report.pooled).rstrip("\n").split("\n")]
+    return "\n".join(pooled + lines) + "\n"
 
 
 def _tasks_markdown(report: _TasksReport) -> str:
@@ -7114,14 +7230,10 @@ def _ledger_summary_text(report: _LedgerSummaryReport) -> str:
     total = sum(len(entries) for _, entries, _ in summary.sets)
     header = ["test set", "#", "time", "baseline", "candidate", "gap", "p", "Holm p", "verdict",
               "after Holm"]
-    rows = _ledger_rows(summary)
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = [f"ledger {summary.path}: {len(summary.sets)} test set(s), {total} comparison(s); "
              f"p adjusted by Holm over every comparison on each test set, alpha "
              f"{_format_decimal(summary.alpha)}"]
-    for row in [header] + rows:
-        lines.append("  " + "  ".join(c.rjust(w) if i in (1, 5, 6, 7) else c.ljust(w)
-                                      for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    lines += _table_lines(header, _ledger_rows(summary), {1, 5, 6, 7})
     return "\n".join(lines) + "\n"
 
 
@@ -7335,6 +7447,8 @@ _RENDERERS = {
     _SweepReport: {"text": _sweep_text, "json": _sweep_json, "markdown": _sweep_markdown},
     _AccuracyPlanReport: {"text": _accuracy_plan_text, "json": _accuracy_plan_json,
                           "markdown": _accuracy_plan_markdown},
+    _PowerPlanReport: {"text": _power_plan_text, "json": _power_plan_json,
+                       "markdown": _power_plan_markdown},
 }
 
 
@@ -7359,10 +7473,13 @@ def render(report, output: str = "text") -> str:
 #
 # main() is the only place that turns exceptions into exit statuses: ToolError
 # (bad input or flags) is one line and status 2, a bug is one line and status
-# 70, never a traceback.  Flags are parsed with their defaults in the parser,
-# checked by _validate() (which changes nothing), and carried out by one small
-# function per mode.  Every output path is checked against every input before
-# any work starts.
+# 70, never a traceback.  Each subcommand has a parser of its own, built from
+# one table of flags, so a flag that does not belong to it is refused by the
+# parser; the flat spellings of earlier versions (``--csv FILE``, ``--n-grid``,
+# ...) are mapped to their subcommand.  _validate() checks what a parser cannot
+# (values, and flags that need each other) and changes nothing; one small
+# function per subcommand carries it out.  Every output path is checked against
+# every input before any work starts.
 
 _NAME = "bootstrap_eval_deltas"
 
@@ -7374,28 +7491,40 @@ def _prog() -> str:
         else "python3 bootstrap_eval_deltas.py"
 
 
-_EXAMPLES = """\
-examples:
-  %(prog)s                                  reproduce the article (n=500, 1000 replays)
-  %(prog)s --replays 0                      the six numbers only, no coverage loop
-  %(prog)s --n-items 2000 --replays 200     preview coverage and power at 2,000 items
-  %(prog)s --n-grid 250,500,1000,2000,4000  power sweep over eval-set sizes (counts engine)
-  %(prog)s --n-grid 500,1000,2000 --plot power.svg   ... and draw the power curve
-  %(prog)s --half-width 0.015 --accuracy 0.85        items for +-1.5 pts on one accuracy
-  %(prog)s --write-csv run.csv              also save the simulated per-item scores
-  %(prog)s --csv datasets/bootstrap-eval-deltas.csv   recompute from per-item scores
-  %(prog)s --csv results.csv --a-col base --b-col tuned       your own columns
-  %(prog)s --csv results.csv --systems base,v2,v3 --output markdown   several candidates
-  %(prog)s --baseline base.jsonl --candidate new.jsonl --score-col metrics.f1 --id-col id
-  %(prog)s --baseline out/base --candidate out/tuned   whole lm-eval/Inspect/HELM runs
-  %(prog)s --csv seeds.csv --run-col seed --systems base,new   several seeds per system
-  %(prog)s --csv results.csv --gate --min-delta 1 --ledger evals.jsonl   a CI release gate
-  %(prog)s --plot gap.svg                   draw the paired gap's bootstrap distribution
-  %(prog)s --json                           one JSON object instead of the text report
-
+_EXIT_STATUSES = """\
 exit status: 0 success, 1 a --gate failed, 2 bad input or flags (one line on stderr),
-70 internal error, 130 interrupted, 141 the reader of stdout went away, 143 terminated
-"""
+70 internal error, 130 interrupted, 141 the reader of stdout went away, 143 terminated"""
+
+# Each subcommand: what it does, and two or three examples (%(prog)s is the subcommand).
+_COMMANDS = {
+    "compare": ("is B really better than A? your own results: files, folders, harness logs", """\
+  %(prog)s results.csv --a-col base --b-col tuned        one file, a column per system
+  %(prog)s base.jsonl tuned.jsonl --score-col metrics.f1 --id-col id
+  %(prog)s runs/base runs/tuned          whole lm-eval, Inspect or HELM output folders
+  %(prog)s results.csv --systems base,v2,v3 --gate --min-delta 1 --ledger evals.jsonl"""),
+    "simulate": ("the article's experiment: a simulated 500-item comparison with a known gap, "
+                 "its coverage and power (the default)", """\
+  %(prog)s                               reproduce the article (n=500, 1000 replays)
+  %(prog)s --n-items 2000 --replays 200  preview coverage and power at 2,000 items
+  %(prog)s --runs 3 --run-sd 0.02        several seeds per system"""),
+    "plan": ("power, items needed and interval half-widths, before the eval set is built", """\
+  %(prog)s --acc-a 0.72 --acc-b 0.76 --n-items 500   power at 500 items, items for 80%%
+  %(prog)s --n-grid 250,500,1000,2000 --plot power.svg   a power sweep, simulated too
+  %(prog)s --half-width 0.015 --accuracy 0.85        items for +-1.5 pts on one accuracy"""),
+    "calibrate": ("measure every paired interval's coverage and false positives on a grid of "
+                  "sizes and accuracies", """\
+  %(prog)s                               the README's table (1,000 tables per setting)
+  %(prog)s --n-grid 30,100 --acc-pairs 0.9/0.95 --output markdown"""),
+    "ledger": ("list a ledger's test sets, comparisons and Holm-adjusted verdicts", """\
+  %(prog)s evals.jsonl
+  %(prog)s evals.jsonl --output markdown"""),
+}
+_DEFAULT_COMMAND = "simulate"
+
+# A flat spelling (no subcommand): the first of these flags given chooses the subcommand.
+_FLAT = (("--ledger-summary", "ledger"), ("--calibration-table", "calibrate"),
+         ("--csv", "compare"), ("--baseline", "compare"), ("--half-width", "plan"),
+         ("--n-grid", "plan"))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -7461,218 +7590,307 @@ def _pairs_arg(text: str) -> tuple:
 _DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), Fraction("0.95")),
                      (Fraction("0.98"), Fraction("0.99")))
 _DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
-_SIMULATION_FLAGS = ("n_items", "corr", "acc_a", "acc_b", "replays", "cluster_size", "icc",
-                    "runs", "run_sd", "run_item_noise")
 
 
-def _simulation_flags(sim) -> None:
-    sim.add_argument("--n-items", type=_count_arg, default=N_ITEMS, metavar="N",
-                     help=f"items in the eval set, N_ITEMS (default {N_ITEMS})")
-    sim.add_argument("--corr", type=_number_arg, default=CORR, metavar="R",
-                     help=f"loading of each system's latent score on the shared item "
-                          f"difficulty, -1 < R < 1 (default {CORR})")
-    sim.add_argument("--acc-a", type=_number_arg, default=ACC_A, metavar="P",
-                     help=f"true accuracy of system A (default {_format_decimal(ACC_A)})")
-    sim.add_argument("--acc-b", type=_number_arg, default=ACC_B, metavar="P",
-                     help=f"true accuracy of system B (default {_format_decimal(ACC_B)})")
-    sim.add_argument("--replays", type=_count_arg, default=REPLAYS, metavar="K",
-                     help=f"coverage replays; 0 skips the loop (default {REPLAYS})")
-    sim.add_argument("--write-csv", metavar="PATH.csv",
-                     help="also write the simulated per-item scores to PATH (atomically)")
-    sim.add_argument("--cluster-size", type=_count_arg, default=1, metavar="K",
-                     help="simulate items in clusters of K (e.g. questions per passage); the "
-                          "coverage loop then shows item-level and cluster bootstrap side by side")
-    sim.add_argument("--runs", type=_count_arg, default=1, metavar="K",
-                     help="simulate K runs (seeds) per system; the report then shows the "
-                          "two-level interval, its coverage beside the single-run one, and an "
-                          "items x runs plan")
-    sim.add_argument("--run-sd", type=_number_arg, default=Fraction("0.01"), metavar="S",
-                     help="with --runs: run-to-run sd of a system's accuracy (a seed shifts "
-                          "its latent ability), as a proportion (default 0.01: 1 pt)")
-    sim.add_argument("--run-item-noise", type=_number_arg, default=Fraction("0.3"),
-                     metavar="F",
-                     help="with --runs: share of each system's own per-item noise drawn "
-                          "afresh in every run (sampling), 0 <= F <= 1 (default 0.3)")
-    sim.add_argument("--icc", type=_number_arg, default=Fraction("0.3"), metavar="R",
-                     help="with --cluster-size: within-cluster correlation of each latent "
-                          "score (difficulty and each system's own noise), 0 <= R <= 1 "
-                          "(default 0.3)")
+@dataclass(frozen=True)
+class _Flag:
+    """One flag: its spellings, the subcommands that take it, its help group, argparse's
+    keywords.  A hidden flag is a flat spelling kept for old scripts."""
+
+    names: tuple
+    commands: str
+    group: str
+    options: dict
+    hidden: bool = False
 
 
-def _planning_flags(plan) -> None:
-    plan.add_argument("--n-grid", type=_grid_arg, metavar="N1,N2,...",
-                      help="power sweep over these eval-set sizes (increasing): analytic and "
-                           "simulated power, coverage, interval half-widths")
-    plan.add_argument("--target-power", type=_number_arg, default=Fraction("0.8"),
-                      metavar="P", help="power to plan for, 0 < P < 1 (default 0.8)")
-    plan.add_argument("--calibration-table", action="store_true",
-                      help="measure every paired interval's coverage and false-positive rate "
-                           "at each size of --n-grid (default 30,100,500,2000) and each pair "
-                           "of --acc-pairs")
-    plan.add_argument("--acc-pairs", type=_pairs_arg, default=None, metavar="A/B,...",
-                      help="with --calibration-table: accuracy pairs (default "
-                           "0.72/0.76,0.95/0.95,0.98/0.99)")
-    plan.add_argument("--half-width", type=_number_arg, metavar="H",
-                      help="items needed for a +-H interval on one accuracy (e.g. 0.015)")
-    plan.add_argument("--accuracy", type=_number_arg, metavar="P",
-                      help="the accuracy expected, with --half-width (default 0.5, the worst case)")
+def _flag(commands: str, group: str, *names, hidden=False, **options) -> _Flag:
+    return _Flag(names, commands, group, options, hidden)
 
 
-def _bootstrap_flags(boot) -> None:
-    boot.add_argument("--seed", type=_count_arg, default=SEED,
-                      help=f"seed of the one random.Random that drives the run (default {SEED})")
-    boot.add_argument("--resamples", type=_count_arg, default=RESAMPLES, metavar="B",
-                      help=f"bootstrap resamples per interval (default {RESAMPLES:,}; at most "
-                           f"{MAX_RESAMPLES:,})")
-    boot.add_argument("--confidence", type=_number_arg, default=CONFIDENCE, metavar="C",
-                      help=f"confidence level, 0 < C < 1 (default {_format_decimal(CONFIDENCE)})")
-    boot.add_argument("--interval", choices=INTERVALS, default="percentile",
-                      help="percentile (the article's, default), basic, bca (bias-corrected "
-                           "and accelerated, with the jackknife), or score (0/1 items: Wilson "
-                           "for each accuracy, Newcombe's hybrid score for the gaps)")
-    boot.add_argument("--accuracy-interval", choices=_ACCURACY_INTERVALS, default="same",
-                      help="the per-system accuracies' interval: the same rule as --interval "
-                           "(default), wilson, or clopper-pearson (exact); 0/1 items")
-    boot.add_argument("--calibration", type=_count_arg, default=_CALIBRATION_REPLAYS,
-                      metavar="K",
-                      help=f"your 0/1 data: measure the chosen interval's coverage and false-"
-                           f"positive rate on K tables drawn from your own 2x2 table, and as "
-                           f"many with no gap (default {_CALIBRATION_REPLAYS:,}; 0 skips it)")
-    boot.add_argument("--exact", action="store_true",
-                      help="also print the exact bootstrap intervals (B = infinity) computed "
-                           "from the cell counts (0/1 items, no clusters or strata)")
-    boot.add_argument("--engine", choices=_ENGINE_CHOICES, default="auto",
-                      help="auto (default): the stream engine where it finishes in seconds, "
-                           "else counts; stream: resample items, bit-exact with the article's "
-                           "listing; counts: draw how many resampled items take each value "
-                           "(0/1 cells, or few distinct real values), cost independent of n")
+_C, _S, _P, _K, _G = "compare", "simulate", "plan", "calibrate", "ledger"
+_FLAGS = (
+    # --- what to compare: the user's results ---
+    _flag(_C, "your results", "--csv", metavar="PATH",
+          help="one file with a column per system (the same as giving it as FILE): CSV (comma, "
+               "tab or semicolon), JSON lines, a JSON list of records or an .xlsx workbook's "
+               "first sheet, found by content; - reads stdin"),
+    _flag(_C, "your results", "--baseline", metavar="FILE",
+          help="the baseline's run file or harness folder (the same as the first FILE)"),
+    _flag(_C, "your results", "--candidate", metavar="FILE", action="append",
+          help="a candidate's run file or folder, joined to the baseline on the item id "
+               "(repeat for several)"),
+    _flag(_C, "your results", "--a-col", metavar="NAME",
+          help=f"system A's column or JSON key in one file (default {CSV_COLUMNS[1]})"),
+    _flag(_C, "your results", "--b-col", metavar="NAME",
+          help=f"system B's column or JSON key in one file (default {CSV_COLUMNS[2]})"),
+    _flag(_C, "your results", "--systems", metavar="BASE,CAND1,...",
+          help="several systems' columns of one file, the baseline first: each candidate "
+               "against it, with adjusted p-values"),
+    _flag(_C, "your results", "--score-col", "--metric", "--scorer", dest="score_col",
+          metavar="NAME",
+          help="the score column or key of run files (dots reach into nested JSON: "
+               "metrics.acc), the lm-eval metric, the Inspect scorer (scorer.key for a dict "
+               "value) or the HELM stat -- found by itself when a harness log offers one; "
+               "with --system-col: the score column of a long file"),
+    _flag(_C, "your results", "--id-col", metavar="NAME",
+          help="item id column or key (default: item when the file has one; needed to join "
+               "run files)"),
+    _flag(_C, "your results", "--names", metavar="A,B,...",
+          help="names for the systems, baseline first (default: the model a harness log "
+               "names, else the file names)"),
+    _flag(_C, "your results", "--filter", metavar="NAME",
+          help="lm-eval samples written per filter (gsm8k's strict-match, flexible-extract): "
+               "the one to compare"),
+    _flag(_C, "your results", "--split", default="test", metavar="NAME",
+          help="HELM: the split whose stats to compare (default test)"),
+    _flag(_C, "your results", "--tasks", metavar="T1,T2,...",
+          help="harness folders: compare only these tasks"),
+    _flag(_C, "your results", "--pool", choices=("strata", "clusters"), default="strata",
+          help="harness folders: in the pooled comparison each task is a stratum (default) "
+               "or a cluster"),
+    _flag(_C, "your results", "--run-col", metavar="NAME",
+          help="several rows per item, one per run (a seed): the column naming the run"),
+    _flag(_C, "your results", "--system-col", metavar="NAME",
+          help="a long file, one row per item and system: the column naming the system "
+               "(with --score-col and --systems)"),
+    _flag(_C, "your results", "--cluster-col", metavar="NAME",
+          help="items sharing this column's value form a cluster (a passage, a "
+               "conversation): resample whole clusters"),
+    _flag(_C, "your results", "--strata-col", metavar="NAME",
+          help="resample within each value of this column (a class, a source), keeping "
+               "each stratum's size"),
+    _flag(_C, "your results", "--input-format", choices=_FORMATS,
+          help="force the input format (default: found from the file's content)"),
+    _flag(_C, "your results", "--on-missing", choices=("error", "drop"), default="error",
+          help="rows with a missing score or id, repeated ids, items missing from a run: an "
+               "error (default) or dropped and counted in the report"),
+    # --- the simulation: the article's experiment ---
+    _flag(f"{_S} {_P}", "simulation", "--n-items", type=_count_arg, default=N_ITEMS,
+          metavar="N", help=f"items in the eval set, N_ITEMS (default {N_ITEMS})"),
+    _flag(f"{_S} {_P} {_K}", "simulation", "--corr", type=_number_arg, default=CORR,
+          metavar="R", help=f"loading of each system's latent score on the shared item "
+                            f"difficulty, -1 < R < 1 (default {CORR})"),
+    _flag(f"{_S} {_P}", "simulation", "--acc-a", type=_number_arg, default=ACC_A, metavar="P",
+          help=f"true accuracy of system A (default {_format_decimal(ACC_A)})"),
+    _flag(f"{_S} {_P}", "simulation", "--acc-b", type=_number_arg, default=ACC_B, metavar="P",
+          help=f"true accuracy of system B (default {_format_decimal(ACC_B)})"),
+    _flag(f"{_S} {_P} {_K}", "simulation", "--replays", type=_count_arg, default=REPLAYS,
+          metavar="K", help=f"simulated replays; 0 skips the coverage loop (default {REPLAYS})"),
+    _flag(_S, "simulation", "--write-csv", metavar="PATH.csv",
+          help="also write the simulated per-item scores to PATH (atomically)"),
+    _flag(_S, "simulation", "--cluster-size", type=_count_arg, default=1, metavar="K",
+          help="simulate items in clusters of K (e.g. questions per passage); the coverage "
+               "loop then shows item-level and cluster bootstrap side by side"),
+    _flag(_S, "simulation", "--icc", type=_number_arg, default=Fraction("0.3"), metavar="R",
+          help="with --cluster-size: within-cluster correlation of each latent score, "
+               "0 <= R <= 1 (default 0.3)"),
+    _flag(f"{_S} {_P}", "simulation", "--runs", type=_count_arg, default=1, metavar="K",
+          help="K runs (seeds) per system: the two-level interval, its coverage beside the "
+               "single-run one, and an items x runs plan"),
+    _flag(f"{_S} {_P}", "simulation", "--run-sd", type=_number_arg, default=Fraction("0.01"),
+          metavar="S", help="with --runs: run-to-run sd of a system's accuracy, as a "
+                            "proportion (default 0.01: 1 pt)"),
+    _flag(f"{_S} {_P}", "simulation", "--run-item-noise", type=_number_arg,
+          default=Fraction("0.3"), metavar="F",
+          help="with --runs: share of each system's own per-item noise drawn afresh in every "
+               "run, 0 <= F <= 1 (default 0.3)"),
+    # --- planning ---
+    _flag(f"{_P} {_K}", "planning", "--n-grid", type=_grid_arg, metavar="N1,N2,...",
+          help="plan: a power sweep over these eval-set sizes (increasing), analytic, exact and "
+               "simulated; calibrate: the sizes to measure (default 30,100,500,2000)"),
+    _flag(f"{_S} {_P}", "planning", "--target-power", type=_number_arg,
+          default=Fraction("0.8"), metavar="P", help="power to plan for, 0 < P < 1 (default 0.8)"),
+    _flag(_P, "planning", "--half-width", type=_number_arg, metavar="H",
+          help="items needed for a +-H interval on one accuracy (e.g. 0.015)"),
+    _flag(_P, "planning", "--accuracy", type=_number_arg, metavar="P",
+          help="with --half-width: the accuracy expected (default 0.5, the worst case)"),
+    _flag(_K, "planning", "--acc-pairs", type=_pairs_arg, default=None, metavar="A/B,...",
+          help="accuracy pairs to measure (default 0.72/0.76,0.95/0.95,0.98/0.99)"),
+    _flag(_K, "planning", "--calibration-table", action="store_true", hidden=True),
+    # --- resampling ---
+    _flag(f"{_C} {_S} {_P} {_K}", "resampling", "--seed", type=_count_arg, default=SEED,
+          help=f"seed of the one random.Random that drives the run (default {SEED})"),
+    _flag(f"{_C} {_S} {_P}", "resampling", "--resamples", type=_count_arg, default=RESAMPLES,
+          metavar="B", help=f"bootstrap resamples per interval (default {RESAMPLES:,}; at most "
+                            f"{MAX_RESAMPLES:,})"),
+    _flag(f"{_C} {_S} {_P} {_K} {_G}", "resampling", "--confidence", type=_number_arg,
+          default=CONFIDENCE, metavar="C",
+          help=f"confidence level, 0 < C < 1 (default {_format_decimal(CONFIDENCE)})"),
+    _flag(f"{_C} {_S}", "resampling", "--interval", choices=INTERVALS, default="percentile",
+          help="percentile (the article's, default), basic, bca (bias-corrected and "
+               "accelerated, with the jackknife), or score (0/1 items: Wilson for each "
+               "accuracy, Newcombe's hybrid score for the gaps)"),
+    _flag(f"{_C} {_S}", "resampling", "--accuracy-interval", choices=_ACCURACY_INTERVALS,
+          default="same", help="the per-system accuracies' interval: the same rule as "
+                               "--interval (default), wilson, or clopper-pearson (exact)"),
+    _flag(f"{_C} {_S}", "resampling", "--exact", action="store_true",
+          help="also print the exact bootstrap intervals (B = infinity) from the cell counts "
+               "(0/1 items, no clusters or strata)"),
+    _flag(f"{_C} {_S} {_P}", "resampling", "--engine", choices=_ENGINE_CHOICES, default="auto",
+          help="auto (default): the stream engine where it finishes in seconds, else counts; "
+               "stream: resample items, bit-exact with the article's listing; counts: draw "
+               "how many resampled items take each value, cost independent of n"),
+    _flag(_C, "resampling", "--calibration", type=_count_arg, default=_CALIBRATION_REPLAYS,
+          metavar="K", help=f"0/1 data: measure the chosen interval's coverage and false-"
+                            f"positive rate on K tables drawn from your own 2x2 table, and as "
+                            f"many with no gap (default {_CALIBRATION_REPLAYS:,}; 0 skips it)"),
+    _flag(_C, "resampling", "--permutations", type=_count_arg, default=PERMUTATIONS,
+          metavar="R", help=f"random sign patterns of the permutation test for real-valued "
+                            f"scores (default {PERMUTATIONS:,}; exact up to "
+                            f"{_EXACT_SIGN_FLIP_LIMIT} nonzero differences)"),
+    # --- release gate and ledger ---
+    _flag(f"{_C} {_S}", "gate and ledger", "--gate", action="store_true",
+          help="a release gate: exit status 1 unless every candidate clears --min-delta "
+               "(judged by the lower end of the interval the verdict reads); with simulate, "
+               "the coverage loop measures how often it passes"),
+    _flag(f"{_C} {_S}", "gate and ledger", "--min-delta", type=_number_arg,
+          default=Fraction(0), metavar="D",
+          help="the gate's margin, in points for scores in [0, 1] (else in score units): "
+               "1.0 = better by more than 1 pt, -0.5 = not worse by more than 0.5 pts"),
+    _flag(_C, "gate and ledger", "--ledger", metavar="FILE",
+          help="append this run's comparisons to a JSON-lines ledger of every comparison made "
+               "on the test set, and report p adjusted by Holm over all of them"),
+    _flag(_G, "gate and ledger", "--ledger-summary", metavar="FILE", hidden=True),
+    # --- output ---
+    _flag(f"{_C} {_S} {_P} {_K} {_G}", "output", "--output", choices=OUTPUTS, default=None,
+          help="text (default), json, or markdown (a table for a pull request)"),
+    _flag(f"{_C} {_S} {_P} {_K} {_G}", "output", "--json", action="store_true",
+          help="the same as --output json"),
+    _flag(_C, "output", "--details", action="store_true",
+          help="the whole report: Monte Carlo error, calibration, provenance (files, SHA-256), "
+               "the gap's distribution (the JSON always has everything)"),
+    _flag(f"{_C} {_S} {_P}", "output", "--plot", metavar="PATH.svg",
+          help="write an SVG picture (atomically): the paired gap's distribution, or with "
+               "--n-grid the power curve"),
+    _flag(f"{_C} {_S} {_P} {_K} {_G}", "output", "--quiet", action="store_true",
+          help="no progress indicator on stderr (it is drawn on a terminal only, for loops "
+               "longer than a second)"),
+)
 
 
-def _data_flags(data) -> None:
-    data.add_argument("--csv", metavar="PATH",
-                      help="per-item scores, one column per system: CSV (comma, tab or "
-                           "semicolon, sniffed), JSON lines, a JSON list of records or an "
-                           ".xlsx workbook's first sheet, found by content; - reads stdin")
-    data.add_argument("--a-col", metavar="NAME",
-                      help=f"system A's column or JSON key (default {CSV_COLUMNS[1]})")
-    data.add_argument("--b-col", metavar="NAME",
-                      help=f"system B's column or JSON key (default {CSV_COLUMNS[2]})")
-    data.add_argument("--systems", metavar="BASE,CAND1,...",
-                      help="several systems' columns, the baseline first: each candidate "
-                           "against it, with Holm and Bonferroni adjusted p-values")
-    data.add_argument("--baseline", metavar="FILE",
-                      help="one run file per system: the baseline's (CSV, JSON lines, or a "
-                           "harness log)")
-    data.add_argument("--candidate", metavar="FILE", action="append",
-                      help="a candidate's run file, joined to the baseline on --id-col "
-                           "(repeat for several candidates)")
-    data.add_argument("--score-col", "--metric", "--scorer", dest="score_col", metavar="NAME",
-                      help="with --baseline: the score column or key in every run file (dots "
-                           "reach into nested JSON: metrics.acc), the lm-eval metric, the "
-                           "Inspect scorer (scorer.key for a dict value) or the HELM stat; "
-                           "for a harness log that offers one, it is found by itself; with "
-                           "--csv and --system-col: the score column of a long file")
-    data.add_argument("--filter", metavar="NAME",
-                      help="lm-eval samples written per filter (gsm8k's strict-match, "
-                           "flexible-extract): the one to compare")
-    data.add_argument("--split", default="test", metavar="NAME",
-                      help="HELM: the split whose stats to compare (default test)")
-    data.add_argument("--names", metavar="A,B,...",
-                      help="names for the systems, baseline first (default: the model a "
-                           "harness log names, else the file names)")
-    data.add_argument("--tasks", metavar="T1,T2,...",
-                      help="harness folders: compare only these tasks")
-    data.add_argument("--pool", choices=("strata", "clusters"), default="strata",
-                      help="harness folders: in the pooled comparison each task is a stratum "
-                           "(default) or a cluster")
+def _top_help() -> str:
+    """``--help`` with no subcommand: what each subcommand does."""
+    width = max(map(len, _COMMANDS))
+    lines = [f"usage: {_prog()} [COMMAND] [flags]", "",
+             "Is B really better than A? Paired bootstrap CIs for an eval delta, McNemar's "
+             "exact test,", "and a coverage check on a simulator with a known gap.", "",
+             "commands (each has its own --help):"]
+    lines += [f"  {name:<{width}}  {summary}" for name, (summary, _) in _COMMANDS.items()]
+    lines += ["", f"With no command the tool runs {_DEFAULT_COMMAND}; flags of earlier versions "
+              "(--csv FILE, --n-grid, --half-width,", "--calibration-table, --ledger-summary "
+              "FILE) choose their command by themselves.", "", "examples:"]
+    lines += [f"  {_prog()}                      reproduce the article",
+              f"  {_prog()} compare results.csv --a-col base --b-col tuned",
+              f"  {_prog()} compare base.jsonl tuned.jsonl --score-col metrics.f1 --id-col id",
+              f"  {_prog()} plan --half-width 0.015 --accuracy 0.85", "", _EXIT_STATUSES]
+    return "\n".join(lines) + "\n"
 
 
-def _column_flags(data) -> None:
-    data.add_argument("--run-col", metavar="NAME",
-                      help="with --csv: several rows per item, one per run (a seed): the "
-                           "column naming the run")
-    data.add_argument("--system-col", metavar="NAME",
-                      help="with --csv: a long file, one row per item and system: the column "
-                           "naming the system (with --score-col and --systems)")
-    data.add_argument("--id-col", metavar="NAME",
-                      help="item id column or key (default: item when the file has one; "
-                           "required to join run files)")
-    data.add_argument("--cluster-col", metavar="NAME",
-                      help="items sharing this column's value form a cluster (a passage, a "
-                           "conversation): resample whole clusters")
-    data.add_argument("--strata-col", metavar="NAME",
-                      help="resample within each value of this column (a class, a source), "
-                           "keeping each stratum's size")
-    data.add_argument("--input-format", choices=_FORMATS,
-                      help="force the input format (default: found from the file's content)")
-    data.add_argument("--on-missing", choices=("error", "drop"), default="error",
-                      help="rows with a missing score or id, repeated ids, items missing "
-                           "from a run: an error (default) or dropped and counted in the report")
-    data.add_argument("--permutations", type=_count_arg, default=PERMUTATIONS, metavar="R",
-                      help=f"random sign patterns of the permutation test for real-valued "
-                           f"scores (default {PERMUTATIONS:,}; exact up to "
-                           f"{_EXACT_SIGN_FLIP_LIMIT} nonzero differences)")
-
-
-def _output_flags(out) -> None:
-    out.add_argument("--output", choices=OUTPUTS, default=None,
-                     help="text (default), json, or markdown (a table for a pull request)")
-    out.add_argument("--json", action="store_true", help="the same as --output json")
-    out.add_argument("--plot", metavar="PATH.svg",
-                     help="write an SVG picture: the paired gap's bootstrap distribution, or "
-                          "with --n-grid the power curve (atomically)")
-    out.add_argument("--gate", action="store_true",
-                     help="a release gate: exit status 1 unless every candidate clears "
-                          "--min-delta (judged by the lower end of the interval the verdict "
-                          "reads); with a simulation, the coverage loop measures how often it "
-                          "passes")
-    out.add_argument("--min-delta", type=_number_arg, default=Fraction(0), metavar="D",
-                     help="the gate's margin, in points for scores in [0, 1] (else in score "
-                          "units): 1.0 = better by more than 1 pt (superiority), -0.5 = not "
-                          "worse by more than 0.5 pts (non-inferiority); default 0")
-    out.add_argument("--ledger", metavar="FILE",
-                     help="append this run's comparisons to a JSON-lines ledger of every "
-                          "comparison made on the test set, and report p adjusted by Holm "
-                          "over all of them")
-    out.add_argument("--ledger-summary", metavar="FILE",
-                     help="list a ledger's test sets, comparisons and Holm-adjusted verdicts")
-    out.add_argument("--quiet", action="store_true",
-                     help="no progress indicator on stderr (it is only drawn on a terminal, "
-                          "for loops longer than a second)")
-    out.add_argument("--version", action="version", version=f"{_NAME} {__version__}")
-
-
-def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=_prog(), allow_abbrev=False,
-        description="Is B really better than A? Paired bootstrap CIs for an eval delta, "
-                    "McNemar's exact test, and a coverage check on a simulator with a known gap.",
-        epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _simulation_flags(parser.add_argument_group("simulation (the article's experiment)"))
-    _planning_flags(parser.add_argument_group("planning"))
-    _bootstrap_flags(parser.add_argument_group("bootstrap"))
-    data = parser.add_argument_group("your data")
-    _data_flags(data)
-    _column_flags(data)
-    _output_flags(parser.add_argument_group("output"))
+def _build_parser(command: str) -> argparse.ArgumentParser:
+    """The parser of one subcommand: its flags only, grouped, and its examples."""
+    summary, examples = _COMMANDS[command]
+    inputs = {"compare": " FILE [FILE ...]", "ledger": " LEDGER"}.get(command, "")
+    parser = _Parser(prog=f"{_prog()} {command}", allow_abbrev=False,
+                     usage=f"%(prog)s{inputs} [flags]",
+                     description=summary[0].upper() + summary[1:] + ".",
+                     epilog="examples:\n" + examples + "\n\n" + _EXIT_STATUSES,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    if command == "compare":
+        parser.add_argument("inputs", nargs="*", metavar="FILE",
+                            help="one file with a column per system, or one file or harness "
+                                 "folder per system, the baseline first")
+    elif command == "ledger":
+        parser.add_argument("inputs", nargs="*", metavar="LEDGER", help="the ledger file")
+    groups = {}
+    for flag in _FLAGS:
+        if command in flag.commands.split():
+            if flag.group not in groups:
+                groups[flag.group] = parser.add_argument_group(flag.group)
+            options = dict(flag.options, help=argparse.SUPPRESS) if flag.hidden else \
+                flag.options
+            groups[flag.group].add_argument(*flag.names, **options)
+    parser.add_argument("--version", action="version", version=f"{_NAME} {__version__}")
     return parser
 
 
-def _parse_args(argv) -> argparse.Namespace:
-    """The parsed flags, with ``given``: the destinations named on the command line."""
-    parser = _build_parser()
-    args = parser.parse_args(argv)
-    flags = {option: action.dest for action in parser._actions
-             for option in action.option_strings}
+def _command_of(argv) -> tuple:
+    """``(subcommand, its arguments)``: the first argument when it names one, else the one a
+    flat spelling's flags choose, else the default."""
+    if argv and argv[0] in _COMMANDS:
+        return argv[0], list(argv[1:])
     given = set()
     for token in argv:
         if token == "--":
             break
+        given.add(token.split("=", 1)[0])
+    for flag, command in _FLAT:
+        if flag in given:
+            return command, list(argv)
+    return _DEFAULT_COMMAND, list(argv)
+
+
+def _refuse_foreign_flags(command: str, argv) -> None:
+    """A flag of another subcommand, given to this one: refused in one line naming where it
+    belongs (argparse alone would only say it is unrecognized)."""
+    own = {name for flag in _FLAGS if command in flag.commands.split() for name in flag.names}
+    for token in argv:
+        if token == "--":
+            return
         name = token.split("=", 1)[0]
-        if name in flags:
-            given.add(flags[name])
-    args.given = frozenset(given)
+        if not name.startswith("--") or name in own or name in ("--help", "--version"):
+            continue
+        others = [c for c in _COMMANDS if any(name in f.names and c in f.commands.split()
+                                               for f in _FLAGS)]
+        if others:
+            where = ", ".join(others[:-1]) + " and " + others[-1] if len(others) > 1 else \
+                others[0]
+            raise ToolError(f"{_printable(name)} does not apply to {command} (it is a flag of "
+                            f"{where}); see {command} --help")
+
+
+def _parse_args(argv) -> argparse.Namespace:
+    """The parsed flags, with ``command`` and ``given`` (the destinations named on the command
+    line); the inputs of ``compare`` and ``ledger`` moved to the flags they stand for."""
+    argv = list(argv)
+    if argv[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(_top_help())
+        raise SystemExit(0)
+    command, rest = _command_of(argv)
+    _refuse_foreign_flags(command, rest)
+    parser = _build_parser(command)
+    args = parser.parse_args(rest)
+    flags = {option: action.dest for action in parser._actions
+             for option in action.option_strings}
+    given = {flags[token.split("=", 1)[0]] for token in itertools.takewhile(
+        lambda t: t != "--", rest) if token.split("=", 1)[0] in flags}
+    args.command, args.given = command, frozenset(given)
+    if command == "compare":
+        _place_inputs(args)
+    elif command == "ledger":
+        if args.inputs and args.ledger_summary is not None or len(args.inputs) > 1:
+            raise ToolError("ledger reads one ledger file")
+        if not args.inputs and args.ledger_summary is None:
+            raise ToolError("ledger needs the ledger file: ledger FILE")
+        args.ledger_summary = args.ledger_summary or args.inputs[0]
     return args
+
+
+def _place_inputs(args) -> None:
+    """``compare FILE`` is ``--csv FILE``; ``compare BASE CAND...`` is ``--baseline BASE
+    --candidate CAND ...``."""
+    if not args.inputs:
+        if args.csv is None and args.baseline is None:
+            raise ToolError("compare needs your results: compare FILE (a column per system) or "
+                            "compare BASELINE CANDIDATE (a file or folder per system)")
+        return
+    if args.csv is not None or args.baseline is not None or args.candidate:
+        raise ToolError("give the files as FILE arguments or with --csv/--baseline/--candidate, "
+                        "not both")
+    if len(args.inputs) == 1:
+        args.csv = args.inputs[0]
+    else:
+        args.baseline, args.candidate = args.inputs[0], list(args.inputs[1:])
 
 
 # --- validate: checks only, in the order a reader would think of them ---
@@ -7681,60 +7899,44 @@ def _flags(args, names) -> list:
     return ["--" + name.replace("_", "-") for name in names if name in args.given]
 
 
-def _mode_of(args) -> str:
-    """Which of the tool's jobs the command line asks for."""
-    if args.ledger_summary is not None:
-        return "ledger summary"
-    if args.calibration_table:
-        return "calibration table"
-    if args.half_width is not None:
-        return "accuracy plan"
-    if args.n_grid is not None:
-        return "sweep"
-    if args.csv is not None or args.baseline is not None:
-        return "data"
-    return "simulation"
+def _check_count(value: int, flag: str, low: int, high: int, wording: str = "") -> None:
+    if value < low:
+        raise ToolError(f"{flag} must be {wording or f'at least {low}'}, got {value}")
+    if value > high:
+        raise ToolError(f"{flag} must be at most {high:,}, got {value:,}")
 
 
-def _check_gate(args, mode: str) -> None:
-    """--gate, --min-delta, --ledger and --ledger-summary: where they apply."""
+def _in_open_unit(value) -> bool:
+    """Strictly between 0 and 1, also once rounded to a float (1e-400 and 1 - 1e-20 are not)."""
+    return 0 < value < 1 and 0 < float(value) < 1
+
+
+_COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS, ""), ("resamples", 1, MAX_RESAMPLES, ""),
+                 ("replays", 0, MAX_REPLAYS, "0 or more"),
+                 ("permutations", 1, MAX_PERMUTATIONS, ""),
+                 ("calibration", 0, MAX_REPLAYS, "0 or more"), ("runs", 1, MAX_RUNS, ""),
+                 ("seed", 0, 10 ** MAX_NUMBER_CHARS, "0 or more"))
+_UNIT_FLAGS = ("acc_a", "acc_b", "confidence", "target_power")
+
+
+def _check_numbers(args) -> None:
+    """Every number the subcommand takes, within its range."""
+    for name, low, high, wording in _COUNT_LIMITS:
+        if hasattr(args, name):
+            _check_count(getattr(args, name), "--" + name.replace("_", "-"), low, high, wording)
+    for name in _UNIT_FLAGS:
+        if hasattr(args, name) and not _in_open_unit(getattr(args, name)):
+            raise ToolError(f"--{name.replace('_', '-')} must be strictly between 0 and 1, "
+                            f"got {_format_decimal(getattr(args, name))}")
+    if hasattr(args, "corr") and not (-1 < args.corr < 1 and -1 < float(args.corr) < 1):
+        raise ToolError(f"--corr must be strictly between -1 and 1, got "
+                        f"{_format_decimal(args.corr)} (at +-1 both systems would share one "
+                        "latent score and no item could separate them)")
+
+
+def _check_gate(args) -> None:
     if "min_delta" in args.given and not args.gate:
         raise ToolError("--min-delta is the margin of --gate; give --gate too")
-    if args.gate and mode not in ("data", "simulation"):
-        raise ToolError("--gate judges a comparison of your data (or, with a simulation, "
-                        "measures how often it passes); it does not apply here")
-    if args.gate and mode == "simulation" and args.cluster_size > 1:
-        raise ToolError("--gate in a simulation needs plain items (not --cluster-size)")
-    if args.ledger is not None and mode != "data":
-        raise ToolError("--ledger records comparisons of your data; give --csv or --baseline")
-    if mode == "ledger summary":
-        others = sorted(args.given - {"ledger_summary", "output", "json", "confidence", "quiet"})
-        if others:
-            raise ToolError(f"--ledger-summary lists a ledger on its own; drop "
-                            f"{', '.join('--' + o.replace('_', '-') for o in others)}")
-
-
-def _check_output_format(args) -> None:
-    if args.json and args.output not in (None, "json"):
-        raise ToolError(f"--json means --output json; it conflicts with --output {args.output}")
-
-
-def _check_accuracy_plan(args) -> None:
-    others = _flags(args, _SIMULATION_FLAGS + ("n_grid", "csv", "baseline", "write_csv", "plot",
-                                              "engine"))
-    if others:
-        raise ToolError(f"--half-width plans one accuracy on its own; drop {', '.join(others)}")
-    if not 0 < args.half_width < 1:
-        raise ToolError(f"--half-width must be a proportion above 0, like 0.015, "
-                        f"got {_format_decimal(args.half_width)}")
-    if args.half_width < MIN_HALF_WIDTH:
-        raise ToolError(f"--half-width must be at least {_format_decimal(MIN_HALF_WIDTH)} "
-                        f"(+-{_format_decimal(MIN_HALF_WIDTH * 100)} pts), got "
-                        f"{_format_decimal(args.half_width)}")
-    accuracy = args.accuracy if args.accuracy is not None else Fraction(1, 2)
-    if not 0 < accuracy < 1 or not 0 < float(accuracy) < 1:
-        raise ToolError(f"--accuracy must be strictly between 0 and 1, "
-                        f"got {_format_decimal(accuracy)}")
 
 
 def _check_columns(args) -> None:
@@ -7770,6 +7972,9 @@ def _check_design_flags(args) -> None:
                         "resamples plain items only")
     if designed and args.exact:
         raise ToolError(f"--exact covers plain 0/1 items; it does not apply with {designed[0]}")
+    if designed and args.interval == "score":
+        raise ToolError(f"--interval score covers plain 0/1 items; it does not apply with "
+                        f"{designed[0]}")
     if args.cluster_col is not None and args.cluster_col == args.strata_col:
         raise ToolError("--cluster-col and --strata-col name the same column")
     if args.plot is not None and (args.systems and len(args.systems.split(",")) > 2
@@ -7777,84 +7982,26 @@ def _check_design_flags(args) -> None:
         raise ToolError("--plot draws one comparison; it does not apply to several candidates")
 
 
-def _check_inputs(args) -> None:
-    """Flags that read the user's files: which go together."""
+def _check_compare(args) -> None:
+    """compare: one file with a column per system, or one file (or folder) per system."""
     if args.csv is not None and args.baseline is not None:
         raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
                         "(one file per run), not both")
     if args.baseline is None:
-        for flag in _flags(args, ("candidate",)):
-            raise ToolError(f"{flag} goes with --baseline")
+        for flag in _flags(args, ("candidate", "tasks", "pool")):
+            raise ToolError(f"{flag} goes with one file or folder per system "
+                            "(compare BASELINE CANDIDATE)")
         if args.score_col is not None and args.system_col is None:
-            raise ToolError("--score-col goes with --baseline (run files), or with --csv and "
-                            "--system-col (a long file)")
+            raise ToolError("--score-col names the score in one file per system (compare "
+                            "BASELINE CANDIDATE), or with --system-col in a long file")
     else:
         if not args.candidate:
             raise ToolError("--baseline needs at least one --candidate run file")
         if _flags(args, ("a_col", "b_col", "systems", "run_col", "system_col")):
             raise ToolError("--a-col, --b-col, --systems, --run-col and --system-col name "
-                            "columns of one --csv file; with run files use --score-col")
-    if args.baseline is None:
-        for flag in _flags(args, ("tasks", "pool")):
-            raise ToolError(f"{flag} goes with harness folders given to --baseline/--candidate")
-    if args.csv is None and args.baseline is None:
-        for flag in _flags(args, ("a_col", "b_col", "systems", "id_col", "input_format",
-                                  "cluster_col", "strata_col", "on_missing", "filter", "split",
-                                  "names", "run_col", "system_col")):
-            raise ToolError(f"{flag} describes an input file: give --csv or --baseline")
+                            "columns of one file; with one file per system use --score-col")
     _check_columns(args)
     _check_design_flags(args)
-
-
-def _check_data(args) -> None:
-    if args.interval == "score" and (args.cluster_col or args.strata_col):
-        raise ToolError("--interval score covers plain 0/1 items; it does not apply with "
-                        "--cluster-col or --strata-col")
-    given = _flags(args, _SIMULATION_FLAGS + ("n_grid",))
-    if given:
-        raise ToolError(f"{', '.join(given)} describe the simulation and do not apply to "
-                        "your data (its true gap is unknown)")
-    if args.write_csv is not None:
-        raise ToolError("--write-csv writes a simulated run; it does not apply to your data")
-
-
-def _check_sweep(args) -> None:
-    if "n_items" in args.given:
-        raise ToolError("--n-grid replaces --n-items; give one of them")
-    if args.write_csv is not None:
-        raise ToolError("--write-csv writes one simulated run; it does not apply to --n-grid")
-    if min(args.n_grid) < 2:
-        raise ToolError(f"--n-grid sizes must be at least 2, got {min(args.n_grid)}")
-    if max(args.n_grid) > MAX_N_ITEMS:
-        raise ToolError(f"--n-grid sizes must be at most {MAX_N_ITEMS:,}, got "
-                        f"{max(args.n_grid):,}")
-    if any(a >= b for a, b in zip(args.n_grid, args.n_grid[1:])):
-        raise ToolError(f"--n-grid must be strictly increasing, got "
-                        f"{','.join(map(str, args.n_grid))}")
-    if args.replays < 1:
-        raise ToolError("--n-grid simulates: --replays must be at least 1")
-
-
-def _in_open_unit(value) -> bool:
-    """Strictly between 0 and 1, also once rounded to a float (1e-400 and 1 - 1e-20 are not)."""
-    return 0 < value < 1 and 0 < float(value) < 1
-
-
-def _check_calibration_table(args) -> None:
-    others = _flags(args, ("n_items", "acc_a", "acc_b", "cluster_size", "csv", "baseline",
-                           "write_csv", "plot", "half_width", "engine", "interval", "exact"))
-    if others:
-        raise ToolError(f"--calibration-table measures every interval on its own grid; drop "
-                        f"{', '.join(others)}")
-    grid = args.n_grid or _DEFAULT_TABLE_GRID
-    if min(grid) < 2 or max(grid) > MAX_N_ITEMS:
-        raise ToolError(f"--n-grid sizes must lie between 2 and {MAX_N_ITEMS:,}")
-    for a, b in args.acc_pairs or _DEFAULT_ACC_PAIRS:
-        if not (_in_open_unit(a) and _in_open_unit(b)):
-            raise ToolError(f"--acc-pairs accuracies must lie strictly between 0 and 1, got "
-                            f"{_format_decimal(a)}/{_format_decimal(b)}")
-    if args.replays < 1:
-        raise ToolError("--calibration-table simulates: --replays must be at least 1")
 
 
 def _check_runs(args) -> None:
@@ -7863,11 +8010,6 @@ def _check_runs(args) -> None:
             raise ToolError(f"{flag} goes with --runs")
     if "runs" not in args.given:
         return
-    if not 1 <= args.runs <= MAX_RUNS:
-        raise ToolError(f"--runs must be from 1 to {MAX_RUNS}, got {args.runs}")
-    if args.n_grid is not None or args.cluster_size > 1 or args.engine == "counts":
-        raise ToolError("--runs simulates runs item by item: a single run (not --n-grid), no "
-                        "--cluster-size, the stream engine")
     if not 0 <= args.run_sd < Fraction(1, 4):
         raise ToolError(f"--run-sd must lie in [0, 0.25), got {_format_decimal(args.run_sd)}")
     if not 0 <= args.run_item_noise <= 1:
@@ -7880,8 +8022,11 @@ def _check_runs(args) -> None:
                             f"accuracy of {_format_decimal(acc)}")
 
 
-def _check_simulation(args) -> None:
+def _check_simulate(args) -> None:
     _check_runs(args)
+    if args.runs > 1 and (args.cluster_size > 1 or args.engine == "counts"):
+        raise ToolError("--runs simulates runs item by item: no --cluster-size, the stream "
+                        "engine")
     if args.engine == "counts" and args.write_csv is not None:
         raise ToolError("--write-csv needs per-item scores; the counts engine simulates "
                         "cell counts only (use --engine stream)")
@@ -7890,69 +8035,91 @@ def _check_simulation(args) -> None:
     if "cluster_size" in args.given:
         if args.cluster_size < 1:
             raise ToolError(f"--cluster-size must be at least 1, got {args.cluster_size}")
-        if args.engine == "counts" or args.n_grid is not None:
+        if args.engine == "counts":
             raise ToolError("--cluster-size simulates per item: it needs the stream engine "
-                            "and a single run (not --engine counts or --n-grid)")
+                            "(not --engine counts)")
         if args.exact:
             raise ToolError("--exact covers plain 0/1 items; it does not apply with "
                             "--cluster-size")
         if not 0 <= args.icc <= 1:
             raise ToolError(f"--icc must be between 0 and 1, got {_format_decimal(args.icc)}")
+        if args.gate:
+            raise ToolError("--gate in a simulation needs plain items (not --cluster-size)")
 
 
-def _check_count(value: int, flag: str, low: int, high: int, wording: str = "") -> None:
-    if value < low:
-        raise ToolError(f"{flag} must be {wording or f'at least {low}'}, got {value}")
-    if value > high:
-        raise ToolError(f"{flag} must be at most {high:,}, got {value:,}")
+_ACCURACY_PLAN_FLAGS = ("half_width", "accuracy", "confidence", "output", "json", "quiet")
 
 
-def _check_numbers(args) -> None:
-    _check_count(args.n_items, "--n-items", 2, MAX_N_ITEMS)
-    _check_count(args.resamples, "--resamples", 1, MAX_RESAMPLES)
-    _check_count(args.replays, "--replays", 0, MAX_REPLAYS, "0 or more")
-    _check_count(args.permutations, "--permutations", 1, MAX_PERMUTATIONS)
-    _check_count(args.calibration, "--calibration", 0, MAX_REPLAYS, "0 or more")
-    for flag, value in (("--acc-a", args.acc_a), ("--acc-b", args.acc_b)):
-        if not _in_open_unit(value):
-            raise ToolError(f"{flag} must be strictly between 0 and 1, got "
-                            f"{_format_decimal(value)}")
-    if not (-1 < args.corr < 1 and -1 < float(args.corr) < 1):
-        raise ToolError(f"--corr must be strictly between -1 and 1, got "
-                        f"{_format_decimal(args.corr)} "
-                        "(at +-1 both systems would share one latent score and no item could "
-                        "separate them)")
-    if not _in_open_unit(args.confidence):
-        raise ToolError(f"--confidence must be strictly between 0 and 1, "
-                        f"got {_format_decimal(args.confidence)}")
-    if not _in_open_unit(args.target_power):
-        raise ToolError(f"--target-power must be strictly between 0 and 1, "
-                        f"got {_format_decimal(args.target_power)}")
+def _check_plan(args) -> None:
+    """plan: one accuracy's half-width, a sweep over sizes, or the power at one size."""
+    if args.half_width is not None:
+        others = sorted(args.given - set(_ACCURACY_PLAN_FLAGS))
+        if others:
+            raise ToolError("--half-width plans one accuracy by formula; "
+                            f"{', '.join(_flags(args, others))} do not apply to it")
+        if not 0 < args.half_width < 1:
+            raise ToolError(f"--half-width must be a proportion above 0, like 0.015, "
+                            f"got {_format_decimal(args.half_width)}")
+        if args.half_width < MIN_HALF_WIDTH:
+            raise ToolError(f"--half-width must be at least {_format_decimal(MIN_HALF_WIDTH)} "
+                            f"(+-{_format_decimal(MIN_HALF_WIDTH * 100)} pts), got "
+                            f"{_format_decimal(args.half_width)}")
+        accuracy = args.accuracy if args.accuracy is not None else Fraction(1, 2)
+        if not _in_open_unit(accuracy):
+            raise ToolError(f"--accuracy must be strictly between 0 and 1, "
+                            f"got {_format_decimal(accuracy)}")
+        return
+    if args.accuracy is not None:
+        raise ToolError("--accuracy goes with --half-width")
+    _check_runs(args)
+    if args.n_grid is not None:
+        if "n_items" in args.given:
+            raise ToolError("--n-grid replaces --n-items; give one of them")
+        if args.runs > 1:
+            raise ToolError("--runs plans items x runs at one size (--n-items), not over "
+                            "--n-grid")
+        _check_grid(args.n_grid, increasing=True)
+        if args.replays < 1:
+            raise ToolError("--n-grid simulates: --replays must be at least 1")
+        return
+    simulated = _flags(args, ("replays", "resamples", "engine", "plot") + (
+        ("seed",) if args.runs == 1 else ()))
+    if simulated:
+        raise ToolError(f"plan at one size (--n-items) is computed, not simulated; "
+                        f"{', '.join(simulated)} go with --n-grid (a simulated sweep)")
+
+
+def _check_grid(grid, increasing: bool) -> None:
+    if min(grid) < 2 or max(grid) > MAX_N_ITEMS:
+        raise ToolError(f"--n-grid sizes must lie between 2 and {MAX_N_ITEMS:,}, got "
+                        f"{min(grid) if min(grid) < 2 else max(grid):,}")
+    if increasing and any(a >= b for a, b in zip(grid, grid[1:])):
+        raise ToolError(f"--n-grid must be strictly increasing, got "
+                        f"{','.join(map(str, grid))}")
+
+
+def _check_calibrate(args) -> None:
+    _check_grid(args.n_grid or _DEFAULT_TABLE_GRID, increasing=False)
+    for a, b in args.acc_pairs or _DEFAULT_ACC_PAIRS:
+        if not (_in_open_unit(a) and _in_open_unit(b)):
+            raise ToolError(f"--acc-pairs accuracies must lie strictly between 0 and 1, got "
+                            f"{_format_decimal(a)}/{_format_decimal(b)}")
+    if args.replays < 1:
+        raise ToolError("calibrate simulates: --replays must be at least 1")
+
+
+_CHECKS = {"compare": _check_compare, "simulate": _check_simulate, "plan": _check_plan,
+           "calibrate": _check_calibrate, "ledger": lambda args: None}
 
 
 def _validate(args) -> None:
     """Check flag values and combinations; raise ToolError with a one-line message.
     Changes nothing: defaults come from the parser."""
-    _check_output_format(args)
-    mode = _mode_of(args)
-    _check_gate(args, mode)
-    if mode == "accuracy plan":
-        _check_accuracy_plan(args)
-    elif args.accuracy is not None:
-        raise ToolError("--accuracy goes with --half-width")
-    _check_inputs(args)
-    if mode == "data":
-        _check_data(args)
-    elif "calibration" in args.given:
-        raise ToolError("--calibration measures the interval on your data's own 2x2 table; a "
-                        "simulated run has its coverage loop (--replays) for that")
-    if mode == "sweep":
-        _check_sweep(args)
-    if mode == "calibration table":
-        _check_calibration_table(args)
-    elif args.acc_pairs is not None:
-        raise ToolError("--acc-pairs goes with --calibration-table")
-    _check_simulation(args)
+    if args.json and args.output not in (None, "json"):
+        raise ToolError(f"--json means --output json; it conflicts with --output {args.output}")
+    if hasattr(args, "gate"):
+        _check_gate(args)
+    _CHECKS[args.command](args)
     _check_numbers(args)
 
 
@@ -7964,9 +8131,9 @@ _OUTPUT_SUFFIXES = {"plot": (".svg",), "write_csv": (".csv",)}
 def _input_paths(args) -> list:
     """Every file the command line reads (harness folders expanded), stdin as ``-``."""
     paths = []
-    if args.csv is not None:
+    if getattr(args, "csv", None) is not None:
         paths.append(args.csv)
-    if args.baseline is not None:
+    if getattr(args, "baseline", None) is not None:
         for value in [args.baseline] + list(args.candidate or ()):
             for path in _expand_paths(value):
                 if os.path.isdir(path):
@@ -8048,19 +8215,19 @@ def _check_outputs(outputs, inputs) -> None:
 
 def _output_paths(args) -> list:
     return [(f"--{name.replace('_', '-')}", getattr(args, name))
-            for name in ("write_csv", "plot", "ledger") if getattr(args, name) is not None]
+            for name in ("write_csv", "plot", "ledger") if getattr(args, name, None) is not None]
 
 
-# --- one function per mode ---
+# --- one function per subcommand ---
 
 def _progress(args, label: str) -> _Progress:
     return _Progress(label, enabled=not args.quiet, delay=_PROGRESS_DELAY)
 
 
 def _copula(args) -> Copula:
-    clustered = args.cluster_size > 1
-    return Copula(args.corr, args.acc_a, args.acc_b, args.cluster_size,
-                  args.icc if clustered else Fraction(0), args.runs, args.run_sd,
+    size = getattr(args, "cluster_size", 1)
+    return Copula(args.corr, args.acc_a, args.acc_b, size,
+                  args.icc if size > 1 else Fraction(0), args.runs, args.run_sd,
                   args.run_item_noise)
 
 
@@ -8068,8 +8235,8 @@ def _engine(args) -> str:
     """The engine of a sweep or a simulated run's coverage loop (data choose per comparison)."""
     if args.engine != "auto":
         return args.engine
-    if args.n_grid is not None:
-        return "stream" if args.cluster_size > 1 else "counts"
+    if getattr(args, "n_grid", None) is not None:
+        return "counts"
     return _coverage_engine("auto", _copula(args), args.n_items, args.replays, args.resamples)
 
 
@@ -8077,8 +8244,8 @@ def _simulation_params(args) -> dict:
     params = {"n_items": args.n_items, "corr": args.corr, "acc_a": args.acc_a,
               "acc_b": args.acc_b, "seed": args.seed, "resamples": args.resamples,
               "replays": args.replays, "confidence": args.confidence, "engine": args.engine,
-              "target_power": args.target_power, "interval": args.interval}
-    if args.cluster_size > 1:
+              "target_power": args.target_power, "interval": getattr(args, "interval", None)}
+    if getattr(args, "cluster_size", 1) > 1:
         params.update(cluster_size=args.cluster_size, icc=args.icc)
     if args.runs > 1:
         params.update(runs=args.runs, run_sd=args.run_sd, run_item_noise=args.run_item_noise)
@@ -8090,6 +8257,24 @@ def _run_accuracy_plan(args) -> _AccuracyPlanReport:
     params = {"half_width": args.half_width, "accuracy": accuracy,
               "confidence": args.confidence}
     return _AccuracyPlanReport(params, plan_accuracy(accuracy, args.half_width, args.confidence))
+
+
+def _run_power_plan(args) -> _PowerPlanReport:
+    """plan at one size: exact and analytic power, the items a target needs, half-widths;
+    with --runs the items x runs table."""
+    copula = _copula(args)
+    params = {**_simulation_params(args), "replays": None, "resamples": None, "engine": None}
+    plan = PowerPlan(copula.cells, args.confidence)
+    by_runs = runs_plan(copula, args.confidence, random.Random(args.seed)) if copula.runs > 1 \
+        else None
+    return _PowerPlanReport(params, plan, _plan_summary(plan, args.n_items, args.target_power),
+                            by_runs)
+
+
+def _run_plan(args):
+    if args.half_width is not None:
+        return _run_accuracy_plan(args)
+    return _run_sweep(args) if args.n_grid is not None else _run_power_plan(args)
 
 
 def _run_sweep(args) -> _SweepReport:
@@ -8109,7 +8294,8 @@ def _run_sweep(args) -> _SweepReport:
 def _settings_from(args, calibration: int = 0, engine: str | None = None) -> Settings:
     """The resampling settings a command line asks for."""
     return Settings(args.resamples, args.confidence, args.interval, engine or args.engine,
-                    args.permutations, args.exact, args.accuracy_interval, calibration)
+                    getattr(args, "permutations", PERMUTATIONS), args.exact,
+                    args.accuracy_interval, calibration)
 
 
 def _run_tasks(args, table: Table, params: dict, settings: Settings) -> _TasksReport:
@@ -8119,7 +8305,7 @@ def _run_tasks(args, table: Table, params: dict, settings: Settings) -> _TasksRe
         result = compare_tasks(table, random.Random(args.seed), settings, pool=args.pool,
                                progress=progress)
     ledger = None if args.ledger is None else append_ledger(args.ledger, table, result.pooled)
-    return _TasksReport(params, table, result, ledger)
+    return _TasksReport(params, table, result, ledger, args.details)
 
 
 def _read_input(args, progress=None) -> Table:
@@ -8141,13 +8327,18 @@ def _read_input(args, progress=None) -> Table:
     return table if names is None else dataclasses.replace(table, systems=names)
 
 
+def _data_params(args, table: Table) -> dict:
+    return {"n_items": table.n, "corr": None, "acc_a": None, "acc_b": None,
+            "seed": args.seed, "resamples": args.resamples, "replays": 0,
+            "confidence": args.confidence, "engine": args.engine, "target_power": None,
+            "interval": args.interval, "permutations": args.permutations,
+            "calibration": args.calibration, "accuracy_interval": args.accuracy_interval}
+
+
 def _run_data(args) -> Report:
     with _progress(args, "reading (bytes)") as progress:
         table = _read_input(args, progress)
-    params = _simulation_params(args)
-    params.update(n_items=table.n, corr=None, acc_a=None, acc_b=None, replays=0,
-                  target_power=None, permutations=args.permutations,
-                  calibration=args.calibration, accuracy_interval=args.accuracy_interval)
+    params = _data_params(args, table)
     margin = None
     if args.gate:
         margin = args.min_delta / 100 if table.proportions else args.min_delta
@@ -8160,7 +8351,8 @@ def _run_data(args) -> Report:
                                       progress=progress)
     source = "runs" if args.baseline is not None else table.sources[0].format
     ledger = None if args.ledger is None else append_ledger(args.ledger, table, comparisons)
-    report = Report(params, source, tuple(comparisons), table=table, ledger=ledger)
+    report = Report(params, source, tuple(comparisons), table=table, ledger=ledger,
+                    details=args.details)
     if args.plot:
         atomic_write(args.plot, svg_histogram(report.analysis))
     return report
@@ -8222,14 +8414,13 @@ def _run_ledger_summary(args) -> _LedgerSummaryReport:
                                summarize_ledger(args.ledger_summary, args.confidence))
 
 
-_MODES = {"ledger summary": _run_ledger_summary, "calibration table": _run_calibration_table,
-         "accuracy plan": _run_accuracy_plan, "sweep": _run_sweep, "data": _run_data,
-         "simulation": _run_simulation}
+_RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan,
+            "calibrate": _run_calibration_table, "ledger": _run_ledger_summary}
 
 
 def _run(args):
     """Carry out a validated command line; return the report (files written atomically)."""
-    return _MODES[_mode_of(args)](args)
+    return _RUNNERS[args.command](args)
 
 
 # --- main: the one place exceptions become exit statuses ---
@@ -8333,7 +8524,7 @@ def _main(argv) -> int:
     args = _parse_args(argv)
     _validate(args)
     _check_outputs(_output_paths(args), _input_paths(args))
-    if args.ledger is not None:
+    if getattr(args, "ledger", None) is not None:
         read_ledger(args.ledger)                # a corrupt ledger is refused before any work
     report = _run(args)
     _emit(render(report, "json" if args.json else args.output or "text"))

@@ -173,13 +173,13 @@ def test_csv_round_trip(tmp_path):
 
 
 def test_csv_recompute_matches_simulated_run_where_it_must():
-    status, out, _ = cli("--csv", SHIPPED_CSV)
+    status, out, _ = cli("--csv", SHIPPED_CSV, "--details")
     assert status == 0
     lines = out.splitlines()
-    assert lines[0] == f"n=500 items from {SHIPPED_CSV} (true accuracies unknown)"
-    assert lines[1].startswith("observed: A=0.712 [") and "B=0.748 [" in lines[1]
-    assert lines[2] == ARTICLE_LINES[2]
-    assert lines[5] == ARTICLE_LINES[5]
+    assert lines[0].startswith("verdict: cannot tell.") and "observed +3.6 pts" in lines[0]
+    assert lines[1].startswith("  A = system_a_correct: 0.712 [")
+    assert lines[2].startswith("  B = system_b_correct: 0.748 [")
+    assert lines[4] == ARTICLE_LINES[5]
     assert any(line.startswith("note: resampled from Random(2026) afresh") for line in lines)
 
 
@@ -281,9 +281,9 @@ BAD_FLAGS = [
     (["--confidence", "95"], "--confidence must be strictly between 0 and 1"),
     (["--seed", "1.5"], "not a whole number"),
     (["--bogus"], "unrecognized arguments"),
-    (["--csv", SHIPPED_CSV, "--replays", "10"], "do not apply to your data"),
-    (["--csv", SHIPPED_CSV, "--n-items", "10"], "do not apply to your data"),
-    (["--csv", SHIPPED_CSV, "--write-csv", "x.csv"], "does not apply to your data"),
+    (["--csv", SHIPPED_CSV, "--replays", "10"], "--replays does not apply to compare"),
+    (["--csv", SHIPPED_CSV, "--n-items", "10"], "--n-items does not apply to compare"),
+    (["--csv", SHIPPED_CSV, "--write-csv", "x.csv"], "--write-csv does not apply to compare"),
 ]
 
 
@@ -307,16 +307,18 @@ def test_python_dash_m_and_version():
 
 def test_help_has_examples():
     status, out, _ = cli_help()
-    assert status == 0 and "examples:" in out and "--n-items" in out
+    assert status == 0 and "examples:" in out and "compare" in out and "--n-items" not in out
+    status, out, _ = cli_help("simulate")
+    assert status == 0 and "examples:" in out and "--n-items" in out and "--csv" not in out
 
 
-def cli_help():
+def cli_help(*command):
     import contextlib
     import io
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         try:
-            bed.main(["--help"])
+            bed.main([*command, "--help"])
         except SystemExit as stop:
             return stop.code, out.getvalue(), ""
     return 1, out.getvalue(), ""

@@ -200,7 +200,7 @@ def test_auto_keeps_the_stream_engine_for_the_article_and_says_when_it_does_not(
                          "--calibration", "0")[1])
     assert got["engine"] == "counts" and got["params"]["engine"] == "auto"
     status, out, _ = cli("--csv", str(path), "--a-col", "a", "--b-col", "b",
-                         "--calibration", "0")
+                         "--calibration", "0", "--details")
     assert "chosen by --engine auto" in out
     from helpers import SHIPPED_CSV
     assert body("--csv", SHIPPED_CSV)["engine"] == "stream"
@@ -230,18 +230,23 @@ def test_counts_and_stream_agree_on_real_scores(tmp_path):
 
 def test_flag_only_refusals_come_before_reading():
     assert_one_line_error(*cli("--csv", "/dev/zero", "--n-items", "5"),
-                          "describe the simulation")
+                          "--n-items does not apply to compare")
 
 
 def test_help_names_the_commands_that_exist():
     import contextlib
     import io
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
-        bed.main(["--help"])
-    text = " ".join(out.getvalue().split())
-    assert "python3 bootstrap_eval_deltas.py --replays 0" in text
-    assert "exact up to 20 nonzero differences" in text
+    texts = {}
+    for command in (None,) + tuple(bed._COMMANDS):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+            bed.main(([command] if command else []) + ["--help"])
+        texts[command] = " ".join(out.getvalue().split())
+    assert "python3 bootstrap_eval_deltas.py compare results.csv" in texts[None]
+    assert all(f"python3 bootstrap_eval_deltas.py {command} " in text or command is None
+               for command, text in texts.items())
+    assert "exact up to 20 nonzero differences" in texts["compare"]
+    assert max(len(text) for text in texts.values()) < 9000
 
 
 # --- whole harness runs ----------------------------------------------------------------------

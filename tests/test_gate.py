@@ -80,7 +80,7 @@ def test_non_inferiority_statuses(tmp_path):
 
 def test_gate_bad_input_is_status_2(tmp_path):
     assert_one_line_error(*cli("--min-delta", "1"), "--min-delta is the margin of --gate")
-    assert_one_line_error(*cli("--gate", "--n-grid", "100,200"), "--gate judges")
+    assert_one_line_error(*cli("--gate", "--n-grid", "100,200"), "--gate does not apply to plan")
     assert_one_line_error(*cli("--csv", str(tmp_path / "none.csv"), "--gate"), "cannot read")
 
 
@@ -209,4 +209,6 @@ def test_the_ledger_summary_lists_test_sets_and_adjusted_verdicts(tmp_path):
     body = json.loads(cli("--ledger-summary", str(ledger), "--json")[1])
     assert len(body["test_sets"]) == 2
     assert_one_line_error(*cli("--ledger-summary", str(ledger), "--n-items", "5"),
-                          "--ledger-summary lists a ledger on its own")
+                          "--n-items does not apply to ledger")
+    status, out, _ = cli("ledger", str(ledger))
+    assert status == 0 and out.startswith(f"ledger {ledger}: 2 test set(s), 2 comparison(s)")

@@ -61,7 +61,7 @@ def jsonl(*records):
 
 
 def same_report_as_good(tmp_path, out):
-    assert "observed: A=0.600" in out and "B=0.600" in out
+    assert "  A = a: 0.600 [" in out and "  B = b: 0.600 [" in out
 
 
 def mode_is(expected):
@@ -239,9 +239,9 @@ FLAG_CASES = [
     Case("replays 1e9", ["--replays", "1e9"], 2, "--replays must be at most"),
     Case("permutations 1e18", ["--csv", "x.csv", "--permutations", "1e18"] + AB, 2,
          "--permutations must be at most", {"x.csv": GOOD}),
-    Case("n-grid too large", ["--n-grid", "100,1e9"], 2, "--n-grid sizes must be at most"),
+    Case("n-grid too large", ["--n-grid", "100,1e9"], 2, "--n-grid sizes must lie between 2 and 10,000,000"),
     Case("seed with 60 digits", SIM + ["--seed", "9" * 60], 2, "more than 50 characters"),
-    Case("negative seed works", SIM + ["--seed", "-5"], 0, ""),
+    Case("negative seed is refused", SIM + ["--seed", "-5"], 2, "--seed must be 0 or more"),
     Case("thousands separators in n-items", SIM + ["--n-items", "1,000"], 0, ""),
     Case("n-items in Arabic-Indic digits", SIM + ["--n-items", "\u0661\u0660\u0660"], 2,
          "not a whole number"),
@@ -457,7 +457,7 @@ def test_a_signal_while_writing_removes_the_temporary_file(tmp_path, monkeypatch
 def test_an_internal_error_is_one_line_and_status_70(monkeypatch):
     def broken(args):
         raise ZeroDivisionError("division by zero")
-    monkeypatch.setitem(bed._MODES, "simulation", broken)
+    monkeypatch.setitem(bed._RUNNERS, "simulate", broken)
     status, out, err = cli("--replays", "0")
     assert status == 70 and out == ""
     assert err == ("bootstrap_eval_deltas: internal error: ZeroDivisionError: division by zero; "

@@ -142,15 +142,15 @@ def test_real_valued_scores_use_the_permutation_test(tmp_path):
     assert got["test"]["permutations"] == 10_000 and 0 < got["test"]["p"] <= 1
     status, out, _ = cli("--csv", path, "--a-col", "base", "--b-col", "new")
     assert "paired sign-flip permutation test (Monte Carlo, 10,000 random sign patterns)" in out
-    assert "real-valued scores" in out.splitlines()[0]
+    assert "(real-valued scores)" in out.splitlines()[-1]
 
 
 def test_judge_scores_are_reported_in_their_own_units(tmp_path):
     lines = ["item,a,b"] + [f"{i},{i % 7 + 2},{i % 5 + 3}" for i in range(40)]
     path = write(tmp_path / "j.csv", "\n".join(lines) + "\n")
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b")
+    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--details")
     assert status == 0 and "pts" not in out.split("paired gap over")[0]
-    assert "observed gap: +0.125" in out   # means 4.875 and 5.000
+    assert "  gap B - A: +0.125; " in out   # means 4.875 and 5.000
 
 
 def brute_force_p(diffs):
@@ -212,8 +212,9 @@ def test_three_systems_in_input_order_with_adjusted_p(tmp_path):
     assert [c["p_holm"] for c in comps] == pytest.approx(bed.holm(ps))
     assert [c["p_bonferroni"] for c in comps] == pytest.approx(bed.bonferroni(ps))
     assert comps[0]["verdict"] == "better"
-    status, out, _ = cli("--csv", path, "--systems", "base,c1,c2")
+    status, out, _ = cli("--csv", path, "--systems", "base,c1,c2", "--details")
     assert "family: 2 comparisons against base" in out
+    assert out.startswith("c1: verdict: better.")
     assert out.index("\n  c1 ") < out.index("\n  c2 ")
     status, md, _ = cli("--csv", path, "--systems", "base,c1,c2", "--output", "markdown")
     assert md.startswith("| candidate | baseline | n |") and "| c1 | base | 400 |" in md
@@ -349,7 +350,7 @@ MALFORMED = [
      ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv", "--score-col", "s"],
      "b.csv: no column 'item' (columns: s, t)"),
     ("candidate without baseline", {"c.csv": GOOD}, ["--candidate", "{d}/c.csv"],
-     "--candidate goes with --baseline"),
+     "--candidate does not apply to simulate"),
     ("baseline without score column", {"b.csv": GOOD, "c.csv": GOOD},
      ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv"], "--baseline needs --score-col"),
     ("baseline without candidate", {"b.csv": GOOD}, ["--baseline", "{d}/b.csv", "--score-col", "a"],
@@ -366,7 +367,7 @@ MALFORMED = [
      "conflicts with --output markdown"),
     ("plot of a family", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--systems", "a,b,item",
                                            "--plot", "{d}/p.svg"], "--plot draws one comparison"),
-    ("column flags without a file", {}, ["--a-col", "a"], "--a-col describes an input file"),
+    ("column flags without a file", {}, ["--a-col", "a"], "--a-col does not apply to simulate"),
 ]
 
 

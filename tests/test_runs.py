@@ -211,6 +211,7 @@ def test_items_missing_from_a_run_can_be_dropped_and_are_counted(tmp_path):
 
 def test_runs_flags_are_checked_before_any_work():
     assert_one_line_error(*cli("--run-sd", "0.01"), "--run-sd goes with --runs")
-    assert_one_line_error(*cli("--runs", "3", "--n-grid", "100,200"), "a single run")
+    assert_one_line_error(*cli("--runs", "3", "--n-grid", "100,200"),
+                          "--runs plans items x runs at one size")
     assert_one_line_error(*cli("--runs", "3", "--run-sd", "0.3"), "--run-sd must lie in")
-    assert_one_line_error(*cli("--runs", "0"), "--runs must be from 1 to 100")
+    assert_one_line_error(*cli("--runs", "0"), "--runs must be at least 1")

@@ -150,7 +150,7 @@ def test_thirty_of_thirty_gives_a_non_degenerate_interval(tmp_path):
     path = table_file(tmp_path, (30, 0, 0, 0))
     status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--resamples", "200")
     assert status == 0
-    assert "observed: A=1.000 [0.884, 1.000]   B=1.000 [0.884, 1.000]" in out
+    assert "  A = a: 1.000 [0.884, 1.000]\n  B = b: 1.000 [0.884, 1.000]\n" in out
     assert "note: A's interval: the bootstrap cannot vary 30/30 (every item right)" in out
 
 
@@ -180,7 +180,7 @@ def test_basic_per_system_intervals_stay_within_0_and_1(tmp_path):
 def test_calibration_flags_a_failing_interval_and_names_one_that_holds(tmp_path):
     path = table_file(tmp_path, (28, 1, 1, 0))            # 30 items, both near 0.97
     status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
-                         "--resamples", "500")
+                         "--resamples", "500", "--details")
     line = next(l for l in out.splitlines() if l.startswith("calibration: at n=30"))
     assert "BCa CI covers the gap" in line
     body = json.loads(cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
@@ -304,9 +304,9 @@ def test_wald_near_one_is_flagged():
 
 def test_zero_one_data_are_advised_the_exact_bootstrap(tmp_path):
     path = table_file(tmp_path, (15, 5, 7, 3))
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b")
+    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--details")
     assert "--exact gives the exact ends (B = infinity) at no cost" in out
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--exact")
+    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--exact", "--details")
     assert "hint:" not in out
 
 
