@@ -155,6 +155,7 @@ ACC_B = Fraction("0.76")      # true accuracy of system B
 SEED = 2026                   # the article's seed
 RESAMPLES = 2000              # bootstrap resamples per interval (the article's B)
 REPLAYS = 1000                # coverage replays
+CALIBRATION_REPLAYS = 1000    # tables of the calibration on the user's 2x2 table
 CONFIDENCE = Fraction("0.95")
 
 ENGINES = ("stream", "counts")                  # per-item (bit-exact) or multinomial cells
@@ -1059,14 +1060,14 @@ class Settings:
     bootstrap_eval_deltas.ToolError: interval must be one of percentile, basic, bca, score; got 'BCa'
     """
 
-    resamples: int = RESAMPLES
+    resamples: int | None = None        # None: exact or saddlepoint where they apply
     confidence: Fraction = CONFIDENCE
     interval: str = "percentile"
-    engine: str = "stream"
+    engine: str = "auto"
     permutations: int = PERMUTATIONS
     exact: bool = False
     accuracy_interval: str = "same"
-    calibration: int = 0
+    calibration: int = CALIBRATION_REPLAYS
     margin: Fraction | None = None      # a release gate's margin (None: no gate)
 
     def __post_init__(self):
@@ -1080,7 +1081,9 @@ class Settings:
                                 ("permutations", 1, MAX_PERMUTATIONS),
                                 ("calibration", 0, MAX_REPLAYS)):
             value = getattr(self, name)
-            if not isinstance(value, int) or not low <= value <= high:
+            if value is None and name == "resamples":
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise ToolError(f"{name} must be a whole number from {low} to {high:,}; "
                                 f"got {value!r}")
         if not (0 < self.confidence < 1 and 0 < float(self.confidence) < 1):
@@ -3651,7 +3654,7 @@ def _nice_up(value: float) -> int:
 def _mc_advice(analysis) -> _Advice | None:
     """Advice when a gap interval's end moves by more than the last printed digit from seed
     to seed; None when it does not (or the ends are exact)."""
-    if analysis.exact is not None:
+    if analysis.exact is not None or analysis.method != "bootstrap":
         return None
     errors = analysis.errors
     worst = max(errors["paired"] + errors["unpaired"])
@@ -3744,22 +3747,48 @@ def _jackknife(groups: dict, which: str, scale: int = 1) -> dict:
     return dict(values)
 
 
-def _percentile_indices(rounds: int, confidence) -> tuple:
-    """Indices of the interval ends among *rounds* sorted statistics.
+class _Rules:
+    """The percentile, basic and BCa rules, on any bootstrap distribution that can give a
+    quantile (``quantile(level)``: the smallest value whose cumulative probability exceeds
+    the level) and its mass below a value (``share_below``, ties half)."""
 
-    ``q = (1 - c) / 2`` in exact arithmetic; the ends are the order statistics
-    at ``floor(q*B)`` and ``floor((1-q)*B)`` (0-based), the article's rule.
+    monte_carlo = False
 
-    >>> _percentile_indices(2000, Fraction("0.95"))
-    (50, 1950)
-    """
-    q = (1 - Fraction(confidence)) / 2
-    return math.floor(q * rounds), math.floor((1 - q) * rounds)
+    def levels(self, confidence, rule="percentile", estimate=None, jackknife=None) -> tuple:
+        """The two cumulative levels an interval reads: q and 1 - q, ``q = (1 - c) / 2``
+        exactly; for BCa ``Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` (``_bca_levels``)."""
+        if rule != "bca":
+            q = (1 - Fraction(confidence)) / 2
+            return q, 1 - q
+        if self.degenerate:
+            raise ToolError("BCa is undefined here: every bootstrap resample gives the same "
+                            "value (use --interval percentile)")
+        return _bca_levels(self.share_below(estimate), jackknife, confidence)
+
+    def interval(self, confidence, rule: str = "percentile", estimate=None,
+                 jackknife=None) -> Interval:
+        """The bootstrap interval by the percentile, basic or BCa rule.
+
+        percentile: the quantiles at q and 1 - q (for B resamples the order statistics at
+        floor(q*B) and floor((1-q)*B), the article's rule; B = infinity its limit).
+        basic: those reflected about the estimate, [2t - hi, 2t - lo].
+        bca: the quantiles at BCa's adjusted levels, z0 from the share of the distribution
+        below the estimate (ties count half), acc from the jackknife (``_acceleration``).
+        """
+        low, high = (self.quantile(level) for level in
+                     self.levels(confidence, rule, estimate, jackknife))
+        if rule == "basic":
+            return Interval(2 * estimate - high, 2 * estimate - low)
+        return Interval(low, high)
+
+    def end_errors(self, confidence, rule="percentile", estimate=None, jackknife=None):
+        """Monte Carlo error of the two interval ends: none, unless resampled."""
+        return Fraction(0), Fraction(0)
 
 
 @dataclass(frozen=True)
-class Distribution:
-    """A bootstrap distribution, sorted: statistic ``value / denominator``.
+class Distribution(_Rules):
+    """A Monte Carlo bootstrap distribution, sorted: statistic ``value / denominator``.
 
     Values are integer sums over a common denominator (the mean of n items in
     units of 1/scale), or exact Fractions with denominator 1 when the
@@ -3768,6 +3797,7 @@ class Distribution:
 
     sums: tuple
     denominator: int
+    monte_carlo = True
 
     @classmethod
     def of(cls, sums, denominator: int = 1) -> Distribution:
@@ -3781,34 +3811,32 @@ class Distribution:
         """The spacing the statistic lives on (1/denominator), or None for ratios."""
         return Fraction(1, self.denominator) if isinstance(self.sums[0], int) else None
 
-    def interval(self, confidence, rule: str = "percentile", estimate=None,
-                 jackknife=None) -> Interval:
-        """The bootstrap interval by the percentile, basic or BCa rule.
+    @property
+    def degenerate(self) -> bool:
+        return self.sums[0] == self.sums[-1]
 
-        percentile: the order statistics at floor(q*B) and floor((1-q)*B).
-        basic: those reflected about the estimate, [2t - hi, 2t - lo].
-        bca: order statistics at floor(a1*B), floor(a2*B), where
-        ``a = Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for z = Phi^-1(q), Phi^-1(1-q);
-        z0 from the share of resamples below the estimate (ties count half),
-        acc from the jackknife (``_acceleration``).
-        """
-        lo, hi = self.end_indices(confidence, rule, estimate, jackknife)
-        if rule == "basic":
-            return Interval(2 * estimate - self.value(hi), 2 * estimate - self.value(lo))
-        return Interval(self.value(lo), self.value(hi))
+    @property
+    def support(self) -> tuple:
+        return self.value(0), self.value(-1)
 
-    def end_indices(self, confidence, rule="percentile", estimate=None, jackknife=None):
-        size = len(self.sums)
-        if rule != "bca":
-            return _percentile_indices(size, confidence)
-        if self.sums[0] == self.sums[-1]:
-            raise ToolError("BCa is undefined here: every bootstrap resample gives the same "
-                            "value (use --interval percentile)")
+    def index(self, level) -> int:
+        """The order statistic a level reads: floor(level * B), within the resamples."""
+        return min(len(self.sums) - 1, max(0, math.floor(level * len(self.sums))))
+
+    def quantile(self, level) -> Fraction:
+        return self.value(self.index(level))
+
+    def share_below(self, estimate) -> Fraction:
         scaled = estimate * self.denominator
         below = bisect.bisect_left(self.sums, scaled)
         ties = bisect.bisect_right(self.sums, scaled) - below
-        levels = _bca_levels(Fraction(2 * below + ties, 2 * size), jackknife, confidence)
-        return tuple(min(size - 1, max(0, math.floor(level * size))) for level in levels)
+        return Fraction(2 * below + ties, 2 * len(self.sums))
+
+    def mass_below(self, value) -> Fraction:
+        return Fraction(bisect.bisect_left(self.sums, value * self.denominator), len(self.sums))
+
+    def end_indices(self, confidence, rule="percentile", estimate=None, jackknife=None):
+        return tuple(map(self.index, self.levels(confidence, rule, estimate, jackknife)))
 
     def end_errors(self, confidence, rule="percentile", estimate=None, jackknife=None):
         """Monte Carlo error of the two interval ends: half the spread of the order
@@ -3822,6 +3850,59 @@ class Distribution:
             low, high = max(0, index - spread), min(size - 1, index + spread)
             errors.append((self.value(high) - self.value(low)) / 2)
         return tuple(errors) if rule != "basic" else tuple(reversed(errors))
+
+
+@dataclass(frozen=True)
+class _Lattice(_Rules):
+    """An exact bootstrap distribution (B = infinity) on the grid k / denominator:
+    ``cdf(k)`` is P(statistic <= k / denominator), 0 below ``lo`` and 1 from ``hi`` on --
+    from a table (``table``: the cdf at lo, lo+1, ...) or computed when asked (``at``)."""
+
+    lo: int
+    hi: int
+    denominator: int
+    table: tuple | None = None
+    at: object = None
+
+    def cdf(self, k: int) -> float:
+        if k < self.lo:
+            return 0.0
+        if k >= self.hi:
+            return 1.0
+        return self.table[k - self.lo] if self.table is not None else self.at(k)
+
+    @property
+    def grid(self) -> Fraction:
+        return Fraction(1, self.denominator)
+
+    @property
+    def degenerate(self) -> bool:
+        return self.hi == self.lo
+
+    @property
+    def support(self) -> tuple:
+        """Where all but 1/2000 of the mass lies (about where 2,000 resamples would reach)."""
+        return self.quantile(0.00025), self.quantile(0.99975)
+
+    def first(self, level: float) -> int:
+        """The smallest k whose cdf exceeds *level*."""
+        if self.table is not None:
+            return self.lo + bisect.bisect_right(self.table, level)
+        low, high = self.lo - 1, self.hi                 # cdf(low) <= level < cdf(high)
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if self.cdf(middle) > level else (middle, high)
+        return high
+
+    def quantile(self, level) -> Fraction:
+        return Fraction(self.first(float(level)), self.denominator)
+
+    def share_below(self, estimate) -> float:
+        k = estimate * self.denominator
+        return (self.cdf(math.ceil(k) - 1) + self.cdf(math.floor(k))) / 2
+
+    def mass_below(self, value) -> float:
+        return self.cdf(math.ceil(value * self.denominator) - 1)
 
 
 # --- The exact bootstrap (B = infinity) of 0/1 items ---
@@ -3915,24 +3996,43 @@ def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
     return lo, cdf
 
 
-def _difference_quantile(n: int, hits_a: int, hits_b: int, q: float) -> int:
-    """The smallest d with P(X_B - X_A <= d) > q, X_A and X_B independent binomials."""
+def _hits_distribution(n: int, hits: int) -> _Lattice:
+    """The exact bootstrap distribution of one accuracy, hits of n: Binomial(n, hits/n)/n."""
+    lo, cdf = _hits_cdf(n, hits)
+    return _Lattice(lo, lo + len(cdf) - 1, n, tuple(cdf))
+
+
+def _paired_distribution(cells: Cells, width: float = 9) -> _Lattice:
+    """The exact bootstrap distribution of the paired gap: (B-only - A-only draws) / n."""
+    lo, cdf = _paired_gap_cdf(cells, width)
+    return _Lattice(lo, lo + len(cdf) - 1, cells.n, tuple(cdf))
+
+
+def _unpaired_distribution(n: int, hits_a: int, hits_b: int) -> _Lattice:
+    """The exact bootstrap distribution of the unpaired gap, (X_B - X_A)/n with X_A and X_B
+    independent binomials: its cdf is summed when asked, ``sum over x of P(X_A = x)
+    P(X_B <= x + d)`` (a quantile takes a bisection of such sums, not the whole table)."""
     lo_a, cdf_a = _hits_cdf(n, hits_a)
     lo_b, cdf_b = _hits_cdf(n, hits_b)
     pmf_a = _pmf(cdf_a)
     span = len(pmf_a)
 
-    def cdf(d):                                    # sum over x of P(X_A = x) P(X_B <= x + d)
+    def cdf(d):
         start = lo_a + d - lo_b                    # index into cdf_b for x = lo_a
         window = ([0.0] * max(0, -start) + cdf_b[max(0, start):max(0, start + span)])
         window += [1.0] * (span - len(window))
         return sum(map(operator.mul, pmf_a, window))
 
-    low, high = lo_b - (lo_a + span) - 1, lo_b + len(cdf_b) - lo_a    # cdf(low) <= q < cdf(high)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if cdf(middle) > q else (middle, high)
-    return high
+    return _Lattice(lo_b - (lo_a + span - 1), lo_b + len(cdf_b) - 1 - lo_a, n, at=cdf)
+
+
+def exact_distributions(cells: Cells) -> dict:
+    """The four bootstrap distributions of 0/1 items, exactly (B = infinity): a, b, paired,
+    unpaired -- what every resampling engine draws from, with no Monte Carlo error."""
+    n = cells.n
+    return {"a": _hits_distribution(n, cells.a), "b": _hits_distribution(n, cells.b),
+            "paired": _paired_distribution(cells),
+            "unpaired": _unpaired_distribution(n, cells.a, cells.b)}
 
 
 def exact_intervals(cells: Cells, confidence) -> dict:
@@ -3941,17 +4041,7 @@ def exact_intervals(cells: Cells, confidence) -> dict:
     >>> sorted(exact_intervals(Cells(289, 67, 85, 59), CONFIDENCE)["paired"].__dict__.items())
     [('hi', Fraction(21, 250)), ('lo', Fraction(-3, 250))]
     """
-    n = cells.n
-    q = (1 - Fraction(confidence)) / 2
-    ends = (float(q), float(1 - q))
-
-    def quantiles(lo, cdf):                 # the smallest count whose cdf exceeds each end
-        return Interval(*(Fraction(lo + bisect.bisect_right(cdf, e), n) for e in ends))
-
-    unpaired = Interval(*(Fraction(_difference_quantile(n, cells.a, cells.b, e), n)
-                          for e in ends))
-    return {"a": quantiles(*_hits_cdf(n, cells.a)), "b": quantiles(*_hits_cdf(n, cells.b)),
-            "paired": quantiles(*_paired_gap_cdf(cells)), "unpaired": unpaired}
+    return {name: dist.interval(confidence) for name, dist in exact_distributions(cells).items()}
 
 
 def _resampled_means(rng, units: Units, columns, rounds: int, scale: int, progress=None
@@ -4036,6 +4126,290 @@ def paired_distribution(rng: random.Random, data, resamples: int, engine: str = 
         return Distribution.of(_counts_paired_sums(rng, data, resamples), data.n)
     units = data.units
     return Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, data.scale))
+
+
+# --- The saddlepoint approximation to the bootstrap (real scores, clusters, strata) ---
+#
+# A bootstrap mean is a sum of n draws from the units' values, so its cumulant
+# generating function is known exactly: K(s) = sum over strata of n_h log(mean_h
+# exp(s z)).  Lugannani and Rice's formula turns K into tail probabilities whose
+# relative error falls like n**-1.5 (Daniels 1987 for the lattice correction;
+# Davison and Hinkley 1988 for the bootstrap): no resampling, no Monte Carlo error,
+# a cost set by the number of distinct unit values.  It needs many units, none of
+# which moves the sum by much on its own; where that fails the Monte Carlo
+# bootstrap is used and the report says which.  A ratio (clusters of unequal size)
+# is handled exactly for one system and for the paired gap -- P(sum y*/sum m* <= t)
+# is P(sum (y - t m)* <= 0) -- and through its linear approximation for the
+# unpaired gap (Davison and Hinkley 1997, section 2.7).
+
+_SADDLEPOINT_UNITS = 1000        # from this many units the saddlepoint is used
+_SADDLEPOINT_SMOOTH_UNITS = 50   # ... or from this many, when no value holds 20% of them
+_SADDLEPOINT_LUMP = Fraction(1, 5)
+_SADDLEPOINT_REACH = 3           # no unit may move the sum by more than sd/3 on its own
+
+
+@dataclass(frozen=True)
+class _Stratum:
+    """One stratum's distinct unit values (floats, centred on their mean) with their
+    counts, the mean itself, and the number of draws a resample makes from it."""
+
+    values: tuple
+    counts: tuple
+    mean: float
+    draws: int
+
+    @classmethod
+    def of(cls, values) -> _Stratum:
+        tally = collections.Counter(values)
+        total = sum(tally.values())
+        mean = math.fsum(v * c for v, c in tally.items()) / total
+        return cls(tuple(v - mean for v in tally), tuple(map(float, tally.values())), mean,
+                   total)
+
+
+def _stratum_cgf(stratum: _Stratum, s: float) -> tuple:
+    """``(K, K', K'')`` of the sum of this stratum's draws at s (exponents shifted by their
+    largest, so no exp overflows)."""
+    exponents = [s * v for v in stratum.values]
+    top = max(exponents)
+    weights = list(map(operator.mul, stratum.counts,
+                       map(math.exp, [e - top for e in exponents])))
+    total = math.fsum(weights)
+    first = math.fsum(map(operator.mul, weights, stratum.values)) / total
+    second = math.fsum(w * v * v for w, v in zip(weights, stratum.values)) / total
+    n = stratum.draws
+    return (n * (math.log(total / n) + top + s * stratum.mean), n * (first + stratum.mean),
+            n * max(0.0, second - first * first))
+
+
+def _cgf(parts, s: float) -> tuple:
+    """``(K, K', K'')`` of a signed sum of independent resampled sums: *parts* holds
+    ``(sign, strata)`` -- B's sum minus A's for the unpaired gap."""
+    total = [0.0, 0.0, 0.0]
+    for sign, strata in parts:
+        for stratum in strata:
+            k, k1, k2 = _stratum_cgf(stratum, sign * s)
+            total[0] += k
+            total[1] += sign * k1
+            total[2] += k2
+    return tuple(total)
+
+
+def _lugannani_rice(parts, s: float, span: float) -> tuple:
+    """``(x, P(S < x), dP/ds)`` at the saddle point s: x = K'(s), with Daniels' second
+    continuity correction for a sum on a lattice of the given span (0: continuous); the
+    slope is the saddlepoint density times K''(s), ``phi(w) sqrt(K''(s))``.  Near s = 0 the
+    limit ``1/2 + k3/(6 sqrt(2 pi) K''^1.5)`` is used, k3 the third cumulant (numerically)."""
+    k, k1, k2 = _cgf(parts, s)
+    normal = NormalDist()
+    if k2 <= 0:
+        return k1, 0.5, 0.0
+    root = math.sqrt(k2)
+    if abs(s) * root < 1e-5:
+        step = 1e-3 / root
+        third = (_cgf(parts, step)[2] - _cgf(parts, -step)[2]) / (2 * step)
+        return k1, 0.5 + third / (6 * math.sqrt(2 * math.pi) * k2 ** 1.5), normal.pdf(0) * root
+    w = math.copysign(math.sqrt(max(0.0, 2 * (s * k1 - k))), s)
+    u = (2 / span * math.sinh(s * span / 2) if span else s) * root
+    if abs(w) < 1e-8:
+        return k1, 0.5, normal.pdf(0) * root
+    p = normal.cdf(w) + normal.pdf(w) * (1 / w - 1 / u)
+    return k1, min(1.0, max(0.0, p)), normal.pdf(w) * root
+
+
+def _solve(f, target: float, guess: float, scale: float) -> float:
+    """The s with f(s) = target, f increasing: a bracket grown from the guess, then the
+    Illinois method (a safeguarded secant)."""
+    low, high = guess - scale, guess + scale
+    f_low, f_high = f(low) - target, f(high) - target
+    while f_low > 0:
+        low, high, f_high = low - 2 * (high - low), low, f_low
+        f_low = f(low) - target
+    while f_high < 0:
+        low, high, f_low = high, high + 2 * (high - low), f_high
+        f_high = f(high) - target
+    side = 0
+    for _ in range(100):
+        middle = high - f_high * (high - low) / (f_high - f_low) if f_high != f_low \
+            else (low + high) / 2
+        f_middle = f(middle) - target
+        if abs(f_middle) < 1e-12 or high - low < 1e-14 * max(1.0, abs(middle)):
+            return middle
+        if f_middle > 0:
+            high, f_high = middle, f_middle
+            if side == 1:
+                f_low /= 2
+            side = 1
+        else:
+            low, f_low = middle, f_middle
+            if side == -1:
+                f_high /= 2
+            side = -1
+    return (low + high) / 2
+
+
+@dataclass(frozen=True)
+class _Saddlepoint(_Rules):
+    """The saddlepoint approximation to a bootstrap distribution of a mean: statistic
+    ``S / denominator``, S the signed sum of the parts' resampled unit values, which lie
+    on a lattice ``base + span*k`` (span 0: no lattice).  With ``sizes`` (clusters of
+    unequal size) the statistic is the ratio ``sum y* / (scale * sum m*)`` instead."""
+
+    parts: tuple
+    denominator: int
+    span: int = 0
+    base: int = 0
+    ratio: tuple | None = None          # (units' y, units' m, strata of unit indices, scale)
+    offset: Fraction = Fraction(0)      # added to the statistic (a linearized one's estimate)
+
+    @functools.cached_property
+    def spread(self) -> float:
+        return math.sqrt(max(_cgf(self.parts, 0.0)[2], 1e-300))
+
+    @property
+    def degenerate(self) -> bool:
+        return self.ratio is None and _cgf(self.parts, 0.0)[2] == 0
+
+    @property
+    def grid(self) -> Fraction | None:
+        return Fraction(self.span, self.denominator) if self.span and self.ratio is None \
+            else None
+
+    def _sum_at(self, level: float) -> float:
+        """The point x (in units of S) where P(S < x) reaches the level: Newton's method on
+        the saddle point s (dP/ds is about phi(w) sqrt(K''(s))), three or four passes over
+        the values; a bracketing search if it does not settle."""
+        z = NormalDist().inv_cdf(min(max(level, 1e-15), 1 - 1e-15))
+        s = z / self.spread
+        for _ in range(8):
+            x, p, slope = _lugannani_rice(self.parts, s, self.span)
+            if abs(level - p) < 1e-12 * max(1.0, min(level, 1 - level) * 1e3):
+                return x
+            if slope <= 0:
+                break
+            s += max(-1 / self.spread, min(1 / self.spread, (level - p) / slope))
+        s = _solve(lambda s: _lugannani_rice(self.parts, s, self.span)[1], level,
+                   z / self.spread, 1 / self.spread)
+        return _lugannani_rice(self.parts, s, self.span)[0]
+
+    def quantile(self, level) -> Fraction:
+        """The smallest lattice value whose P(S <= x) exceeds the level (the value nearest
+        that point for a ratio or a continuous sum)."""
+        if self.ratio is not None:
+            return self._ratio_quantile(float(level))
+        x = self._sum_at(float(level))
+        if not self.span:
+            return self.offset + Fraction(x) / self.denominator
+        k = math.floor((x - self.span / 2 - self.base) / self.span) + 1
+        return self.offset + Fraction(self.base + k * self.span, self.denominator)
+
+    def share_below(self, estimate) -> float:
+        if self.ratio is not None:
+            return self._ratio_cdf(float(estimate))
+        target = float((estimate - self.offset) * self.denominator)
+        mean = _cgf(self.parts, 0.0)[1]
+        if abs(target - mean) < 1e-9 * self.spread:
+            return _lugannani_rice(self.parts, 0.0, self.span)[1]
+        return self.mass_below(estimate)
+
+    def mass_below(self, value) -> float:
+        """P(statistic < value)."""
+        if self.ratio is not None:
+            return self._ratio_cdf(float(value))
+        target = float((value - self.offset) * self.denominator)
+        mean = _cgf(self.parts, 0.0)[1]
+        s = _solve(lambda s: _cgf(self.parts, s)[1], target, (target - mean) / self.spread ** 2,
+                   1 / self.spread)
+        return _lugannani_rice(self.parts, s, 0)[1]
+
+    @property
+    def support(self) -> tuple:
+        """Where all but 1/2000 of the mass lies (about where 2,000 resamples would reach)."""
+        return self.quantile(0.00025), self.quantile(0.99975)
+
+    # --- a ratio: P(sum y* / (scale * sum m*) <= t) = P(sum (y - t scale m)* <= 0) ---
+
+    def _ratio_cdf(self, t: float) -> float:
+        ys, ms, strata, scale = self.ratio
+        parts = ((1, tuple(_Stratum.of([ys[u] - t * scale * ms[u] for u in units])
+                           for units in strata)),)
+        spread = math.sqrt(max(_cgf(parts, 0.0)[2], 1e-300))
+        mean = _cgf(parts, 0.0)[1]
+        s = _solve(lambda s: _cgf(parts, s)[1], 0.0, -mean / spread ** 2, 1 / spread)
+        return _lugannani_rice(parts, s, 0)[1]
+
+    def _ratio_quantile(self, level: float) -> Fraction:
+        ys, ms, strata, scale = self.ratio
+        centre = math.fsum(ys) / (scale * math.fsum(ms))
+        width = self.spread / (scale * math.fsum(ms))
+        t = _solve(self._ratio_cdf, level, centre + NormalDist().inv_cdf(level) * width, width)
+        return Fraction(t)
+
+
+def _saddlepoint_fits(columns, strata) -> bool:
+    """Is the saddlepoint approximation safe for these unit columns: enough units, smooth
+    enough values, and no unit that moves the sum by more than a third of its sd?"""
+    count = len(columns[0])
+    if count < _SADDLEPOINT_SMOOTH_UNITS:
+        return False
+    groups = strata or (tuple(range(count)),)
+    for column in columns:
+        parts = ((1, tuple(_Stratum.of([column[u] for u in units]) for units in groups)),)
+        spread = math.sqrt(_cgf(parts, 0.0)[2])
+        reach = max(max(map(abs, stratum.values)) for stratum in parts[0][1])
+        if spread == 0 or _SADDLEPOINT_REACH * reach > spread:
+            return False
+        lump = max(max(stratum.counts) for stratum in parts[0][1]) / count
+        if count < _SADDLEPOINT_UNITS and lump > _SADDLEPOINT_LUMP:
+            return False
+    return True
+
+
+def _lattice_of(columns, strata) -> tuple:
+    """``(base, span)`` of the lattice a resampled sum of these integer columns lies on."""
+    groups = strata or (tuple(range(len(columns[0][1]))),)
+    base, span = 0, 0
+    for sign, column in columns:
+        for units in groups:
+            first = column[units[0]]
+            base += sign * first * len(units)
+            for u in units:
+                span = math.gcd(span, column[u] - first)
+    return base, span
+
+
+def saddlepoint_distributions(scores: Scores) -> dict:
+    """The four bootstrap distributions by the saddlepoint approximation: a, b, paired
+    (exactly as ratios for clusters of unequal size) and unpaired."""
+    units, scale = scores.units, scores.scale
+    groups = units.strata or (tuple(range(units.count)),)
+
+    def strata_of(column):
+        return tuple(_Stratum.of([column[u] for u in members]) for members in groups)
+
+    if units.equal_sizes:
+        denominator = units.count * units.size[0] * scale
+        out = {}
+        for name, signed in (("a", ((1, units.a),)), ("b", ((1, units.b),)),
+                             ("paired", ((1, units.diff),)),
+                             ("unpaired", ((1, units.b), (-1, units.a)))):
+            base, span = _lattice_of(signed, units.strata)
+            parts = tuple((sign, strata_of(column)) for sign, column in signed)
+            out[name] = _Saddlepoint(parts, denominator, span, base)
+        return out
+    out = {}
+    for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
+        out[name] = _Saddlepoint(((1, strata_of(column)),), units.count * scale,
+                                 ratio=(column, units.size, groups, scale))
+    items = sum(units.size) / units.count          # the unpaired gap, linearized
+    linear = []
+    for sign, column in ((1, units.b), (-1, units.a)):
+        mean = math.fsum(column) / sum(units.size)
+        linear.append((sign, strata_of([(y - mean * m) / items
+                                        for y, m in zip(column, units.size)])))
+    out["unpaired"] = _Saddlepoint(tuple(linear), units.count * scale,
+                                   offset=scores.mean_b - scores.mean_a)
+    return out
 
 
 # --- Score intervals: never of zero width, no resampling ---
@@ -4141,13 +4515,17 @@ def _clamp(interval: Interval, low, high) -> Interval:
     return Interval(min(max(interval.lo, low), high), max(min(interval.hi, high), low))
 
 
-def _gap_intervals(dist: Distribution, estimate: Fraction, confidence, rules, *,
-                  groups=None, scale: int = 1, cells: Cells | None = None,
-                  proportions: bool = True) -> dict:
-    """The paired gap's interval by each rule in *rules* ({rule: Interval}, None
-    where it is undefined: BCa on a degenerate distribution, score without a 2x2 table).
-    Draws nothing: the coverage loop and calibration measure every rule on the same
-    replays this way."""
+@dataclass(frozen=True)
+class _FellBack(Interval):
+    """The percentile interval standing in where BCa is undefined, as in a comparison."""
+
+
+def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
+                   scale: int = 1, cells: Cells | None = None, proportions: bool = True) -> dict:
+    """The paired gap's interval by each rule in *rules* ({rule: Interval}): where BCa is
+    undefined the percentile one stands in (a _FellBack), as analyze() shows it; None for
+    score without a 2x2 table.  Draws nothing: the coverage loop and calibration measure
+    every rule on the same replays this way, and so what a comparison would print."""
     out = {}
     for rule in rules:
         if rule == "score":
@@ -4157,9 +4535,9 @@ def _gap_intervals(dist: Distribution, estimate: Fraction, confidence, rules, *,
             jack = _jackknife(groups, "paired", scale) if rule == "bca" else None
             interval = dist.interval(confidence, rule, estimate, jack)
         except ToolError:
-            out[rule] = None
-            continue
-        out[rule] = _clamp(interval, -1, 1) if proportions else interval
+            interval = _FellBack(*dataclasses.astuple(dist.interval(confidence)))
+        out[rule] = interval if not proportions else type(interval)(
+            *dataclasses.astuple(_clamp(interval, -1, 1)))
     return out
 
 
@@ -4547,6 +4925,8 @@ class Analysis:
     calibration: Calibration | None = None
     rules: dict | None = None   # the rule behind each interval (after any fallback)
     runs: RunsAnalysis | None = None    # several runs per system: the two-level analysis
+    method: str = "bootstrap"   # bootstrap (Monte Carlo), exact (B = infinity), saddlepoint
+    exact_distributions: dict | None = None   # exact ones beside a Monte Carlo run (--exact)
 
     @property
     def gap(self) -> Fraction:
@@ -4566,18 +4946,34 @@ class Analysis:
         return self.runs.interval if self.runs is not None else self.paired
 
     def paired_at(self, confidence) -> Interval:
-        """The paired interval at another confidence (a family's simultaneous level), by
-        the same rule, from the same resamples."""
+        """The paired interval the verdict reads, at a confidence (a family's simultaneous
+        level), by the same rule: from the exact distribution when it was computed beside
+        the resamples (--exact), else from the same resamples."""
         confidence = Fraction(confidence)
-        if confidence == self.confidence:
+        if confidence == self.confidence and self.exact_distributions is None:
             return self.paired
         rule = (self.rules or {}).get("paired", self.interval)
         if rule == "score":
             return newcombe_paired(self.cells, confidence)
-        dist = self.paired_distribution
+        dist = (self.exact_distributions or {}).get("paired", self.paired_distribution)
         jack = (self.jackknives or {}).get("paired")
         interval = dist.interval(confidence, rule, self.gap, jack)
         return _clamp(interval, -1, 1) if self.percent else interval
+
+
+def _choose_method(scores: Scores, settings: Settings) -> str:
+    """How the bootstrap distributions are computed: ``bootstrap`` (Monte Carlo, B
+    resamples) when resamples are asked for, or for several runs per system; else
+    ``exact`` (B = infinity) for plain 0/1 items, ``saddlepoint`` where its approximation
+    is safe (many units, none dominant), the Monte Carlo bootstrap otherwise."""
+    units = scores.units
+    if settings.resamples is not None or scores.runs_a is not None:
+        return "bootstrap"
+    if scores.binary and units.simple:
+        return "exact"
+    if _saddlepoint_fits((units.a, units.b, units.diff), units.strata):
+        return "saddlepoint"
+    return "bootstrap"
 
 
 def _choose_engine(requested: str, scores: Scores, resamples: int) -> str:
@@ -4606,7 +5002,7 @@ def _analyze_score_runs(rng, scores: Scores, settings: Settings, progress) -> Ru
     as_ints = lambda runs: tuple((label, tuple(int(Fraction(v) * scale) for v in column))
                                  for label, column in runs)
     return analyze_runs(rng, as_ints(scores.runs_a), as_ints(scores.runs_b), scale,
-                        settings.confidence, settings.resamples, progress)
+                        settings.confidence, settings.resamples or RESAMPLES, progress)
 
 
 def _check_applicable(scores: Scores, settings: Settings) -> None:
@@ -4756,17 +5152,25 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     *progress*, if given, is called as ``progress(done, total)``.
     """
     settings = _settings_of(settings, options)
-    engine = _choose_engine(settings.engine, scores, settings.resamples)
-    settings = dataclasses.replace(settings, engine=engine)
+    method = _choose_method(scores, settings)
+    resamples = settings.resamples or RESAMPLES
+    engine = _choose_engine(settings.engine, scores, resamples) if method == "bootstrap" \
+        else None
+    settings = dataclasses.replace(settings, engine=engine or (
+        "stream" if settings.engine == "auto" else settings.engine))
     _check_applicable(scores, settings)
     confidence = settings.confidence
-    units = scores.units
-    plain_binary = scores.binary and units.simple
-    resampling, permuting, calibrating = _steps(progress, [
-        5 * settings.resamples, settings.permutations, 2 * settings.calibration])
-    dists = bootstrap(rng, scores, settings.resamples, engine=settings.engine,
-                      progress=resampling)
+    plain_binary = scores.binary and scores.units.simple
     cells = scores.cells() if plain_binary else None
+    resampling, permuting, calibrating = _steps(progress, [
+        5 * resamples if method == "bootstrap" else 0, settings.permutations,
+        2 * settings.calibration])
+    if method == "exact":
+        dists = exact_distributions(cells)
+    elif method == "saddlepoint":
+        dists = saddlepoint_distributions(scores)
+    else:
+        dists = bootstrap(rng, scores, resamples, engine=engine, progress=resampling)
     made = _intervals(scores, dists, settings, cells)
     mcnemar, runs, test = _paired_test(rng, scores, settings, permuting)
     calibration = None
@@ -4774,18 +5178,19 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         replays = settings.calibration if scores.n <= _CALIBRATION_LARGE_N else \
             min(settings.calibration, _CALIBRATION_LARGE_REPLAYS)
         calibration = calibrate(rng, cells, confidence, made.rules["paired"],
-                                min(settings.resamples, RESAMPLES), replays,
-                                progress=calibrating)
+                                min(resamples, RESAMPLES), replays, progress=calibrating)
+    exact = exact_distributions(cells) if settings.exact and method != "exact" else None
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
         ci_a=made.intervals["a"], ci_b=made.intervals["b"], paired=made.intervals["paired"],
-        unpaired=made.intervals["unpaired"], mcnemar=mcnemar, resamples=settings.resamples,
-        confidence=confidence, paired_distribution=dists["paired"], engine=settings.engine,
+        unpaired=made.intervals["unpaired"], mcnemar=mcnemar, resamples=resamples,
+        confidence=confidence, paired_distribution=dists["paired"], engine=engine,
         test=test, percent=scores.proportions, interval=settings.interval, errors=made.errors,
-        exact=exact_intervals(cells, confidence) if settings.exact else None,
+        exact=None if exact is None else {k: d.interval(confidence) for k, d in exact.items()},
         design=_design_of(scores), binary=scores.binary, notes=made.notes, cells=cells,
         distributions=dists, jackknives=made.jackknives, diff_variance=_diff_variance(scores),
-        calibration=calibration, rules=made.rules, runs=runs)
+        calibration=calibration, rules=made.rules, runs=runs, method=method,
+        exact_distributions=exact)
 
 
 def _coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
@@ -4916,7 +5321,8 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
     Holm- and Bonferroni-adjusted p-values across the family of comparisons, and one
     verdict per candidate."""
     settings = _settings_of(settings, options)
-    per = 5 * settings.resamples + settings.permutations + 2 * settings.calibration
+    per = 5 * (settings.resamples or RESAMPLES) + settings.permutations + \
+        2 * settings.calibration
     steps = _steps(progress, [per] * (len(table.systems) - 1))
     analyses = [analyze(table.pair(index), rng, settings, progress=next(steps))
                 for index in range(1, len(table.systems))]
@@ -5190,43 +5596,45 @@ def summarize_ledger(path: str, confidence) -> LedgerSummary:
 
 @dataclass(frozen=True)
 class Coverage:
-    """How often an interval covers the true gap, over simulation replays.
+    """How often an interval covers the true gap, over simulation replays -- or, with
+    ``exact``, the probabilities themselves, summed over every outcome (no replays).
 
-    Rates are over all replays: a replay whose interval is undefined (BCa on a
-    degenerate resample) counts as a miss and is counted in ``undefined``.
+    Rates are over all replays.  Where BCa is undefined the percentile interval stands
+    in, as it does in a comparison, and the replay is counted in ``undefined``.
     ``others`` holds the same study for the other interval rules, measured on the
     same replays.
     """
 
     replays: int
-    covers: int
-    excludes_zero: int
-    width_sum: Fraction = Fraction(0)     # sum of the defined intervals' widths
-    undefined: int = 0                    # replays whose interval was undefined (BCa)
+    covers: int | float
+    excludes_zero: int | float
+    width_sum: Fraction = Fraction(0)     # sum of the intervals' widths
+    undefined: int = 0                    # replays where BCa was undefined (fell back)
     item_level: Coverage | None = None    # clustered replays: the interval ignoring clusters
     rule: str = "percentile"
     others: tuple = ()                    # (method, Coverage) for the other rules
     gate_passes: int | None = None        # replays a release gate passed (with --gate)
     margin: Fraction | None = None        # that gate's margin
+    exact: bool = False                   # covers and excludes_zero are probabilities
 
     @property
-    def defined(self) -> int:
-        return self.replays - self.undefined
+    def covers_rate(self):
+        return self.covers if self.exact else Fraction(self.covers, max(1, self.replays))
 
     @property
-    def covers_rate(self) -> Fraction:
-        return Fraction(self.covers, max(1, self.replays))
-
-    @property
-    def excludes_zero_rate(self) -> Fraction:
-        return Fraction(self.excludes_zero, max(1, self.replays))
+    def excludes_zero_rate(self):
+        return self.excludes_zero if self.exact else Fraction(self.excludes_zero,
+                                                              max(1, self.replays))
 
     @property
     def mean_half_width(self) -> Fraction:
-        return self.width_sum / (2 * max(1, self.defined))
+        return self.width_sum / (2 * max(1, self.replays))
 
-    def standard_error(self, rate: Fraction) -> float:
-        """Monte Carlo standard error of one of these rates, ``sqrt(p(1-p)/K)``."""
+    def standard_error(self, rate) -> float:
+        """Monte Carlo standard error of one of these rates, ``sqrt(p(1-p)/K)`` (0 when
+        exact)."""
+        if self.exact:
+            return 0.0
         return math.sqrt(float(rate * (1 - rate)) / max(1, self.replays))
 
     def of(self, rule: str) -> Coverage:
@@ -5247,8 +5655,9 @@ class Coverage:
             "covers_se": self.standard_error(self.covers_rate),
             "excludes_zero": float(self.excludes_zero_rate),
             "excludes_zero_se": self.standard_error(self.excludes_zero_rate),
-            "mean_half_width": float(self.mean_half_width),
+            "mean_half_width": None if self.exact else float(self.mean_half_width),
             "undefined": self.undefined,
+            "exact": self.exact,
         }
         if self.item_level is not None:
             body["item_level"] = self.item_level.to_json()
@@ -5279,9 +5688,10 @@ class _Tally:
         self.true_gap, self.covers, self.hits, self.width, self.undefined = true_gap, 0, 0, 0, 0
 
     def add(self, interval) -> None:
-        if interval is None:
+        if interval is None or isinstance(interval, _FellBack):
             self.undefined += 1
-            return
+            if interval is None:
+                return
         self.covers += self.true_gap in interval
         self.hits += _detects(interval, self.true_gap)
         self.width += interval.hi - interval.lo
@@ -5373,10 +5783,9 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Setting
     clusters, then the cluster bootstrap's, so both coverages come out side by side.
     """
     settings = _settings_of(settings, options)
-    confidence, resamples, interval = settings.confidence, settings.resamples, settings.interval
-    engine, margin = settings.engine, settings.margin
-    if engine == "auto":
-        raise ToolError("coverage() needs the engine named: stream or counts")
+    confidence, interval = settings.confidence, settings.interval
+    resamples, margin = settings.resamples or RESAMPLES, settings.margin
+    engine = _coverage_engine(settings.engine, copula, n_items, replays, resamples)
     if copula.runs > 1:
         return _runs_coverage(rng, copula, n_items, replays, resamples, confidence, progress,
                               margin)
@@ -5408,57 +5817,48 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Setting
 
 def _exact_table_intervals(table: Cells, confidence, rules, width: float = 9) -> dict:
     """Every rule's paired interval for one 2x2 table with the bootstrap taken exactly
-    (B = infinity): the percentile ends are the smallest D whose cumulative probability
-    exceeds q and 1 - q, basic reflects them, BCa reads the same distribution at its
-    adjusted levels (z0 from the mass below the observed D, ties half), score is
-    Newcombe's.  Draws nothing.
+    (B = infinity), by the same function as for resamples; score is Newcombe's.  Draws
+    nothing.
 
     >>> got = _exact_table_intervals(Cells(289, 67, 85, 59), CONFIDENCE, ("percentile",))
     >>> print(got["percentile"])
     [-1.2, +8.4] pts
     """
-    n, q = table.n, (1 - Fraction(confidence)) / 2
-    lo, cdf = _paired_gap_cdf(table, width)
-    observed = table.b_only - table.a_only
+    return _gap_intervals(_paired_distribution(table, width), Fraction(table.b - table.a,
+                                                                         table.n),
+                          confidence, rules, groups=table.groups(), cells=table)
 
-    def quantile(level) -> Fraction:
-        return Fraction(lo + bisect.bisect_right(cdf, float(level)), n)
 
-    def mass_below(d) -> float:
-        index = d - lo
-        return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
+_EXACT_SLACK = Fraction(1, 10)   # an exact study holds within a tenth of 1 - nominal
 
-    out = {}
-    for rule in rules:
-        if rule == "score":
-            out[rule] = newcombe_paired(table, confidence)
-        elif rule in ("percentile", "basic"):
-            low, high = quantile(q), quantile(1 - q)
-            gap = Fraction(observed, n)
-            out[rule] = Interval(low, high) if rule == "percentile" else \
-                _clamp(Interval(2 * gap - high, 2 * gap - low), -1, 1)
-        else:
-            share = (mass_below(observed - 1) + mass_below(observed)) / 2
-            try:
-                levels = _bca_levels(share, _jackknife(table.groups(), "paired"), confidence)
-                out[rule] = Interval(quantile(levels[0]), quantile(levels[1]))
-            except ToolError:
-                out[rule] = None
-    return out
+
+def _slack(cov: Coverage, rate, nominal) -> float:
+    """How far a measured rate may miss its target before the interval is said not to hold:
+    2 Monte Carlo standard errors, or for an exact study a tenth of 1 - nominal (95%: 0.5
+    pts; exact coverage of a discrete statistic moves around nominal from n to n)."""
+    if cov.exact:
+        return float(_EXACT_SLACK * (1 - Fraction(nominal)))
+    return 2 * max(cov.standard_error(rate), 1e-12)
+
+
+def _shortfalls(cov: Coverage, nominal, null: Coverage | None = None) -> tuple:
+    """Where the interval misses: ``("covers", rate)`` when coverage falls more than the
+    slack below nominal, ``("false", rate)`` when false positives (with a null study) rise
+    more than the slack above 1 - nominal."""
+    out = []
+    if float(cov.covers_rate) < float(nominal) - _slack(cov, cov.covers_rate, nominal):
+        out.append(("covers", cov.covers_rate))
+    if null is not None:
+        false = null.excludes_zero_rate
+        if float(false) > float(1 - Fraction(nominal)) + _slack(null, false, nominal):
+            out.append(("false", false))
+    return tuple(out)
 
 
 def _holds(cov: Coverage, nominal: Fraction, null: Coverage | None = None) -> bool:
-    """Does an interval hold its nominal level within Monte Carlo error: coverage no more
-    than 2 standard errors below nominal, and (with a null study) false positives no more
-    than 2 standard errors above 1 - nominal?"""
-    covers = cov.covers_rate
-    if float(covers) < float(nominal) - 2 * max(cov.standard_error(covers), 1e-12):
-        return False
-    if null is not None:
-        false = null.excludes_zero_rate
-        if float(false) > float(1 - nominal) + 2 * max(null.standard_error(false), 1e-12):
-            return False
-    return True
+    """Does an interval hold its nominal level: coverage within the slack of nominal, and
+    (with a null study) false positives within it of 1 - nominal?"""
+    return not _shortfalls(cov, nominal, null)
 
 
 def _recommended(cov: Coverage, nominal: Fraction, null: Coverage | None = None):
@@ -5539,14 +5939,41 @@ def calibrate(rng: random.Random, cells: Cells, confidence, rule: str, resamples
     truth = tuple(count / n for count in cells.as_tuple())
     half = (cells.a_only + cells.b_only) / (2 * n)
     null = (cells.both / n, half, half, cells.neither / n)
-    rules = _study_rules(rule)
+    gap = cells.b_only - cells.a_only
     steps = _steps(progress, [replays, replays])
-    at_gap = _interval_study(rng, truth, n, Fraction(cells.b - cells.a, n), rules, confidence,
-                            replays, resamples, next(steps))
-    no_gap = _interval_study(rng, null, n, Fraction(0), rules, confidence, replays, resamples,
-                            next(steps))
-    exact = _calibrates_exactly(truth, n)
-    return Calibration(n, replays, 0 if exact else resamples, confidence, at_gap, no_gap)
+    exact = 0 if _calibrates_exactly(truth, n) else resamples
+    if rule != "percentile":
+        rules = _study_rules(rule)
+        return Calibration(n, replays, exact, confidence, _interval_study(
+            rng, truth, n, Fraction(gap, n), rules, confidence, replays, resamples, next(steps)),
+            _interval_study(rng, null, n, Fraction(0), rules, confidence, replays, resamples,
+                            next(steps)))
+    at_gap = _percentile_study(truth, n, gap, confidence)
+    no_gap = _percentile_study(null, n, 0, confidence)
+    if _holds(at_gap, confidence, no_gap) or not replays:
+        return Calibration(n, 0, 0, confidence, at_gap, no_gap)
+    rules = _study_rules(rule)[1:]        # it does not hold: measure the others to name one
+    others = [_interval_study(rng, probs, n, Fraction(g, n), rules, confidence, replays,
+                              resamples, next(steps)) for probs, g in ((truth, gap), (null, 0))]
+    return Calibration(n, replays, exact, confidence, *(
+        dataclasses.replace(study, others=tuple((m, other.of(m)) for m in rules))
+        for study, other in zip((at_gap, no_gap), others)))
+
+
+def _percentile_study(probs, n: int, gap: int, confidence) -> Coverage:
+    """The exact percentile interval's coverage of gap/n and its rate of excluding 0 on the
+    gap's side (either side when it is 0), as probabilities: summed over every 2x2 table of
+    n items drawn from the cell probabilities *probs* (``_upper_share``), no replays."""
+    q = float(1 - Fraction(confidence)) / 2
+    a, c = probs[1], probs[2]
+    above = _upper_share(a, c, n, q, gap, exact=False)       # lower end above gap/n
+    below = _upper_share(c, a, n, q, -gap, exact=False)      # upper end below gap/n
+    if gap == 0:
+        detects = above + below
+    else:
+        detects = _upper_share(a, c, n, q, 0, exact=False) if gap > 0 else \
+            _upper_share(c, a, n, q, 0, exact=False)
+    return Coverage(0, max(0.0, 1 - above - below), detects, exact=True)
 
 
 @dataclass(frozen=True)
@@ -5599,7 +6026,6 @@ def calibration_table(rng: random.Random, pairs, grid, corr, confidence, replays
 
 _CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_LARGE_REPLAYS
 _CALIBRATION_LARGE_REPLAYS = 300     # tables each way (s.e. about 1.3 pts at 95%)
-_CALIBRATION_REPLAYS = 1000      # tables of the calibration, at the gap and with none
 
 
 # --- Planning: power and items needed, analytic and exact ---
@@ -5607,60 +6033,176 @@ _CALIBRATION_REPLAYS = 1000      # tables of the calibration, at the gap and wit
 _EXACT_POWER_LIMIT = 20_000      # largest n whose exact power the planner computes
 
 
-def _mass_at_or_below_zero(n: int, x: int, y: int) -> float:
-    """P*(D* <= 0) for the paired bootstrap of a table with x A-only and y B-only items."""
-    lo, cdf = _paired_gap_cdf(Cells(0, x, y, n - x - y))
-    index = -lo
+_TABLE_SADDLEPOINT_SD = 5        # calibration: beyond this sd of D, a table's cdf by saddlepoint
+
+
+@functools.lru_cache(maxsize=4096)
+def _table_gap_cdf(n: int, x: int, y: int) -> tuple:
+    """``(lo, cdf)`` of D* for a table with x A-only and y B-only items among n (cached:
+    neighbouring thresholds and studies visit the same tables)."""
+    return _paired_gap_cdf(Cells(0, x, y, n - x - y))
+
+
+def _table_saddlepoint_cdf(n: int, x: int, y: int, t: int) -> float:
+    """P(D* <= t) by the saddlepoint approximation with Daniels' continuity correction:
+    D* is a sum of n draws of -1, 0, +1 with shares a = x/n, b, c = y/n, so its cumulant
+    generating function is ``n log(a e^-s + b + c e^s)`` and the saddle point solves a
+    quadratic in e^s -- a few operations per table instead of a table of its distribution."""
+    a, c = x / n, y / n
+    b = 1 - a - c
+    target = t + 0.5                                  # P(D <= t) = P(D < t + 1/2)
+    if target <= -n:
+        return 0.0
+    if target >= n:
+        return 1.0
+    u = (target * b + math.sqrt(target * target * b * b + 4 * (n - target) * c * (n + target)
+                                * a)) / (2 * (n - target) * c)
+    s = math.log(u)
+    mgf = a / u + b + c * u
+    k, k2 = n * math.log(mgf), n * ((c * u + a / u) * mgf - (c * u - a / u) ** 2) / mgf ** 2
+    if abs(s) < 1e-7:
+        return 0.5
+    w = math.copysign(math.sqrt(max(0.0, 2 * (s * target - k))), s)
+    v = 2 * math.sinh(s / 2) * math.sqrt(k2)
+    normal = NormalDist()
+    return min(1.0, max(0.0, normal.cdf(w) + normal.pdf(w) * (1 / w - 1 / v)))
+
+
+def _table_cdf(n: int, x: int, y: int, t: int, exact: bool = True) -> float:
+    """P*(D* <= t) for the paired bootstrap of a table with x A-only and y B-only items:
+    exactly, or -- with ``exact=False``, for tables whose D has an sd above
+    TABLE_SADDLEPOINT_SD -- by the closed-form saddlepoint approximation."""
+    if not exact and min(x, y) > 0 and x + y < n and \
+            n * (x / n + y / n - ((y - x) / n) ** 2) > _TABLE_SADDLEPOINT_SD ** 2:
+        return _table_saddlepoint_cdf(n, x, y, t)
+    lo, cdf = _table_gap_cdf(n, x, y)
+    index = t - lo
     return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
 
 
-def _threshold(n: int, x: int, rest: int, q: float, guess) -> int:
-    """The smallest y <= rest with P*(D* <= 0 | x A-only, y B-only) <= q (rest + 1: none)."""
-    def fits(y):
-        return _mass_at_or_below_zero(n, x, y) <= q
+def _threshold(fits, rest: int, guess) -> int:
+    """The smallest y <= rest with fits(y), fits false then true (rest + 1: none): from the
+    last x's threshold by galloping (a step or two when it moved little), by bisection over
+    0..rest when there is none."""
+    low, high = -1, rest + 1                      # fits(low) is false, fits(high) true
+    if guess is not None:
+        y, step = min(guess, rest + 1), 1
+        if y <= rest and fits(y):
+            high = y
+            while high > 0:
+                probe = max(0, high - step)
+                if not fits(probe):
+                    low = probe
+                    break
+                high, step = probe, 2 * step
+        else:
+            low = y
+            while low < rest:
+                probe = min(rest, low + step)
+                if fits(probe):
+                    high = probe
+                    break
+                low, step = probe, 2 * step
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits(middle) else (middle, high)
+    return high
 
-    if guess is None:
-        low, high = -1, rest + 1
-        while high - low > 1:
-            middle = (low + high) // 2
-            low, high = (low, middle) if fits(middle) else (middle, high)
-        return high
-    y = min(guess, rest + 1)
-    while y > 0 and fits(y - 1):
-        y -= 1
-    while y <= rest and not fits(y):
-        y += 1
-    return y
+
+class _BinomialTail:
+    """P(Binomial(m, r) >= k) for a sequence of (m, k) that moves by a step or two each
+    time (m falling by one, k moving a little), kept up to date by the recurrences
+    ``P(Bin(m-1) >= k) = P(Bin(m) >= k) - r P(Bin(m-1) = k-1)`` and
+    ``P(Bin(m) >= k+1) = P(Bin(m) >= k) - P(Bin(m) = k)`` -- a few Loader probabilities per
+    step instead of a tail sum of some standard deviations' length."""
+
+    def __init__(self, r: float):
+        self.r, self.m, self.k, self.tail = r, None, None, None
+
+    def __call__(self, m: int, k: int) -> float:
+        r = self.r
+        if k <= 0:
+            return 1.0
+        if k > m:
+            return 0.0
+        if self.m is None or not 0 <= self.m - m <= 16 or abs(self.k - k) > 32:
+            self.m, self.k, self.tail = m, k, 1.0 - _binom_cdf(k - 1, m, r)
+            return self.tail
+        tail, here, at = self.tail, self.m, self.k
+        while here > m:
+            tail -= r * binom_pmf(at - 1, here - 1, r)
+            here -= 1
+        while at < k:
+            tail -= binom_pmf(at, here, r)
+            at += 1
+        while at > k:
+            at -= 1
+            tail += binom_pmf(at, here, r)
+        self.m, self.k, self.tail = here, at, min(1.0, max(0.0, tail))
+        return self.tail
 
 
-def _one_sided_power(p_a: float, p_b: float, n: int, q: float) -> float:
-    """P(lower end > 0): for each A-only count x (Binomial(n, p_a)), the B-only counts y
-    (Binomial(n - x, p_b / (1 - p_a)) given x) at or above the smallest y*(x) whose
-    table's bootstrap puts at most q of its mass at D <= 0.  y*(x) rises with x, so
-    each is found from the last by a step or two."""
+_SHARE_ROWS = 1024               # calibration: A-only counts summed one by one, at most
+
+
+def _share_rows(n: int, p_a: float) -> tuple:
+    """``(first, last, block)``: the A-only counts a table sum visits (9 sd and 10 beyond
+    the mean each way) and, past SHARE_ROWS of them, the block of counts one
+    evaluation stands for (1: every count on its own)."""
+    spread = 9 * math.sqrt(n * p_a * (1 - p_a)) + 10
+    first, last = max(0, math.floor(n * p_a - spread)), min(n, math.ceil(n * p_a + spread))
+    return first, last, max(1, math.ceil((last - first + 1) / _SHARE_ROWS))
+
+
+def _upper_share(p_a: float, p_b: float, n: int, q: float, t: int = 0,
+                 exact: bool = True, verdict: bool = False) -> float:
+    """P over every table of n items that its paired bootstrap puts at most q of its mass
+    at D* <= t -- that its exact percentile interval's lower end lies above t/n (power for
+    t = 0).  For each A-only count x (Binomial(n, p_a)) the B-only counts y (Binomial(n - x,
+    p_b / (1 - p_a)) given x) at or above the smallest y*(x) that does; y*(x) rises with x,
+    so each is found from the last by a step or two.  With ``exact=False`` (calibration)
+    large tables' cdfs come from the saddlepoint, and past SHARE_ROWS counts x a block of
+    them is weighed at its middle count (the midpoint rule on a smooth sum).  With
+    ``verdict`` a table counts only when McNemar's p is below 2q too: the verdict "better"
+    (p falls as y rises, so both conditions together still start at one y*(x))."""
     if p_b <= 0:
         return 0.0
     conditional = min(1.0, p_b / (1 - p_a)) if p_a < 1 else 0.0
-    spread = 9 * math.sqrt(n * p_a * (1 - p_a)) + 10
-    power, threshold = 0.0, None
-    for x in range(max(0, math.floor(n * p_a - spread)), min(n, math.ceil(n * p_a + spread)) + 1):
-        weight = binom_pmf(x, n, p_a)
+    first, last, block = _share_rows(n, p_a)
+    block = 1 if exact else block
+    share, threshold, tail = 0.0, None, _BinomialTail(conditional)
+    ratio = p_a / (1 - p_a) if p_a < 1 else 0.0
+    for start in range(first, last + 1, block):
+        counts = range(start, min(start + block, last + 1))
+        term = weight = binom_pmf(start, n, p_a)
+        for x in counts[:-1]:                         # the block's other probabilities
+            term *= (n - x) / (x + 1) * ratio
+            weight += term
+        x = counts[len(counts) // 2]
         rest = n - x
-        threshold = _threshold(n, x, rest, q, threshold)
+        threshold = _threshold(lambda y: _table_cdf(n, x, y, t, exact) <= q and (
+            not verdict or y > x and mcnemar_exact(x, y).p < 2 * q), rest, threshold)
         if threshold <= rest:
-            power += weight * (1.0 - _binom_cdf(threshold - 1, rest, conditional))
-    return power
+            share += weight * tail(rest, threshold)
+    return share
 
 
 @functools.lru_cache(maxsize=512)
 def _exact_power(probs: tuple, n: int, confidence: Fraction) -> float:
     cells = Cells(*probs)
     q = float(1 - confidence) / 2
-    upper = _one_sided_power(cells.a_only, cells.b_only, n, q)
+    upper = _upper_share(cells.a_only, cells.b_only, n, q)
     if cells.b_only > cells.a_only:
         return upper
-    lower = _one_sided_power(cells.b_only, cells.a_only, n, q)
+    lower = _upper_share(cells.b_only, cells.a_only, n, q)
     return lower if cells.a_only > cells.b_only else upper + lower
+
+
+def exact_verdict_power(cells: Cells, n: int, confidence) -> float:
+    """P(the verdict says B is better): the exact percentile interval excludes 0 above it
+    and McNemar's exact p is below 1 - confidence, over every table of n items."""
+    q = float(1 - Fraction(confidence)) / 2
+    return _upper_share(cells.a_only, cells.b_only, n, q, verdict=True)
 
 
 def exact_power(cells: Cells, n: int, confidence) -> float:
@@ -5835,13 +6377,17 @@ class _PlanSummary:
     n_needed: int | None
     exact_n_needed: int | None
     unpaired_n_needed: int | None
+    verdict_power: float | None = None   # the verdict "better" (interval and McNemar), exact
 
 
 def _plan_summary(plan: PowerPlan, n: int, target) -> _PlanSummary:
     """Everything the plan line prints, computed once."""
+    verdict = None if plan.gap <= 0 or n > _EXACT_POWER_LIMIT else \
+        exact_verdict_power(plan.cells, n, plan.confidence)
     return _PlanSummary(n, Fraction(target), plan.power(n), plan.exact_power(n),
                        plan.power(n, paired=False), plan.items_needed(target),
-                       plan.exact_items_needed(target), plan.items_needed(target, paired=False))
+                       plan.exact_items_needed(target), plan.items_needed(target, paired=False),
+                       verdict)
 
 
 def _minimum_detectable_gap(variance, n: int, confidence, power=Fraction("0.8"),
@@ -6331,7 +6877,7 @@ def _precision_lines(result: Analysis) -> list:
     """Monte Carlo error of every interval end, advice when B is too small for the digits
     printed, and the exact (B = infinity) intervals when asked for."""
     pct, errors = result.percent, result.errors
-    if all(m in _UNRESAMPLED for m in result.rules.values()):
+    if result.method != "bootstrap" or all(m in _UNRESAMPLED for m in result.rules.values()):
         return []
     parts = []
     for name, label in (("a", "A"), ("b", "B"), ("paired", "paired"), ("unpaired", "unpaired")):
@@ -6394,29 +6940,28 @@ def _rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> st
     return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
 
 
+def _measured(cov: Coverage, rate) -> str:
+    """A rate as measured: ``94.1% +- 0.7`` (its Monte Carlo s.e.), or ``94.1%`` exact."""
+    text = f"{_round_fixed(Fraction(rate) * 100, 1)}%"
+    return text if cov.exact else text + f" +- {cov.standard_error(rate) * 100:.1f}"
+
+
 def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
-    """A warning when the interval misses its nominal level by more than 2 Monte Carlo
-    standard errors, naming a rule that holds here (or saying none does)."""
-    if _holds(cov, nominal, null):
+    """A warning when the interval misses its nominal level by more than the slack, naming
+    a rule that holds here (or saying none does)."""
+    problems = [f"covers {_measured(cov, rate)} of the time, short of its "
+                f"{_format_level(nominal)}" if kind == "covers" else
+                f"excludes 0 under no gap {_measured(null, rate)} of the time, above "
+                f"{_format_level(1 - nominal)}" for kind, rate in _shortfalls(cov, nominal, null)]
+    if not problems:
         return []
-    problems = []
-    if float(cov.covers_rate) < float(nominal) - 2 * cov.standard_error(cov.covers_rate):
-        problems.append(f"covers {_round_fixed(cov.covers_rate * 100, 1)}% +- "
-                        f"{cov.standard_error(cov.covers_rate) * 100:.1f} of the time, short of "
-                        f"its {_format_level(nominal)}")
-    if null is not None:
-        false = null.excludes_zero_rate
-        if float(false) > float(1 - nominal) + 2 * null.standard_error(false):
-            problems.append(f"excludes 0 under no gap {_round_fixed(false * 100, 1)}% +- "
-                            f"{null.standard_error(false) * 100:.1f} of the time, above "
-                            f"{_format_level(1 - nominal)}")
     better = _recommended(cov, nominal, null)
     if better is None:
         fix = "no interval the tool offers holds here; more items, or an exact test, are the remedy"
     else:
         alt, alt_null = cov.of(better), null.of(better) if null is not None else None
         fix = (f"the {_INTERVAL_NAMES[better]} interval (--interval {better}) covers "
-               f"{_round_fixed(alt.covers_rate * 100, 1)}% +- {alt.standard_error(alt.covers_rate) * 100:.1f}"
+               f"{_measured(alt, alt.covers_rate)}"
                + (f" and excludes 0 under no gap {_round_fixed(alt_null.excludes_zero_rate * 100, 1)}%"
                   if alt_null is not None else "") + " here")
     return [f"warning: at this n the {_INTERVAL_NAMES[cov.rule]} interval "
@@ -6443,7 +6988,8 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
                      f"zero {_rate_text(items.excludes_zero_rate, items, '')})")
     if cov.undefined:
         lines.append(f"  ({cov.undefined} of {cov.replays} replays had no {_INTERVAL_NAMES[cov.rule]} "
-                     "interval (undefined); they count as misses)")
+                     "interval (undefined); the percentile interval stood in, as it does in a "
+                     "comparison)")
     if cov.gate_passes is not None:
         rate = Fraction(cov.gate_passes, max(1, cov.replays))
         margin = _format_gap(cov.margin, True)
@@ -6465,15 +7011,16 @@ def _calibration_lines(result: Analysis) -> list:
     if cal is None:
         return []
     cov, null = cal.coverage, cal.null
+    how = (f"exact: summed over every 2x2 table of {cal.n:,} items drawn from this one, and "
+           f"from it with no gap; each table's bootstrap exact, past an sd of "
+           f"{_TABLE_SADDLEPOINT_SD} by its saddlepoint approximation" if cov.exact else
+           f"{cal.replays:,} tables drawn from this 2x2 table, and as many with no gap; "
+           + ("each table's bootstrap exact" if cal.resamples == 0 else
+              f"B={cal.resamples:,} per table"))
     line = (f"calibration: at n={cal.n:,} and these accuracies the paired "
             f"{_format_level(cal.nominal)} {_INTERVAL_NAMES[cal.rule]} CI covers the gap "
-            f"{_round_fixed(cov.covers_rate * 100, 1)}% +- {cov.standard_error(cov.covers_rate) * 100:.1f} "
-            f"of the time and excludes 0 under no gap "
-            f"{_round_fixed(null.excludes_zero_rate * 100, 1)}% +- "
-            f"{null.standard_error(null.excludes_zero_rate) * 100:.1f} "
-            f"({cal.replays:,} tables drawn from this 2x2 table, and as many with no gap; "
-            + ("each table's bootstrap exact)" if cal.resamples == 0 else
-               f"B={cal.resamples:,} per table)"))
+            f"{_measured(cov, cov.covers_rate)} of the time and excludes 0 under no gap "
+            f"{_measured(null, null.excludes_zero_rate)} ({how})")
     return [line] + _holds_lines(cov, null, cal.nominal)
 
 
@@ -6483,19 +7030,25 @@ def _plan_line(plan: _PlanSummary) -> str:
 
     target = _format_percent(plan.target)
     if plan.exact_power is None:
-        paired = f"{100 * plan.power:.1f}% paired (normal approximation)"
+        paired = f"{100 * plan.power:.1f}% that the paired interval excludes 0 (normal " \
+                 "approximation)"
     else:
-        paired = (f"{100 * plan.exact_power:.1f}% paired (exact, B=infinity; the normal "
-                  f"approximation says {100 * plan.power:.1f}%)")
+        paired = (f"{100 * plan.exact_power:.1f}% that the paired interval excludes 0 (exact, "
+                  f"B=infinity; the normal approximation says {100 * plan.power:.1f}%)")
+    if plan.verdict_power is not None:
+        paired += (f", {100 * plan.verdict_power:.1f}% that the verdict says better (the "
+                   "interval and McNemar's p together, exact)")
     if plan.exact_n_needed is not None:
         paired_n = (f"n={plan.exact_n_needed:,} paired (exact; the approximation says "
                     f"{plan.n_needed:,})")
     else:
         paired_n = needed(plan.n_needed, " paired (normal approximation)")
-    head = f"plan: power at n={plan.n:,} is {paired}, {100 * plan.unpaired_power:.1f}% unpaired; "
+    head = (f"plan: power at n={plan.n:,}: {paired}, {100 * plan.unpaired_power:.1f}% for the "
+            "unpaired interval; ")
     if plan.n_needed is None:
         return head + f"no n reaches {target} power (the true gap is 0: that is the false-positive rate)"
-    return head + f"{target} power needs {paired_n}, {needed(plan.unpaired_n_needed, ' unpaired')}"
+    return head + (f"{target} interval power needs {paired_n}, "
+                   f"{needed(plan.unpaired_n_needed, ' unpaired')}")
 
 
 _RUNS_TABLE = (1, 2, 3, 5, 10)
@@ -6621,33 +7174,44 @@ def _act_lines(comparison: Comparison) -> list:
                    f"{act.items_needed:,} items (normal approximation)"]
 
 
-def _histogram_bins(dist: Distribution, bins: int) -> list:
-    """[(lo, hi, count)] over the distribution's range, edges exact and, for statistics on
-    a grid (k/n), on it; ratio statistics (clusters of unequal size) get equal bins."""
-    low, high = dist.value(0), dist.value(-1)
+def _histogram_bins(dist, bins: int) -> list:
+    """[(lo, hi, share)] over the distribution's range -- share the part of the resamples
+    (or of the exact or approximated distribution) in [lo, hi) -- edges exact and, for
+    statistics on a grid (k/n), on it; ratio statistics get equal bins."""
+    low, high = dist.support
     step = dist.grid
     if step is None:
         step = (high - low) / (bins * 1000) or Fraction(1, 1000)
     width = max(1, math.ceil((high - low + step) / bins / step)) * step
     start = math.floor(low / width) * width
     count = math.floor((high - start) / width) + 1
-    edges = [start + i * width for i in range(count + 1)]
-    cuts = [bisect.bisect_left(dist.sums, edge * dist.denominator) for edge in edges]
-    return [(edges[i], edges[i + 1], cuts[i + 1] - cuts[i]) for i in range(count)]
+    cuts = [dist.mass_below(start + i * width) for i in range(count + 1)]
+    return [(start + i * width, start + (i + 1) * width, cuts[i + 1] - cuts[i])
+            for i in range(count)]
 
 
-def _text_histogram(dist: Distribution, interval: Interval, level: str, percent: bool = True,
+def _distribution_words(dist) -> str:
+    if dist.monte_carlo:
+        return f" over {len(dist.sums)} resamples"
+    return ", its exact bootstrap distribution (B = infinity)" if isinstance(dist, _Lattice) \
+        else ", the saddlepoint approximation to its bootstrap distribution"
+
+
+def _text_histogram(dist, interval: Interval, level: str, percent: bool = True,
                    bins: int = 12, what: str = "paired gap") -> list:
-    """A compact ASCII histogram of the paired gap: '#' inside the interval, '.' outside."""
+    """A compact ASCII histogram of the paired gap: '#' inside the interval, '.' outside;
+    each bin's count of resamples, or its share of an exact or approximated distribution."""
     rows = _histogram_bins(dist, bins)
-    tallest = max(count for _, _, count in rows)
-    lines = [f"{what} over {len(dist.sums)} resamples (bins from the value shown; "
+    tallest = max(share for _, _, share in rows)
+    lines = [f"{what}{_distribution_words(dist)} (bins from the value shown; "
              f"'#' inside the {level} CI, '.' outside):"]
-    for lo, hi, count in rows:
+    for lo, hi, share in rows:
         mark = "#" if lo + (hi - lo) / 2 in interval else "."
-        bar = mark * max(1 if count else 0, round(40 * count / tallest))
+        bar = mark * max(1 if share else 0, round(40 * share / tallest))
         zero = "  <- 0" if lo <= 0 < hi else ""
-        lines.append(f"  {_format_gap(lo, percent):>10} |{bar:<40} {count:>6}{zero}")
+        amount = f"{int(share * len(dist.sums)):>6}" if dist.monte_carlo else \
+            f"{100 * float(share):>5.1f}%"
+        lines.append(f"  {_format_gap(lo, percent):>10} |{bar:<40} {amount}{zero}")
     return lines
 
 
@@ -6679,8 +7243,15 @@ def _histogram_lines(result: Analysis) -> list:
     return _text_histogram(result.paired_distribution, result.paired, level, result.percent)
 
 
+_METHOD_NAMES = {"exact": "exact bootstrap (B = infinity)",
+                 "saddlepoint": "saddlepoint approximation to the bootstrap (Davison and "
+                                "Hinkley 1988; no resampling)"}
+
+
 def _method_text(result: Analysis) -> str:
     """How the intervals were computed, in the report's words."""
+    if result.method in _METHOD_NAMES:
+        return _METHOD_NAMES[result.method]
     engine = "" if result.engine == "stream" else f", {result.engine} engine"
     return f"bootstrap, B={result.resamples:,} resamples{engine}"
 
@@ -6712,16 +7283,19 @@ def _data_text(report: Report) -> str:
         kind = "0/1 scores" if result.binary else "real-valued scores"
         if result.runs is not None:
             kind = f"each item's mean over {result.runs.a.count} and {result.runs.b.count} runs"
+        error = "Monte Carlo error, " if result.method == "bootstrap" else ""
         lines.append(f"n={result.n:,} items from {_input_names(table)} ({kind}); "
                      f"{_method_text(result)}; seed {report.params['seed']}; --details for "
-                     "Monte Carlo error, calibration, provenance and the gap's distribution")
+                     f"{error}calibration, provenance and the gap's distribution")
         return "\n".join(lines) + "\n"
     lines += _precision_lines(result)
     lines += _input_lines(table, report.params["seed"], ("A", "B"))
     if _looks_written_by_tool(table):
-        lines.append(f"note: resampled from Random({report.params['seed']}) afresh: for a file "
-                     "written by --write-csv the accuracies and McNemar match the simulated run "
-                     "exactly, the intervals by Monte Carlo error")
+        how = (f"resampled from Random({report.params['seed']}) afresh, match it by Monte "
+               "Carlo error" if result.method == "bootstrap" else
+               "exact here, differ from its resampled ones by their Monte Carlo error")
+        lines.append("note: for a file written by --write-csv the accuracies and McNemar match "
+                     f"the simulated run exactly; the intervals, {how}")
     lines += _engine_lines(report, result)
     lines += _histogram_lines(result)
     return "\n".join(lines) + "\n"
@@ -6837,6 +7411,8 @@ def _runs_json(runs: RunsAnalysis, percent: bool) -> dict:
 def _analysis_json(result: Analysis) -> dict:
     advice = _mc_advice(result)
     return {
+        "method": result.method,
+        "resamples": result.resamples if result.method == "bootstrap" else None,
         "interval_method": result.interval,
         "interval_methods": dict(result.rules),
         "mc_error": {name: [float(lo), float(hi)] for name, (lo, hi) in result.errors.items()},
@@ -6859,6 +7435,14 @@ def _analysis_json(result: Analysis) -> dict:
     }
 
 
+def _histogram_json(dist) -> list:
+    """The paired gap's histogram: each bin's share, and its count of resamples when the
+    distribution was resampled."""
+    return [{"lo": float(lo), "hi": float(hi), "share": float(share),
+             **({"count": int(share * len(dist.sums))} if dist.monte_carlo else {})}
+            for lo, hi, share in _histogram_bins(dist, 12)]
+
+
 def _comparison_json(report: Report) -> dict:
     first = report.comparisons[0]
     result = first.analysis
@@ -6870,8 +7454,7 @@ def _comparison_json(report: Report) -> dict:
         "coverage": report.coverage.to_json() if report.coverage else None,
         "verdict": first.decision.word,
         "decision": first.decision.to_json(),
-        "histogram": [{"lo": float(lo), "hi": float(hi), "count": count}
-                      for lo, hi, count in _histogram_bins(result.paired_distribution, 12)],
+        "histogram": _histogram_json(result.paired_distribution),
     }
     gates = [c.decision.gate for c in report.comparisons if c.decision.gate is not None]
     if gates:
@@ -7328,7 +7911,9 @@ class _Svg:
 def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
     """The paired gap's bootstrap distribution: bars, the interval shaded, 0 and the
     observed and (for a simulation) the true gap marked."""
-    rows = _histogram_bins(result.paired_distribution, bins)
+    dist = result.paired_distribution
+    scale = len(dist.sums) if dist.monte_carlo else 100      # counts, or percent of the mass
+    rows = [(lo, hi, share * scale) for lo, hi, share in _histogram_bins(dist, bins)]
     unit = 100 if result.percent else 1
     pts = [float(edge) * unit for edge in [rows[0][0], rows[-1][1]]]
     marks = [0.0, float(result.gap) * unit]
@@ -7352,7 +7937,7 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
                    f'fill="{"#3b75af" if inside else "#9bb8d3"}"/>')
     canvas.axes(_nice_ticks(lo - pad, hi + pad), _nice_ticks(0, tallest * 1.1, 5),
                 "gap B - A (accuracy points)" if result.percent else "gap B - A (score units)",
-                "resamples",
+                "resamples" if dist.monte_carlo else "% of the distribution",
                 xfmt=lambda v: f"{v:+g}" if v else "0", yfmt=lambda v: f"{v:g}")
     top = canvas.top
     canvas.line(canvas.x(0), top, canvas.x(0), canvas.y(0), stroke="#555", width=1.5, dash="5,4")
@@ -7367,8 +7952,8 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
                     width=2)
         canvas.text(canvas.x(truth), top + 24, f"true gap {truth:+.1f}", size=12,
                     extra=' fill="#c0392b"')
-    canvas.text(canvas.width / 2, 22, f"Paired bootstrap distribution of the gap "
-                f"({len(result.paired_distribution.sums)} resamples)", size=15)
+    canvas.text(canvas.width / 2, 22, "Paired bootstrap distribution of the gap "
+                f"{_distribution_words(dist).lstrip(', ')}", size=15)
     canvas.text(canvas.width / 2, 40, f"shaded: {level} CI "
                 f"{_format_interval(result.paired, result.percent)}", size=12,
                 extra=' fill="#2c5d8a"')
@@ -7731,10 +8316,10 @@ _FLAGS = (
           help="auto (default): the stream engine where it finishes in seconds, else counts; "
                "stream: resample items, bit-exact with the article's listing; counts: draw "
                "how many resampled items take each value, cost independent of n"),
-    _flag(_C, "resampling", "--calibration", type=_count_arg, default=_CALIBRATION_REPLAYS,
+    _flag(_C, "resampling", "--calibration", type=_count_arg, default=CALIBRATION_REPLAYS,
           metavar="K", help=f"0/1 data: measure the chosen interval's coverage and false-"
                             f"positive rate on K tables drawn from your own 2x2 table, and as "
-                            f"many with no gap (default {_CALIBRATION_REPLAYS:,}; 0 skips it)"),
+                            f"many with no gap (default {CALIBRATION_REPLAYS:,}; 0 skips it)"),
     _flag(_C, "resampling", "--permutations", type=_count_arg, default=PERMUTATIONS,
           metavar="R", help=f"random sign patterns of the permutation test for real-valued "
                             f"scores (default {PERMUTATIONS:,}; exact up to "
@@ -8292,8 +8877,11 @@ def _run_sweep(args) -> _SweepReport:
 
 
 def _settings_from(args, calibration: int = 0, engine: str | None = None) -> Settings:
-    """The resampling settings a command line asks for."""
-    return Settings(args.resamples, args.confidence, args.interval, engine or args.engine,
+    """The resampling settings a command line asks for: compare resamples only when
+    --resamples is given (else the exact or saddlepoint bootstrap where they apply)."""
+    resamples = args.resamples if args.command != "compare" or "resamples" in args.given \
+        else None
+    return Settings(resamples, args.confidence, args.interval, engine or args.engine,
                     getattr(args, "permutations", PERMUTATIONS), args.exact,
                     args.accuracy_interval, calibration)
 

@@ -20,9 +20,11 @@ def test_default_run_prints_the_article_six_lines_first():
     assert status == 0 and err == ""
     lines = out.splitlines()
     assert lines[:6] == ARTICLE_LINES
-    assert lines[6] == ("plan: power at n=500 is 35.7% paired (exact, B=infinity; the normal "
-                        "approximation says 37.0%), 30.3% unpaired; 80% power needs n=1,507 "
-                        "paired (exact; the approximation says 1,482), n=1,884 unpaired")
+    assert lines[6] == ("plan: power at n=500: 35.7% that the paired interval excludes 0 "
+                        "(exact, B=infinity; the normal approximation says 37.0%), 33.9% that "
+                        "the verdict says better (the interval and McNemar's p together, "
+                        "exact), 30.3% for the unpaired interval; 80% interval power needs "
+                        "n=1,507 paired (exact; the approximation says 1,482), n=1,884 unpaired")
     assert lines[7].startswith("Monte Carlo error of the interval ends (B=2,000): ")
     assert lines[8].startswith("hint: the gap intervals' ends move by up to")
     assert lines[8].endswith("for 0/1 scores --exact gives the exact ends (B = infinity) at "
@@ -79,7 +81,7 @@ def tool_run(n, corr, acc_a, acc_b, seed, resamples, replays, confidence):
     """The tool's library calls, in the command line's order, on one generator."""
     rng = random.Random(seed)
     scores = bed.simulate(rng, n, corr, acc_a, acc_b)
-    result = bed.analyze(scores, rng, resamples=resamples, confidence=confidence)
+    result = bed.analyze(scores, rng, resamples=resamples, confidence=confidence, calibration=0)
     cov = bed.coverage(rng, bed.Copula(corr, acc_a, acc_b), n, replays=replays,
                        resamples=resamples, confidence=confidence)
     return scores, result, cov, rng.getstate()
@@ -137,9 +139,11 @@ def test_true_gap_is_exact_not_float():
 
 
 def test_percentile_indices_are_exact():
-    assert bed._percentile_indices(2000, Fraction("0.95")) == (50, 1950)
-    assert bed._percentile_indices(1000, Fraction("0.9")) == (50, 950)
-    assert bed._percentile_indices(1, Fraction("0.95")) == (0, 0)
+    def indices(rounds, confidence):
+        return bed.Distribution.of(range(rounds)).end_indices(confidence)
+    assert indices(2000, Fraction("0.95")) == (50, 1950)
+    assert indices(1000, Fraction("0.9")) == (50, 950)
+    assert indices(1, Fraction("0.95")) == (0, 0)
     # in floats (1-0.9)/2*1000 = 49.99999999999999, which would floor to 49
     assert math.floor((1 - 0.9) / 2 * 1000) == 49
 
@@ -180,7 +184,9 @@ def test_csv_recompute_matches_simulated_run_where_it_must():
     assert lines[1].startswith("  A = system_a_correct: 0.712 [")
     assert lines[2].startswith("  B = system_b_correct: 0.748 [")
     assert lines[4] == ARTICLE_LINES[5]
-    assert any(line.startswith("note: resampled from Random(2026) afresh") for line in lines)
+    assert any(line.startswith("note: for a file written by --write-csv the accuracies and "
+                               "McNemar match the simulated run exactly; the intervals, exact "
+                               "here") for line in lines)
 
 
 def test_csv_recompute_json_has_input_block():

@@ -202,7 +202,7 @@ def test_monte_carlo_error_shrinks_like_one_over_root_b():
 # --- command line -----------------------------------------------------------------------------
 
 def test_exact_and_bca_on_the_shipped_csv():
-    status, out, _ = cli("--csv", SHIPPED_CSV, "--exact", "--details")
+    status, out, _ = cli("--csv", SHIPPED_CSV, "--exact", "--resamples", "2000", "--details")
     assert status == 0
     assert "exact bootstrap (B=infinity, percentile): A [0.672, 0.752]" in out
     assert "paired [-1.2, +8.4] pts" in out

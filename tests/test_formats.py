@@ -197,13 +197,15 @@ def test_auto_keeps_the_stream_engine_for_the_article_and_says_when_it_does_not(
     path.write_text("item,a,b\n" + "".join(f"{i},{int(rng.random() < 0.7)},"
                                            f"{int(rng.random() < 0.72)}\n" for i in range(30_000)))
     got = json.loads(cli("--csv", str(path), "--a-col", "a", "--b-col", "b", "--json",
-                         "--calibration", "0")[1])
+                         "--calibration", "0", "--resamples", "2000")[1])
     assert got["engine"] == "counts" and got["params"]["engine"] == "auto"
     status, out, _ = cli("--csv", str(path), "--a-col", "a", "--b-col", "b",
-                         "--calibration", "0", "--details")
+                         "--calibration", "0", "--details", "--resamples", "2000")
     assert "chosen by --engine auto" in out
     from helpers import SHIPPED_CSV
     assert body("--csv", SHIPPED_CSV)["engine"] == "stream"
+    exact = json.loads(cli("--csv", SHIPPED_CSV, "--json", "--calibration", "0")[1])
+    assert exact["engine"] is None and exact["method"] == "exact"      # nothing resampled
 
 
 def test_counts_over_distinct_values_draw_the_bootstrap_distribution():

@@ -246,7 +246,7 @@ def test_swapping_a_and_b_negates_gap_and_distribution(pair, seed, resamples):
     assert swapped.gap == -forward.gap
     sums = forward.paired_distribution.sums
     assert swapped.paired_distribution.sums == tuple(sorted(-s for s in sums))
-    lo, hi = bed._percentile_indices(resamples, Fraction("0.9"))
+    lo, hi = forward.paired_distribution.end_indices(Fraction("0.9"))
     denominator = forward.paired_distribution.denominator
     assert swapped.paired == bed.Interval(Fraction(-sums[resamples - 1 - lo], denominator),
                                           Fraction(-sums[resamples - 1 - hi], denominator))

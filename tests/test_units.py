@@ -251,8 +251,9 @@ def test_counts_engine_refuses_real_scores_with_too_many_values():
 
 def test_coverage_needs_its_engine_named_and_takes_settings_or_keywords_alike():
     copula = bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B)
-    with pytest.raises(bed.ToolError, match="needs the engine named"):
-        bed.coverage(random.Random(1), copula, 30, replays=2, engine="auto")
+    auto = bed.coverage(random.Random(1), copula, 30, replays=2, engine="auto", resamples=20)
+    assert auto == bed.coverage(random.Random(1), copula, 30, replays=2, engine="stream",
+                                resamples=20)
     by_record = bed.coverage(random.Random(5), copula, 40, bed.Settings(60, C95, "basic"),
                              replays=5)
     by_keywords = bed.coverage(random.Random(5), copula, 40, replays=5, resamples=60,
