@@ -1064,7 +1064,7 @@ class Settings:
     confidence: Fraction = CONFIDENCE
     interval: str = "percentile"
     engine: str = "auto"
-    permutations: int = PERMUTATIONS
+    permutations: int | None = None     # None: exact, or the saddlepoint where it applies
     exact: bool = False
     accuracy_interval: str = "same"
     calibration: int = CALIBRATION_REPLAYS
@@ -1081,7 +1081,7 @@ class Settings:
                                 ("permutations", 1, MAX_PERMUTATIONS),
                                 ("calibration", 0, MAX_REPLAYS)):
             value = getattr(self, name)
-            if value is None and name == "resamples":
+            if value is None and name in ("resamples", "permutations"):
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise ToolError(f"{name} must be a whole number from {low} to {high:,}; "
@@ -4588,16 +4588,19 @@ class PermutationTest:
     so the observed |sum of differences| is compared with its values under
     random sign flips: exactly over all 2**k patterns of the k nonzero
     differences when k <= 20, else over R random patterns drawn from the
-    run's generator, with p = (hits + 1) / (R + 1).
+    run's generator, with p = (hits + 1) / (R + 1) -- or, with many nonzero differences
+    and none dominant, by Robinson's saddlepoint approximation (no draws).
     """
 
     p: float
     exact: bool
-    permutations: int          # 2**k when exact, R otherwise
+    permutations: int          # 2**k when exact, R for Monte Carlo, 0 for the saddlepoint
+    saddlepoint: bool = False
 
     @property
     def name(self) -> str:
-        return f"sign-flip permutation ({'exact' if self.exact else 'Monte Carlo'})"
+        how = "exact" if self.exact else "saddlepoint" if self.saddlepoint else "Monte Carlo"
+        return f"sign-flip permutation ({how})"
 
     @property
     def p_text(self) -> str:
@@ -4622,14 +4625,61 @@ def _signed_sums(values) -> list:
     return sums
 
 
-def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, *,
+def _sign_flip_saddlepoint(nonzero, observed: int) -> PermutationTest:
+    """The sign-flip test's two-sided p by the saddlepoint approximation of its randomization
+    distribution (Robinson, "Saddlepoint approximations for permutation tests and
+    confidence intervals", JRSS B 44, 1982): T = sum of e_i d_i with e_i = +-1, so
+    ``K(s) = sum log cosh(s d_i)``; T lies on a lattice of span 2 gcd(d), whence Daniels'
+    continuity correction; p = 2 P(T >= |observed|)."""
+    tally = collections.Counter(map(abs, nonzero))
+    span = 2 * functools.reduce(math.gcd, tally)
+    values, counts = tuple(map(float, tally)), tuple(map(float, tally.values()))
+
+    def cgf(s):
+        k = k1 = k2 = 0.0
+        for v, c in zip(values, counts):
+            x = abs(s * v)
+            t = math.tanh(s * v)
+            k += c * (x + math.log1p(math.exp(-2 * x)) - math.log(2))
+            k1 += c * v * t
+            k2 += c * v * v * (1 - t * t)
+        return k, k1, k2
+
+    target = observed - span / 2                      # P(T >= obs) = P(T > obs - span/2)
+    spread = math.sqrt(cgf(0.0)[2])
+    s = target / spread ** 2
+    for _ in range(60):                               # Newton on K'(s) = target
+        k, k1, k2 = cgf(s)
+        step = (target - k1) / k2
+        s += step
+        if abs(step) * spread < 1e-12:
+            break
+    k, k1, k2 = cgf(s)
+    w = math.sqrt(max(0.0, 2 * (s * target - k)))
+    u = 2 / span * math.sinh(s * span / 2) * math.sqrt(k2)
+    normal = NormalDist()
+    upper = 1 - normal.cdf(w) - normal.pdf(w) * (1 / w - 1 / u) if w > 1e-8 else 0.5
+    return PermutationTest(min(1.0, 2 * max(0.0, upper)), False, 0, True)
+
+
+def _sign_flip_fits(nonzero) -> bool:
+    """Many nonzero differences, none of which moves the sum by a third of its sd."""
+    if len(nonzero) < _SADDLEPOINT_SMOOTH_UNITS:
+        return False
+    spread = math.sqrt(sum(d * d for d in nonzero))
+    return _SADDLEPOINT_REACH * max(map(abs, nonzero)) <= spread
+
+
+def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *,
                    exact_limit: int = _EXACT_SIGN_FLIP_LIMIT, progress=None,
                    counts: bool = False) -> PermutationTest:
     """The paired sign-flip test on integer differences (scores scaled to integers).
 
     Exact enumeration meets in the middle: the signed sums of each half of the
     nonzero differences are listed (2**10 each), one half sorted, and every
-    pattern counted with two bisections.  The Monte Carlo version draws each
+    pattern counted with two bisections.  Beyond, with *permutations* None, the
+    saddlepoint approximation where it is safe (``_sign_flip_saddlepoint``), else
+    PERMUTATIONS random patterns.  The Monte Carlo version draws each
     pattern as ``rng.getrandbits(n)`` (bit i set: item i keeps its sign) and
     sums with popcounts over the differences' binary digit planes; with
     *counts* (the counts engine) it draws, for each distinct |difference| v
@@ -4650,6 +4700,10 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int = PERMUTATIONS, 
                    + bisect.bisect_right(right, -observed - s) for s in left)
         total = 2 ** len(nonzero)
         return PermutationTest(float(Fraction(hits, total)), True, total)
+    if permutations is None:
+        if _sign_flip_fits(nonzero):
+            return _sign_flip_saddlepoint(nonzero, observed)
+        permutations = PERMUTATIONS
     if counts:
         return _sign_flip_counts(rng, nonzero, observed, permutations)
     n = len(diffs)
@@ -5163,7 +5217,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     plain_binary = scores.binary and scores.units.simple
     cells = scores.cells() if plain_binary else None
     resampling, permuting, calibrating = _steps(progress, [
-        5 * resamples if method == "bootstrap" else 0, settings.permutations,
+        5 * resamples if method == "bootstrap" else 0, settings.permutations or 0,
         2 * settings.calibration])
     if method == "exact":
         dists = exact_distributions(cells)
@@ -5321,7 +5375,7 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
     Holm- and Bonferroni-adjusted p-values across the family of comparisons, and one
     verdict per candidate."""
     settings = _settings_of(settings, options)
-    per = 5 * (settings.resamples or RESAMPLES) + settings.permutations + \
+    per = 5 * (settings.resamples or RESAMPLES) + (settings.permutations or 0) + \
         2 * settings.calibration
     steps = _steps(progress, [per] * (len(table.systems) - 1))
     analyses = [analyze(table.pair(index), rng, settings, progress=next(steps))
@@ -6811,8 +6865,9 @@ def _test_line(result: Analysis) -> str:
                 f"McNemar exact {_p_equals(m.p)}")
     test = result.test
     how = (f"exact over {test.permutations:,} sign patterns" if test.exact
+           else "the saddlepoint approximation of Robinson 1982" if test.saddlepoint
            else f"Monte Carlo, {test.permutations:,} random sign patterns")
-    floor = "" if test.exact or test.p > 1 / (test.permutations + 1) else \
+    floor = "" if test.exact or test.saddlepoint or test.p > 1 / (test.permutations + 1) else \
         " (none as extreme: the smallest p this many patterns can give)"
     return f"  paired sign-flip permutation test ({how}): {_p_equals(test.p)}{floor}"
 
@@ -7391,7 +7446,8 @@ def _family_text(report: Report) -> str:
 def _test_json(result: Analysis) -> dict:
     body = {"name": result.test_name, "p": result.p}
     if isinstance(result.test, PermutationTest):
-        body.update(exact=result.test.exact, permutations=result.test.permutations)
+        body.update(exact=result.test.exact, permutations=result.test.permutations,
+                    saddlepoint=result.test.saddlepoint)
     elif isinstance(result.test, RunsTest):
         body.update(t=result.test.t, df=result.test.df)
     return body
@@ -8881,9 +8937,10 @@ def _settings_from(args, calibration: int = 0, engine: str | None = None) -> Set
     --resamples is given (else the exact or saddlepoint bootstrap where they apply)."""
     resamples = args.resamples if args.command != "compare" or "resamples" in args.given \
         else None
+    permutations = getattr(args, "permutations", None) if "permutations" in args.given \
+        else None
     return Settings(resamples, args.confidence, args.interval, engine or args.engine,
-                    getattr(args, "permutations", PERMUTATIONS), args.exact,
-                    args.accuracy_interval, calibration)
+                    permutations, args.exact, args.accuracy_interval, calibration)
 
 
 def _run_tasks(args, table: Table, params: dict, settings: Settings) -> _TasksReport:

@@ -136,12 +136,16 @@ def test_real_valued_scores_use_the_permutation_test(tmp_path):
     a, b = real_table()
     lines = ["item,base,new"] + [f"{i},{float(x)},{float(y)}" for i, (x, y) in enumerate(zip(a, b))]
     path = write(tmp_path / "f1.csv", "\n".join(lines) + "\n")
-    got = body("--csv", path, "--a-col", "base", "--b-col", "new")
+    got = body("--csv", path, "--a-col", "base", "--b-col", "new", "--permutations", "10000")
     assert got["mcnemar"] is None
     assert got["test"]["name"] == "sign-flip permutation (Monte Carlo)"
     assert got["test"]["permutations"] == 10_000 and 0 < got["test"]["p"] <= 1
-    status, out, _ = cli("--csv", path, "--a-col", "base", "--b-col", "new")
+    status, out, _ = cli("--csv", path, "--a-col", "base", "--b-col", "new", "--permutations",
+                         "10000")
     assert "paired sign-flip permutation test (Monte Carlo, 10,000 random sign patterns)" in out
+    auto = body("--csv", path, "--a-col", "base", "--b-col", "new")["test"]
+    assert auto["name"] == "sign-flip permutation (saddlepoint)" and auto["saddlepoint"]
+    assert abs(auto["p"] - got["test"]["p"]) < 4 * (auto["p"] * (1 - auto["p"]) / 1e4) ** 0.5
     assert "(real-valued scores)" in out.splitlines()[-1]
 
 
