@@ -1766,6 +1766,7 @@ class _CsvRows:
         self.label_positions, self.id_positions = label_positions, id_positions
         self.single = id_positions[0] if len(id_positions) == 1 else None
         self.seen = dict(_BINARY_TEXT)  # one object per value text: cheap to store and scale
+        self.labels = {}                # label text -> label, read as ids are
         self.blank = None               # the first blank line, an error if a row follows
 
     def row(self, row, line):
@@ -1778,9 +1779,9 @@ class _CsvRows:
         if self.blank:
             raise ToolError(f"{self.path} line {self.blank}: blank line")
         values = [_BINARY_TEXT.get(row[p]) for p in self.positions]
-        if None in values:                     # not a plain 0/1: parse, or name the place
+        if any(v is None for v in values):     # not a plain 0/1: parse, or name the place
             values = [self.seen.get(row[p]) for p in self.positions]
-            if None in values:
+            if any(v is None for v in values):
                 values = [parse_score(row[p], lambda name=name: f"{self.path} line {line}, "
                                                               f"column {_printable(name)}")
                           for p, name in zip(self.positions, self.names)]
@@ -1851,6 +1852,14 @@ class _CsvRows:
                     return None
                 self.seen[text] = value
             columns.append(list(map(self.seen.__getitem__, texts)))
+        for p in self.label_positions:
+            texts = [row[p] for row in batch]
+            for text in set(texts).difference(self.labels):
+                label = _item_id(text)
+                if label is _MISSING or len(self.labels) >= 1 << 16:
+                    return None
+                self.labels[text] = label
+            columns.append(list(map(self.labels.__getitem__, texts)))
         if self.single is None:
             return None
         texts = [row[self.single] for row in batch]
@@ -1891,7 +1900,7 @@ def _csv_rows(f: _InputFile, fields: _Fields, delimiter: str | None = None) -> _
     id_positions = [header.index(name) for name in id_keys]
     state = _CsvRows(path, len(header), positions, fields.scores, label_positions,
                      id_positions)
-    fast = len(id_positions) <= 1 and not label_positions and positions
+    fast = len(id_positions) <= 1 and positions
     return _RowStream("csv", wanted, tuple(header), bool(id_keys),
                      state.batches(reader) if fast else state.rows(reader))
 
@@ -2030,7 +2039,7 @@ def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Col
                 column.extend(part)
             continue
         rows_read += 1
-        if item is _MISSING or _MISSING in values:
+        if item is _MISSING or any(v is _MISSING for v in values):
             missing.append(item if item is not _MISSING else where)
             continue
         try:
@@ -4155,31 +4164,54 @@ class _Stratum:
 
     values: tuple
     counts: tuple
+    squares: tuple
     mean: float
     draws: int
+    low: float
+    high: float
 
     @classmethod
     def of(cls, values) -> _Stratum:
         tally = collections.Counter(values)
-        total = sum(tally.values())
-        mean = math.fsum(v * c for v, c in tally.items()) / total
-        return cls(tuple(v - mean for v in tally), tuple(map(float, tally.values())), mean,
-                   total)
+        return cls.weighted(tuple(map(float, tally)), tuple(map(float, tally.values())))
+
+    @classmethod
+    def weighted(cls, values, counts) -> _Stratum:
+        """From values with their counts (a value may come twice)."""
+        total = math.fsum(counts)
+        mean = math.fsum(map(operator.mul, values, counts)) / total
+        centred = [v - mean for v in values]
+        return cls(tuple(centred), tuple(counts), tuple(map(operator.mul, centred, centred)),
+                   mean, round(total), min(centred), max(centred))
 
 
 def _stratum_cgf(stratum: _Stratum, s: float) -> tuple:
     """``(K, K', K'')`` of the sum of this stratum's draws at s (exponents shifted by their
-    largest, so no exp overflows)."""
-    exponents = [s * v for v in stratum.values]
-    top = max(exponents)
+    largest, so no exp overflows; exactly rounded sums, the same on every Python)."""
+    top = s * (stratum.high if s > 0 else stratum.low)
     weights = list(map(operator.mul, stratum.counts,
-                       map(math.exp, [e - top for e in exponents])))
+                       map(math.exp, [s * v - top for v in stratum.values])))
     total = math.fsum(weights)
     first = math.fsum(map(operator.mul, weights, stratum.values)) / total
-    second = math.fsum(w * v * v for w, v in zip(weights, stratum.values)) / total
+    second = math.fsum(map(operator.mul, weights, stratum.squares)) / total
     n = stratum.draws
     return (n * (math.log(total / n) + top + s * stratum.mean), n * (first + stratum.mean),
             n * max(0.0, second - first * first))
+
+
+def _root(parts, target: float, guess: float, spread: float) -> float:
+    """The saddle point s with K'(s) = target: Newton's method (K'' is the slope), within a
+    bracket that Illinois takes over if Newton strays."""
+    s = guess
+    for _ in range(30):
+        _, k1, k2 = _cgf(parts, s)
+        if k2 <= 0:
+            break
+        step = (target - k1) / k2
+        s += max(-2 / spread, min(2 / spread, step))
+        if abs(step) * spread < 1e-13:
+            return s
+    return _solve(lambda s: _cgf(parts, s)[1], target, guess, 1 / spread)
 
 
 def _cgf(parts, s: float) -> tuple:
@@ -4259,7 +4291,7 @@ class _Saddlepoint(_Rules):
     denominator: int
     span: int = 0
     base: int = 0
-    ratio: tuple | None = None          # (units' y, units' m, strata of unit indices, scale)
+    ratio: tuple | None = None          # per stratum ((y, m) pairs, counts); scale; items
     offset: Fraction = Fraction(0)      # added to the statistic (a linearized one's estimate)
 
     @functools.cached_property
@@ -4318,8 +4350,7 @@ class _Saddlepoint(_Rules):
             return self._ratio_cdf(float(value))
         target = float((value - self.offset) * self.denominator)
         mean = _cgf(self.parts, 0.0)[1]
-        s = _solve(lambda s: _cgf(self.parts, s)[1], target, (target - mean) / self.spread ** 2,
-                   1 / self.spread)
+        s = _root(self.parts, target, (target - mean) / self.spread ** 2, self.spread)
         return _lugannani_rice(self.parts, s, 0)[1]
 
     @property
@@ -4329,21 +4360,36 @@ class _Saddlepoint(_Rules):
 
     # --- a ratio: P(sum y* / (scale * sum m*) <= t) = P(sum (y - t scale m)* <= 0) ---
 
-    def _ratio_cdf(self, t: float) -> float:
-        ys, ms, strata, scale = self.ratio
-        parts = ((1, tuple(_Stratum.of([ys[u] - t * scale * ms[u] for u in units])
-                           for units in strata)),)
-        spread = math.sqrt(max(_cgf(parts, 0.0)[2], 1e-300))
-        mean = _cgf(parts, 0.0)[1]
-        s = _solve(lambda s: _cgf(parts, s)[1], 0.0, -mean / spread ** 2, 1 / spread)
-        return _lugannani_rice(parts, s, 0)[1]
+    def _ratio_cdf(self, t: float, slope: bool = False):
+        """P(ratio < t); with *slope* also dP/dt, about the saddlepoint density of the sum
+        at 0 times scale * (items), the expected resampled item count."""
+        pairs, scale, items = self.ratio
+        shift = t * scale
+        parts = ((1, tuple(_Stratum.weighted([y - shift * m for y, m in units], counts)
+                           for units, counts in pairs)),)
+        _, mean, k2 = _cgf(parts, 0.0)
+        spread = math.sqrt(max(k2, 1e-300))
+        s = _root(parts, 0.0, -mean / spread ** 2, spread)
+        _, p, ds = _lugannani_rice(parts, s, 0)
+        if not slope:
+            return p
+        return p, ds / max(_cgf(parts, s)[2], 1e-300) * scale * items
 
     def _ratio_quantile(self, level: float) -> Fraction:
-        ys, ms, strata, scale = self.ratio
-        centre = math.fsum(ys) / (scale * math.fsum(ms))
-        width = self.spread / (scale * math.fsum(ms))
-        t = _solve(self._ratio_cdf, level, centre + NormalDist().inv_cdf(level) * width, width)
-        return Fraction(t)
+        """Newton's method in t (three or four evaluations), Illinois if it strays."""
+        pairs, scale, items = self.ratio
+        centre = math.fsum(y * c for units, counts in pairs for (y, _), c in zip(units, counts)) \
+            / (scale * items)
+        width = self.spread / (scale * items)
+        t = guess = centre + NormalDist().inv_cdf(level) * width
+        for _ in range(12):
+            p, slope = self._ratio_cdf(t, slope=True)
+            if abs(level - p) < 1e-12 * max(1.0, min(level, 1 - level) * 1e3):
+                return Fraction(t)
+            if slope <= 0:
+                break
+            t += max(-width, min(width, (level - p) / slope))
+        return Fraction(_solve(self._ratio_cdf, level, guess, width))
 
 
 def _saddlepoint_fits(columns, strata) -> bool:
@@ -4399,8 +4445,13 @@ def saddlepoint_distributions(scores: Scores) -> dict:
         return out
     out = {}
     for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
+        pairs = []                              # per stratum: distinct (y, m), their counts
+        for members in groups:
+            tally = collections.Counter((column[u], units.size[u]) for u in members)
+            pairs.append((tuple((float(y), float(m)) for y, m in tally),
+                          tuple(map(float, tally.values()))))
         out[name] = _Saddlepoint(((1, strata_of(column)),), units.count * scale,
-                                 ratio=(column, units.size, groups, scale))
+                                 ratio=(tuple(pairs), scale, sum(units.size)))
     items = sum(units.size) / units.count          # the unpaired gap, linearized
     linear = []
     for sign, column in ((1, units.b), (-1, units.a)):
