@@ -3601,57 +3601,15 @@ def _counts_unpaired_sums(rng, cells: Cells, resamples: int) -> list:
 class _Advice:
     """What to do about the Monte Carlo error of the gap intervals' ends.
 
-    ``_exact``: 0/1 items -- the exact bootstrap (--exact) removes it at no cost.
-    ``resamples``: this many resamples hold every printed end to its last digit
-    in 99 runs of 100.  ``boundary``: an end sits on the edge between two printed
-    values, where no number of resamples settles its last digit.
+    ``exact``: 0/1 items -- the exact bootstrap (--exact) removes it at no cost.
+    ``resamples``: this many resamples hold every end within half its last printed digit
+    of its value at B = infinity in 99 runs of 100.  ``method``: more than MAX_RESAMPLES
+    would be needed; the method without --resamples has no Monte Carlo error.
     """
 
     kind: str
     worst: Fraction
     resamples: int | None = None
-
-
-def _run_edge(start: int, direction: int, same, size: int) -> int:
-    """The last index from *start* in *direction* for which same() holds (galloping)."""
-    good, step = start, 1
-    while True:
-        probe = good + direction * step
-        if not 0 <= probe < size or not same(probe):
-            break
-        good, step = probe, step * 2
-    bad = good + direction * step
-    while abs(bad - good) > 1:
-        middle = (good + bad) // 2
-        if 0 <= middle < size and same(middle):
-            good = middle
-        else:
-            bad = middle
-    return good
-
-
-def _resamples_to_fix(dist, index: int, value, step: Fraction) -> int | None:
-    """Resamples that keep the end at *index* printing the same value (to *step*) in 99 of
-    100 runs: the printed value holds while the end's quantile stays inside the run of
-    resamples that round to it, so B must make the quantile's binomial spread
-    (2.576 sd) smaller than the distance to that run's nearer edge.  None when the end
-    sits at the edge (one resample from it): no B settles it.
-
-    The run is found by galloping over the sorted resamples (rounding is monotone)."""
-    size = len(dist.sums)
-    printed = round(value(index) / step)
-
-    def same(k):
-        return round(value(k) / step) == printed
-
-    low = _run_edge(index, -1, same, size)
-    high = _run_edge(index, 1, same, size)
-    q = Fraction(index, size)
-    distance = min(q - Fraction(low, size) if low > 0 else q,
-                   Fraction(high + 1, size) - q if high < size - 1 else 1 - q)
-    if distance <= Fraction(1, size):
-        return None
-    return math.ceil(2.576 ** 2 * float(q * (1 - q)) / float(distance) ** 2)
 
 
 def _nice_up(value: float) -> int:
@@ -3660,9 +3618,15 @@ def _nice_up(value: float) -> int:
     return math.ceil(value / 10 ** digits) * 10 ** digits
 
 
+_ADVICE_SAFETY = 1.2            # the sd behind the advice is itself read off B resamples
+
+
 def _mc_advice(analysis) -> _Advice | None:
     """Advice when a gap interval's end moves by more than the last printed digit from seed
-    to seed; None when it does not (or the ends are exact)."""
+    to seed; None when it does not (or the ends are exact).  An end's Monte Carlo sd falls
+    like 1/sqrt(B); the advice is the B that makes 2.576 of them (99 runs of 100) at most
+    half a printed digit, from the sd these resamples show (``end_errors`` is 1.96 sd),
+    taken a fifth larger for the error of that estimate."""
     if analysis.exact is not None or analysis.method != "bootstrap":
         return None
     errors = analysis.errors
@@ -3672,19 +3636,17 @@ def _mc_advice(analysis) -> _Advice | None:
         return None
     if analysis.cells is not None:
         return _Advice("exact", worst)
-    needed = []
-    for name in ("paired", "unpaired"):
-        rule = analysis.rules[name]
-        dist, jack = analysis.distributions[name], (analysis.jackknives or {}).get(name)
-        ends = dist.end_indices(analysis.confidence, rule, analysis.gap, jack)
-        for index in ends:
-            value = (lambda k: 2 * analysis.gap - dist.value(k)) if rule == "basic" \
-                else dist.value
-            needed.append(_resamples_to_fix(dist, index, value, step))
-    if None in needed or max(needed) > MAX_RESAMPLES:
-        return _Advice("boundary", worst)
-    most = _nice_up(max(needed))
-    return None if most <= analysis.resamples else _Advice("resamples", worst, most)
+    needed = _resamples_for(worst, analysis.resamples, step / 2)
+    if needed > MAX_RESAMPLES:
+        return _Advice("method", worst)
+    return _Advice("resamples", worst, needed)
+
+
+def _resamples_for(error, resamples: int, within) -> int:
+    """The resamples that hold an end within *within* of its B = infinity value in 99 runs of
+    100, from its Monte Carlo *error* at *resamples* (``end_errors``: 1.96 sd)."""
+    sd = float(error) / 1.96 * _ADVICE_SAFETY
+    return _nice_up(resamples * (2.576 * sd / float(within)) ** 2)
 
 
 def _acceleration(jackknife) -> float:
@@ -6972,11 +6934,14 @@ def _advice_line(advice: _Advice, result: Analysis) -> str:
              f"from seed to seed at B={result.resamples:,}, more than the last digit printed; ")
     if advice.kind == "exact":
         return moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at no cost"
+    half = "0.05 pts" if result.percent else "0.0005"
     if advice.kind == "resamples":
-        return moves + (f"about {advice.resamples:,} resamples (--resamples) would hold them "
-                        "to it in 99 runs of 100")
-    return moves + ("an end sits on the edge between two printed values, where no number of "
-                    "resamples settles its last digit")
+        return moves + (f"about {advice.resamples:,} resamples (--resamples) would hold each "
+                        f"within +-{half} (half that digit) of its value at B = infinity in 99 "
+                        "runs of 100")
+    return moves + (f"holding them within +-{half} would take more than "
+                    f"{MAX_RESAMPLES:,} resamples; without --resamples the tool uses a method "
+                    "with no Monte Carlo error where one applies")
 
 
 def _precision_lines(result: Analysis) -> list:
