@@ -2090,10 +2090,19 @@ class _HarnessFile:
     """What an adapter found in one harness file."""
 
     format: str                  # "lm-eval", "inspect" or "helm"
-    stream: _RowStream
+    stream: _RowStream           # rows (where, (item, run), [score, input's fingerprint])
     system: str | None           # the model, as the harness names it
     task: str | None
     note: str = ""
+    status: str = "success"      # the harness's own status (Inspect); "started": no header
+    expected: int | None = None  # samples the run set out to write (dataset x epochs)
+    held: int = 0                # samples it holds
+    errors: tuple = ()           # items whose sample ended in an error (left out)
+    filters: tuple = ()          # lm-eval: the filters the file offers
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "success"
 
 
 _LM_EVAL_NAME = re.compile(r"samples_(.+)_(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
@@ -2125,8 +2134,8 @@ def _choose(offered, chosen, path: str, what: str, flag: str):
 def _one_system(kind: str, path: str, fields: _Fields) -> None:
     """A harness log holds one system's run: as a table of several systems it is refused."""
     if fields.table:
-        raise ToolError(f"{path} is {kind}: one system's run; compare two with --baseline LOG "
-                        "--candidate LOG")
+        raise ToolError(f"{path} is {kind}: one system's run; compare two runs with: "
+                        "compare BASELINE_LOG CANDIDATE_LOG")
 
 
 _LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
@@ -2175,17 +2184,23 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
         name = "none" if name is _ABSENT else str(name)
         doc = _item_id(_lookup_key(record, "doc_id", place))
         value = _lookup_key(record, metric, place)
-        by_filter.setdefault(name, []).append((where, doc, value))
-    chosen = _choose(list(by_filter), filter_name if len(by_filter) > 1 else None, path,
-                     "filter", "--filter")
+        digest = record.get("doc_hash", record.get("prompt_hash", ""))
+        by_filter.setdefault(name, []).append((where, doc, value, str(digest)))
+    loose = filter_name is not None and filter_name.startswith("\0")   # a folder's tasks
+    wanted = filter_name.lstrip("\0") if filter_name is not None else None
+    if loose and len(by_filter) == 1 and not any(
+            name.strip() in by_filter for name in wanted.split(",")):
+        wanted = None                      # this task has one filter: the folder's is another's
+    chosen = _choose(list(by_filter), wanted, path, "filter", "--filter")
     rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else parse_score(
-        value, lambda where=where: f"{path} {where}, key {_printable(metric)}")])
-        for where, doc, value in by_filter[chosen])
+        value, lambda where=where: f"{path} {where}, key {_printable(metric)}"), digest])
+        for where, doc, value, digest in by_filter[chosen])
     match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
     task = match.group(1) if match else None
     note = f"lm-eval filter {chosen}" if len(by_filter) > 1 else ""
     stream = _RowStream("lm-eval", ("doc_id", metric), tuple(_flat_keys(first[1])), True, rows)
-    return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), task, note)
+    return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), task, note,
+                        filters=tuple(by_filter))
 
 
 def _inspect_value(value, place: str):
@@ -2201,44 +2216,128 @@ def _inspect_value(value, place: str):
     return parse_score(value, place)
 
 
-def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFile:
-    """An Inspect AI log (``.json``, or the header and samples of an ``.eval`` archive):
-    ``samples[].scores.<scorer>.value``; several epochs of a sample are several runs."""
-    _one_system("an Inspect log", path, fields)
-    spec = log.get("eval") if isinstance(log.get("eval"), dict) else {}
-    samples = list(samples)
+def _digest(value) -> str:
+    """A short fingerprint of an item's input (a prompt, a list of messages)."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True,
+                                                           default=_json_default)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _reduce_epochs(values, reducer: str):
+    """One score from a sample's epochs, by an Inspect reducer (None: not one the tool
+    knows): mean, median, mode (the first of the most common), max, min."""
+    if reducer == "mean":
+        return _run_mean(values)
+    if reducer == "mode":
+        return collections.Counter(values).most_common(1)[0][0]
+    if reducer in ("max", "min"):
+        return max(values) if reducer == "max" else min(values)
+    if reducer == "median":
+        ordered, half = sorted(values), len(values) // 2
+        return ordered[half] if len(values) % 2 else _run_mean(ordered[half - 1:half + 1])
+    return None
+
+
+def _inspect_headline(log: dict):
+    """Inspect's own headline number (results.headline), when the log has one."""
+    results = log.get("results") if isinstance(log.get("results"), dict) else {}
+    head = results.get("headline") if isinstance(results.get("headline"), dict) else {}
+    for entry in results.get("scores") or ():
+        if isinstance(entry, dict) and entry.get("name") == head.get("score"):
+            value = _lookup_key(entry, f"metrics.{head.get('metric')}.value")
+            return value if isinstance(value, (int, Fraction)) else None
+    return None
+
+
+def _inspect_scorer(samples, wanted, path: str) -> tuple:
+    """``(scorer, key)``: the scorer asked for (``scorer.key`` for a dict value) or the only
+    one; a dict value without a key is refused with its keys and the spelling."""
     scorers = []
-    for _, sample in samples:
+    for sample in samples:
         if isinstance(sample.get("scores"), dict):
             scorers.extend(sample["scores"])
-    wanted = fields.scores[0] if fields.scores else None
     scorer, key = wanted, None
     if wanted is not None and wanted not in scorers and "." in wanted:
         scorer, key = wanted.split(".", 1)
     scorer = _choose(scorers, scorer, path, "scorer", "--scorer")
+    if key is None:
+        for sample in samples:
+            value = _lookup_key(sample, f"scores.{scorer}.value") if isinstance(
+                sample.get("scores"), dict) and scorer in sample["scores"] else _ABSENT
+            if isinstance(value, dict):
+                keys = ", ".join(map(str, value))
+                raise ToolError(f"{path}: scorer {_printable(scorer)} gives several values "
+                                f"({_printable(keys)[:200]}); choose one with --scorer "
+                                f"{_printable(scorer)}.{_printable(str(next(iter(value))))}")
+    return scorer, key, tuple(dict.fromkeys(scorers))
 
-    def rows():
-        for where, sample in samples:
-            place = f"{path} {where}"
-            item = _item_id(_lookup_key(sample, "id", place))
-            epoch = _lookup_key(sample, "epoch", place)
-            score = _lookup_key(sample, f"scores.{scorer}.value", place) \
-                if isinstance(sample.get("scores"), dict) and scorer in sample["scores"] \
-                else _ABSENT
-            if key is not None and isinstance(score, dict):
-                score = _lookup_key(score, key, place)
-            value = _MISSING if score is _ABSENT else _inspect_value(
-                score, lambda place=place: f"{place}, scorer {_printable(scorer)}")
-            yield where, (item, 1 if epoch is _ABSENT else _item_id(epoch)), [value]
 
-    status = log.get("status")
-    note = f"Inspect log status {_printable(str(status))}" if status not in (None, "success") \
-        else ""
-    stream = _RowStream("inspect", ("id", "epoch", f"scores.{scorer}.value"), tuple(scorers),
-                       True, rows())
+def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFile:
+    """An Inspect AI log (``.json``, or the header and samples of an ``.eval`` archive):
+    ``samples[].scores.<scorer>.value``.  A sample written twice (a journal) counts once;
+    one that ended in an error has no score and is left out (Inspect's metrics leave it
+    out too).  Several epochs are several runs -- or, when the log names another reducer
+    than the mean, one score per sample by that reducer, as Inspect's headline has it."""
+    _one_system("an Inspect log", path, fields)
+    spec = log.get("eval") if isinstance(log.get("eval"), dict) else {}
+    unique = {}
+    for where, sample in samples:
+        key = (_item_id(_lookup_key(sample, "id", f"{path} {where}")),
+               _item_id(sample.get("epoch", 1)))
+        unique[key] = (where, sample)              # the journal's later copy wins
+    chosen = [pair for pair in unique.values() if not pair[1].get("error")]
+    errors = tuple(dict.fromkeys(_item_id(s.get("id")) for _, s in unique.values()
+                                 if s.get("error")))
+    if not chosen:
+        raise ToolError(f"{path}: an Inspect log whose {len(unique)} sample(s) all ended in an "
+                        "error; nothing was scored")
+    scorer, key, scorers = _inspect_scorer([s for _, s in chosen], fields.scores[0] if
+                                           fields.scores else None, path)
+    rows = []
+    for where, sample in chosen:
+        place = f"{path} {where}"
+        item, epoch = _item_id(_lookup_key(sample, "id", place)), _item_id(sample.get("epoch", 1))
+        score = sample["scores"][scorer]["value"] if isinstance(sample.get("scores"), dict) and \
+            isinstance(sample["scores"].get(scorer), dict) and "value" in \
+            sample["scores"][scorer] else _ABSENT
+        if key is not None and isinstance(score, dict):
+            score = _lookup_key(score, key, place)
+        value = _MISSING if score is _ABSENT else _inspect_value(
+            score, lambda place=place: f"{place}, scorer {_printable(scorer)}")
+        rows.append((where, (item, epoch), [value, _digest(sample.get("input", ""))]))
+    config = spec.get("config") if isinstance(spec.get("config"), dict) else {}
+    reducers = config.get("epochs_reducer") if isinstance(config.get("epochs_reducer"),
+                                                          list) else ["mean"]
+    epochs = config.get("epochs") if isinstance(config.get("epochs"), int) else 1
+    note = ""
+    if epochs > 1 and reducers and reducers[0] != "mean":
+        rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), path)
+    dataset = spec.get("dataset") if isinstance(spec.get("dataset"), dict) else {}
+    planned = dataset.get("sample_ids") if isinstance(dataset.get("sample_ids"), list) else None
+    expected = len(planned) * epochs if planned else None
+    stream = _RowStream("inspect", ("id", "epoch", f"scores.{scorer}.value"), scorers,
+                        True, iter(rows))
     model = spec.get("model") if isinstance(spec.get("model"), str) else None
     task = spec.get("task") if isinstance(spec.get("task"), str) else None
-    return _HarnessFile("inspect", stream, model, task, note)
+    status = log.get("status") if isinstance(log.get("status"), str) else "started"
+    return _HarnessFile("inspect", stream, model, task, note, status, expected, len(unique),
+                        errors)
+
+
+def _reduced_rows(rows, reducer: str, headline, path: str) -> tuple:
+    """One row per sample, its epochs reduced as the log says; the note that says so."""
+    by_item = {}
+    for where, (item, _), (value, digest) in rows:
+        by_item.setdefault(item, [where, [], digest])[1].append(value)
+    if any(v is _MISSING for _, values, _ in by_item.values() for v in values):
+        return rows, ""
+    reduced = [(where, (item, 1), [_reduce_epochs(values, reducer), digest])
+               for item, (where, values, digest) in by_item.items()]
+    shown = "" if headline is None else f"; Inspect's headline {_format_decimal(headline)}"
+    if any(value is None for _, _, (value, _) in reduced):
+        return rows, (f"the log reduces its epochs by {_printable(reducer)}, which the tool "
+                      f"does not follow: its epochs are compared as runs{shown}")
+    return reduced, f"epochs reduced by {_printable(reducer)}, as the log's reducer{shown}"
 
 
 def _inspect_samples(log: dict, path: str):
@@ -2264,6 +2363,19 @@ def _helm_model(real_path: str | None) -> str | None:
     return model if isinstance(model, str) else None
 
 
+def _helm_inputs(real_path: str | None) -> dict:
+    """{instance id: fingerprint of its input text} from ``instances.json`` beside the
+    stats (written by helm-summarize), or nothing."""
+    if real_path is None:
+        return {}
+    try:
+        with open(os.path.join(os.path.dirname(real_path), "instances.json"), "rb") as handle:
+            instances = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
+        return {_item_id(i["id"]): _digest(i["input"]["text"]) for i in instances}
+    except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
+        return {}
+
+
 def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str):
     """HELM ``per_instance_stats.json``: per instance and train trial, ``stats`` with
     ``name: {name, split, perturbation?}`` and ``mean``.  Unperturbed instances of the
@@ -2287,6 +2399,8 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
                      fields.scores[0] if fields.scores else None, path,
                      f"metric for split {split}", "--metric")
 
+    inputs = _helm_inputs(real_path)
+
     def rows():
         for where, record, chosen in kept:
             place = f"{path} {where}"
@@ -2295,7 +2409,8 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
             value = chosen.get(metric, _ABSENT)
             yield where, (item, 0 if trial is _ABSENT else _item_id(trial)), [
                 _MISSING if value is _ABSENT else parse_score(
-                    value, lambda place=place: f"{place}, stat {_printable(metric)}")]
+                    value, lambda place=place: f"{place}, stat {_printable(metric)}"),
+                inputs.get(item, "")]
 
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
@@ -2310,12 +2425,60 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
 MAX_ARCHIVE_BYTES = 1 << 30      # an archive, or one member of it, unpacked (1 GiB)
 
 
+_ZSTD = 93                       # ZIP's method number for Zstandard (Inspect's .eval members)
+
+
+def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
+    """A Zstandard frame, by ``compression.zstd`` (Python 3.14+) or the ``zstandard``
+    module wherever it is importable (Inspect installs it); neither is ever required."""
+    import importlib                  # optional modules, looked up by name, never required
+    try:
+        zstd = importlib.import_module("compression.zstd")
+    except ImportError:
+        zstd = None
+    if zstd is not None:
+        return zstd.ZstdDecompressor().decompress(data, max_length=size + 1)
+    try:
+        zstandard = importlib.import_module("zstandard")
+    except ImportError:
+        raise ToolError(f"{where} is compressed with Zstandard, which this Python cannot read: "
+                        "run 'inspect log convert --to json DIR' on the logs, or use Python "
+                        "3.14 (or install the zstandard module)") from None
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as reader:
+        return reader.read(size + 1)
+
+
 def _zip_member(archive, name: str, path: str) -> bytes:
+    """One member, whole (at most MAX_ARCHIVE_BYTES).  A Zstandard member (method 93) that
+    this Python's zipfile cannot open is read raw from its local header and decompressed
+    here, its CRC checked as zipfile would."""
+    import zlib
     info = archive.getinfo(name)
     if info.file_size > MAX_ARCHIVE_BYTES:
         raise ToolError(f"{path}: {_printable(name)} unpacks to more than 1 GiB, the most the "
                         "tool reads")
-    return archive.read(name)
+    try:
+        return archive.read(name)
+    except NotImplementedError:
+        if info.compress_type != _ZSTD:
+            raise
+    where = f"{path} ({_printable(name)})"
+    archive.fp.seek(info.header_offset)
+    header = archive.fp.read(30)
+    if len(header) < 30 or header[:4] != b"PK\x03\x04":
+        raise ToolError(f"{where}: a damaged zip member header")
+    start = info.header_offset + 30 + int.from_bytes(header[26:28], "little") + \
+        int.from_bytes(header[28:30], "little")
+    archive.fp.seek(start)
+    try:
+        data = _zstd_decompress(archive.fp.read(info.compress_size), info.file_size, where)
+    except ToolError:
+        raise
+    except Exception as err:                  # each decompressor has its own error class
+        raise ToolError(f"{where}: damaged Zstandard data ({_printable(str(err))})") from None
+    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
+        raise ToolError(f"{where}: the member does not unpack to what its zip header says")
+    return data
 
 
 def _zip_json(archive, name: str, path: str):
@@ -2344,7 +2507,9 @@ def _inspect_archive(archive, path: str):
                       if n.startswith("samples/") and n.endswith(".json")]]
     samples = [sample for part in lists if isinstance(part, list) for sample in part]
     if not samples:
-        raise ToolError(f"{path}: an Inspect log without samples")
+        raise ToolError(f"{path}: an Inspect log without samples"
+                        + (" (a run stopped before its first sample was written)"
+                           if header != "header.json" else ""))
     return log, ((f"sample {i}", s) for i, s in enumerate(samples, start=1)
                  if isinstance(s, dict))
 
@@ -2443,8 +2608,10 @@ class ReadOptions:
     input_format: str | None = None
     on_missing: str = "error"
     filter: str | None = None
-    split: str = "test"
+    split: str | None = None     # HELM's split (None: test)
     progress: object = None      # called as progress(bytes read, file size) while reading
+    allow_different_tasks: bool = False   # pair logs of tasks with other names or inputs
+    allow_incomplete: bool = False        # compare a run that did not finish
 
 
 @dataclass(frozen=True)
@@ -2473,6 +2640,15 @@ class _FileRead:
     task: str | None = None
     note: str = ""
     harness: bool = False
+    log: _HarnessFile | None = None     # what a harness log said of itself (status, errors)
+
+    @property
+    def inputs(self) -> dict:
+        """{item: fingerprint of its input} (harness logs that record one)."""
+        if not self.harness:
+            return {}
+        return {item: digest for (item, _), digest in zip(self.collected.ids,
+                                                          self.collected.columns[1]) if digest}
 
 
 def _real(f: _InputFile) -> str | None:
@@ -2514,7 +2690,8 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
         return _inspect_file(value, _inspect_samples(value, path), path, fields)
     if fmt == "helm" or fmt == "json" and isinstance(value, list) and value and \
             isinstance(value[0], dict) and "instance_id" in value[0] and "stats" in value[0]:
-        return _helm_file(_document_records(value, path), path, _real(f), fields, options.split)
+        return _helm_file(_document_records(value, path), path, _real(f), fields,
+                          options.split or "test")
     return _record_rows(_document_records(value, path), fields, path, "json")
 
 
@@ -2573,13 +2750,20 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
                 raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
             f.start_text()
             parsed, archive_sha = _read_text(f, shown, fields, options), None
-        width = 1 if isinstance(parsed, _HarnessFile) else len(fields.scores) + len(fields.labels)
-        stream = parsed.stream if isinstance(parsed, _HarnessFile) else parsed
+        harness = isinstance(parsed, _HarnessFile)
+        if not harness:
+            for flag, value, kind in (("--filter", options.filter, "an lm-evaluation-harness"),
+                                      ("--split", options.split, "a HELM")):
+                if value is not None:
+                    raise ToolError(f"{flag} chooses within {kind} log; {shown} is a "
+                                    f"{parsed.format} file")
+        width = 2 if harness else len(fields.scores) + len(fields.labels)
+        stream = parsed.stream if harness else parsed
         collected = _collect(stream, shown, width, options.on_missing)
         digest = archive_sha or f.finish()
     source = Source(f.path, digest, collected.rows, stream.used, stream.format)
-    if isinstance(parsed, _HarnessFile):
-        return _FileRead(collected, source, parsed.system, parsed.task, parsed.note, True)
+    if harness:
+        return _FileRead(collected, source, parsed.system, parsed.task, parsed.note, True, parsed)
     return _FileRead(collected, source)
 
 
@@ -2605,6 +2789,9 @@ class Table:
     runs: tuple | None = None        # per system: ((label, column), ...) when any has 2+
     tasks: tuple | None = None       # a task name per item (harness folders)
     notes: tuple = ()                # what the readers chose or found, said once
+    task_runs: tuple | None = None   # per task: (task, runs as above) when tasks differ in runs
+    warnings: tuple = ()             # what the report says first: samples left out, ...
+    incomplete: tuple = ()           # runs that did not end, compared as asked
 
     @property
     def n(self) -> int:
@@ -2643,18 +2830,24 @@ class _Joined:
     notes: tuple
 
 
-def _join_runs(systems, order, on_missing: str) -> _Joined:
+def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined:
     """The items every run of every system scored, in *order*; per system the mean over its
     runs, and the runs themselves.
 
     An item missing from some run is an error that counts them and quotes the first
     few, unless *on_missing* is "drop": then it is left out everywhere and counted.
+    *excluded* items (a sample that ended in an error) are left out everywhere; their
+    readers say so.
     """
     single = all(len(system.runs) == 1 for system in systems)
     common = set(systems[0].runs[0][1])
     for system in systems:
         for _, scores in system.runs:
             common.intersection_update(scores)
+    common.difference_update(excluded)
+    systems = [_SystemRuns(system.name, tuple(
+        (label, {item: v for item, v in scores.items() if item not in excluded})
+        for label, scores in system.runs)) for system in systems]
     partial = []
     for system in systems:
         for label, scores in system.runs:
@@ -2808,6 +3001,13 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
 
 
 # --- Run files and harness folders: one system per --baseline / --candidate ---
+#
+# A harness log says which model ran which task, and (Inspect) whether the run ended;
+# two logs are compared only when they ran the same task on the same inputs, and a run
+# that did not finish is refused unless asked for -- ids alone (0, 1, 2, ...) prove
+# nothing.  Folders are read as the harnesses write them: an lm-eval output folder, an
+# Inspect log folder or eval set (its logs.json listing skipped, a retried task's
+# complete log used), a HELM suite of run folders (symlinks followed).
 
 def _expand_paths(value: str) -> list:
     """The files one --baseline or --candidate names: a path, a comma-separated list of
@@ -2843,6 +3043,35 @@ def _helm_task(run_dir: str) -> str:
     return head + (":" + ",".join(kept) if kept else "")
 
 
+def _inspect_header(path: str) -> dict:
+    """An Inspect log's header -- its eval spec and status -- without its samples: the
+    header member of an ``.eval`` (the journal's start when the run was killed), or the
+    head of a ``.json`` log (its spec comes before its samples)."""
+    import zipfile
+    try:
+        if path.endswith(".eval"):
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+                member = "header.json" if "header.json" in names else "_journal/start.json"
+                log = _decode_json(_zip_member(archive, member, path).decode("utf-8-sig"), path)
+            return log if isinstance(log, dict) else {}
+        with open(path, "rb") as handle:
+            text = handle.read(1 << 20).decode("utf-8", "replace")
+    except ToolError as err:
+        if "Zstandard" in str(err):           # the same line as reading the log itself
+            raise
+        return {}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, NotImplementedError):
+        return {}
+    found = {}
+    for key in ("task", "model"):
+        match = re.search(rf'"{key}"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
+        if match:
+            found[key] = json.loads(f'"{match.group(1)}"')
+    status = re.search(r'"status"\s*:\s*"([a-z]+)"', text)
+    return {"eval": found, "status": status.group(1) if status else None}
+
+
 def _looks_inspect(path: str) -> bool:
     try:
         with open(path, "rb") as handle:
@@ -2852,63 +3081,96 @@ def _looks_inspect(path: str) -> bool:
     return b'"eval"' in head or b'"version"' in head and b'"status"' in head
 
 
-def _inspect_task(path: str) -> str:
-    """An Inspect log's task, from its header (``eval.task``), else the file name."""
-    import zipfile
-    try:
-        if path.endswith(".eval"):
-            with zipfile.ZipFile(path) as archive:
-                names = archive.namelist()
-                header = "header.json" if "header.json" in names else "_journal/start.json"
-                log = _JSON.decode(archive.read(header).decode("utf-8-sig"))
-        else:
-            with open(path, "rb") as handle:
-                text = handle.read(1 << 20).decode("utf-8", "replace")
-            match = re.search(r'"task"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
-            return json.loads(f'"{match.group(1)}"') if match else _stem(path)
-        task = log.get("eval", {}).get("task")
-    except (OSError, ValueError, KeyError, AttributeError, zipfile.BadZipFile, RecursionError):
-        return _stem(path)
-    return task if isinstance(task, str) else _stem(path)
+@dataclass(frozen=True)
+class _LogFile:
+    """One harness log found in a folder: which model ran which task, and whether the run
+    ended (a harness without a status counts as ended)."""
+
+    path: str
+    task: str
+    model: str | None
+    complete: bool = True
 
 
-def _harness_files(folder: str) -> dict:
-    """``{task: path}`` of a harness output folder: lm-eval ``samples_<task>_<time>.jsonl``
-    files, Inspect logs (``.eval``, ``.json``) or HELM run folders (``per_instance_stats.json``),
-    at most two levels down."""
-    found = {}
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) \
-            if root.count(os.sep) - folder.rstrip(os.sep).count(os.sep) < 2 else []
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            match = _LM_EVAL_NAME.fullmatch(name)
-            if match:
-                task = match.group(1)
-            elif name == "per_instance_stats.json":
-                task = _helm_task(root)
-            elif name.endswith(".eval") or name.endswith(".json") and _looks_inspect(path):
-                task = _inspect_task(path)
-            else:
-                continue
-            found.setdefault(task, []).append(path)
-    twice = {task: paths for task, paths in found.items() if len(paths) > 1}
-    if twice:
-        task, paths = next(iter(twice.items()))
-        raise ToolError(f"{_printable(folder)} holds {len(paths)} files for task "
-                        f"{_shorten(task)} ({_printable(', '.join(map(os.path.basename, paths)))[:200]}); "
-                        "keep one run per task in the folder")
+_LISTINGS = ("logs.json", "eval-set.json")     # Inspect's listings of an eval set, not logs
+
+
+def _log_of(root: str, name: str) -> _LogFile | None:
+    """The harness log a file is, if it is one."""
+    path = os.path.join(root, name)
+    match = _LM_EVAL_NAME.fullmatch(name)
+    if match:
+        return _LogFile(path, match.group(1), _lm_eval_model(os.path.realpath(path)))
+    if name == "per_instance_stats.json":
+        run = os.path.basename(os.path.normpath(root))
+        model = re.search(r"(?:^|[,:])model=([^,]+)", run)
+        return _LogFile(path, _helm_task(root), _helm_model(os.path.realpath(path)) or (
+            model.group(1) if model else None))
+    if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json")
+                                 and _looks_inspect(path)):
+        return None
+    log = _inspect_header(path)
+    spec = log.get("eval") if isinstance(log.get("eval"), dict) else {}
+    task = spec.get("task") if isinstance(spec.get("task"), str) else _stem(path)
+    model = spec.get("model") if isinstance(spec.get("model"), str) else None
+    return _LogFile(path, task, model, log.get("status") == "success")
+
+
+def _harness_logs(folder: str) -> list:
+    """Every harness log in a folder and its subfolders (four levels: a HELM
+    ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each."""
+    found, seen = [], set()
+    top = os.path.normpath(folder).count(os.sep)
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        deep = os.path.normpath(root).count(os.sep) - top >= 4
+        dirs[:] = [] if deep else sorted(d for d in dirs if not d.startswith("."))
+        found += [log for log in (_log_of(root, name) for name in sorted(files)) if log]
     if not found:
         raise ToolError(f"{_printable(folder)}: no lm-eval samples_<task>_<time>.jsonl files, "
                         "Inspect logs or HELM per_instance_stats.json in it (or its subfolders)")
-    return {task: paths[0] for task, paths in found.items()}
+    return found
+
+
+def _by_task(logs, folder: str, notes: list) -> dict:
+    """{task: path} for one model's logs: of several logs of one task (a retried Inspect
+    task) the one run that ended is used, and a note says so; two that ended are refused."""
+    tasks = {}
+    for log in logs:
+        tasks.setdefault(log.task, []).append(log)
+    chosen = {}
+    for task, group in tasks.items():
+        ended = [log for log in group if log.complete]
+        if len(group) > 1 and len(ended) != 1:
+            shown = ", ".join(os.path.basename(log.path) for log in group)
+            raise ToolError(f"{_printable(folder)} holds {len(group)} logs of task "
+                            f"{_shorten(task)} and {len(ended)} that ended "
+                            f"({_printable(shown)[:200]}); keep one run per task in the folder")
+        chosen[task] = (ended or group)[0].path
+        if len(group) > 1:
+            notes.append(f"task {_printable(task)}: {len(group)} logs, the one that ended used "
+                         f"({_printable(os.path.basename(chosen[task]))}); the others did not "
+                         "finish")
+    return chosen
+
+
+def _models_in(folder: str, logs) -> dict:
+    """{model: its logs} of one folder (logs that name no model go with the folder's name)."""
+    models = {}
+    for log in logs:
+        models.setdefault(log.model or _stem(folder), []).append(log)
+    return models
 
 
 @dataclass(frozen=True)
 class RunsSpec:
     """How run files are read: the score column or key (a metric or scorer for harness
-    logs; None: the only one offered), the id column(s), labels, and the task choice and
-    pooling for harness folders."""
+    logs; None: the only one offered), the id column(s), labels, and for harness folders
+    the tasks to compare and the models to take from a folder that holds several."""
 
     score: str | None = None
     ids: tuple | None = None
@@ -2916,6 +3178,7 @@ class RunsSpec:
     strata: str | None = None
     tasks: tuple | None = None
     names: tuple | None = None
+    models: tuple | None = None
 
 
 def _file_notes(pairs) -> list:
@@ -2963,6 +3226,69 @@ def _common(paths) -> str:
     return prefix or paths[0]
 
 
+@dataclass
+class _Findings:
+    """What the readers found about the runs as a whole, gathered while reading: notes,
+    warnings for the report's head, incomplete runs (for the verdict line), rows left out."""
+
+    notes: list = dataclasses.field(default_factory=list)     # (path, note)
+    warnings: list = dataclasses.field(default_factory=list)
+    incomplete: list = dataclasses.field(default_factory=list)
+    dropped: int = 0
+
+
+def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> frozenset:
+    """The checks that make a comparison of harness logs one of the same test: the same
+    task (unless allowed), the same input under each id where both logs record it, runs that
+    ended (unless allowed).  Returns the items to leave out: samples that ended in an error
+    in any of them, said in a warning."""
+    logs = [(read, path) for read, path in zip(reads, paths) if read.harness]
+    tasks = {read.task for read, _ in logs}
+    if len(tasks) > 1 and not options.allow_different_tasks:
+        shown = ", ".join(f"{_printable(path)} is task {_shorten(str(read.task))}"
+                          for read, path in logs[:3])
+        raise ToolError(f"not the same test: {shown} (--allow-different-tasks compares them "
+                        "anyway, for a renamed task)")
+    first = logs[0][0].inputs if logs else {}
+    for read, path in logs[1:]:
+        other = read.inputs
+        differ = [item for item in first if item in other and other[item] != first[item]]
+        if differ and not options.allow_different_tasks:
+            raise ToolError(f"not the same items: {len(differ)} id(s) hold a different input in "
+                            f"{_printable(path)} than in {_printable(logs[0][1])} (first: "
+                            f"{_first(differ)}); --allow-different-tasks compares them anyway")
+        if differ:
+            found.warnings.append(f"{len(differ)} id(s) hold different inputs in the two runs "
+                                  f"(first: {_first(differ)}); compared anyway, as asked")
+    excluded = set()
+    for read, path in logs:
+        log = read.log
+        held = f"{log.held} of {log.expected}" if log.expected else f"{log.held}"
+        if not log.complete:
+            what = "no header: it was stopped" if log.status == "started" else \
+                f"status {_printable(log.status)}"
+            if not options.allow_incomplete:
+                raise ToolError(f"{_printable(path)} is an incomplete run ({what}; {held} "
+                                "samples); --allow-incomplete compares what it holds")
+            found.incomplete.append(f"incomplete run: {held} samples in {_printable(path)}")
+        if log.errors:
+            excluded.update(log.errors)
+            where = f" (task {_printable(task)})" if task else ""
+            found.warnings.append(f"{len(log.errors)} sample(s) of {_printable(path)}{where} "
+                                  f"ended in an error, with no score (first: "
+                                  f"{_first(list(log.errors))}): left out for every system, as "
+                                  "Inspect's own metrics leave them out")
+    for read, path in zip(reads, paths):
+        found.dropped += read.collected.dropped
+        found.notes += [(read.source.path, n) for n in (read.collected.note, read.note) if n]
+    return frozenset(excluded)
+
+
+def _on_missing(options: ReadOptions, found: _Findings) -> str:
+    """An incomplete run compared as asked holds fewer items: the others are dropped."""
+    return "drop" if found.incomplete else options.on_missing
+
+
 def _shared_tasks(listings: list, wanted) -> tuple:
     """``(shared, lonely)``: the tasks every folder holds (those *wanted*, if given), and
     those only some hold, which are left out with a note."""
@@ -2982,51 +3308,109 @@ def _shared_tasks(listings: list, wanted) -> tuple:
     return shared, lonely
 
 
-def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
-    """Harness folders: files matched by task, items joined on (task, id)."""
+def _folder_systems(groups, spec: RunsSpec, notes: list) -> tuple:
+    """``(names the folders give, [{task: path}] per system)``: one folder per system, each
+    holding one model's logs -- or one folder holding several models', chosen by name."""
     if any(len(group) > 1 for group in groups):
         raise ToolError("give one harness folder per system")
-    listings = [_harness_files(group[0]) for group in groups]
+    found = [_models_in(group[0], _harness_logs(group[0])) for group in groups]
+    if len(groups) == 1:
+        models, folder = found[0], groups[0][0]
+        if spec.models is None or len(spec.models) < 2:
+            raise ToolError(f"{_printable(folder)} holds the runs of {len(models)} model(s) "
+                            f"({_printable(', '.join(models))[:200]}); name two or more, the "
+                            "baseline first, with --systems")
+        absent = [m for m in spec.models if m not in models]
+        if absent:
+            raise ToolError(f"{_printable(folder)} holds no runs of {_shorten(absent[0])} "
+                            f"(models: {_printable(', '.join(models))[:200]})")
+        return list(spec.models), [_by_task(models[m], folder, notes) for m in spec.models]
+    for group, models in zip(groups, found):
+        if len(models) > 1:
+            raise ToolError(f"{_printable(group[0])} holds the runs of {len(models)} models "
+                            f"({_printable(', '.join(models))[:200]}); give that folder once, "
+                            "with --systems naming them, baseline first")
+    return [next(iter(m)) for m in found], [_by_task(next(iter(m.values())), g[0], notes)
+                                            for m, g in zip(found, groups)]
+
+
+def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
+    """Harness folders: logs matched by task, items joined on (task, id) task by task, each
+    task with the runs it has (epochs, trials)."""
+    found, notes = _Findings(), []
+    names, listings = _folder_systems(groups, spec, notes)
     shared, lonely = _shared_tasks(listings, spec.tasks)
     fields = _Fields((spec.score,) if spec.score is not None else (), ("doc_id",))
-    systems, sources, found, notes, dropped, task_of = [], [], [], [], 0, {}
-    order = []
-    for index, listing in enumerate(listings):
-        runs, names = {}, set()
-        for task in sorted(shared):
-            read = _read_file(listing[task], fields, options)
+    loose = dataclasses.replace(options, filter=None if options.filter is None else
+                                "\0" + options.filter)
+    sources, per_task, offered = [], [], set()
+    model_names = names
+    for task in shared:
+        paths = [listing[task] for listing in listings]
+        reads = [_read_file(path, fields, loose) for path in paths]
+        for read, path in zip(reads, paths):
             if not read.harness:
-                raise ToolError(f"{_printable(listing[task])}: not a harness log")
+                raise ToolError(f"{_printable(path)}: not a harness log")
             sources.append(read.source)
-            dropped += read.collected.dropped
-            names.add(read.system)
-            notes += [(read.source.path, n) for n in (read.collected.note, read.note) if n]
-            for label, scores in _file_runs(read, listing[task], False):
-                keyed = runs.setdefault(label, {})
-                for item, score in scores.items():
-                    keyed[(task, item)] = score
-                    task_of[(task, item)] = task
-                    if index == 0:
-                        order.append((task, item))
-        systems.append(runs)
-        found.append(names.pop() if len(names) == 1 else None)
-    notes = _file_notes(notes)
+            offered.update(read.log.filters)
+        excluded = _vet(reads, paths, options, found, task)
+        systems = [_SystemRuns(name, tuple(_file_runs(read, path, False)))
+                   for name, read, path in zip(names, reads, paths)]
+        order = list(dict.fromkeys(item for item, _ in reads[0].collected.ids))
+        per_task.append((task, _join_runs(systems, order, _on_missing(options, found),
+                                          excluded)))
+    if options.filter is not None and not any(
+            name.strip() in offered for name in options.filter.split(",")):
+        raise ToolError(f"--filter {_shorten(options.filter)}: no task in the folders offers "
+                        f"that lm-eval filter (they offer: {_printable(', '.join(sorted(offered)))[:200]})")
     if lonely:
         notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
                      f"{_printable(', '.join(lonely))[:300]}")
-    names = _system_names(found, [group[0] for group in groups], spec.names)
-    named = [_SystemRuns(name, tuple(runs.items())) for name, runs in zip(names, systems)]
-    joined = _join_runs(named, list(dict.fromkeys(order)), options.on_missing)
-    return Table(tuple(names), joined.columns, joined.items, tuple(sources),
-                 dropped + joined.dropped, "; ".join(notes + list(joined.notes)),
-                 runs=joined.runs,
-                 tasks=tuple(task_of[item] for item in joined.items) if len(shared) > 1 else None)
+    items = tuple((task, item) for task, joined in per_task for item in joined.items)
+    columns = tuple(tuple(v for _, joined in per_task for v in joined.columns[k])
+                    for k in range(len(names)))
+    runs, task_runs = _task_runs(per_task, len(names), notes)
+    names = _system_names(model_names, [g[0] for g in groups] if len(groups) > 1
+                          else model_names, spec.names)
+    return Table(tuple(names), columns, items, tuple(sources),
+                 found.dropped + sum(j.dropped for _, j in per_task),
+                 "; ".join(_file_notes(found.notes) + notes +
+                           [n for _, j in per_task for n in j.notes]),
+                 runs=runs, tasks=tuple(t for t, _ in items) if len(shared) > 1 else None,
+                 task_runs=task_runs, warnings=tuple(found.warnings),
+                 incomplete=tuple(found.incomplete))
+
+
+def _task_runs(per_task, systems: int, notes: list) -> tuple:
+    """``(runs, task_runs)`` of harness folders, each task compared with the runs it has:
+    two-level where every system has two or more, by each item's mean (single-run) where
+    one has a single run.  The runs are one table when every task has the same runs for
+    each system (concatenated task by task); else each task keeps its own (``task_runs``)."""
+    shapes = [None if joined.runs is None else tuple(tuple(label for label, _ in system)
+                                                     for system in joined.runs)
+              for _, joined in per_task]
+    if all(shape is None for shape in shapes):
+        return None, None
+    if len(per_task) == 1 or len(set(shapes)) == 1:
+        joined = per_task[0][1]
+        if any(len(system) < 2 for system in joined.runs):
+            notes.append(f"{' and '.join(str(len(s)) for s in joined.runs)} runs: compared "
+                         "single-run, on each item's mean over its runs (a two-level interval "
+                         "needs two or more runs of every system)")
+            return None, None
+        runs = tuple(tuple((label, tuple(v for _, joined in per_task
+                                         for v in joined.runs[k][r][1]))
+                           for r, (label, _) in enumerate(per_task[0][1].runs[k]))
+                     for k in range(systems))
+        return runs, None
+    return None, tuple((task, joined.runs) for task, joined in per_task)
 
 
 def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> Table:
     """One system per group (the baseline's first) of run files or harness folders, joined
     on the item id -- on (task, id) for folders of many tasks.  Several files in a group
-    are runs of that system, as are an Inspect log's epochs and HELM's train trials."""
+    are runs of that system, as are an Inspect log's epochs and HELM's train trials.  Harness
+    logs are compared only when they ran the same task on the same inputs and ended."""
     groups = [tuple(group) for group in groups]
     folders = [all(os.path.isdir(p) for p in group) for group in groups]
     if any(folders) and not all(folders) or any(
@@ -3039,7 +3423,7 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     labels = tuple(k for k in (spec.cluster, spec.strata) if k is not None)
     fields = _Fields((spec.score,) if spec.score is not None else (),
                     spec.ids if spec.ids is not None else ("item",), labels)
-    systems, sources, found, notes, dropped = [], [], [], [], 0
+    found, systems, sources, names_found, all_reads = _Findings(), [], [], [], []
     item_labels, order = {}, None
     for index, group in enumerate(groups):
         reads = [_read_file(path, fields if index == 0 and i == 0 else
@@ -3051,26 +3435,29 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
         for path, read in zip(group, reads):
             runs += _file_runs(read, path, len(group) > 1)
             sources.append(read.source)
-            dropped += read.collected.dropped
-            notes += [(read.source.path, n) for n in (read.collected.note, read.note) if n]
+        all_reads += list(zip(reads, group))
         if order is None:
             first = reads[0].collected
             order = [(item[0] if reads[0].harness else item) for item in first.ids]
             if labels and not reads[0].harness:
                 item_labels = {item: values for item, *values in zip(first.ids, *first.columns[1:])}
-        found.append(_one_name(reads))
+        names_found.append(_one_name(reads))
         systems.append(runs)
-    names = _system_names(found, [group[0] if len(group) == 1 else _common(group)
-                                 for group in groups], spec.names)
+    excluded = _vet([r for r, _ in all_reads], [p for _, p in all_reads], options, found)
+    names = _system_names(names_found, [group[0] if len(group) == 1 else _common(group)
+                                        for group in groups], spec.names)
     named = [_SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
-    joined = _join_runs(named, list(dict.fromkeys(order)), options.on_missing)
+    joined = _join_runs(named, list(dict.fromkeys(order)), _on_missing(options, found),
+                        excluded)
     label_columns = [tuple(item_labels[item][k] for item in joined.items)
                      for k in range(len(labels))]
     clusters, strata = _split_labels(label_columns, TableSpec((), cluster=spec.cluster,
                                                                strata=spec.strata))
     return Table(tuple(names), joined.columns, joined.items, tuple(sources),
-                 dropped + joined.dropped, "; ".join(_file_notes(notes) + list(joined.notes)),
-                 clusters, strata, joined.runs)
+                 found.dropped + joined.dropped,
+                 "; ".join(_file_notes(found.notes) + list(joined.notes)),
+                 clusters, strata, joined.runs, warnings=tuple(found.warnings),
+                 incomplete=tuple(found.incomplete))
 
 
 def read_scores_csv(path: str, a_col: str = CSV_COLUMNS[1], b_col: str = CSV_COLUMNS[2],
@@ -5418,6 +5805,7 @@ class TaskComparison:
     task: str
     n: int
     comparisons: tuple
+    runs: str = ""               # the runs each system has here, and how they were compared
 
 
 @dataclass(frozen=True)
@@ -5429,14 +5817,27 @@ class TasksResult:
     pool: str                    # "strata" or "clusters"
 
 
-def _subtable(table: Table, keep) -> Table:
-    """The items at positions *keep*, with their runs."""
+def _subtable(table: Table, keep, task=None) -> tuple:
+    """``(table, runs note)``: the items at positions *keep* (one task's), with their runs --
+    the table's, or the task's own when tasks differ in runs; those are compared two-level
+    only when every system has two or more, else by each item's mean (single-run)."""
     pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda seq: (seq[keep[0]],))
     runs = None if table.runs is None else tuple(
         tuple((label, tuple(pick(column))) for label, column in system) for system in table.runs)
+    note = ""
+    if table.task_runs is not None:
+        runs = dict(table.task_runs).get(task)
+        if runs is not None:
+            counts = " and ".join(str(len(system)) for system in runs)
+            two_level = all(len(system) > 1 for system in runs)
+            note = f"{counts} runs, " + ("two-level" if two_level else
+                                         "single-run (each item's mean)")
+            runs = runs if two_level else None
+    elif runs is not None:
+        note = " and ".join(str(len(system)) for system in runs) + " runs, two-level"
     return dataclasses.replace(table, columns=tuple(tuple(pick(c)) for c in table.columns),
                                ids=tuple(pick(table.ids)), runs=runs, tasks=None,
-                               clusters=None, strata=None)
+                               clusters=None, strata=None, task_runs=None), note
 
 
 def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = None, *,
@@ -5448,10 +5849,11 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
     if pool not in ("strata", "clusters"):
         raise ToolError(f"pool must be strata or clusters; got {pool!r}")
     order = list(dict.fromkeys(table.tasks))
-    per_task = []
+    per_task, run_notes = [], []
     for index, task in enumerate(order):
         keep = [i for i, t in enumerate(table.tasks) if t == task]
-        sub = _subtable(table, keep)
+        sub, note = _subtable(table, keep, task)
+        run_notes.append(note)
         per_task.append(compare_systems(sub, rng, dataclasses.replace(settings, calibration=0)))
         if progress is not None:
             progress(index + 1, len(order) + 1)
@@ -5465,9 +5867,9 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
             per_task[index][k] = dataclasses.replace(
                 old, p_holm=p_holm, p_bonferroni=min(1.0, family * analysis.p),
                 decision=decide(analysis, family, p_holm, settings.margin))
-    for task, comparisons in zip(order, per_task):
+    for task, comparisons, note in zip(order, per_task, run_notes):
         tasks.append(TaskComparison(task, sum(1 for t in table.tasks if t == task),
-                                    tuple(comparisons)))
+                                    tuple(comparisons), note))
     labels = tuple(table.tasks)
     if table.runs is not None:                 # runs and strata together: pooled plainly
         pool = "items"
@@ -7327,14 +7729,26 @@ def _method_text(result: Analysis) -> str:
     return f"bootstrap, B={result.resamples:,} resamples{engine}"
 
 
+def _with_incomplete(sentence: str, table: Table) -> str:
+    """The verdict sentence, saying in its first words that a run did not finish."""
+    if not table.incomplete:
+        return sentence
+    head, _, rest = sentence.partition(". ")
+    return f"{head} ({'; '.join(table.incomplete)}). {rest}"
+
+
+def _warning_lines(table: Table) -> list:
+    return [f"warning: {_printable(text)}" for text in table.warnings]
+
+
 def _data_text(report: Report) -> str:
     """The verdict, each system, the gap and the test, what would settle it; with
     ``details`` the Monte Carlo error, calibration, provenance and the histogram too."""
     comparison = report.comparisons[0]
     result, table, percent = comparison.analysis, report.table, comparison.analysis.percent
     names = [_printable(name) for name in table.systems[:2]]
-    lines = [_verdict_sentence(comparison, ("A", "B"))]
-    lines += _gate_lines(comparison, percent)
+    lines = [_with_incomplete(_verdict_sentence(comparison, ("A", "B")), table)]
+    lines += _warning_lines(table) + _gate_lines(comparison, percent)
     for label, name, mean, ci in (("A", names[0], result.accuracy_a, result.ci_a),
                                   ("B", names[1], result.accuracy_b, result.ci_b)):
         lines.append(f"  {label} = {name}: {_round_fixed(mean, 3)} {ci.as_proportions()}")
@@ -7435,8 +7849,9 @@ def _family_text(report: Report) -> str:
                      c.decision.word])
     lines = []
     for c in comparisons:
-        lines.append(f"{_printable(c.candidate)}: " + _verdict_sentence(c))
+        lines.append(f"{_printable(c.candidate)}: " + _with_incomplete(_verdict_sentence(c), table))
         lines += [f"{_printable(c.candidate)}: {line}" for line in _gate_lines(c, percent)]
+    lines += _warning_lines(table)
     lines.append(f"{len(table.systems)} systems on {table.n:,} items from "
                  f"{_input_names(table)}; baseline {base}; each candidate against it, p "
                  f"Holm-adjusted over the {len(comparisons)}, intervals simultaneous at "
@@ -7542,7 +7957,9 @@ def _comparison_json(report: Report) -> dict:
         first_source = table.sources[0]
         body["input"] = {**first_source.to_json(), "files": [s.to_json() for s in table.sources],
                          "systems": list(table.systems), "items": table.n,
-                         "dropped": table.dropped, "dropped_note": table.dropped_note}
+                         "dropped": table.dropped, "dropped_note": table.dropped_note,
+                         "warnings": list(table.warnings),
+                         "incomplete": list(table.incomplete)}
         body["family_size"] = len(report.comparisons)
         body["comparisons"] = [
             {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
@@ -7808,15 +8225,18 @@ def _calibration_table_json(report: _CalibrationTableReport) -> dict:
 
 
 def _task_rows(report: _TasksReport) -> list:
+    """One row per task and candidate; the runs column only when some task has runs."""
     rows = []
     percent = report.table.proportions
+    with_runs = any(task.runs for task in report.result.tasks)
     for task in report.result.tasks:
         for c in task.comparisons:
             r = c.analysis
             rows.append([task.task, f"{task.n:,}", c.candidate, _round_fixed(r.accuracy_a, 3),
                          _round_fixed(r.accuracy_b, 3), _format_gap(r.gap, percent),
                          _format_interval(c.decision.interval, percent), r.test_name,
-                         _format_p(r.p), _format_p(c.p_holm), c.decision.word])
+                         _format_p(r.p), _format_p(c.p_holm), c.decision.word]
+                        + ([task.runs or "one run each"] if with_runs else []))
     return rows
 
 
@@ -7834,9 +8254,10 @@ def _tasks_text(report: _TasksReport) -> str:
              f"per task: each candidate against {table.systems[0]} on the task's items; "
              f"intervals simultaneous at {_format_level(first.level)} over the {tasks} tasks "
              "(Bonferroni), p Holm-adjusted across them"]
+    rows = _task_rows(report)
     header = ["task", "items", "candidate", "base", "cand", "gap",
-              f"{_format_level(first.level)} CI", "test", "p", "Holm p", "verdict"]
-    lines += _table_lines(header, _task_rows(report), {1, 3, 4, 5, 8, 9})
+              f"{_format_level(first.level)} CI", "test", "p", "Holm p", "verdict", "runs"]
+    lines += _table_lines(header[:len(rows[0])], rows, {1, 3, 4, 5, 8, 9})
     how = {"strata": "each task a stratum (its items resampled within it, so each task keeps "
                      "its size)",
            "clusters": "each task a cluster (resampled whole)",
@@ -7848,10 +8269,13 @@ def _tasks_text(report: _TasksReport) -> str:
 
 def _tasks_markdown(report: _TasksReport) -> str:
     first = report.result.tasks[0].comparisons[0].decision
+    rows = _task_rows(report)
+    extra = len(rows[0]) > 11
     lines = [f"| task | items | candidate | baseline mean | candidate mean | gap | "
              f"{_format_level(first.level)} CI (simultaneous) | test | p | p (Holm, tasks) | "
-             "verdict |", "|---|---:|---|---:|---:|---:|---|---|---:|---:|---|"]
-    for row in _task_rows(report):
+             "verdict |" + (" runs |" if extra else ""),
+             "|---|---:|---|---:|---:|---:|---|---|---:|---:|---|" + ("---|" if extra else "")]
+    for row in rows:
         lines.append("| " + " | ".join(_md(cell) for cell in row) + " |")
     lines += ["", f"Pooled over all {report.table.n:,} items ({report.result.pool}):", ""]
     return "\n".join(lines) + "\n" + _comparison_markdown(report.pooled)
@@ -7861,7 +8285,7 @@ def _tasks_json(report: _TasksReport) -> dict:
     body = _comparison_json(report.pooled)
     body["source"] = "tasks"
     body["pool"] = report.result.pool
-    body["tasks"] = [{"task": task.task, "items": task.n, "comparisons": [
+    body["tasks"] = [{"task": task.task, "items": task.n, "runs": task.runs, "comparisons": [
         {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
          "p_holm": c.p_holm, "verdict": c.decision.word, "decision": c.decision.to_json()}
         for c in task.comparisons]} for task in report.result.tasks]
@@ -8299,7 +8723,7 @@ _FLAGS = (
     _flag(_C, "your results", "--filter", metavar="NAME",
           help="lm-eval samples written per filter (gsm8k's strict-match, flexible-extract): "
                "the one to compare"),
-    _flag(_C, "your results", "--split", default="test", metavar="NAME",
+    _flag(_C, "your results", "--split", metavar="NAME",
           help="HELM: the split whose stats to compare (default test)"),
     _flag(_C, "your results", "--tasks", metavar="T1,T2,...",
           help="harness folders: compare only these tasks"),
@@ -8319,6 +8743,12 @@ _FLAGS = (
                "each stratum's size"),
     _flag(_C, "your results", "--input-format", choices=_FORMATS,
           help="force the input format (default: found from the file's content)"),
+    _flag(_C, "your results", "--allow-different-tasks", action="store_true",
+          help="harness logs: compare logs of tasks with different names, or different inputs "
+               "under one id (a renamed or edited task); refused by default"),
+    _flag(_C, "your results", "--allow-incomplete", action="store_true",
+          help="harness logs: compare a run that did not finish (status error, cancelled, or "
+               "stopped); the verdict then says how many samples it holds"),
     _flag(_C, "your results", "--on-missing", choices=("error", "drop"), default="error",
           help="rows with a missing score or id, repeated ids, items missing from a run: an "
                "error (default) or dropped and counted in the report"),
@@ -8644,14 +9074,19 @@ def _check_compare(args) -> None:
     if args.csv is not None and args.baseline is not None:
         raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
                         "(one file per run), not both")
-    if args.baseline is None:
+    folder = args.csv not in (None, "-") and os.path.isdir(args.csv)
+    if folder and _flags(args, ("a_col", "b_col", "run_col", "system_col")):
+        raise ToolError(f"{_flags(args, ('a_col', 'b_col', 'run_col', 'system_col'))[0]} names "
+                        "a column of one file; a folder of harness logs names its models with "
+                        "--systems")
+    if args.baseline is None and not folder:
         for flag in _flags(args, ("candidate", "tasks", "pool")):
-            raise ToolError(f"{flag} goes with one file or folder per system "
+            raise ToolError(f"{flag} goes with harness folders or one file per system "
                             "(compare BASELINE CANDIDATE)")
         if args.score_col is not None and args.system_col is None:
             raise ToolError("--score-col names the score in one file per system (compare "
                             "BASELINE CANDIDATE), or with --system-col in a long file")
-    else:
+    elif args.baseline is not None:
         if not args.candidate:
             raise ToolError("--baseline needs at least one --candidate run file")
         if _flags(args, ("a_col", "b_col", "systems", "run_col", "system_col")):
@@ -8972,16 +9407,17 @@ def _run_tasks(args, table: Table, params: dict, settings: Settings) -> _TasksRe
 def _read_input(args, progress=None) -> Table:
     """The user's scores: one file with a column per system, or one file per run."""
     options = ReadOptions(args.input_format, args.on_missing, args.filter, args.split,
-                          progress)
+                          progress, args.allow_different_tasks, args.allow_incomplete)
     names = None if args.names is None else tuple(n.strip() for n in args.names.split(","))
     ids = None if args.id_col is None else tuple(p.strip() for p in args.id_col.split(","))
-    if args.baseline is not None:
-        groups = [_expand_paths(args.baseline)] + [_expand_paths(c) for c in args.candidate]
-        tasks = None if args.tasks is None else tuple(t.strip() for t in args.tasks.split(","))
+    systems = tuple(name.strip() for name in args.systems.split(",")) if args.systems else None
+    tasks = None if args.tasks is None else tuple(t.strip() for t in args.tasks.split(","))
+    if args.baseline is not None or args.csv != "-" and os.path.isdir(args.csv):
+        groups = [_expand_paths(args.baseline)] + [_expand_paths(c) for c in args.candidate] \
+            if args.baseline is not None else [[args.csv]]
         return read_runs(groups, RunsSpec(args.score_col, ids or ("item",), args.cluster_col,
-                                          args.strata_col, tasks, names), options)
-    systems = tuple(name.strip() for name in args.systems.split(",")) if args.systems else \
-        (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
+                                          args.strata_col, tasks, names, systems), options)
+    systems = systems or (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
     table = read_table(args.csv, TableSpec(systems, ids, args.cluster_col, args.strata_col,
                                            args.run_col, args.system_col, args.score_col),
                        options)

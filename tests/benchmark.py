@@ -1,305 +1,191 @@
 #!/usr/bin/env python3
-"""Benchmark: the resampling engines against the article's loop and against NumPy.
+"""Benchmark: whole runs of the tool at default flags, this version beside the previous one
+(its module taken from git) and beside a NumPy paired bootstrap where NumPy is installed.
 
-Run by hand (it is not a test):  python3 tests/benchmark.py [--quick]
+Run by hand (it is not a test):  python3 tests/benchmark.py [--quick] [--previous REV]
 
-Part 1, the stream engine (bit-exact):
+Each workload is one process, timed from start to exit, with its peak memory (from the
+kernel's rusage of that child).  The inputs are written first to a temporary folder: 0/1
+scores and real-valued scores with every value distinct (four decimals of a continuous
+score, the paired differences of which all but never repeat), at the mid sizes where most
+eval sets live (10^3 to 10^5) and beyond; clusters of 5 to 15 items and 10 strata; five
+systems (Holm across four comparisons); leaderboards of 20 and 50 systems.  Old runs are
+stopped after --cap seconds and shown as ">cap".  The last column says whether the
+target of issue 20 (or 23) is met.
 
-For each n it times, in one process and interleaved, (1) the listing's naive
-loop -- simulate, then ``[rng.randrange(n) for _ in range(n)]`` per resample --
-for a few replays; (2) the tool's engine on the same replays, checking that
-every interval and the generator state are identical; (3) the bare
-``getrandbits`` cost of exactly the words the engine consumed (the floor no
-bit-exact engine can beat).  It prints the ratios and, at the article's
-parameters, the wall time of the full default run.  Time is per replay
-(simulate + one paired interval of B resamples).
-
-Part 2, the counts engine: 1,000 replays x 2,000 resamples of the coverage
-loop at n = 500, 2,000 and 100,000, against a vectorised NumPy loop that draws
-its indices as ``rng.integers(0, n, (B, n))`` (run only if NumPy imports; it is
-never a dependency of the tool), and the ratio time(n=100,000)/time(n=500).
-
-Part 3, a million items: reading a 10**6-row 0/1 CSV, and the exact (B =
-infinity) bootstrap intervals of its 2x2 table.
-
-Part 4 (``--defaults``), default flags side by side with the previous release (its
-module taken from git, ``--previous REV``): a simulated --n-items 2000 run, a 10**6-row
-0/1 CSV, a 10**7-row 0/1 CSV (plain and --exact), a 10**6-row real-valued CSV, and a
-refusal that depends only on flags; wall time and peak memory of each process (the old
-runs are stopped after ``--cap`` seconds and reported as ">cap").
+The NumPy column is a plain vectorised paired bootstrap (B = 2,000 resamples of the items,
+percentile ends), not the same statistics: it is the cost a user would otherwise pay.
 """
 
 import argparse
-import statistics
 import os
 import random
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), HERE]
-
-import bootstrap_eval_deltas as bed  # noqa: E402
-import oracle  # noqa: E402
+ROOT = os.path.dirname(HERE)
+MODULE = os.path.join(ROOT, "bootstrap_eval_deltas.py")
 
 
-class CountingRandom(random.Random):
-    """A Random that counts the 32-bit words drawn through getrandbits."""
-
-    words = 0
-
-    def getrandbits(self, k):
-        self.words += (k + 31) // 32
-        return super().getrandbits(k)
-
-
-def listing_paired_bootstrap(scores, rng, resamples):
-    """The article's paired_bootstrap, verbatim (floats, as the listing has it)."""
-    n = len(scores)
-    deltas = []
-    for _ in range(resamples):
-        idx = [rng.randrange(n) for _ in range(n)]
-        deltas.append(sum(scores[i][1] - scores[i][0] for i in idx) / n)
-    deltas.sort()
-    lo, hi = bed._percentile_indices(resamples, bed.CONFIDENCE)
-    return deltas[lo], deltas[hi]
-
-
-def naive_replays(seed, n, resamples, replays):
+def write_binary(path, n, systems=2, clusters=False, seed=1):
+    """0/1 scores with shared item difficulty (the article's copula, in floats)."""
     rng = random.Random(seed)
-    out = []
-    for _ in range(replays):
-        scores = oracle.simulate(rng, n, 0.6, 0.72, 0.76)
-        out.append(listing_paired_bootstrap(scores, rng, resamples))
-    return out, rng.getstate()
+    cuts = [0.58, 0.70, 0.60, 0.62, 0.50][:systems] + [0.55] * max(0, systems - 5)
+    with open(path, "w") as f:
+        f.write("item,cluster,stratum," + ",".join(f"s{k}" for k in range(systems)) + "\n")
+        cluster, left, shift = 0, 0, 0.0
+        for i in range(n):
+            if left == 0:
+                cluster, left, shift = cluster + 1, rng.randint(5, 15), rng.gauss(0, 0.7)
+            left -= 1
+            d = rng.gauss(0, 1) + (shift if clusters else 0.0)
+            row = [int(0.6 * d + 0.8 * rng.gauss(0, 1) < cut + 0.01 * k)
+                   for k, cut in enumerate(cuts)]
+            f.write(f"{i},{cluster},{cluster % 10}," + ",".join(map(str, row)) + "\n")
 
 
-def engine_replays(seed, n, resamples, replays, rng_class=random.Random):
-    rng = rng_class(seed)
-    out = []
-    for _ in range(replays):
-        scores = bed.simulate(rng, n, bed.CORR, bed.ACC_A, bed.ACC_B)
-        iv = bed.paired_distribution(rng, scores, resamples).interval(bed.CONFIDENCE)
-        out.append((float(iv.lo), float(iv.hi)))
-    return out, rng.getstate(), rng
-
-
-def bare_getrandbits(seed, n, replays, words):
-    """Simulate as the engine does, then draw the same number of words, no decoding."""
+def write_real(path, n, systems=2, seed=2):
+    """Real-valued scores in [0, 1] with four decimals: every value distinct for n <= 10^4."""
     rng = random.Random(seed)
-    per_replay = words // replays
-    for _ in range(replays):
-        bed.simulate(rng, n, bed.CORR, bed.ACC_A, bed.ACC_B)
-        left = per_replay
-        while left:
-            m = min(left, bed._CHUNK_WORDS)
-            rng.getrandbits(32 * m)
-            left -= m
+    with open(path, "w") as f:
+        f.write("item,cluster,stratum," + ",".join(f"s{k}" for k in range(systems)) + "\n")
+        cluster, left, base = 0, 0, 0.5
+        for i in range(n):
+            if left == 0:
+                cluster, left, base = cluster + 1, rng.randint(5, 15), rng.random()
+            left -= 1
+            d = min(1.0, max(0.0, base + rng.gauss(0, 0.2)))
+            row = [min(1.0, max(0.0, d + 0.01 * k + rng.gauss(0, 0.15))) for k in range(systems)]
+            f.write(f"{i},{cluster},{cluster % 10}," + ",".join(f"{v:.4f}" for v in row) + "\n")
 
 
-def timed(fn, *args):
-    start = time.perf_counter()
-    result = fn(*args)
-    return time.perf_counter() - start, result
-
-
-def bench(n, resamples, naive_count, engine_count, seed=2026):
-    # identical outputs on the naive replays, and the words the engine draws
-    ref, ref_state = naive_replays(seed, n, resamples, naive_count)
-    got, got_state, counter = engine_replays(seed, n, resamples, naive_count, CountingRandom)
-    identical = ref == got and ref_state == got_state
-    words_per_replay = counter.words / naive_count
-    # Timings interleaved replay by replay (one naive replay, then a few engine replays and
-    # the bare words), so that the shared machine's slow and fast phases hit all three
-    # alike; each side reports its median time per replay, robust to the machine's stalls.
-    naive_times, engine_times, bare_times = [], [], []
-    for block in range(naive_count):
-        naive_times.append(timed(naive_replays, seed + block, n, resamples, 1)[0])
-        for step in range(engine_count):
-            engine_times.append(timed(engine_replays, seed + step, n, resamples, 1)[0])
-            bare_times.append(timed(bare_getrandbits, seed + step, n, 1,
-                                    round(words_per_replay))[0])
-    t_naive, t_engine, t_bare = map(statistics.median, (naive_times, engine_times, bare_times))
-    print(f"n={n:>6}  B={resamples}  "
-          f"identical={'yes' if identical else 'NO'}  "
-          f"naive {t_naive * 1e3:8.1f} ms/replay  engine {t_engine * 1e3:7.1f}  "
-          f"getrandbits {t_bare * 1e3:6.1f}  "
-          f"ratio vs listing {t_naive / t_engine:5.1f}x  "
-          f"engine/getrandbits {t_engine / t_bare:4.2f}")
-    return identical
-
-
-def numpy_replays(n, replays, resamples=2000, seed=0):
-    """The coverage loop vectorised with NumPy: simulate, (B, n) indices, sums, sort."""
-    import numpy as np
-    from statistics import NormalDist
-    rng = np.random.default_rng(seed)
-    cut_a, cut_b = NormalDist().inv_cdf(0.72), NormalDist().inv_cdf(0.76)
-    lo_index, hi_index = bed._percentile_indices(resamples, bed.CONFIDENCE)
-    covers = 0
-    for _ in range(replays):
-        d = rng.standard_normal(n)
-        a = (0.6 * d + 0.8 * rng.standard_normal(n) < cut_a).astype(np.int8)
-        b = (0.6 * d + 0.8 * rng.standard_normal(n) < cut_b).astype(np.int8)
-        diff = (b - a).astype(np.int32)
-        sums = np.sort(diff[rng.integers(0, n, (resamples, n))].sum(axis=1))
-        covers += int(sums[lo_index] <= 0.04 * n <= sums[hi_index])
-    return covers
-
-
-def counts_replays(n, replays, resamples=2000, seed=2026):
-    copula = bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B)
-    return bed.coverage(random.Random(seed), copula, n, replays=replays, resamples=resamples,
-                        confidence=bed.CONFIDENCE, engine="counts")
-
-
-def bench_counts(replays, numpy_replays_count):
-    try:
-        import numpy  # noqa: F401
-        have_numpy = True
-    except ImportError:
-        have_numpy = False
-    per = {}
-    for n in (500, 2000, 100_000):
-        t_counts = min(timed(counts_replays, n, replays)[0] for _ in range(2))
-        per[n] = t_counts
-        line = f"counts engine n={n:>7,}: {replays} replays x 2000 resamples {t_counts:6.2f} s"
-        if n in (500, 2000):
-            if have_numpy:
-                t_np = min(timed(numpy_replays, n, numpy_replays_count)[0] for _ in range(2))
-                t_np *= replays / numpy_replays_count
-                line += (f"   NumPy loop (scaled from {numpy_replays_count} replays) "
-                         f"{t_np:6.2f} s   NumPy/counts {t_np / t_counts:5.1f}x")
-            else:
-                line += "   NumPy loop: skipped (NumPy not importable)"
-        print(line)
-    print(f"counts engine time(n=100,000)/time(n=500) = {per[100_000] / per[500]:.2f}")
-
-
-def bench_million():
-    import tempfile
-    rng = random.Random(5)
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "million.csv")
-        with open(path, "w") as handle:
-            handle.write("item,system_a_correct,system_b_correct\n")
-            for i in range(1, 1_000_001):
-                d = rng.random()
-                handle.write(f"{i},{int(d < 0.72)},{int(d + rng.random() * 0.3 < 0.85)}\n")
-        seconds, table = timed(bed.read_scores_csv, path)
-        print(f"read a 10^6-row 0/1 CSV ({os.path.getsize(path) / 1e6:.1f} MB): {seconds:.2f} s")
-    cells = table.pair(1).cells()
-    bed._binomial_cdf_table.cache_clear()
-    bed._all_ratio_factors.cache_clear()
-    seconds, exact = timed(bed.exact_intervals, cells, bed.CONFIDENCE)
-    print(f"exact bootstrap intervals of 10^6 items (B = infinity): {seconds:.2f} s; "
-          f"paired {float(exact['paired'].lo) * 100:+.3f}.."
-          f"{float(exact['paired'].hi) * 100:+.3f} pts")
-
-
-def write_csv(path, rows, real=False, seed=1):
-    """A wide CSV of two systems on *rows* items: 0/1, or scores in steps of 0.05."""
-    rng = random.Random(seed)
-    steps = [f"{k / 20:.2f}" for k in range(21)]
-    with open(path, "w") as handle:
-        handle.write("item,a,b\n")
-        buffer = []
-        for i in range(1, rows + 1):
-            if real:
-                x = rng.randrange(21)
-                y = min(20, max(0, x + rng.randrange(-3, 5)))
-                buffer.append(f"{i},{steps[x]},{steps[y]}\n")
-            else:
-                d = rng.gauss(0, 1)
-                a = 0.6 * d + 0.8 * rng.gauss(0, 1) < 0.58
-                b = 0.6 * d + 0.8 * rng.gauss(0, 1) < 0.64
-                buffer.append(f"{i},{int(a)},{int(b)}\n")
-            if len(buffer) == 100_000:
-                handle.write("".join(buffer))
-                buffer = []
-        handle.write("".join(buffer))
-
-
-def run_measured(argv, cap):
-    """(seconds, peak RSS in MB, finished) of one process, stopped after *cap* seconds."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def run(argv, cap):
+    """(seconds, peak MB, exit status) of one process; seconds None when stopped at *cap*."""
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = start + cap
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
-            return time.perf_counter() - start, usage.ru_maxrss / 1024, True
-        if time.perf_counter() - start > cap:
+            return time.monotonic() - start, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(
+                status)
+        if time.monotonic() > deadline:
             proc.kill()
-            pid, status, usage = os.wait4(proc.pid, 0)
-            return cap, usage.ru_maxrss / 1024, False
-        time.sleep(0.05)
+            _, _, usage = os.wait4(proc.pid, 0)
+            return None, usage.ru_maxrss / 1024, None
+        time.sleep(0.02)
 
 
-def bench_defaults(previous: str, cap: float, quick: bool):
-    """The issue's workloads with default flags, this version beside the previous one."""
-    import tempfile
-    root = os.path.dirname(HERE)
-    with tempfile.TemporaryDirectory() as folder:
-        old = os.path.join(folder, "previous.py")
-        with open(old, "wb") as handle:
-            handle.write(subprocess.run(["git", "show", f"{previous}:bootstrap_eval_deltas.py"],
-                                        cwd=root, check=True, capture_output=True).stdout)
-        big = 10_000_000 if not quick else 2_000_000
-        files = {"m1": (1_000_000, False), "r1": (1_000_000, True), "m10": (big, False)}
-        for name, (rows, real) in files.items():
-            write_csv(os.path.join(folder, f"{name}.csv"), rows, real)
-        path = lambda name: os.path.join(folder, f"{name}.csv")
-        cols = ["--a-col", "a", "--b-col", "b"]
-        work = [("--n-items 2000 (simulated run, 1000 replays)", ["--n-items", "2000"], 15),
-                ("10^6-row 0/1 CSV", ["--csv", path("m1")] + cols, 10),
-                (f"{big:,}-row 0/1 CSV", ["--csv", path("m10")] + cols, 60),
-                (f"{big:,}-row 0/1 CSV --exact", ["--csv", path("m10"), "--exact"] + cols, 60),
-                ("10^6-row real-valued CSV", ["--csv", path("r1")] + cols, 60),
-                ("flag-only refusal on the 10^6-row file",
-                 ["--csv", path("r1"), "--engine", "counts", "--cluster-col", "a"] + cols, 1)]
-        print(f"{'workload':44} {'target':>7} {'this version':>22} {'previous (' + previous + ')':>26}")
-        for label, argv, target in work:
-            now = run_measured([sys.executable, os.path.join(root, "bootstrap_eval_deltas.py"),
-                                *argv, "--quiet"], 600)
-            before = run_measured([sys.executable, old, *argv, "--quiet"], cap)
-            show = lambda m: (f"{m[0]:7.1f} s {m[1]:6.0f} MB" if m[2] else
-                              f"  >{m[0]:.0f} s (stopped) {m[1]:4.0f} MB")
-            print(f"{label:44} {target:>5} s {show(now):>22} {show(before):>26}"
-                  f"   {'met' if now[2] and now[0] <= target else 'NOT met'}")
+def numpy_seconds(path, systems=2):
+    """A vectorised NumPy paired bootstrap of the first two columns (B = 2,000)."""
+    code = f"""
+import numpy as np, time
+t = time.monotonic()
+data = np.loadtxt({path!r}, delimiter=",", skiprows=1, usecols=(3, 4))
+d = data[:, 1] - data[:, 0]
+rng = np.random.default_rng(0)
+n = len(d)
+means = np.empty(2000)
+step = max(1, 2_000_000 // n)
+for i in range(0, 2000, step):
+    k = min(step, 2000 - i)
+    means[i:i + k] = d[rng.integers(0, n, (k, n))].mean(axis=1)
+np.percentile(means, [2.5, 97.5])
+"""
+    done, _, status = run([sys.executable, "-c", code], 600)
+    return done if status == 0 else None
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer replays, skip the full run")
-    parser.add_argument("--defaults", action="store_true",
-                        help="only part 4: default flags beside the previous release")
-    parser.add_argument("--previous", default="bf43baa", help="the previous release (git rev)")
-    parser.add_argument("--cap", type=float, default=180, help="seconds before an old run stops")
-    args = parser.parse_args()
-    if args.defaults:
-        bench_defaults(args.previous, args.cap, args.quick)
+def previous_module(rev, folder):
+    path = os.path.join(folder, f"previous_{rev[:7]}.py")
+    with open(path, "wb") as f:
+        f.write(subprocess.run(["git", "-C", ROOT, "show", f"{rev}:bootstrap_eval_deltas.py"],
+                               capture_output=True, check=True).stdout)
+    return path
+
+
+def cell(seconds, memory, cap):
+    return (f">{cap:.0f} s (stopped)" if seconds is None else f"{seconds:6.2f} s") + \
+        f" {memory:6.0f} MB"
+
+
+def workloads(folder, quick):
+    """(label, argv, target, series) per row: a target is seconds, ("x2", label) for "within
+    twice that row's time", or None; *series* names the plain runs whose time must not fall
+    as n grows."""
+    sizes = [1000, 10_000, 20_000, 50_000, 100_000] + ([] if quick else [1_000_000])
+    rows = []
+    for n in [500] + sizes + ([] if quick else [10_000_000]):
+        path = os.path.join(folder, f"bin{n}.csv")
+        write_binary(path, n)
+        rows.append((f"0/1, n={n:,}", ["--csv", path, "--systems", "s0,s1"],
+                     1.5 if n <= 100_000 else 10 if n <= 1_000_000 else 60, "0/1"))
+        if n in (500, 100_000):
+            rows.append((f"0/1, n={n:,}, no calibration", ["--csv", path, "--systems", "s0,s1",
+                                                           "--calibration", "0"], None, None))
+    for n in sizes:
+        path = os.path.join(folder, f"real{n}.csv")
+        write_real(path, n)
+        rows.append((f"real, distinct, n={n:,}", ["--csv", path, "--systems", "s0,s1"],
+                     3 if n <= 10_000 else 10 if n <= 100_000 else 60, "real-valued"))
+    for kind, write in (("0/1", lambda p, n: write_binary(p, n, 5, clusters=True)),
+                        ("real", lambda p, n: write_real(p, n, 5))):
+        for n in (10_000, 100_000):
+            path = os.path.join(folder, f"design-{kind[0]}{n}.csv")
+            write(path, n)
+            plain = f"{kind}, n={n:,}" if kind == "0/1" else f"real, distinct, n={n:,}"
+            for what, flags in (("clusters", ["--systems", "s0,s1", "--cluster-col", "cluster"]),
+                                ("10 strata", ["--systems", "s0,s1", "--strata-col", "stratum"]),
+                                ("five systems, Holm", ["--systems", "s0,s1,s2,s3,s4"])):
+                rows.append((f"{kind}, n={n:,}, {what}", ["--csv", path, *flags], ("x2", plain),
+                             None))
+    return rows
+
+
+def main(argv) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--previous", default="c05ad0a", help="git revision to compare with")
+    parser.add_argument("--cap", type=float, default=120, help="seconds before an old run stops")
+    parser.add_argument("--quick", action="store_true", help="skip the 10^6 and 10^7 rows")
+    args = parser.parse_args(argv)
+    have_numpy = subprocess.run([sys.executable, "-c", "import numpy"]).returncode == 0
+    folder = tempfile.mkdtemp(prefix="bed-bench-")
+    try:
+        old = previous_module(args.previous, folder)
+        print(f"{'workload':38} {'target':>9}   {'this version':>17}   "
+              f"{'previous (' + args.previous[:7] + ')':>24}   {'numpy':>8}")
+        seen, series = {}, {}
+        for label, argv, target, family in workloads(folder, args.quick):
+            new = run([sys.executable, MODULE, *argv], 3600)
+            before = run([sys.executable, old, *argv], args.cap)
+            fast = numpy_seconds(argv[1]) if have_numpy and "--cluster-col" not in argv \
+                and "--strata-col" not in argv else None
+            seen[label] = new[0]
+            if family is not None:
+                series.setdefault(family, []).append(new[0])
+            limit = 2 * seen[target[1]] if isinstance(target, tuple) else target
+            verdict = "" if limit is None else \
+                "met" if new[0] is not None and new[0] <= limit and new[2] == 0 else "NOT met"
+            shown = "" if limit is None else f"{limit:.1f} s"
+            print(f"{label:38} {shown:>9}   {cell(*new[:2], 3600):>17}   "
+                  f"{cell(*before[:2], args.cap):>24}   "
+                  f"{'' if fast is None else f'{fast:6.2f} s':>8}   {verdict}", flush=True)
+        for family, times in series.items():
+            falls = sum(1 for a, b in zip(times, times[1:]) if b < a - 0.15)
+            print(f"{family}: as n grows the time {'never falls' if not falls else 'falls'} "
+                  f"by more than 0.15 s" + (f" ({falls} times)" if falls else ""))
+        for n in ("500", "100,000"):
+            with_, without = seen.get(f"0/1, n={n}"), seen.get(f"0/1, n={n}, no calibration")
+            if with_ and without:
+                print(f"calibration line at n={n}: adds {with_ - without:+.2f} s")
         return 0
-    scale = 1 if not args.quick else 0
-    print(f"Python {sys.version.split()[0]}; times are best-effort on a shared machine, "
-          "ratios come from interleaved runs")
-    print("-- stream engine vs the article's listing (bit-exact) --")
-    ok = bench(500, 2000, 4 + 8 * scale, 5)
-    ok &= bench(2000, 2000, 2, 2)
-    ok &= bench(50000, 200, 1, 1)
-    if not args.quick:
-        start = time.perf_counter()
-        script = os.path.join(os.path.dirname(HERE), "bootstrap_eval_deltas.py")
-        subprocess.run([sys.executable, script], check=True, stdout=subprocess.DEVNULL)
-        print(f"full default run (1000 replays x 2000 resamples x 500 items): "
-              f"{time.perf_counter() - start:.1f} s")
-    print("-- counts engine vs a vectorised NumPy loop --")
-    bench_counts(1000 if not args.quick else 200, 100 if not args.quick else 20)
-    print("-- a million items --")
-    bench_million()
-    print("identical = " + ("yes" if ok else "NO"))
-    return 0 if ok else 1
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -87,9 +87,11 @@ def test_broken_inspect_json_logs_are_refused_in_one_line(tmp_path, log, fragmen
 def test_a_log_of_a_run_that_did_not_succeed_says_so(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps({**header("m/a", "error"),
                                                  "samples": samples(VALUES_A)}, indent=2))
-    got = report("--baseline", str(tmp_path / "a.json"), "--candidate",
-                 plain_json(tmp_path, "b.json", VALUES_B, "m/b"))
-    assert "Inspect log status error" in json.dumps(got["input"])
+    argv = ["--baseline", str(tmp_path / "a.json"), "--candidate",
+            plain_json(tmp_path, "b.json", VALUES_B, "m/b")]
+    assert_one_line_error(*cli(*argv), "is an incomplete run (status error; ")
+    got = report(*argv, "--allow-incomplete")
+    assert "incomplete run: " in json.dumps(got["input"]["incomplete"])
 
 
 def test_a_scorer_with_a_dict_value_is_reached_with_a_dot(tmp_path):
@@ -199,7 +201,7 @@ def test_inspect_folders_with_journal_archives_compare_task_by_task(tmp_path):
 
 
 @pytest.mark.parametrize("layout,fragment", [
-    ("twice", "holds 2 files for task 'arith' (again.json, arith.json)"),
+    ("twice", "holds 2 logs of task 'arith' and 2 that ended (again.json, arith.json)"),
     ("empty", "no lm-eval samples_<task>_<time>.jsonl files, Inspect logs or HELM"),
     ("mixed", "give harness folders for every system or files for every system, not both"),
     ("no shared", "the folders share no task"),

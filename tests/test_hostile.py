@@ -175,7 +175,8 @@ def file_cases():
 
 PATH_CASES = [
     Case("missing file", ["--csv", "nope.csv"] + AB, 2, "cannot read nope.csv"),
-    Case("a folder as input", ["--csv", "."] + AB, 2, "it is a folder"),
+    Case("a folder as input", ["--csv", "."] + AB, 2, "--a-col names a column of one file"),
+    Case("a folder without logs as input", ["--csv", "."], 2, "no lm-eval samples_<task>"),
     Case("/dev/zero as input", ["--csv", "/dev/zero"] + AB, 2, "a NUL byte"),
     Case("/dev/null as input", ["--csv", "/dev/null"] + AB, 2, "is empty"),
     Case("plot over the input", ["--csv", "x.csv", "--plot", "x.csv"] + AB, 2,

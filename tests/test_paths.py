@@ -182,8 +182,8 @@ def test_score_intervals_on_the_shipped_csv_are_wilson_and_clopper_pearson():
 
 def test_a_whole_harness_run_in_markdown_has_a_row_per_task_and_the_pooled_table():
     lm = os.path.join(os.path.dirname(SHIPPED_CSV), "examples", "lm-eval")
-    argv = ["--baseline", os.path.join(lm, "acme__base-7b"), "--candidate",
-            os.path.join(lm, "acme__tuned-7b"), "--score-col", "acc,exact_match", "--filter",
+    argv = ["--baseline", os.path.join(lm, "main", "acme__base"), "--candidate",
+            os.path.join(lm, "main", "acme__tuned"), "--score-col", "acc,exact_match", "--filter",
             "strict-match", "--resamples", "200", "--calibration", "0"]
     data = json.loads(cli(*argv, "--output", "json")[1])
     markdown = cli(*argv, "--output", "markdown")[1]

@@ -25,7 +25,7 @@ CASES = [
     (["--baseline", "g.csv"], "--baseline needs at least one --candidate"),
     (["--baseline", "g.csv", "--candidate", "g.csv", "--systems", "a,b"],
      "with one file per system use --score-col"),
-    (["--csv", "g.csv", "--tasks", "x"] + AB, "--tasks goes with one file or folder per system"),
+    (["--csv", "g.csv", "--tasks", "x"] + AB, "--tasks goes with harness folders or one file per system"),
     (["--id-col", "item"], "--id-col does not apply to simulate"),
     # columns and names
     (["--csv", "long.csv", "--system-col", "system", "--systems", "base,new"],
