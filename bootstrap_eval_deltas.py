@@ -100,6 +100,7 @@ import re
 import stat
 import tempfile
 import time
+import types
 import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
@@ -1270,7 +1271,8 @@ class Copula:
         """
         both = _integrate_both_right(float(self.corr), float(self.acc_a), float(self.acc_b))
         acc_a, acc_b = float(self.acc_a), float(self.acc_b)
-        return Cells(both, acc_a - both, acc_b - both, 1 - acc_a - acc_b + both)
+        both = min(max(both, 0.0, acc_a + acc_b - 1), acc_a, acc_b)   # a rounding step apart
+        return Cells(both, acc_a - both, acc_b - both, max(0.0, 1 - acc_a - acc_b + both))
 
     def simulate_cells(self, rng: random.Random, n_items: int) -> Cells:
         """The cell counts of n simulated items: one multinomial draw (the counts engine)."""
@@ -1301,6 +1303,8 @@ _MAGIC = (                                   # (leading bytes, what the file is)
     (b"SQLite format 3\x00", "an SQLite database (export the table as CSV)"),
     (b"\x89HDF", "an HDF5 file (export it as CSV)"),
     (b"\x93NUMPY", "a NumPy array file (save it as CSV)"),
+    (b"\xff\xfe", "UTF-16 text"),
+    (b"\xfe\xff", "UTF-16 text"),
 )
 
 
@@ -1718,6 +1722,10 @@ def _sniff_delimiter(path: str, header: str) -> str:
     counts = {d: header.count(d) for d in (",", "\t", ";")}
     best = max(counts.values())
     found = [d for d, c in counts.items() if c == best]
+    if best == 0 and header.strip() in ("null", "true", "false") or \
+            best == 0 and _NUMBER.fullmatch(header.strip()):
+        raise ToolError(f"{path} holds the JSON value {_shorten(header.strip())}, not a table "
+                        "or a list of records")
     if best == 0:
         raise ToolError(f"{path}: the header has one column; expected columns separated by "
                         "commas, tabs or semicolons")
@@ -2039,8 +2047,10 @@ def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Col
                 column.extend(part)
             continue
         rows_read += 1
-        if item is _MISSING or any(v is _MISSING for v in values):
-            missing.append(item if item is not _MISSING else where)
+        if item is _MISSING or any(v is _MISSING for v in values) or \
+                type(item) is tuple and any(part is _MISSING for part in item):
+            missing.append(where if item is _MISSING or type(item) is tuple and any(
+                part is _MISSING for part in item) else item)
             continue
         try:
             ids.append(item)                   # integer ids: 8 bytes each, not 36
@@ -2518,31 +2528,43 @@ _XLSX = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _XLSX_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 
 
-def _xml(archive, name: str, path: str):
-    import xml.etree.ElementTree as ElementTree
-    data = _zip_member(archive, name, path)
+def _no_entities(data: bytes, name: str, path: str) -> None:
+    """An XML part may not declare entities (a DOCTYPE can only come before the root)."""
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
         raise ToolError(f"{path}: {_printable(name)} declares XML entities; the tool does not "
                         "expand them")
+
+
+def _xml(archive, name: str, path: str):
+    import xml.etree.ElementTree as ElementTree
+    data = _zip_member(archive, name, path)
+    _no_entities(data, name, path)
     try:
         return ElementTree.fromstring(data)
     except ElementTree.ParseError as err:
         raise ToolError(f"{path}: {_printable(name)} is not valid XML ({err})") from None
 
 
-def _xlsx_column(reference: str, default: int) -> int:
-    letters = "".join(ch for ch in reference if ch.isalpha()).upper()
-    if not letters:
+_XLSX_GRID = (1_048_576, 16_384)     # Excel's rows and columns: A1 to XFD1048576
+_CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
+
+
+def _xlsx_column(reference: str, default: int, path: str) -> int:
+    """A cell reference's column (0-based), within Excel's grid; *default* without one."""
+    if not reference:
         return default
-    index = 0
-    for ch in letters:
-        index = index * 26 + ord(ch) - 64
-    return index - 1
+    match = _CELL.fullmatch(reference)
+    column = 0
+    for ch in match.group(1) if match else "":
+        column = column * 26 + ord(ch) - 64
+    if not match or column > _XLSX_GRID[1] or int(match.group(2)) > _XLSX_GRID[0]:
+        raise ToolError(f"{path}: cell reference {_shorten(reference)} is not a cell of an Excel "
+                        "sheet (A1 to XFD1048576)")
+    return column - 1
 
 
-def _xlsx_rows(archive, path: str):
-    """The first sheet of an Excel workbook as rows of cell texts, numbers exactly as the
-    workbook stores them (its shortest decimal text)."""
+def _xlsx_sheet(archive, path: str) -> str:
+    """The member of the workbook's first sheet."""
     book = _xml(archive, "xl/workbook.xml", path)
     sheet = book.find(f"{_XLSX}sheets/{_XLSX}sheet")
     target = "worksheets/sheet1.xml"
@@ -2551,47 +2573,100 @@ def _xlsx_rows(archive, path: str):
         for rel in _xml(archive, "xl/_rels/workbook.xml.rels", path):
             if rel.get("Id") == rel_id:
                 target = rel.get("Target", target).lstrip("/").removeprefix("xl/")
-    shared = []
+    member = "xl/" + target
+    if member not in archive.namelist():
+        raise ToolError(f"{path}: the workbook's first sheet ({_printable(member)}) is not in "
+                        "the file")
+    return member
+
+
+def _xlsx_rows(archive, path: str):
+    """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (the
+    sheet is parsed as it is unpacked, each row forgotten once read), numbers exactly as the
+    workbook stores them (its shortest decimal text).  A cell outside Excel's grid, or a
+    shared string the workbook's table does not hold, is refused with the cell named."""
+    import xml.etree.ElementTree as ElementTree
+    import zipfile
+    import zlib
+    member = _xlsx_sheet(archive, path)
+    shared = None
     if "xl/sharedStrings.xml" in archive.namelist():
-        for item in _xml(archive, "xl/sharedStrings.xml", path):
-            shared.append("".join(t.text or "" for t in item.iter(f"{_XLSX}t")))
-    rows = []
-    for row in _xml(archive, "xl/" + target, path).iter(f"{_XLSX}row"):
-        cells = {}
-        for cell in row.iter(f"{_XLSX}c"):
-            column = _xlsx_column(cell.get("r", ""), len(cells))
-            kind, value = cell.get("t", "n"), cell.find(f"{_XLSX}v")
-            text = value.text or "" if value is not None else ""
-            if kind == "s" and text.isdigit() and int(text) < len(shared):
-                text = shared[int(text)]
-            elif kind == "inlineStr":
-                text = "".join(t.text or "" for t in cell.iter(f"{_XLSX}t"))
-            elif kind == "b":
-                text = "true" if text == "1" else "false"
-            cells[column] = text
-        line = int(row.get("r", len(rows) + 1))
-        rows.append((line, [cells.get(i, "") for i in range(max(cells, default=-1) + 1)]))
-    return rows
+        shared = ["".join(t.text or "" for t in item.iter(f"{_XLSX}t"))
+                  for item in _xml(archive, "xl/sharedStrings.xml", path)]
+    with archive.open(member) as handle:
+        _no_entities(handle.peek(1 << 16)[:1 << 16], member, path)
+        try:
+            count = 0
+            for _, row in ElementTree.iterparse(handle):
+                if row.tag != f"{_XLSX}row":
+                    continue
+                count += 1
+                line = row.get("r", str(count))
+                if not line.isdigit() or not 0 < int(line) <= _XLSX_GRID[0]:
+                    raise ToolError(f"{path}: row number {_shorten(line)} is not a row of an "
+                                    "Excel sheet (1 to 1,048,576)")
+                yield int(line), _xlsx_cells(row, shared, path)
+                row.clear()
+        except ElementTree.ParseError as err:
+            raise ToolError(f"{path}: {_printable(member)} is not valid XML ({err})") from None
+        except (zipfile.BadZipFile, zlib.error, EOFError) as err:
+            raise ToolError(f"{path}: a damaged zip archive ({_printable(str(err))})") from None
 
 
-class _TextOnly:
-    """A stand-in for InputFile over text already in memory (an Excel sheet as CSV)."""
+def _xlsx_cells(row, shared, path: str) -> list:
+    """One row's cell texts by column (shared strings looked up, booleans as true/false)."""
+    cells = {}
+    for cell in row.iter(f"{_XLSX}c"):
+        reference = cell.get("r", "")
+        column = _xlsx_column(reference, len(cells), path)
+        kind, value = cell.get("t", "n"), cell.find(f"{_XLSX}v")
+        text = value.text or "" if value is not None else ""
+        if kind == "s":
+            if shared is None or not text.isdigit() or int(text) >= len(shared):
+                held = "no shared strings" if shared is None else f"{len(shared):,} of them"
+                raise ToolError(f"{path}: cell {_printable(reference or '?')} refers to shared "
+                                f"string {_shorten(text)}, which the workbook does not hold "
+                                f"({held})")
+            text = shared[int(text)]
+        elif kind == "inlineStr":
+            text = "".join(t.text or "" for t in cell.iter(f"{_XLSX}t"))
+        elif kind == "b":
+            text = "true" if text == "1" else "false"
+        cells[column] = text
+    return [cells.get(i, "") for i in range(max(cells, default=-1) + 1)]
 
-    def __init__(self, text, path):
-        self.text, self.path = text, path
+
+class _CsvLines:
+    """Rows of cells as the lines of a tab-separated text, made one at a time when asked
+    (``readline`` and iteration, as the CSV reader reads a file), rows of empty cells
+    skipped -- so a sheet of a million rows never sits in memory as text."""
+
+    def __init__(self, header, rows, path: str):
+        self.path, self.width = path, len(header)
+        self.lines = itertools.chain([header], (cells + [""] * (self.width - len(cells))
+                                                for _, cells in rows
+                                                if any(cell.strip() for cell in cells)))
+        self.buffer = io.StringIO()
+        self.writer = csv.writer(self.buffer, delimiter="\t", lineterminator="\n")
+
+    def readline(self) -> str:
+        return next(self, "")
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        self.writer.writerow(next(self.lines))
+        return self.buffer.getvalue()
 
 
 def _table_rows(header, rows, path: str, fields: _Fields, fmt: str) -> _RowStream:
-    """Rows of a table given as a header and ``(line, cells)`` pairs (an Excel sheet): the
-    sheet is written out as CSV in memory and read like any CSV file."""
-    text = io.StringIO()
-    writer = csv.writer(text, delimiter="\t", lineterminator="\n")
-    writer.writerow(header)
-    for _, cells in rows:
-        if any(cell.strip() for cell in cells):
-            writer.writerow(cells + [""] * (len(header) - len(cells)))
-    text.seek(0)
-    stream = _csv_rows(_TextOnly(text, path), fields, delimiter="\t")
+    """Rows of a table given as a header and ``(line, cells)`` pairs (an Excel sheet), read
+    like any CSV file from lines made as they are needed."""
+    lines = _CsvLines(header, rows, path)
+    stream = _csv_rows(types.SimpleNamespace(text=lines, path=path), fields, delimiter="\t")
     return _RowStream(fmt, stream.used, stream.available, stream.keyed, stream.rows)
 
 
@@ -2679,8 +2754,9 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
                 return _inspect_file(first[1], _inspect_samples(first[1], path), path, fields)
             head.append(second)
         records = itertools.chain(head, records)
-        if fmt == "lm-eval" or "doc_id" in first[1] and ("filter" in first[1]
-                                                         or "metrics" in first[1]):
+        named = _LM_EVAL_NAME.search(os.path.basename(f.path)) is not None
+        if fmt == "lm-eval" or ("doc_id" in first[1] or named) and (
+                "filter" in first[1] or "metrics" in first[1]):
             return _lm_eval_file(records, path, _real(f), fields, options.filter)
         return _record_rows(records, fields, path, "jsonl")
     value = _json_document(f)
@@ -2718,9 +2794,10 @@ def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOption
     try:
         if "xl/workbook.xml" in names and options.input_format in (None, "xlsx"):
             rows = _xlsx_rows(archive, path)
-            if not rows:
+            header = next(rows, None)
+            if header is None:
                 raise ToolError(f"{path}: the first sheet of the workbook is empty")
-            return _table_rows(rows[0][1], rows[1:], path, fields, "xlsx"), digest
+            return _table_rows(header[1], rows, path, fields, "xlsx"), digest
         if ("header.json" in names or "_journal/start.json" in names) and \
                 options.input_format in (None, "inspect"):
             log, samples = _inspect_archive(archive, path)
@@ -2743,6 +2820,9 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
             raise ToolError(f"{shown} is empty")
         if kind == "zip":
             parsed, archive_sha = _read_archive(f, shown, fields, options)
+        elif kind == "UTF-16 text":
+            raise ToolError(f"{shown} is UTF-16 text; save it as UTF-8 (Excel: CSV UTF-8) and "
+                            "give that file")
         elif kind is not None:
             raise ToolError(f"{shown} is {kind}, not a text table; export it as CSV")
         else:
@@ -2751,12 +2831,13 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
             f.start_text()
             parsed, archive_sha = _read_text(f, shown, fields, options), None
         harness = isinstance(parsed, _HarnessFile)
-        if not harness:
-            for flag, value, kind in (("--filter", options.filter, "an lm-evaluation-harness"),
-                                      ("--split", options.split, "a HELM")):
-                if value is not None:
-                    raise ToolError(f"{flag} chooses within {kind} log; {shown} is a "
-                                    f"{parsed.format} file")
+        for flag, value, fmt, kind in (("--filter", options.filter, "lm-eval",
+                                        "an lm-evaluation-harness"),
+                                       ("--split", options.split, "helm", "a HELM")):
+            if value is not None and parsed.format != fmt:
+                what = "an Inspect log" if parsed.format == "inspect" else \
+                    f"a {parsed.format} file"
+                raise ToolError(f"{flag} chooses within {kind} log; {shown} is {what}")
         width = 2 if harness else len(fields.scores) + len(fields.labels)
         stream = parsed.stream if harness else parsed
         collected = _collect(stream, shown, width, options.on_missing)
@@ -2839,6 +2920,10 @@ def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined
     *excluded* items (a sample that ended in an error) are left out everywhere; their
     readers say so.
     """
+    for system in systems:
+        if len(system.runs) > MAX_RUNS:
+            raise ToolError(f"{_printable(system.name)} has {len(system.runs):,} runs; the tool "
+                            f"takes at most {MAX_RUNS} per system")
     single = all(len(system.runs) == 1 for system in systems)
     common = set(systems[0].runs[0][1])
     for system in systems:
@@ -3479,7 +3564,10 @@ class _Progress:
     def __init__(self, label: str, stream=None, enabled: bool = True, delay: float = 1.0):
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
-        self.enabled = enabled and self.stream.isatty()
+        try:                                    # stderr may be closed (2>&-): then no progress
+            self.enabled = enabled and self.stream.isatty()
+        except (AttributeError, OSError, ValueError):
+            self.enabled = False
         self.delay = delay
         self.start = time.monotonic()
         self.last = 0.0
@@ -5935,6 +6023,56 @@ class LedgerNote:
     p_holm: tuple               # per this run's comparison
 
 
+MAX_LEDGER_BYTES = 1 << 30       # a ledger, read whole (1 GiB: millions of comparisons)
+
+
+def _ledger_number(record: dict, key: str, low=None, high=None):
+    """A field that must be a finite number (not a boolean), within [low, high] if given."""
+    value = record.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value) or low is not None and value < low or \
+            high is not None and value > high:
+        return None
+    return value
+
+
+def _ledger_entry(record, number: int, shown: str) -> LedgerEntry:
+    """One line of the ledger, every field checked; ToolError names the line and field."""
+    def bad(field):
+        return ToolError(f"the ledger {shown} line {number}: {field}; the file is left as it is")
+
+    if not isinstance(record, dict) or record.get("tool") != _LEDGER_TOOL or \
+            record.get("ledger_version") != _LEDGER_VERSION:
+        raise bad(f"not a {_LEDGER_TOOL} ledger entry")
+    for key in ("test_set", "time", "version", "baseline", "candidate"):
+        if not isinstance(record.get(key), str):
+            raise bad(f"field {key} is not text")
+    if not re.fullmatch(r"[0-9a-f]{64}", record["test_set"]):
+        raise bad("field test_set is not a SHA-256")
+    if record.get("verdict") not in _VERDICTS:
+        raise bad("field verdict is not one of " + ", ".join(_VERDICTS))
+    checks = (("n", 2, None), ("gap", None, None), ("level", 0, 1), ("p", 0, 1))
+    values = {key: _ledger_number(record, key, low, high) for key, low, high in checks}
+    for key, value in values.items():
+        if value is None or key == "n" and not isinstance(value, int) or \
+                key == "level" and not 0 < value < 1:
+            raise bad(f"field {key} is not a valid number")
+    interval = record.get("interval")
+    if not isinstance(interval, list) or len(interval) != 2 or None in (
+            _ledger_number({"x": x}, "x") for x in interval) or interval[0] > interval[1]:
+        raise bad("field interval is not two finite numbers, low then high")
+    if not isinstance(record.get("percent", True), bool):
+        raise bad("field percent is not true or false")
+    return LedgerEntry(record["test_set"], record["baseline"], record["candidate"],
+                       float(values["p"]), float(values["gap"]), record["verdict"],
+                       record["time"], tuple(map(float, interval)), float(values["level"]),
+                       record.get("percent", True))
+
+
+def _no_constants(name: str):
+    raise ValueError(f"{name} is not a number")
+
+
 def _parse_ledger(data: bytes, path: str) -> list:
     shown = _printable(path)
     if data and not data.endswith(b"\n"):
@@ -5944,40 +6082,61 @@ def _parse_ledger(data: bytes, path: str) -> list:
     entries = []
     for number, raw in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
         try:
-            record = json.loads(raw.decode("utf-8"))
+            record = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise ToolError(f"the ledger {shown} line {number} is not JSON; it is left as it "
                             "is") from None
-        if not isinstance(record, dict) or record.get("tool") != _LEDGER_TOOL or \
-                record.get("ledger_version") != _LEDGER_VERSION or \
-                not all(key in record for key in _LEDGER_FIELDS):
-            raise ToolError(f"the ledger {shown} line {number} is not a {_LEDGER_TOOL} ledger "
-                            "entry; the file is left as it is")
-        p = record["p"]
-        if not isinstance(p, (int, float)) or not 0 <= p <= 1:
-            raise ToolError(f"the ledger {shown} line {number} has no valid p; it is left as it is")
-        entries.append(LedgerEntry(str(record["test_set"]), str(record["baseline"]),
-                                   str(record["candidate"]), float(p), float(record["gap"]),
-                                   str(record["verdict"]), str(record["time"]),
-                                   tuple(record["interval"]), float(record["level"]),
-                                   bool(record.get("percent", True))))
+        entries.append(_ledger_entry(record, number, shown))
     return entries
 
 
-def read_ledger(path: str) -> list:
-    """The ledger's entries; ToolError naming the line for anything that is not one."""
+def _ledger_bytes(raw, path: str) -> bytes:
+    """A ledger's bytes through the checked reader every input goes through (no NUL, UTF-8,
+    bounded lines), at most MAX_LEDGER_BYTES."""
+    checked = _CheckedReader(raw, _printable(path))
+    checked.start(binary=False)
+    chunks, size = [], 0
+    while True:
+        chunk = checked.read(1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_LEDGER_BYTES:
+            raise ToolError(f"the ledger {_printable(path)} is larger than 1 GiB, the most the "
+                            "tool reads")
+        chunks.append(chunk)
+
+
+def _ledger_file(path: str):
+    """The ledger opened for reading; ToolError for a folder, a device or a pipe."""
+    shown = _printable(path)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        info = os.stat(path)
     except FileNotFoundError:
-        return []
+        return None
     except OSError as err:
-        raise ToolError(f"cannot read the ledger {_printable(path)}: {err.strerror}") from None
-    return _parse_ledger(data, path)
+        raise ToolError(f"cannot read the ledger {shown}: {err.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(f"the ledger {shown} is not a regular file (a folder, device or pipe)")
+    try:
+        return open(path, "rb")
+    except OSError as err:
+        raise ToolError(f"cannot read the ledger {shown}: {err.strerror}") from None
+
+
+def read_ledger(path: str) -> list:
+    """The ledger's entries ([] when there is no ledger yet); ToolError naming the line and
+    the field for anything that is not one."""
+    handle = _ledger_file(path)
+    if handle is None:
+        return []
+    with handle:
+        return _parse_ledger(_ledger_bytes(handle, path), path)
 
 
 def _ledger_json_lines(table: Table, comparisons, digest: str, when: str) -> list:
-    """The lines this run appends: one per comparison."""
+    """The lines this run appends: one per comparison (nothing that is not a finite number
+    ever gets in: json refuses NaN and infinities here)."""
     lines = []
     for c in comparisons:
         decision = c.decision
@@ -5987,7 +6146,11 @@ def _ledger_json_lines(table: Table, comparisons, digest: str, when: str) -> lis
                   "interval": decision.interval.to_json(), "level": float(decision.level),
                   "p": float(c.analysis.p), "verdict": decision.word,
                   "percent": c.analysis.percent}
-        lines.append(json.dumps(record, sort_keys=True, default=_json_default) + "\n")
+        try:
+            lines.append(json.dumps(record, sort_keys=True, allow_nan=False) + "\n")
+        except ValueError:
+            raise ToolError("a comparison with a non-finite number cannot go in the ledger") \
+                from None
     return lines
 
 
@@ -5999,38 +6162,73 @@ def _ledger_time() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
 
 
-def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
-    """Append this run's comparisons to the ledger, atomically and under a lock, and say
-    where they stand on their test set."""
-    import fcntl
-    digest = _test_set_digest(table)
-    when = when or _ledger_time()
-    mode = 0o666 & ~_umask()
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
-    except OSError as err:
-        raise ToolError(f"cannot open the ledger {_printable(path)}: {err.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        chunks = []
-        while True:
-            chunk = os.pread(fd, 1 << 20, sum(map(len, chunks)))
-            if not chunk:
-                break
-            chunks.append(chunk)
-        entries = _parse_ledger(b"".join(chunks), path)
-        payload = "".join(_ledger_json_lines(table, comparisons, digest, when)).encode("utf-8")
-        if os.write(fd, payload) != len(payload):
-            raise ToolError(f"cannot append to the ledger {_printable(path)}: a short write")
-        os.fsync(fd)
-    except OSError as err:
-        raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") from None
-    finally:
-        os.close(fd)                         # closing releases the lock
+def _ledger_note(path: str, entries, digest: str, comparisons) -> LedgerNote:
+    """Where this run's comparisons stand on their test set, after the *entries* there."""
     before = [e.p for e in entries if e.test_set == digest]
     ours = [float(c.analysis.p) for c in comparisons]
     adjusted = holm(before + ours)[len(before):]
     return LedgerNote(path, digest, len(before) + 1, len(before) + len(ours), tuple(adjusted))
+
+
+@dataclass(frozen=True)
+class _LedgerAppend:
+    """An append prepared before the report is printed and made after it: the note the
+    report prints, and the lines to add."""
+
+    note: LedgerNote
+    lines: tuple
+
+
+def _prepare_ledger(path: str, table: Table, comparisons, when: str | None = None
+                    ) -> _LedgerAppend:
+    digest = _test_set_digest(table)
+    lines = _ledger_json_lines(table, comparisons, digest, when or _ledger_time())
+    return _LedgerAppend(_ledger_note(path, read_ledger(path), digest, comparisons),
+                         tuple(lines))
+
+
+def _append_lines(path: str, lines) -> list:
+    """Append whole lines under an exclusive lock, all or nothing: on any failure (a full
+    disk, a short write, a signal) the file is cut back to its old length, so the ledger is
+    never left torn.  Returns the entries that were there before (read under the lock)."""
+    import fcntl
+    shown = _printable(path)
+    mode = 0o666 & ~_umask()
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
+    except OSError as err:
+        raise ToolError(f"cannot open the ledger {shown}: {err.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with os.fdopen(os.dup(fd), "rb") as raw:
+            entries = _parse_ledger(_ledger_bytes(raw, path), path)
+        size = os.fstat(fd).st_size
+        payload = "".join(lines).encode("utf-8")
+        try:
+            done = 0
+            while done < len(payload):
+                done += os.write(fd, payload[done:])
+            os.fsync(fd)
+        except BaseException as err:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+            if isinstance(err, OSError):
+                raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}; it is "
+                                "as it was") from None
+            raise
+    except OSError as err:
+        raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}") from None
+    finally:
+        os.close(fd)                         # closing releases the lock
+    return entries
+
+
+def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
+    """Append this run's comparisons to the ledger, all or nothing and under a lock, and say
+    where they stand on their test set."""
+    digest = _test_set_digest(table)
+    lines = _ledger_json_lines(table, comparisons, digest, when or _ledger_time())
+    return _ledger_note(path, _append_lines(path, lines), digest, comparisons)
 
 
 @dataclass(frozen=True)
@@ -6043,9 +6241,11 @@ class LedgerSummary:
 
 
 def summarize_ledger(path: str, confidence) -> LedgerSummary:
+    if not os.path.lexists(path):
+        raise ToolError(f"no ledger at {_printable(path)}")
     entries = read_ledger(path)
     if not entries:
-        raise ToolError(f"the ledger {_printable(path)} holds no comparisons")
+        raise ToolError(f"the ledger {_printable(path)} is empty: it holds no comparisons")
     groups = {}
     for entry in entries:
         groups.setdefault(entry.test_set, []).append(entry)
@@ -9064,6 +9264,14 @@ def _check_design_flags(args) -> None:
                         f"{designed[0]}")
     if args.cluster_col is not None and args.cluster_col == args.strata_col:
         raise ToolError("--cluster-col and --strata-col name the same column")
+    scores = {args.a_col, args.b_col, args.score_col} | set(
+        (args.systems or "").split(",")) | ({CSV_COLUMNS[1], CSV_COLUMNS[2]} if
+                                            args.systems is None and args.a_col is None else set())
+    for flag in designed:
+        column = getattr(args, flag[2:].replace("-", "_"))
+        if column in scores:
+            raise ToolError(f"{flag} names a score column ({_shorten(column)}); clusters and "
+                            "strata come from a label column")
     if args.plot is not None and (args.systems and len(args.systems.split(",")) > 2
                                   or args.candidate and len(args.candidate) > 1):
         raise ToolError("--plot draws one comparison; it does not apply to several candidates")
@@ -9094,6 +9302,10 @@ def _check_compare(args) -> None:
                             "columns of one file; with one file per system use --score-col")
     _check_columns(args)
     _check_design_flags(args)
+    if "engine" in args.given and "resamples" not in args.given:
+        raise ToolError("--engine chooses how resamples are drawn; give --resamples too "
+                        "(without it compare uses the exact or saddlepoint bootstrap where they "
+                        "apply, which draw nothing)")
 
 
 def _check_runs(args) -> None:
@@ -9379,7 +9591,7 @@ def _run_sweep(args) -> _SweepReport:
                        progress=progress)
     report = _SweepReport(params, result)
     if args.plot:
-        atomic_write(args.plot, svg_power_curve(report))
+        args.writes.append(lambda: atomic_write(args.plot, svg_power_curve(report)))
     return report
 
 
@@ -9400,8 +9612,8 @@ def _run_tasks(args, table: Table, params: dict, settings: Settings) -> _TasksRe
     with _progress(args, "tasks") as progress:
         result = compare_tasks(table, random.Random(args.seed), settings, pool=args.pool,
                                progress=progress)
-    ledger = None if args.ledger is None else append_ledger(args.ledger, table, result.pooled)
-    return _TasksReport(params, table, result, ledger, args.details)
+    return _TasksReport(params, table, result, _ledger_after(args, table, result.pooled),
+                        args.details)
 
 
 def _read_input(args, progress=None) -> Table:
@@ -9424,6 +9636,16 @@ def _read_input(args, progress=None) -> Table:
     return table if names is None else dataclasses.replace(table, systems=names)
 
 
+def _ledger_after(args, table: Table, comparisons) -> LedgerNote | None:
+    """The ledger note the report prints; the append itself waits until the report is out
+    (the last thing a run does)."""
+    if args.ledger is None:
+        return None
+    prepared = _prepare_ledger(args.ledger, table, comparisons)
+    args.ledger_append = lambda: _append_lines(args.ledger, prepared.lines)
+    return prepared.note
+
+
 def _data_params(args, table: Table) -> dict:
     return {"n_items": table.n, "corr": None, "acc_a": None, "acc_b": None,
             "seed": args.seed, "resamples": args.resamples, "replays": 0,
@@ -9432,9 +9654,50 @@ def _data_params(args, table: Table) -> dict:
             "calibration": args.calibration, "accuracy_interval": args.accuracy_interval}
 
 
+# Rough costs on a 2-core machine of 2026, for the one line said before long work only.
+_DRAWS_PER_SECOND = 3.5e7          # the stream engine's resampled items
+_ITEMS_PER_SECOND = 7e5            # simulated items
+_SIGNS_PER_SECOND = 8e8            # item x sign pattern of the Monte Carlo sign-flip test
+_LONG_WORK = 60                    # seconds past which the tool says so first
+
+
+def _say_if_long(seconds: float, what: str, shorter: str) -> None:
+    """One line on stderr, terminal or not, before work of more than about a minute."""
+    if seconds > _LONG_WORK:
+        minutes = f"{max(2, round(seconds / 60)):,} minutes" if seconds < 7200 else \
+            f"{round(seconds / 3600):,} hours"
+        _say(f"note: this will take about {minutes} ({what}); {shorter} shortens it")
+
+
+def _warn_data(args, table: Table) -> None:
+    """Before the user's data are resampled: the Monte Carlo work asked for, if long."""
+    comparisons = max(1, len(table.systems) - 1)
+    seconds = what = 0
+    if "resamples" in args.given:
+        seconds += comparisons * 5 * args.resamples * table.n / _DRAWS_PER_SECOND
+        what = f"{args.resamples:,} resamples of {table.n:,} items"
+    if "permutations" in args.given:
+        seconds += comparisons * args.permutations * (2.5e-5 + table.n / _SIGNS_PER_SECOND)
+        what = (what + " and " if what else "") + f"{args.permutations:,} sign patterns"
+    _say_if_long(seconds, what, "fewer --resamples or --permutations (or none: the default "
+                                "methods need no Monte Carlo)")
+
+
+def _warn_simulation(args, engine: str) -> None:
+    n, b, replays = args.n_items, args.resamples, args.replays
+    runs = max(1, args.runs)
+    stream = 5 * b * n / _DRAWS_PER_SECOND if 5 * b * n <= _STREAM_BUDGET else 5 * b * 4e-6
+    per_replay = (runs * n / _ITEMS_PER_SECOND + runs * b * n / _DRAWS_PER_SECOND) \
+        if engine == "stream" else b * 4e-6 + 1e-4
+    _say_if_long(n / _ITEMS_PER_SECOND + stream + replays * per_replay,
+                 f"{replays:,} replays x {b:,} resamples of {n:,} items",
+                 "fewer --replays (0 skips the loop) or --resamples")
+
+
 def _run_data(args) -> Report:
     with _progress(args, "reading (bytes)") as progress:
         table = _read_input(args, progress)
+    _warn_data(args, table)
     params = _data_params(args, table)
     margin = None
     if args.gate:
@@ -9447,11 +9710,10 @@ def _run_data(args) -> Report:
         comparisons = compare_systems(table, random.Random(args.seed), settings,
                                       progress=progress)
     source = "runs" if args.baseline is not None else table.sources[0].format
-    ledger = None if args.ledger is None else append_ledger(args.ledger, table, comparisons)
-    report = Report(params, source, tuple(comparisons), table=table, ledger=ledger,
-                    details=args.details)
+    report = Report(params, source, tuple(comparisons), table=table,
+                    ledger=_ledger_after(args, table, comparisons), details=args.details)
     if args.plot:
-        atomic_write(args.plot, svg_histogram(report.analysis))
+        args.writes.append(lambda: atomic_write(args.plot, svg_histogram(report.analysis)))
     return report
 
 
@@ -9464,6 +9726,7 @@ def _cells_as_scores(cells: Cells) -> Scores:
 
 def _run_simulation(args) -> Report:
     rng, copula, engine = random.Random(args.seed), _copula(args), _engine(args)
+    _warn_simulation(args, engine)
     margin = args.min_delta / 100 if args.gate else None
     items = engine == "stream" or args.engine == "auto" and (
         args.write_csv is not None or args.n_items <= _SIMULATED_ITEMS_LIMIT)
@@ -9471,7 +9734,7 @@ def _run_simulation(args) -> Report:
         scores = copula.simulate(rng, args.n_items, progress) if items else \
             _cells_as_scores(copula.simulate_cells(rng, args.n_items))
     if args.write_csv is not None:
-        write_scores_csv(args.write_csv, scores)
+        args.writes.append(lambda: write_scores_csv(args.write_csv, scores))
     run_engine = args.engine if args.engine != "auto" else \
         ("stream" if items and 5 * args.resamples * args.n_items <= _STREAM_BUDGET else "counts")
     with _progress(args, "resampling") as progress:
@@ -9491,7 +9754,8 @@ def _run_simulation(args) -> Report:
     comparison = _single_comparison(result, margin=margin)
     report = Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=by_runs)
     if args.plot:
-        atomic_write(args.plot, svg_histogram(result, copula.true_gap))
+        args.writes.append(lambda: atomic_write(args.plot, svg_histogram(result,
+                                                                        copula.true_gap)))
     return report
 
 
@@ -9516,7 +9780,9 @@ _RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan
 
 
 def _run(args):
-    """Carry out a validated command line; return the report (files written atomically)."""
+    """Carry out a validated command line; return the report.  The files it writes wait in
+    ``args.writes``, and the ledger's append in ``args.ledger_append``, until it is printed."""
+    args.writes, args.ledger_append = [], None
     return _RUNNERS[args.command](args)
 
 
@@ -9625,6 +9891,10 @@ def _main(argv) -> int:
         read_ledger(args.ledger)                # a corrupt ledger is refused before any work
     report = _run(args)
     _emit(render(report, "json" if args.json else args.output or "text"))
+    for write in args.writes:                   # files only after the report is out, and
+        write()                                 # the ledger's append last of all
+    if args.ledger_append is not None:
+        args.ledger_append()
     return EXIT_GATE_FAILED if _gate_failed(report) else EXIT_OK
 
 

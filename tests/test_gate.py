@@ -171,7 +171,7 @@ def test_a_foreign_ledger_is_refused_and_never_rewritten(tmp_path):
     ledger.write_text('{"hello": "world"}\n')
     data = table_file(tmp_path, 300, 0.7, 0.72)
     assert_one_line_error(*run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger",
-                               str(ledger)), "line 1 is not a bootstrap-eval-deltas ledger entry")
+                               str(ledger)), "line 1: not a bootstrap-eval-deltas ledger entry")
     assert ledger.read_text() == '{"hello": "world"}\n'
 
 

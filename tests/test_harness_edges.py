@@ -173,7 +173,7 @@ def test_a_workbook_with_inline_strings_booleans_and_a_moved_sheet(tmp_path):
 
 
 def test_a_workbook_declaring_entities_is_refused(tmp_path):
-    path = workbook(tmp_path / "x.xlsx", "", rels=False)
+    path = workbook(tmp_path / "x.xlsx", "")
     with zipfile.ZipFile(path, "a") as archive:
         archive.writestr("xl/sharedStrings.xml",
                          '<!DOCTYPE x [<!ENTITY a "aaaa">]><sst>&a;</sst>')

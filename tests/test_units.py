@@ -167,7 +167,7 @@ def test_atomic_write_interrupted_removes_its_temporary_file(tmp_path, monkeypat
 
 @pytest.mark.parametrize("content,fragment", [
     (b"not json\n", "line 1 is not JSON"),
-    (b'{"tool": "other"}\n', "line 1 is not a bootstrap-eval-deltas ledger entry"),
+    (b'{"tool": "other"}\n', "line 1: not a bootstrap-eval-deltas ledger entry"),
 ])
 def test_a_foreign_ledger_is_refused_and_never_rewritten(tmp_path, content, fragment):
     ledger = tmp_path / "evals.jsonl"
@@ -187,7 +187,7 @@ def test_a_ledger_entry_with_a_p_outside_0_1_is_refused(tmp_path):
     record = json.loads(ledger.read_text())
     record["p"] = 1.5
     ledger.write_text(json.dumps(record) + "\n")
-    with pytest.raises(bed.ToolError, match="line 1 has no valid p"):
+    with pytest.raises(bed.ToolError, match="line 1: field p is not a valid number"):
         bed.read_ledger(str(ledger))
 
 
