@@ -8,50 +8,53 @@ McNemar's exact test on the discordant items, and a coverage check that
 replays a Gaussian-copula simulation whose true gap is known.  Standard
 library only; every number is reproducible from the seed and the inputs.
 
+From Python, one function per subcommand, its keyword options the subcommand's flags:
+
 ==========================  ====================================================
-Name (in module order)      What it does
+The front door              What it does
+==========================  ====================================================
+``compare(a, b, ...)``      is each candidate better?  Scores, paths or a Table
+``read(path, ...)``         the user's files as a Table (CSV, JSON, .xlsx, logs)
+``assert_not_worse``        a regression test in one line (compare's gate)
+``plan(...)``               items needed: power, one accuracy's half-width
+``simulate(...)``           the article's experiment, any size
+``Result``                  what they return: str() the report, to_dict() JSON
+``main(argv)``              the command line
+==========================  ====================================================
+
+>>> result = compare([1, 1, 0, 1] * 50, [1, 1, 1, 1] * 50)
+>>> print(result.verdict, result.interval, result.test, result.method)
+better [+19.0, +31.0] pts McNemar exact exact bootstrap (B = infinity)
+
+The module, in data order:
+
+==========================  ====================================================
+Building block              What it does
 ==========================  ====================================================
 ``ToolError``               the one exception: bad input or options (ValueError)
-``format_pts``              a gap in points, rounded exactly
-``binom_pmf``               Loader's binomial probabilities (student_t_cdf too)
-``binomial_variates``       the counts engine's binomial samplers (BTRD, tables)
-``Scores``, ``Cells``       per-item scores of two systems (exact); their 2x2 cells
-``Units``, ``Interval``     what is resampled (items, clusters); an interval
-``Settings``, ``Design``    how a comparison is resampled; clusters and strata
-``simulate``, ``Copula``    the article's Gaussian-copula simulator, clusters, runs
+``simulate_scores``         the article's Gaussian-copula simulator
 ``read_table``              several systems' scores from CSV, JSON, .xlsx, logs
 ``read_runs``               run files and harness folders, joined on the item id
-``write_scores_csv``        the simulated run as CSV, written atomically
-``resample_sums``           the stream engine: bit-exact bulk ``randrange`` draws
-``bootstrap``               the four bootstrap distributions, items or clusters
-``Distribution``            percentile, basic and BCa intervals; Monte Carlo error
+``bootstrap``               the bootstrap distributions, items or clusters
 ``exact_intervals``         the exact (B = infinity) bootstrap of 0/1 items
+``saddlepoint_distributions``  the saddlepoint bootstrap of real scores, clusters
 ``wilson_interval``         score intervals: Wilson, Clopper-Pearson, Newcombe
 ``mcnemar_exact``           exact two-sided McNemar p-value
 ``sign_flip_test``          paired permutation test (real scores, clusters)
 ``holm``, ``bonferroni``    p-values adjusted across a family of comparisons
 ``analyze``                 everything the report says about two systems
-``analyze_runs``            several runs per system: spread, two-level interval
-``decide``                  the one verdict, from the interval and the test
 ``compare_systems``         each candidate against the baseline, adjusted p
 ``compare_tasks``           whole harness runs: per task, Holm, pooled
-``append_ledger``           the ledger of comparisons made on a test set
 ``coverage``                replay the simulation: coverage and power
-``calibrate``               the same study on the user's own 2x2 table
-``PowerPlan``               analytic and exact power, items needed
-``runs_plan``               items x runs for 80% power
-``plan_accuracy``           items for a +-h interval on one accuracy (3 ways)
-``sweep``                   simulated and analytic power over eval-set sizes
+``exact_power``             power of the paired interval, summed exactly
 ``render``                  the report as text, JSON or markdown
-``svg_histogram``           pictures: the gap's distribution, the power curve
-``main``                    the command line
 ==========================  ====================================================
 
 The default run reproduces the article's numbers (``--replays 0`` skips the
 1,000-replay coverage loop):
 
 >>> rng = random.Random(SEED)
->>> scores = simulate(rng, N_ITEMS, CORR, ACC_A, ACC_B)
+>>> scores = simulate_scores(rng, N_ITEMS, CORR, ACC_A, ACC_B)
 >>> result = analyze(scores, rng, resamples=RESAMPLES, confidence=CONFIDENCE)
 >>> print(format_pts(result.gap), result.paired, result.mcnemar.p_text)
 +3.6 pts [-1.4, +8.4] pts 0.1677
@@ -109,34 +112,14 @@ from statistics import NormalDist
 __version__ = "1.0.0"
 
 __all__ = [
-    "ACC_A", "ACC_B", "CONFIDENCE", "CORR", "N_ITEMS", "REPLAYS", "RESAMPLES", "SEED",
-    "PERMUTATIONS", "CSV_COLUMNS",
-    "MAX_LINE_BYTES", "MAX_FIELD_CHARS", "MAX_NUMBER_CHARS", "MAX_EXPONENT", "MAX_JSON_DEPTH",
-    "MAX_ID_DIGITS", "MAX_RESAMPLES", "MAX_REPLAYS", "MAX_PERMUTATIONS", "MAX_N_ITEMS",
-    "MAX_RUNS", "MIN_HALF_WIDTH", "MAX_ARCHIVE_BYTES",
-    "EXIT_OK", "EXIT_GATE_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_INTERRUPTED",
-    "EXIT_BROKEN_PIPE", "EXIT_TERMINATED",
-    "ENGINES", "INTERVALS", "OUTPUTS",
-    "ToolError", "Settings",
-    "Copula", "Cells", "Scores", "Units", "simulate", "simulate_clustered", "simulate_runs",
-    "draw_codes", "resample_sums", "resample_each", "bootstrap", "paired_distribution",
-    "binomial_variate", "binomial_variates", "binomial_table_variates", "multinomial_variate",
-    "Interval", "Distribution", "exact_intervals", "wilson_interval", "clopper_pearson",
-    "newcombe_paired", "newcombe_unpaired",
-    "McNemar", "mcnemar_exact", "PermutationTest", "sign_flip_test", "holm", "bonferroni",
-    "binom_pmf", "student_t_cdf", "student_t_quantile",
-    "Design", "Analysis", "analyze", "RunStats", "RunsTest", "RunsAnalysis", "analyze_runs",
-    "Decision", "decide", "Gate", "Comparison", "compare_systems", "TaskComparison",
-    "TasksResult", "compare_tasks", "ActPlan", "act_plan",
-    "LedgerEntry", "LedgerNote", "LedgerSummary", "read_ledger", "append_ledger",
-    "summarize_ledger",
-    "Coverage", "coverage", "Calibration", "calibrate", "CalibrationTable",
-    "calibration_table", "PowerPlan", "exact_power", "RunsPlan", "runs_plan", "AccuracyPlan",
-    "plan_accuracy", "Sweep", "sweep",
-    "Table", "TableSpec", "RunsSpec", "ReadOptions", "Source", "read_table", "read_runs",
-    "read_scores_csv", "parse_score",
-    "Report", "render", "svg_histogram", "svg_power_curve", "write_scores_csv", "atomic_write",
-    "format_pts", "main",
+    # the front door
+    "compare", "read", "assert_not_worse", "plan", "simulate", "main", "Result", "Table",
+    "ToolError",
+    # building blocks
+    "simulate_scores", "Cells", "Interval", "bootstrap", "exact_intervals",
+    "saddlepoint_distributions", "wilson_interval", "clopper_pearson", "newcombe_paired",
+    "newcombe_unpaired", "mcnemar_exact", "sign_flip_test", "holm", "bonferroni", "coverage",
+    "exact_power",
 ]
 
 
@@ -1113,10 +1096,10 @@ def _settings_of(settings: Settings | None, options: dict) -> Settings:
 
 # --- The simulator: the article's Gaussian copula, clusters and runs ---
 #
-# simulate() is the article's listing: it reads ``rng.gauss`` in the listing's
+# simulate_scores() is the article's listing: it reads ``rng.gauss`` in the listing's
 # order, so the article's seed gives the article's items.
 
-def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b, progress=None) -> Scores:
+def simulate_scores(rng: random.Random, n_items: int, corr, acc_a, acc_b, progress=None) -> Scores:
     """Simulate *n_items* items scored 0/1 by two systems with correlated errors.
 
     Exactly the article's listing: for each item a shared difficulty
@@ -1126,7 +1109,7 @@ def simulate(rng: random.Random, n_items: int, corr, acc_a, acc_b, progress=None
     so each hits its accuracy while the two share difficulty (their latent
     correlation is corr**2).
 
-    >>> s = simulate(random.Random(1), 5, 0.6, 0.72, 0.76)
+    >>> s = simulate_scores(random.Random(1), 5, 0.6, 0.72, 0.76)
     >>> s.a, s.b
     ((0, 1, 1, 1, 1), (0, 1, 1, 1, 1))
     """
@@ -1252,7 +1235,7 @@ class Copula:
         if self.runs > 1:
             return simulate_runs(rng, n_items, self)
         if not self.clustered:
-            return simulate(rng, n_items, self.corr, self.acc_a, self.acc_b, progress)
+            return simulate_scores(rng, n_items, self.corr, self.acc_a, self.acc_b, progress)
         return simulate_clustered(rng, n_items, self.corr, self.acc_a, self.acc_b,
                                   self.cluster_size, self.icc)
 
@@ -8750,6 +8733,350 @@ def render(report, output: str = "text") -> str:
     return "\n".join(map(_printable, body.split("\n")))
 
 
+# === The front door: compare, plan, simulate, read ===
+#
+# What a notebook or a test suite calls: one function per subcommand, whose keyword
+# options are the subcommand's flags (``--min-delta`` is ``min_delta=``), parsed, defaulted
+# and checked by the very parser and checks the command line uses, and run by the same
+# runner; so the same data, options and seed give the same numbers either way.  A Result
+# prints as the command line's report (str), shows as a table in a notebook (markdown,
+# HTML) and gives its JSON (to_dict).
+
+@dataclass(frozen=True)
+class Result:
+    """A comparison, a plan or a simulation, as the command line reports it.
+
+    For a comparison the first candidate's numbers are at hand -- ``verdict`` (the word),
+    ``sentence``, ``gap``, ``interval`` (the one the verdict read), ``p`` and ``test``,
+    ``n``, ``method`` -- and every candidate's in ``comparisons``.  ``str()`` is the text
+    report, ``to_dict()`` the JSON, ``_repr_markdown_`` the markdown table.
+    """
+
+    report: object
+
+    @property
+    def comparisons(self) -> tuple:
+        report = self.report.pooled if isinstance(self.report, _TasksReport) else self.report
+        return report.comparisons if isinstance(report, Report) else ()
+
+    def _first(self, value):
+        return value(self.comparisons[0]) if self.comparisons else None
+
+    verdict = property(lambda self: self._first(lambda c: c.decision.word))
+    sentence = property(lambda self: self._first(_verdict_sentence))
+    gap = property(lambda self: self._first(lambda c: c.analysis.gap))
+    interval = property(lambda self: self._first(lambda c: c.decision.interval))
+    p = property(lambda self: self._first(lambda c: c.decision.p))
+    test = property(lambda self: self._first(lambda c: c.analysis.test_name))
+    n = property(lambda self: self._first(lambda c: c.analysis.n))
+    method = property(lambda self: self._first(lambda c: _method_text(c.analysis)))
+
+    @property
+    def passed(self) -> bool | None:
+        """Did every candidate clear the gate (None: no gate was asked for)?"""
+        gates = [c.decision.gate for c in self.comparisons if c.decision.gate is not None]
+        return all(g.passed for g in gates) if gates else None
+
+    def to_dict(self) -> dict:
+        return json.loads(render(self.report, "json"))
+
+    def __str__(self) -> str:
+        return render(self.report, "text")
+
+    def _repr_markdown_(self) -> str:
+        return render(self.report, "markdown")
+
+    def _repr_html_(self) -> str:
+        rows = [line.strip().strip("|").split(" | ") for line in
+                render(self.report, "markdown").splitlines()
+                if line.startswith("|") and not line.startswith("|---")]
+        return "<table>" + "".join("<tr>" + "".join(f"<td>{html.escape(cell.strip())}</td>"
+                                                    for cell in row) + "</tr>"
+                                   for row in rows) + "</table>"
+
+    def __repr__(self) -> str:
+        if not self.comparisons:
+            return f"Result({str(self).splitlines()[0][:200]!r})"
+        c = self.comparisons[0]
+        r = c.analysis
+        return (f"Result(verdict={c.decision.word!r}, gap={_format_gap(r.gap, r.percent)}, "
+                f"interval={_format_interval(c.decision.interval, r.percent)}, "
+                f"p={_format_p(c.decision.p)} ({r.test_name}), n={r.n:,}, "
+                f"method={_method_text(r)!r}, candidates={len(self.comparisons)})")
+
+
+_COMMAND_LINE_ONLY = frozenset({"help", "version", "inputs", "csv", "baseline", "candidate",
+                                "output", "json", "quiet", "plot", "write_csv", "ledger",
+                                "ledger_summary", "calibration_table"})
+
+
+def _python_value(action, value, name: str):
+    """One option given from Python, as its flag would have parsed it: booleans for switches,
+    numbers exactly (a float by its shortest decimal), lists as the flag's comma list."""
+    if action.nargs == 0:
+        if not isinstance(value, bool):
+            raise ToolError(f"{name} is True or False, got {_shorten(repr(value))}")
+        return value
+    if action.type is _number_arg and not isinstance(value, str):
+        return _exact(value, name)
+    if isinstance(value, (list, tuple)):
+        value = ",".join("/".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+                         for v in value)
+    if not isinstance(value, (str, int, float)) and hasattr(value, "__index__"):
+        value = operator.index(value)               # numpy's integers
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ToolError(f"{name}: {_shorten(repr(value))} is not a value it takes")
+    try:
+        text = repr(float(value)) if isinstance(value, float) else str(value)
+        parsed = action.type(text) if action.type else text
+    except argparse.ArgumentTypeError as error:
+        raise ToolError(f"{name}: {error}") from None
+    if action.choices and parsed not in action.choices:
+        raise ToolError(f"{name} is one of {', '.join(map(repr, action.choices))}, "
+                        f"got {_shorten(repr(value))}")
+    return parsed
+
+
+def _options(command: str, options: dict) -> argparse.Namespace:
+    """A subcommand's flags from Python keywords: its parser's defaults, each keyword
+    parsed as its flag is, ``given`` the keywords named (the checks read it)."""
+    parser = _build_parser(command)
+    args = parser.parse_args([])
+    actions = {a.dest: a for a in parser._actions}
+    for name, value in options.items():
+        if name not in actions or name in _COMMAND_LINE_ONLY:
+            raise ToolError(f"{command}() takes no option {name!r}; see {_prog()} {command} "
+                            "--help (each flag is a keyword, --min-delta as min_delta)")
+        setattr(args, name, _python_value(actions[name], value, name))
+    args.command, args.given, args.quiet = command, frozenset(options), True
+    return args
+
+
+def _python_paths(value) -> str | list:
+    """A system given as a path, or as a list of paths (its runs)."""
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    return [os.fspath(p) for p in value]
+
+
+def _is_paths(value) -> bool:
+    return isinstance(value, (str, os.PathLike)) or isinstance(value, (list, tuple)) and \
+        bool(value) and all(isinstance(p, (str, os.PathLike)) for p in value)
+
+
+def _read_args(paths, options: dict) -> argparse.Namespace:
+    """compare's flags, its inputs placed as the command line's FILE arguments are."""
+    if not paths:
+        raise ToolError("read needs a file, or one file or folder per system")
+    args = _options("compare", options)
+    if len(paths) == 1 and isinstance(paths[0], (str, os.PathLike)):
+        args.csv = _python_paths(paths[0])
+    else:
+        args.baseline = _python_paths(paths[0])
+        args.candidate = [_python_paths(p) for p in paths[1:]]
+    _validate(args)
+    return args
+
+
+def read(*paths, **options) -> Table:
+    """The user's scores, as compare() takes them: one file with a column per system (CSV,
+    JSON lines, JSON, .xlsx, a harness folder holding several models), or one file or
+    folder per system, a list of paths for its runs.  Options are compare's flags that
+    say how to read (systems, a_col, score_col, id_col, cluster_col, on_missing, ...).
+
+    >>> table = read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "datasets",
+    ...                           "bootstrap-eval-deltas.csv"))
+    >>> table.systems, table.n
+    (('system_a_correct', 'system_b_correct'), 500)
+    """
+    return _read_input(_read_args(paths, options))
+
+
+def _score_of(value, where: str):
+    """One score from Python: a number (numpy's too, without importing it; a float by its
+    shortest decimal, as a CSV would hold it), a bool, or text as a file holds it; None and
+    NaN are missing."""
+    if isinstance(value, (bool, int, Fraction, str)):
+        return parse_score(str(int(value)) if isinstance(value, bool) else value, where)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ToolError(f"{where}: {_shorten(repr(value))} is not a score") from None
+    if math.isnan(number):
+        return _MISSING
+    if not math.isfinite(number):
+        raise ToolError(f"{where}: {number} is not a finite number")
+    return parse_score(repr(number), where)
+
+
+def _per_item(values, ids, where: str) -> list:
+    """``(item, value)`` pairs: a mapping's, or a sequence's against *ids* (else 1..n)."""
+    if isinstance(values, dict):
+        return [(_item_id(key), value) for key, value in values.items()]
+    values = list(values)
+    keys = range(1, len(values) + 1) if ids is None else [_item_id(i) for i in ids]
+    if len(keys) != len(values):
+        raise ToolError(f"{where} has {len(values):,} values for {len(keys):,} ids")
+    return list(zip(keys, values))
+
+
+def _is_runs(data) -> bool:
+    """A list of runs (each a sequence or a mapping of scores), not one run's scores?"""
+    if isinstance(data, (str, bytes, dict)) or not isinstance(data, (list, tuple)) or not data:
+        return False
+    return all(isinstance(run, dict) or hasattr(run, "__len__") and not isinstance(
+        run, (str, bytes)) for run in data)
+
+
+def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
+    """Scores given from Python as a Table, joined on their items as run files are."""
+    names = _names(names) or (("baseline", "candidate") if len(systems) == 2 else (
+        "baseline",) + tuple(f"candidate {k}" for k in range(1, len(systems))))
+    if len(names) != len(systems) or len(set(names)) != len(names) or not all(names):
+        raise ToolError(f"names needs {len(systems)} different names, the baseline first")
+    named = []
+    for data, name in zip(systems, names):
+        runs = list(data) if _is_runs(data) else [data]
+        labelled = []
+        for number, run in enumerate(runs, start=1):
+            where = name + (f" run {number}" if len(runs) > 1 else "")
+            scores = {}
+            for item, value in _per_item(run, ids, where):
+                score = _MISSING if value is None else _score_of(value, f"{where}, item {item}")
+                if score is _MISSING:
+                    if on_missing != "drop":
+                        raise ToolError(f"{where}: item {item} has no score; use "
+                                        "on_missing='drop' to leave such items out")
+                elif item in scores:
+                    raise ToolError(f"{where}: item {item} appears twice")
+                else:
+                    scores[item] = score
+            labelled.append((str(number) if len(runs) > 1 else name, scores))
+        named.append(_SystemRuns(name, tuple(labelled)))
+    order = dict.fromkeys(item for system in named for _, scores in system.runs
+                          for item in scores)
+    joined = _join_runs(named, list(order), on_missing)
+    labels = [None if column is None else dict(_per_item(column, ids, label))
+              for column, label in ((clusters, "clusters"), (strata, "strata"))]
+    labels = [None if by_item is None else tuple(_item_id(by_item[item]) for item in joined.items)
+              for by_item in labels]
+    digest = hashlib.sha256(repr((joined.items, joined.columns, labels)).encode()).hexdigest()
+    source = Source("<python>", digest, len(joined.items), tuple(names), "python")
+    return Table(tuple(names), joined.columns, joined.items, (source,), joined.dropped,
+                 "; ".join(joined.notes), labels[0], labels[1], joined.runs)
+
+
+def _names(value) -> tuple | None:
+    """Names given as "a,b" or as a sequence."""
+    if value is None:
+        return None
+    return tuple(str(part).strip() for part in (value.split(",") if isinstance(value, str)
+                                                 else value))
+
+
+_READING = frozenset({"systems", "a_col", "b_col", "score_col", "id_col", "cluster_col",
+                      "strata_col", "run_col", "system_col", "input_format", "filter", "split",
+                      "tasks", "pool", "allow_different_tasks", "allow_incomplete"})
+
+
+def compare(baseline, *candidates, ids=None, clusters=None, strata=None, **options) -> Result:
+    """Is each candidate better than the baseline?  The command line's ``compare``.
+
+    *baseline* and each candidate: one system's scores -- 0/1 or real scores in item order
+    (a list, a tuple, an array, a pandas Series), a mapping from item id to score, or a
+    list of runs of either -- or paths to read, or alone a Table from read().  *ids*,
+    *clusters* and *strata* go per item with sequences.  Options are compare's flags:
+    confidence, seed, resamples (None: the exact or saddlepoint bootstrap where they
+    apply), interval, gate and min_delta, names, on_missing, details, and for paths the
+    ways to read them (systems, score_col, id_col, cluster_col, ...).
+
+    >>> result = compare([1, 1, 0, 1, 0, 1, 1, 1] * 5, [1, 1, 1, 1, 0, 1, 1, 0] * 5)
+    >>> result.verdict, result.n, str(result.interval), result.method
+    ('cannot tell', 40, '[-15.0, +15.0] pts', 'exact bootstrap (B = infinity)')
+    >>> compare([0.2, 0.5, 0.7, 0.4] * 30, [0.3, 0.5, 0.9, 0.4] * 30).verdict
+    'better'
+    """
+    inputs = (baseline,) + candidates
+    given = isinstance(baseline, Table) or all(map(_is_paths, inputs))
+    if given and (ids, clusters, strata) != (None, None, None):
+        raise ToolError("ids, clusters and strata go with scores given from Python; files "
+                        "name theirs with id_col, cluster_col and strata_col")
+    if isinstance(baseline, Table):
+        if candidates:
+            raise ToolError("compare(table) takes the table alone: its first system is the "
+                            "baseline")
+        args = _options("compare", options)
+        args.table = baseline
+    elif given:
+        return Result(_run(_read_args(inputs, options)))
+    else:
+        if not candidates:
+            raise ToolError("compare needs a baseline and at least one candidate")
+        names = options.pop("names", None)
+        args = _options("compare", options)
+        reading = sorted(args.given & _READING)
+        if reading:
+            raise ToolError(f"{reading[0]} says how to read files; these scores are given from "
+                            "Python (clusters= and strata= give the labels)")
+        args.table = _table_of(inputs, names, ids, clusters, strata, args.on_missing)
+    _validate(args)
+    return Result(_run(args))
+
+
+def assert_not_worse(baseline, candidate, margin=0, **options) -> Result:
+    """A regression test in one line: AssertionError carrying the report unless the
+    candidate is shown not worse than the baseline by more than *margin* -- points for
+    scores in [0, 1], else score units -- by the lower end of the interval the verdict
+    reads (compare's gate with min_delta = -margin).
+
+    >>> assert_not_worse([1, 0, 1, 1] * 50, [1, 0, 1, 1] * 50, margin=2).passed
+    True
+    """
+    margin = _exact(margin, "margin")
+    if margin < 0:
+        raise ToolError("margin is 0 or more: how much worse the candidate may be")
+    result = compare(baseline, candidate, gate=True, min_delta=-margin, **options)
+    if not result.passed:
+        raise AssertionError(str(result))
+    return result
+
+
+def plan(**options) -> Result:
+    """Before the eval set is built: the command line's ``plan``, its flags as keywords.
+    With half_width (and accuracy), the items one accuracy's interval needs; with n_grid,
+    a power sweep (simulated too); else the exact and analytic power at n_items and the
+    items target_power needs (with runs, items x runs).
+
+    >>> print(str(plan(half_width=0.015, accuracy=0.85)).splitlines()[0])
+    items needed for a 95% interval of +-1.50 pts on one accuracy near 0.85:
+    """
+    args = _options("plan", options)
+    _validate(args)
+    return Result(_run(args))
+
+
+def simulate(**options) -> Result:
+    """The article's experiment: the command line's ``simulate``, its flags as keywords
+    (n_items, corr, acc_a, acc_b, replays, resamples, seed, ...).
+
+    >>> print(str(simulate(replays=0)).splitlines()[2])
+    observed gap: +3.6 pts
+    """
+    args = _options("simulate", options)
+    _validate(args)
+    return Result(_run(args))
+
+
+def _exact(value, name: str) -> Fraction:
+    """A number given from Python, exactly (a float by its shortest decimal, as typed)."""
+    if not isinstance(value, (int, float, Fraction)) and hasattr(value, "__index__"):
+        value = operator.index(value)               # numpy's integers
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or \
+            isinstance(value, float) and not math.isfinite(value):
+        raise ToolError(f"{name} must be a finite number, got {_shorten(repr(value))}")
+    return Fraction(repr(float(value))) if isinstance(value, float) else Fraction(value)
+
+
 # === CLI ===
 #
 # main() is the only place that turns exceptions into exit statuses: ToolError
@@ -9625,8 +9952,9 @@ def _read_input(args, progress=None) -> Table:
     systems = tuple(name.strip() for name in args.systems.split(",")) if args.systems else None
     tasks = None if args.tasks is None else tuple(t.strip() for t in args.tasks.split(","))
     if args.baseline is not None or args.csv != "-" and os.path.isdir(args.csv):
-        groups = [_expand_paths(args.baseline)] + [_expand_paths(c) for c in args.candidate] \
-            if args.baseline is not None else [[args.csv]]
+        groups = [_expand_paths(p) if isinstance(p, str) else p for p in
+                  [args.baseline] + list(args.candidate)] if args.baseline is not None \
+            else [[args.csv]]
         return read_runs(groups, RunsSpec(args.score_col, ids or ("item",), args.cluster_col,
                                           args.strata_col, tasks, names, systems), options)
     systems = systems or (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
@@ -9695,8 +10023,10 @@ def _warn_simulation(args, engine: str) -> None:
 
 
 def _run_data(args) -> Report:
-    with _progress(args, "reading (bytes)") as progress:
-        table = _read_input(args, progress)
+    table = getattr(args, "table", None)            # given from Python: compare(table)
+    if table is None:
+        with _progress(args, "reading (bytes)") as progress:
+            table = _read_input(args, progress)
     _warn_data(args, table)
     params = _data_params(args, table)
     margin = None

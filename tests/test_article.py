@@ -80,7 +80,7 @@ def test_json_coverage_is_null_when_skipped():
 def tool_run(n, corr, acc_a, acc_b, seed, resamples, replays, confidence):
     """The tool's library calls, in the command line's order, on one generator."""
     rng = random.Random(seed)
-    scores = bed.simulate(rng, n, corr, acc_a, acc_b)
+    scores = bed.simulate_scores(rng, n, corr, acc_a, acc_b)
     result = bed.analyze(scores, rng, resamples=resamples, confidence=confidence, calibration=0)
     cov = bed.coverage(rng, bed.Copula(corr, acc_a, acc_b), n, replays=replays,
                        resamples=resamples, confidence=confidence)
@@ -168,7 +168,7 @@ def test_shipped_csv_is_the_default_run(tmp_path):
 
 def test_csv_round_trip(tmp_path):
     rng = random.Random(7)
-    scores = bed.simulate(rng, 123, Fraction("0.3"), Fraction("0.6"), Fraction("0.65"))
+    scores = bed.simulate_scores(rng, 123, Fraction("0.3"), Fraction("0.6"), Fraction("0.65"))
     path = tmp_path / "s.csv"
     bed.write_scores_csv(str(path), scores)
     back = bed.read_scores_csv(str(path))

@@ -97,7 +97,7 @@ def test_whole_default_run_equals_oracle_at_reduced_replays():
     import oracle
     ref = oracle.run(500, 0.6, 0.72, 0.76, 2026, 2000, 4, Fraction("0.95"))
     rng = random.Random(2026)
-    scores = bed.simulate(rng, 500, bed.CORR, bed.ACC_A, bed.ACC_B)
+    scores = bed.simulate_scores(rng, 500, bed.CORR, bed.ACC_A, bed.ACC_B)
     result = bed.analyze(scores, rng, resamples=2000, confidence=bed.CONFIDENCE)
     cov = bed.coverage(rng, bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B), 500, replays=4,
                        resamples=2000, confidence=bed.CONFIDENCE)

@@ -46,7 +46,7 @@ def test_percentile_coverage_among_the_others_equals_the_listing():
     """Asked for BCa, the loop still measures percentile on the same replays: the listing's
     own count (its replays start right after the simulation and the four intervals)."""
     rng = random.Random(77)
-    scores = bed.simulate(rng, 40, Fraction("0.6"), Fraction("0.72"), Fraction("0.76"))
+    scores = bed.simulate_scores(rng, 40, Fraction("0.6"), Fraction("0.72"), Fraction("0.76"))
     bed.analyze(scores, rng, resamples=60, confidence=C95)
     cov = bed.coverage(rng, bed.Copula(Fraction("0.6"), Fraction("0.72"), Fraction("0.76")),
                        40, replays=20, resamples=60, confidence=C95, interval="bca")

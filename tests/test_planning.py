@@ -52,7 +52,7 @@ def test_cell_probabilities_match_the_tetrachoric_series(corr, acc_a, acc_b):
 def test_cell_probabilities_at_steep_correlation_agree_with_simulation():
     cells = bed.Copula(Fraction("0.99"), Fraction("0.72"), Fraction("0.76")).cells
     n = 200_000
-    scores = bed.simulate(random.Random(4), n, 0.99, 0.72, 0.76)
+    scores = bed.simulate_scores(random.Random(4), n, 0.99, 0.72, 0.76)
     both = sum(a & b for a, b in zip(scores.a, scores.b))
     se = math.sqrt(cells.both * (1 - cells.both) / n)
     assert abs(both / n - cells.both) < 4 * se
