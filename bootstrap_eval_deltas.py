@@ -113,13 +113,13 @@ __version__ = "1.0.0"
 
 __all__ = [
     # the front door
-    "compare", "read", "assert_not_worse", "plan", "simulate", "main", "Result", "Table",
-    "ToolError",
+    "compare", "leaderboard", "read", "assert_not_worse", "plan", "simulate", "main",
+    "Result", "Table", "ToolError",
     # building blocks
     "simulate_scores", "Cells", "Interval", "bootstrap", "exact_intervals",
     "saddlepoint_distributions", "wilson_interval", "clopper_pearson", "newcombe_paired",
-    "newcombe_unpaired", "mcnemar_exact", "sign_flip_test", "holm", "bonferroni", "coverage",
-    "exact_power",
+    "newcombe_unpaired", "mcnemar_exact", "sign_flip_test", "holm", "benjamini_hochberg",
+    "bonferroni", "rank_systems", "coverage", "exact_power",
 ]
 
 
@@ -145,6 +145,7 @@ CONFIDENCE = Fraction("0.95")
 ENGINES = ("stream", "counts")                  # per-item (bit-exact) or multinomial cells
 _ENGINE_CHOICES = ("auto",) + ENGINES            # auto: the fastest that draws the same thing
 INTERVALS = ("percentile", "basic", "bca", "score")
+ADJUSTMENTS = ("holm", "bh", "bonferroni")      # p-values adjusted across a family
 _ACCURACY_INTERVALS = ("same", "wilson", "clopper-pearson")
 OUTPUTS = ("text", "json", "markdown")
 CSV_COLUMNS = ("item", "system_a_correct", "system_b_correct")
@@ -167,6 +168,8 @@ MAX_REPLAYS = 100_000
 MAX_PERMUTATIONS = 1_000_000
 MAX_N_ITEMS = 10_000_000      # items of a simulated eval set (each is kept in memory)
 MAX_RUNS = 100                # runs per simulated system
+MAX_SYSTEMS = 200             # systems on one leaderboard
+LEADERBOARD_DRAWS = 10_000    # draws for the max-|t| critical value
 MIN_HALF_WIDTH = Fraction(1, 10_000)
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -1053,11 +1056,13 @@ class Settings:
     accuracy_interval: str = "same"
     calibration: int = CALIBRATION_REPLAYS
     margin: Fraction | None = None      # a release gate's margin (None: no gate)
+    adjust: str = "holm"                # how p is adjusted across a family: ADJUSTMENTS
 
     def __post_init__(self):
         object.__setattr__(self, "confidence", Fraction(self.confidence))
         for name, allowed in (("interval", INTERVALS), ("engine", _ENGINE_CHOICES),
-                              ("accuracy_interval", _ACCURACY_INTERVALS)):
+                              ("accuracy_interval", _ACCURACY_INTERVALS),
+                              ("adjust", ADJUSTMENTS)):
             if getattr(self, name) not in allowed:
                 raise ToolError(f"{name} must be one of {', '.join(allowed)}; got "
                                 f"{getattr(self, name)!r}")
@@ -1683,10 +1688,20 @@ class _Fields:
     ones), the id column(s) -- a name, several for a composite id, () for row numbers,
     None for ``item`` when the file has it -- and label columns read like ids."""
 
-    scores: tuple
+    scores: tuple | None         # None: every column but the ids and labels (a leaderboard)
     ids: tuple | None = None
     labels: tuple = ()
     table: bool = False          # one file with several systems: a harness log is refused
+
+    def every_other(self, available, id_keys) -> _Fields:
+        """These fields with the scores named: all that *available* holds but the ids and
+        labels, when none were named."""
+        if self.scores is not None:
+            return self
+        chosen = tuple(key for key in available if key not in id_keys and key not in self.labels)
+        if not chosen:
+            raise ToolError("the file has no column besides the ids and labels to rank")
+        return dataclasses.replace(self, scores=chosen)
 
 
 @dataclass(frozen=True)
@@ -1699,6 +1714,7 @@ class _RowStream:
     available: tuple
     keyed: bool                  # ids come from the file (a repeated id is an error)
     rows: object                 # the iterator
+    width: int = 2               # values per row: the scores, then the labels
 
 
 def _sniff_delimiter(path: str, header: str) -> str:
@@ -1878,6 +1894,7 @@ def _csv_rows(f: _InputFile, fields: _Fields, delimiter: str | None = None) -> _
     except csv.Error as err:
         raise ToolError(f"{path} line 1: {err}") from None
     id_keys = _id_keys(fields, header.__contains__)
+    fields = fields.every_other(header, id_keys)
     wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
     for name in wanted:
         if name not in header:
@@ -1893,7 +1910,8 @@ def _csv_rows(f: _InputFile, fields: _Fields, delimiter: str | None = None) -> _
                      id_positions)
     fast = len(id_positions) <= 1 and positions
     return _RowStream("csv", wanted, tuple(header), bool(id_keys),
-                     state.batches(reader) if fast else state.rows(reader))
+                     state.batches(reader) if fast else state.rows(reader),
+                     len(fields.scores) + len(fields.labels))
 
 
 def _jsonl_records(f: _InputFile):
@@ -1963,10 +1981,11 @@ def _record_rows(records, fields: _Fields, path: str, fmt: str) -> _RowStream:
     if first is None:
         raise ToolError(f"{path} has no records")
     id_keys = _id_keys(fields, lambda key: _lookup_key(first[1], key) is not _ABSENT)
+    fields = fields.every_other(tuple(first[1]), id_keys)
     wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
     return _RowStream(fmt, wanted, tuple(_flat_keys(first[1])), bool(id_keys),
                      _record_generator(itertools.chain([first], records), fields, id_keys,
-                                       path))
+                                       path), len(fields.scores) + len(fields.labels))
 
 
 # --- Collecting rows: missing and repeated ids, counted or refused ---
@@ -2650,7 +2669,7 @@ def _table_rows(header, rows, path: str, fields: _Fields, fmt: str) -> _RowStrea
     like any CSV file from lines made as they are needed."""
     lines = _CsvLines(header, rows, path)
     stream = _csv_rows(types.SimpleNamespace(text=lines, path=path), fields, delimiter="\t")
-    return _RowStream(fmt, stream.used, stream.available, stream.keyed, stream.rows)
+    return dataclasses.replace(stream, format=fmt)
 
 
 # --- Reading one file, whatever its format ---
@@ -2756,7 +2775,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
 
 def _read_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
     parsed = _parse_text(f, path, fields, options)
-    if not isinstance(parsed, _HarnessFile) and not fields.scores:
+    if not isinstance(parsed, _HarnessFile) and fields.scores == ():
         raise ToolError("--baseline needs --score-col, the score's column or key")
     return parsed
 
@@ -2821,9 +2840,8 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
                 what = "an Inspect log" if parsed.format == "inspect" else \
                     f"a {parsed.format} file"
                 raise ToolError(f"{flag} chooses within {kind} log; {shown} is {what}")
-        width = 2 if harness else len(fields.scores) + len(fields.labels)
         stream = parsed.stream if harness else parsed
-        collected = _collect(stream, shown, width, options.on_missing)
+        collected = _collect(stream, shown, stream.width, options.on_missing)
         digest = archive_sha or f.finish()
     source = Source(f.path, digest, collected.rows, stream.used, stream.format)
     if harness:
@@ -3011,10 +3029,11 @@ def _long_table(got: _Collected, source: Source, spec: TableSpec, id_parts: int,
         if spec.system is None:
             for name, value in zip(spec.systems, values):
                 runs.setdefault(name, {}).setdefault(run, {})[item] = value
-        elif system in spec.systems:
+        elif system in spec.systems or not spec.systems:
             runs.setdefault(system, {}).setdefault(run, {})[item] = values[0]
         else:
             others[system] += 1
+    spec = spec if spec.systems else dataclasses.replace(spec, systems=tuple(runs))
     absent = [name for name in spec.systems if name not in runs]
     if absent:
         found = sorted(map(str, set(runs) | set(others)))
@@ -3053,16 +3072,20 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
     ids = spec.ids
     if keyed:
         ids = (ids or ("item",)) + tuple(k for k in (spec.system, spec.run) if k is not None)
-    scores = (spec.score,) if spec.system is not None else spec.systems
-    read = _read_file(path, _Fields(tuple(scores), ids, spec.labels, table=True), options)
+    scores = (spec.score,) if spec.system is not None else spec.systems or None
+    read = _read_file(path, _Fields(scores, ids, spec.labels, table=True), options)
     got, source = read.collected, read.source
     shown = source.path
-    labels = got.columns[len(scores):]
+    width = len(got.columns) - len(spec.labels)
+    labels = got.columns[width:]
+    if spec.system is None and not spec.systems:      # every column: named as the file has them
+        used = len(source.columns) - len(labels)
+        spec = dataclasses.replace(spec, systems=tuple(source.columns[used - width:used]))
     if not keyed:
         if len(got.ids) < 2:
             raise ToolError(f"{_printable(shown)}: need at least 2 items, got {len(got.ids)}")
         clusters, strata = _split_labels(labels, spec)
-        return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:len(scores)]),
+        return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:width]),
                      got.ids, (source,), got.dropped, got.note, clusters, strata)
     return _long_table(got, source, spec, len(spec.ids or ("item",)), labels,
                        options.on_missing)
@@ -3384,6 +3407,8 @@ def _folder_systems(groups, spec: RunsSpec, notes: list) -> tuple:
     found = [_models_in(group[0], _harness_logs(group[0])) for group in groups]
     if len(groups) == 1:
         models, folder = found[0], groups[0][0]
+        if spec.models == ():                   # a leaderboard: every model the folder holds
+            spec = dataclasses.replace(spec, models=tuple(models))
         if spec.models is None or len(spec.models) < 2:
             raise ToolError(f"{_printable(folder)} holds the runs of {len(models)} model(s) "
                             f"({_printable(', '.join(models))[:200]}); name two or more, the "
@@ -5222,6 +5247,28 @@ def holm(pvalues) -> list:
     return adjusted
 
 
+def benjamini_hochberg(pvalues) -> list:
+    """Benjamini and Hochberg's step-up adjusted p-values (the false discovery rate), in
+    the input order: the i-th smallest of m is ``min over j >= i of m p_(j) / j``.
+
+    >>> [round(p, 4) for p in benjamini_hochberg([0.01, 0.04, 0.03])]
+    [0.03, 0.04, 0.04]
+    """
+    m = len(pvalues)
+    adjusted = [0.0] * m
+    running = 1.0
+    for rank, index in reversed(list(enumerate(sorted(range(m), key=lambda i: pvalues[i]),
+                                               start=1))):
+        running = min(running, m * pvalues[index] / rank)
+        adjusted[index] = running
+    return adjusted
+
+
+_ADJUST = {"holm": holm, "bh": benjamini_hochberg, "bonferroni": bonferroni}
+_ADJUST_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "bonferroni": "Bonferroni"}
+_ADJUST_SHORT = {"holm": "Holm", "bh": "BH", "bonferroni": "Bonf."}
+
+
 # === Analysis ===
 #
 # analyze() consumes the generator in the article's order (A's interval, B's,
@@ -5789,15 +5836,22 @@ class Decision:
     alpha: Fraction
     family: int = 1
     gate: Gate | None = None
+    adjust: str = "holm"          # how p was adjusted in the family (ADJUSTMENTS)
 
     @property
     def claims(self) -> bool:
         return self.word in ("better", "worse")
 
+    @property
+    def joint(self) -> str:
+        """What the family's intervals hold: together (Holm, Bonferroni), or their false
+        coverage rate (Benjamini-Hochberg's discoveries, Benjamini & Yekutieli 2005)."""
+        return "FCR-adjusted" if self.adjust == "bh" else "simultaneous"
+
     def to_json(self) -> dict:
         return {"verdict": self.word, "interval": self.interval.to_json(),
                 "level": float(self.level), "p": float(self.p), "alpha": float(self.alpha),
-                "family": self.family,
+                "family": self.family, "adjust": self.adjust,
                 "gate": None if self.gate is None else self.gate.to_json()}
 
 
@@ -5811,12 +5865,14 @@ def _verdict_word(interval: Interval, p, alpha, clusters=None) -> str:
     return "borderline" if excludes or significant else "cannot tell"
 
 
-def decide(analysis: Analysis, family: int = 1, p=None, margin=None) -> Decision:
+def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str = "holm",
+           discoveries: int = 1) -> Decision:
     """The one verdict on a comparison: the paired interval (at the family's simultaneous
-    level) and the paired test (its p, Holm-adjusted in a family) read together; with a
-    *margin*, the release gate on the same interval and verdict."""
+    level, 1 - alpha/m; with Benjamini-Hochberg, 1 - R alpha/m for its R discoveries, the
+    false-coverage-rate interval) and the paired test (its p adjusted in a family) read
+    together; with a *margin*, the release gate on the same interval and verdict."""
     alpha = 1 - analysis.confidence
-    level = 1 - alpha / family
+    level = 1 - alpha * (max(1, discoveries) if adjust == "bh" else 1) / family
     interval = analysis.runs.interval_at(level) if analysis.runs is not None else \
         analysis.paired_at(level)
     p = analysis.p if p is None else p
@@ -5824,7 +5880,7 @@ def decide(analysis: Analysis, family: int = 1, p=None, margin=None) -> Decision
     word = _verdict_word(interval, p, alpha, clusters)
     gate = None if margin is None else Gate(Fraction(margin), _gate_passes(
         interval.lo, word, Fraction(margin)), interval.lo, word)
-    return Decision(word, interval, level, p, alpha, family, gate)
+    return Decision(word, interval, level, p, alpha, family, gate, adjust)
 
 
 @dataclass(frozen=True)
@@ -5838,6 +5894,20 @@ class Comparison:
     p_holm: float
     p_bonferroni: float
     decision: Decision | None = None
+    p_bh: float | None = None
+
+
+def _family_decisions(analyses, settings: Settings) -> list:
+    """``(p_holm, p_bonferroni, p_bh, decision)`` per comparison of a family: p adjusted
+    every way, the verdict read with the adjustment *settings* choose."""
+    ps = [a.p for a in analyses]
+    family = len(ps)
+    adjusted = {how: _ADJUST[how](ps) for how in ADJUSTMENTS}
+    chosen = adjusted[settings.adjust]
+    discoveries = sum(Fraction(p) < 1 - settings.confidence for p in chosen)
+    return [(h, b, bh, decide(a, family, p, settings.margin, settings.adjust, discoveries))
+            for a, h, b, bh, p in zip(analyses, adjusted["holm"], adjusted["bonferroni"],
+                                      adjusted["bh"], chosen)]
 
 
 def compare_systems(table: Table, rng: random.Random, settings: Settings | None = None, *,
@@ -5851,12 +5921,9 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
     steps = _steps(progress, [per] * (len(table.systems) - 1))
     analyses = [analyze(table.pair(index), rng, settings, progress=next(steps))
                 for index in range(1, len(table.systems))]
-    ps = [a.p for a in analyses]
-    family = len(analyses)
-    return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf,
-                       decide(analysis, family, p_holm, settings.margin))
-            for name, analysis, p_holm, p_bonf
-            in zip(table.systems[1:], analyses, holm(ps), bonferroni(ps))]
+    return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf, decision, p_bh)
+            for name, analysis, (p_holm, p_bonf, p_bh, decision)
+            in zip(table.systems[1:], analyses, _family_decisions(analyses, settings))]
 
 
 def _single_comparison(analysis: Analysis, baseline: str = "A", candidate: str = "B",
@@ -5928,16 +5995,14 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
         per_task.append(compare_systems(sub, rng, dataclasses.replace(settings, calibration=0)))
         if progress is not None:
             progress(index + 1, len(order) + 1)
-    family = len(order)
     tasks = []
     for k in range(len(table.systems) - 1):
         analyses = [comparisons[k].analysis for comparisons in per_task]
-        adjusted = holm([a.p for a in analyses])
-        for index, (analysis, p_holm) in enumerate(zip(analyses, adjusted)):
-            old = per_task[index][k]
+        for index, (p_holm, p_bonf, p_bh, decision) in enumerate(
+                _family_decisions(analyses, settings)):
             per_task[index][k] = dataclasses.replace(
-                old, p_holm=p_holm, p_bonferroni=min(1.0, family * analysis.p),
-                decision=decide(analysis, family, p_holm, settings.margin))
+                per_task[index][k], p_holm=p_holm, p_bonferroni=p_bonf, p_bh=p_bh,
+                decision=decision)
     for task, comparisons, note in zip(order, per_task, run_notes):
         tasks.append(TaskComparison(task, sum(1 for t in table.tasks if t == task),
                                     tuple(comparisons), note))
@@ -5950,6 +6015,321 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
         settings, engine="stream" if pool != "items" and settings.engine == "counts" else
         settings.engine))
     return TasksResult(tuple(tasks), tuple(pooled), pool)
+
+
+# --- Leaderboards: k systems on the same items, every pair ---
+#
+# Ranks and tiers need intervals that hold for all k(k-1)/2 gaps at once.  They come from
+# the gaps' joint normal approximation: the k scores' covariance is computed exactly under
+# the design (items, clusters, strata; a harness run's tasks are strata), and the critical
+# value of the largest |gap / se| over all pairs is simulated from it -- the max-t
+# simultaneous intervals of Hothorn, Bretz & Westfall (2008).  A system's rank interval
+# runs from 1 + the systems surely above it to k - the systems surely below it; since the
+# gaps' intervals hold together, every system's rank lies in its interval together, with
+# confidence at least the level (Mogstad, Romano, Shaikh & Wilhelm 2024).  Tiers read
+# the same intervals: the leader and every system not told apart from it, then the same
+# among the rest.  Each pair's own test is compare's, adjusted across the pairs.
+
+@dataclass(frozen=True)
+class Standing:
+    """One system on a leaderboard: its score and interval, the ranks it may hold (1 is the
+    top) jointly with every other system's, and its tier."""
+
+    system: str
+    score: Fraction
+    interval: Interval
+    ranks: tuple
+    tier: int
+
+
+@dataclass(frozen=True)
+class PairGap:
+    """Two systems of a leaderboard, the higher-scoring first: the gap, its simultaneous
+    interval, the pair's own test and its p adjusted across all pairs."""
+
+    first: str
+    second: str
+    gap: Fraction
+    interval: Interval
+    test: object
+    p_adjusted: float
+    apart: bool
+    differing: int | None        # 0/1 items: those the two score differently
+
+    @property
+    def test_name(self) -> str:
+        return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Every system's standing (highest score first), every pair, and how they were made:
+    the max-|t| critical value and its Monte Carlo error, the items a target power needs
+    to separate the top two (alone, and within the board's joint level)."""
+
+    standings: tuple
+    pairs: tuple
+    n: int
+    units: int
+    critical: float
+    critical_error: float
+    draws: int
+    confidence: Fraction
+    adjust: str
+    percent: bool
+    binary: bool
+    design: str
+    target_power: Fraction
+    separate: tuple | None
+    warnings: tuple = ()
+
+    def pair(self, first: str, second: str) -> PairGap:
+        return next(p for p in self.pairs if {p.first, p.second} == {first, second})
+
+
+def _dot(a, b) -> int:
+    """An exact sum of products of integers (C speed from Python 3.12)."""
+    return math.sumprod(a, b) if hasattr(math, "sumprod") else sum(map(operator.mul, a, b))
+
+
+def _design_strata(table: Table) -> list:
+    """Per stratum (a --strata-col value, a harness task, else one), per unit (an item, or
+    a cluster within the stratum): ``(units' item positions)``."""
+    labels = table.strata if table.strata is not None else table.tasks
+    strata = {}
+    for index in range(table.n):
+        stratum = strata.setdefault(None if labels is None else labels[index], {})
+        unit = index if table.clusters is None else table.clusters[index]
+        stratum.setdefault(unit, []).append(index)
+    return [list(units.values()) for units in strata.values()]
+
+
+def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
+    """``(means, covariance, cross)`` of the k systems' mean scores, exactly: the ratio
+    estimator linearized over units, each stratum's units centred on their mean, with the
+    factor n_h / (n_h - 1) of each stratum's n_h units (the delta method of survey
+    sampling); ``cross[i][j]`` sums the products of units' totals (for 0/1 items: the
+    items both score 1, counted on bit sets)."""
+    k = len(columns)
+    total_n = sum(len(unit) for units in strata for unit in units)
+    totals = [sum(column) for column in columns]
+    cov = [[Fraction(0)] * k for _ in range(k)]
+    cross = [[0] * k for _ in range(k)]
+    for units in strata:
+        count, sizes = len(units), [len(unit) for unit in units]
+        if any(size > 1 for size in sizes):
+            sums = [[sum(column[i] for i in unit) for unit in units] for column in columns]
+        elif count == len(columns[0]):
+            sums = columns
+        else:
+            pick = operator.itemgetter(*(unit[0] for unit in units))
+            sums = [pick(column) if count > 1 else (pick(column),) for column in columns]
+        if binary and count == sum(sizes):
+            bits = [int.from_bytes(bytes(map(int, s)), "little") for s in sums]
+            products = [[(bits[i] & bits[j]).bit_count() for j in range(i + 1)]
+                        for i in range(k)]
+        else:
+            products = [[_dot(sums[i], sums[j]) for j in range(i + 1)] for i in range(k)]
+        q, size_h = _dot(sizes, sizes), sum(sizes)
+        r = [_dot(s, sizes) for s in sums]
+        h = [total_n * sum(s) - t * size_h for s, t in zip(sums, totals)]
+        factor = Fraction(count, max(1, count - 1) * total_n ** 4 * scale * scale)
+        for i in range(k):
+            for j in range(i + 1):
+                cross[i][j] += products[i][j]
+                cross[j][i] = cross[i][j]
+                if count < 2:
+                    continue
+                centred = total_n * total_n * products[i][j] - total_n * (
+                    totals[j] * r[i] + totals[i] * r[j]) + totals[i] * totals[j] * q
+                cov[i][j] += factor * (centred - Fraction(h[i] * h[j], count))
+                cov[j][i] = cov[i][j]
+    means = [Fraction(t, total_n * scale) for t in totals]
+    return means, cov, cross
+
+
+def _cholesky(cov) -> list:
+    """The lower Cholesky factor of a covariance matrix in floats; a pivot that vanishes
+    (a system identical to, or an average of, others) leaves its column zero."""
+    k = len(cov)
+    lower = [[0.0] * k for _ in range(k)]
+    for i in range(k):
+        for j in range(i + 1):
+            rest = float(cov[i][j]) - math.fsum(lower[i][m] * lower[j][m] for m in range(j))
+            if i == j:
+                lower[i][i] = math.sqrt(rest) if rest > 1e-12 * float(cov[i][i]) else 0.0
+            else:
+                lower[i][j] = rest / lower[j][j] if lower[j][j] else 0.0
+    return lower
+
+
+def _max_t_critical(rng: random.Random, cov, variances, confidence, draws: int,
+                    progress=None) -> tuple:
+    """``(critical value, its Monte Carlo +-)``: the *confidence* quantile of
+    max over pairs |Z_j - Z_i| / se_ij for Z ~ N(0, cov), from *draws* draws of
+    ``rng.gauss`` (k per draw), summed with math.fsum so that every Python gives the same."""
+    k = len(cov)
+    lower = _cholesky(cov)
+    inverse = [[1 / math.sqrt(variances[i][j]) if variances[i][j] else 0.0
+                for j in range(i + 1, k)] for i in range(k)]
+    gauss, fsum, mul, sub = rng.gauss, math.fsum, operator.mul, operator.sub
+    maxima = []
+    for done in range(draws):
+        g = [gauss(0.0, 1.0) for _ in range(k)]
+        z = [fsum(map(mul, row[:i + 1], g)) for i, row in enumerate(lower)]
+        maxima.append(max(max(map(abs, map(mul, map(sub, z[i + 1:], itertools.repeat(z[i])),
+                                             inverse[i])), default=0.0) for i in range(k)))
+        if progress is not None and (done + 1) % 512 == 0:
+            progress(done + 1, draws)
+    maxima.sort()
+    p = float(confidence)
+    at = min(draws - 1, math.ceil(p * draws) - 1)
+    spread = NormalDist().inv_cdf(0.975) * math.sqrt(draws * p * (1 - p))
+    lo, hi = maxima[max(0, int(at - spread))], maxima[min(draws - 1, math.ceil(at + spread))]
+    # The largest |t| of m pairs is at least one pair's and at most Bonferroni's: both
+    # bounds are exact, and with one pair they meet.
+    pairs = sum(1 for row in inverse for value in row if value)
+    low, high = (NormalDist().inv_cdf(1 - (1 - p) / 2 / m) for m in (1, max(1, pairs)))
+    return min(max(maxima[at], low), high), (min(hi, high) - max(lo, low)) / 2
+
+
+def _ordered_systems(table: Table, means) -> list:
+    """Positions of the systems by score, highest first (ties in input order)."""
+    return sorted(range(len(table.systems)), key=lambda s: -means[s])
+
+
+def _pair_tests(rng, table: Table, order, cells, settings: Settings) -> list:
+    """Each pair's own test, as compare makes it: exact McNemar from the discordant counts
+    for plain 0/1 items, else compare's paired test (the sign flips, the two-level t)."""
+    runs = table.runs or (None,) * len(table.systems)
+    tests = []
+    for x, i in enumerate(order):
+        for j in order[x + 1:]:
+            if cells is not None:
+                tests.append(mcnemar_exact(cells[j][i], cells[i][j]))
+            else:
+                scores = Scores(table.columns[j], table.columns[i], table.clusters,
+                                table.strata if table.strata is not None else table.tasks,
+                                runs[j], runs[i])
+                tests.append(_paired_test(rng, scores, settings, None)[2])
+    return tests
+
+
+def _tiers(order, apart) -> dict:
+    """Tier per system: the leader and all not told apart from it, then the same among the
+    rest, until every system has one."""
+    tiers, rest, tier = {}, list(order), 1
+    while rest:
+        top = rest[0]
+        members = [s for s in rest if s == top or not apart[top][s]]
+        tiers.update(dict.fromkeys(members, tier))
+        rest = [s for s in rest if s not in members]
+        tier += 1
+    return tiers
+
+
+def _constant_systems(table: Table) -> list:
+    return [name for name, column in zip(table.systems, table.columns) if len(set(column)) == 1]
+
+
+_FEW_DIFFERING = 20              # 0/1 pairs scored differently on fewer items: warned about
+_FEW_UNITS = 30                  # fewer units: the normal approximation is warned about
+
+
+def rank_systems(table: Table, rng: random.Random, settings: Settings | None = None, *,
+                draws: int = LEADERBOARD_DRAWS, target_power=Fraction("0.8"),
+                progress=None, **options) -> Leaderboard:
+    """Rank the table's systems: each one's score and interval, every pair's gap with
+    simultaneous intervals and its own test (p adjusted by ``settings.adjust``), the rank
+    interval and tier of each, and the items that would separate the top two."""
+    settings = _settings_of(settings, options)
+    k = len(table.systems)
+    if not 2 <= k <= MAX_SYSTEMS:
+        raise ToolError(f"a leaderboard needs 2 to {MAX_SYSTEMS} systems, got {k}")
+    scale = math.lcm(*{Fraction(v).denominator for column in table.columns
+                       for v in set(column)})
+    columns = table.columns if scale == 1 else [tuple(int(v * scale) for v in column)
+                                                for column in table.columns]
+    strata = _design_strata(table)
+    units = sum(map(len, strata))
+    binary = all(set(column) <= {0, 1} for column in table.columns)
+    means, cov, cross = _score_covariance(columns, strata, scale, binary)
+    for s, runs in enumerate(table.runs or ()):     # a run shifts a whole system: its
+        if len(runs) > 1:                            # run means' variance, over R, adds
+            run_means = [Fraction(sum(column), len(column)) for _, column in runs]
+            centre = sum(run_means) / len(runs)
+            cov[s][s] += sum((x - centre) ** 2 for x in run_means) / (len(runs) * (len(runs) - 1))
+    variances = [[cov[i][i] + cov[j][j] - 2 * cov[i][j] for j in range(k)] for i in range(k)]
+    order = _ordered_systems(table, means)
+    positioned = [[variances[i][j] for j in order] for i in order]
+    critical, error = _max_t_critical(rng, [[cov[i][j] for j in order] for i in order],
+                                      positioned, settings.confidence, draws, progress)
+    plain = binary and table.clusters is None and table.runs is None
+    cells = None                  # cells[i][j]: the items i scores 1 and j scores 0
+    if plain:
+        cells = [[sum(columns[i]) - cross[i][j] for j in range(k)] for i in range(k)]
+    tests = _pair_tests(rng, table, order, cells, settings)
+    adjusted = _ADJUST[settings.adjust]([t.p for t in tests])
+    c = Fraction(critical)
+    apart = [[False] * k for _ in range(k)]
+    pairs = []
+    for (i, j), test, p_adj in zip(((i, j) for x, i in enumerate(order) for j in order[x + 1:]),
+                                   tests, adjusted):
+        gap, var = means[i] - means[j], variances[i][j]
+        apart[i][j] = apart[j][i] = gap * gap > c * c * var if var else gap != 0
+        half = Fraction(critical * math.sqrt(var))
+        pairs.append(PairGap(table.systems[i], table.systems[j], gap,
+                             Interval(gap - half, gap + half), test, p_adj, apart[i][j],
+                             None if cells is None else cells[i][j] + cells[j][i]))
+    tiers = _tiers(order, apart)
+    z = NormalDist().inv_cdf((1 + float(settings.confidence)) / 2)
+    standings = []
+    for s in order:
+        above = sum(apart[s][t] and means[t] > means[s] for t in range(k))
+        below = sum(apart[s][t] and means[t] < means[s] for t in range(k))
+        if plain:
+            lo, hi = wilson_interval(sum(table.columns[s]), table.n, settings.confidence)
+        else:
+            half = z * math.sqrt(cov[s][s])
+            lo, hi = float(means[s]) - half, float(means[s]) + half
+        standings.append(Standing(table.systems[s], means[s],
+                                  Interval(Fraction(lo), Fraction(hi)), (1 + above, k - below),
+                                  tiers[s]))
+    separate = None
+    top, second = order[0], order[1]
+    gap = means[top] - means[second]
+    if gap and variances[top][second] and table.runs is None:
+        power = NormalDist().inv_cdf(float(target_power))
+        share = float(variances[top][second] / (gap * gap))
+        separate = tuple(math.ceil(table.n * (q + power) ** 2 * share) for q in (z, critical))
+    warnings = []
+    few = [p for p in pairs if p.differing is not None and 0 < p.differing < _FEW_DIFFERING]
+    if few:
+        warnings.append(f"{len(few)} pair(s) are scored differently on fewer than "
+                        f"{_FEW_DIFFERING} items (first: {_printable(few[0].first)} and "
+                        f"{_printable(few[0].second)}, {few[0].differing}): the normal "
+                        "approximation behind their intervals may not hold, nor the ranks and "
+                        "tiers that lean on them")
+    if units < _FEW_UNITS:
+        warnings.append(f"only {units} {'clusters' if table.clusters is not None else 'items'}: "
+                        "the normal approximation behind the intervals, ranks and tiers may "
+                        "not hold")
+    proportions = table.proportions
+    return Leaderboard(tuple(standings), tuple(pairs), table.n, units, critical, error, draws,
+                       settings.confidence, settings.adjust, proportions, binary,
+                       _board_design(table, strata), Fraction(target_power), separate,
+                       tuple(warnings))
+
+
+def _board_design(table: Table, strata) -> str:
+    parts = []
+    if table.clusters is not None:
+        parts.append(f"{sum(map(len, strata)):,} clusters")
+    if table.strata is not None or table.tasks is not None:
+        parts.append(f"{len(strata):,} {'strata' if table.strata is not None else 'tasks as strata'}")
+    if table.runs is not None:
+        parts.append("each item's mean over its runs, plus the runs' own variance")
+    return ", ".join(parts) or "items"
 
 
 # --- The ledger: every comparison made on a test set ---
@@ -7737,8 +8117,8 @@ def _verdict_sentence(comparison: Comparison, labels=None) -> str:
     interval = _format_interval(decision.interval, result.percent)
     kind = "two-level" if result.runs is not None else "paired"
     which = f"{kind} {_format_level(decision.level)} CI" + (
-        " (simultaneous)" if decision.family > 1 else "")
-    adjusted = "Holm-adjusted " if decision.family > 1 else ""
+        f" ({decision.joint})" if decision.family > 1 else "")
+    adjusted = f"{_ADJUST_NAMES[decision.adjust]}-adjusted " if decision.family > 1 else ""
     test = (f"McNemar's {adjusted}{_p_equals(decision.p)}" if result.mcnemar is not None
             else f"the two-level t test's {adjusted}{_p_equals(decision.p)}"
             if result.runs is not None else
@@ -8020,16 +8400,15 @@ def _family_text(report: Report) -> str:
     percent = all(c.analysis.percent for c in comparisons)
     base = comparisons[0].baseline
     header = ["system", "mean", f"{level} CI", f"gap vs {base}",
-              f"simultaneous {_format_level(decision.level)} CI", "test", "p", "Holm p",
-              "Bonf. p", "verdict"]
+              f"{decision.joint} {_format_level(decision.level)} CI", "test", "p",
+              f"{_ADJUST_SHORT[decision.adjust]} p", "verdict"]
     rows = [[base, _round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()]
-            + [""] * 7]
+            + [""] * 6]
     for c in comparisons:
         r = c.analysis
         rows.append([c.candidate, _round_fixed(r.accuracy_b, 3), r.ci_b.as_proportions(),
                      _format_gap(r.gap, percent), _format_interval(c.decision.interval, percent),
-                     r.test_name, _format_p(r.p), _format_p(c.p_holm), _format_p(c.p_bonferroni),
-                     c.decision.word])
+                     r.test_name, _format_p(r.p), _format_p(c.decision.p), c.decision.word])
     lines = []
     for c in comparisons:
         lines.append(f"{_printable(c.candidate)}: " + _with_incomplete(_verdict_sentence(c), table))
@@ -8037,9 +8416,9 @@ def _family_text(report: Report) -> str:
     lines += _warning_lines(table)
     lines.append(f"{len(table.systems)} systems on {table.n:,} items from "
                  f"{_input_names(table)}; baseline {base}; each candidate against it, p "
-                 f"Holm-adjusted over the {len(comparisons)}, intervals simultaneous at "
-                 f"{_format_level(decision.level)}")
-    lines += _table_lines(header, rows, {1, 3, 6, 7, 8})
+                 f"{_ADJUST_NAMES[decision.adjust]}-adjusted over the {len(comparisons)}, "
+                 f"intervals {decision.joint} at {_format_level(decision.level)}")
+    lines += _table_lines(header, rows, {1, 3, 6, 7})
     lines += _ledger_lines(report) + _dropped_lines(table)
     calibration = _calibration_lines if report.details else _calibration_warnings
     for c in comparisons:
@@ -8047,9 +8426,10 @@ def _family_text(report: Report) -> str:
         lines += [f"{c.candidate}: {line}" for line in calibration(c.analysis)]
     if report.details:
         lines.append(f"family: {len(comparisons)} comparisons against {base}; p adjusted by "
-                     "Holm (step-down) and by Bonferroni across the family; intervals "
-                     f"simultaneous at {_format_level(decision.level)} (Bonferroni), so each "
-                     "row's interval and Holm p read alike")
+                     f"{_ADJUST_NAMES[decision.adjust]} across the family (--adjust; every "
+                     f"adjustment in the JSON); intervals {decision.joint} at "
+                     f"{_format_level(decision.level)}, so each row's interval and adjusted p "
+                     "read alike")
         lines += _input_lines(table, report.params["seed"], None)
     else:
         lines.append(f"{_method_text(first)}; seed {report.params['seed']}; --details for "
@@ -8146,7 +8526,7 @@ def _comparison_json(report: Report) -> dict:
         body["family_size"] = len(report.comparisons)
         body["comparisons"] = [
             {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
-             "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
+             "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni, "p_bh": c.p_bh,
              "verdict": c.decision.word, "decision": c.decision.to_json(),
              "act": None if c.decision.claims else act_plan(c.analysis).to_json()}
             for c in report.comparisons]
@@ -8158,19 +8538,20 @@ def _comparison_markdown(report: Report) -> str:
     first = report.comparisons[0]
     decision = first.decision
     level = _format_level(decision.level)
-    simultaneous = " (simultaneous)" if decision.family > 1 else ""
+    simultaneous = f" ({decision.joint})" if decision.family > 1 else ""
     percent = all(c.analysis.percent for c in report.comparisons)
     kind = "two-level" if any(c.analysis.runs for c in report.comparisons) else "paired"
     lines = [f"| candidate | baseline | n | candidate mean | baseline mean | gap | "
-             f"{kind} {level} CI{simultaneous} | test | p | p (Holm) | p (Bonferroni) | verdict |",
-             "|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---|"]
+             f"{kind} {level} CI{simultaneous} | test | p | p ({_ADJUST_NAMES[decision.adjust]}) "
+             "| verdict |",
+             "|---|---|---:|---:|---:|---:|---|---|---:|---:|---|"]
     for c in report.comparisons:
         r = c.analysis
         lines.append(
             f"| {_md(c.candidate)} | {_md(c.baseline)} | {r.n:,} | {_round_fixed(r.accuracy_b, 3)} | "
             f"{_round_fixed(r.accuracy_a, 3)} | {_format_gap(r.gap, percent)} | "
             f"{_format_interval(c.decision.interval, percent)} | {r.test_name} | {_format_p(r.p)} | "
-            f"{_format_p(c.p_holm)} | {_format_p(c.p_bonferroni)} | {c.decision.word} |")
+            f"{_format_p(c.decision.p)} | {c.decision.word} |")
     lines.append("")
     if report.table is not None:
         for source in report.table.sources:
@@ -8184,7 +8565,8 @@ def _comparison_markdown(report: Report) -> str:
                      f"{report.params['resamples']:,} resamples.")
     if len(report.comparisons) > 1:
         lines.append(f"Family of {len(report.comparisons)} comparisons; verdicts read the "
-                     f"simultaneous {level} interval (Bonferroni) and the Holm-adjusted p at "
+                     f"{decision.joint} {level} interval and the "
+                     f"{_ADJUST_NAMES[decision.adjust]}-adjusted p at "
                      f"alpha {_format_decimal(decision.alpha)}.")
     for c in report.comparisons:
         for line in _calibration_lines(c.analysis) + _gate_lines(c, percent):
@@ -8418,7 +8800,7 @@ def _task_rows(report: _TasksReport) -> list:
             rows.append([task.task, f"{task.n:,}", c.candidate, _round_fixed(r.accuracy_a, 3),
                          _round_fixed(r.accuracy_b, 3), _format_gap(r.gap, percent),
                          _format_interval(c.decision.interval, percent), r.test_name,
-                         _format_p(r.p), _format_p(c.p_holm), c.decision.word]
+                         _format_p(r.p), _format_p(c.decision.p), c.decision.word]
                         + ([task.runs or "one run each"] if with_runs else []))
     return rows
 
@@ -8435,11 +8817,12 @@ def _tasks_text(report: _TasksReport) -> str:
     lines = [f"{len(table.systems)} systems on {table.n:,} items in {tasks} tasks; baseline "
              f"{table.systems[0]}",
              f"per task: each candidate against {table.systems[0]} on the task's items; "
-             f"intervals simultaneous at {_format_level(first.level)} over the {tasks} tasks "
-             "(Bonferroni), p Holm-adjusted across them"]
+             f"intervals {first.joint} at {_format_level(first.level)} over the {tasks} tasks, "
+             f"p {_ADJUST_NAMES[first.adjust]}-adjusted across them"]
     rows = _task_rows(report)
     header = ["task", "items", "candidate", "base", "cand", "gap",
-              f"{_format_level(first.level)} CI", "test", "p", "Holm p", "verdict", "runs"]
+              f"{_format_level(first.level)} CI", "test", "p", f"{_ADJUST_SHORT[first.adjust]} p",
+              "verdict", "runs"]
     lines += _table_lines(header[:len(rows[0])], rows, {1, 3, 4, 5, 8, 9})
     how = {"strata": "each task a stratum (its items resampled within it, so each task keeps "
                      "its size)",
@@ -8455,7 +8838,8 @@ def _tasks_markdown(report: _TasksReport) -> str:
     rows = _task_rows(report)
     extra = len(rows[0]) > 11
     lines = [f"| task | items | candidate | baseline mean | candidate mean | gap | "
-             f"{_format_level(first.level)} CI (simultaneous) | test | p | p (Holm, tasks) | "
+             f"{_format_level(first.level)} CI ({first.joint}) | test | p | "
+             f"p ({_ADJUST_NAMES[first.adjust]}, tasks) | "
              "verdict |" + (" runs |" if extra else ""),
              "|---|---:|---|---:|---:|---:|---|---|---:|---:|---|" + ("---|" if extra else "")]
     for row in rows:
@@ -8514,6 +8898,160 @@ def _ledger_summary_json(report: _LedgerSummaryReport) -> dict:
                 {"time": e.time, "baseline": e.baseline, "candidate": e.candidate,
                  "gap": e.gap, "p": e.p, "p_holm": p, "verdict": e.verdict}
                 for e, p in zip(entries, adjusted)]} for digest, entries, adjusted in summary.sets]}
+
+
+# --- Leaderboards ---
+
+@dataclass(frozen=True)
+class _LeaderboardReport:
+    """A leaderboard as the command line reports it."""
+
+    params: dict
+    table: Table
+    board: Leaderboard
+    details: bool = False
+
+
+def _board_score(value: Fraction) -> str:
+    return _round_fixed(value, 3)
+
+
+def _board_interval(interval: Interval) -> str:
+    return interval.as_proportions(3)
+
+
+def _ranks_text(ranks: tuple) -> str:
+    return str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
+
+
+def _board_headline(board: Leaderboard, n_text: str) -> str:
+    """The first line: how many tiers, and whom the leader is told apart from."""
+    top = board.standings[0]
+    others = len(board.standings) - 1
+    beaten = sum(p.apart for p in board.pairs if top.system in (p.first, p.second))
+    tiers = max(s.tier for s in board.standings)
+    level = _format_level(board.confidence)
+    if beaten == 0:
+        return (f"leaderboard of {len(board.standings)} systems on {n_text}: no system is told "
+                f"apart from the leader, {_printable(top.system)} ({level} joint): one tier")
+    return (f"leaderboard of {len(board.standings)} systems on {n_text}: {tiers} tiers; the "
+            f"leader, {_printable(top.system)}, is told apart from {beaten} of the other "
+            f"{others} ({level} joint)")
+
+
+def _pair_text(pair: PairGap, board: Leaderboard) -> str:
+    said = "told apart" if pair.apart else "not told apart"
+    return (f"{_printable(pair.first)} - {_printable(pair.second)}: "
+            f"{_format_gap(pair.gap, board.percent)} {_format_interval(pair.interval, board.percent)}"
+            f" ({_format_level(board.confidence)} joint); {pair.test_name} p={_format_p(pair.test.p)}, "
+            f"{_ADJUST_NAMES[board.adjust]} {_format_p(pair.p_adjusted)}: {said}")
+
+
+def _separate_text(board: Leaderboard) -> str:
+    first, second = board.standings[0].system, board.standings[1].system
+    if board.separate is None and "runs" in board.design:
+        return (f"to separate the top two ({_printable(first)}, {_printable(second)}): not "
+                "planned in items, since the runs' own variance does not shrink with them "
+                "(plan --runs plans items x runs)")
+    if board.separate is None:
+        return (f"to separate the top two ({_printable(first)}, {_printable(second)}): they "
+                "score the same here, which no number of items can tell apart")
+    alone, jointly = board.separate
+    return (f"to separate the top two ({_printable(first)}, {_printable(second)}) with "
+            f"{_format_level(board.target_power)} power: about n={alone:,} items as a pair alone, "
+            f"n={jointly:,} within this board's {_format_level(board.confidence)} joint "
+            "intervals (normal approximation, from the observed gap and its variance)")
+
+
+def _board_method(board: Leaderboard, params: dict) -> str:
+    pairs = len(board.pairs)
+    tests = sorted({p.test_name for p in board.pairs})
+    return (f"method: ranks and tiers from simultaneous {_format_level(board.confidence)} "
+            f"intervals on all {pairs} gaps, the max-|t| intervals of the gaps' joint normal "
+            f"approximation (covariance exact over {board.design}; critical value "
+            f"{board.critical:.3f} +-{board.critical_error:.3f} from {board.draws:,} draws, "
+            f"seed {params['seed']}); each pair's test: {', '.join(tests)}, p adjusted by "
+            f"{_ADJUST_NAMES[board.adjust]} over {pairs} pairs; each score's interval: "
+            + ("Wilson" if board.binary and "clusters" not in board.design and
+               "runs" not in board.design else "normal, design-based standard error"))
+
+
+def _leaderboard_text(report: _LeaderboardReport) -> str:
+    board, table = report.board, report.table
+    n_text = f"{table.n:,} items"
+    lines = [_with_incomplete(_board_headline(board, n_text), table)]
+    lines += _warning_lines(table) + [f"warning: {w}" for w in board.warnings]
+    level = _format_level(board.confidence)
+    rows = [[_ranks_text(s.ranks), _printable(s.system), _board_score(s.score),
+             _board_interval(s.interval), str(s.tier)] for s in board.standings]
+    lines += _table_lines(["rank", "system", "score", f"{level} CI", "tier"], rows, {0, 2})
+    order = [s.system for s in board.standings]
+    neighbours = [board.pair(a, b) for a, b in zip(order, order[1:])]
+    told = sum(p.apart for p in board.pairs)
+    lines.append(f"pairs told apart: {told} of {len(board.pairs)} ({level} joint); "
+                 + ("every pair:" if report.details else "next to each other:"))
+    lines += ["  " + _pair_text(p, board) for p in (board.pairs if report.details else
+                                                      neighbours)]
+    lines.append(_separate_text(board))
+    lines += _dropped_lines(table)
+    lines.append(_board_method(board, report.params))
+    if report.details:
+        lines += _input_lines(table, report.params["seed"], None)[:-1]
+    else:
+        lines.append(f"n={table.n:,} items from {_printable(_input_names(table))}; --details for "
+                     "every pair and the inputs")
+    return "\n".join(lines) + "\n"
+
+
+def _pair_json(pair: PairGap) -> dict:
+    test = {"name": pair.test_name, "p": pair.test.p}
+    return {"first": pair.first, "second": pair.second, "gap": pair.gap,
+            "interval": pair.interval.to_json(), "test": test, "p_adjusted": pair.p_adjusted,
+            "apart": pair.apart, "differing": pair.differing}
+
+
+def _leaderboard_json(report: _LeaderboardReport) -> dict:
+    board, table = report.board, report.table
+    return {
+        "source": "leaderboard",
+        "params": _params_json(report.params),
+        "headline": _board_headline(board, f"{table.n:,} items"),
+        "systems": [{"system": s.system, "score": s.score, "interval": s.interval.to_json(),
+                     "ranks": list(s.ranks), "tier": s.tier} for s in board.standings],
+        "pairs": [_pair_json(p) for p in board.pairs],
+        "tiers": max(s.tier for s in board.standings),
+        "joint": {"confidence": board.confidence, "critical_value": board.critical,
+                  "critical_error": board.critical_error, "draws": board.draws,
+                  "design": board.design},
+        "adjust": board.adjust,
+        "separate_top_two": None if board.separate is None else {
+            "power": board.target_power, "items_alone": board.separate[0],
+            "items_jointly": board.separate[1]},
+        "warnings": list(table.warnings) + list(board.warnings),
+        "method": _board_method(board, report.params),
+        "input": {"files": [s.to_json() for s in table.sources], "systems": list(table.systems),
+                  "items": table.n, "dropped": table.dropped,
+                  "dropped_note": table.dropped_note, "incomplete": list(table.incomplete)},
+    }
+
+
+def _leaderboard_markdown(report: _LeaderboardReport) -> str:
+    board = report.board
+    level = _format_level(board.confidence)
+    lines = [f"**{_md(_board_headline(board, f'{report.table.n:,} items'))}**", "",
+             f"| rank | system | score | {level} CI | tier |", "|---:|---|---:|---|---:|"]
+    lines += [f"| {_ranks_text(s.ranks)} | {_md(s.system)} | {_board_score(s.score)} | "
+              f"{_board_interval(s.interval)} | {s.tier} |" for s in board.standings]
+    if report.details:
+        adjust = _ADJUST_NAMES[board.adjust]
+        lines += ["", f"| pair | gap | {level} joint CI | test | p | p {adjust} | told apart |",
+                  "|---|---:|---|---|---:|---:|---|"]
+        lines += [f"| {_md(p.first)} - {_md(p.second)} | {_format_gap(p.gap, board.percent)} | "
+                  f"{_format_interval(p.interval, board.percent)} | {p.test_name} | "
+                  f"{_format_p(p.test.p)} | {_format_p(p.p_adjusted)} | "
+                  f"{'yes' if p.apart else 'no'} |" for p in board.pairs]
+    lines += ["", _md(_board_method(board, report.params))]
+    return "\n".join(lines) + "\n"
 
 
 # --- Pictures: self-contained SVG, no dependencies ---
@@ -8697,6 +9235,43 @@ def svg_power_curve(report: _SweepReport) -> str:
     return canvas.svg("Power of the paired bootstrap interval by eval-set size")
 
 
+def svg_forest(report: _LeaderboardReport) -> str:
+    """The leaderboard as a forest plot: each system's score and interval, highest first,
+    its rank interval and tier beside it, tiers shaded in turn."""
+    board = report.board
+    unit = 100 if board.percent else 1
+    ends = [float(e) * unit for s in board.standings for e in (s.interval.lo, s.interval.hi)]
+    lo, hi = min(ends), max(ends)
+    pad = (hi - lo) * 0.05 or 1.0
+    rows = len(board.standings)
+    canvas = _Svg(820, 90 + 26 * rows, (lo - pad, hi + pad), (rows + 0.5, 0.5),
+                  margin=(230, 110, 50, 50))
+    for index, standing in enumerate(board.standings, start=1):
+        y = canvas.y(index)
+        if standing.tier % 2 == 0:
+            canvas.add(f'<rect x="10" y="{y - 13:.1f}" width="{canvas.width - 20}" height="26" '
+                       'fill="#f1f4f8"/>')
+        x0, x1 = (canvas.x(float(e) * unit) for e in (standing.interval.lo, standing.interval.hi))
+        canvas.line(x0, y, x1, y, stroke="#3b75af", width=2.5)
+        canvas.add(f'<circle cx="{canvas.x(float(standing.score) * unit):.1f}" cy="{y:.1f}" '
+                   f'r="5" fill="#1f4e79"/>')
+        canvas.text(canvas.left - 10, y + 4, _printable(standing.system)[:32], size=12,
+                    anchor="end")
+        canvas.text(canvas.width - canvas.right + 12, y + 4,
+                    f"rank {_ranks_text(standing.ranks)}, tier {standing.tier}", size=12,
+                    anchor="start")
+    bottom = canvas.height - canvas.bottom
+    canvas.line(canvas.left, bottom, canvas.width - canvas.right, bottom)
+    for tick in _nice_ticks(lo - pad, hi + pad):
+        canvas.line(canvas.x(tick), bottom, canvas.x(tick), bottom + 5)
+        canvas.text(canvas.x(tick), bottom + 18, f"{tick:g}", size=12)
+    canvas.text(canvas.width / 2, 24, f"{_format_level(board.confidence)} interval of each "
+                "score; ranks jointly, tiers shaded in turn", size=15)
+    canvas.text((canvas.left + canvas.width - canvas.right) / 2, canvas.height - 8,
+                "score (points)" if board.percent else "score", size=12)
+    return canvas.svg("Leaderboard: scores, intervals, ranks and tiers")
+
+
 # --- Rendering: one table of report type and output ---
 
 # One row per report type: its text, JSON (a dict) and markdown renderers.
@@ -8713,6 +9288,8 @@ _RENDERERS = {
                           "markdown": _accuracy_plan_markdown},
     _PowerPlanReport: {"text": _power_plan_text, "json": _power_plan_json,
                        "markdown": _power_plan_markdown},
+    _LeaderboardReport: {"text": _leaderboard_text, "json": _leaderboard_json,
+                         "markdown": _leaderboard_markdown},
 }
 
 
@@ -8753,6 +9330,11 @@ class Result:
     """
 
     report: object
+
+    @property
+    def board(self) -> Leaderboard | None:
+        """A leaderboard's standings and pairs (None for other results)."""
+        return self.report.board if isinstance(self.report, _LeaderboardReport) else None
 
     @property
     def comparisons(self) -> tuple:
@@ -8849,6 +9431,7 @@ def _options(command: str, options: dict) -> argparse.Namespace:
                             "--help (each flag is a keyword, --min-delta as min_delta)")
         setattr(args, name, _python_value(actions[name], value, name))
     args.command, args.given, args.quiet = command, frozenset(options), True
+    _with_compare_defaults(args)
     return args
 
 
@@ -8864,11 +9447,11 @@ def _is_paths(value) -> bool:
         bool(value) and all(isinstance(p, (str, os.PathLike)) for p in value)
 
 
-def _read_args(paths, options: dict) -> argparse.Namespace:
-    """compare's flags, its inputs placed as the command line's FILE arguments are."""
+def _read_args(command: str, paths, options: dict) -> argparse.Namespace:
+    """A reading command's flags, its inputs placed as the command line's FILE arguments."""
     if not paths:
         raise ToolError("read needs a file, or one file or folder per system")
-    args = _options("compare", options)
+    args = _options(command, options)
     if len(paths) == 1 and isinstance(paths[0], (str, os.PathLike)):
         args.csv = _python_paths(paths[0])
     else:
@@ -8889,7 +9472,7 @@ def read(*paths, **options) -> Table:
     >>> table.systems, table.n
     (('system_a_correct', 'system_b_correct'), 500)
     """
-    return _read_input(_read_args(paths, options))
+    return _read_input(_read_args("compare", paths, options))
 
 
 def _score_of(value, where: str):
@@ -8979,6 +9562,34 @@ _READING = frozenset({"systems", "a_col", "b_col", "score_col", "id_col", "clust
                       "tasks", "pool", "allow_different_tasks", "allow_incomplete"})
 
 
+def _given_args(command: str, inputs, ids, clusters, strata, options: dict):
+    """The flags of a compare or leaderboard called from Python, their input in place: a
+    Table (alone), paths to read, or scores (sequences, mappings or runs of either)."""
+    paths = all(map(_is_paths, inputs))
+    if (isinstance(inputs[0], Table) or paths) and (ids, clusters, strata) != (None,) * 3:
+        raise ToolError("ids, clusters and strata go with scores given from Python; files "
+                        "name theirs with id_col, cluster_col and strata_col")
+    if isinstance(inputs[0], Table):
+        if len(inputs) > 1:
+            raise ToolError(f"{command}(table) takes the table alone")
+        args = _options(command, options)
+        args.table = inputs[0]
+    elif paths:
+        return _read_args(command, inputs, options)
+    else:
+        if len(inputs) < 2:
+            raise ToolError(f"{command} needs at least two systems' scores")
+        names = options.pop("names", None)
+        args = _options(command, options)
+        reading = sorted(args.given & _READING)
+        if reading:
+            raise ToolError(f"{reading[0]} says how to read files; these scores are given from "
+                            "Python (clusters= and strata= give the labels)")
+        args.table = _table_of(inputs, names, ids, clusters, strata, args.on_missing)
+    _validate(args)
+    return args
+
+
 def compare(baseline, *candidates, ids=None, clusters=None, strata=None, **options) -> Result:
     """Is each candidate better than the baseline?  The command line's ``compare``.
 
@@ -8987,8 +9598,8 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None, **optio
     list of runs of either -- or paths to read, or alone a Table from read().  *ids*,
     *clusters* and *strata* go per item with sequences.  Options are compare's flags:
     confidence, seed, resamples (None: the exact or saddlepoint bootstrap where they
-    apply), interval, gate and min_delta, names, on_missing, details, and for paths the
-    ways to read them (systems, score_col, id_col, cluster_col, ...).
+    apply), interval, adjust, gate and min_delta, names, on_missing, details, and for
+    paths the ways to read them (systems, score_col, id_col, cluster_col, ...).
 
     >>> result = compare([1, 1, 0, 1, 0, 1, 1, 1] * 5, [1, 1, 1, 1, 0, 1, 1, 0] * 5)
     >>> result.verdict, result.n, str(result.interval), result.method
@@ -8996,31 +9607,32 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None, **optio
     >>> compare([0.2, 0.5, 0.7, 0.4] * 30, [0.3, 0.5, 0.9, 0.4] * 30).verdict
     'better'
     """
-    inputs = (baseline,) + candidates
-    given = isinstance(baseline, Table) or all(map(_is_paths, inputs))
-    if given and (ids, clusters, strata) != (None, None, None):
-        raise ToolError("ids, clusters and strata go with scores given from Python; files "
-                        "name theirs with id_col, cluster_col and strata_col")
-    if isinstance(baseline, Table):
-        if candidates:
-            raise ToolError("compare(table) takes the table alone: its first system is the "
-                            "baseline")
-        args = _options("compare", options)
-        args.table = baseline
-    elif given:
-        return Result(_run(_read_args(inputs, options)))
-    else:
-        if not candidates:
-            raise ToolError("compare needs a baseline and at least one candidate")
-        names = options.pop("names", None)
-        args = _options("compare", options)
-        reading = sorted(args.given & _READING)
-        if reading:
-            raise ToolError(f"{reading[0]} says how to read files; these scores are given from "
-                            "Python (clusters= and strata= give the labels)")
-        args.table = _table_of(inputs, names, ids, clusters, strata, args.on_missing)
-    _validate(args)
-    return Result(_run(args))
+    return Result(_run(_given_args("compare", (baseline,) + candidates, ids, clusters,
+                                   strata, options)))
+
+
+def leaderboard(*systems, ids=None, clusters=None, strata=None, **options) -> Result:
+    """Rank many systems on the same items: the command line's ``leaderboard``.
+
+    *systems*: a mapping from each system's name to its scores, or the systems' scores one
+    after another (named by ``names``), or paths (one file with a column per system, or a
+    file or folder per system), or a Table.  Options are leaderboard's flags: confidence,
+    seed, draws, adjust, target_power, details, and for paths the ways to read them.
+
+    >>> board = leaderboard({"a": [1, 0, 1, 0] * 40, "b": [1, 1, 1, 0] * 40,
+    ...                      "c": [0, 0, 1, 0] * 40})
+    >>> [(s.system, s.ranks, s.tier) for s in board.board.standings]
+    [('b', (1, 1), 1), ('a', (2, 2), 2), ('c', (3, 3), 3)]
+    """
+    if len(systems) == 1 and isinstance(systems[0], dict):
+        if "names" in options:
+            raise ToolError("a mapping names its systems; names= goes with scores given one "
+                            "after another")
+        options["names"] = list(systems[0])
+        systems = tuple(systems[0].values())
+    if not systems:
+        raise ToolError("leaderboard needs the systems' scores, or files to read")
+    return Result(_run(_given_args("leaderboard", systems, ids, clusters, strata, options)))
 
 
 def assert_not_worse(baseline, candidate, margin=0, **options) -> Result:
@@ -9126,6 +9738,12 @@ _COMMANDS = {
     "ledger": ("list a ledger's test sets, comparisons and Holm-adjusted verdicts", """\
   %(prog)s evals.jsonl
   %(prog)s evals.jsonl --output markdown"""),
+    "leaderboard": ("rank many systems on the same items: every pair, rank intervals and "
+                    "tiers", """\
+  %(prog)s prompts.csv                   every column but the id, ranked
+  %(prog)s results.csv --systems a,b,c,d --adjust bh --plot board.svg
+  %(prog)s runs/m1 runs/m2 runs/m3       one file or harness folder per system
+  %(prog)s long.csv --system-col model --score-col correct"""),
 }
 _DEFAULT_COMMAND = "simulate"
 
@@ -9216,7 +9834,7 @@ def _flag(commands: str, group: str, *names, hidden=False, **options) -> _Flag:
     return _Flag(names, commands, group, options, hidden)
 
 
-_C, _S, _P, _K, _G = "compare", "simulate", "plan", "calibrate", "ledger"
+_C, _S, _P, _K, _G, _L = "compare", "simulate", "plan", "calibrate", "ledger", "leaderboard"
 _FLAGS = (
     # --- what to compare: the user's results ---
     _flag(_C, "your results", "--csv", metavar="PATH",
@@ -9232,51 +9850,51 @@ _FLAGS = (
           help=f"system A's column or JSON key in one file (default {CSV_COLUMNS[1]})"),
     _flag(_C, "your results", "--b-col", metavar="NAME",
           help=f"system B's column or JSON key in one file (default {CSV_COLUMNS[2]})"),
-    _flag(_C, "your results", "--systems", metavar="BASE,CAND1,...",
+    _flag(f"{_C} {_L}", "your results", "--systems", metavar="BASE,CAND1,...",
           help="several systems' columns of one file, the baseline first: each candidate "
                "against it, with adjusted p-values"),
-    _flag(_C, "your results", "--score-col", "--metric", "--scorer", dest="score_col",
+    _flag(f"{_C} {_L}", "your results", "--score-col", "--metric", "--scorer", dest="score_col",
           metavar="NAME",
           help="the score column or key of run files (dots reach into nested JSON: "
                "metrics.acc), the lm-eval metric, the Inspect scorer (scorer.key for a dict "
                "value) or the HELM stat -- found by itself when a harness log offers one; "
                "with --system-col: the score column of a long file"),
-    _flag(_C, "your results", "--id-col", metavar="NAME",
+    _flag(f"{_C} {_L}", "your results", "--id-col", metavar="NAME",
           help="item id column or key (default: item when the file has one; needed to join "
                "run files)"),
-    _flag(_C, "your results", "--names", metavar="A,B,...",
+    _flag(f"{_C} {_L}", "your results", "--names", metavar="A,B,...",
           help="names for the systems, baseline first (default: the model a harness log "
                "names, else the file names)"),
-    _flag(_C, "your results", "--filter", metavar="NAME",
+    _flag(f"{_C} {_L}", "your results", "--filter", metavar="NAME",
           help="lm-eval samples written per filter (gsm8k's strict-match, flexible-extract): "
                "the one to compare"),
-    _flag(_C, "your results", "--split", metavar="NAME",
+    _flag(f"{_C} {_L}", "your results", "--split", metavar="NAME",
           help="HELM: the split whose stats to compare (default test)"),
-    _flag(_C, "your results", "--tasks", metavar="T1,T2,...",
+    _flag(f"{_C} {_L}", "your results", "--tasks", metavar="T1,T2,...",
           help="harness folders: compare only these tasks"),
     _flag(_C, "your results", "--pool", choices=("strata", "clusters"), default="strata",
           help="harness folders: in the pooled comparison each task is a stratum (default) "
                "or a cluster"),
-    _flag(_C, "your results", "--run-col", metavar="NAME",
+    _flag(f"{_C} {_L}", "your results", "--run-col", metavar="NAME",
           help="several rows per item, one per run (a seed): the column naming the run"),
-    _flag(_C, "your results", "--system-col", metavar="NAME",
+    _flag(f"{_C} {_L}", "your results", "--system-col", metavar="NAME",
           help="a long file, one row per item and system: the column naming the system "
                "(with --score-col and --systems)"),
-    _flag(_C, "your results", "--cluster-col", metavar="NAME",
+    _flag(f"{_C} {_L}", "your results", "--cluster-col", metavar="NAME",
           help="items sharing this column's value form a cluster (a passage, a "
                "conversation): resample whole clusters"),
-    _flag(_C, "your results", "--strata-col", metavar="NAME",
+    _flag(f"{_C} {_L}", "your results", "--strata-col", metavar="NAME",
           help="resample within each value of this column (a class, a source), keeping "
                "each stratum's size"),
-    _flag(_C, "your results", "--input-format", choices=_FORMATS,
+    _flag(f"{_C} {_L}", "your results", "--input-format", choices=_FORMATS,
           help="force the input format (default: found from the file's content)"),
-    _flag(_C, "your results", "--allow-different-tasks", action="store_true",
+    _flag(f"{_C} {_L}", "your results", "--allow-different-tasks", action="store_true",
           help="harness logs: compare logs of tasks with different names, or different inputs "
                "under one id (a renamed or edited task); refused by default"),
-    _flag(_C, "your results", "--allow-incomplete", action="store_true",
+    _flag(f"{_C} {_L}", "your results", "--allow-incomplete", action="store_true",
           help="harness logs: compare a run that did not finish (status error, cancelled, or "
                "stopped); the verdict then says how many samples it holds"),
-    _flag(_C, "your results", "--on-missing", choices=("error", "drop"), default="error",
+    _flag(f"{_C} {_L}", "your results", "--on-missing", choices=("error", "drop"), default="error",
           help="rows with a missing score or id, repeated ids, items missing from a run: an "
                "error (default) or dropped and counted in the report"),
     # --- the simulation: the article's experiment ---
@@ -9313,7 +9931,7 @@ _FLAGS = (
     _flag(f"{_P} {_K}", "planning", "--n-grid", type=_grid_arg, metavar="N1,N2,...",
           help="plan: a power sweep over these eval-set sizes (increasing), analytic, exact and "
                "simulated; calibrate: the sizes to measure (default 30,100,500,2000)"),
-    _flag(f"{_S} {_P}", "planning", "--target-power", type=_number_arg,
+    _flag(f"{_S} {_P} {_L}", "planning", "--target-power", type=_number_arg,
           default=Fraction("0.8"), metavar="P", help="power to plan for, 0 < P < 1 (default 0.8)"),
     _flag(_P, "planning", "--half-width", type=_number_arg, metavar="H",
           help="items needed for a +-H interval on one accuracy (e.g. 0.015)"),
@@ -9323,12 +9941,12 @@ _FLAGS = (
           help="accuracy pairs to measure (default 0.72/0.76,0.95/0.95,0.98/0.99)"),
     _flag(_K, "planning", "--calibration-table", action="store_true", hidden=True),
     # --- resampling ---
-    _flag(f"{_C} {_S} {_P} {_K}", "resampling", "--seed", type=_count_arg, default=SEED,
+    _flag(f"{_C} {_S} {_P} {_K} {_L}", "resampling", "--seed", type=_count_arg, default=SEED,
           help=f"seed of the one random.Random that drives the run (default {SEED})"),
     _flag(f"{_C} {_S} {_P}", "resampling", "--resamples", type=_count_arg, default=RESAMPLES,
           metavar="B", help=f"bootstrap resamples per interval (default {RESAMPLES:,}; at most "
                             f"{MAX_RESAMPLES:,})"),
-    _flag(f"{_C} {_S} {_P} {_K} {_G}", "resampling", "--confidence", type=_number_arg,
+    _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "resampling", "--confidence", type=_number_arg,
           default=CONFIDENCE, metavar="C",
           help=f"confidence level, 0 < C < 1 (default {_format_decimal(CONFIDENCE)})"),
     _flag(f"{_C} {_S}", "resampling", "--interval", choices=INTERVALS, default="percentile",
@@ -9349,10 +9967,20 @@ _FLAGS = (
           metavar="K", help=f"0/1 data: measure the chosen interval's coverage and false-"
                             f"positive rate on K tables drawn from your own 2x2 table, and as "
                             f"many with no gap (default {CALIBRATION_REPLAYS:,}; 0 skips it)"),
-    _flag(_C, "resampling", "--permutations", type=_count_arg, default=PERMUTATIONS,
+    _flag(f"{_C} {_L}", "resampling", "--permutations", type=_count_arg, default=PERMUTATIONS,
           metavar="R", help=f"random sign patterns of the permutation test for real-valued "
                             f"scores (default {PERMUTATIONS:,}; exact up to "
                             f"{_EXACT_SIGN_FLIP_LIMIT} nonzero differences)"),
+    _flag(f"{_C} {_L}", "resampling", "--adjust", choices=ADJUSTMENTS, default="holm",
+          help="how p is adjusted across several candidates, tasks or a leaderboard's pairs: "
+               "holm (the family-wise error, default), bh (Benjamini-Hochberg, the false "
+               "discovery rate) or bonferroni"),
+    _flag(_L, "resampling", "--draws", type=_count_arg, default=LEADERBOARD_DRAWS, metavar="K",
+          help=f"draws from the gaps' joint normal approximation for the max-|t| critical "
+               f"value of the simultaneous intervals (default {LEADERBOARD_DRAWS:,})"),
+    _flag(_L, "your results", "--allow-constant", action="store_true",
+          help="rank a system that scores the same on every item (most often a run that "
+               "failed, or the wrong --score-col); refused by default"),
     # --- release gate and ledger ---
     _flag(f"{_C} {_S}", "gate and ledger", "--gate", action="store_true",
           help="a release gate: exit status 1 unless every candidate clears --min-delta "
@@ -9367,17 +9995,17 @@ _FLAGS = (
                "on the test set, and report p adjusted by Holm over all of them"),
     _flag(_G, "gate and ledger", "--ledger-summary", metavar="FILE", hidden=True),
     # --- output ---
-    _flag(f"{_C} {_S} {_P} {_K} {_G}", "output", "--output", choices=OUTPUTS, default=None,
+    _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "output", "--output", choices=OUTPUTS, default=None,
           help="text (default), json, or markdown (a table for a pull request)"),
-    _flag(f"{_C} {_S} {_P} {_K} {_G}", "output", "--json", action="store_true",
+    _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "output", "--json", action="store_true",
           help="the same as --output json"),
-    _flag(_C, "output", "--details", action="store_true",
+    _flag(f"{_C} {_L}", "output", "--details", action="store_true",
           help="the whole report: Monte Carlo error, calibration, provenance (files, SHA-256), "
                "the gap's distribution (the JSON always has everything)"),
-    _flag(f"{_C} {_S} {_P}", "output", "--plot", metavar="PATH.svg",
+    _flag(f"{_C} {_S} {_P} {_L}", "output", "--plot", metavar="PATH.svg",
           help="write an SVG picture (atomically): the paired gap's distribution, or with "
                "--n-grid the power curve"),
-    _flag(f"{_C} {_S} {_P} {_K} {_G}", "output", "--quiet", action="store_true",
+    _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "output", "--quiet", action="store_true",
           help="no progress indicator on stderr (it is drawn on a terminal only, for loops "
                "longer than a second)"),
 )
@@ -9404,16 +10032,18 @@ def _top_help() -> str:
 def _build_parser(command: str) -> argparse.ArgumentParser:
     """The parser of one subcommand: its flags only, grouped, and its examples."""
     summary, examples = _COMMANDS[command]
-    inputs = {"compare": " FILE [FILE ...]", "ledger": " LEDGER"}.get(command, "")
+    inputs = {"compare": " FILE [FILE ...]", "leaderboard": " FILE [FILE ...]",
+              "ledger": " LEDGER"}.get(command, "")
     parser = _Parser(prog=f"{_prog()} {command}", allow_abbrev=False,
                      usage=f"%(prog)s{inputs} [flags]",
                      description=summary[0].upper() + summary[1:] + ".",
                      epilog="examples:\n" + examples + "\n\n" + _EXIT_STATUSES,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    if command == "compare":
+    if command in ("compare", "leaderboard"):
         parser.add_argument("inputs", nargs="*", metavar="FILE",
                             help="one file with a column per system, or one file or harness "
-                                 "folder per system, the baseline first")
+                                 "folder per system" + (", the baseline first" if command ==
+                                                        "compare" else ""))
     elif command == "ledger":
         parser.add_argument("inputs", nargs="*", metavar="LEDGER", help="the ledger file")
     groups = {}
@@ -9479,7 +10109,8 @@ def _parse_args(argv) -> argparse.Namespace:
     given = {flags[token.split("=", 1)[0]] for token in itertools.takewhile(
         lambda t: t != "--", rest) if token.split("=", 1)[0] in flags}
     args.command, args.given = command, frozenset(given)
-    if command == "compare":
+    if command in ("compare", "leaderboard"):
+        _with_compare_defaults(args)
         _place_inputs(args)
     elif command == "ledger":
         if args.inputs and args.ledger_summary is not None or len(args.inputs) > 1:
@@ -9490,13 +10121,26 @@ def _parse_args(argv) -> argparse.Namespace:
     return args
 
 
+# leaderboard reads its inputs as compare does; the flags it has not, at compare's defaults
+_COMPARE_DEFAULTS = dict(csv=None, baseline=None, candidate=None, a_col=None, b_col=None,
+                         engine="auto", exact=False, interval="percentile", pool="strata")
+
+
+def _with_compare_defaults(args) -> None:
+    for name, value in _COMPARE_DEFAULTS.items():
+        if not hasattr(args, name):
+            setattr(args, name, value)
+
+
 def _place_inputs(args) -> None:
     """``compare FILE`` is ``--csv FILE``; ``compare BASE CAND...`` is ``--baseline BASE
-    --candidate CAND ...``."""
+    --candidate CAND ...`` (and so for leaderboard: one file, or a file per system)."""
     if not args.inputs:
         if args.csv is None and args.baseline is None:
-            raise ToolError("compare needs your results: compare FILE (a column per system) or "
-                            "compare BASELINE CANDIDATE (a file or folder per system)")
+            what = "CANDIDATE" if args.command == "compare" else "SYSTEM3 ..."
+            raise ToolError(f"{args.command} needs your results: {args.command} FILE (a column "
+                            f"per system) or {args.command} BASELINE {what} (a file or folder "
+                            "per system)")
         return
     if args.csv is not None or args.baseline is not None or args.candidate:
         raise ToolError("give the files as FILE arguments or with --csv/--baseline/--candidate, "
@@ -9526,6 +10170,7 @@ def _in_open_unit(value) -> bool:
 
 
 _COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS, ""), ("resamples", 1, MAX_RESAMPLES, ""),
+                 ("draws", 100, MAX_RESAMPLES, ""),
                  ("replays", 0, MAX_REPLAYS, "0 or more"),
                  ("permutations", 1, MAX_PERMUTATIONS, ""),
                  ("calibration", 0, MAX_REPLAYS, "0 or more"), ("runs", 1, MAX_RUNS, ""),
@@ -9556,7 +10201,7 @@ def _check_gate(args) -> None:
 def _check_columns(args) -> None:
     """Flags that name systems and columns: complete and consistent."""
     if args.system_col is not None:
-        if args.score_col is None or args.systems is None:
+        if args.score_col is None or args.systems is None and args.command == "compare":
             raise ToolError("--system-col reads a long file: it needs --score-col (the score "
                             "column) and --systems (baseline first)")
         if _flags(args, ("a_col", "b_col")):
@@ -9565,6 +10210,8 @@ def _check_columns(args) -> None:
         names = [name.strip() for name in args.names.split(",")]
         count = (len(args.systems.split(",")) if args.systems else 2) if args.csv is not None \
             else 1 + len(args.candidate or ())
+        if args.command == "leaderboard" and args.csv is not None and not args.systems:
+            count = len(names)                 # every column: counted once the file is read
         if len(names) != count or not all(names):
             raise ToolError(f"--names needs {count} names (baseline first), got {len(names)}")
         if len(set(names)) != len(names):
@@ -9599,8 +10246,9 @@ def _check_design_flags(args) -> None:
         if column in scores:
             raise ToolError(f"{flag} names a score column ({_shorten(column)}); clusters and "
                             "strata come from a label column")
-    if args.plot is not None and (args.systems and len(args.systems.split(",")) > 2
-                                  or args.candidate and len(args.candidate) > 1):
+    if args.command == "compare" and args.plot is not None and (
+            args.systems and len(args.systems.split(",")) > 2
+            or args.candidate and len(args.candidate) > 1):
         raise ToolError("--plot draws one comparison; it does not apply to several candidates")
 
 
@@ -9740,7 +10388,8 @@ def _check_calibrate(args) -> None:
 
 
 _CHECKS = {"compare": _check_compare, "simulate": _check_simulate, "plan": _check_plan,
-           "calibrate": _check_calibrate, "ledger": lambda args: None}
+           "calibrate": _check_calibrate, "ledger": lambda args: None,
+           "leaderboard": _check_compare}
 
 
 def _validate(args) -> None:
@@ -9930,7 +10579,8 @@ def _settings_from(args, calibration: int = 0, engine: str | None = None) -> Set
     permutations = getattr(args, "permutations", None) if "permutations" in args.given \
         else None
     return Settings(resamples, args.confidence, args.interval, engine or args.engine,
-                    permutations, args.exact, args.accuracy_interval, calibration)
+                    permutations, args.exact, args.accuracy_interval, calibration,
+                    adjust=getattr(args, "adjust", "holm"))
 
 
 def _run_tasks(args, table: Table, params: dict, settings: Settings) -> _TasksReport:
@@ -9955,12 +10605,18 @@ def _read_input(args, progress=None) -> Table:
         groups = [_expand_paths(p) if isinstance(p, str) else p for p in
                   [args.baseline] + list(args.candidate)] if args.baseline is not None \
             else [[args.csv]]
+        every = () if args.command == "leaderboard" else None     # every model a folder holds
         return read_runs(groups, RunsSpec(args.score_col, ids or ("item",), args.cluster_col,
-                                          args.strata_col, tasks, names, systems), options)
-    systems = systems or (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
-    table = read_table(args.csv, TableSpec(systems, ids, args.cluster_col, args.strata_col,
-                                           args.run_col, args.system_col, args.score_col),
-                       options)
+                                          args.strata_col, tasks, names, systems or every),
+                         options)
+    if args.command == "compare":
+        systems = systems or (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
+    table = read_table(args.csv, TableSpec(systems or (), ids, args.cluster_col,
+                                           args.strata_col, args.run_col, args.system_col,
+                                           args.score_col), options)
+    if names is not None and len(names) != len(table.systems):
+        raise ToolError(f"--names gives {len(names)} names for the {len(table.systems)} systems "
+                        f"of {_printable(args.csv)}")
     return table if names is None else dataclasses.replace(table, systems=names)
 
 
@@ -10105,7 +10761,35 @@ def _run_ledger_summary(args) -> _LedgerSummaryReport:
                                summarize_ledger(args.ledger_summary, args.confidence))
 
 
+def _run_leaderboard(args) -> _LeaderboardReport:
+    table = getattr(args, "table", None)            # given from Python: leaderboard(table)
+    if table is None:
+        with _progress(args, "reading (bytes)") as progress:
+            table = _read_input(args, progress)
+    constant = _constant_systems(table)
+    if constant and not args.allow_constant:
+        name = constant[0]
+        value = table.columns[table.systems.index(name)][0]
+        raise ToolError(f"{_printable(name)} scores {_format_decimal(Fraction(value))} on every "
+                        f"item: most often a run that failed or the wrong --score-col; "
+                        "--allow-constant ranks it anyway")
+    permutations = args.permutations if "permutations" in args.given else None
+    settings = Settings(None, args.confidence, permutations=permutations, calibration=0,
+                        adjust=args.adjust)
+    with _progress(args, "leaderboard draws") as progress:
+        board = rank_systems(table, random.Random(args.seed), settings, draws=args.draws,
+                             target_power=args.target_power, progress=progress)
+    params = {"systems": len(table.systems), "n_items": table.n, "seed": args.seed,
+              "confidence": args.confidence, "draws": args.draws, "adjust": args.adjust,
+              "target_power": args.target_power, "permutations": permutations}
+    report = _LeaderboardReport(params, table, board, args.details)
+    if args.plot:
+        args.writes.append(lambda: atomic_write(args.plot, svg_forest(report)))
+    return report
+
+
 _RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan,
+            "leaderboard": _run_leaderboard,
             "calibrate": _run_calibration_table, "ledger": _run_ledger_summary}
 
 

@@ -183,7 +183,7 @@ def test_a_mapping_and_a_sequence_give_one_comparison(pairs):
 # --- refusals: one ToolError, before any work ---
 
 @pytest.mark.parametrize("call, fragment", [
-    (lambda: bed.compare([1, 0, 1]), "at least one candidate"),
+    (lambda: bed.compare([1, 0, 1]), "at least two systems"),
     (lambda: bed.compare([1, 0], [1, 0], confidnce=0.9), "no option 'confidnce'"),
     (lambda: bed.compare([1, 0], [1, 0], output="json"), "no option 'output'"),
     (lambda: bed.compare([1, 0], [1, 0], interval="BCa"), "is one of"),
