@@ -1,5 +1,6 @@
 """Write the synthetic examples in datasets/examples/ that are not harness logs (run by hand:
-python3 tests/make_examples.py): five seeds per system as a long CSV, and an Excel workbook.
+python3 tests/make_examples.py): five seeds per system as a long CSV, an Excel workbook, and a
+leaderboard of ten systems on one test set.
 
 The harness logs beside them (lm-eval/, inspect/, helm/) are not written here: they are real
 output of lm-evaluation-harness, Inspect AI and HELM, run offline with mock models by the
@@ -95,7 +96,28 @@ def xlsx_parts(rows):
     }
 
 
+# --- a leaderboard: ten systems on the same 1,000 items -----------------------------------------
+
+LEADERBOARD = [("baseline", 0.0), ("sft", 0.25), ("sft-long", 0.3), ("dpo", 0.45),
+               ("dpo-beta", 0.47), ("rag", 0.5), ("rag-rerank", 0.62), ("distill", 0.2),
+               ("merge", 0.46), ("cot", 0.75)]
+
+
+def write_leaderboard():
+    """Ten systems, 0/1 on 1,000 questions, sharing each question's difficulty: some close
+    enough that no test set of this size can order them, some clearly apart."""
+    rng = random.Random(44)
+    rows = ["question," + ",".join(name for name, _ in LEADERBOARD)]
+    for number in range(1, 1001):
+        level = rng.gauss(0, 1)
+        rows.append(f"q{number:04d}," + ",".join(str(correct(rng, ability, level, noise=0.6))
+                                                 for _, ability in LEADERBOARD))
+    with open(os.path.join(ROOT, "leaderboard.csv"), "w") as handle:
+        handle.write("\n".join(rows) + "\n")
+
+
 if __name__ == "__main__":
     write_xlsx()
     write_seeds()
+    write_leaderboard()
     print("written under", ROOT)

@@ -27,3 +27,34 @@ def test_the_block_prints_what_the_readme_shows(block):
     assert not differs, "\n\n".join(
         f"README line {line}: $ {command}\nexpected:\n" + "\n".join(exp) + "\nactual:\n"
         + "\n".join(act) for line, command, exp, act in differs[:3])
+
+
+def test_the_python_session_prints_what_the_readme_shows(monkeypatch):
+    """The ``>>>`` session of "From Python", run by doctest from the repository's root (its
+    paths are relative to it)."""
+    import doctest
+    monkeypatch.chdir(readme_examples.ROOT)
+    failures, tried = doctest.testfile(readme_examples.README, module_relative=False,
+                                       optionflags=doctest.ELLIPSIS)
+    assert tried >= 6 and failures == 0
+
+
+def test_the_pytest_example_passes_and_can_fail():
+    """The README's regression test, run as pytest would run it; and with a candidate that is
+    worse, it fails with the report."""
+    import bootstrap_eval_deltas as bed
+    with open(readme_examples.README, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("```python\nimport bootstrap_eval_deltas as bed\n") + len("```python\n")
+    source = text[start:text.index("```", start)]
+    namespace = {}
+    exec(compile(source, "README.md", "exec"), namespace)
+    tests = [value for name, value in namespace.items() if name.startswith("test_")]
+    assert len(tests) == 1
+    tests[0]()
+    worse = source.replace("candidate = [1, 0, 1, 1, 1, 1, 1, 1]", "candidate = [0, 0, 1, 1, 0, 1, 1, 1]")
+    assert worse != source
+    exec(compile(worse, "README.md", "exec"), namespace)
+    with pytest.raises(AssertionError, match="verdict: worse"):
+        namespace[tests[0].__name__]()
+    assert bed.ToolError
