@@ -143,6 +143,15 @@ def workloads(folder, quick):
                                 ("five systems, Holm", ["--systems", "s0,s1,s2,s3,s4"])):
                 rows.append((f"{kind}, n={n:,}, {what}", ["--csv", path, *flags], ("x2", plain),
                              None))
+    for kind, k, n, target, extra in (("0/1", 20, 10_000, 10, []), ("0/1", 50, 100_000, 60, []),
+                                      ("real", 20, 10_000, None, []),
+                                      ("0/1", 20, 10_000, None, ["--cluster-col", "cluster"])):
+        path = os.path.join(folder, f"board-{kind[0]}{k}x{n}.csv")
+        if not os.path.exists(path):
+            (write_binary if kind == "0/1" else write_real)(path, n, k)
+        label = f"leaderboard, {kind}, {k} x {n:,}" + (", clusters" if extra else "")
+        rows.append((label, ["leaderboard", path, "--systems",
+                             ",".join(f"s{i}" for i in range(k)), *extra], target, None))
     return rows
 
 
@@ -163,7 +172,7 @@ def main(argv) -> int:
             new = run([sys.executable, MODULE, *argv], 3600)
             before = run([sys.executable, old, *argv], args.cap)
             fast = numpy_seconds(argv[1]) if have_numpy and "--cluster-col" not in argv \
-                and "--strata-col" not in argv else None
+                and "--strata-col" not in argv and argv[0] == "--csv" else None
             seen[label] = new[0]
             if family is not None:
                 series.setdefault(family, []).append(new[0])
@@ -171,8 +180,9 @@ def main(argv) -> int:
             verdict = "" if limit is None else \
                 "met" if new[0] is not None and new[0] <= limit and new[2] == 0 else "NOT met"
             shown = "" if limit is None else f"{limit:.1f} s"
-            print(f"{label:38} {shown:>9}   {cell(*new[:2], 3600):>17}   "
-                  f"{cell(*before[:2], args.cap):>24}   "
+            earlier = cell(*before[:2], args.cap) if before[2] in (0, None) else \
+                "(no such command)"
+            print(f"{label:38} {shown:>9}   {cell(*new[:2], 3600):>17}   {earlier:>24}   "
                   f"{'' if fast is None else f'{fast:6.2f} s':>8}   {verdict}", flush=True)
         for family, times in series.items():
             falls = sum(1 for a, b in zip(times, times[1:]) if b < a - 0.15)

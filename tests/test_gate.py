@@ -1,5 +1,6 @@
 """A release gate for CI, and a ledger of every comparison made on a test set."""
 
+import errno
 import hashlib
 import json
 import os
@@ -212,3 +213,37 @@ def test_the_ledger_summary_lists_test_sets_and_adjusted_verdicts(tmp_path):
                           "--n-items does not apply to ledger")
     status, out, _ = cli("ledger", str(ledger))
     assert status == 0 and out.startswith(f"ledger {ledger}: 2 test set(s), 2 comparison(s)")
+
+
+def test_a_ledger_append_that_fails_midway_leaves_the_ledger_as_it_was(tmp_path, monkeypatch):
+    """A full disk after part of the lines were written: the file is cut back to its old
+    bytes, one line says so, and nothing else is written (the plot waits for the ledger)."""
+    ledger = tmp_path / "l.jsonl"
+    prompts = os.path.join(ROOT, "datasets", "examples", "prompts.csv")
+    status, _, err = cli("compare", prompts, "--systems", "baseline,prompt_v2",
+                         "--ledger", str(ledger), "--calibration", "0")
+    assert status == 0, err
+    before = ledger.read_bytes()
+    real_write, calls = os.write, []
+
+    def short_then_full(fd, data):
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, data[:len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", short_then_full)
+    status, out, err = cli("compare", prompts, "--systems", "baseline,prompt_v3,prompt_v4",
+                           "--ledger", str(ledger), "--calibration", "0")
+    monkeypatch.undo()
+    assert status == 2 and len(calls) == 2
+    assert err.count("\n") == 1 and "No space left on device; it is as it was" in err
+    assert ledger.read_bytes() == before
+
+
+def test_a_ledger_that_is_a_device_or_endless_is_refused(tmp_path):
+    prompts = os.path.join(ROOT, "datasets", "examples", "prompts.csv")
+    for target in ("/dev/zero", "/dev/null"):
+        assert_one_line_error(*cli("compare", prompts, "--systems", "baseline,prompt_v2",
+                                   "--ledger", target), "")
+    assert_one_line_error(*cli("ledger", "/dev/zero"), "")

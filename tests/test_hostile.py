@@ -272,6 +272,22 @@ STREAM_CASES = [
          check=lambda tmp, out: out.isascii() or pytest.fail(out)),
     Case("ASCII-only stdout, text", ["--csv", "x.csv"] + AB + FAST, 0, "", {"x.csv": GOOD},
          env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C"}),
+    Case("stdout full: no plot, no ledger line", ["compare", "x.csv", "--plot", "o.svg",
+                                                  "--ledger", "l.jsonl"] + AB + FAST,
+         2, "No space left on device", {"x.csv": GOOD}, stdout="full",
+         check=lambda tmp, out: not (tmp / "o.svg").exists() and not (tmp / "l.jsonl").exists()
+         or pytest.fail(str(list(tmp.iterdir())))),
+    Case("stdout closed: no simulated CSV", SIM + ["--write-csv", "w.csv"], 2,
+         "stdout is closed", stdout="closed",
+         check=lambda tmp, out: not (tmp / "w.csv").exists() or pytest.fail("written")),
+    Case("stdout full: a leaderboard's forest plot not written",
+         ["leaderboard", "x.csv", "--plot", "f.svg"] + FAST[:0], 2, "No space left on device",
+         {"x.csv": "item,a,b,c\n1,1,0,1\n2,0,1,1\n3,1,1,0\n4,0,0,1\n"}, stdout="full",
+         check=lambda tmp, out: not (tmp / "f.svg").exists() or pytest.fail("written")),
+    Case("stderr closed, bad flag: status 2 all the same", ["compare", "--nope"], 2, "",
+         stdout="capture", env={"BED_TEST_CLOSE_STDERR": "1"}),
+    Case("stderr closed, a long run says nothing and succeeds", SIM, 0, "",
+         env={"BED_TEST_CLOSE_STDERR": "1"}),
     Case("markdown escapes | and HTML", ["--csv", "x.csv", "--a-col", "a|b", "--b-col",
                                          "<script>x</script>", "--output", "markdown"] + FAST,
          0, "", {"x.csv": "item,a|b,<script>x</script>\n1,1,0\n2,0,1\n3,1,1\n"},
@@ -356,6 +372,8 @@ def run_case(case, tmp_path, monkeypatch=None):
         closing.append(0)
     if case.stdout == "closed":
         closing.append(1)
+    if case.env.get("BED_TEST_CLOSE_STDERR"):
+        closing.append(2)
     stdout = subprocess.PIPE
     if case.stdout == "full":
         stdout = open("/dev/full", "w")
@@ -391,7 +409,7 @@ def test_hostile_case(case, tmp_path, monkeypatch):
     status, out, err, before = run_case(case, tmp_path, monkeypatch)
     assert status == case.status, (status, out, err)
     assert "Traceback" not in err and "Exception ignored" not in err, err
-    if case.status in (0, 141):
+    if case.status in (0, 141) or case.env.get("BED_TEST_CLOSE_STDERR"):
         assert err == "", err
     else:
         assert err.count("\n") == 1 and err.startswith("bootstrap_eval_deltas: "), err
