@@ -5226,7 +5226,7 @@ def bonferroni(pvalues) -> list:
     [0.03, 0.12, 0.09]
     """
     m = len(pvalues)
-    return [min(1.0, m * p) for p in pvalues]
+    return [float(min(1, m * Fraction(p))) for p in pvalues]
 
 
 def holm(pvalues) -> list:
@@ -5240,10 +5240,10 @@ def holm(pvalues) -> list:
     """
     m = len(pvalues)
     adjusted = [0.0] * m
-    running = 0.0
+    running = Fraction(0)                   # exact, so that a float cannot flip a verdict
     for rank, index in enumerate(sorted(range(m), key=lambda i: pvalues[i])):
-        running = max(running, min(1.0, (m - rank) * pvalues[index]))
-        adjusted[index] = running
+        running = max(running, min(Fraction(1), (m - rank) * Fraction(pvalues[index])))
+        adjusted[index] = float(running)
     return adjusted
 
 
@@ -5256,11 +5256,11 @@ def benjamini_hochberg(pvalues) -> list:
     """
     m = len(pvalues)
     adjusted = [0.0] * m
-    running = 1.0
+    running = Fraction(1)                   # exact, so that a float cannot flip a verdict
     for rank, index in reversed(list(enumerate(sorted(range(m), key=lambda i: pvalues[i]),
                                                start=1))):
-        running = min(running, m * pvalues[index] / rank)
-        adjusted[index] = running
+        running = min(running, m * Fraction(pvalues[index]) / rank)
+        adjusted[index] = float(running)
     return adjusted
 
 
@@ -6113,7 +6113,7 @@ def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
     k = len(columns)
     total_n = sum(len(unit) for units in strata for unit in units)
     totals = [sum(column) for column in columns]
-    cov = [[Fraction(0)] * k for _ in range(k)]
+    by_df = {}                   # n_h - 1: per pair, the integer sum over such strata
     cross = [[0] * k for _ in range(k)]
     for units in strata:
         count, sizes = len(units), [len(unit) for unit in units]
@@ -6133,17 +6133,17 @@ def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
         q, size_h = _dot(sizes, sizes), sum(sizes)
         r = [_dot(s, sizes) for s in sums]
         h = [total_n * sum(s) - t * size_h for s, t in zip(sums, totals)]
-        factor = Fraction(count, max(1, count - 1) * total_n ** 4 * scale * scale)
+        sums_ij = by_df.setdefault(count - 1, [[0] * (i + 1) for i in range(k)])
         for i in range(k):
             for j in range(i + 1):
                 cross[i][j] += products[i][j]
                 cross[j][i] = cross[i][j]
-                if count < 2:
-                    continue
                 centred = total_n * total_n * products[i][j] - total_n * (
                     totals[j] * r[i] + totals[i] * r[j]) + totals[i] * totals[j] * q
-                cov[i][j] += factor * (centred - Fraction(h[i] * h[j], count))
-                cov[j][i] = cov[i][j]
+                sums_ij[i][j] += count * centred - h[i] * h[j]
+    base = total_n ** 4 * scale * scale
+    cov = [[sum(Fraction(sums_ij[max(i, j)][min(i, j)], df * base)
+                for df, sums_ij in by_df.items() if df) for j in range(k)] for i in range(k)]
     means = [Fraction(t, total_n * scale) for t in totals]
     return means, cov, cross
 
@@ -6165,13 +6165,20 @@ def _cholesky(cov) -> list:
 
 def _max_t_critical(rng: random.Random, cov, variances, confidence, draws: int,
                     progress=None) -> tuple:
-    """``(critical value, its Monte Carlo +-)``: the *confidence* quantile of
+    """``(critical value, its Monte Carlo +-, draws made)``: the *confidence* quantile of
     max over pairs |Z_j - Z_i| / se_ij for Z ~ N(0, cov), from *draws* draws of
     ``rng.gauss`` (k per draw), summed with math.fsum so that every Python gives the same."""
     k = len(cov)
-    lower = _cholesky(cov)
     inverse = [[1 / math.sqrt(variances[i][j]) if variances[i][j] else 0.0
                 for j in range(i + 1, k)] for i in range(k)]
+    pairs = sum(1 for row in inverse for value in row if value)
+    p = Fraction(confidence)
+    # The largest |t| of m pairs is at least one pair's and at most Bonferroni's: both
+    # bounds are exact, and with one pair (or none) they meet: nothing to draw.
+    low, high = (NormalDist().inv_cdf(1 - float(1 - p) / 2 / m) for m in (1, max(1, pairs)))
+    if pairs <= 1:
+        return low, 0.0, 0
+    lower = _cholesky(cov)
     gauss, fsum, mul, sub = rng.gauss, math.fsum, operator.mul, operator.sub
     maxima = []
     for done in range(draws):
@@ -6182,15 +6189,12 @@ def _max_t_critical(rng: random.Random, cov, variances, confidence, draws: int,
         if progress is not None and (done + 1) % 512 == 0:
             progress(done + 1, draws)
     maxima.sort()
-    p = float(confidence)
-    at = min(draws - 1, math.ceil(p * draws) - 1)
-    spread = NormalDist().inv_cdf(0.975) * math.sqrt(draws * p * (1 - p))
-    lo, hi = maxima[max(0, int(at - spread))], maxima[min(draws - 1, math.ceil(at + spread))]
-    # The largest |t| of m pairs is at least one pair's and at most Bonferroni's: both
-    # bounds are exact, and with one pair they meet.
-    pairs = sum(1 for row in inverse for value in row if value)
-    low, high = (NormalDist().inv_cdf(1 - (1 - p) / 2 / m) for m in (1, max(1, pairs)))
-    return min(max(maxima[at], low), high), (min(hi, high) - max(lo, low)) / 2
+    at = min(draws, math.ceil(p * draws)) - 1
+    spread = NormalDist().inv_cdf(0.975) * math.sqrt(draws * float(p * (1 - p)))
+    ends = [maxima[max(0, int(at - spread))], maxima[at],
+            maxima[min(draws - 1, math.ceil(at + spread))]]
+    lo, critical, hi = (min(max(value, low), high) for value in ends)
+    return critical, (hi - lo) / 2, draws
 
 
 def _ordered_systems(table: Table, means) -> list:
@@ -6198,20 +6202,39 @@ def _ordered_systems(table: Table, means) -> list:
     return sorted(range(len(table.systems)), key=lambda s: -means[s])
 
 
-def _pair_tests(rng, table: Table, order, cells, settings: Settings) -> list:
-    """Each pair's own test, as compare makes it: exact McNemar from the discordant counts
-    for plain 0/1 items, else compare's paired test (the sign flips, the two-level t)."""
-    runs = table.runs or (None,) * len(table.systems)
+@dataclass(frozen=True)
+class ZTest:
+    """A leaderboard pair's z test: the gap over its design-based standard error (the one
+    its interval uses), two-sided."""
+
+    z: float
+    p: float
+    name: str = "paired z test (design-based s.e.)"
+
+
+def _z_test(gap: Fraction, variance: Fraction) -> ZTest:
+    if not variance:
+        return ZTest(math.inf if gap else 0.0, 0.0 if gap else 1.0)
+    z = float(gap) / math.sqrt(variance)
+    return ZTest(z, 2 * NormalDist().cdf(-abs(z)))
+
+
+def _pair_tests(rng, table: Table, order, cells, means, variances, settings) -> list:
+    """Each pair's own test: compare's exact McNemar from the discordant counts for plain
+    0/1 items and its two-level t for runs; else the z test on the design-based standard
+    error (compare's sign flips would take k(k-1)/2 saddlepoints or exact sums)."""
     tests = []
     for x, i in enumerate(order):
         for j in order[x + 1:]:
             if cells is not None:
                 tests.append(mcnemar_exact(cells[j][i], cells[i][j]))
-            else:
+            elif table.runs is not None:
                 scores = Scores(table.columns[j], table.columns[i], table.clusters,
                                 table.strata if table.strata is not None else table.tasks,
-                                runs[j], runs[i])
+                                table.runs[j], table.runs[i])
                 tests.append(_paired_test(rng, scores, settings, None)[2])
+            else:
+                tests.append(_z_test(means[i] - means[j], variances[i][j]))
     return tests
 
 
@@ -6250,25 +6273,28 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
                        for v in set(column)})
     columns = table.columns if scale == 1 else [tuple(int(v * scale) for v in column)
                                                 for column in table.columns]
+    labels = table.strata if table.strata is not None else table.tasks
+    if labels is not None or table.clusters is not None:     # the design's checks: compare's
+        Scores(table.columns[0], table.columns[1], table.clusters, labels).units
     strata = _design_strata(table)
     units = sum(map(len, strata))
     binary = all(set(column) <= {0, 1} for column in table.columns)
     means, cov, cross = _score_covariance(columns, strata, scale, binary)
-    for s, runs in enumerate(table.runs or ()):     # a run shifts a whole system: its
-        if len(runs) > 1:                            # run means' variance, over R, adds
-            run_means = [Fraction(sum(column), len(column)) for _, column in runs]
-            centre = sum(run_means) / len(runs)
-            cov[s][s] += sum((x - centre) ** 2 for x in run_means) / (len(runs) * (len(runs) - 1))
+    for s, runs in enumerate(table.runs or ()):     # a run shifts a whole system: the run
+        run_scale = math.lcm(*{Fraction(v).denominator    # component, as compare's
+                               for _, column in runs for v in set(column)})
+        cov[s][s] += Fraction(_run_variance([(label, [int(v * run_scale) for v in column])
+                                             for label, column in runs], table.n, run_scale))
     variances = [[cov[i][i] + cov[j][j] - 2 * cov[i][j] for j in range(k)] for i in range(k)]
     order = _ordered_systems(table, means)
     positioned = [[variances[i][j] for j in order] for i in order]
-    critical, error = _max_t_critical(rng, [[cov[i][j] for j in order] for i in order],
-                                      positioned, settings.confidence, draws, progress)
+    critical, error, draws = _max_t_critical(rng, [[cov[i][j] for j in order] for i in order],
+                                             positioned, settings.confidence, draws, progress)
     plain = binary and table.clusters is None and table.runs is None
     cells = None                  # cells[i][j]: the items i scores 1 and j scores 0
     if plain:
         cells = [[sum(columns[i]) - cross[i][j] for j in range(k)] for i in range(k)]
-    tests = _pair_tests(rng, table, order, cells, settings)
+    tests = _pair_tests(rng, table, order, cells, means, variances, settings)
     adjusted = _ADJUST[settings.adjust]([t.p for t in tests])
     c = Fraction(critical)
     apart = [[False] * k for _ in range(k)]
@@ -6292,6 +6318,8 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
         else:
             half = z * math.sqrt(cov[s][s])
             lo, hi = float(means[s]) - half, float(means[s]) + half
+            if table.proportions:
+                lo, hi = max(0.0, lo), min(1.0, hi)
         standings.append(Standing(table.systems[s], means[s],
                                   Interval(Fraction(lo), Fraction(hi)), (1 + above, k - below),
                                   tiers[s]))
@@ -8949,6 +8977,9 @@ def _pair_text(pair: PairGap, board: Leaderboard) -> str:
 
 def _separate_text(board: Leaderboard) -> str:
     first, second = board.standings[0].system, board.standings[1].system
+    if board.separate is None and board.pair(first, second).apart:
+        return (f"to separate the top two ({_printable(first)}, {_printable(second)}): every "
+                "item scores them the same distance apart, so any number of items does")
     if board.separate is None and "runs" in board.design:
         return (f"to separate the top two ({_printable(first)}, {_printable(second)}): not "
                 "planned in items, since the runs' own variance does not shrink with them "
@@ -8969,8 +9000,10 @@ def _board_method(board: Leaderboard, params: dict) -> str:
     return (f"method: ranks and tiers from simultaneous {_format_level(board.confidence)} "
             f"intervals on all {pairs} gaps, the max-|t| intervals of the gaps' joint normal "
             f"approximation (covariance exact over {board.design}; critical value "
-            f"{board.critical:.3f} +-{board.critical_error:.3f} from {board.draws:,} draws, "
-            f"seed {params['seed']}); each pair's test: {', '.join(tests)}, p adjusted by "
+            + (f"{board.critical:.3f} +-{board.critical_error:.3f} from {board.draws:,} draws, "
+               f"seed {params['seed']}" if board.draws else
+               f"{board.critical:.3f}, exact: one pair to compare")
+            + f"); each pair's test: {', '.join(tests)}, p adjusted by "
             f"{_ADJUST_NAMES[board.adjust]} over {pairs} pairs; each score's interval: "
             + ("Wilson" if board.binary and "clusters" not in board.design and
                "runs" not in board.design else "normal, design-based standard error"))
@@ -8985,6 +9018,14 @@ def _leaderboard_text(report: _LeaderboardReport) -> str:
     rows = [[_ranks_text(s.ranks), _printable(s.system), _board_score(s.score),
              _board_interval(s.interval), str(s.tier)] for s in board.standings]
     lines += _table_lines(["rank", "system", "score", f"{level} CI", "tier"], rows, {0, 2})
+    out_of_order = [(above, below) for x, above in enumerate(board.standings)
+                    for below in board.standings[x + 1:] if below.tier < above.tier]
+    if out_of_order:
+        above, below = out_of_order[0]
+        lines.append(f"note: tiers are not in score order: {_printable(below.system)} (tier "
+                     f"{below.tier}) is not told apart from its tier's leader, while "
+                     f"{_printable(above.system)} above it is; a system measured less "
+                     "precisely can share a tier that a closer one does not")
     order = [s.system for s in board.standings]
     neighbours = [board.pair(a, b) for a, b in zip(order, order[1:])]
     told = sum(p.apart for p in board.pairs)

@@ -332,7 +332,7 @@ def test_runs_and_real_scores_carry_through():
     assert [p["test"]["name"] for p in got["pairs"]] == ["two-level t (items and runs)"]
     judge = os.path.join(EXAMPLES, "judge.csv")
     got = body("leaderboard", judge, "--id-col", "prompt_id")
-    assert "sign-flip" in got["pairs"][0]["test"]["name"]
+    assert got["pairs"][0]["test"]["name"] == "paired z test (design-based s.e.)"
 
 
 # --- refusals: one line, status 2 ---
@@ -379,3 +379,68 @@ def test_compare_adjusts_by_benjamini_hochberg_when_asked():
     assert bh["comparisons"][0]["decision"]["level"] == pytest.approx(1 - 0.05 * discoveries / 3)
     status, out, _ = cli("compare", PROMPTS, "--systems", systems, "--adjust", "bh")
     assert "Benjamini-Hochberg-adjusted" in out and "FCR-adjusted" in out
+
+
+# --- edges a review found ---
+
+def test_a_stratum_of_one_item_is_refused_as_compare_refuses_it():
+    rng = random.Random(1)
+    columns = [[rng.randint(0, 1) for _ in range(100)] for _ in range(3)]
+    with pytest.raises(bed.ToolError, match="one"):
+        board_of(columns, strata=tuple(range(100)))
+
+
+def test_identical_systems_share_one_tier_and_no_draws_are_needed():
+    rng = random.Random(1)
+    same = [rng.randint(0, 1) for _ in range(100)]
+    board = board_of([same, same, same])
+    assert board.draws == 0 and board.critical_error == 0
+    assert {s.tier for s in board.standings} == {1}
+    assert all(s.ranks == (1, 3) for s in board.standings)
+    two = board_of([same, [1 - x for x in same]])
+    assert two.draws == 0 and two.critical == pytest.approx(NormalDist().inv_cdf(0.975))
+
+
+@given(st.lists(st.sampled_from([0.0125, 0.025, 0.0375, 0.05, 0.01, 0.3, 1 / 3, 0.04]),
+                min_size=1, max_size=12))
+@settings(max_examples=100, deadline=None)
+def test_adjusted_p_values_are_the_exact_values_of_the_floats_given(pvalues):
+    """Near the boundary a float product can land on either side of alpha; the adjustments
+    are exact rationals of the p-values given, rounded once at the end."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    exact_bh = {}
+    for rank in range(m, 0, -1):
+        index = order[rank - 1]
+        exact_bh[index] = min([m * Fraction(pvalues[index]) / rank] +
+                              [exact_bh[order[r - 1]] for r in range(rank + 1, m + 1)][:1])
+    assert bed.benjamini_hochberg(pvalues) == [float(min(1, exact_bh[i])) for i in range(m)]
+    running, exact_holm = Fraction(0), {}
+    for rank, index in enumerate(order):
+        running = max(running, min(1, (m - rank) * Fraction(pvalues[index])))
+        exact_holm[index] = running
+    assert bed.holm(pvalues) == [float(exact_holm[i]) for i in range(m)]
+
+
+def test_tiers_out_of_score_order_are_said():
+    """close trails top on 8 items, all one way: told apart; loose differs from top on 50
+    items both ways and scores lower, but is not told apart: it shares top's tier."""
+    top = [1] * 60 + [0] * 40
+    close = [0] * 8 + [1] * 52 + [0] * 40
+    loose = [1, 0] * 50
+    result = bed.leaderboard({"top": top, "close": close, "loose": loose})
+    board = result.board
+    assert [(s.system, s.tier) for s in board.standings] == \
+        [("top", 1), ("close", 2), ("loose", 1)]
+    assert "note: tiers are not in score order: loose (tier 1)" in str(result)
+
+
+def test_real_scores_pairs_use_the_z_test_on_the_intervals_standard_error():
+    rng = random.Random(6)
+    columns = [[Fraction(round(rng.random(), 3)).limit_denominator(1000) for _ in range(200)]
+               for _ in range(3)]
+    board = board_of(columns)
+    for pair in board.pairs:
+        se = float(pair.interval.hi - pair.gap) / board.critical
+        assert pair.test.name == "paired z test (design-based s.e.)"
+        assert pair.test.p == pytest.approx(2 * NormalDist().cdf(-abs(float(pair.gap)) / se))
