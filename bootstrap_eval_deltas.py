@@ -96,6 +96,7 @@ import io
 import itertools
 import json
 import math
+import numbers
 import operator
 import os
 import random
@@ -1628,6 +1629,9 @@ def parse_score(value, where=""):
                             "digits, the longest the tool reads")
         return value
     if isinstance(value, Fraction):
+        if max(len(str(abs(value.numerator))), len(str(value.denominator))) > MAX_NUMBER_CHARS:
+            raise ToolError(f"{_where(where)}: a number with more than {MAX_NUMBER_CHARS} "
+                            "digits, the longest the tool reads")
         return value.numerator if value.denominator == 1 else value
     if isinstance(value, _Unusable):
         raise ToolError(f"{_where(where)}: {value.reason}")
@@ -1699,6 +1703,8 @@ class _Fields:
         if self.scores is not None:
             return self
         chosen = tuple(key for key in available if key not in id_keys and key not in self.labels)
+        if any(not str(key).strip() for key in chosen):
+            raise ToolError("a column has no name; name it, or list the systems with --systems")
         if not chosen:
             raise ToolError("the file has no column besides the ids and labels to rank")
         return dataclasses.replace(self, scores=chosen)
@@ -6084,7 +6090,10 @@ class Leaderboard:
     warnings: tuple = ()
 
     def pair(self, first: str, second: str) -> PairGap:
-        return next(p for p in self.pairs if {p.first, p.second} == {first, second})
+        for p in self.pairs:
+            if {p.first, p.second} == {first, second}:
+                return p
+        raise ToolError(f"no pair {_shorten(first)}, {_shorten(second)} on this leaderboard")
 
 
 def _dot(a, b) -> int:
@@ -9410,7 +9419,8 @@ class Result:
         return render(self.report, "markdown")
 
     def _repr_html_(self) -> str:
-        rows = [line.strip().strip("|").split(" | ") for line in
+        rows = [[re.sub(r"\\(.)", r"\1", html.unescape(cell)) for cell in
+                 line.strip().strip("|").split(" | ")] for line in
                 render(self.report, "markdown").splitlines()
                 if line.startswith("|") and not line.startswith("|---")]
         return "<table>" + "".join("<tr>" + "".join(f"<td>{html.escape(cell.strip())}</td>"
@@ -9442,11 +9452,10 @@ def _python_value(action, value, name: str):
         return value
     if action.type is _number_arg and not isinstance(value, str):
         return _exact(value, name)
+    value = _plain_number(value)
     if isinstance(value, (list, tuple)):
         value = ",".join("/".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
                          for v in value)
-    if not isinstance(value, (str, int, float)) and hasattr(value, "__index__"):
-        value = operator.index(value)               # numpy's integers
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise ToolError(f"{name}: {_shorten(repr(value))} is not a value it takes")
     try:
@@ -9478,14 +9487,29 @@ def _options(command: str, options: dict) -> argparse.Namespace:
 
 def _python_paths(value) -> str | list:
     """A system given as a path, or as a list of paths (its runs)."""
-    if isinstance(value, (str, os.PathLike)):
-        return os.fspath(value)
-    return [os.fspath(p) for p in value]
+    if not _is_paths(value):
+        raise ToolError(f"{_shorten(repr(value))} is not a path (read takes files and folders)")
+    paths = [os.fspath(value)] if isinstance(value, (str, os.PathLike)) else \
+        [os.fspath(p) for p in value]
+    if any("\0" in p for p in paths):
+        raise ToolError("a path holds a NUL character")
+    return paths[0] if isinstance(value, (str, os.PathLike)) else paths
 
 
 def _is_paths(value) -> bool:
-    return isinstance(value, (str, os.PathLike)) or isinstance(value, (list, tuple)) and \
-        bool(value) and all(isinstance(p, (str, os.PathLike)) for p in value)
+    """A path, or a list of paths (a system's runs); a list of numbers written as text is
+    scores."""
+    if isinstance(value, (str, os.PathLike)):
+        return True
+    if not isinstance(value, (list, tuple)) or not value or \
+            not all(isinstance(p, (str, os.PathLike)) for p in value):
+        return False
+    def number(text):
+        try:
+            return text.strip().lower() in _BINARY_TEXT or _parse_number(text.strip()) is not None
+        except ToolError:                         # a number beyond the limits: still a number
+            return True
+    return not all(isinstance(p, str) and number(p) for p in value)
 
 
 def _read_args(command: str, paths, options: dict) -> argparse.Namespace:
@@ -9503,42 +9527,66 @@ def _read_args(command: str, paths, options: dict) -> argparse.Namespace:
 
 
 def read(*paths, **options) -> Table:
-    """The user's scores, as compare() takes them: one file with a column per system (CSV,
-    JSON lines, JSON, .xlsx, a harness folder holding several models), or one file or
-    folder per system, a list of paths for its runs.  Options are compare's flags that
-    say how to read (systems, a_col, score_col, id_col, cluster_col, on_missing, ...).
+    """The user's scores, as compare() and leaderboard() take them: one file with a column
+    per system (CSV, JSON lines, JSON, .xlsx; every column but the ids and labels, unless
+    systems or a_col and b_col name them; a harness folder: every model), or one file or
+    folder per system, a list of paths for its runs.  Options are the flags that say how to
+    read (systems, a_col, score_col, id_col, cluster_col, on_missing, ...).
 
     >>> table = read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "datasets",
     ...                           "bootstrap-eval-deltas.csv"))
     >>> table.systems, table.n
     (('system_a_correct', 'system_b_correct'), 500)
     """
-    return _read_input(_read_args("compare", paths, options))
+    command = "compare" if {"a_col", "b_col", "pool"} & set(options) else "leaderboard"
+    return _read_input(_read_args(command, paths, options))
 
 
 def _score_of(value, where: str):
     """One score from Python: a number (numpy's too, without importing it; a float by its
     shortest decimal, as a CSV would hold it), a bool, or text as a file holds it; None and
     NaN are missing."""
+    value = _plain_number(value)
     if isinstance(value, (bool, int, Fraction, str)):
         return parse_score(str(int(value)) if isinstance(value, bool) else value, where)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ToolError(f"{where}: {_shorten(repr(value))} is not a score") from None
+    if not isinstance(value, float):
+        raise ToolError(f"{where}: {_shorten(repr(value))} is not a score")
+    number = value
     if math.isnan(number):
         return _MISSING
     if not math.isfinite(number):
         raise ToolError(f"{where}: {number} is not a finite number")
-    return parse_score(repr(number), where)
+    return parse_score(repr(float(number)), where)
+
+
+def _python_id(value, where: str):
+    """An item id or label given from Python: text or an integer (numpy's too)."""
+    value = _plain_number(value)
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        item = _item_id(value)
+        if item is not _MISSING:
+            return item
+    raise ToolError(f"{where}: {_shorten(repr(value))} is not an id (ids and labels are text "
+                    "or integers)")
+
+
+def _sequence(values, where: str) -> list:
+    """A sequence given from Python as a list; one line for what is not one."""
+    if isinstance(values, (str, bytes, bytearray)) or not hasattr(values, "__iter__"):
+        raise ToolError(f"{where}: {_shorten(repr(values))} is not a sequence of values in item "
+                        "order (or a mapping from item id)")
+    try:
+        return list(values)
+    except TypeError as error:                   # a 0-d array: iterable in name only
+        raise ToolError(f"{where}: {error}") from None
 
 
 def _per_item(values, ids, where: str) -> list:
     """``(item, value)`` pairs: a mapping's, or a sequence's against *ids* (else 1..n)."""
     if isinstance(values, dict):
-        return [(_item_id(key), value) for key, value in values.items()]
-    values = list(values)
-    keys = range(1, len(values) + 1) if ids is None else [_item_id(i) for i in ids]
+        return [(_python_id(key, where), value) for key, value in values.items()]
+    values = _sequence(values, where)
+    keys = range(1, len(values) + 1) if ids is None else ids
     if len(keys) != len(values):
         raise ToolError(f"{where} has {len(values):,} values for {len(keys):,} ids")
     return list(zip(keys, values))
@@ -9554,6 +9602,10 @@ def _is_runs(data) -> bool:
 
 def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
     """Scores given from Python as a Table, joined on their items as run files are."""
+    if ids is not None:
+        ids = [_python_id(i, "ids") for i in _sequence(ids, "ids")]
+        if len(set(ids)) != len(ids):
+            raise ToolError("ids repeats an id")
     names = _names(names) or (("baseline", "candidate") if len(systems) == 2 else (
         "baseline",) + tuple(f"candidate {k}" for k in range(1, len(systems))))
     if len(names) != len(systems) or len(set(names)) != len(names) or not all(names):
@@ -9580,10 +9632,14 @@ def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
     order = dict.fromkeys(item for system in named for _, scores in system.runs
                           for item in scores)
     joined = _join_runs(named, list(order), on_missing)
-    labels = [None if column is None else dict(_per_item(column, ids, label))
-              for column, label in ((clusters, "clusters"), (strata, "strata"))]
-    labels = [None if by_item is None else tuple(_item_id(by_item[item]) for item in joined.items)
-              for by_item in labels]
+    labels = []
+    for column, label in ((clusters, "clusters"), (strata, "strata")):
+        by_item = None if column is None else dict(_per_item(column, ids, label))
+        if by_item is not None and any(item not in by_item for item in joined.items):
+            lacking = next(item for item in joined.items if item not in by_item)
+            raise ToolError(f"{label} gives no label for item {_first([lacking])}")
+        labels.append(None if by_item is None else tuple(
+            _python_id(by_item[item], label) for item in joined.items))
     digest = hashlib.sha256(repr((joined.items, joined.columns, labels)).encode()).hexdigest()
     source = Source("<python>", digest, len(joined.items), tuple(names), "python")
     return Table(tuple(names), joined.columns, joined.items, (source,), joined.dropped,
@@ -9685,6 +9741,9 @@ def assert_not_worse(baseline, candidate, margin=0, **options) -> Result:
     >>> assert_not_worse([1, 0, 1, 1] * 50, [1, 0, 1, 1] * 50, margin=2).passed
     True
     """
+    for own in ("gate", "min_delta"):
+        if own in options:
+            raise ToolError(f"assert_not_worse sets {own} itself, from margin")
     margin = _exact(margin, "margin")
     if margin < 0:
         raise ToolError("margin is 0 or more: how much worse the candidate may be")
@@ -9722,12 +9781,30 @@ def simulate(**options) -> Result:
 
 def _exact(value, name: str) -> Fraction:
     """A number given from Python, exactly (a float by its shortest decimal, as typed)."""
-    if not isinstance(value, (int, float, Fraction)) and hasattr(value, "__index__"):
-        value = operator.index(value)               # numpy's integers
+    value = _plain_number(value)
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or \
             isinstance(value, float) and not math.isfinite(value):
         raise ToolError(f"{name} must be a finite number, got {_shorten(repr(value))}")
-    return Fraction(repr(float(value))) if isinstance(value, float) else Fraction(value)
+    return parse_score(Fraction(repr(float(value))) if isinstance(value, float) else
+                       Fraction(value), name)
+
+
+def _plain_number(value):
+    """numpy's numbers (any integral or real number type) as Python's int or float;
+    anything else -- complex numbers too -- as it is."""
+    if isinstance(value, (bool, int, float, Fraction, str, complex)):
+        return value
+    try:
+        if hasattr(value, "__index__"):
+            return operator.index(value)
+        if isinstance(value, numbers.Real):      # float32's 0.9 is "0.9": its own shortest
+            try:                                  # decimal, as a file would hold it
+                return float(str(value))
+            except ValueError:
+                return float(value)
+    except Exception:                            # a number type that will not convert
+        return value
+    return value
 
 
 # === CLI ===
@@ -10226,8 +10303,10 @@ def _check_numbers(args) -> None:
             _check_count(getattr(args, name), "--" + name.replace("_", "-"), low, high, wording)
     for name in _UNIT_FLAGS:
         if hasattr(args, name) and not _in_open_unit(getattr(args, name)):
-            raise ToolError(f"--{name.replace('_', '-')} must be strictly between 0 and 1, "
-                            f"got {_format_decimal(getattr(args, name))}")
+            value = getattr(args, name)
+            close = " (so close that it rounds to 0 or 1)" if 0 < value < 1 else ""
+            raise ToolError(f"--{name.replace('_', '-')} must be strictly between 0 and 1"
+                            f"{close}, got {_shorten(_format_decimal(value))}")
     if hasattr(args, "corr") and not (-1 < args.corr < 1 and -1 < float(args.corr) < 1):
         raise ToolError(f"--corr must be strictly between -1 and 1, got "
                         f"{_format_decimal(args.corr)} (at +-1 both systems would share one "
@@ -10253,7 +10332,9 @@ def _check_columns(args) -> None:
             else 1 + len(args.candidate or ())
         if args.command == "leaderboard" and args.csv is not None and not args.systems:
             count = len(names)                 # every column: counted once the file is read
-        if len(names) != count or not all(names):
+        if not all(names):
+            raise ToolError("--names holds an empty name")
+        if len(names) != count:
             raise ToolError(f"--names needs {count} names (baseline first), got {len(names)}")
         if len(set(names)) != len(names):
             raise ToolError("--names repeats a name")
@@ -10428,9 +10509,17 @@ def _check_calibrate(args) -> None:
         raise ToolError("calibrate simulates: --replays must be at least 1")
 
 
+def _check_leaderboard(args) -> None:
+    """leaderboard: its inputs as compare's; the power its plan line plans for."""
+    _check_compare(args)
+    if args.target_power <= Fraction(1, 2):
+        raise ToolError("--target-power must be above 0.5 to plan items for it (below it, the "
+                        "normal formula for the items needed no longer holds)")
+
+
 _CHECKS = {"compare": _check_compare, "simulate": _check_simulate, "plan": _check_plan,
            "calibrate": _check_calibrate, "ledger": lambda args: None,
-           "leaderboard": _check_compare}
+           "leaderboard": _check_leaderboard}
 
 
 def _validate(args) -> None:
@@ -10661,6 +10750,15 @@ def _read_input(args, progress=None) -> Table:
     return table if names is None else dataclasses.replace(table, systems=names)
 
 
+def _named_apart(table: Table) -> Table:
+    """A table whose systems have different names (the same file given twice would not)."""
+    repeated = [name for name in table.systems if table.systems.count(name) > 1]
+    if repeated:
+        raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
+                        "give them --names")
+    return table
+
+
 def _ledger_after(args, table: Table, comparisons) -> LedgerNote | None:
     """The ledger note the report prints; the append itself waits until the report is out
     (the last thing a run does)."""
@@ -10723,7 +10821,7 @@ def _run_data(args) -> Report:
     table = getattr(args, "table", None)            # given from Python: compare(table)
     if table is None:
         with _progress(args, "reading (bytes)") as progress:
-            table = _read_input(args, progress)
+            table = _named_apart(_read_input(args, progress))
     _warn_data(args, table)
     params = _data_params(args, table)
     margin = None
@@ -10806,7 +10904,7 @@ def _run_leaderboard(args) -> _LeaderboardReport:
     table = getattr(args, "table", None)            # given from Python: leaderboard(table)
     if table is None:
         with _progress(args, "reading (bytes)") as progress:
-            table = _read_input(args, progress)
+            table = _named_apart(_read_input(args, progress))
     constant = _constant_systems(table)
     if constant and not args.allow_constant:
         name = constant[0]

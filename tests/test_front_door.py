@@ -7,6 +7,7 @@ independent oracles)."""
 
 import csv
 import json
+from fractions import Fraction
 import os
 import random
 
@@ -206,8 +207,51 @@ def test_a_mapping_and_a_sequence_give_one_comparison(pairs):
     (lambda: bed.plan(half_width=0.01, n_items=100), "do not apply"),
     (lambda: bed.simulate(plot="x.svg"), "no option 'plot'"),
     (lambda: bed.assert_not_worse([1, 0], [1, 0], margin="1"), "finite number"),
+    (lambda: bed.assert_not_worse([1, 0], [1, 0], gate=True), "sets gate itself"),
+    (lambda: bed.compare(None, None), "is not a sequence"),
+    (lambda: bed.compare(5, 6), "is not a sequence"),
+    (lambda: bed.compare(b"0101", b"0110"), "is not a sequence"),
+    (lambda: bed.compare([1, 0], [1, 0], ids=5), "ids"),
+    (lambda: bed.compare([1, 0], [1, 0], ids=[1, 1]), "repeats an id"),
+    (lambda: bed.compare([1, 0, 1], [1, 0, 0], clusters=[1, 2]), "no label for item 3"),
+    (lambda: bed.compare([1, 0], [1, 0], ids=[1.5, 2]), "is not an id"),
+    (lambda: bed.compare([1, 0], [1, 0], ids=[b"x", b"y"]), "is not an id"),
+    (lambda: bed.compare([1j, 0], [1, 0]), "is not a score"),
+    (lambda: bed.compare([Fraction(10 ** 60, 3), 0], [1, 0]), "more than 50 digits"),
+    (lambda: bed.read(None), "is not a path"),
+    (lambda: bed.read([1, 2]), "is not a path"),
+    (lambda: bed.read("a\0b.csv"), "NUL"),
+    (lambda: bed.leaderboard([1, 0, 1], [0, 1, 1]).board.pair("baseline", "zz"), "no pair"),
 ])
 def test_bad_calls_are_one_tool_error(call, fragment):
     with pytest.raises(bed.ToolError) as refused:
         call()
     assert fragment in str(refused.value)
+
+
+def test_numpy_ids_labels_and_options_and_numbers_written_as_text():
+    np = pytest.importorskip("numpy")
+    a, b = [1, 0, 1, 1] * 10, [1, 1, 0, 1] * 10
+    plain = bed.compare(a, b, ids=list(range(40)), clusters=[i // 2 for i in range(40)])
+    from_numpy = bed.compare(np.array(a), np.array(b), ids=np.arange(40),
+                             clusters=np.arange(40) // 2)
+    assert from_numpy.to_dict()["ci"] == plain.to_dict()["ci"]
+    assert bed.compare(dict(zip(np.arange(40), a)), dict(zip(np.arange(40), b))).n == 40
+    assert bed.compare(a, b, confidence=np.float32(0.9)).to_dict()["params"]["confidence"] == 0.9
+    as_text = bed.compare([str(x) for x in a], [str(x) for x in b])   # a CSV column, as read
+    assert as_text.to_dict()["ci"] == bed.compare(a, b).to_dict()["ci"]
+    generated = bed.compare(a, b, ids=(f"q{i}" for i in range(40)))
+    assert generated.n == 40
+
+
+def test_the_html_table_escapes_once():
+    a, b, c = [1, 0, 1, 1] * 10, [1, 1, 0, 1] * 10, [0, 1, 1, 1] * 10
+    shown = bed.leaderboard({"c|d<e>": a, "x": b, "y": c})._repr_html_()
+    assert "<td>c|d&lt;e&gt;</td>" in shown and "&amp;" not in shown and "\\" not in shown
+
+
+def test_read_takes_every_column_unless_two_are_named():
+    prompts = os.path.join(EXAMPLES, "prompts.csv")
+    assert bed.read(prompts).systems == ("baseline", "prompt_v2", "prompt_v3", "prompt_v4")
+    assert bed.read(prompts, a_col="baseline", b_col="prompt_v3").systems == \
+        ("baseline", "prompt_v3")

@@ -360,6 +360,15 @@ def test_bad_boards_are_refused_in_one_line(tmp_path):
     assert_one_line_error(*cli("leaderboard", PROMPTS, "--draws", "10"), "--draws")
     assert_one_line_error(*cli("leaderboard", PROMPTS, "--adjust", "fdr"), "invalid choice")
     assert_one_line_error(*cli("leaderboard", PROMPTS, "--gate"), "does not apply")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("item,a,,c\n1,1,0,1\n2,0,1,1\n3,1,1,0\n")
+    assert_one_line_error(*cli("leaderboard", str(empty)), "a column has no name")
+    same = tmp_path / "s.jsonl"
+    same.write_text("".join(json.dumps({"id": i, "s": i % 2}) + "\n" for i in range(10)))
+    assert_one_line_error(*cli("leaderboard", str(same), str(same), "--score-col", "s",
+                               "--id-col", "id"), "two systems are named")
+    assert_one_line_error(*cli("leaderboard", PROMPTS, "--names", "a,,c,d"), "an empty name")
+    assert_one_line_error(*cli("leaderboard", PROMPTS, "--target-power", "0.3"), "above 0.5")
     with pytest.raises(bed.ToolError, match="at least two systems"):
         bed.leaderboard([1, 0, 1])
     with pytest.raises(bed.ToolError, match="mapping names its systems"):
