@@ -1171,9 +1171,10 @@ def simulate_clustered(rng: random.Random, n_items: int, corr, acc_a, acc_b, clu
 
 def _run_shift_sd(run_sd: float, acc: float) -> float:
     """tau, the sd of the threshold shift that gives an accuracy sd of about run_sd."""
-    u = run_sd / NormalDist().pdf(NormalDist().inv_cdf(acc))
+    u = float(run_sd) / NormalDist().pdf(NormalDist().inv_cdf(float(acc)))
     if u >= 1:
-        raise ToolError(f"--run-sd {run_sd} is too large for an accuracy of {acc}")
+        raise ToolError(f"--run-sd {float(run_sd):g} is too large for an accuracy of "
+                        f"{float(acc):g}")
     return u / math.sqrt(1 - u * u)
 
 
@@ -5104,10 +5105,6 @@ class PermutationTest:
         how = "exact" if self.exact else "saddlepoint" if self.saddlepoint else "Monte Carlo"
         return f"sign-flip permutation ({how})"
 
-    @property
-    def p_text(self) -> str:
-        return _format_p(self.p)
-
 
 def _sign_flip_counts(rng, nonzero, observed: int, permutations: int) -> PermutationTest:
     """Random sign patterns drawn as counts: per distinct |d| (largest first) the number of
@@ -5334,10 +5331,6 @@ class RunsTest:
 
     name = "two-level t (items and runs)"
 
-    @property
-    def p_text(self) -> str:
-        return _format_p(self.p)
-
 
 def _variance(dist: Distribution) -> float:
     values = [float(Fraction(s, dist.denominator)) for s in dist.sums]
@@ -5517,11 +5510,6 @@ class Analysis:
     @property
     def test_name(self) -> str:
         return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
-
-    @property
-    def decisive(self) -> Interval:
-        """The interval a verdict reads: the two-level one when there are runs."""
-        return self.runs.interval if self.runs is not None else self.paired
 
     def paired_at(self, confidence) -> Interval:
         """The paired interval the verdict reads, at a confidence (a family's simultaneous
@@ -7615,13 +7603,6 @@ def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
     exact = _items_for_half_width(lambda k, n: _clopper_pearson_half_width(k, n, confidence),
                                  p, h, wilson)
     return AccuracyPlan(p, Fraction(half_width), Fraction(confidence), wald, wilson, exact)
-
-
-def _wald_half_width(successes: int, n: int, confidence) -> float:
-    """Half-width of the Wald (normal approximation) interval, z*sqrt(p(1-p)/n): 0 at
-    0 or n successes, which is why it misleads near 0 and 1."""
-    p = successes / n
-    return _z_value(confidence) * math.sqrt(p * (1 - p) / n)
 
 
 @dataclass(frozen=True)
@@ -10416,11 +10397,8 @@ def _check_runs(args) -> None:
     if not 0 <= args.run_item_noise <= 1:
         raise ToolError(f"--run-item-noise must lie in [0, 1], got "
                         f"{_format_decimal(args.run_item_noise)}")
-    for acc in (args.acc_a, args.acc_b):
-        if _in_open_unit(acc) and args.run_sd / Fraction(NormalDist().pdf(
-                NormalDist().inv_cdf(float(acc)))) >= 1:
-            raise ToolError(f"--run-sd {_format_decimal(args.run_sd)} is too large for an "
-                            f"accuracy of {_format_decimal(acc)}")
+    for acc in filter(_in_open_unit, (args.acc_a, args.acc_b)):
+        _run_shift_sd(args.run_sd, acc)
 
 
 def _check_simulate(args) -> None:

@@ -12,6 +12,7 @@ import itertools
 import math
 import random
 from fractions import Fraction
+from statistics import NormalDist
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -76,7 +77,7 @@ def test_the_default_compare_of_0_1_scores_is_that_exact_interval():
 
 # --- the saddlepoint approximation to the bootstrap -----------------------------------------
 
-def numpy_bootstrap_ends(d, resamples=400_000, seed=0):
+def numpy_bootstrap_means(d, resamples=400_000, seed=0):
     rng = np.random.default_rng(seed)
     d = np.asarray(d, dtype=float)
     n = len(d)
@@ -85,14 +86,42 @@ def numpy_bootstrap_ends(d, resamples=400_000, seed=0):
     for i in range(0, resamples, step):
         k = min(step, resamples - i)
         means[i:i + k] = d[rng.integers(0, n, (k, n))].mean(axis=1)
-    return np.quantile(means, [0.025, 0.975])
+    return means
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_saddlepoint_ends_match_a_large_bootstrap(seed):
+def numpy_bootstrap_ends(d, resamples=400_000, seed=0):
+    return np.quantile(numpy_bootstrap_means(d, resamples, seed), [0.025, 0.975])
+
+
+def numpy_bca_ends(estimate, means, jackknife, confidence=0.95):
+    """Efron's BCa ends from bootstrap replicates and jackknife values, written out."""
+    normal = NormalDist()
+    z0 = normal.inv_cdf(float(np.mean(means < estimate) + 0.5 * np.mean(means == estimate)))
+    u = jackknife.mean() - jackknife
+    acc = float((u ** 3).sum() / (6 * (u ** 2).sum() ** 1.5))
+    z = normal.inv_cdf((1 + confidence) / 2)
+    levels = [normal.cdf(z0 + (z0 + e) / (1 - acc * (z0 + e))) for e in (-z, z)]
+    return np.quantile(means, levels)
+
+
+def skewed_pair(rng, n):
+    a = [round(rng.expovariate(2.0), 4) for _ in range(n)]
+    b = [round(x + (rng.expovariate(1.0) if rng.random() < 0.1 else rng.gauss(0, 0.05)), 4)
+         for x in a]
+    return a, b
+
+
+@pytest.mark.parametrize("seed, n, skewed", [(1, 300, False), (2, 1000, False),
+                                             (3, 1000, True), (4, 2000, True)])
+def test_the_saddlepoint_ends_match_a_large_bootstrap(seed, n, skewed):
+    """Bounded scores, and skewed ones (log-likelihood-like: most differences small, a few
+    large and one-sided)."""
     rng = random.Random(seed)
-    a = [round(min(1.0, max(0.0, rng.gauss(0.6, 0.2))), 4) for _ in range(300)]
-    b = [round(min(1.0, max(0.0, x + rng.gauss(0.02, 0.1))), 4) for x in a]
+    if skewed:
+        a, b = skewed_pair(rng, n)
+    else:
+        a = [round(min(1.0, max(0.0, rng.gauss(0.6, 0.2))), 4) for _ in range(n)]
+        b = [round(min(1.0, max(0.0, x + rng.gauss(0.02, 0.1))), 4) for x in a]
     result = bed.compare(a, b)
     assert result.method.startswith("saddlepoint approximation")
     lo, hi = numpy_bootstrap_ends([y - x for x, y in zip(a, b)])
@@ -103,29 +132,79 @@ def test_the_saddlepoint_ends_match_a_large_bootstrap(seed):
     assert abs(float(result.interval.hi) - hi) < 0.01 * width
 
 
-def test_the_saddlepoint_with_clusters_matches_a_cluster_bootstrap():
-    rng = random.Random(8)
+@pytest.mark.parametrize("rule", ["bca", "basic"])
+def test_bca_and_basic_by_the_saddlepoint_match_a_large_bootstrap(rule):
+    """Skewed differences, where BCa moves the ends: its bias correction reads the
+    saddlepoint's mass below the estimate, its acceleration the jackknife."""
+    a, b = skewed_pair(random.Random(4), 2000)
+    result = bed.compare(a, b, interval=rule)
+    assert result.method.startswith("saddlepoint approximation")
+    d = np.array(b) - np.array(a)
+    means = numpy_bootstrap_means(d)
+    if rule == "bca":
+        lo, hi = numpy_bca_ends(d.mean(), means, (d.sum() - d) / (len(d) - 1))
+    else:
+        top, bottom = np.quantile(means, [0.975, 0.025])
+        lo, hi = 2 * d.mean() - top, 2 * d.mean() - bottom
+    width = hi - lo
+    assert abs(float(result.interval.lo) - lo) < 0.01 * width
+    assert abs(float(result.interval.hi) - hi) < 0.01 * width
+
+
+def test_a_unit_that_moves_the_sum_on_its_own_keeps_the_bootstrap():
+    """300 skewed differences, one of them more than a third of the sum's spread: the
+    saddlepoint is not trusted there, and the report says the bootstrap ran instead."""
+    a, b = skewed_pair(random.Random(3), 300)
+    assert bed.compare(a, b).method == "bootstrap, B=2,000 resamples"
+
+
+def clustered_pair(seed=8, count=120):
+    """Real scores in clusters of 2 to 6 items, and a NumPy cluster bootstrap of the gap
+    (the ratio of resampled sums to resampled sizes): (a, b, clusters, sums, sizes,
+    ratios)."""
+    rng = random.Random(seed)
     clusters, a, b = [], [], []
-    for c in range(120):
+    for c in range(count):
         shift = rng.gauss(0, 0.15)
         for _ in range(rng.randint(2, 6)):
             x = round(min(1.0, max(0.0, 0.5 + shift + rng.gauss(0, 0.2))), 3)
             clusters.append(c)
             a.append(x)
             b.append(round(min(1.0, max(0.0, x + rng.gauss(0.03, 0.1))), 3))
+    sums = np.bincount(clusters, weights=np.array(b) - np.array(a))
+    sizes = np.bincount(clusters)
+    picks = np.random.default_rng(0).integers(0, len(sums), (200_000, len(sums)))
+    ratios = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+    return a, b, clusters, sums, sizes, ratios
+
+
+def test_the_saddlepoint_with_clusters_matches_a_cluster_bootstrap():
+    a, b, clusters, sums, sizes, ratios = clustered_pair()
     result = bed.compare(a, b, clusters=clusters)
     assert "saddlepoint" in result.method
-    ids = np.array(clusters)
-    d = np.array(b) - np.array(a)
-    sums = np.bincount(ids, weights=d)
-    sizes = np.bincount(ids)
-    g = np.random.default_rng(0)
-    picks = g.integers(0, len(sums), (200_000, len(sums)))
-    ratios = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
     lo, hi = np.quantile(ratios, [0.025, 0.975])
     width = hi - lo
     assert abs(float(result.interval.lo) - lo) < 0.015 * width
     assert abs(float(result.interval.hi) - hi) < 0.015 * width
+    # BCa on the ratio: the mass below the estimate by the ratio's saddlepoint, the
+    # acceleration from the jackknife that leaves out one cluster at a time
+    bca = bed.compare(a, b, clusters=clusters, interval="bca")
+    assert "saddlepoint" in bca.method
+    jackknife = (sums.sum() - sums) / (sizes.sum() - sizes)
+    lo, hi = numpy_bca_ends(sums.sum() / sizes.sum(), ratios, jackknife)
+    assert abs(float(bca.interval.lo) - lo) < 0.015 * width
+    assert abs(float(bca.interval.hi) - hi) < 0.015 * width
+
+
+def test_the_histogram_of_a_clustered_gap_matches_the_cluster_bootstrap():
+    """The JSON histogram's shares, read from the ratio's saddlepoint cdf, against the share
+    of 200,000 NumPy cluster resamples in each bin."""
+    a, b, clusters, _, _, ratios = clustered_pair()
+    bins = bed.compare(a, b, clusters=clusters).to_dict()["histogram"]
+    assert len(bins) >= 8 and sum(row["share"] for row in bins) == pytest.approx(1, abs=1e-3)
+    for row in bins:
+        drawn = np.mean((ratios >= row["lo"]) & (ratios < row["hi"]))
+        assert row["share"] == pytest.approx(drawn, abs=0.006), row
 
 
 # --- the sign-flip test by Robinson's saddlepoint ------------------------------------------

@@ -75,10 +75,60 @@ def test_bca_with_a_huge_acceleration_is_refused_not_wrong():
         bed._acceleration({Fraction(1, 2): 7})
 
 
-def test_wald_half_width_is_zero_at_the_edges_which_is_why_it_misleads():
-    assert bed._wald_half_width(0, 50, C95) == 0 == bed._wald_half_width(50, 50, C95)
-    z = NormalDist().inv_cdf(0.975)
-    assert bed._wald_half_width(50, 100, C95) == pytest.approx(z * 0.05, rel=1e-12)
+# --- the numerical guards of the saddlepoint ----------------------------------------------
+
+@pytest.mark.parametrize("guess", [-40.0, -1.0, 1.9, 3.0, 60.0])
+def test_solve_finds_the_root_from_a_guess_on_either_side(guess):
+    """x**3 + x = 10 at x = 2: the bracket grows down or up from the guess, then the
+    Illinois steps close on the root from both sides."""
+    root = bed._solve(lambda x: x ** 3 + x, 10.0, guess, 0.5)
+    assert root == pytest.approx(2.0, abs=1e-10)
+
+
+def test_lugannani_rice_near_its_removable_singularity_is_continuous():
+    """At s = 0 the formula is 0/0: the limit 1/2 + k3/(6 sqrt(2 pi) K''^1.5) is used; it
+    must meet the formula's values just outside."""
+    stratum = bed._Stratum.of([0.0, 0.0, 0.1, 0.3, 1.0, 2.5])
+    parts = ((1, (stratum,)),)
+    root = math.sqrt(bed._cgf(parts, 0.0)[2])
+    limit = bed._lugannani_rice(parts, 1e-9 / root, 0)[1]
+    outside = bed._lugannani_rice(parts, 1e-4 / root, 0)[1]
+    assert limit > 0.5                                   # right-skewed: the median below the mean
+    assert limit == pytest.approx(outside, abs=1e-3)
+    # a sum that cannot move: no spread, the middle
+    flat = ((1, (bed._Stratum.of([0.7, 0.7]),)),)
+    assert bed._lugannani_rice(flat, 0.3, 0)[1:] == (0.5, 0.0)
+
+
+def test_binomial_variates_at_p_0_and_1_are_constants_without_a_draw():
+    rng = random.Random(1)
+    assert bed.binomial_table_variates(rng, 7, 0.0, 3) == [0, 0, 0]
+    assert bed.binomial_table_variates(rng, 7, 1.0, 2) == [7, 7]
+    assert rng.random() == random.Random(1).random()
+
+
+def test_ratio_factors_beyond_the_cache_equal_the_cached_ones(monkeypatch):
+    cached = bed._ratio_factors(50, 10, 20)
+    monkeypatch.setattr(bed, "_FACTOR_CACHE_LIMIT", 10)
+    assert bed._ratio_factors(50, 10, 20) == cached == [(50 - k) / (k + 1) for k in range(10, 20)]
+
+
+def test_sign_flip_drawn_as_counts_agrees_with_the_exact_p():
+    """The counts engine's sign-flip test (one table draw per distinct |d|) against the
+    exact enumeration on 18 differences, within its Monte Carlo error."""
+    diffs = [3, -1, 2, 2, 5, -2, 1, 4, 3, -1, 2, 6, -3, 1, 1, 2, -4, 3]
+    exact = bed.sign_flip_test(random.Random(0), diffs)
+    assert exact.exact
+    drawn = bed.sign_flip_test(random.Random(0), diffs, 20_000, exact_limit=0, counts=True)
+    assert not drawn.exact and drawn.permutations == 20_000
+    assert abs(drawn.p - exact.p) < 4 * math.sqrt(exact.p * (1 - exact.p) / 20_000)
+
+
+def test_clusters_of_one_item_have_no_intra_cluster_correlation():
+    rng = random.Random(5)
+    a, b = [rng.randint(0, 1) for _ in range(60)], [rng.randint(0, 1) for _ in range(60)]
+    design = bed.compare(a, b, clusters=list(range(60))).to_dict()["design"]
+    assert design["clusters"] == 60 and design["icc"] is None and design["design_effect"] is None
 
 
 # --- records ------------------------------------------------------------------------------
