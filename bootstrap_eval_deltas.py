@@ -7772,7 +7772,7 @@ def _signed_fixed(value: Fraction, places: int) -> str:
     """
     for extra in range(4):
         text = _round_fixed(value, places + extra, sign=True)
-        if value == 0 or text.strip("+-0.") or extra == 3:
+        if value == 0 or text.strip("+-0."):
             break
     if value and not text.strip("+-0."):
         text = ("-" if value < 0 else "+") + text[1:]
@@ -8116,13 +8116,14 @@ def _runs_plan_lines(plan: RunsPlan, n: int, params: dict) -> list:
              f"{_RUNS_PLAN_ITEMS:,} simulated items): {_format_percent(target)} power needs"]
     for count in sorted(set(_RUNS_TABLE) | {runs}):
         needed = plan.items_needed(count, target)
-        what = "no number of items (the runs' own spread is too large)" if needed is None \
-            else f"{needed:,} items"
+        what = f"{needed:,} items" if needed is not None else \
+            "no number of items (the true gap is 0)" if plan.gap == 0 else \
+            "no number of items (the runs' own spread is too large)"
         lines.append(f"  {count:>3} run(s) per system: {what}; power at n={n:,}: "
                      f"{100 * plan.power(n, count):.1f}%")
     more_runs, more_items = plan.power(n, 2 * runs), plan.power(2 * n, runs)
     better = "more runs help more than more items" if more_runs > more_items else \
-        "more items help more than more runs"
+        "more items help more than more runs" if more_items > more_runs else "neither helps more"
     lines.append(f"  at n={n:,} and {runs} run(s), doubling the runs gives {100 * more_runs:.1f}% "
                  f"power and doubling the items {100 * more_items:.1f}%: {better} here")
     return lines
@@ -8269,21 +8270,6 @@ def _text_histogram(dist, interval: Interval, level: str, percent: bool = True,
     return lines
 
 
-def _comparison_head(report: Report, result: Analysis) -> str:
-    """The report's first line: the simulation's truth, or where the items came from."""
-    p = report.params
-    if report.source == "simulation":
-        true_gap = p["acc_b"] - p["acc_a"]
-        return (f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
-                f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(true_gap)}")
-    kind = "true accuracies unknown" if result.binary else \
-        "real-valued scores; true means unknown"
-    if result.runs is not None:
-        kind = (f"{result.runs.a.count} and {result.runs.b.count} runs per system; "
-                "scores are each item's mean over its runs")
-    return f"n={result.n:,} items from {_input_names(report.table)} ({kind})"
-
-
 def _comparison_text(report: Report) -> str:
     """A simulated run in the article's layout; the user's data verdict first."""
     return _simulation_text(report) if report.source == "simulation" else _data_text(report)
@@ -8372,7 +8358,8 @@ def _simulation_text(report: Report) -> str:
     p, comparison = report.params, report.comparisons[0]
     result = comparison.analysis
     lines = [
-        _comparison_head(report, result),
+        f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
+        f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(p['acc_b'] - p['acc_a'])}",
         f"observed: A={_round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
         f"B={_round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
         f"observed gap: {_format_gap(result.gap, result.percent)}",

@@ -168,10 +168,10 @@ def naive_resample_each(rng, columns, rounds):
 
 
 @pytest.mark.parametrize("n,kind", [(7, "binary"), (256, "binary"), (300, "few"),
-                                    (300, "many"), (257, "mixed")])
+                                    (300, "many"), (257, "mixed"), (300, "merged")])
 def test_resample_each_equals_the_naive_loop_draw_for_draw(n, kind):
     """Columns sharing one byte code (few distinct rows), split into groups (many distinct
-    rows), or both: the sums and the generator state equal the naive loop's."""
+    rows), or both, or a group of several: the sums and the generator state equal the naive loop's."""
     pick = random.Random(n)
     if kind == "binary":
         columns = [[pick.randrange(2) for _ in range(n)] for _ in range(4)]
@@ -179,9 +179,13 @@ def test_resample_each_equals_the_naive_loop_draw_for_draw(n, kind):
         columns = [[pick.randrange(3) for _ in range(n)] for _ in range(3)]
     elif kind == "many":
         columns = [[pick.randrange(1000) for _ in range(n)] for _ in range(3)]
-    else:
+    elif kind == "mixed":
         columns = [[pick.randrange(2) for _ in range(n)], [pick.randrange(5000) for _ in range(n)],
                    [pick.randrange(2) for _ in range(n)]]
+    else:                              # a many-valued column, then two that share a code
+        columns = [[pick.randrange(1000) for _ in range(n)], [pick.randrange(2) for _ in range(n)],
+                   [pick.randrange(3) for _ in range(n)]]
+        assert bed._column_groups(columns) == [[0], [1, 2]]
     got_rng, want_rng = random.Random(9), random.Random(9)
     got = bed.resample_each(got_rng, columns, 23)
     want = naive_resample_each(want_rng, columns, 23)

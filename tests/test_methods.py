@@ -66,6 +66,17 @@ def test_the_exact_paired_interval_is_the_enumerated_multinomials(case):
     assert (interval.lo, interval.hi) == ends
 
 
+@pytest.mark.parametrize("a_only, b_only", [(110, 3), (3, 110)])
+def test_the_exact_interval_of_a_lopsided_gap_is_the_enumerated_multinomials(a_only, b_only):
+    """One system far ahead: the whole table lies on one side of 0 (the recurrence runs
+    from one tail only)."""
+    n = 120
+    ends = percentile_ends(enumerated_gap_distribution(n, a_only, b_only), n, bed.CONFIDENCE)
+    interval = bed.exact_intervals(bed.Cells(n - a_only - b_only, a_only, b_only, 0),
+                                   bed.CONFIDENCE)["paired"]
+    assert (interval.lo, interval.hi) == ends
+
+
 def test_the_default_compare_of_0_1_scores_is_that_exact_interval():
     a = [1] * 40 + [0] * 10 + [1] * 7 + [0] * 3
     b = [1] * 40 + [0] * 10 + [0] * 7 + [1] * 3
