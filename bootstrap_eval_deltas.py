@@ -1329,7 +1329,10 @@ class _CheckedReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:
-        count = self.raw.readinto(buffer) or 0
+        try:
+            count = self.raw.readinto(buffer) or 0
+        except OSError as err:                  # a failing disk or mount, /proc/self/mem
+            raise ToolError(f"cannot read {self.path}: {err.strerror or err}") from None
         chunk = bytes(memoryview(buffer)[:count])
         self.sha.update(chunk)
         if self.total:
@@ -1388,8 +1391,6 @@ class _InputFile:
             self.owned = False
         else:
             try:
-                if os.path.isdir(path):
-                    raise ToolError(f"cannot read {_printable(path)}: it is a folder")
                 self.raw = open(path, "rb")
             except OSError as err:
                 raise ToolError(f"cannot read {_printable(path)}: {err.strerror}") from None
@@ -1856,12 +1857,10 @@ class _CsvRows:
         columns = []
         for texts in zip(*picked):
             for text in set(texts).difference(self.seen):       # each new text parsed once
-                value = _BINARY_TEXT.get(text)
-                if value is None:
-                    try:
-                        value = parse_score(text)
-                    except ToolError:
-                        return None                              # row by row names the place
+                try:
+                    value = parse_score(text)
+                except ToolError:
+                    return None                                  # row by row names the place
                 if value is _MISSING or len(self.seen) >= 1 << 16:
                     return None
                 self.seen[text] = value
@@ -2013,14 +2012,6 @@ def _first(items) -> str:
     return ", ".join(shown) + (", ..." if len(items) > _SHOW_IDS else "")
 
 
-def _extend_ids(ids, more):
-    try:
-        ids.extend(more)
-    except (TypeError, OverflowError):
-        ids = list(ids) + list(more)
-    return ids
-
-
 def _repeated_ids(ids) -> set:
     """The ids that appear more than once.  Dense non-negative integer ids (the common
     1..n) are checked with a bitmap, a byte per possible id, instead of a set."""
@@ -2051,7 +2042,7 @@ def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Col
     for where, item, values in stream.rows:
         if where is _BATCH:                       # a batch of clean rows (the CSV fast path)
             rows_read += len(item)
-            ids = _extend_ids(ids, item)
+            ids.extend(item)                      # ints below 10**18: an array or a list
             for column, part in zip(columns, values):
                 column.extend(part)
             continue
@@ -2144,8 +2135,6 @@ def _choose(offered, chosen, path: str, what: str, flag: str):
         return chosen
     if len(offered) == 1:
         return offered[0]
-    if not offered:
-        raise ToolError(f"{path}: the file offers no {what}")
     raise ToolError(f"{path} offers {len(offered)} choices of {what} "
                     f"({_printable(', '.join(map(str, offered)))[:300]}); choose one with {flag}")
 
@@ -2189,9 +2178,7 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     filter (``--filter``), the metric values as top-level keys (``--score-col``)."""
     _one_system("an lm-evaluation-harness samples file", path, fields)
     records = iter(records)
-    first = next(records, None)
-    if first is None:
-        raise ToolError(f"{path} has no records")
+    first = next(records)                     # the caller has read one
     offered = first[1].get("metrics") if isinstance(first[1].get("metrics"), list) else []
     metric = _choose([m for m in offered if isinstance(m, str)] or
                      [k for k in first[1] if k not in _LM_EVAL_FIELDS],
@@ -2348,14 +2335,14 @@ def _reduced_rows(rows, reducer: str, headline, path: str) -> tuple:
     by_item = {}
     for where, (item, _), (value, digest) in rows:
         by_item.setdefault(item, [where, [], digest])[1].append(value)
-    if any(v is _MISSING for _, values, _ in by_item.values() for v in values):
-        return rows, ""
-    reduced = [(where, (item, 1), [_reduce_epochs(values, reducer), digest])
-               for item, (where, values, digest) in by_item.items()]
     shown = "" if headline is None else f"; Inspect's headline {_format_decimal(headline)}"
-    if any(value is None for _, _, (value, _) in reduced):
+    unscored = any(v is _MISSING for _, values, _ in by_item.values() for v in values)
+    reduced = [] if unscored else [(where, (item, 1), [_reduce_epochs(values, reducer), digest])
+                                   for item, (where, values, digest) in by_item.items()]
+    if unscored or any(value is None for _, _, (value, _) in reduced):
+        why = "an epoch without a score" if unscored else "a reducer the tool does not know"
         return rows, (f"the log reduces its epochs by {_printable(reducer)}, which the tool "
-                      f"does not follow: its epochs are compared as runs{shown}")
+                      f"does not follow ({why}): its epochs are compared as runs{shown}")
     return reduced, f"epochs reduced by {_printable(reducer)}, as the log's reducer{shown}"
 
 
@@ -2483,9 +2470,7 @@ def _zip_member(archive, name: str, path: str) -> bytes:
             raise
     where = f"{path} ({_printable(name)})"
     archive.fp.seek(info.header_offset)
-    header = archive.fp.read(30)
-    if len(header) < 30 or header[:4] != b"PK\x03\x04":
-        raise ToolError(f"{where}: a damaged zip member header")
+    header = archive.fp.read(30)              # checked by zipfile before it gave up
     start = info.header_offset + 30 + int.from_bytes(header[26:28], "little") + \
         int.from_bytes(header[28:30], "little")
     archive.fp.seek(start)
@@ -2984,8 +2969,6 @@ def _system_names(found, paths, names=None) -> list:
     if names:
         if len(names) != len(paths):
             raise ToolError(f"--names gives {len(names)} name(s) for {len(paths)} systems")
-        if len(set(names)) != len(names):
-            raise ToolError(f"--names repeats a name: {_printable(', '.join(names))}")
         return list(names)
     if all(found) and len(set(found)) == len(found):
         return list(found)
