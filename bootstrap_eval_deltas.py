@@ -870,7 +870,7 @@ class Scores:
         """The least common denominator of all scores (1 for integer scores)."""
         if set(map(type, self.a)) | set(map(type, self.b)) <= {int}:
             return 1
-        return math.lcm(*(Fraction(x).denominator for x in self.distinct))
+        return math.lcm(*(x.as_integer_ratio()[1] for x in self.distinct))
 
     @functools.cached_property
     def _objects(self) -> dict:
@@ -891,7 +891,9 @@ class Scores:
         converted once)."""
         if all(type(x) is int for x in self._objects.values()):    # ints already: no copy
             return self.a, self.b
-        scaled = {key: int(Fraction(x) * self.scale) for key, x in self._objects.items()}
+        scale = self.scale                    # a multiple of every denominator: exact
+        scaled = {key: top * (scale // bottom) for key, (top, bottom) in
+                  zip(self._objects, map(lambda x: x.as_integer_ratio(), self._objects.values()))}
         return tuple(map(scaled.__getitem__, map(id, self.a))), \
             tuple(map(scaled.__getitem__, map(id, self.b)))
 
@@ -4846,16 +4848,15 @@ def _saddlepoint_fits(columns, strata) -> bool:
     return True
 
 
-def _lattice_of(columns, strata) -> tuple:
-    """``(base, span)`` of the lattice a resampled sum of these integer columns lies on."""
-    groups = strata or (tuple(range(len(columns[0][1]))),)
+def _lattice_of(column, groups) -> tuple:
+    """``(base, span)`` of the lattice a resampled sum of this integer column lies on (a
+    signed sum of columns: the signed sum of their bases, the gcd of their spans)."""
     base, span = 0, 0
-    for sign, column in columns:
-        for units in groups:
-            first = column[units[0]]
-            base += sign * first * len(units)
-            for u in units:
-                span = math.gcd(span, column[u] - first)
+    for units in groups:
+        first = column[units[0]]
+        base += first * len(units)
+        values = set(column) if len(units) == len(column) else set(map(column.__getitem__, units))
+        span = math.gcd(span, *(value - first for value in values))
     return base, span
 
 
@@ -4870,12 +4871,14 @@ def saddlepoint_distributions(scores: Scores) -> dict:
 
     if units.equal_sizes:
         denominator = units.count * units.size[0] * scale
+        columns = {name: (_lattice_of(column, groups), strata_of(column)) for name, column in
+                   (("a", units.a), ("b", units.b), ("paired", units.diff))}
         out = {}
-        for name, signed in (("a", ((1, units.a),)), ("b", ((1, units.b),)),
-                             ("paired", ((1, units.diff),)),
-                             ("unpaired", ((1, units.b), (-1, units.a)))):
-            base, span = _lattice_of(signed, units.strata)
-            parts = tuple((sign, strata_of(column)) for sign, column in signed)
+        for name, signed in (("a", ((1, "a"),)), ("b", ((1, "b"),)), ("paired", ((1, "paired"),)),
+                             ("unpaired", ((1, "b"), (-1, "a")))):
+            base = sum(sign * columns[column][0][0] for sign, column in signed)
+            span = math.gcd(*(columns[column][0][1] for _, column in signed))
+            parts = tuple((sign, columns[column][1]) for sign, column in signed)
             out[name] = _Saddlepoint(parts, denominator, span, base)
         return out
     out = {}

@@ -15,7 +15,6 @@ import statistics
 import sys
 import types
 import zipfile
-
 from fractions import Fraction
 
 import pytest
