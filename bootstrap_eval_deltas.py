@@ -88,6 +88,7 @@ import array
 import bisect
 import codecs
 import collections
+import collections.abc
 import csv
 import functools
 import hashlib
@@ -9498,19 +9499,20 @@ def read(*paths, **options) -> Table:
 
 def _score_of(value, where: str):
     """One score from Python: a number (numpy's too, without importing it; a float by its
-    shortest decimal, as a CSV would hold it), a bool, or text as a file holds it; None and
-    NaN are missing."""
+    shortest decimal, as a CSV would hold it), a bool (numpy's too), or text as a file holds
+    it; None, NaN, pandas' NA and numpy's masked value are missing."""
     value = _plain_number(value)
+    if value is None:
+        return _MISSING
     if isinstance(value, (bool, int, Fraction, str)):
         return parse_score(str(int(value)) if isinstance(value, bool) else value, where)
     if not isinstance(value, float):
         raise ToolError(f"{where}: {_shorten(repr(value))} is not a score")
-    number = value
-    if math.isnan(number):
+    if math.isnan(value):
         return _MISSING
-    if not math.isfinite(number):
-        raise ToolError(f"{where}: {number} is not a finite number")
-    return parse_score(repr(float(number)), where)
+    if not math.isfinite(value):
+        raise ToolError(f"{where}: {value} is not a finite number")
+    return parse_score(repr(float(value)), where)
 
 
 def _python_id(value, where: str):
@@ -9524,11 +9526,30 @@ def _python_id(value, where: str):
                     "or integers)")
 
 
+def _index_of(values):
+    """The index of an indexed sequence (a pandas Series: ``.index`` that is not a method),
+    else None."""
+    index = getattr(values, "index", None)
+    return None if index is None or callable(index) else index
+
+
+def _keyed(values) -> bool:
+    """Values that name their items: a mapping (any kind) or an indexed sequence."""
+    return isinstance(values, collections.abc.Mapping) or _index_of(values) is not None
+
+
 def _sequence(values, where: str) -> list:
-    """A sequence given from Python as a list; one line for what is not one."""
+    """Values given from Python in item order, as a list; one line for what is not one: text,
+    an unordered collection (a set), a table of several columns (a DataFrame)."""
     if isinstance(values, (str, bytes, bytearray)) or not hasattr(values, "__iter__"):
         raise ToolError(f"{where}: {_shorten(repr(values))} is not a sequence of values in item "
                         "order (or a mapping from item id)")
+    if isinstance(values, collections.abc.Set):
+        raise ToolError(f"{where}: a set has no order; give a list in item order or a mapping "
+                        "from item id")
+    if getattr(values, "columns", None) is not None and _index_of(values) is not None:
+        raise ToolError(f"{where}: a table of several columns; give one column (a Series) per "
+                        "system")
     try:
         return list(values)
     except TypeError as error:                   # a 0-d array: iterable in name only
@@ -9536,22 +9557,34 @@ def _sequence(values, where: str) -> list:
 
 
 def _per_item(values, ids, where: str) -> list:
-    """``(item, value)`` pairs: a mapping's, or a sequence's against *ids* (else 1..n)."""
-    if isinstance(values, dict):
+    """``(item, value)`` pairs: a mapping's items, an indexed sequence's (a pandas Series)
+    against its index, or a sequence's against *ids* (else 1..n)."""
+    if _keyed(values) and ids is not None:
+        raise ToolError(f"{where} names its items (a mapping or a Series); ids goes with "
+                        "values in item order")
+    if isinstance(values, collections.abc.Mapping):
         return [(_python_id(key, where), value) for key, value in values.items()]
+    index = _index_of(values)
     values = _sequence(values, where)
     keys = range(1, len(values) + 1) if ids is None else ids
+    if index is not None:
+        keys = [_python_id(key, f"{where}, index") for key in _sequence(index, where)]
     if len(keys) != len(values):
         raise ToolError(f"{where} has {len(values):,} values for {len(keys):,} ids")
     return list(zip(keys, values))
 
 
-def _is_runs(data) -> bool:
-    """A list of runs (each a sequence or a mapping of scores), not one run's scores?"""
-    if isinstance(data, (str, bytes, dict)) or not isinstance(data, (list, tuple)) or not data:
+def _is_runs(data, where: str) -> bool:
+    """A list of runs (each a sequence or a mapping of scores), not one run's scores?  A list
+    of pairs is refused: (id, score) pairs and runs of two items look alike."""
+    if not isinstance(data, (list, tuple)) or not data or not all(
+            _keyed(run) or hasattr(run, "__len__") and not isinstance(run, (str, bytes))
+            for run in data):
         return False
-    return all(isinstance(run, dict) or hasattr(run, "__len__") and not isinstance(
-        run, (str, bytes)) for run in data)
+    if all(not _keyed(run) and len(run) == 2 for run in data):
+        raise ToolError(f"{where}: every element holds two values: for (id, score) pairs give "
+                        "dict(pairs); runs of two items each go as mappings from item id")
+    return True
 
 
 def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
@@ -9560,19 +9593,20 @@ def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
         ids = [_python_id(i, "ids") for i in _sequence(ids, "ids")]
         if len(set(ids)) != len(ids):
             raise ToolError("ids repeats an id")
-    names = _names(names) or (("baseline", "candidate") if len(systems) == 2 else (
+    names = _names(names, "names") or (("baseline", "candidate") if len(systems) == 2 else (
         "baseline",) + tuple(f"candidate {k}" for k in range(1, len(systems))))
     if len(names) != len(systems) or len(set(names)) != len(names) or not all(names):
         raise ToolError(f"names needs {len(systems)} different names, the baseline first")
-    named = []
+    named, kinds = [], set()
     for data, name in zip(systems, names):
-        runs = list(data) if _is_runs(data) else [data]
+        runs = list(data) if _is_runs(data, name) else [data]
         labelled = []
         for number, run in enumerate(runs, start=1):
             where = name + (f" run {number}" if len(runs) > 1 else "")
+            kinds.add(_keyed(run))
             scores = {}
             for item, value in _per_item(run, ids, where):
-                score = _MISSING if value is None else _score_of(value, f"{where}, item {item}")
+                score = _score_of(value, f"{where}, item {item}")
                 if score is _MISSING:
                     if on_missing != "drop":
                         raise ToolError(f"{where}: item {item} has no score; use "
@@ -9583,6 +9617,9 @@ def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
                     scores[item] = score
             labelled.append((str(number) if len(runs) > 1 else name, scores))
         named.append(_SystemRuns(name, tuple(labelled)))
+    if len(kinds) > 1:
+        raise ToolError("the scores mix mappings or Series (joined on their items) with plain "
+                        "sequences (in item order); give every system one way")
     order = dict.fromkeys(item for system in named for _, scores in system.runs
                           for item in scores)
     joined = _join_runs(named, list(order), on_missing)
@@ -9600,12 +9637,16 @@ def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
                  "; ".join(joined.notes), labels[0], labels[1], joined.runs)
 
 
-def _names(value) -> tuple | None:
-    """Names given as "a,b" or as a sequence."""
+def _names(value, keyword: str) -> tuple | None:
+    """Names given from Python: a list of names (a name may hold a comma), or one text
+    that separates them with commas, as the command line does."""
     if value is None:
         return None
-    return tuple(str(part).strip() for part in (value.split(",") if isinstance(value, str)
-                                                 else value))
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(","))
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ToolError(f"{keyword} is a list of names, got {_shorten(repr(value))}")
+    return tuple(part.strip() for part in value)
 
 
 _READING = frozenset({"systems", "a_col", "b_col", "score_col", "id_col", "cluster_col",
@@ -9675,7 +9716,7 @@ def leaderboard(*systems, ids=None, clusters=None, strata=None, **options) -> Re
     >>> [(s.system, s.ranks, s.tier) for s in board.board.standings]
     [('b', (1, 1), 1), ('a', (2, 2), 2), ('c', (3, 3), 3)]
     """
-    if len(systems) == 1 and isinstance(systems[0], dict):
+    if len(systems) == 1 and isinstance(systems[0], collections.abc.Mapping):
         if "names" in options:
             raise ToolError("a mapping names its systems; names= goes with scores given one "
                             "after another")
@@ -9743,12 +9784,20 @@ def _exact(value, name: str) -> Fraction:
                        Fraction(value), name)
 
 
+_MISSING_MARKERS = frozenset({"NAType", "NaTType", "MaskedConstant"})   # pandas', numpy's
+
+
 def _plain_number(value):
-    """numpy's numbers (any integral or real number type) as Python's int or float;
-    anything else -- complex numbers too -- as it is."""
-    if isinstance(value, (bool, int, float, Fraction, str, complex)):
+    """numpy's and pandas' scalars as Python's: an integral number as int, a real as float,
+    a bool as bool, their missing markers (``pd.NA``, ``np.ma.masked``) as None; anything
+    else -- complex numbers too -- as it is."""
+    if value is None or isinstance(value, (bool, int, float, Fraction, str, complex)):
         return value
+    if type(value).__name__ in _MISSING_MARKERS:
+        return None
     try:
+        if getattr(getattr(value, "dtype", None), "kind", None) == "b":
+            return bool(value)                   # numpy's bool (``preds == labels``)
         if hasattr(value, "__index__"):
             return operator.index(value)
         if isinstance(value, numbers.Real):      # float32's 0.9 is "0.9": its own shortest
