@@ -8,47 +8,57 @@ McNemar's exact test on the discordant items, and a coverage check that
 replays a Gaussian-copula simulation whose true gap is known.  Standard
 library only; every number is reproducible from the seed and the inputs.
 
-From Python, one function per subcommand, its keyword options the subcommand's flags:
+The module's public names, by task (``__all__`` is this map):
 
-==========================  ====================================================
-The front door              What it does
-==========================  ====================================================
-``compare(a, b, ...)``      is each candidate better?  Scores, paths or a Table
-``read(path, ...)``         the user's files as a Table (CSV, JSON, .xlsx, logs)
-``assert_not_worse``        a regression test in one line (compare's gate)
-``plan(...)``               items needed: power, one accuracy's half-width
-``simulate(...)``           the article's experiment, any size
-``Result``                  what they return: str() the report, to_dict() JSON
-``main(argv)``              the command line
-==========================  ====================================================
+==============================  ================================================
+Compare, rank and plan          What it does
+==============================  ================================================
+``compare(a, b, ...)``          is each candidate better?  Scores, paths or a Table
+``leaderboard(...)``            many systems: ranks, tiers, every pair
+``read(path, ...)``             the user's files as a Table (CSV, JSON, .xlsx, logs)
+``assert_not_worse``            a regression test in one line (compare's gate)
+``plan(...)``                   items needed: power, one accuracy's half-width
+``simulate(...)``               the article's experiment, any size
+``calibrate(...)``              every interval's coverage on a grid of sizes
+``ledger(path)``                a ledger's comparisons, Holm-adjusted
+``main(argv)``                  the command line
+==============================  ================================================
+
+==============================  ================================================
+What they take and return       What it is
+==============================  ================================================
+``Result``                      a report: str() the text, to_dict() the JSON
+``Table``                       several systems' per-item scores on one item set
+``Interval``                    a closed interval with exact ends and its unit
+``ToolError``                   the one exception: bad input or options
+==============================  ================================================
+
+==============================  ================================================
+Building blocks                 What it does
+==============================  ================================================
+``simulate_scores``, ``Copula``  the article's Gaussian-copula simulator
+``Scores``, ``Cells``           two systems' paired scores; their 2x2 table
+``Settings``                    how a comparison is resampled and judged
+``analyze``, ``Analysis``       everything the report says about two systems
+``bootstrap``                   the bootstrap distributions, items or clusters
+``exact_intervals``             the exact (B = infinity) bootstrap of 0/1 items
+``saddlepoint_distributions``   the saddlepoint bootstrap of real scores, clusters
+``wilson_interval``             score intervals: Wilson, Clopper-Pearson, Newcombe
+``clopper_pearson``             the exact interval of one proportion
+``newcombe_paired``             Newcombe's interval of a paired difference
+``newcombe_unpaired``           Newcombe's interval of an unpaired difference
+``mcnemar_exact``, ``McNemar``  exact two-sided McNemar p-value
+``sign_flip_test``              paired permutation test (real scores, clusters)
+``holm``, ``benjamini_hochberg``  p-values adjusted across a family
+``bonferroni``                  the Bonferroni adjustment
+``rank_systems``, ``Leaderboard``  the leaderboard's standings and pairs
+``coverage``, ``Coverage``      replay the simulation: coverage and power
+``exact_power``                 power of the paired interval, summed exactly
+==============================  ================================================
 
 >>> result = compare([1, 1, 0, 1] * 50, [1, 1, 1, 1] * 50)
 >>> print(result.verdict, result.interval, result.test, result.method)
 better [+19.0, +31.0] pts McNemar exact exact bootstrap (B = infinity)
-
-The module, in data order:
-
-==========================  ====================================================
-Building block              What it does
-==========================  ====================================================
-``ToolError``               the one exception: bad input or options (ValueError)
-``simulate_scores``         the article's Gaussian-copula simulator
-``read_table``              several systems' scores from CSV, JSON, .xlsx, logs
-``read_runs``               run files and harness folders, joined on the item id
-``bootstrap``               the bootstrap distributions, items or clusters
-``exact_intervals``         the exact (B = infinity) bootstrap of 0/1 items
-``saddlepoint_distributions``  the saddlepoint bootstrap of real scores, clusters
-``wilson_interval``         score intervals: Wilson, Clopper-Pearson, Newcombe
-``mcnemar_exact``           exact two-sided McNemar p-value
-``sign_flip_test``          paired permutation test (real scores, clusters)
-``holm``, ``bonferroni``    p-values adjusted across a family of comparisons
-``analyze``                 everything the report says about two systems
-``compare_systems``         each candidate against the baseline, adjusted p
-``compare_tasks``           whole harness runs: per task, Holm, pooled
-``coverage``                replay the simulation: coverage and power
-``exact_power``             power of the paired interval, summed exactly
-``render``                  the report as text, JSON or markdown
-==========================  ====================================================
 
 The default run reproduces the article's numbers (``--replays 0`` skips the
 1,000-replay coverage loop):
@@ -89,10 +99,12 @@ import bisect
 import codecs
 import collections
 import collections.abc
+import contextvars
 import csv
 import functools
 import hashlib
 import html
+import inspect
 import io
 import itertools
 import json
@@ -107,21 +119,25 @@ import tempfile
 import time
 import types
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 
 __all__ = [
-    # the front door
-    "compare", "leaderboard", "read", "assert_not_worse", "plan", "simulate", "main",
-    "Result", "Table", "ToolError",
+    # compare, rank and plan
+    "compare", "leaderboard", "read", "assert_not_worse", "plan", "simulate", "calibrate",
+    "ledger", "main",
+    # what they take and return
+    "Result", "Table", "Interval", "ToolError",
     # building blocks
-    "simulate_scores", "Cells", "Interval", "bootstrap", "exact_intervals",
-    "saddlepoint_distributions", "wilson_interval", "clopper_pearson", "newcombe_paired",
-    "newcombe_unpaired", "mcnemar_exact", "sign_flip_test", "holm", "benjamini_hochberg",
-    "bonferroni", "rank_systems", "coverage", "exact_power",
+    "simulate_scores", "Copula", "Scores", "Cells", "Settings", "analyze", "Analysis",
+    "bootstrap", "exact_intervals", "saddlepoint_distributions", "wilson_interval",
+    "clopper_pearson", "newcombe_paired", "newcombe_unpaired", "mcnemar_exact", "McNemar",
+    "sign_flip_test", "holm", "benjamini_hochberg", "bonferroni", "rank_systems",
+    "Leaderboard", "coverage", "Coverage", "exact_power",
 ]
 
 
@@ -194,7 +210,25 @@ _SIMULATED_ITEMS_LIMIT = 10 ** 6   # "auto" simulates items one by one up to thi
 
 
 class ToolError(ValueError):
-    """A problem with the user's input or flags: reported in one line, exit status 2."""
+    """A problem with the user's input or options: reported in one line, exit status 2."""
+
+
+# An option named in a message is spelt as the caller writes it: a keyword from Python,
+# a flag on the command line (main() says so), so that one check speaks to both.
+_SPELLING = contextvars.ContextVar("spelling", default="python")
+
+
+def _opt(name: str, value=None) -> str:
+    """An option as the caller writes it: ``on_missing='drop'`` from Python,
+    ``--on-missing drop`` on the command line; True is a switch (``--gate``).
+
+    >>> _opt("min_delta"), _opt("on_missing", "drop"), _opt("gate", True)
+    ('min_delta', "on_missing='drop'", 'gate=True')
+    """
+    if _SPELLING.get() == "python":
+        return name if value is None else f"{name}={value!r}"
+    flag = "--" + name.replace("_", "-")
+    return flag if value is None or value is True else f"{flag} {value}"
 
 
 # === Formatting: numbers in and out ===
@@ -1176,7 +1210,7 @@ def _run_shift_sd(run_sd: float, acc: float) -> float:
     """tau, the sd of the threshold shift that gives an accuracy sd of about run_sd."""
     u = float(run_sd) / NormalDist().pdf(NormalDist().inv_cdf(float(acc)))
     if u >= 1:
-        raise ToolError(f"--run-sd {float(run_sd):g} is too large for an accuracy of "
+        raise ToolError(f"{_opt('run_sd')} {float(run_sd):g} is too large for an accuracy of "
                         f"{float(acc):g}")
     return u / math.sqrt(1 - u * u)
 
@@ -1709,7 +1743,7 @@ class _Fields:
             return self
         chosen = tuple(key for key in available if key not in id_keys and key not in self.labels)
         if any(not str(key).strip() for key in chosen):
-            raise ToolError("a column has no name; name it, or list the systems with --systems")
+            raise ToolError(f"a column has no name; name it, or list the systems with {_opt('systems')}")
         if not chosen:
             raise ToolError("the file has no column besides the ids and labels to rank")
         return dataclasses.replace(self, scores=chosen)
@@ -1893,7 +1927,7 @@ def _csv_rows(f: _InputFile, fields: _Fields, delimiter: str | None = None) -> _
     path = _printable(f.path)
     header_line = f.text.readline()
     if header_line.lstrip().startswith(("{", "[")):
-        raise ToolError(f"{path} looks like JSON: use --input-format jsonl or json")
+        raise ToolError(f"{path} looks like JSON: use {_opt('input_format', 'jsonl')} or {_opt('input_format', 'json')}")
     delimiter = delimiter or _sniff_delimiter(path, header_line)
     csv.field_size_limit(MAX_FIELD_CHARS)
     reader = csv.reader(itertools.chain([header_line], f.text), delimiter=delimiter,
@@ -2074,14 +2108,14 @@ def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Col
                                 f"{', '.join(stream.available)[:300]})")
         if on_missing != "drop":
             raise ToolError(f"{path}: {len(missing)} row(s) with a missing score, id or label "
-                            f"(first: {_first(missing)}); fix them or use --on-missing drop")
+                            f"(first: {_first(missing)}); fix them or use {_opt('on_missing', 'drop')}")
         notes.append(f"{len(missing):,} row(s) with a missing score, id or label")
     repeated = _repeated_ids(ids) if stream.keyed else set()
     if repeated:
         if on_missing != "drop":
             ordered = [item for item in dict.fromkeys(ids) if item in repeated]
             raise ToolError(f"{path}: {len(repeated)} id(s) appear more than once (first: "
-                            f"{_first(ordered)}); ids must be unique, or use --on-missing drop")
+                            f"{_first(ordered)}); ids must be unique, or use {_opt('on_missing', 'drop')}")
         keep = [i for i, item in enumerate(ids) if item not in repeated]
         notes.append(f"{len(ids) - len(keep):,} row(s) of {len(repeated):,} repeated id(s)")
         ids = type(ids)(ids[i] for i in keep) if isinstance(ids, list) else \
@@ -2185,7 +2219,7 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     offered = first[1].get("metrics") if isinstance(first[1].get("metrics"), list) else []
     metric = _choose([m for m in offered if isinstance(m, str)] or
                      [k for k in first[1] if k not in _LM_EVAL_FIELDS],
-                     fields.scores[0] if fields.scores else None, path, "metric", "--score-col")
+                     fields.scores[0] if fields.scores else None, path, "metric", _opt("score_col"))
     by_filter = {}
     for where, record in itertools.chain([first], records):
         place = f"{path} {where}"
@@ -2200,7 +2234,7 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     if loose and len(by_filter) == 1 and not any(
             name.strip() in by_filter for name in wanted.split(",")):
         wanted = None                      # this task has one filter: the folder's is another's
-    chosen = _choose(list(by_filter), wanted, path, "filter", "--filter")
+    chosen = _choose(list(by_filter), wanted, path, "filter", _opt("filter"))
     rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else parse_score(
         value, lambda where=where: f"{path} {where}, key {_printable(metric)}"), digest])
         for where, doc, value, digest in by_filter[chosen])
@@ -2268,7 +2302,7 @@ def _inspect_scorer(samples, wanted, path: str) -> tuple:
     scorer, key = wanted, None
     if wanted is not None and wanted not in scorers and "." in wanted:
         scorer, key = wanted.split(".", 1)
-    scorer = _choose(scorers, scorer, path, "scorer", "--scorer")
+    scorer = _choose(scorers, scorer, path, "scorer", _opt("score_col"))
     if key is None:
         for sample in samples:
             value = _lookup_key(sample, f"scores.{scorer}.value") if isinstance(
@@ -2276,7 +2310,7 @@ def _inspect_scorer(samples, wanted, path: str) -> tuple:
             if isinstance(value, dict):
                 keys = ", ".join(map(str, value))
                 raise ToolError(f"{path}: scorer {_printable(scorer)} gives several values "
-                                f"({_printable(keys)[:200]}); choose one with --scorer "
+                                f"({_printable(keys)[:200]}); choose one with {_opt('score_col')} "
                                 f"{_printable(scorer)}.{_printable(str(next(iter(value))))}")
     return scorer, key, tuple(dict.fromkeys(scorers))
 
@@ -2406,7 +2440,7 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
         kept.append((where, record, chosen))
     metric = _choose([n for n in names if isinstance(n, str)],
                      fields.scores[0] if fields.scores else None, path,
-                     f"metric for split {split}", "--metric")
+                     f"metric for split {split}", _opt("score_col"))
 
     inputs = _helm_inputs(real_path)
 
@@ -2771,7 +2805,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
 def _read_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
     parsed = _parse_text(f, path, fields, options)
     if not isinstance(parsed, _HarnessFile) and fields.scores == ():
-        raise ToolError("--baseline needs --score-col, the score's column or key")
+        raise ToolError(f"one file per system needs {_opt('score_col')}, the score's column or key")
     return parsed
 
 
@@ -2828,9 +2862,9 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
             f.start_text()
             parsed, archive_sha = _read_text(f, shown, fields, options), None
         harness = isinstance(parsed, _HarnessFile)
-        for flag, value, fmt, kind in (("--filter", options.filter, "lm-eval",
+        for flag, value, fmt, kind in ((_opt("filter"), options.filter, "lm-eval",
                                         "an lm-evaluation-harness"),
-                                       ("--split", options.split, "helm", "a HELM")):
+                                       (_opt("split"), options.split, "helm", "a HELM")):
             if value is not None and parsed.format != fmt:
                 what = "an Inspect log" if parsed.format == "inspect" else \
                     f"a {parsed.format} file"
@@ -2942,7 +2976,7 @@ def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined
                               for item, where in partial[:_SHOW_IDS])
             more = ", ..." if len(partial) > _SHOW_IDS else ""
             raise ToolError(f"{count} item(s) are not in every run (first: {shown}{more}); use "
-                            "--on-missing drop to keep the items all runs share")
+                            f"{_opt('on_missing', 'drop')} to keep the items all runs share")
         notes.append(f"{count:,} item(s) not in every run")
     items = [item for item in order if item in common]
     if len(items) < 2:
@@ -2971,7 +3005,7 @@ def _system_names(found, paths, names=None) -> list:
     paths."""
     if names:
         if len(names) != len(paths):
-            raise ToolError(f"--names gives {len(names)} name(s) for {len(paths)} systems")
+            raise ToolError(f"{_opt('names')} gives {len(names)} name(s) for {len(paths)} systems")
         return list(names)
     if all(found) and len(set(found)) == len(found):
         return list(found)
@@ -3036,7 +3070,7 @@ def _long_table(got: _Collected, source: Source, spec: TableSpec, id_parts: int,
     if spec.run is not None:
         if len(all_runs) == 1:
             raise ToolError(f"{path}: the run column {_shorten(spec.run)} holds one value "
-                            f"({_first(all_runs)}); with one run per system drop --run-col")
+                            f"({_first(all_runs)}); with one run per system drop {_opt('run_col')}")
         for name in spec.systems:
             lacking = [run for run in all_runs if run not in runs[name]]
             if lacking:
@@ -3331,7 +3365,7 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
     if len(tasks) > 1 and not options.allow_different_tasks:
         shown = ", ".join(f"{_printable(path)} is task {_shorten(str(read.task))}"
                           for read, path in logs[:3])
-        raise ToolError(f"not the same test: {shown} (--allow-different-tasks compares them "
+        raise ToolError(f"not the same test: {shown} ({_opt('allow_different_tasks', True)} compares them "
                         "anyway, for a renamed task)")
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
@@ -3340,7 +3374,7 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
         if differ and not options.allow_different_tasks:
             raise ToolError(f"not the same items: {len(differ)} id(s) hold a different input in "
                             f"{_printable(path)} than in {_printable(logs[0][1])} (first: "
-                            f"{_first(differ)}); --allow-different-tasks compares them anyway")
+                            f"{_first(differ)}); {_opt('allow_different_tasks', True)} compares them anyway")
         if differ:
             found.warnings.append(f"{len(differ)} id(s) hold different inputs in the two runs "
                                   f"(first: {_first(differ)}); compared anyway, as asked")
@@ -3353,7 +3387,7 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
                 f"status {_printable(log.status)}"
             if not options.allow_incomplete:
                 raise ToolError(f"{_printable(path)} is an incomplete run ({what}; {held} "
-                                "samples); --allow-incomplete compares what it holds")
+                                f"samples); {_opt('allow_incomplete', True)} compares what it holds")
             found.incomplete.append(f"incomplete run: {held} samples in {_printable(path)}")
         if log.errors:
             excluded.update(log.errors)
@@ -3380,7 +3414,7 @@ def _shared_tasks(listings: list, wanted) -> tuple:
     if wanted is not None:
         unknown = [t for t in wanted if not any(t in listing for listing in listings)]
         if unknown:
-            raise ToolError(f"--tasks names {_shorten(unknown[0])}, which no folder holds "
+            raise ToolError(f"{_opt('tasks')} names {_shorten(unknown[0])}, which no folder holds "
                             f"(tasks: {_printable(', '.join(sorted(tasks)))[:300]})")
         tasks = list(wanted)
     shared = [t for t in tasks if all(t in listing for listing in listings)]
@@ -3405,7 +3439,7 @@ def _folder_systems(groups, spec: RunsSpec, notes: list) -> tuple:
         if spec.models is None or len(spec.models) < 2:
             raise ToolError(f"{_printable(folder)} holds the runs of {len(models)} model(s) "
                             f"({_printable(', '.join(models))[:200]}); name two or more, the "
-                            "baseline first, with --systems")
+                            f"baseline first, with {_opt('systems')}")
         absent = [m for m in spec.models if m not in models]
         if absent:
             raise ToolError(f"{_printable(folder)} holds no runs of {_shorten(absent[0])} "
@@ -3415,7 +3449,7 @@ def _folder_systems(groups, spec: RunsSpec, notes: list) -> tuple:
         if len(models) > 1:
             raise ToolError(f"{_printable(group[0])} holds the runs of {len(models)} models "
                             f"({_printable(', '.join(models))[:200]}); give that folder once, "
-                            "with --systems naming them, baseline first")
+                            f"with {_opt('systems')} naming them, baseline first")
     return [next(iter(m)) for m in found], [_by_task(next(iter(m.values())), g[0], notes)
                                             for m, g in zip(found, groups)]
 
@@ -3447,7 +3481,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                                           excluded)))
     if options.filter is not None and not any(
             name.strip() in offered for name in options.filter.split(",")):
-        raise ToolError(f"--filter {_shorten(options.filter)}: no task in the folders offers "
+        raise ToolError(f"{_opt('filter')} {_shorten(options.filter)}: no task in the folders offers "
                         f"that lm-eval filter (they offer: {_printable(', '.join(sorted(offered)))[:200]})")
     if lonely:
         notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
@@ -3516,7 +3550,7 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
                            _Fields(fields.scores, fields.ids), options)
                  for i, path in enumerate(group)]
         if not all(read.harness for read in reads) and not fields.scores:
-            raise ToolError("--baseline needs --score-col, the score's column or key")
+            raise ToolError(f"one file per system needs {_opt('score_col')}, the score's column or key")
         runs = []
         for path, read in zip(group, reads):
             runs += _file_runs(read, path, len(group) > 1)
@@ -4137,7 +4171,7 @@ def _acceleration(jackknife) -> float:
     square = sum(count * (mean - value) ** 2 for value, count in jackknife.items())
     if square == 0:
         raise ToolError("BCa is undefined here: the jackknife is degenerate (every "
-                        "leave-one-out estimate is equal; use --interval percentile)")
+                        f"leave-one-out estimate is equal; use {_opt('interval', 'percentile')})")
     cube = sum(count * (mean - value) ** 3 for value, count in jackknife.items())
     return float(cube) / (6 * float(square) ** 1.5)
 
@@ -4148,7 +4182,7 @@ def _bca_levels(share, jackknife, confidence) -> tuple:
     ties half), acc from the jackknife.  ToolError where BCa is undefined."""
     if share <= 0 or share >= 1:
         raise ToolError("BCa is undefined here: every bootstrap resample lies on one side "
-                        "of the estimate (use --interval percentile)")
+                        f"of the estimate (use {_opt('interval', 'percentile')})")
     normal = NormalDist()
     z0, acc = normal.inv_cdf(float(share)), _acceleration(jackknife)
     q = float(1 - Fraction(confidence)) / 2
@@ -4157,7 +4191,7 @@ def _bca_levels(share, jackknife, confidence) -> tuple:
         shrink = 1 - acc * (z0 + z)
         if shrink <= 0:
             raise ToolError("BCa is undefined here: the acceleration is too large for this "
-                            "confidence (use --interval percentile)")
+                            f"confidence (use {_opt('interval', 'percentile')})")
         levels.append(normal.cdf(z0 + (z0 + z) / shrink))
     return tuple(levels)
 
@@ -4209,7 +4243,7 @@ class _Rules:
             return q, 1 - q
         if self.degenerate:
             raise ToolError("BCa is undefined here: every bootstrap resample gives the same "
-                            "value (use --interval percentile)")
+                            f"value (use {_opt('interval', 'percentile')})")
         return _bca_levels(self.share_below(estimate), jackknife, confidence)
 
     def interval(self, confidence, rule: str = "percentile", estimate=None,
@@ -5547,7 +5581,7 @@ def _choose_engine(requested: str, scores: Scores, resamples: int) -> str:
 def _analyze_score_runs(rng, scores: Scores, settings: Settings, progress) -> RunsAnalysis:
     """The two-level analysis of a pair's runs (plain items only), scores made integers."""
     if not scores.units.simple:
-        raise ToolError("several runs per system with --cluster-col or --strata-col are not "
+        raise ToolError(f"several runs per system with {_opt('cluster_col')} or {_opt('strata_col')} are not "
                         "supported; compare the run means, or one run at a time")
     values = {value for runs in (scores.runs_a, scores.runs_b) for _, column in runs
               for value in set(column)}
@@ -5563,18 +5597,18 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
     needs_binary = settings.interval == "score" or settings.exact or \
         settings.accuracy_interval != "same"
     if needs_binary and not scores.binary:
-        what = ("--interval score" if settings.interval == "score" else
-                "--exact" if settings.exact else "--accuracy-interval")
+        what = (_opt("interval", "score") if settings.interval == "score" else
+                _opt("exact", True) if settings.exact else _opt("accuracy_interval"))
         raise ToolError(f"{what} needs 0/1 scores; these are real-valued")
     if settings.engine == "counts" and not scores.binary and \
             _distinct_values(scores) > _MAX_COUNTS_VALUES:
         raise ToolError(f"the counts engine resamples counts over distinct values; these scores "
                         f"have {_distinct_values(scores):,} (at most {_MAX_COUNTS_VALUES:,}): "
-                        "use --engine stream")
+                        f"use {_opt('engine', 'stream')}")
     if not scores.units.simple and (settings.interval == "score" or settings.exact
                                     or settings.engine == "counts"):
-        what = "--interval score" if settings.interval == "score" else \
-            "--exact" if settings.exact else "the counts engine"
+        what = _opt("interval", "score") if settings.interval == "score" else \
+            _opt("exact", True) if settings.exact else "the counts engine"
         raise ToolError(f"{what} covers plain items; it does not apply with clusters or strata")
 
 
@@ -5730,7 +5764,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     if settings.calibration and plain_binary and runs is None:
         replays = settings.calibration if scores.n <= _CALIBRATION_LARGE_N else \
             min(settings.calibration, _CALIBRATION_LARGE_REPLAYS)
-        calibration = calibrate(rng, cells, confidence, made.rules["paired"],
+        calibration = calibrate_cells(rng, cells, confidence, made.rules["paired"],
                                 min(resamples, RESAMPLES), replays, progress=calibrating)
     exact = exact_distributions(cells) if settings.exact and method != "exact" else None
     return Analysis(
@@ -6974,8 +7008,8 @@ def _interval_study(rng, probs, n: int, true_gap: Fraction, rules, confidence, r
     return study.result(replays)
 
 
-def calibrate(rng: random.Random, cells: Cells, confidence, rule: str, resamples: int,
-              replays: int, progress=None) -> Calibration:
+def calibrate_cells(rng: random.Random, cells: Cells, confidence, rule: str, resamples: int,
+                    replays: int, progress=None) -> Calibration:
     """Measure every paired interval rule on *replays* tables drawn from the observed
     cells at the file's n (coverage of the observed gap), then on as many drawn with
     the discordant share split evenly (no gap: false positives)."""
@@ -8549,12 +8583,12 @@ def _comparison_markdown(report: Report) -> str:
         for source in report.table.sources:
             lines.append(f"Input {_md(source.path)} ({source.format}, {source.rows:,} rows, "
                          f"sha256 `{source.sha256[:16]}…`); seed {report.params['seed']}; "
-                         f"{report.params['resamples']:,} resamples.")
+                         f"{_method_text(report.comparisons[0].analysis)}.")
         if report.table.dropped:
             lines.append(f"Dropped {report.table.dropped:,} ({_md(report.table.dropped_note)}).")
     else:
         lines.append(f"Simulated run, seed {report.params['seed']}; "
-                     f"{report.params['resamples']:,} resamples.")
+                     f"{_method_text(report.comparisons[0].analysis)}.")
     if len(report.comparisons) > 1:
         lines.append(f"Family of {len(report.comparisons)} comparisons; verdicts read the "
                      f"{decision.joint} {level} interval and the "
@@ -9315,14 +9349,15 @@ def render(report, output: str = "text") -> str:
     return "\n".join(map(_printable, body.split("\n")))
 
 
-# === The front door: compare, plan, simulate, read ===
+# === The Python API: compare, leaderboard, read, plan, simulate, calibrate, ledger ===
 #
-# What a notebook or a test suite calls: one function per subcommand, whose keyword
-# options are the subcommand's flags (``--min-delta`` is ``min_delta=``), parsed, defaulted
-# and checked by the very parser and checks the command line uses, and run by the same
-# runner; so the same data, options and seed give the same numbers either way.  A Result
-# prints as the command line's report (str), shows as a table in a notebook (markdown,
-# HTML) and gives its JSON (to_dict).
+# What a notebook or a test suite calls, and what the command line calls too: one function
+# per subcommand with an explicit keyword-only signature (its defaults are the tool's).
+# Each takes its values as Python values (a list is a list; a name may hold a comma),
+# makes one _Request of them, checks it once (_validate: errors name keywords from Python
+# and flags on the command line) and runs it (_run), which returns the report and the
+# files that wait for it.  A Result prints as the command line's report (str), shows as a
+# table in a notebook (markdown, HTML) and gives its JSON (to_dict).
 
 @dataclass(frozen=True)
 class Result:
@@ -9393,109 +9428,7 @@ class Result:
                 f"method={_method_text(r)!r}, candidates={len(self.comparisons)})")
 
 
-_COMMAND_LINE_ONLY = frozenset({"help", "version", "inputs", "csv", "baseline", "candidate",
-                                "output", "json", "quiet", "plot", "write_csv", "ledger",
-                                "ledger_summary", "calibration_table"})
-
-
-def _python_value(action, value, name: str):
-    """One option given from Python, as its flag would have parsed it: booleans for switches,
-    numbers exactly (a float by its shortest decimal), lists as the flag's comma list."""
-    if action.nargs == 0:
-        if not isinstance(value, bool):
-            raise ToolError(f"{name} is True or False, got {_shorten(repr(value))}")
-        return value
-    if action.type is _number_arg and not isinstance(value, str):
-        return _exact(value, name)
-    value = _plain_number(value)
-    if isinstance(value, (list, tuple)):
-        value = ",".join("/".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
-                         for v in value)
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ToolError(f"{name}: {_shorten(repr(value))} is not a value it takes")
-    try:
-        text = repr(float(value)) if isinstance(value, float) else str(value)
-        parsed = action.type(text) if action.type else text
-    except argparse.ArgumentTypeError as error:
-        raise ToolError(f"{name}: {error}") from None
-    if action.choices and parsed not in action.choices:
-        raise ToolError(f"{name} is one of {', '.join(map(repr, action.choices))}, "
-                        f"got {_shorten(repr(value))}")
-    return parsed
-
-
-def _options(command: str, options: dict) -> argparse.Namespace:
-    """A subcommand's flags from Python keywords: its parser's defaults, each keyword
-    parsed as its flag is, ``given`` the keywords named (the checks read it)."""
-    parser = _build_parser(command)
-    args = parser.parse_args([])
-    actions = {a.dest: a for a in parser._actions}
-    for name, value in options.items():
-        if name not in actions or name in _COMMAND_LINE_ONLY:
-            raise ToolError(f"{command}() takes no option {name!r}; see {_prog()} {command} "
-                            "--help (each flag is a keyword, --min-delta as min_delta)")
-        setattr(args, name, _python_value(actions[name], value, name))
-    args.command, args.given, args.quiet = command, frozenset(options), True
-    _with_compare_defaults(args)
-    return args
-
-
-def _python_paths(value) -> str | list:
-    """A system given as a path, or as a list of paths (its runs)."""
-    if not _is_paths(value):
-        raise ToolError(f"{_shorten(repr(value))} is not a path (read takes files and folders)")
-    paths = [os.fspath(value)] if isinstance(value, (str, os.PathLike)) else \
-        [os.fspath(p) for p in value]
-    if any("\0" in p for p in paths):
-        raise ToolError("a path holds a NUL character")
-    return paths[0] if isinstance(value, (str, os.PathLike)) else paths
-
-
-def _is_paths(value) -> bool:
-    """A path, or a list of paths (a system's runs); a list of numbers written as text is
-    scores."""
-    if isinstance(value, (str, os.PathLike)):
-        return True
-    if not isinstance(value, (list, tuple)) or not value or \
-            not all(isinstance(p, (str, os.PathLike)) for p in value):
-        return False
-    def number(text):
-        try:
-            return text.strip().lower() in _BINARY_TEXT or _parse_number(text.strip()) is not None
-        except ToolError:                         # a number beyond the limits: still a number
-            return True
-    return not all(isinstance(p, str) and number(p) for p in value)
-
-
-def _read_args(command: str, paths, options: dict) -> argparse.Namespace:
-    """A reading command's flags, its inputs placed as the command line's FILE arguments."""
-    if not paths:
-        raise ToolError("read needs a file, or one file or folder per system")
-    args = _options(command, options)
-    if len(paths) == 1 and isinstance(paths[0], (str, os.PathLike)):
-        args.csv = _python_paths(paths[0])
-    else:
-        args.baseline = _python_paths(paths[0])
-        args.candidate = [_python_paths(p) for p in paths[1:]]
-    _validate(args)
-    return args
-
-
-def read(*paths, **options) -> Table:
-    """The user's scores, as compare() and leaderboard() take them: one file with a column
-    per system (CSV, JSON lines, JSON, .xlsx; every column but the ids and labels, unless
-    systems or a_col and b_col name them; a harness folder: every model), or one file or
-    folder per system, a list of paths for its runs.  Options are the flags that say how to
-    read (systems, a_col, score_col, id_col, cluster_col, on_missing, ...).
-
-    >>> table = read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "datasets",
-    ...                           "bootstrap-eval-deltas.csv"))
-    >>> table.systems, table.n
-    (('system_a_correct', 'system_b_correct'), 500)
-    """
-    command = "compare" if {"a_col", "b_col", "pool"} & set(options) else "leaderboard"
-    return _read_input(_read_args(command, paths, options))
-
+# --- scores given from Python: taken by their type ---
 
 def _score_of(value, where: str):
     """One score from Python: a number (numpy's too, without importing it; a float by its
@@ -9649,141 +9582,6 @@ def _names(value, keyword: str) -> tuple | None:
     return tuple(part.strip() for part in value)
 
 
-_READING = frozenset({"systems", "a_col", "b_col", "score_col", "id_col", "cluster_col",
-                      "strata_col", "run_col", "system_col", "input_format", "filter", "split",
-                      "tasks", "pool", "allow_different_tasks", "allow_incomplete"})
-
-
-def _given_args(command: str, inputs, ids, clusters, strata, options: dict):
-    """The flags of a compare or leaderboard called from Python, their input in place: a
-    Table (alone), paths to read, or scores (sequences, mappings or runs of either)."""
-    paths = all(map(_is_paths, inputs))
-    if (isinstance(inputs[0], Table) or paths) and (ids, clusters, strata) != (None,) * 3:
-        raise ToolError("ids, clusters and strata go with scores given from Python; files "
-                        "name theirs with id_col, cluster_col and strata_col")
-    if isinstance(inputs[0], Table):
-        if len(inputs) > 1:
-            raise ToolError(f"{command}(table) takes the table alone")
-        args = _options(command, options)
-        args.table = inputs[0]
-    elif paths:
-        return _read_args(command, inputs, options)
-    else:
-        if len(inputs) < 2:
-            raise ToolError(f"{command} needs at least two systems' scores")
-        names = options.pop("names", None)
-        args = _options(command, options)
-        reading = sorted(args.given & _READING)
-        if reading:
-            raise ToolError(f"{reading[0]} says how to read files; these scores are given from "
-                            "Python (clusters= and strata= give the labels)")
-        args.table = _table_of(inputs, names, ids, clusters, strata, args.on_missing)
-    _validate(args)
-    return args
-
-
-def compare(baseline, *candidates, ids=None, clusters=None, strata=None, **options) -> Result:
-    """Is each candidate better than the baseline?  The command line's ``compare``.
-
-    *baseline* and each candidate: one system's scores -- 0/1 or real scores in item order
-    (a list, a tuple, an array, a pandas Series), a mapping from item id to score, or a
-    list of runs of either -- or paths to read, or alone a Table from read().  *ids*,
-    *clusters* and *strata* go per item with sequences.  Options are compare's flags:
-    confidence, seed, resamples (None: the exact or saddlepoint bootstrap where they
-    apply), interval, adjust, gate and min_delta, names, on_missing, details, and for
-    paths the ways to read them (systems, score_col, id_col, cluster_col, ...).
-
-    >>> result = compare([1, 1, 0, 1, 0, 1, 1, 1] * 5, [1, 1, 1, 1, 0, 1, 1, 0] * 5)
-    >>> result.verdict, result.n, str(result.interval), result.method
-    ('cannot tell', 40, '[-15.0, +15.0] pts', 'exact bootstrap (B = infinity)')
-    >>> compare([0.2, 0.5, 0.7, 0.4] * 30, [0.3, 0.5, 0.9, 0.4] * 30).verdict
-    'better'
-    """
-    return Result(_run(_given_args("compare", (baseline,) + candidates, ids, clusters,
-                                   strata, options)))
-
-
-def leaderboard(*systems, ids=None, clusters=None, strata=None, **options) -> Result:
-    """Rank many systems on the same items: the command line's ``leaderboard``.
-
-    *systems*: a mapping from each system's name to its scores, or the systems' scores one
-    after another (named by ``names``), or paths (one file with a column per system, or a
-    file or folder per system), or a Table.  Options are leaderboard's flags: confidence,
-    seed, draws, adjust, target_power, details, and for paths the ways to read them.
-
-    >>> board = leaderboard({"a": [1, 0, 1, 0] * 40, "b": [1, 1, 1, 0] * 40,
-    ...                      "c": [0, 0, 1, 0] * 40})
-    >>> [(s.system, s.ranks, s.tier) for s in board.board.standings]
-    [('b', (1, 1), 1), ('a', (2, 2), 2), ('c', (3, 3), 3)]
-    """
-    if len(systems) == 1 and isinstance(systems[0], collections.abc.Mapping):
-        if "names" in options:
-            raise ToolError("a mapping names its systems; names= goes with scores given one "
-                            "after another")
-        options["names"] = list(systems[0])
-        systems = tuple(systems[0].values())
-    if not systems:
-        raise ToolError("leaderboard needs the systems' scores, or files to read")
-    return Result(_run(_given_args("leaderboard", systems, ids, clusters, strata, options)))
-
-
-def assert_not_worse(baseline, candidate, margin=0, **options) -> Result:
-    """A regression test in one line: AssertionError carrying the report unless the
-    candidate is shown not worse than the baseline by more than *margin* -- points for
-    scores in [0, 1], else score units -- by the lower end of the interval the verdict
-    reads (compare's gate with min_delta = -margin).
-
-    >>> assert_not_worse([1, 0, 1, 1] * 50, [1, 0, 1, 1] * 50, margin=2).passed
-    True
-    """
-    for own in ("gate", "min_delta"):
-        if own in options:
-            raise ToolError(f"assert_not_worse sets {own} itself, from margin")
-    margin = _exact(margin, "margin")
-    if margin < 0:
-        raise ToolError("margin is 0 or more: how much worse the candidate may be")
-    result = compare(baseline, candidate, gate=True, min_delta=-margin, **options)
-    if not result.passed:
-        raise AssertionError(str(result))
-    return result
-
-
-def plan(**options) -> Result:
-    """Before the eval set is built: the command line's ``plan``, its flags as keywords.
-    With half_width (and accuracy), the items one accuracy's interval needs; with n_grid,
-    a power sweep (simulated too); else the exact and analytic power at n_items and the
-    items target_power needs (with runs, items x runs).
-
-    >>> print(str(plan(half_width=0.015, accuracy=0.85)).splitlines()[0])
-    items needed for a 95% interval of +-1.50 pts on one accuracy near 0.85:
-    """
-    args = _options("plan", options)
-    _validate(args)
-    return Result(_run(args))
-
-
-def simulate(**options) -> Result:
-    """The article's experiment: the command line's ``simulate``, its flags as keywords
-    (n_items, corr, acc_a, acc_b, replays, resamples, seed, ...).
-
-    >>> print(str(simulate(replays=0)).splitlines()[2])
-    observed gap: +3.6 pts
-    """
-    args = _options("simulate", options)
-    _validate(args)
-    return Result(_run(args))
-
-
-def _exact(value, name: str) -> Fraction:
-    """A number given from Python, exactly (a float by its shortest decimal, as typed)."""
-    value = _plain_number(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or \
-            isinstance(value, float) and not math.isfinite(value):
-        raise ToolError(f"{name} must be a finite number, got {_shorten(repr(value))}")
-    return parse_score(Fraction(repr(float(value))) if isinstance(value, float) else
-                       Fraction(value), name)
-
-
 _MISSING_MARKERS = frozenset({"NAType", "NaTType", "MaskedConstant"})   # pandas', numpy's
 
 
@@ -9810,6 +9608,1050 @@ def _plain_number(value):
     return value
 
 
+def _exact(value, name: str) -> Fraction:
+    """A number given from Python, exactly (a float by its shortest decimal, as typed)."""
+    value = _plain_number(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or \
+            isinstance(value, float) and not math.isfinite(value):
+        raise ToolError(f"{name} must be a finite number, got {_shorten(repr(value))}")
+    return Fraction(parse_score(Fraction(repr(float(value))) if isinstance(value, float) else
+                                Fraction(value), name))
+
+
+# --- the request: every option of every entry point, taken once ---
+
+_DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), Fraction("0.95")),
+                     (Fraction("0.98"), Fraction("0.99")))
+_DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One call of an entry point, its values taken and placed: what _validate checks and
+    _run carries out.  ``given`` names the options the caller set (from Python: those
+    that differ from the entry point's default; on the command line: the flags typed).
+    The inputs are a Table (``table``), one file (``csv``) or one file or folder per system
+    (``baseline`` and ``candidate``, each a path or a list of run paths).  The outputs are
+    the command line's alone."""
+
+    command: str
+    given: frozenset = frozenset()
+    table: Table | None = None
+    csv: str | None = None
+    baseline: object = None
+    candidate: tuple = ()
+    # how to read the user's files
+    systems: tuple | None = None
+    a_col: str | None = None
+    b_col: str | None = None
+    score_col: str | None = None
+    id_col: tuple | None = None
+    names: tuple | None = None
+    filter: str | None = None
+    split: str | None = None
+    tasks: tuple | None = None
+    pool: str = "strata"
+    run_col: str | None = None
+    system_col: str | None = None
+    cluster_col: str | None = None
+    strata_col: str | None = None
+    input_format: str | None = None
+    allow_different_tasks: bool = False
+    allow_incomplete: bool = False
+    allow_constant: bool = False
+    on_missing: str = "error"
+    # the simulation and the plan
+    n_items: int = N_ITEMS
+    corr: Fraction = CORR
+    acc_a: Fraction = ACC_A
+    acc_b: Fraction = ACC_B
+    replays: int = REPLAYS
+    cluster_size: int = 1
+    icc: Fraction = Fraction("0.3")
+    runs: int = 1
+    run_sd: Fraction = Fraction("0.01")
+    run_item_noise: Fraction = Fraction("0.3")
+    n_grid: tuple | None = None
+    target_power: Fraction = Fraction("0.8")
+    half_width: Fraction | None = None
+    accuracy: Fraction | None = None
+    acc_pairs: tuple | None = None
+    # resampling and tests
+    seed: int = SEED
+    resamples: int | None = None
+    confidence: Fraction = CONFIDENCE
+    interval: str = "percentile"
+    accuracy_interval: str = "same"
+    exact: bool = False
+    engine: str = "auto"
+    calibration: int = CALIBRATION_REPLAYS
+    permutations: int | None = None
+    adjust: str = "holm"
+    draws: int = LEADERBOARD_DRAWS
+    gate: bool = False
+    min_delta: Fraction = Fraction(0)
+    details: bool = False
+    # the command line's outputs
+    ledger: str | None = None
+    ledger_summary: str | None = None
+    output: str | None = None
+    json: bool = False
+    quiet: bool = True
+    plot: str | None = None
+    write_csv: str | None = None
+
+
+# How a Python value is taken, by the option's kind (the command line's flags arrive
+# already parsed by their types, and pass these checks unchanged).
+_NUMBER_OPTIONS = frozenset({"confidence", "min_delta", "corr", "acc_a", "acc_b", "icc",
+                             "run_sd", "run_item_noise", "target_power", "half_width",
+                             "accuracy"})
+_COUNT_OPTIONS = frozenset({"seed", "resamples", "permutations", "calibration", "draws",
+                            "n_items", "replays", "cluster_size", "runs"})
+_NAME_OPTIONS = frozenset({"systems", "names", "tasks", "id_col"})
+_CHOICES = {"interval": INTERVALS, "accuracy_interval": _ACCURACY_INTERVALS,
+            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "pool": ("strata", "clusters"),
+            "on_missing": ("error", "drop"), "input_format": _FORMATS, "output": OUTPUTS}
+
+
+def _count(value, name: str) -> int:
+    number = _exact(value, name)
+    if number.denominator != 1:
+        raise ToolError(f"{name} must be a whole number, got {_format_decimal(number)}")
+    return number.numerator
+
+
+def _taken(name: str, value, default):
+    """One option's Python value as the request holds it: numbers exact, counts whole,
+    names a tuple, a choice one of its choices; None only where it is the default."""
+    value = _plain_number(value)
+    if value is None:
+        if default is None:
+            return None
+        raise ToolError(f"{name} takes a value (default {default!r}), not None")
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ToolError(f"{name} is True or False, got {_shorten(repr(value))}")
+        return value
+    if name in _COUNT_OPTIONS:
+        return _count(value, name)
+    if name in _NUMBER_OPTIONS:
+        return _exact(value, name)
+    if name in _NAME_OPTIONS:
+        return _names(value, name)
+    if name == "n_grid":
+        return tuple(_count(size, name) for size in _sequence(value, name))
+    if name == "acc_pairs":
+        pairs = tuple(tuple(_exact(a, name) for a in _sequence(pair, name))
+                      for pair in _sequence(value, name))
+        if not all(len(pair) == 2 for pair in pairs):
+            raise ToolError(f"{name} is a list of (A, B) accuracy pairs")
+        return pairs
+    if not isinstance(value, str):
+        raise ToolError(f"{name} is text, got {_shorten(repr(value))}")
+    if name in _CHOICES and value not in _CHOICES[name]:
+        raise ToolError(f"{name} is one of {', '.join(map(repr, _CHOICES[name]))}, "
+                        f"got {_shorten(repr(value))}")
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def _defaults(command: str) -> dict:
+    """The keyword options of an entry point and their defaults, from its signature."""
+    function = {"calibrate": calibrate, "ledger": ledger}.get(command) or globals()[command]
+    return {name: parameter.default for name, parameter in
+            inspect.signature(function).parameters.items()
+            if parameter.kind is parameter.KEYWORD_ONLY
+            and name not in ("ids", "clusters", "strata")}
+
+
+def _request(command: str, options: dict, given=None, **outputs) -> _Request:
+    """A request from an entry point's keyword values (those not given at their default),
+    every value taken as _taken takes it.  *given*: the options the command line typed;
+    from Python, those whose value differs from the default."""
+    defaults = _defaults(command)
+    values = {name: _taken(name, options.get(name, default), default)
+              for name, default in defaults.items()}
+    if given is None:
+        given = {name for name, value in values.items()
+                 if value != _taken(name, defaults[name], defaults[name])}
+    return _Request(command, frozenset(given), **values, **outputs)
+
+
+def _python_paths(value) -> str | list:
+    """A system given as a path, or as a list of paths (its runs)."""
+    paths = [os.fspath(value)] if isinstance(value, (str, os.PathLike)) else \
+        [os.fspath(p) for p in value]
+    if any("\0" in p for p in paths):
+        raise ToolError("a path holds a NUL character")
+    return paths[0] if isinstance(value, (str, os.PathLike)) else paths
+
+
+def _is_paths(value) -> bool:
+    """A path, or a list of paths (a system's runs); a list of numbers written as text is
+    scores."""
+    if isinstance(value, (str, os.PathLike)):
+        return True
+    if not isinstance(value, (list, tuple)) or not value or \
+            not all(isinstance(p, (str, os.PathLike)) for p in value):
+        return False
+    def number(text):
+        try:
+            return text.strip().lower() in _BINARY_TEXT or _parse_number(text.strip()) is not None
+        except ToolError:                         # a number beyond the limits: still a number
+            return True
+    return not all(isinstance(p, str) and number(p) for p in value)
+
+
+_READING = ("systems", "a_col", "b_col", "score_col", "id_col", "cluster_col", "strata_col",
+            "run_col", "system_col", "input_format", "filter", "split", "tasks", "pool",
+            "allow_different_tasks", "allow_incomplete")
+
+
+def _with_inputs(request: _Request, inputs, ids=None, clusters=None, strata=None) -> _Request:
+    """The request with its inputs in place: a Table (alone), paths to read (one file with
+    a column per system, or one file or folder per system), or scores given from Python
+    (sequences, mappings or Series, or runs of them)."""
+    command = request.command
+    labels = any(value is not None for value in (ids, clusters, strata))
+    reading = [name for name in _READING if name in request.given]
+    if isinstance(inputs[0], Table):
+        if len(inputs) > 1 or labels:
+            raise ToolError(f"{command}(table) takes the table alone")
+        if reading or "names" in request.given:
+            raise ToolError(f"{(reading or ['names'])[0]} says how to read files; a Table has "
+                            "been read")
+        return dataclasses.replace(request, table=inputs[0])
+    if all(map(_is_paths, inputs)):
+        if labels:
+            raise ToolError("ids, clusters and strata go with scores given from Python; files "
+                            "name theirs with id_col, cluster_col and strata_col")
+        if len(inputs) == 1 and isinstance(inputs[0], (str, os.PathLike)):
+            return dataclasses.replace(request, csv=_python_paths(inputs[0]))
+        return dataclasses.replace(request, baseline=_python_paths(inputs[0]),
+                                   candidate=tuple(_python_paths(p) for p in inputs[1:]))
+    if any(isinstance(i, (str, os.PathLike)) for i in inputs):
+        raise ToolError(f"{command} takes paths or scores, not both")
+    if len(inputs) < 2:
+        raise ToolError(f"{command} needs at least two systems' scores")
+    if reading:
+        raise ToolError(f"{reading[0]} says how to read files; these scores are given from "
+                        "Python (clusters= and strata= give the labels)")
+    return dataclasses.replace(request, table=_table_of(
+        inputs, request.names, ids, clusters, strata, request.on_missing))
+
+
+# --- validate: checks only, in the order a reader would think of them ---
+
+def _named(request: _Request, names) -> list:
+    """Those of *names* the caller set, spelt as the caller spells them."""
+    return [_opt(name) for name in names if name in request.given]
+
+
+def _check_count(value: int, name: str, low: int, high: int, wording: str = "") -> None:
+    if value < low:
+        raise ToolError(f"{_opt(name)} must be {wording or f'at least {low}'}, got {value}")
+    if value > high:
+        raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
+
+
+def _in_open_unit(value) -> bool:
+    """Strictly between 0 and 1, also once rounded to a float (1e-400 and 1 - 1e-20 are not)."""
+    return 0 < value < 1 and 0 < float(value) < 1
+
+
+_COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS, ""), ("resamples", 1, MAX_RESAMPLES, ""),
+                 ("draws", 100, MAX_RESAMPLES, ""),
+                 ("replays", 0, MAX_REPLAYS, "0 or more"),
+                 ("permutations", 1, MAX_PERMUTATIONS, ""),
+                 ("calibration", 0, MAX_REPLAYS, "0 or more"), ("runs", 1, MAX_RUNS, ""),
+                 ("seed", 0, 10 ** MAX_NUMBER_CHARS, "0 or more"))
+_UNIT_OPTIONS = ("acc_a", "acc_b", "confidence", "target_power")
+
+
+def _check_numbers(request: _Request) -> None:
+    """Every number the entry point takes, within its range."""
+    options = _defaults(request.command) if request.command != "read" else {}
+    for name, low, high, wording in _COUNT_LIMITS:
+        if name in options and getattr(request, name) is not None:
+            _check_count(getattr(request, name), name, low, high, wording)
+    for name in _UNIT_OPTIONS:
+        value = getattr(request, name)
+        if name in options and not _in_open_unit(value):
+            close = " (so close that it rounds to 0 or 1)" if 0 < value < 1 else ""
+            raise ToolError(f"{_opt(name)} must be strictly between 0 and 1{close}, got "
+                            f"{_shorten(_format_decimal(value))}")
+    if "corr" in options and not (-1 < request.corr < 1 and -1 < float(request.corr) < 1):
+        raise ToolError(f"{_opt('corr')} must be strictly between -1 and 1, got "
+                        f"{_format_decimal(request.corr)} (at +-1 both systems would share one "
+                        "latent score and no item could separate them)")
+
+
+def _check_columns(request: _Request) -> None:
+    """Options that name systems and columns: complete and consistent."""
+    r = request
+    if r.system_col is not None:
+        if r.score_col is None or r.systems is None and r.command == "compare":
+            raise ToolError(f"{_opt('system_col')} reads a long file: it needs "
+                            f"{_opt('score_col')} (the score column) and {_opt('systems')} "
+                            "(baseline first)")
+        if _named(r, ("a_col", "b_col")):
+            raise ToolError(f"{_opt('system_col')} reads a long file: name the systems with "
+                            f"{_opt('systems')}")
+    if r.names is not None:
+        count = (len(r.systems) if r.systems else 2) if r.csv is not None \
+            else 1 + len(r.candidate)
+        if r.command == "leaderboard" and r.csv is not None and not r.systems:
+            count = len(r.names)               # every column: counted once the file is read
+        if not all(r.names):
+            raise ToolError(f"{_opt('names')} holds an empty name")
+        if len(r.names) != count:
+            raise ToolError(f"{_opt('names')} needs {count} names (baseline first), got "
+                            f"{len(r.names)}")
+        if len(set(r.names)) != len(r.names):
+            raise ToolError(f"{_opt('names')} repeats a name")
+    if r.systems is not None:
+        if _named(r, ("a_col", "b_col")):
+            raise ToolError(f"{_opt('systems')} replaces {_opt('a_col')} and {_opt('b_col')}; "
+                            "give one or the other")
+        if len(r.systems) < 2 or not all(r.systems):
+            raise ToolError(f"{_opt('systems')} needs a baseline and at least one candidate")
+
+
+def _check_design(request: _Request) -> None:
+    """Clusters, strata and pictures: what they go with."""
+    r = request
+    designed = [name for name in ("cluster_col", "strata_col") if name in r.given]
+    if designed and r.engine == "counts":
+        raise ToolError(f"{_opt(designed[0])} needs the per-item engine: the counts engine "
+                        "resamples plain items only")
+    if designed and r.exact:
+        raise ToolError(f"{_opt('exact', True)} covers plain 0/1 items; it does not apply with "
+                        f"{_opt(designed[0])}")
+    if designed and r.interval == "score":
+        raise ToolError(f"{_opt('interval', 'score')} covers plain 0/1 items; it does not "
+                        f"apply with {_opt(designed[0])}")
+    if r.cluster_col is not None and r.cluster_col == r.strata_col:
+        raise ToolError(f"{_opt('cluster_col')} and {_opt('strata_col')} name the same column")
+    scores = {r.a_col, r.b_col, r.score_col} | set(r.systems or ()) | (
+        {CSV_COLUMNS[1], CSV_COLUMNS[2]} if r.systems is None and r.a_col is None else set())
+    for name in designed:
+        column = getattr(r, name)
+        if column in scores:
+            raise ToolError(f"{_opt(name)} names a score column ({_shorten(column)}); clusters "
+                            "and strata come from a label column")
+    if r.command == "compare" and r.plot is not None and (
+            r.systems and len(r.systems) > 2 or len(r.candidate) > 1):
+        raise ToolError(f"{_opt('plot')} draws one comparison; it does not apply to several "
+                        "candidates")
+
+
+def _check_compare(request: _Request) -> None:
+    """compare: one file with a column per system, or one file (or folder) per system."""
+    r = request
+    if r.table is None:
+        folder = r.csv not in (None, "-") and os.path.isdir(r.csv)
+        one_file = _named(r, ("a_col", "b_col", "run_col", "system_col"))
+        if folder and one_file:
+            raise ToolError(f"{one_file[0]} names a column of one file; a folder of harness "
+                            f"logs names its models with {_opt('systems')}")
+        if r.baseline is None and not folder:
+            for name in _named(r, ("tasks", "pool")):
+                raise ToolError(f"{name} goes with harness folders or one file per system "
+                                "(compare BASELINE CANDIDATE)")
+            if r.score_col is not None and r.system_col is None:
+                raise ToolError(f"{_opt('score_col')} names the score in one file per system "
+                                f"(compare BASELINE CANDIDATE), or with {_opt('system_col')} "
+                                "in a long file")
+        elif r.baseline is not None:
+            if _named(r, ("a_col", "b_col", "systems", "run_col", "system_col")):
+                raise ToolError(f"{_opt('a_col')}, {_opt('b_col')}, {_opt('systems')}, "
+                                f"{_opt('run_col')} and {_opt('system_col')} name columns of "
+                                f"one file; with one file per system use {_opt('score_col')}")
+        _check_columns(r)
+    _check_design(r)
+    if "engine" in r.given and r.resamples is None:
+        raise ToolError(f"{_opt('engine')} chooses how resamples are drawn; give "
+                        f"{_opt('resamples')} too (without it compare uses the exact or "
+                        "saddlepoint bootstrap where they apply, which draw nothing)")
+    if "min_delta" in r.given and not r.gate:
+        raise ToolError(f"{_opt('min_delta')} is the margin of the gate; give "
+                        f"{_opt('gate', True)} too")
+
+
+def _check_runs(request: _Request) -> None:
+    r = request
+    for name in _named(r, ("run_sd", "run_item_noise")):
+        if "runs" not in r.given:
+            raise ToolError(f"{name} goes with {_opt('runs')}")
+    if "runs" not in r.given:
+        return
+    if not 0 <= r.run_sd < Fraction(1, 4):
+        raise ToolError(f"{_opt('run_sd')} must lie in [0, 0.25), got "
+                        f"{_format_decimal(r.run_sd)}")
+    if not 0 <= r.run_item_noise <= 1:
+        raise ToolError(f"{_opt('run_item_noise')} must lie in [0, 1], got "
+                        f"{_format_decimal(r.run_item_noise)}")
+    for acc in filter(_in_open_unit, (r.acc_a, r.acc_b)):
+        _run_shift_sd(r.run_sd, acc)
+
+
+def _check_simulate(request: _Request) -> None:
+    r = request
+    _check_runs(r)
+    if "min_delta" in r.given and not r.gate:
+        raise ToolError(f"{_opt('min_delta')} is the margin of the gate; give "
+                        f"{_opt('gate', True)} too")
+    if r.runs > 1 and (r.cluster_size > 1 or r.engine == "counts"):
+        raise ToolError(f"{_opt('runs')} simulates runs item by item: no "
+                        f"{_opt('cluster_size')}, the stream engine")
+    if r.engine == "counts" and r.write_csv is not None:
+        raise ToolError(f"{_opt('write_csv')} needs per-item scores; the counts engine "
+                        f"simulates cell counts only (use {_opt('engine', 'stream')})")
+    if "icc" in r.given and "cluster_size" not in r.given:
+        raise ToolError(f"{_opt('icc')} goes with {_opt('cluster_size')}")
+    if "cluster_size" in r.given:
+        if r.cluster_size < 1:
+            raise ToolError(f"{_opt('cluster_size')} must be at least 1, got {r.cluster_size}")
+        if r.engine == "counts":
+            raise ToolError(f"{_opt('cluster_size')} simulates per item: it needs the stream "
+                            f"engine (not {_opt('engine', 'counts')})")
+        if r.exact:
+            raise ToolError(f"{_opt('exact', True)} covers plain 0/1 items; it does not apply "
+                            f"with {_opt('cluster_size')}")
+        if not 0 <= r.icc <= 1:
+            raise ToolError(f"{_opt('icc')} must be between 0 and 1, got "
+                            f"{_format_decimal(r.icc)}")
+        if r.gate:
+            raise ToolError(f"{_opt('gate', True)} in a simulation needs plain items (not "
+                            f"{_opt('cluster_size')})")
+
+
+_ACCURACY_PLAN_OPTIONS = ("half_width", "accuracy", "confidence", "output", "json", "quiet")
+
+
+def _check_plan(request: _Request) -> None:
+    """plan: one accuracy's half-width, a sweep over sizes, or the power at one size."""
+    r = request
+    if r.half_width is not None:
+        others = sorted(r.given - set(_ACCURACY_PLAN_OPTIONS))
+        if others:
+            raise ToolError(f"{_opt('half_width')} plans one accuracy by formula; "
+                            f"{', '.join(map(_opt, others))} do not apply to it")
+        if not 0 < r.half_width < 1:
+            raise ToolError(f"{_opt('half_width')} must be a proportion above 0, like 0.015, "
+                            f"got {_format_decimal(r.half_width)}")
+        if r.half_width < MIN_HALF_WIDTH:
+            raise ToolError(f"{_opt('half_width')} must be at least "
+                            f"{_format_decimal(MIN_HALF_WIDTH)} "
+                            f"(+-{_format_decimal(MIN_HALF_WIDTH * 100)} pts), got "
+                            f"{_format_decimal(r.half_width)}")
+        accuracy = r.accuracy if r.accuracy is not None else Fraction(1, 2)
+        if not _in_open_unit(accuracy):
+            raise ToolError(f"{_opt('accuracy')} must be strictly between 0 and 1, "
+                            f"got {_format_decimal(accuracy)}")
+        return
+    if r.accuracy is not None:
+        raise ToolError(f"{_opt('accuracy')} goes with {_opt('half_width')}")
+    _check_runs(r)
+    if r.n_grid is not None:
+        if "n_items" in r.given:
+            raise ToolError(f"{_opt('n_grid')} replaces {_opt('n_items')}; give one of them")
+        if r.runs > 1:
+            raise ToolError(f"{_opt('runs')} plans items x runs at one size "
+                            f"({_opt('n_items')}), not over {_opt('n_grid')}")
+        _check_grid(r.n_grid, increasing=True)
+        if r.replays < 1:
+            raise ToolError(f"{_opt('n_grid')} simulates: {_opt('replays')} must be at least 1")
+        return
+    simulated = _named(r, ("replays", "resamples", "engine", "plot") + (
+        ("seed",) if r.runs == 1 else ()))
+    if simulated:
+        raise ToolError(f"plan at one size ({_opt('n_items')}) is computed, not simulated; "
+                        f"{', '.join(simulated)} go with {_opt('n_grid')} (a simulated sweep)")
+
+
+def _check_grid(grid, increasing: bool) -> None:
+    if not grid:
+        raise ToolError(f"{_opt('n_grid')} is empty")
+    if min(grid) < 2 or max(grid) > MAX_N_ITEMS:
+        raise ToolError(f"{_opt('n_grid')} sizes must lie between 2 and {MAX_N_ITEMS:,}, got "
+                        f"{min(grid) if min(grid) < 2 else max(grid):,}")
+    if increasing and any(a >= b for a, b in zip(grid, grid[1:])):
+        raise ToolError(f"{_opt('n_grid')} must be strictly increasing, got "
+                        f"{','.join(map(str, grid))}")
+
+
+def _check_calibrate(request: _Request) -> None:
+    _check_grid(_DEFAULT_TABLE_GRID if request.n_grid is None else request.n_grid,
+                increasing=False)
+    if request.acc_pairs == ():
+        raise ToolError(f"{_opt('acc_pairs')} is empty")
+    for a, b in request.acc_pairs or _DEFAULT_ACC_PAIRS:
+        if not (_in_open_unit(a) and _in_open_unit(b)):
+            raise ToolError(f"{_opt('acc_pairs')} accuracies must lie strictly between 0 and "
+                            f"1, got {_format_decimal(a)}/{_format_decimal(b)}")
+    if request.replays < 1:
+        raise ToolError(f"calibrate simulates: {_opt('replays')} must be at least 1")
+
+
+def _check_leaderboard(request: _Request) -> None:
+    """leaderboard: its inputs as compare's; the power its plan line plans for."""
+    _check_compare(request)
+    if request.target_power <= Fraction(1, 2):
+        raise ToolError(f"{_opt('target_power')} must be above 0.5 to plan items for it "
+                        "(below it, the normal formula for the items needed no longer holds)")
+
+
+_CHECKS = {"compare": _check_compare, "simulate": _check_simulate, "plan": _check_plan,
+           "calibrate": _check_calibrate, "ledger": lambda request: None,
+           "leaderboard": _check_leaderboard}
+
+
+def _validate(request: _Request) -> _Request:
+    """Check the values and their combinations; raise ToolError with a one-line message.
+    Changes nothing: returns the request."""
+    if request.json and request.output not in (None, "json"):
+        raise ToolError(f"--json means --output json; it conflicts with --output "
+                        f"{request.output}")
+    _CHECKS[request.command](request)
+    _check_numbers(request)
+    return request
+
+
+# --- run: one function per subcommand, each returning its report and the files that wait ---
+
+_NAME = "bootstrap_eval_deltas"
+
+_ASCII = str.maketrans({"\u2026": "...", "\u00b1": "+-", "\u2212": "-", "\u00d7": "x",
+                        "\u221e": "infinity", "\u2014": "-", "\u2013": "-", "\u2264": "<=",
+                        "\u2265": ">=", "\u2248": "~", "\u2009": " ", "\u00a0": " "})
+
+
+def _encodable(text: str, stream) -> str:
+    """*text* as *stream* can encode it: unchanged, or with typographic characters spelled
+    in ASCII (``…`` as ``...``) and anything else backslash-escaped."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except (UnicodeEncodeError, LookupError):
+        plain = text.translate(_ASCII)
+        try:
+            return plain.encode(encoding, "backslashreplace").decode(encoding)
+        except LookupError:
+            return plain.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def _say(message: str) -> None:
+    """One line on stderr (if there is a stderr to write to)."""
+    try:
+        stream = sys.stderr
+        stream.write(_encodable(f"{_NAME}: {_printable(message)}\n", stream))
+        stream.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def _progress(request: _Request, label: str) -> _Progress:
+    return _Progress(label, enabled=not request.quiet, delay=_PROGRESS_DELAY)
+
+
+def _copula(r: _Request) -> Copula:
+    return Copula(r.corr, r.acc_a, r.acc_b, r.cluster_size,
+                  r.icc if r.cluster_size > 1 else Fraction(0), r.runs, r.run_sd,
+                  r.run_item_noise)
+
+
+def _engine(r: _Request) -> str:
+    """The engine of a sweep or a simulated run's coverage loop (data choose per comparison)."""
+    if r.engine != "auto":
+        return r.engine
+    if r.n_grid is not None:
+        return "counts"
+    return _coverage_engine("auto", _copula(r), r.n_items, r.replays, r.resamples)
+
+
+def _simulation_params(r: _Request) -> dict:
+    params = {"n_items": r.n_items, "corr": r.corr, "acc_a": r.acc_a,
+              "acc_b": r.acc_b, "seed": r.seed, "resamples": r.resamples,
+              "replays": r.replays, "confidence": r.confidence, "engine": r.engine,
+              "target_power": r.target_power,
+              "interval": r.interval if r.command == "simulate" else None}
+    if r.cluster_size > 1:
+        params.update(cluster_size=r.cluster_size, icc=r.icc)
+    if r.runs > 1:
+        params.update(runs=r.runs, run_sd=r.run_sd, run_item_noise=r.run_item_noise)
+    return params
+
+
+def _run_accuracy_plan(r: _Request, writes: list) -> _AccuracyPlanReport:
+    accuracy = r.accuracy if r.accuracy is not None else Fraction(1, 2)
+    params = {"half_width": r.half_width, "accuracy": accuracy, "confidence": r.confidence}
+    return _AccuracyPlanReport(params, plan_accuracy(accuracy, r.half_width, r.confidence))
+
+
+def _run_power_plan(r: _Request, writes: list) -> _PowerPlanReport:
+    """plan at one size: exact and analytic power, the items a target needs, half-widths;
+    with runs the items x runs table."""
+    copula = _copula(r)
+    params = {**_simulation_params(r), "replays": None, "resamples": None, "engine": None}
+    plan = PowerPlan(copula.cells, r.confidence)
+    by_runs = runs_plan(copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 \
+        else None
+    return _PowerPlanReport(params, plan, _plan_summary(plan, r.n_items, r.target_power),
+                            by_runs)
+
+
+def _run_plan(r: _Request, writes: list):
+    if r.half_width is not None:
+        return _run_accuracy_plan(r, writes)
+    return _run_sweep(r, writes) if r.n_grid is not None else _run_power_plan(r, writes)
+
+
+def _run_sweep(r: _Request, writes: list) -> _SweepReport:
+    params = _simulation_params(r)
+    params.update(n_items=None, n_grid=list(r.n_grid), engine=_engine(r))
+    with _progress(r, "power sweep") as progress:
+        result = sweep(random.Random(r.seed), _copula(r), r.n_grid,
+                       Settings(r.resamples, r.confidence, engine=_engine(r)),
+                       replays=r.replays, target_power=r.target_power, progress=progress)
+    report = _SweepReport(params, result)
+    if r.plot:
+        writes.append(lambda: atomic_write(r.plot, svg_power_curve(report)))
+    return report
+
+
+def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None) -> Settings:
+    """The resampling settings a request asks for: compare resamples only when resamples
+    is given (else the exact or saddlepoint bootstrap where they apply)."""
+    return Settings(r.resamples, r.confidence, r.interval, engine or r.engine,
+                    r.permutations, r.exact, r.accuracy_interval, calibration,
+                    adjust=r.adjust)
+
+
+def _run_tasks(r: _Request, table: Table, params: dict, settings: Settings,
+               writes: list) -> _TasksReport:
+    """A whole harness run: per task, and pooled."""
+    params.update(tasks=len(set(table.tasks)), pool=r.pool)
+    with _progress(r, "tasks") as progress:
+        result = compare_tasks(table, random.Random(r.seed), settings, pool=r.pool,
+                               progress=progress)
+    return _TasksReport(params, table, result, _ledger_after(r, table, result.pooled, writes),
+                        r.details)
+
+
+def _read_input(r: _Request, progress=None) -> Table:
+    """The user's scores: one file with a column per system, or one file per run."""
+    options = ReadOptions(r.input_format, r.on_missing, r.filter, r.split,
+                          progress, r.allow_different_tasks, r.allow_incomplete)
+    systems = r.systems
+    if r.baseline is not None or r.csv != "-" and os.path.isdir(r.csv):
+        groups = [_expand_paths(p) if isinstance(p, str) else p for p in
+                  (r.baseline,) + tuple(r.candidate)] if r.baseline is not None \
+            else [[r.csv]]
+        every = () if r.command == "leaderboard" else None     # every model a folder holds
+        return read_runs(groups, RunsSpec(r.score_col, r.id_col or ("item",), r.cluster_col,
+                                          r.strata_col, r.tasks, r.names, systems or every),
+                         options)
+    if r.command == "compare":
+        systems = systems or (r.a_col or CSV_COLUMNS[1], r.b_col or CSV_COLUMNS[2])
+    table = read_table(r.csv, TableSpec(systems or (), r.id_col, r.cluster_col,
+                                        r.strata_col, r.run_col, r.system_col,
+                                        r.score_col), options)
+    if r.names is not None and len(r.names) != len(table.systems):
+        raise ToolError(f"{_opt('names')} gives {len(r.names)} names for the "
+                        f"{len(table.systems)} systems of {_printable(r.csv)}")
+    return table if r.names is None else dataclasses.replace(table, systems=r.names)
+
+
+def _named_apart(table: Table) -> Table:
+    """A table whose systems have different names (the same file given twice would not)."""
+    repeated = [name for name in table.systems if table.systems.count(name) > 1]
+    if repeated:
+        raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
+                        f"give them {_opt('names')}")
+    return table
+
+
+def _ledger_after(r: _Request, table: Table, comparisons, writes: list) -> LedgerNote | None:
+    """The ledger note the report prints; the append itself waits until the report is out
+    (the last thing a run does)."""
+    if r.ledger is None:
+        return None
+    prepared = _prepare_ledger(r.ledger, table, comparisons)
+    writes.append(lambda: _append_lines(r.ledger, prepared.lines))
+    return prepared.note
+
+
+def _data_params(r: _Request, table: Table) -> dict:
+    return {"n_items": table.n, "corr": None, "acc_a": None, "acc_b": None,
+            "seed": r.seed, "resamples": r.resamples, "replays": 0,
+            "confidence": r.confidence, "engine": r.engine, "target_power": None,
+            "interval": r.interval, "permutations": r.permutations,
+            "calibration": r.calibration, "accuracy_interval": r.accuracy_interval}
+
+
+# Rough costs on a 2-core machine of 2026, for the one line said before long work only.
+_DRAWS_PER_SECOND = 3.5e7          # the stream engine's resampled items
+_ITEMS_PER_SECOND = 7e5            # simulated items
+_SIGNS_PER_SECOND = 8e8            # item x sign pattern of the Monte Carlo sign-flip test
+_LONG_WORK = 60                    # seconds past which the tool says so first
+
+
+def _say_if_long(seconds: float, what: str, shorter: str) -> None:
+    """One line on stderr, terminal or not, before work of more than about a minute."""
+    if seconds > _LONG_WORK:
+        minutes = f"{max(2, round(seconds / 60)):,} minutes" if seconds < 7200 else \
+            f"{round(seconds / 3600):,} hours"
+        _say(f"note: this will take about {minutes} ({what}); {shorter} shortens it")
+
+
+def _warn_data(r: _Request, table: Table) -> None:
+    """Before the user's data are resampled: the Monte Carlo work asked for, if long."""
+    comparisons = max(1, len(table.systems) - 1)
+    seconds = what = 0
+    if r.resamples is not None:
+        seconds += comparisons * 5 * r.resamples * table.n / _DRAWS_PER_SECOND
+        what = f"{r.resamples:,} resamples of {table.n:,} items"
+    if r.permutations is not None:
+        seconds += comparisons * r.permutations * (2.5e-5 + table.n / _SIGNS_PER_SECOND)
+        what = (what + " and " if what else "") + f"{r.permutations:,} sign patterns"
+    _say_if_long(seconds, what, f"fewer {_opt('resamples')} or {_opt('permutations')} (or "
+                                "none: the default methods need no Monte Carlo)")
+
+
+def _warn_simulation(r: _Request, engine: str) -> None:
+    n, b, replays = r.n_items, r.resamples, r.replays
+    runs = max(1, r.runs)
+    stream = 5 * b * n / _DRAWS_PER_SECOND if 5 * b * n <= _STREAM_BUDGET else 5 * b * 4e-6
+    per_replay = (runs * n / _ITEMS_PER_SECOND + runs * b * n / _DRAWS_PER_SECOND) \
+        if engine == "stream" else b * 4e-6 + 1e-4
+    _say_if_long(n / _ITEMS_PER_SECOND + stream + replays * per_replay,
+                 f"{replays:,} replays x {b:,} resamples of {n:,} items",
+                 f"fewer {_opt('replays')} (0 skips the loop) or {_opt('resamples')}")
+
+
+def _table(r: _Request) -> Table:
+    """The request's table: given from Python, or read from its files."""
+    if r.table is not None:
+        return r.table
+    with _progress(r, "reading (bytes)") as progress:
+        return _named_apart(_read_input(r, progress))
+
+
+def _run_data(r: _Request, writes: list) -> Report:
+    table = _table(r)
+    _warn_data(r, table)
+    params = _data_params(r, table)
+    margin = None
+    if r.gate:
+        margin = r.min_delta / 100 if table.proportions else r.min_delta
+        params.update(gate=True, min_delta=r.min_delta)
+    settings = dataclasses.replace(_settings_from(r, r.calibration), margin=margin)
+    if table.tasks is not None:
+        return _run_tasks(r, table, params, settings, writes)
+    with _progress(r, "resampling") as progress:
+        comparisons = compare_systems(table, random.Random(r.seed), settings,
+                                      progress=progress)
+    source = "runs" if r.baseline is not None else table.sources[0].format
+    report = Report(params, source, tuple(comparisons), table=table,
+                    ledger=_ledger_after(r, table, comparisons, writes), details=r.details)
+    if r.plot:
+        writes.insert(0, lambda: atomic_write(r.plot, svg_histogram(report.analysis)))
+    return report
+
+
+def _cells_as_scores(cells: Cells) -> Scores:
+    """Per-item 0/1 scores with the given cell counts (items grouped by cell)."""
+    pairs = ([(1, 1)] * cells.both + [(1, 0)] * cells.a_only + [(0, 1)] * cells.b_only
+             + [(0, 0)] * cells.neither)
+    return Scores(tuple(x for x, _ in pairs), tuple(y for _, y in pairs))
+
+
+def _run_simulation(r: _Request, writes: list) -> Report:
+    rng, copula, engine = random.Random(r.seed), _copula(r), _engine(r)
+    _warn_simulation(r, engine)
+    margin = r.min_delta / 100 if r.gate else None
+    items = engine == "stream" or r.engine == "auto" and (
+        r.write_csv is not None or r.n_items <= _SIMULATED_ITEMS_LIMIT)
+    with _progress(r, "simulating items") as progress:
+        scores = copula.simulate(rng, r.n_items, progress) if items else \
+            _cells_as_scores(copula.simulate_cells(rng, r.n_items))
+    if r.write_csv is not None:
+        writes.append(lambda: write_scores_csv(r.write_csv, scores))
+    run_engine = r.engine if r.engine != "auto" else \
+        ("stream" if items and 5 * r.resamples * r.n_items <= _STREAM_BUDGET else "counts")
+    with _progress(r, "resampling") as progress:
+        result = analyze(scores, rng, _settings_from(r, engine=run_engine), progress=progress)
+    cov = None
+    if r.replays:
+        with _progress(r, "coverage replays") as progress:
+            cov = coverage(rng, copula, r.n_items,
+                           dataclasses.replace(_settings_from(r, engine=engine),
+                                               margin=margin), replays=r.replays,
+                           progress=progress)
+    plan = None if copula.clustered or copula.runs > 1 else _plan_summary(
+        PowerPlan(copula.cells, r.confidence), r.n_items, r.target_power)
+    params = {**_simulation_params(r), "coverage_engine": engine if r.replays else None}
+    by_runs = runs_plan(copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 \
+        else None
+    comparison = _single_comparison(result, margin=margin)
+    report = Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=by_runs)
+    if r.plot:
+        writes.append(lambda: atomic_write(r.plot, svg_histogram(result, copula.true_gap)))
+    return report
+
+
+def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport:
+    pairs, grid = r.acc_pairs or _DEFAULT_ACC_PAIRS, r.n_grid or _DEFAULT_TABLE_GRID
+    params = {"n_grid": list(grid), "acc_pairs": [[float(a), float(b)] for a, b in pairs],
+              "corr": r.corr, "confidence": r.confidence, "replays": r.replays,
+              "seed": r.seed}
+    with _progress(r, "interval table") as progress:
+        table = calibration_table(random.Random(r.seed), pairs, grid, r.corr,
+                                  r.confidence, r.replays, progress)
+    return _CalibrationTableReport(params, table)
+
+
+def _run_ledger_summary(r: _Request, writes: list) -> _LedgerSummaryReport:
+    return _LedgerSummaryReport({"ledger": r.ledger_summary, "confidence": r.confidence},
+                               summarize_ledger(r.ledger_summary, r.confidence))
+
+
+def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
+    table = _table(r)
+    constant = _constant_systems(table)
+    if constant and not r.allow_constant:
+        name = constant[0]
+        value = table.columns[table.systems.index(name)][0]
+        raise ToolError(f"{_printable(name)} scores {_format_decimal(Fraction(value))} on every "
+                        f"item: most often a run that failed or the wrong {_opt('score_col')}; "
+                        f"{_opt('allow_constant', True)} ranks it anyway")
+    settings = Settings(None, r.confidence, permutations=r.permutations, calibration=0,
+                        adjust=r.adjust)
+    with _progress(r, "leaderboard draws") as progress:
+        board = rank_systems(table, random.Random(r.seed), settings, draws=r.draws,
+                             target_power=r.target_power, progress=progress)
+    params = {"systems": len(table.systems), "n_items": table.n, "seed": r.seed,
+              "confidence": r.confidence, "draws": r.draws, "adjust": r.adjust,
+              "target_power": r.target_power, "permutations": r.permutations}
+    report = _LeaderboardReport(params, table, board, r.details)
+    if r.plot:
+        writes.append(lambda: atomic_write(r.plot, svg_forest(report)))
+    return report
+
+
+_RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan,
+            "leaderboard": _run_leaderboard,
+            "calibrate": _run_calibration_table, "ledger": _run_ledger_summary}
+
+
+def _run(request: _Request) -> tuple:
+    """Carry out a checked request: ``(report, writes)``, the files it writes (and the
+    ledger's append, last) waiting in *writes* until the report is out."""
+    writes = []
+    return _RUNNERS[request.command](request, writes), writes
+
+
+def _result(request: _Request) -> Result:
+    """From Python: check and run."""
+    report, _ = _run(_validate(request))          # a Python call names no file to write
+    return Result(report)
+
+
+# --- the entry points ---
+
+def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
+            names: Sequence[str] | str | None = None,
+            systems: Sequence[str] | str | None = None, a_col: str | None = None,
+            b_col: str | None = None, score_col: str | None = None,
+            id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
+            strata_col: str | None = None, run_col: str | None = None,
+            system_col: str | None = None, input_format: str | None = None,
+            filter: str | None = None, split: str | None = None,
+            tasks: Sequence[str] | str | None = None, pool: str = "strata",
+            allow_different_tasks: bool = False, allow_incomplete: bool = False,
+            on_missing: str = "error", confidence: float = float(CONFIDENCE), seed: int = SEED,
+            resamples: int | None = None, interval: str = "percentile",
+            accuracy_interval: str = "same", exact: bool = False, engine: str = "auto",
+            calibration: int = CALIBRATION_REPLAYS, permutations: int | None = None,
+            adjust: str = "holm", gate: bool = False, min_delta: float = 0,
+            details: bool = False) -> Result:
+    """Is each candidate better than the baseline?  The command line's ``compare``.
+
+    *baseline* and each candidate: one system's scores -- 0/1 or real scores in item
+    order (a list, a tuple, an array), a mapping from item id to score (any Mapping), a
+    pandas Series (joined on its index), or a list of runs of these -- or paths to read,
+    or alone a Table from read().  *ids*, *clusters* and *strata* go per item with
+    sequences (or map item ids to labels).  ``resamples=None`` (the default) uses the
+    exact bootstrap for 0/1 items and the saddlepoint bootstrap for real scores;
+    ``gate=True`` judges ``min_delta`` (points for scores in [0, 1], else score units).
+    The rest say how to read paths: the columns (``systems``, ``a_col``, ``score_col``,
+    ``id_col``, ...), harness logs (``filter``, ``split``, ``tasks``), missing scores.
+
+    >>> result = compare([1, 1, 0, 1, 0, 1, 1, 1] * 5, [1, 1, 1, 1, 0, 1, 1, 0] * 5)
+    >>> result.verdict, result.n, str(result.interval), result.method
+    ('cannot tell', 40, '[-15.0, +15.0] pts', 'exact bootstrap (B = infinity)')
+    >>> compare([0.2, 0.5, 0.7, 0.4] * 30, [0.3, 0.5, 0.9, 0.4] * 30).verdict
+    'better'
+    """
+    request = _request("compare", locals())
+    return _result(_with_inputs(request, (baseline,) + candidates, ids, clusters, strata))
+
+
+def leaderboard(*inputs, ids=None, clusters=None, strata=None,
+                names: Sequence[str] | str | None = None,
+                systems: Sequence[str] | str | None = None, score_col: str | None = None,
+                id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
+                strata_col: str | None = None, run_col: str | None = None,
+                system_col: str | None = None, input_format: str | None = None,
+                filter: str | None = None, split: str | None = None,
+                tasks: Sequence[str] | str | None = None,
+                allow_different_tasks: bool = False, allow_incomplete: bool = False,
+                allow_constant: bool = False, on_missing: str = "error",
+                confidence: float = float(CONFIDENCE), seed: int = SEED,
+                permutations: int | None = None, adjust: str = "holm",
+                draws: int = LEADERBOARD_DRAWS, target_power: float = 0.8,
+                details: bool = False) -> Result:
+    """Rank many systems on the same items: the command line's ``leaderboard``.
+
+    *inputs*: a mapping from each system's name to its scores, or the systems' scores one
+    after another (named by ``names``), or paths (one file with a column per system, or a
+    file or folder per system), or a Table.  ``systems`` picks columns of one file.
+
+    >>> board = leaderboard({"a": [1, 0, 1, 0] * 40, "b": [1, 1, 1, 0] * 40,
+    ...                      "c": [0, 0, 1, 0] * 40})
+    >>> [(s.system, s.ranks, s.tier) for s in board.board.standings]
+    [('b', (1, 1), 1), ('a', (2, 2), 2), ('c', (3, 3), 3)]
+    """
+    request = _request("leaderboard", locals())
+    if len(inputs) == 1 and isinstance(inputs[0], collections.abc.Mapping):
+        if names is not None:
+            raise ToolError("a mapping names its systems; names goes with scores given one "
+                            "after another")
+        request = dataclasses.replace(request, names=_names(list(inputs[0]), "names"))
+        inputs = tuple(inputs[0].values())
+    if not inputs:
+        raise ToolError("leaderboard needs the systems' scores, or files to read")
+    return _result(_with_inputs(request, inputs, ids, clusters, strata))
+
+
+def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None = None,
+         b_col: str | None = None, score_col: str | None = None,
+         id_col: Sequence[str] | str | None = None, names: Sequence[str] | str | None = None,
+         cluster_col: str | None = None, strata_col: str | None = None,
+         run_col: str | None = None, system_col: str | None = None,
+         input_format: str | None = None, filter: str | None = None,
+         split: str | None = None, tasks: Sequence[str] | str | None = None,
+         allow_different_tasks: bool = False, allow_incomplete: bool = False,
+         on_missing: str = "error") -> Table:
+    """The user's scores, as compare() and leaderboard() take them: one file with a column
+    per system (CSV, JSON lines, JSON, .xlsx; every column but the ids and labels, unless
+    systems or a_col and b_col name them; a harness folder: every model), or one file or
+    folder per system, a list of paths for its runs.
+
+    >>> table = read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "datasets",
+    ...                           "bootstrap-eval-deltas.csv"))
+    >>> table.systems, table.n
+    (('system_a_correct', 'system_b_correct'), 500)
+    """
+    request = _request("read", locals())
+    if not paths:
+        raise ToolError("read needs a file, or one file or folder per system")
+    for path in paths:
+        if not _is_paths(path):
+            raise ToolError(f"{_shorten(repr(path))} is not a path (read takes files and "
+                            "folders)")
+    command = "compare" if {"a_col", "b_col"} & request.given else "leaderboard"
+    request = _validate(_with_inputs(dataclasses.replace(request, command=command), paths))
+    return _read_input(request)
+
+
+def assert_not_worse(baseline, candidate, *, margin: float = 0, ids=None, clusters=None,
+                     strata=None, names: Sequence[str] | str | None = None,
+                     on_missing: str = "error", confidence: float = float(CONFIDENCE),
+                     seed: int = SEED, resamples: int | None = None,
+                     interval: str = "percentile", **reading) -> Result:
+    """A regression test in one line: AssertionError carrying the report unless the
+    candidate is shown not worse than the baseline by more than *margin* -- points for
+    scores in [0, 1], else score units -- by the lower end of the interval the verdict
+    reads (compare's gate with ``min_delta = -margin``).  *reading*: compare's options
+    that say how to read paths (``a_col``, ``score_col``, ...).
+
+    >>> assert_not_worse([1, 0, 1, 1] * 50, [1, 0, 1, 1] * 50, margin=2).passed
+    True
+    """
+    margin = _exact(margin, "margin")
+    if margin < 0:
+        raise ToolError("margin is 0 or more: how much worse the candidate may be")
+    not_reading = sorted(set(reading) - set(_READING))
+    if not_reading:
+        raise TypeError(f"assert_not_worse() got an unexpected keyword argument "
+                        f"{not_reading[0]!r}")
+    result = compare(baseline, candidate, ids=ids, clusters=clusters, strata=strata,
+                     names=names, on_missing=on_missing, confidence=confidence, seed=seed,
+                     resamples=resamples, interval=interval, gate=True, min_delta=-margin,
+                     **reading)
+    if not result.passed:
+        raise AssertionError(str(result))
+    return result
+
+
+def plan(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A), acc_b: float = float(ACC_B),
+         corr: float = float(CORR), target_power: float = 0.8,
+         confidence: float = float(CONFIDENCE), runs: int = 1, run_sd: float = 0.01,
+         run_item_noise: float = 0.3, half_width: float | None = None,
+         accuracy: float | None = None, n_grid: Sequence[int] | None = None,
+         replays: int = REPLAYS, resamples: int = RESAMPLES, engine: str = "auto",
+         seed: int = SEED) -> Result:
+    """Before the eval set is built: the command line's ``plan``.  With half_width (and
+    accuracy), the items one accuracy's interval needs; with n_grid, a power sweep
+    (simulated too: replays, resamples, engine, seed); else the exact and analytic power
+    at n_items and the items target_power needs (with runs, items x runs).
+
+    >>> print(str(plan(half_width=0.015, accuracy=0.85)).splitlines()[0])
+    items needed for a 95% interval of +-1.50 pts on one accuracy near 0.85:
+    """
+    return _result(_request("plan", locals()))
+
+
+def simulate(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A),
+             acc_b: float = float(ACC_B), corr: float = float(CORR), replays: int = REPLAYS,
+             resamples: int = RESAMPLES, seed: int = SEED,
+             confidence: float = float(CONFIDENCE), interval: str = "percentile",
+             accuracy_interval: str = "same", exact: bool = False, engine: str = "auto",
+             cluster_size: int = 1, icc: float = 0.3, runs: int = 1, run_sd: float = 0.01,
+             run_item_noise: float = 0.3, target_power: float = 0.8, gate: bool = False,
+             min_delta: float = 0) -> Result:
+    """The article's experiment: the command line's ``simulate``.  A Gaussian-copula eval
+    set of n_items with true accuracies acc_a and acc_b, compared as the article does;
+    replays of it measure the interval's coverage and power (0 skips them).
+
+    >>> print(str(simulate(replays=0)).splitlines()[2])
+    observed gap: +3.6 pts
+    """
+    return _result(_request("simulate", locals()))
+
+
+def calibrate(*, n_grid: Sequence[int] | None = None,
+              acc_pairs: Sequence[Sequence[float]] | None = None, corr: float = float(CORR),
+              replays: int = REPLAYS, confidence: float = float(CONFIDENCE),
+              seed: int = SEED) -> Result:
+    """Every paired interval's coverage and false-positive rate on a grid of sizes
+    (default 30, 100, 500, 2000) and accuracy pairs: the command line's ``calibrate``."""
+    return _result(_request("calibrate", locals()))
+
+
+def ledger(path: str, *, confidence: float = float(CONFIDENCE)) -> Result:
+    """A ledger's test sets, comparisons and Holm-adjusted verdicts: the command line's
+    ``ledger``."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ToolError(f"ledger reads a ledger file, got {_shorten(repr(path))}")
+    request = _request("ledger", {"confidence": confidence})
+    return _result(dataclasses.replace(request, ledger_summary=os.fspath(path)))
+
+
 # === CLI ===
 #
 # main() is the only place that turns exceptions into exit statuses: ToolError
@@ -9821,9 +10663,6 @@ def _plain_number(value):
 # (values, and flags that need each other) and changes nothing; one small
 # function per subcommand carries it out.  Every output path is checked against
 # every input before any work starts.
-
-_NAME = "bootstrap_eval_deltas"
-
 
 def _prog() -> str:
     """The command as the user typed it: the installed script, or the file."""
@@ -9923,6 +10762,11 @@ def _grid_arg(text: str) -> tuple:
             f"not a comma-separated list of whole numbers: {_shorten(text)}") from None
 
 
+def _names_arg(text: str) -> tuple:
+    """Names separated by commas; ``\\,`` is a comma inside a name (``base\\,v1,tuned``)."""
+    return tuple(part.replace("\\,", ",").strip() for part in re.split(r"(?<!\\),", text))
+
+
 def _pairs_arg(text: str) -> tuple:
     """Accuracy pairs ``0.72/0.76,0.95/0.95``."""
     pairs = []
@@ -9932,11 +10776,6 @@ def _pairs_arg(text: str) -> tuple:
             raise argparse.ArgumentTypeError(f"not a list of A/B accuracy pairs: {_shorten(text)}")
         pairs.append(tuple(_number_arg(h) for h in halves))
     return tuple(pairs)
-
-
-_DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), Fraction("0.95")),
-                     (Fraction("0.98"), Fraction("0.99")))
-_DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
 
 
 @dataclass(frozen=True)
@@ -9971,7 +10810,7 @@ _FLAGS = (
           help=f"system A's column or JSON key in one file (default {CSV_COLUMNS[1]})"),
     _flag(_C, "your results", "--b-col", metavar="NAME",
           help=f"system B's column or JSON key in one file (default {CSV_COLUMNS[2]})"),
-    _flag(f"{_C} {_L}", "your results", "--systems", metavar="BASE,CAND1,...",
+    _flag(f"{_C} {_L}", "your results", "--systems", type=_names_arg, metavar="BASE,CAND1,...",
           help="several systems' columns of one file, the baseline first: each candidate "
                "against it, with adjusted p-values"),
     _flag(f"{_C} {_L}", "your results", "--score-col", "--metric", "--scorer", dest="score_col",
@@ -9980,10 +10819,10 @@ _FLAGS = (
                "metrics.acc), the lm-eval metric, the Inspect scorer (scorer.key for a dict "
                "value) or the HELM stat -- found by itself when a harness log offers one; "
                "with --system-col: the score column of a long file"),
-    _flag(f"{_C} {_L}", "your results", "--id-col", metavar="NAME",
+    _flag(f"{_C} {_L}", "your results", "--id-col", type=_names_arg, metavar="NAME",
           help="item id column or key (default: item when the file has one; needed to join "
                "run files)"),
-    _flag(f"{_C} {_L}", "your results", "--names", metavar="A,B,...",
+    _flag(f"{_C} {_L}", "your results", "--names", type=_names_arg, metavar="A,B,...",
           help="names for the systems, baseline first (default: the model a harness log "
                "names, else the file names)"),
     _flag(f"{_C} {_L}", "your results", "--filter", metavar="NAME",
@@ -9991,9 +10830,9 @@ _FLAGS = (
                "the one to compare"),
     _flag(f"{_C} {_L}", "your results", "--split", metavar="NAME",
           help="HELM: the split whose stats to compare (default test)"),
-    _flag(f"{_C} {_L}", "your results", "--tasks", metavar="T1,T2,...",
+    _flag(f"{_C} {_L}", "your results", "--tasks", type=_names_arg, metavar="T1,T2,...",
           help="harness folders: compare only these tasks"),
-    _flag(_C, "your results", "--pool", choices=("strata", "clusters"), default="strata",
+    _flag(_C, "your results", "--pool", choices=("strata", "clusters"),
           help="harness folders: in the pooled comparison each task is a stratum (default) "
                "or a cluster"),
     _flag(f"{_C} {_L}", "your results", "--run-col", metavar="NAME",
@@ -10015,37 +10854,37 @@ _FLAGS = (
     _flag(f"{_C} {_L}", "your results", "--allow-incomplete", action="store_true",
           help="harness logs: compare a run that did not finish (status error, cancelled, or "
                "stopped); the verdict then says how many samples it holds"),
-    _flag(f"{_C} {_L}", "your results", "--on-missing", choices=("error", "drop"), default="error",
+    _flag(f"{_C} {_L}", "your results", "--on-missing", choices=("error", "drop"),
           help="rows with a missing score or id, repeated ids, items missing from a run: an "
                "error (default) or dropped and counted in the report"),
     # --- the simulation: the article's experiment ---
-    _flag(f"{_S} {_P}", "simulation", "--n-items", type=_count_arg, default=N_ITEMS,
-          metavar="N", help=f"items in the eval set, N_ITEMS (default {N_ITEMS})"),
-    _flag(f"{_S} {_P} {_K}", "simulation", "--corr", type=_number_arg, default=CORR,
-          metavar="R", help=f"loading of each system's latent score on the shared item "
+    _flag(f"{_S} {_P}", "simulation", "--n-items", type=_count_arg, metavar="N",
+          help=f"items in the eval set, N_ITEMS (default {N_ITEMS})"),
+    _flag(f"{_S} {_P} {_K}", "simulation", "--corr", type=_number_arg, metavar="R",
+          help=f"loading of each system's latent score on the shared item "
                             f"difficulty, -1 < R < 1 (default {CORR})"),
-    _flag(f"{_S} {_P}", "simulation", "--acc-a", type=_number_arg, default=ACC_A, metavar="P",
+    _flag(f"{_S} {_P}", "simulation", "--acc-a", type=_number_arg, metavar="P",
           help=f"true accuracy of system A (default {_format_decimal(ACC_A)})"),
-    _flag(f"{_S} {_P}", "simulation", "--acc-b", type=_number_arg, default=ACC_B, metavar="P",
+    _flag(f"{_S} {_P}", "simulation", "--acc-b", type=_number_arg, metavar="P",
           help=f"true accuracy of system B (default {_format_decimal(ACC_B)})"),
-    _flag(f"{_S} {_P} {_K}", "simulation", "--replays", type=_count_arg, default=REPLAYS,
-          metavar="K", help=f"simulated replays; 0 skips the coverage loop (default {REPLAYS})"),
+    _flag(f"{_S} {_P} {_K}", "simulation", "--replays", type=_count_arg, metavar="K",
+          help=f"simulated replays; 0 skips the coverage loop (default {REPLAYS})"),
     _flag(_S, "simulation", "--write-csv", metavar="PATH.csv",
           help="also write the simulated per-item scores to PATH (atomically)"),
-    _flag(_S, "simulation", "--cluster-size", type=_count_arg, default=1, metavar="K",
+    _flag(_S, "simulation", "--cluster-size", type=_count_arg, metavar="K",
           help="simulate items in clusters of K (e.g. questions per passage); the coverage "
                "loop then shows item-level and cluster bootstrap side by side"),
-    _flag(_S, "simulation", "--icc", type=_number_arg, default=Fraction("0.3"), metavar="R",
+    _flag(_S, "simulation", "--icc", type=_number_arg, metavar="R",
           help="with --cluster-size: within-cluster correlation of each latent score, "
                "0 <= R <= 1 (default 0.3)"),
-    _flag(f"{_S} {_P}", "simulation", "--runs", type=_count_arg, default=1, metavar="K",
+    _flag(f"{_S} {_P}", "simulation", "--runs", type=_count_arg, metavar="K",
           help="K runs (seeds) per system: the two-level interval, its coverage beside the "
                "single-run one, and an items x runs plan"),
-    _flag(f"{_S} {_P}", "simulation", "--run-sd", type=_number_arg, default=Fraction("0.01"),
-          metavar="S", help="with --runs: run-to-run sd of a system's accuracy, as a "
+    _flag(f"{_S} {_P}", "simulation", "--run-sd", type=_number_arg, metavar="S",
+          help="with --runs: run-to-run sd of a system's accuracy, as a "
                             "proportion (default 0.01: 1 pt)"),
     _flag(f"{_S} {_P}", "simulation", "--run-item-noise", type=_number_arg,
-          default=Fraction("0.3"), metavar="F",
+          metavar="F",
           help="with --runs: share of each system's own per-item noise drawn afresh in every "
                "run, 0 <= F <= 1 (default 0.3)"),
     # --- planning ---
@@ -10053,50 +10892,50 @@ _FLAGS = (
           help="plan: a power sweep over these eval-set sizes (increasing), analytic, exact and "
                "simulated; calibrate: the sizes to measure (default 30,100,500,2000)"),
     _flag(f"{_S} {_P} {_L}", "planning", "--target-power", type=_number_arg,
-          default=Fraction("0.8"), metavar="P", help="power to plan for, 0 < P < 1 (default 0.8)"),
+          metavar="P", help="power to plan for, 0 < P < 1 (default 0.8)"),
     _flag(_P, "planning", "--half-width", type=_number_arg, metavar="H",
           help="items needed for a +-H interval on one accuracy (e.g. 0.015)"),
     _flag(_P, "planning", "--accuracy", type=_number_arg, metavar="P",
           help="with --half-width: the accuracy expected (default 0.5, the worst case)"),
-    _flag(_K, "planning", "--acc-pairs", type=_pairs_arg, default=None, metavar="A/B,...",
+    _flag(_K, "planning", "--acc-pairs", type=_pairs_arg, metavar="A/B,...",
           help="accuracy pairs to measure (default 0.72/0.76,0.95/0.95,0.98/0.99)"),
     _flag(_K, "planning", "--calibration-table", action="store_true", hidden=True),
     # --- resampling ---
-    _flag(f"{_C} {_S} {_P} {_K} {_L}", "resampling", "--seed", type=_count_arg, default=SEED,
+    _flag(f"{_C} {_S} {_P} {_K} {_L}", "resampling", "--seed", type=_count_arg,
           help=f"seed of the one random.Random that drives the run (default {SEED})"),
-    _flag(f"{_C} {_S} {_P}", "resampling", "--resamples", type=_count_arg, default=RESAMPLES,
-          metavar="B", help=f"bootstrap resamples per interval (default {RESAMPLES:,}; at most "
+    _flag(f"{_C} {_S} {_P}", "resampling", "--resamples", type=_count_arg, metavar="B",
+          help=f"bootstrap resamples per interval (default {RESAMPLES:,}; at most "
                             f"{MAX_RESAMPLES:,})"),
     _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "resampling", "--confidence", type=_number_arg,
-          default=CONFIDENCE, metavar="C",
+          metavar="C",
           help=f"confidence level, 0 < C < 1 (default {_format_decimal(CONFIDENCE)})"),
-    _flag(f"{_C} {_S}", "resampling", "--interval", choices=INTERVALS, default="percentile",
+    _flag(f"{_C} {_S}", "resampling", "--interval", choices=INTERVALS,
           help="percentile (the article's, default), basic, bca (bias-corrected and "
                "accelerated, with the jackknife), or score (0/1 items: Wilson for each "
                "accuracy, Newcombe's hybrid score for the gaps)"),
     _flag(f"{_C} {_S}", "resampling", "--accuracy-interval", choices=_ACCURACY_INTERVALS,
-          default="same", help="the per-system accuracies' interval: the same rule as "
+          help="the per-system accuracies' interval: the same rule as "
                                "--interval (default), wilson, or clopper-pearson (exact)"),
     _flag(f"{_C} {_S}", "resampling", "--exact", action="store_true",
           help="also print the exact bootstrap intervals (B = infinity) from the cell counts "
                "(0/1 items, no clusters or strata)"),
-    _flag(f"{_C} {_S} {_P}", "resampling", "--engine", choices=_ENGINE_CHOICES, default="auto",
+    _flag(f"{_C} {_S} {_P}", "resampling", "--engine", choices=_ENGINE_CHOICES,
           help="auto (default): the stream engine where it finishes in seconds, else counts; "
                "stream: resample items, bit-exact with the article's listing; counts: draw "
                "how many resampled items take each value, cost independent of n"),
-    _flag(_C, "resampling", "--calibration", type=_count_arg, default=CALIBRATION_REPLAYS,
-          metavar="K", help=f"0/1 data: measure the chosen interval's coverage and false-"
+    _flag(_C, "resampling", "--calibration", type=_count_arg, metavar="K",
+          help=f"0/1 data: measure the chosen interval's coverage and false-"
                             f"positive rate on K tables drawn from your own 2x2 table, and as "
                             f"many with no gap (default {CALIBRATION_REPLAYS:,}; 0 skips it)"),
-    _flag(f"{_C} {_L}", "resampling", "--permutations", type=_count_arg, default=PERMUTATIONS,
-          metavar="R", help=f"random sign patterns of the permutation test for real-valued "
+    _flag(f"{_C} {_L}", "resampling", "--permutations", type=_count_arg, metavar="R",
+          help=f"random sign patterns of the permutation test for real-valued "
                             f"scores (default {PERMUTATIONS:,}; exact up to "
                             f"{_EXACT_SIGN_FLIP_LIMIT} nonzero differences)"),
-    _flag(f"{_C} {_L}", "resampling", "--adjust", choices=ADJUSTMENTS, default="holm",
+    _flag(f"{_C} {_L}", "resampling", "--adjust", choices=ADJUSTMENTS,
           help="how p is adjusted across several candidates, tasks or a leaderboard's pairs: "
                "holm (the family-wise error, default), bh (Benjamini-Hochberg, the false "
                "discovery rate) or bonferroni"),
-    _flag(_L, "resampling", "--draws", type=_count_arg, default=LEADERBOARD_DRAWS, metavar="K",
+    _flag(_L, "resampling", "--draws", type=_count_arg, metavar="K",
           help=f"draws from the gaps' joint normal approximation for the max-|t| critical "
                f"value of the simultaneous intervals (default {LEADERBOARD_DRAWS:,})"),
     _flag(_L, "your results", "--allow-constant", action="store_true",
@@ -10108,7 +10947,7 @@ _FLAGS = (
                "(judged by the lower end of the interval the verdict reads); with simulate, "
                "the coverage loop measures how often it passes"),
     _flag(f"{_C} {_S}", "gate and ledger", "--min-delta", type=_number_arg,
-          default=Fraction(0), metavar="D",
+          metavar="D",
           help="the gate's margin, in points for scores in [0, 1] (else in score units): "
                "1.0 = better by more than 1 pt, -0.5 = not worse by more than 0.5 pts"),
     _flag(_C, "gate and ledger", "--ledger", metavar="FILE",
@@ -10116,7 +10955,7 @@ _FLAGS = (
                "on the test set, and report p adjusted by Holm over all of them"),
     _flag(_G, "gate and ledger", "--ledger-summary", metavar="FILE", hidden=True),
     # --- output ---
-    _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "output", "--output", choices=OUTPUTS, default=None,
+    _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "output", "--output", choices=OUTPUTS,
           help="text (default), json, or markdown (a table for a pull request)"),
     _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "output", "--json", action="store_true",
           help="the same as --output json"),
@@ -10156,17 +10995,19 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
     inputs = {"compare": " FILE [FILE ...]", "leaderboard": " FILE [FILE ...]",
               "ledger": " LEDGER"}.get(command, "")
     parser = _Parser(prog=f"{_prog()} {command}", allow_abbrev=False,
+                     argument_default=argparse.SUPPRESS,
                      usage=f"%(prog)s{inputs} [flags]",
                      description=summary[0].upper() + summary[1:] + ".",
                      epilog="examples:\n" + examples + "\n\n" + _EXIT_STATUSES,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     if command in ("compare", "leaderboard"):
-        parser.add_argument("inputs", nargs="*", metavar="FILE",
+        parser.add_argument("inputs", nargs="*", metavar="FILE", default=[],
                             help="one file with a column per system, or one file or harness "
                                  "folder per system" + (", the baseline first" if command ==
                                                         "compare" else ""))
     elif command == "ledger":
-        parser.add_argument("inputs", nargs="*", metavar="LEDGER", help="the ledger file")
+        parser.add_argument("inputs", nargs="*", metavar="LEDGER", default=[],
+                            help="the ledger file")
     groups = {}
     for flag in _FLAGS:
         if command in flag.commands.split():
@@ -10214,323 +11055,61 @@ def _refuse_foreign_flags(command: str, argv) -> None:
                             f"{where}); see {command} --help")
 
 
-def _parse_args(argv) -> argparse.Namespace:
-    """The parsed flags, with ``command`` and ``given`` (the destinations named on the command
-    line); the inputs of ``compare`` and ``ledger`` moved to the flags they stand for."""
+# The flags that are not keywords of an entry point: the inputs and the outputs.
+_INPUT_FLAGS = ("inputs", "csv", "baseline", "candidate", "calibration_table")
+_OUTPUT_FLAGS = ("output", "json", "quiet", "plot", "write_csv", "ledger", "ledger_summary")
+
+
+def _cli_inputs(command: str, given: dict) -> list:
+    """The paths a compare or leaderboard reads: ``FILE`` is one file with a column per
+    system (``--csv FILE``), ``BASELINE CANDIDATE...`` a file or folder per system
+    (``--baseline``, ``--candidate``)."""
+    inputs, csv, baseline = given["inputs"], given.get("csv"), given.get("baseline")
+    candidates = given.get("candidate", [])
+    if inputs and (csv is not None or baseline is not None or candidates):
+        raise ToolError("give the files as FILE arguments or with --csv/--baseline/--candidate, "
+                        "not both")
+    if csv is not None and (baseline is not None or candidates):
+        raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
+                        "(one file per run), not both")
+    if baseline is not None and not candidates:
+        raise ToolError("--baseline needs at least one --candidate run file")
+    if candidates and baseline is None:
+        raise ToolError("--candidate goes with --baseline (compare BASELINE CANDIDATE)")
+    paths = inputs or ([csv] if csv is not None else [baseline] + candidates
+                       if baseline is not None else [])
+    if not paths:
+        what = "CANDIDATE" if command == "compare" else "SYSTEM3 ..."
+        raise ToolError(f"{command} needs your results: {command} FILE (a column per system) "
+                        f"or {command} BASELINE {what} (a file or folder per system)")
+    return paths
+
+
+def _parse_args(argv) -> _Request:
+    """The request a command line makes: its flags parsed (only those typed), the
+    entry point's defaults for the rest, its inputs in place."""
     argv = list(argv)
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(_top_help())
         raise SystemExit(0)
     command, rest = _command_of(argv)
     _refuse_foreign_flags(command, rest)
-    parser = _build_parser(command)
-    args = parser.parse_args(rest)
-    flags = {option: action.dest for action in parser._actions
-             for option in action.option_strings}
-    given = {flags[token.split("=", 1)[0]] for token in itertools.takewhile(
-        lambda t: t != "--", rest) if token.split("=", 1)[0] in flags}
-    args.command, args.given = command, frozenset(given)
+    given = vars(_build_parser(command).parse_args(rest))
+    outputs = {name: given[name] for name in _OUTPUT_FLAGS if name in given}
+    options = {name: value for name, value in given.items()
+               if name not in _INPUT_FLAGS and name not in outputs}
+    request = _request(command, options, given=set(options) | set(outputs),
+                       **{"quiet": False, **outputs})
     if command in ("compare", "leaderboard"):
-        _with_compare_defaults(args)
-        _place_inputs(args)
-    elif command == "ledger":
-        if args.inputs and args.ledger_summary is not None or len(args.inputs) > 1:
-            raise ToolError("ledger reads one ledger file")
-        if not args.inputs and args.ledger_summary is None:
-            raise ToolError("ledger needs the ledger file: ledger FILE")
-        args.ledger_summary = args.ledger_summary or args.inputs[0]
-    return args
-
-
-# leaderboard reads its inputs as compare does; the flags it has not, at compare's defaults
-_COMPARE_DEFAULTS = dict(csv=None, baseline=None, candidate=None, a_col=None, b_col=None,
-                         engine="auto", exact=False, interval="percentile", pool="strata")
-
-
-def _with_compare_defaults(args) -> None:
-    for name, value in _COMPARE_DEFAULTS.items():
-        if not hasattr(args, name):
-            setattr(args, name, value)
-
-
-def _place_inputs(args) -> None:
-    """``compare FILE`` is ``--csv FILE``; ``compare BASE CAND...`` is ``--baseline BASE
-    --candidate CAND ...`` (and so for leaderboard: one file, or a file per system)."""
-    if not args.inputs:
-        if args.csv is None and args.baseline is None:
-            what = "CANDIDATE" if args.command == "compare" else "SYSTEM3 ..."
-            raise ToolError(f"{args.command} needs your results: {args.command} FILE (a column "
-                            f"per system) or {args.command} BASELINE {what} (a file or folder "
-                            "per system)")
-        return
-    if args.csv is not None or args.baseline is not None or args.candidate:
-        raise ToolError("give the files as FILE arguments or with --csv/--baseline/--candidate, "
-                        "not both")
-    if len(args.inputs) == 1:
-        args.csv = args.inputs[0]
-    else:
-        args.baseline, args.candidate = args.inputs[0], list(args.inputs[1:])
-
-
-# --- validate: checks only, in the order a reader would think of them ---
-
-def _flags(args, names) -> list:
-    return ["--" + name.replace("_", "-") for name in names if name in args.given]
-
-
-def _check_count(value: int, flag: str, low: int, high: int, wording: str = "") -> None:
-    if value < low:
-        raise ToolError(f"{flag} must be {wording or f'at least {low}'}, got {value}")
-    if value > high:
-        raise ToolError(f"{flag} must be at most {high:,}, got {value:,}")
-
-
-def _in_open_unit(value) -> bool:
-    """Strictly between 0 and 1, also once rounded to a float (1e-400 and 1 - 1e-20 are not)."""
-    return 0 < value < 1 and 0 < float(value) < 1
-
-
-_COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS, ""), ("resamples", 1, MAX_RESAMPLES, ""),
-                 ("draws", 100, MAX_RESAMPLES, ""),
-                 ("replays", 0, MAX_REPLAYS, "0 or more"),
-                 ("permutations", 1, MAX_PERMUTATIONS, ""),
-                 ("calibration", 0, MAX_REPLAYS, "0 or more"), ("runs", 1, MAX_RUNS, ""),
-                 ("seed", 0, 10 ** MAX_NUMBER_CHARS, "0 or more"))
-_UNIT_FLAGS = ("acc_a", "acc_b", "confidence", "target_power")
-
-
-def _check_numbers(args) -> None:
-    """Every number the subcommand takes, within its range."""
-    for name, low, high, wording in _COUNT_LIMITS:
-        if hasattr(args, name):
-            _check_count(getattr(args, name), "--" + name.replace("_", "-"), low, high, wording)
-    for name in _UNIT_FLAGS:
-        if hasattr(args, name) and not _in_open_unit(getattr(args, name)):
-            value = getattr(args, name)
-            close = " (so close that it rounds to 0 or 1)" if 0 < value < 1 else ""
-            raise ToolError(f"--{name.replace('_', '-')} must be strictly between 0 and 1"
-                            f"{close}, got {_shorten(_format_decimal(value))}")
-    if hasattr(args, "corr") and not (-1 < args.corr < 1 and -1 < float(args.corr) < 1):
-        raise ToolError(f"--corr must be strictly between -1 and 1, got "
-                        f"{_format_decimal(args.corr)} (at +-1 both systems would share one "
-                        "latent score and no item could separate them)")
-
-
-def _check_gate(args) -> None:
-    if "min_delta" in args.given and not args.gate:
-        raise ToolError("--min-delta is the margin of --gate; give --gate too")
-
-
-def _check_columns(args) -> None:
-    """Flags that name systems and columns: complete and consistent."""
-    if args.system_col is not None:
-        if args.score_col is None or args.systems is None and args.command == "compare":
-            raise ToolError("--system-col reads a long file: it needs --score-col (the score "
-                            "column) and --systems (baseline first)")
-        if _flags(args, ("a_col", "b_col")):
-            raise ToolError("--system-col reads a long file: name the systems with --systems")
-    if args.names is not None:
-        names = [name.strip() for name in args.names.split(",")]
-        count = (len(args.systems.split(",")) if args.systems else 2) if args.csv is not None \
-            else 1 + len(args.candidate or ())
-        if args.command == "leaderboard" and args.csv is not None and not args.systems:
-            count = len(names)                 # every column: counted once the file is read
-        if not all(names):
-            raise ToolError("--names holds an empty name")
-        if len(names) != count:
-            raise ToolError(f"--names needs {count} names (baseline first), got {len(names)}")
-        if len(set(names)) != len(names):
-            raise ToolError("--names repeats a name")
-    if args.systems is not None:
-        if _flags(args, ("a_col", "b_col")):
-            raise ToolError("--systems replaces --a-col and --b-col; give one or the other")
-        names = [name.strip() for name in args.systems.split(",")]
-        if len(names) < 2 or not all(names):
-            raise ToolError("--systems needs a baseline and at least one candidate, "
-                            "comma-separated")
-
-
-def _check_design_flags(args) -> None:
-    """Clusters, strata and pictures: what they go with."""
-    designed = _flags(args, ("cluster_col", "strata_col"))
-    if designed and args.engine == "counts":
-        raise ToolError(f"{designed[0]} needs the per-item engine: the counts engine "
-                        "resamples plain items only")
-    if designed and args.exact:
-        raise ToolError(f"--exact covers plain 0/1 items; it does not apply with {designed[0]}")
-    if designed and args.interval == "score":
-        raise ToolError(f"--interval score covers plain 0/1 items; it does not apply with "
-                        f"{designed[0]}")
-    if args.cluster_col is not None and args.cluster_col == args.strata_col:
-        raise ToolError("--cluster-col and --strata-col name the same column")
-    scores = {args.a_col, args.b_col, args.score_col} | set(
-        (args.systems or "").split(",")) | ({CSV_COLUMNS[1], CSV_COLUMNS[2]} if
-                                            args.systems is None and args.a_col is None else set())
-    for flag in designed:
-        column = getattr(args, flag[2:].replace("-", "_"))
-        if column in scores:
-            raise ToolError(f"{flag} names a score column ({_shorten(column)}); clusters and "
-                            "strata come from a label column")
-    if args.command == "compare" and args.plot is not None and (
-            args.systems and len(args.systems.split(",")) > 2
-            or args.candidate and len(args.candidate) > 1):
-        raise ToolError("--plot draws one comparison; it does not apply to several candidates")
-
-
-def _check_compare(args) -> None:
-    """compare: one file with a column per system, or one file (or folder) per system."""
-    if args.csv is not None and args.baseline is not None:
-        raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
-                        "(one file per run), not both")
-    folder = args.csv not in (None, "-") and os.path.isdir(args.csv)
-    if folder and _flags(args, ("a_col", "b_col", "run_col", "system_col")):
-        raise ToolError(f"{_flags(args, ('a_col', 'b_col', 'run_col', 'system_col'))[0]} names "
-                        "a column of one file; a folder of harness logs names its models with "
-                        "--systems")
-    if args.baseline is None and not folder:
-        for flag in _flags(args, ("candidate", "tasks", "pool")):
-            raise ToolError(f"{flag} goes with harness folders or one file per system "
-                            "(compare BASELINE CANDIDATE)")
-        if args.score_col is not None and args.system_col is None:
-            raise ToolError("--score-col names the score in one file per system (compare "
-                            "BASELINE CANDIDATE), or with --system-col in a long file")
-    elif args.baseline is not None:
-        if not args.candidate:
-            raise ToolError("--baseline needs at least one --candidate run file")
-        if _flags(args, ("a_col", "b_col", "systems", "run_col", "system_col")):
-            raise ToolError("--a-col, --b-col, --systems, --run-col and --system-col name "
-                            "columns of one file; with one file per system use --score-col")
-    _check_columns(args)
-    _check_design_flags(args)
-    if "engine" in args.given and "resamples" not in args.given:
-        raise ToolError("--engine chooses how resamples are drawn; give --resamples too "
-                        "(without it compare uses the exact or saddlepoint bootstrap where they "
-                        "apply, which draw nothing)")
-
-
-def _check_runs(args) -> None:
-    for flag in _flags(args, ("run_sd", "run_item_noise")):
-        if "runs" not in args.given:
-            raise ToolError(f"{flag} goes with --runs")
-    if "runs" not in args.given:
-        return
-    if not 0 <= args.run_sd < Fraction(1, 4):
-        raise ToolError(f"--run-sd must lie in [0, 0.25), got {_format_decimal(args.run_sd)}")
-    if not 0 <= args.run_item_noise <= 1:
-        raise ToolError(f"--run-item-noise must lie in [0, 1], got "
-                        f"{_format_decimal(args.run_item_noise)}")
-    for acc in filter(_in_open_unit, (args.acc_a, args.acc_b)):
-        _run_shift_sd(args.run_sd, acc)
-
-
-def _check_simulate(args) -> None:
-    _check_runs(args)
-    if args.runs > 1 and (args.cluster_size > 1 or args.engine == "counts"):
-        raise ToolError("--runs simulates runs item by item: no --cluster-size, the stream "
-                        "engine")
-    if args.engine == "counts" and args.write_csv is not None:
-        raise ToolError("--write-csv needs per-item scores; the counts engine simulates "
-                        "cell counts only (use --engine stream)")
-    if "icc" in args.given and "cluster_size" not in args.given:
-        raise ToolError("--icc goes with --cluster-size")
-    if "cluster_size" in args.given:
-        if args.cluster_size < 1:
-            raise ToolError(f"--cluster-size must be at least 1, got {args.cluster_size}")
-        if args.engine == "counts":
-            raise ToolError("--cluster-size simulates per item: it needs the stream engine "
-                            "(not --engine counts)")
-        if args.exact:
-            raise ToolError("--exact covers plain 0/1 items; it does not apply with "
-                            "--cluster-size")
-        if not 0 <= args.icc <= 1:
-            raise ToolError(f"--icc must be between 0 and 1, got {_format_decimal(args.icc)}")
-        if args.gate:
-            raise ToolError("--gate in a simulation needs plain items (not --cluster-size)")
-
-
-_ACCURACY_PLAN_FLAGS = ("half_width", "accuracy", "confidence", "output", "json", "quiet")
-
-
-def _check_plan(args) -> None:
-    """plan: one accuracy's half-width, a sweep over sizes, or the power at one size."""
-    if args.half_width is not None:
-        others = sorted(args.given - set(_ACCURACY_PLAN_FLAGS))
-        if others:
-            raise ToolError("--half-width plans one accuracy by formula; "
-                            f"{', '.join(_flags(args, others))} do not apply to it")
-        if not 0 < args.half_width < 1:
-            raise ToolError(f"--half-width must be a proportion above 0, like 0.015, "
-                            f"got {_format_decimal(args.half_width)}")
-        if args.half_width < MIN_HALF_WIDTH:
-            raise ToolError(f"--half-width must be at least {_format_decimal(MIN_HALF_WIDTH)} "
-                            f"(+-{_format_decimal(MIN_HALF_WIDTH * 100)} pts), got "
-                            f"{_format_decimal(args.half_width)}")
-        accuracy = args.accuracy if args.accuracy is not None else Fraction(1, 2)
-        if not _in_open_unit(accuracy):
-            raise ToolError(f"--accuracy must be strictly between 0 and 1, "
-                            f"got {_format_decimal(accuracy)}")
-        return
-    if args.accuracy is not None:
-        raise ToolError("--accuracy goes with --half-width")
-    _check_runs(args)
-    if args.n_grid is not None:
-        if "n_items" in args.given:
-            raise ToolError("--n-grid replaces --n-items; give one of them")
-        if args.runs > 1:
-            raise ToolError("--runs plans items x runs at one size (--n-items), not over "
-                            "--n-grid")
-        _check_grid(args.n_grid, increasing=True)
-        if args.replays < 1:
-            raise ToolError("--n-grid simulates: --replays must be at least 1")
-        return
-    simulated = _flags(args, ("replays", "resamples", "engine", "plot") + (
-        ("seed",) if args.runs == 1 else ()))
-    if simulated:
-        raise ToolError(f"plan at one size (--n-items) is computed, not simulated; "
-                        f"{', '.join(simulated)} go with --n-grid (a simulated sweep)")
-
-
-def _check_grid(grid, increasing: bool) -> None:
-    if min(grid) < 2 or max(grid) > MAX_N_ITEMS:
-        raise ToolError(f"--n-grid sizes must lie between 2 and {MAX_N_ITEMS:,}, got "
-                        f"{min(grid) if min(grid) < 2 else max(grid):,}")
-    if increasing and any(a >= b for a, b in zip(grid, grid[1:])):
-        raise ToolError(f"--n-grid must be strictly increasing, got "
-                        f"{','.join(map(str, grid))}")
-
-
-def _check_calibrate(args) -> None:
-    _check_grid(args.n_grid or _DEFAULT_TABLE_GRID, increasing=False)
-    for a, b in args.acc_pairs or _DEFAULT_ACC_PAIRS:
-        if not (_in_open_unit(a) and _in_open_unit(b)):
-            raise ToolError(f"--acc-pairs accuracies must lie strictly between 0 and 1, got "
-                            f"{_format_decimal(a)}/{_format_decimal(b)}")
-    if args.replays < 1:
-        raise ToolError("calibrate simulates: --replays must be at least 1")
-
-
-def _check_leaderboard(args) -> None:
-    """leaderboard: its inputs as compare's; the power its plan line plans for."""
-    _check_compare(args)
-    if args.target_power <= Fraction(1, 2):
-        raise ToolError("--target-power must be above 0.5 to plan items for it (below it, the "
-                        "normal formula for the items needed no longer holds)")
-
-
-_CHECKS = {"compare": _check_compare, "simulate": _check_simulate, "plan": _check_plan,
-           "calibrate": _check_calibrate, "ledger": lambda args: None,
-           "leaderboard": _check_leaderboard}
-
-
-def _validate(args) -> None:
-    """Check flag values and combinations; raise ToolError with a one-line message.
-    Changes nothing: defaults come from the parser."""
-    if args.json and args.output not in (None, "json"):
-        raise ToolError(f"--json means --output json; it conflicts with --output {args.output}")
-    if hasattr(args, "gate"):
-        _check_gate(args)
-    _CHECKS[args.command](args)
-    _check_numbers(args)
+        return _with_inputs(request, _cli_inputs(command, given))
+    if command == "ledger":
+        paths = given["inputs"] + ([outputs["ledger_summary"]] if "ledger_summary" in outputs
+                                   else [])
+        if len(paths) != 1:
+            raise ToolError("ledger reads one ledger file" if paths else
+                            "ledger needs the ledger file: ledger FILE")
+        return dataclasses.replace(request, ledger_summary=paths[0])
+    return request
 
 
 # --- outputs: checked against the inputs before any work ---
@@ -10538,13 +11117,13 @@ def _validate(args) -> None:
 _OUTPUT_SUFFIXES = {"plot": (".svg",), "write_csv": (".csv",)}
 
 
-def _input_paths(args) -> list:
+def _input_paths(request: _Request) -> list:
     """Every file the command line reads (harness folders expanded), stdin as ``-``."""
     paths = []
-    if getattr(args, "csv", None) is not None:
-        paths.append(args.csv)
-    if getattr(args, "baseline", None) is not None:
-        for value in [args.baseline] + list(args.candidate or ()):
+    if request.csv is not None:
+        paths.append(request.csv)
+    if request.baseline is not None:
+        for value in (request.baseline,) + request.candidate:
             for path in _expand_paths(value):
                 if os.path.isdir(path):
                     paths += [os.path.join(root, name) for root, _, names in os.walk(path)
@@ -10623,320 +11202,9 @@ def _check_outputs(outputs, inputs) -> None:
                                 "over its input")
 
 
-def _output_paths(args) -> list:
-    return [(f"--{name.replace('_', '-')}", getattr(args, name))
-            for name in ("write_csv", "plot", "ledger") if getattr(args, name, None) is not None]
-
-
-# --- one function per subcommand ---
-
-def _progress(args, label: str) -> _Progress:
-    return _Progress(label, enabled=not args.quiet, delay=_PROGRESS_DELAY)
-
-
-def _copula(args) -> Copula:
-    size = getattr(args, "cluster_size", 1)
-    return Copula(args.corr, args.acc_a, args.acc_b, size,
-                  args.icc if size > 1 else Fraction(0), args.runs, args.run_sd,
-                  args.run_item_noise)
-
-
-def _engine(args) -> str:
-    """The engine of a sweep or a simulated run's coverage loop (data choose per comparison)."""
-    if args.engine != "auto":
-        return args.engine
-    if getattr(args, "n_grid", None) is not None:
-        return "counts"
-    return _coverage_engine("auto", _copula(args), args.n_items, args.replays, args.resamples)
-
-
-def _simulation_params(args) -> dict:
-    params = {"n_items": args.n_items, "corr": args.corr, "acc_a": args.acc_a,
-              "acc_b": args.acc_b, "seed": args.seed, "resamples": args.resamples,
-              "replays": args.replays, "confidence": args.confidence, "engine": args.engine,
-              "target_power": args.target_power, "interval": getattr(args, "interval", None)}
-    if getattr(args, "cluster_size", 1) > 1:
-        params.update(cluster_size=args.cluster_size, icc=args.icc)
-    if args.runs > 1:
-        params.update(runs=args.runs, run_sd=args.run_sd, run_item_noise=args.run_item_noise)
-    return params
-
-
-def _run_accuracy_plan(args) -> _AccuracyPlanReport:
-    accuracy = args.accuracy if args.accuracy is not None else Fraction(1, 2)
-    params = {"half_width": args.half_width, "accuracy": accuracy,
-              "confidence": args.confidence}
-    return _AccuracyPlanReport(params, plan_accuracy(accuracy, args.half_width, args.confidence))
-
-
-def _run_power_plan(args) -> _PowerPlanReport:
-    """plan at one size: exact and analytic power, the items a target needs, half-widths;
-    with --runs the items x runs table."""
-    copula = _copula(args)
-    params = {**_simulation_params(args), "replays": None, "resamples": None, "engine": None}
-    plan = PowerPlan(copula.cells, args.confidence)
-    by_runs = runs_plan(copula, args.confidence, random.Random(args.seed)) if copula.runs > 1 \
-        else None
-    return _PowerPlanReport(params, plan, _plan_summary(plan, args.n_items, args.target_power),
-                            by_runs)
-
-
-def _run_plan(args):
-    if args.half_width is not None:
-        return _run_accuracy_plan(args)
-    return _run_sweep(args) if args.n_grid is not None else _run_power_plan(args)
-
-
-def _run_sweep(args) -> _SweepReport:
-    params = _simulation_params(args)
-    params.update(n_items=None, n_grid=list(args.n_grid), engine=_engine(args))
-    with _progress(args, "power sweep") as progress:
-        result = sweep(random.Random(args.seed), _copula(args), args.n_grid,
-                       Settings(args.resamples, args.confidence, engine=_engine(args)),
-                       replays=args.replays, target_power=args.target_power,
-                       progress=progress)
-    report = _SweepReport(params, result)
-    if args.plot:
-        args.writes.append(lambda: atomic_write(args.plot, svg_power_curve(report)))
-    return report
-
-
-def _settings_from(args, calibration: int = 0, engine: str | None = None) -> Settings:
-    """The resampling settings a command line asks for: compare resamples only when
-    --resamples is given (else the exact or saddlepoint bootstrap where they apply)."""
-    resamples = args.resamples if args.command != "compare" or "resamples" in args.given \
-        else None
-    permutations = getattr(args, "permutations", None) if "permutations" in args.given \
-        else None
-    return Settings(resamples, args.confidence, args.interval, engine or args.engine,
-                    permutations, args.exact, args.accuracy_interval, calibration,
-                    adjust=getattr(args, "adjust", "holm"))
-
-
-def _run_tasks(args, table: Table, params: dict, settings: Settings) -> _TasksReport:
-    """A whole harness run: per task, and pooled."""
-    params.update(tasks=len(set(table.tasks)), pool=args.pool)
-    with _progress(args, "tasks") as progress:
-        result = compare_tasks(table, random.Random(args.seed), settings, pool=args.pool,
-                               progress=progress)
-    return _TasksReport(params, table, result, _ledger_after(args, table, result.pooled),
-                        args.details)
-
-
-def _read_input(args, progress=None) -> Table:
-    """The user's scores: one file with a column per system, or one file per run."""
-    options = ReadOptions(args.input_format, args.on_missing, args.filter, args.split,
-                          progress, args.allow_different_tasks, args.allow_incomplete)
-    names = None if args.names is None else tuple(n.strip() for n in args.names.split(","))
-    ids = None if args.id_col is None else tuple(p.strip() for p in args.id_col.split(","))
-    systems = tuple(name.strip() for name in args.systems.split(",")) if args.systems else None
-    tasks = None if args.tasks is None else tuple(t.strip() for t in args.tasks.split(","))
-    if args.baseline is not None or args.csv != "-" and os.path.isdir(args.csv):
-        groups = [_expand_paths(p) if isinstance(p, str) else p for p in
-                  [args.baseline] + list(args.candidate)] if args.baseline is not None \
-            else [[args.csv]]
-        every = () if args.command == "leaderboard" else None     # every model a folder holds
-        return read_runs(groups, RunsSpec(args.score_col, ids or ("item",), args.cluster_col,
-                                          args.strata_col, tasks, names, systems or every),
-                         options)
-    if args.command == "compare":
-        systems = systems or (args.a_col or CSV_COLUMNS[1], args.b_col or CSV_COLUMNS[2])
-    table = read_table(args.csv, TableSpec(systems or (), ids, args.cluster_col,
-                                           args.strata_col, args.run_col, args.system_col,
-                                           args.score_col), options)
-    if names is not None and len(names) != len(table.systems):
-        raise ToolError(f"--names gives {len(names)} names for the {len(table.systems)} systems "
-                        f"of {_printable(args.csv)}")
-    return table if names is None else dataclasses.replace(table, systems=names)
-
-
-def _named_apart(table: Table) -> Table:
-    """A table whose systems have different names (the same file given twice would not)."""
-    repeated = [name for name in table.systems if table.systems.count(name) > 1]
-    if repeated:
-        raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
-                        "give them --names")
-    return table
-
-
-def _ledger_after(args, table: Table, comparisons) -> LedgerNote | None:
-    """The ledger note the report prints; the append itself waits until the report is out
-    (the last thing a run does)."""
-    if args.ledger is None:
-        return None
-    prepared = _prepare_ledger(args.ledger, table, comparisons)
-    args.ledger_append = lambda: _append_lines(args.ledger, prepared.lines)
-    return prepared.note
-
-
-def _data_params(args, table: Table) -> dict:
-    return {"n_items": table.n, "corr": None, "acc_a": None, "acc_b": None,
-            "seed": args.seed, "resamples": args.resamples, "replays": 0,
-            "confidence": args.confidence, "engine": args.engine, "target_power": None,
-            "interval": args.interval, "permutations": args.permutations,
-            "calibration": args.calibration, "accuracy_interval": args.accuracy_interval}
-
-
-# Rough costs on a 2-core machine of 2026, for the one line said before long work only.
-_DRAWS_PER_SECOND = 3.5e7          # the stream engine's resampled items
-_ITEMS_PER_SECOND = 7e5            # simulated items
-_SIGNS_PER_SECOND = 8e8            # item x sign pattern of the Monte Carlo sign-flip test
-_LONG_WORK = 60                    # seconds past which the tool says so first
-
-
-def _say_if_long(seconds: float, what: str, shorter: str) -> None:
-    """One line on stderr, terminal or not, before work of more than about a minute."""
-    if seconds > _LONG_WORK:
-        minutes = f"{max(2, round(seconds / 60)):,} minutes" if seconds < 7200 else \
-            f"{round(seconds / 3600):,} hours"
-        _say(f"note: this will take about {minutes} ({what}); {shorter} shortens it")
-
-
-def _warn_data(args, table: Table) -> None:
-    """Before the user's data are resampled: the Monte Carlo work asked for, if long."""
-    comparisons = max(1, len(table.systems) - 1)
-    seconds = what = 0
-    if "resamples" in args.given:
-        seconds += comparisons * 5 * args.resamples * table.n / _DRAWS_PER_SECOND
-        what = f"{args.resamples:,} resamples of {table.n:,} items"
-    if "permutations" in args.given:
-        seconds += comparisons * args.permutations * (2.5e-5 + table.n / _SIGNS_PER_SECOND)
-        what = (what + " and " if what else "") + f"{args.permutations:,} sign patterns"
-    _say_if_long(seconds, what, "fewer --resamples or --permutations (or none: the default "
-                                "methods need no Monte Carlo)")
-
-
-def _warn_simulation(args, engine: str) -> None:
-    n, b, replays = args.n_items, args.resamples, args.replays
-    runs = max(1, args.runs)
-    stream = 5 * b * n / _DRAWS_PER_SECOND if 5 * b * n <= _STREAM_BUDGET else 5 * b * 4e-6
-    per_replay = (runs * n / _ITEMS_PER_SECOND + runs * b * n / _DRAWS_PER_SECOND) \
-        if engine == "stream" else b * 4e-6 + 1e-4
-    _say_if_long(n / _ITEMS_PER_SECOND + stream + replays * per_replay,
-                 f"{replays:,} replays x {b:,} resamples of {n:,} items",
-                 "fewer --replays (0 skips the loop) or --resamples")
-
-
-def _run_data(args) -> Report:
-    table = getattr(args, "table", None)            # given from Python: compare(table)
-    if table is None:
-        with _progress(args, "reading (bytes)") as progress:
-            table = _named_apart(_read_input(args, progress))
-    _warn_data(args, table)
-    params = _data_params(args, table)
-    margin = None
-    if args.gate:
-        margin = args.min_delta / 100 if table.proportions else args.min_delta
-        params.update(gate=True, min_delta=args.min_delta)
-    settings = dataclasses.replace(_settings_from(args, args.calibration), margin=margin)
-    if table.tasks is not None:
-        return _run_tasks(args, table, params, settings)
-    with _progress(args, "resampling") as progress:
-        comparisons = compare_systems(table, random.Random(args.seed), settings,
-                                      progress=progress)
-    source = "runs" if args.baseline is not None else table.sources[0].format
-    report = Report(params, source, tuple(comparisons), table=table,
-                    ledger=_ledger_after(args, table, comparisons), details=args.details)
-    if args.plot:
-        args.writes.append(lambda: atomic_write(args.plot, svg_histogram(report.analysis)))
-    return report
-
-
-def _cells_as_scores(cells: Cells) -> Scores:
-    """Per-item 0/1 scores with the given cell counts (items grouped by cell)."""
-    pairs = ([(1, 1)] * cells.both + [(1, 0)] * cells.a_only + [(0, 1)] * cells.b_only
-             + [(0, 0)] * cells.neither)
-    return Scores(tuple(x for x, _ in pairs), tuple(y for _, y in pairs))
-
-
-def _run_simulation(args) -> Report:
-    rng, copula, engine = random.Random(args.seed), _copula(args), _engine(args)
-    _warn_simulation(args, engine)
-    margin = args.min_delta / 100 if args.gate else None
-    items = engine == "stream" or args.engine == "auto" and (
-        args.write_csv is not None or args.n_items <= _SIMULATED_ITEMS_LIMIT)
-    with _progress(args, "simulating items") as progress:
-        scores = copula.simulate(rng, args.n_items, progress) if items else \
-            _cells_as_scores(copula.simulate_cells(rng, args.n_items))
-    if args.write_csv is not None:
-        args.writes.append(lambda: write_scores_csv(args.write_csv, scores))
-    run_engine = args.engine if args.engine != "auto" else \
-        ("stream" if items and 5 * args.resamples * args.n_items <= _STREAM_BUDGET else "counts")
-    with _progress(args, "resampling") as progress:
-        result = analyze(scores, rng, _settings_from(args, engine=run_engine), progress=progress)
-    cov = None
-    if args.replays:
-        with _progress(args, "coverage replays") as progress:
-            cov = coverage(rng, copula, args.n_items,
-                           dataclasses.replace(_settings_from(args, engine=engine),
-                                               margin=margin), replays=args.replays,
-                           progress=progress)
-    plan = None if copula.clustered or copula.runs > 1 else _plan_summary(
-        PowerPlan(copula.cells, args.confidence), args.n_items, args.target_power)
-    params = {**_simulation_params(args), "coverage_engine": engine if args.replays else None}
-    by_runs = runs_plan(copula, args.confidence, random.Random(args.seed)) if copula.runs > 1 \
-        else None
-    comparison = _single_comparison(result, margin=margin)
-    report = Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=by_runs)
-    if args.plot:
-        args.writes.append(lambda: atomic_write(args.plot, svg_histogram(result,
-                                                                        copula.true_gap)))
-    return report
-
-
-def _run_calibration_table(args) -> _CalibrationTableReport:
-    pairs, grid = args.acc_pairs or _DEFAULT_ACC_PAIRS, args.n_grid or _DEFAULT_TABLE_GRID
-    params = {"n_grid": list(grid), "acc_pairs": [[float(a), float(b)] for a, b in pairs],
-              "corr": args.corr, "confidence": args.confidence, "replays": args.replays,
-              "seed": args.seed}
-    with _progress(args, "interval table") as progress:
-        table = calibration_table(random.Random(args.seed), pairs, grid, args.corr,
-                                  args.confidence, args.replays, progress)
-    return _CalibrationTableReport(params, table)
-
-
-def _run_ledger_summary(args) -> _LedgerSummaryReport:
-    return _LedgerSummaryReport({"ledger": args.ledger_summary, "confidence": args.confidence},
-                               summarize_ledger(args.ledger_summary, args.confidence))
-
-
-def _run_leaderboard(args) -> _LeaderboardReport:
-    table = getattr(args, "table", None)            # given from Python: leaderboard(table)
-    if table is None:
-        with _progress(args, "reading (bytes)") as progress:
-            table = _named_apart(_read_input(args, progress))
-    constant = _constant_systems(table)
-    if constant and not args.allow_constant:
-        name = constant[0]
-        value = table.columns[table.systems.index(name)][0]
-        raise ToolError(f"{_printable(name)} scores {_format_decimal(Fraction(value))} on every "
-                        f"item: most often a run that failed or the wrong --score-col; "
-                        "--allow-constant ranks it anyway")
-    permutations = args.permutations if "permutations" in args.given else None
-    settings = Settings(None, args.confidence, permutations=permutations, calibration=0,
-                        adjust=args.adjust)
-    with _progress(args, "leaderboard draws") as progress:
-        board = rank_systems(table, random.Random(args.seed), settings, draws=args.draws,
-                             target_power=args.target_power, progress=progress)
-    params = {"systems": len(table.systems), "n_items": table.n, "seed": args.seed,
-              "confidence": args.confidence, "draws": args.draws, "adjust": args.adjust,
-              "target_power": args.target_power, "permutations": permutations}
-    report = _LeaderboardReport(params, table, board, args.details)
-    if args.plot:
-        args.writes.append(lambda: atomic_write(args.plot, svg_forest(report)))
-    return report
-
-
-_RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan,
-            "leaderboard": _run_leaderboard,
-            "calibrate": _run_calibration_table, "ledger": _run_ledger_summary}
-
-
-def _run(args):
-    """Carry out a validated command line; return the report.  The files it writes wait in
-    ``args.writes``, and the ledger's append in ``args.ledger_append``, until it is printed."""
-    args.writes, args.ledger_append = [], None
-    return _RUNNERS[args.command](args)
+def _output_paths(request: _Request) -> list:
+    return [(f"--{name.replace('_', '-')}", getattr(request, name))
+            for name in ("write_csv", "plot", "ledger") if getattr(request, name) is not None]
 
 
 # --- main: the one place exceptions become exit statuses ---
@@ -10969,26 +11237,6 @@ def _restore_signals(old: dict) -> None:
         signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
 
-_ASCII = str.maketrans({"\u2026": "...", "\u00b1": "+-", "\u2212": "-", "\u00d7": "x",
-                        "\u221e": "infinity", "\u2014": "-", "\u2013": "-", "\u2264": "<=",
-                        "\u2265": ">=", "\u2248": "~", "\u2009": " ", "\u00a0": " "})
-
-
-def _encodable(text: str, stream) -> str:
-    """*text* as *stream* can encode it: unchanged, or with typographic characters spelled
-    in ASCII (``…`` as ``...``) and anything else backslash-escaped."""
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    try:
-        text.encode(encoding)
-        return text
-    except (UnicodeEncodeError, LookupError):
-        plain = text.translate(_ASCII)
-        try:
-            return plain.encode(encoding, "backslashreplace").decode(encoding)
-        except LookupError:
-            return plain.encode("ascii", "backslashreplace").decode("ascii")
-
-
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so that the interpreter's final flush cannot fail."""
     try:
@@ -11016,16 +11264,6 @@ def _emit(text: str) -> None:
         raise ToolError(f"cannot write the report to stdout: {reason}") from None
 
 
-def _say(message: str) -> None:
-    """One line on stderr (if there is a stderr to write to)."""
-    try:
-        stream = sys.stderr
-        stream.write(_encodable(f"{_NAME}: {_printable(message)}\n", stream))
-        stream.flush()
-    except (AttributeError, OSError, ValueError):
-        pass
-
-
 def _gate_failed(report) -> bool:
     """Did a --gate on the user's data fail (the exit status is then 1)?"""
     if isinstance(report, _TasksReport):
@@ -11037,17 +11275,14 @@ def _gate_failed(report) -> bool:
 
 
 def _main(argv) -> int:
-    args = _parse_args(argv)
-    _validate(args)
-    _check_outputs(_output_paths(args), _input_paths(args))
-    if getattr(args, "ledger", None) is not None:
-        read_ledger(args.ledger)                # a corrupt ledger is refused before any work
-    report = _run(args)
-    _emit(render(report, "json" if args.json else args.output or "text"))
-    for write in args.writes:                   # files only after the report is out, and
+    request = _validate(_parse_args(argv))
+    _check_outputs(_output_paths(request), _input_paths(request))
+    if request.ledger is not None:
+        read_ledger(request.ledger)             # a corrupt ledger is refused before any work
+    report, writes = _run(request)
+    _emit(render(report, "json" if request.json else request.output or "text"))
+    for write in writes:                        # files only after the report is out, and
         write()                                 # the ledger's append last of all
-    if args.ledger_append is not None:
-        args.ledger_append()
     return EXIT_GATE_FAILED if _gate_failed(report) else EXIT_OK
 
 
@@ -11056,6 +11291,7 @@ def main(argv=None) -> int:
     (but for --help and --version, which exit through argparse)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     old = _install_signals()
+    spelling = _SPELLING.set("command line")
     try:
         return _main(argv)
     except ToolError as err:
@@ -11081,6 +11317,7 @@ def main(argv=None) -> int:
              "line")
         return EXIT_INTERNAL
     finally:
+        _SPELLING.reset(spelling)
         _restore_signals(old)
 
 

@@ -5,13 +5,18 @@ oracle: the verdict, gap, interval and p of the plain form), or is refused with 
 ToolError."""
 
 import collections
+from fractions import Fraction
+import inspect
+import json
 import random
+import re
 import types
 
 import numpy as np
 import pytest
 
 import bootstrap_eval_deltas as bed
+from helpers import SHIPPED_CSV, assert_one_line_error, cli
 
 
 def scored(n=120, seed=7, shift=0.15):
@@ -144,3 +149,155 @@ def test_a_masked_array_drops_its_masked_items():
 def test_names_that_are_not_names_are_refused(names):
     with pytest.raises(bed.ToolError, match="names"):
         bed.compare([1, 0, 1] * 10, [1, 1, 1] * 10, names=names)
+
+
+# --- the entry points: explicit signatures, Python values, errors that name keywords ---
+
+ENTRY_POINTS = {
+    bed.compare: {"confidence", "seed", "resamples", "interval", "gate", "min_delta", "names",
+                  "systems", "score_col", "id_col", "on_missing", "adjust", "details"},
+    bed.leaderboard: {"confidence", "seed", "draws", "adjust", "target_power", "systems",
+                      "allow_constant", "names"},
+    bed.read: {"systems", "a_col", "b_col", "score_col", "id_col", "on_missing", "filter"},
+    bed.plan: {"n_items", "acc_a", "acc_b", "corr", "half_width", "accuracy", "n_grid",
+               "target_power", "runs"},
+    bed.simulate: {"n_items", "acc_a", "acc_b", "corr", "replays", "resamples", "seed",
+                   "cluster_size", "runs", "gate", "min_delta"},
+    bed.calibrate: {"n_grid", "acc_pairs", "corr", "replays", "confidence", "seed"},
+    bed.ledger: {"confidence"},
+    bed.assert_not_worse: {"margin", "confidence", "seed", "resamples", "names"},
+}
+
+
+@pytest.mark.parametrize("function", ENTRY_POINTS, ids=lambda f: f.__name__)
+def test_every_entry_point_lists_its_options_with_defaults(function):
+    parameters = inspect.signature(function).parameters
+    keywords = {name for name, p in parameters.items() if p.kind is p.KEYWORD_ONLY}
+    assert ENTRY_POINTS[function] <= keywords
+    assert all(parameters[name].default is not inspect.Parameter.empty for name in keywords)
+
+
+def test_an_entry_points_defaults_are_the_tools_defaults():
+    defaults = {name: p.default for name, p in inspect.signature(bed.simulate).parameters.items()}
+    assert (defaults["n_items"], defaults["seed"], defaults["resamples"]) == (500, 2026, 2000)
+    assert Fraction(str(defaults["confidence"])) == bed.CONFIDENCE
+    assert Fraction(str(defaults["acc_b"])) == bed.ACC_B
+
+
+@pytest.fixture
+def comma_file(tmp_path):
+    path = tmp_path / "results.csv"
+    rng = random.Random(11)
+    rows = ["item,\"base,v1\",tuned"] + [
+        f"{i},{int(rng.random() < 0.6)},{int(rng.random() < 0.75)}" for i in range(1, 301)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_a_column_whose_name_holds_a_comma_compares_from_python_and_the_command_line(comma_file):
+    from_python = bed.compare(str(comma_file), systems=["base,v1", "tuned"])
+    status, out, err = cli("compare", str(comma_file), "--systems", "base\\,v1,tuned", "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    assert (data["comparisons"][0]["baseline"], data["comparisons"][0]["candidate"]) == \
+        ("base,v1", "tuned")
+    assert from_python.to_dict()["ci"] == data["ci"]
+    assert bed.read(str(comma_file), systems=("base,v1", "tuned")).systems == ("base,v1", "tuned")
+
+
+def test_names_as_one_text_are_split_on_commas_and_as_a_list_kept_whole():
+    a, b = [1, 0, 1, 1] * 20, [1, 1, 1, 1] * 20
+    assert bed.compare(a, b, names="old, new").comparisons[0].candidate == "new"
+    assert bed.compare(a, b, names=["old", "new, v2"]).comparisons[0].candidate == "new, v2"
+
+
+@pytest.mark.parametrize("call, python, flags, command_line", [
+    (lambda: bed.compare([1, 0] * 9, [1, 1] * 9, min_delta=1),
+     "min_delta is the margin of the gate; give gate=True too",
+     ["compare", "{csv}", "--min-delta", "1"],
+     "--min-delta is the margin of the gate; give --gate too"),
+    (lambda: bed.simulate(icc=0.5), "icc goes with cluster_size", ["--icc", "0.5"],
+     "--icc goes with --cluster-size"),
+    (lambda: bed.plan(accuracy=0.8), "accuracy goes with half_width",
+     ["plan", "--accuracy", "0.8"], "--accuracy goes with --half-width"),
+    (lambda: bed.compare([1, 0] * 9, [1, 1] * 9, engine="stream"),
+     "engine chooses how resamples are drawn; give resamples too",
+     ["compare", "{csv}", "--engine", "stream"],
+     "--engine chooses how resamples are drawn; give --resamples too"),
+    (lambda: bed.simulate(run_sd=0.02), "run_sd goes with runs", ["--run-sd", "0.02"],
+     "--run-sd goes with --runs"),
+    (lambda: bed.compare(SHIPPED_CSV, on_missing="skip"), "on_missing is one of",
+     ["compare", "{csv}", "--on-missing", "skip"], "--on-missing: invalid choice"),
+])
+def test_errors_name_keywords_from_python_and_flags_on_the_command_line(call, python, flags,
+                                                                       command_line):
+    with pytest.raises(bed.ToolError) as refused:
+        call()
+    assert str(refused.value).startswith(python)
+    argv = [SHIPPED_CSV if f == "{csv}" else f for f in flags]
+    assert_one_line_error(*cli(*argv), command_line)
+    with pytest.raises(bed.ToolError) as again:          # the command line left no spelling
+        call()
+    assert str(again.value) == str(refused.value)
+
+
+@pytest.mark.parametrize("keyword, value, fragment", [
+    ("resamples", 2.5, "resamples must be a whole number, got 2.5"),
+    ("resamples", "2000", "resamples must be a finite number"),
+    ("seed", None, "seed takes a value"),
+    ("gate", "yes", "gate is True or False"),
+    ("systems", 5, "systems is a list of names"),
+    ("score_col", 3, "score_col is text"),
+    ("interval", "BCa", "interval is one of"),
+])
+def test_an_option_of_the_wrong_type_is_one_tool_error_naming_the_keyword(keyword, value,
+                                                                           fragment):
+    with pytest.raises(bed.ToolError, match=re.escape(fragment)):
+        bed.compare(SHIPPED_CSV, **{keyword: value})
+
+
+def test_resamples_none_is_the_exact_bootstrap_and_a_count_the_monte_carlo_one():
+    a, b = [1, 0, 1, 1, 0] * 30, [1, 1, 1, 1, 0] * 30
+    assert bed.compare(a, b, resamples=None).method == "exact bootstrap (B = infinity)"
+    assert bed.compare(a, b, resamples=2000.0).method.startswith("bootstrap, B=2,000")
+
+
+def test_calibrate_and_ledger_from_python_give_the_command_lines_report(tmp_path):
+    table = bed.calibrate(n_grid=[30], acc_pairs=[(0.9, 0.95)], replays=20)
+    status, out, _ = cli("calibrate", "--n-grid", "30", "--acc-pairs", "0.9/0.95",
+                         "--replays", "20")
+    assert status == 0 and str(table) == out
+    with pytest.raises(bed.ToolError, match="acc_pairs is a list of"):
+        bed.calibrate(acc_pairs=[(0.9, 0.95, 0.99)])
+    with pytest.raises(bed.ToolError, match="n_grid is empty"):
+        bed.calibrate(n_grid=[])
+    with pytest.raises(bed.ToolError, match="acc_pairs is empty"):
+        bed.calibrate(acc_pairs=[])
+    ledger = tmp_path / "evals.jsonl"
+    assert cli("compare", SHIPPED_CSV, "--ledger", str(ledger))[0] == 0
+    summary = bed.ledger(ledger)
+    assert str(summary) == cli("ledger", str(ledger))[1]
+    with pytest.raises(bed.ToolError, match="reads a ledger file"):
+        bed.ledger(5)
+
+
+def test_a_table_from_read_goes_alone_and_without_reading_options():
+    table = bed.read(SHIPPED_CSV)
+    assert bed.compare(table).verdict == bed.compare(SHIPPED_CSV).verdict
+    with pytest.raises(bed.ToolError, match="says how to read files"):
+        bed.compare(table, score_col="x")
+    with pytest.raises(bed.ToolError, match="takes paths or scores, not both"):
+        bed.compare(SHIPPED_CSV, [1, 0, 1])
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["compare", "--candidate", SHIPPED_CSV], "--candidate goes with --baseline"),
+    (["compare", "--baseline", SHIPPED_CSV], "--baseline needs at least one --candidate"),
+    (["compare", SHIPPED_CSV, "--csv", SHIPPED_CSV], "not both"),
+    (["compare", "--csv", SHIPPED_CSV, "--baseline", SHIPPED_CSV], "not both"),
+    (["compare"], "compare needs your results"),
+    (["ledger"], "ledger needs the ledger file"),
+    (["ledger", "a.jsonl", "b.jsonl"], "ledger reads one ledger file"),
+])
+def test_the_command_lines_inputs_are_placed_or_refused_in_one_line(argv, fragment):
+    assert_one_line_error(*cli(*argv), fragment)

@@ -610,7 +610,7 @@ def test_nan_from_python_is_a_missing_score():
 
 
 @pytest.mark.parametrize("call,fragment", [
-    (lambda: bed.compare(A, B, interval=None), "interval: 'None' is not a value it takes"),
+    (lambda: bed.compare(A, B, interval=None), "interval takes a value (default 'percentile'), not None"),
     (lambda: bed.compare(["1", "1e99"], ["0", "1"]), "out of range"),
     (lambda: bed.compare({"": 1, "b": 0}, {"": 0, "b": 1}), "is not an id"),
     (lambda: bed.compare(FalseIterable(), B), "baseline: iteration over a 0-d array"),

@@ -80,7 +80,7 @@ def test_non_inferiority_statuses(tmp_path):
 
 
 def test_gate_bad_input_is_status_2(tmp_path):
-    assert_one_line_error(*cli("--min-delta", "1"), "--min-delta is the margin of --gate")
+    assert_one_line_error(*cli("--min-delta", "1"), "--min-delta is the margin of the gate; give --gate too")
     assert_one_line_error(*cli("--gate", "--n-grid", "100,200"), "--gate does not apply to plan")
     assert_one_line_error(*cli("--csv", str(tmp_path / "none.csv"), "--gate"), "cannot read")
 

@@ -225,7 +225,7 @@ def test_a_dict_valued_score_lists_its_keys_and_the_spelling(zstd):
     folder = os.path.join(INSPECT, "dict_scores")
     logs = sorted(os.path.join(folder, n) for n in os.listdir(folder))
     assert_one_line_error(*cli("compare", *logs), "scorer correct_fast gives several values "
-                          "(correct, fast); choose one with --scorer correct_fast.correct")
+                          "(correct, fast); choose one with --score-col correct_fast.correct")
     assert body("compare", *logs, "--scorer", "correct_fast.fast")["input"]["items"] == 5
 
 

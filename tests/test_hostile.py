@@ -477,7 +477,7 @@ def test_a_signal_while_writing_removes_the_temporary_file(tmp_path, monkeypatch
 # --- the guard: a bug is one line and status 70 ------------------------------------------------
 
 def test_an_internal_error_is_one_line_and_status_70(monkeypatch):
-    def broken(args):
+    def broken(request, writes):
         raise ZeroDivisionError("division by zero")
     monkeypatch.setitem(bed._RUNNERS, "simulate", broken)
     status, out, err = cli("--replays", "0")

@@ -356,7 +356,7 @@ MALFORMED = [
     ("candidate without baseline", {"c.csv": GOOD}, ["--candidate", "{d}/c.csv"],
      "--candidate does not apply to simulate"),
     ("baseline without score column", {"b.csv": GOOD, "c.csv": GOOD},
-     ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv"], "--baseline needs --score-col"),
+     ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv"], "one file per system needs --score-col"),
     ("baseline without candidate", {"b.csv": GOOD}, ["--baseline", "{d}/b.csv", "--score-col", "a"],
      "needs at least one --candidate"),
     ("csv and baseline", {"b.csv": GOOD}, ["--csv", "{d}/b.csv", "--baseline", "{d}/b.csv"],

@@ -48,3 +48,13 @@ def test_doctests_in_cached_properties_run_on_every_python():
 
 def test_all_names_exist():
     assert all(hasattr(bed, name) for name in bed.__all__)
+
+
+def test_the_docstrings_map_is_all_and_every_public_function_takes_and_returns_public_types():
+    import re
+    mapped = set(re.findall(r"^``(\w+)", bed.__doc__, re.M)) | set(
+        re.findall(r"^``\w+[^`]*``, ``(\w+)``", bed.__doc__, re.M))
+    assert mapped == set(bed.__all__)
+    public = {getattr(bed, name) for name in bed.__all__}
+    assert {bed.Result, bed.Table, bed.Interval, bed.Scores, bed.Settings, bed.Copula,
+            bed.McNemar, bed.Leaderboard, bed.Coverage, bed.Analysis, bed.Cells} <= public

@@ -684,7 +684,7 @@ def test_workbook_run_files_need_the_score_column(tmp_path):
     base = write(tmp_path / "base.xlsx", workbook(rows))
     tuned = write(tmp_path / "tuned.xlsx", workbook(rows))
     assert_one_line_error(*cli("--baseline", base, "--candidate", tuned),
-                          "--baseline needs --score-col, the score's column or key")
+                          "one file per system needs --score-col, the score's column or key")
     assert body(base, tuned, "--score-col", "s")["accuracy"] == pytest.approx(
         {"a": 2 / 3, "b": 2 / 3})
 

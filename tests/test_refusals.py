@@ -99,7 +99,7 @@ SEEDS = "item,seed,base,new\n" + "".join(
     f"{i},{s},{(i * s) % 2},{(i + s) % 2}\n" for i in range(1, 7) for s in (1, 2))
 FILE_CASES = [
     ("j.csv", '{"item": 1}\n', ["--csv", "j.csv", "--input-format", "csv"] + AB,
-     "looks like JSON: use --input-format jsonl or json"),
+     "looks like JSON: use --input-format jsonl or --input-format json"),
     ("twice.csv", "item,a,a,b\n1,1,0,1\n2,0,1,1\n", ["--csv", "twice.csv"] + AB,
      "column 'a' appears twice in the header"),
     ("long.csv", LONG, ["--csv", "long.csv", "--system-col", "system", "--score-col", "score",

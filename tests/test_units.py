@@ -290,12 +290,12 @@ def test_items_needed_walks_down_to_the_first_n_with_the_power():
 def test_counts_engine_refuses_real_scores_with_too_many_values():
     scores = bed.Scores(tuple(Fraction(i, 3001) for i in range(3000)),
                         tuple(Fraction(i + 1, 3001) for i in range(3000)))
-    with pytest.raises(bed.ToolError, match="use --engine stream"):
+    with pytest.raises(bed.ToolError, match="use engine='stream'"):
         bed.analyze(scores, random.Random(1), resamples=10, engine="counts")
     clustered = bed.Scores((1, 0, 1, 0), (1, 1, 1, 0), clusters=(1, 1, 2, 2))
     with pytest.raises(bed.ToolError, match="the counts engine covers plain items"):
         bed.analyze(clustered, random.Random(1), resamples=10, engine="counts")
-    with pytest.raises(bed.ToolError, match="--exact covers plain items"):
+    with pytest.raises(bed.ToolError, match="exact=True covers plain items"):
         bed.analyze(clustered, random.Random(1), resamples=10, exact=True)
 
 

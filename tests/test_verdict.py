@@ -206,7 +206,7 @@ def test_bca_near_100_percent_is_flagged_or_holds():
     for n in (30, 50, 100):
         cells = bed.Copula(bed.CORR, Fraction("0.95"), Fraction("0.95")).cells
         table = bed.Cells(*bed.multinomial_variate(random.Random(n), n, cells.as_tuple()))
-        cal = bed.calibrate(random.Random(1), table, C95, "bca", 2000, 1000)
+        cal = bed.calibrate_cells(random.Random(1), table, C95, "bca", 2000, 1000)
         null = cal.null
         fine = float(null.excludes_zero_rate) <= 0.05 + 2 * null.standard_error(
             null.excludes_zero_rate)
