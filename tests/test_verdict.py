@@ -313,13 +313,39 @@ def test_zero_one_data_are_advised_the_exact_bootstrap(tmp_path):
     assert "hint:" not in out
 
 
+def real_scores_file(tmp_path, n=200, sd=0.1, seed=5):
+    """Real-valued scores in [0, 1] (three decimals): not 0/1, so no --exact advice."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(n):
+        a = min(1, max(0, round(rng.gauss(0.6, sd), 3)))
+        b = min(1, max(0, round(a + rng.gauss(0.02, sd), 3)))
+        lines.append(f"{i},{a},{b}\n")
+    path = tmp_path / "real.csv"
+    path.write_text("item,a,b\n" + "".join(lines))
+    return str(path)
+
+
 def test_real_scores_get_a_resample_count_the_next_run_does_not_raise(tmp_path):
-    from helpers import ROOT
-    path = f"{ROOT}/datasets/examples/judge.csv"
-    args = ["--csv", path, "--systems", "base,v2", "--id-col", "prompt_id", "--json"]
-    first = json.loads(cli(*args)[1])["mc_advice"]
-    assert first is not None and first["kind"] in ("resamples", "method")
-    if first["kind"] == "resamples":
-        again = json.loads(cli(*args, "--resamples", str(first["resamples"]))[1])["mc_advice"]
-        assert again is None or again["kind"] == "method" or \
-            again["resamples"] <= 1.5 * first["resamples"]
+    # --resamples forces the Monte Carlo bootstrap (else the saddlepoint, with no Monte Carlo
+    # error); on this scale the ends' error is small enough that a count, not the method, is
+    # advised: _mc_advice's "resamples" branch
+    path = real_scores_file(tmp_path)
+    args = ["--csv", path, "--a-col", "a", "--b-col", "b", "--resamples", "2000"]
+    body = json.loads(cli(*args, "--json")[1])
+    first = body["mc_advice"]
+    assert first is not None and first["kind"] == "resamples", first
+    worst = max(body["mc_error"]["paired"] + body["mc_error"]["unpaired"])
+    assert first["worst"] == worst > 0.001
+    # B * (2.576 sd / half a printed digit)^2, sd = worst / 1.96 a fifth larger, 2 digits up
+    raw = 2000 * (2.576 * worst / 1.96 * 1.2 / 0.0005) ** 2
+    assert first["resamples"] == bed._nice_up(raw) == 42_000
+    assert raw <= first["resamples"] < raw * 1.1
+    text = cli(*args, "--details")[1]
+    assert ("about 42,000 resamples (--resamples) would hold each within +-0.05 pts (half "
+            "that digit) of its value at B = infinity in 99 runs of 100") in text
+    args[-1] = str(first["resamples"])
+    again = json.loads(cli(*args, "--json")[1])
+    assert again["resamples"] == 42_000
+    assert again["mc_advice"] is None, again["mc_advice"]
+    assert max(again["mc_error"]["paired"] + again["mc_error"]["unpaired"]) <= 0.001
