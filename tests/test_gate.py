@@ -245,5 +245,8 @@ def test_a_ledger_that_is_a_device_or_endless_is_refused(tmp_path):
     prompts = os.path.join(ROOT, "datasets", "examples", "prompts.csv")
     for target in ("/dev/zero", "/dev/null"):
         assert_one_line_error(*cli("compare", prompts, "--systems", "baseline,prompt_v2",
-                                   "--ledger", target), "")
-    assert_one_line_error(*cli("ledger", "/dev/zero"), "")
+                                   "--ledger", target),
+                              f"cannot write {target}: it is not a regular file (a device, pipe "
+                              "or socket); --ledger writes regular files only")
+    assert_one_line_error(*cli("ledger", "/dev/zero"),
+                          "the ledger /dev/zero is not a regular file (a folder, device or pipe)")
