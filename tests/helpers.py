@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import json
 import os
 
 import bootstrap_eval_deltas as bed
@@ -25,6 +26,16 @@ def cli(*argv, stdin=None):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = bed.main(list(argv))
     return status, out.getvalue(), err.getvalue()
+
+
+def cli_json(*argv, quiet=False):
+    """Run main(argv) with --json; assert it exits 0 (with *quiet*, also that it writes
+    nothing on stderr) and return the report, parsed."""
+    status, out, err = cli(*argv, "--json")
+    assert status == 0, err
+    if quiet:
+        assert err == ""
+    return json.loads(out)
 
 
 def assert_one_line_error(status, out, err, fragment=""):

@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 import bootstrap_eval_deltas as bed
-from helpers import ROOT, assert_one_line_error, cli
+from helpers import ROOT, assert_one_line_error, cli, cli_json
 
 EXAMPLES = os.path.join(ROOT, "datasets", "examples")
 LM = os.path.join(EXAMPLES, "lm-eval")
@@ -30,9 +30,7 @@ def inspect_file(which):
 
 
 def body(*argv):
-    status, out, err = cli(*argv, "--json", "--resamples", "300", "--calibration", "0")
-    assert status == 0, err
-    return json.loads(out)
+    return cli_json(*argv, "--resamples", "300", "--calibration", "0")
 
 
 # --- lm-evaluation-harness ----------------------------------------------------------------------

@@ -6,7 +6,6 @@ numbers, the same report, the same JSON (the command line is the oracle of the c
 independent oracles)."""
 
 import csv
-import json
 from fractions import Fraction
 import os
 import random
@@ -15,15 +14,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import bootstrap_eval_deltas as bed
-from helpers import ROOT, SHIPPED_CSV, cli
+from helpers import ROOT, SHIPPED_CSV, cli, cli_json
 
 EXAMPLES = os.path.join(ROOT, "datasets", "examples")
-
-
-def cli_json(*argv):
-    status, out, err = cli(*argv, "--json")
-    assert status == 0, err
-    return json.loads(out)
 
 
 def columns(path, *names):

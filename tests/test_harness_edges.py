@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from helpers import assert_one_line_error, cli
+from helpers import assert_one_line_error, cli, cli_json
 
 VALUES_A = ["C", "I", "C", "C", "I", "C", "I", "C"]
 VALUES_B = ["C", "C", "C", "I", "C", "C", "C", "C"]
@@ -32,9 +32,7 @@ def write_eval(path, members):
 
 
 def report(*argv):
-    status, out, err = cli(*argv, "--json", "--resamples", "200", "--calibration", "0")
-    assert status == 0, err
-    return json.loads(out)
+    return cli_json(*argv, "--resamples", "200", "--calibration", "0")
 
 
 def plain_json(tmp_path, name, values, model):

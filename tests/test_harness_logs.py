@@ -18,7 +18,7 @@ import pytest
 
 import bootstrap_eval_deltas as bed
 import zstd_decode
-from helpers import ROOT, assert_one_line_error, cli
+from helpers import ROOT, assert_one_line_error, cli, cli_json
 
 EXAMPLES = os.path.join(ROOT, "datasets", "examples")
 INSPECT, LM, HELM = (os.path.join(EXAMPLES, name) for name in ("inspect", "lm-eval", "helm"))
@@ -45,9 +45,7 @@ def zstd(monkeypatch):
 
 
 def body(*argv):
-    status, out, err = cli(*argv, "--json", "--calibration", "0")
-    assert status == 0, err
-    return json.loads(out)
+    return cli_json(*argv, "--calibration", "0")
 
 
 # --- Inspect: Zstandard .eval logs ------------------------------------------------------------

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import bootstrap_eval_deltas as bed
 from helpers import ROOT, SHIPPED_CSV, assert_one_line_error, cli
+from helpers import cli_json as body
 
 SHIPPED_ROWS = open(SHIPPED_CSV).read().splitlines()[1:]
 
@@ -27,12 +28,6 @@ def shipped_records():
 def write(path, text):
     path.write_text(text, encoding="utf-8", newline="")
     return str(path)
-
-
-def body(*argv):
-    status, out, err = cli(*argv, "--json")
-    assert status == 0, err
-    return json.loads(out)
 
 
 # --- every format gives the shipped file's numbers ------------------------------------------

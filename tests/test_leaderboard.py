@@ -20,16 +20,11 @@ from hypothesis import given, settings, strategies as st
 
 import bootstrap_eval_deltas as bed
 from helpers import ROOT, assert_one_line_error, cli
+from helpers import cli_json as body
 
 np = pytest.importorskip("numpy")
 EXAMPLES = os.path.join(ROOT, "datasets", "examples")
 PROMPTS = os.path.join(EXAMPLES, "prompts.csv")
-
-
-def body(*argv):
-    status, out, err = cli(*argv, "--json")
-    assert status == 0, err
-    return json.loads(out)
 
 
 def correlated(rng, accuracies, n, corr=0.5):

@@ -22,7 +22,7 @@ import pytest
 import bootstrap_eval_deltas as bed
 import make_examples
 import zstd_decode
-from helpers import ROOT, assert_one_line_error, cli
+from helpers import ROOT, assert_one_line_error, cli, cli_json
 
 AB = ["--a-col", "a", "--b-col", "b"]
 QUICK = ["--json", "--resamples", "40", "--calibration", "0"]
@@ -38,10 +38,7 @@ def write(path, content):
 
 
 def body(*argv):
-    status, out, err = cli("compare", *argv, *QUICK)
-    assert status == 0, err
-    assert err == ""
-    return json.loads(out)
+    return cli_json("compare", *argv, *QUICK, quiet=True)
 
 
 @pytest.fixture
