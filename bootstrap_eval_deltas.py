@@ -72,7 +72,7 @@ The default run reproduces the article's numbers (``--replays 0`` skips the
 Intervals are exact rationals (bootstrap statistics on n items are k/n):
 
 >>> Distribution.of(range(10), 10).interval(Fraction(8, 10))
-Interval(lo=Fraction(1, 10), hi=Fraction(9, 10))
+Interval(lo=Fraction(1, 10), hi=Fraction(9, 10), unit='pts')
 >>> mcnemar_exact(67, 85).p_text
 '0.1677'
 """
@@ -258,6 +258,45 @@ def _shorten(text: str, limit: int = 40) -> str:
     """*text* quoted for a message: control characters escaped, long text cut."""
     text = _printable(text)
     return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _signed_fixed(value: Fraction, places: int) -> str:
+    """A signed number with *places* decimals -- or more, when a nonzero value would print
+    as zero: -0.0004 pts is "-0.0004", never "+0.0" beside a verdict it contradicts.
+
+    >>> _signed_fixed(Fraction(-4, 100), 1), _signed_fixed(Fraction(0), 1)
+    ('-0.04', '+0.0')
+    """
+    for extra in range(4):
+        text = _round_fixed(value, places + extra, sign=True)
+        if value == 0 or text.strip("+-0."):
+            break
+    if value and not text.strip("+-0."):
+        text = ("-" if value < 0 else "+") + text[1:]
+    return text
+
+
+def _format_gap(value: Fraction, percent: bool) -> str:
+    """A gap with its sign: ``+3.6 pts`` for proportions, ``+0.250`` for other scores."""
+    return _signed_fixed(value * 100, 1) + " pts" if percent else _signed_fixed(value, 3)
+
+
+def _format_interval(interval, percent: bool) -> str:
+    """An interval's ends: ``[-1.4, +8.4] pts`` for proportions, ``[+0.588, +0.715]`` for
+    other scores; more decimals where an end that is not zero would print as zero."""
+    scale, places = (100, 1) if percent else (1, 3)
+    ends = (interval.lo * scale, interval.hi * scale)
+    places = max(_places_shown(end, places) for end in ends)
+    text = f"[{_signed_fixed(ends[0], places)}, {_signed_fixed(ends[1], places)}]"
+    return text + " pts" if percent else text
+
+
+def _places_shown(value: Fraction, places: int) -> int:
+    """The decimals *value* needs to print as what it is (zero or not), from *places* on."""
+    for extra in range(4):
+        if value == 0 or _round_fixed(value, places + extra).strip("+-0."):
+            return places + extra
+    return places + 3
 
 
 def _parse_number(text: str) -> Fraction | None:
@@ -878,6 +917,13 @@ class Scores:
     runs_a: tuple | None = None     # several runs: ((label, column), ...); a and b hold
     runs_b: tuple | None = None     # each item's mean over them
 
+    def __repr__(self) -> str:
+        design = "".join(f", {name}={len(set(labels)):,}" for name, labels in
+                         (("clusters", self.clusters), ("strata", self.strata)) if labels)
+        runs = f", runs={len(self.runs_a)}/{len(self.runs_b)}" if self.runs_a else ""
+        return (f"Scores(n={self.n:,}, mean_a={float(self.mean_a):.4g}, "
+                f"mean_b={float(self.mean_b):.4g}{design}{runs})")
+
     def __post_init__(self):
         if len(self.a) != len(self.b):
             raise ToolError("systems A and B must be scored on the same items")
@@ -988,10 +1034,16 @@ class Scores:
 
 @dataclass(frozen=True)
 class Interval:
-    """A closed interval [lo, hi] with exact end points."""
+    """A closed interval [lo, hi] with exact end points, in its unit: ``"pts"`` for a
+    proportion or a gap between proportions (printed x100), ``"score"`` for other scores.
+
+    >>> print(Interval(Fraction(-14, 1000), Fraction(84, 1000)), Interval(1, 2, "score"))
+    [-1.4, +8.4] pts [+1.000, +2.000]
+    """
 
     lo: Fraction
     hi: Fraction
+    unit: str = "pts"
 
     def __contains__(self, value) -> bool:
         return self.lo <= value <= self.hi
@@ -1000,8 +1052,7 @@ class Interval:
         return self.lo > 0 or self.hi < 0
 
     def __str__(self) -> str:
-        return (f"[{_round_fixed(self.lo * 100, 1, sign=True)}, "
-                f"{_round_fixed(self.hi * 100, 1, sign=True)}] pts")
+        return _format_interval(self, self.unit == "pts")
 
     def as_proportions(self, places: int = 3) -> str:
         return f"[{_round_fixed(self.lo, places)}, {_round_fixed(self.hi, places)}]"
@@ -2904,6 +2955,18 @@ class Table:
     warnings: tuple = ()             # what the report says first: samples left out, ...
     incomplete: tuple = ()           # runs that did not end, compared as asked
 
+    def __repr__(self) -> str:
+        extra = "".join(f", {name}={len(set(labels)):,}" for name, labels in
+                        (("clusters", self.clusters), ("strata", self.strata),
+                         ("tasks", self.tasks)) if labels)
+        if self.runs:
+            extra += f", runs={tuple(len(runs) for runs in self.runs)}"
+        if self.dropped:
+            extra += f", dropped={self.dropped:,}"
+        files = ", ".join(source.path for source in self.sources[:3])
+        return (f"Table(systems={self.systems!r}, n={self.n:,}{extra}, "
+                f"from={_shorten(files, 80)})")
+
     @property
     def n(self) -> int:
         return len(self.columns[0])
@@ -4520,7 +4583,7 @@ def exact_intervals(cells: Cells, confidence) -> dict:
     """The exact (B = infinity) percentile intervals: a, b, paired, unpaired.
 
     >>> sorted(exact_intervals(Cells(289, 67, 85, 59), CONFIDENCE)["paired"].__dict__.items())
-    [('hi', Fraction(21, 250)), ('lo', Fraction(-3, 250))]
+    [('hi', Fraction(21, 250)), ('lo', Fraction(-3, 250)), ('unit', 'pts')]
     """
     return {name: dist.interval(confidence) for name, dist in exact_distributions(cells).items()}
 
@@ -5520,6 +5583,11 @@ class Analysis:
     method: str = "bootstrap"   # bootstrap (Monte Carlo), exact (B = infinity), saddlepoint
     exact_distributions: dict | None = None   # exact ones beside a Monte Carlo run (--exact)
 
+    def __repr__(self) -> str:
+        return (f"Analysis(n={self.n:,}, gap={float(self.gap):.4g}, paired=[{float(self.paired.lo):.4g}"
+                f", {float(self.paired.hi):.4g}], p={self.p:.4g} ({self.test_name}), "
+                f"method={self.method!r})")
+
     @property
     def gap(self) -> Fraction:
         return self.accuracy_b - self.accuracy_a
@@ -5890,6 +5958,7 @@ def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str
     level = 1 - alpha * (max(1, discoveries) if adjust == "bh" else 1) / family
     interval = analysis.runs.interval_at(level) if analysis.runs is not None else \
         analysis.paired_at(level)
+    interval = dataclasses.replace(interval, unit="pts" if analysis.percent else "score")
     p = analysis.p if p is None else p
     clusters = analysis.design.clusters if analysis.design is not None else None
     word = _verdict_word(interval, p, alpha, clusters)
@@ -6097,6 +6166,11 @@ class Leaderboard:
     target_power: Fraction
     separate: tuple | None
     warnings: tuple = ()
+
+    def __repr__(self) -> str:
+        return (f"Leaderboard(n={self.n:,}, systems={tuple(s.system for s in self.standings)!r}"
+                f", tiers={tuple(s.tier for s in self.standings)}, "
+                f"confidence={_format_decimal(self.confidence)}, adjust={self.adjust!r})")
 
     def pair(self, first: str, second: str) -> PairGap:
         for p in self.pairs:
@@ -7783,33 +7857,6 @@ def _params_json(params: dict) -> dict:
 
 
 # --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
-
-def _signed_fixed(value: Fraction, places: int) -> str:
-    """A signed number with *places* decimals -- or more, when a nonzero value would print
-    as zero: -0.0004 pts is "-0.0004", never "+0.0" beside a verdict it contradicts.
-
-    >>> _signed_fixed(Fraction(-4, 100), 1), _signed_fixed(Fraction(0), 1)
-    ('-0.04', '+0.0')
-    """
-    for extra in range(4):
-        text = _round_fixed(value, places + extra, sign=True)
-        if value == 0 or text.strip("+-0."):
-            break
-    if value and not text.strip("+-0."):
-        text = ("-" if value < 0 else "+") + text[1:]
-    return text
-
-
-def _format_gap(value: Fraction, percent: bool) -> str:
-    """A gap with its sign: ``+3.6 pts`` for proportions, ``+0.250`` for other scores."""
-    return _signed_fixed(value * 100, 1) + " pts" if percent else _signed_fixed(value, 3)
-
-
-def _format_interval(interval: Interval, percent: bool) -> str:
-    if percent:
-        return str(interval)
-    return f"[{_signed_fixed(interval.lo, 3)}, {_signed_fixed(interval.hi, 3)}]"
-
 
 def _format_level(level) -> str:
     """A confidence level as a percentage, four significant digits at most: 98.33%."""

@@ -301,3 +301,28 @@ def test_a_table_from_read_goes_alone_and_without_reading_options():
 ])
 def test_the_command_lines_inputs_are_placed_or_refused_in_one_line(argv, fragment):
     assert_one_line_error(*cli(*argv), fragment)
+
+
+def test_an_interval_prints_in_its_unit_and_with_the_digits_its_verdict_needs():
+    real = bed.compare([2.0, 5.0, 7.0, 4.0] * 30, [3.0, 5.5, 9.0, 4.0] * 30)
+    assert real.interval.unit == "score" and str(real.interval).startswith("[+")
+    assert "pts" not in str(real.interval)
+    lo, hi = real.interval.lo, real.interval.hi
+    assert str(real.interval) == f"[+{float(lo):.3f}, +{float(hi):.3f}]"
+    assert str(bed.Interval(Fraction(47, 100000), Fraction(55, 100000))) == "[+0.05, +0.06] pts"
+    assert str(bed.Interval(Fraction(49, 100000), Fraction(51, 100000), "score")) == \
+        "[+0.0005, +0.0005]"
+    assert str(bed.compare([1, 0, 1, 1] * 20, [1, 1, 1, 1] * 20).interval).endswith(" pts")
+
+
+def test_records_print_in_a_line_whatever_their_size():
+    rng = random.Random(3)
+    big = {"a": [int(rng.random() < 0.7) for _ in range(20_000)],
+           "b": [int(rng.random() < 0.72) for _ in range(20_000)]}
+    table = bed.compare(big["a"], big["b"], names=["a", "b"]).report.table
+    assert repr(table).startswith("Table(systems=('a', 'b'), n=20,000")
+    shown = [repr(table), repr(table.pair(1)),
+             repr(bed.analyze(table.pair(1), random.Random(1))),
+             repr(bed.leaderboard(big).board),
+             repr(bed.compare(big["a"], big["b"]))]
+    assert all(len(text) < 300 and "\n" not in text for text in shown), shown
