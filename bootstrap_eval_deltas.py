@@ -101,6 +101,7 @@ import collections
 import collections.abc
 import contextvars
 import csv
+import decimal
 import functools
 import hashlib
 import html
@@ -1794,7 +1795,8 @@ class _Fields:
             return self
         chosen = tuple(key for key in available if key not in id_keys and key not in self.labels)
         if any(not str(key).strip() for key in chosen):
-            raise ToolError(f"a column has no name; name it, or list the systems with {_opt('systems')}")
+            raise ToolError(f"a column has no name; name it, or list the systems with "
+                            f"{_opt('systems')}")
         if not chosen:
             raise ToolError("the file has no column besides the ids and labels to rank")
         return dataclasses.replace(self, scores=chosen)
@@ -1978,7 +1980,8 @@ def _csv_rows(f: _InputFile, fields: _Fields, delimiter: str | None = None) -> _
     path = _printable(f.path)
     header_line = f.text.readline()
     if header_line.lstrip().startswith(("{", "[")):
-        raise ToolError(f"{path} looks like JSON: use {_opt('input_format', 'jsonl')} or {_opt('input_format', 'json')}")
+        raise ToolError(f"{path} looks like JSON: use {_opt('input_format', 'jsonl')} or "
+                        f"{_opt('input_format', 'json')}")
     delimiter = delimiter or _sniff_delimiter(path, header_line)
     csv.field_size_limit(MAX_FIELD_CHARS)
     reader = csv.reader(itertools.chain([header_line], f.text), delimiter=delimiter,
@@ -1992,8 +1995,12 @@ def _csv_rows(f: _InputFile, fields: _Fields, delimiter: str | None = None) -> _
     wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
     for name in wanted:
         if name not in header:
+            comma = next((h for h in header if "," in h and name in h.split(",")), None)
+            hint = "" if comma is None else f"; the column {_shorten(comma)} holds a comma: " + (
+                "give the names as a list" if _SPELLING.get() == "python" else
+                f"name it as {_shorten(comma.replace(',', chr(92) + ','))}")
             raise ToolError(f"{path}: no column {_shorten(name)} (columns: "
-                            f"{_printable(', '.join(header))[:300]})")
+                            f"{_printable(', '.join(header))[:300]}){hint}")
     if len(set(header)) != len(header):
         repeated = sorted({h for h in header if header.count(h) > 1})
         raise ToolError(f"{path}: column {_shorten(repeated[0])} appears twice in the header")
@@ -2159,14 +2166,16 @@ def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Col
                                 f"{', '.join(stream.available)[:300]})")
         if on_missing != "drop":
             raise ToolError(f"{path}: {len(missing)} row(s) with a missing score, id or label "
-                            f"(first: {_first(missing)}); fix them or use {_opt('on_missing', 'drop')}")
+                            f"(first: {_first(missing)}); fix them or use "
+                            f"{_opt('on_missing', 'drop')}")
         notes.append(f"{len(missing):,} row(s) with a missing score, id or label")
     repeated = _repeated_ids(ids) if stream.keyed else set()
     if repeated:
         if on_missing != "drop":
             ordered = [item for item in dict.fromkeys(ids) if item in repeated]
             raise ToolError(f"{path}: {len(repeated)} id(s) appear more than once (first: "
-                            f"{_first(ordered)}); ids must be unique, or use {_opt('on_missing', 'drop')}")
+                            f"{_first(ordered)}); ids must be unique, or use "
+                            f"{_opt('on_missing', 'drop')}")
         keep = [i for i, item in enumerate(ids) if item not in repeated]
         notes.append(f"{len(ids) - len(keep):,} row(s) of {len(repeated):,} repeated id(s)")
         ids = type(ids)(ids[i] for i in keep) if isinstance(ids, list) else \
@@ -3128,7 +3137,8 @@ def _long_table(got: _Collected, source: Source, spec: TableSpec, id_parts: int,
     if absent:
         found = sorted(map(str, set(runs) | set(others)))
         raise ToolError(f"{path}: no rows for system {_shorten(str(absent[0]))} (the "
-                        f"{_printable(spec.system)} column holds: {_printable(', '.join(found))[:300]})")
+                        f"{_printable(spec.system)} column holds: "
+                        f"{_printable(', '.join(found))[:300]})")
     all_runs = list(dict.fromkeys(run for name in spec.systems for run in runs[name]))
     if spec.run is not None:
         if len(all_runs) == 1:
@@ -3428,7 +3438,8 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
     if len(tasks) > 1 and not options.allow_different_tasks:
         shown = ", ".join(f"{_printable(path)} is task {_shorten(str(read.task))}"
                           for read, path in logs[:3])
-        raise ToolError(f"not the same test: {shown} ({_opt('allow_different_tasks', True)} compares them "
+        raise ToolError(f"not the same test: {shown} ({_opt('allow_different_tasks', True)} "
+                        f"compares them "
                         "anyway, for a renamed task)")
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
@@ -3437,7 +3448,8 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
         if differ and not options.allow_different_tasks:
             raise ToolError(f"not the same items: {len(differ)} id(s) hold a different input in "
                             f"{_printable(path)} than in {_printable(logs[0][1])} (first: "
-                            f"{_first(differ)}); {_opt('allow_different_tasks', True)} compares them anyway")
+                            f"{_first(differ)}); {_opt('allow_different_tasks', True)} compares "
+                            f"them anyway")
         if differ:
             found.warnings.append(f"{len(differ)} id(s) hold different inputs in the two runs "
                                   f"(first: {_first(differ)}); compared anyway, as asked")
@@ -3450,7 +3462,8 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
                 f"status {_printable(log.status)}"
             if not options.allow_incomplete:
                 raise ToolError(f"{_printable(path)} is an incomplete run ({what}; {held} "
-                                f"samples); {_opt('allow_incomplete', True)} compares what it holds")
+                                f"samples); {_opt('allow_incomplete', True)} compares what it "
+                                f"holds")
             found.incomplete.append(f"incomplete run: {held} samples in {_printable(path)}")
         if log.errors:
             excluded.update(log.errors)
@@ -3544,8 +3557,10 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                                           excluded)))
     if options.filter is not None and not any(
             name.strip() in offered for name in options.filter.split(",")):
-        raise ToolError(f"{_opt('filter')} {_shorten(options.filter)}: no task in the folders offers "
-                        f"that lm-eval filter (they offer: {_printable(', '.join(sorted(offered)))[:200]})")
+        raise ToolError(f"{_opt('filter')} {_shorten(options.filter)}: no task in the folders "
+                        f"offers "
+                        f"that lm-eval filter (they offer: "
+                        f"{_printable(', '.join(sorted(offered)))[:200]})")
     if lonely:
         notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
                      f"{_printable(', '.join(lonely))[:300]}")
@@ -3613,7 +3628,8 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
                            _Fields(fields.scores, fields.ids), options)
                  for i, path in enumerate(group)]
         if not all(read.harness for read in reads) and not fields.scores:
-            raise ToolError(f"one file per system needs {_opt('score_col')}, the score's column or key")
+            raise ToolError(f"one file per system needs {_opt('score_col')}, the score's column "
+                            f"or key")
         runs = []
         for path, read in zip(group, reads):
             runs += _file_runs(read, path, len(group) > 1)
@@ -5584,7 +5600,8 @@ class Analysis:
     exact_distributions: dict | None = None   # exact ones beside a Monte Carlo run (--exact)
 
     def __repr__(self) -> str:
-        return (f"Analysis(n={self.n:,}, gap={float(self.gap):.4g}, paired=[{float(self.paired.lo):.4g}"
+        return (f"Analysis(n={self.n:,}, gap={float(self.gap):.4g}, "
+                f"paired=[{float(self.paired.lo):.4g}"
                 f", {float(self.paired.hi):.4g}], p={self.p:.4g} ({self.test_name}), "
                 f"method={self.method!r})")
 
@@ -5649,7 +5666,8 @@ def _choose_engine(requested: str, scores: Scores, resamples: int) -> str:
 def _analyze_score_runs(rng, scores: Scores, settings: Settings, progress) -> RunsAnalysis:
     """The two-level analysis of a pair's runs (plain items only), scores made integers."""
     if not scores.units.simple:
-        raise ToolError(f"several runs per system with {_opt('cluster_col')} or {_opt('strata_col')} are not "
+        raise ToolError(f"several runs per system with {_opt('cluster_col')} or "
+                        f"{_opt('strata_col')} are not "
                         "supported; compare the run means, or one run at a time")
     values = {value for runs in (scores.runs_a, scores.runs_b) for _, column in runs
               for value in set(column)}
@@ -7852,8 +7870,9 @@ def _md(text) -> str:
 
 
 def _params_json(params: dict) -> dict:
+    """The settings a run used (those that did not apply are left out)."""
     return {key: (float(value) if isinstance(value, Fraction) else value)
-            for key, value in params.items()}
+            for key, value in params.items() if value is not None}
 
 
 # --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
@@ -8095,18 +8114,21 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
     which = f"a 'significant' {sign}gap" if true_gap != 0 else "a false positive"
     kind = "two-level" if cov.rule == "two-level" else "paired"
     lines = [
-        f"over {cov.replays} replays: {kind} CI covers the true gap {_rate_text(cov.covers_rate, cov)};",
+        f"over {cov.replays} replays: {kind} CI covers the true gap "
+        f"{_rate_text(cov.covers_rate, cov)};",
         f"CI excludes zero ({which}) {_rate_text(cov.excludes_zero_rate, cov)}",
     ]
     if cov.item_level is not None and cov.rule == "two-level":
         items = cov.item_level
         lines.append(f"  (those are the two-level interval's, over every run; the single-run "
-                     f"interval, one run per system, covers {_rate_text(items.covers_rate, items, '')} "
+                     f"interval, one run per system, covers "
+                     f"{_rate_text(items.covers_rate, items, '')} "
                      f"and excludes zero {_rate_text(items.excludes_zero_rate, items, '')})")
     elif cov.item_level is not None:
         items = cov.item_level
         lines.append(f"  (those are the cluster bootstrap's; the item-level bootstrap, ignoring "
-                     f"the clusters, covers {_rate_text(items.covers_rate, items, '')} and excludes "
+                     f"the clusters, covers {_rate_text(items.covers_rate, items, '')} and "
+                     f"excludes "
                      f"zero {_rate_text(items.excludes_zero_rate, items, '')})")
     if cov.undefined:
         lines.append(f"  ({cov.undefined} of {cov.replays} replays had no {_INTERVAL_NAMES[cov.rule]} "
@@ -8431,7 +8453,8 @@ def _simulation_text(report: Report) -> str:
         f"observed: A={_round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
         f"B={_round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
         f"observed gap: {_format_gap(result.gap, result.percent)}",
-        f"  {_interval_label(result, 'paired')}:   {_format_interval(result.paired, result.percent)}",
+        f"  {_interval_label(result, 'paired')}:   "
+        f"{_format_interval(result.paired, result.percent)}",
         f"  {_interval_label(result, 'unpaired')}: "
         f"{_format_interval(result.unpaired, result.percent)}",
         _test_line(result),
@@ -8566,43 +8589,41 @@ def _histogram_json(dist) -> list:
             for lo, hi, share in _histogram_bins(dist, 12)]
 
 
+def _one_comparison_json(c: Comparison) -> dict:
+    """One candidate against the baseline: what was computed and what it says."""
+    return {"baseline": c.baseline, "candidate": c.candidate, "engine": c.analysis.engine,
+            **_analysis_json(c.analysis), "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
+            "p_bh": c.p_bh, "verdict": c.decision.word, "decision": c.decision.to_json(),
+            "act": None if c.decision.claims else act_plan(c.analysis).to_json(),
+            "histogram": _histogram_json(c.analysis.paired_distribution)}
+
+
 def _comparison_json(report: Report) -> dict:
-    first = report.comparisons[0]
-    result = first.analysis
-    body = {
-        "source": report.source,
-        "engine": result.engine,
-        "params": _params_json(report.params),
-        **_analysis_json(result),
-        "coverage": report.coverage.to_json() if report.coverage else None,
-        "verdict": first.decision.word,
-        "decision": first.decision.to_json(),
-        "histogram": _histogram_json(result.paired_distribution),
-    }
-    gates = [c.decision.gate for c in report.comparisons if c.decision.gate is not None]
-    if gates:
-        body["gate"] = {"passed": all(g.passed for g in gates), **gates[0].to_json()}
-    if report.ledger is not None:
-        note = report.ledger
-        body["ledger"] = {"path": note.path, "test_set": note.test_set, "first": note.first,
-                          "total": note.total, "p_holm": list(note.p_holm)}
-    if report.plan is not None:
-        body["plan"] = _plan_json(report.plan)
+    """A comparison report: where the scores came from and how, then each candidate's
+    comparison (no key of a comparison repeats at the top)."""
+    body = {"kind": "simulation" if report.table is None else "comparison",
+            "source": report.source, "params": _params_json(report.params)}
     if report.table is not None:
         table = report.table
-        first_source = table.sources[0]
-        body["input"] = {**first_source.to_json(), "files": [s.to_json() for s in table.sources],
+        body["input"] = {**table.sources[0].to_json(),
+                         "files": [s.to_json() for s in table.sources],
                          "systems": list(table.systems), "items": table.n,
                          "dropped": table.dropped, "dropped_note": table.dropped_note,
                          "warnings": list(table.warnings),
                          "incomplete": list(table.incomplete)}
-        body["family_size"] = len(report.comparisons)
-        body["comparisons"] = [
-            {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
-             "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni, "p_bh": c.p_bh,
-             "verdict": c.decision.word, "decision": c.decision.to_json(),
-             "act": None if c.decision.claims else act_plan(c.analysis).to_json()}
-            for c in report.comparisons]
+    body["family_size"] = len(report.comparisons)
+    gates = [c.decision.gate for c in report.comparisons if c.decision.gate is not None]
+    if gates:
+        body["gate_passed"] = all(g.passed for g in gates)
+    if report.ledger is not None:
+        note = report.ledger
+        body["ledger"] = {"path": note.path, "test_set": note.test_set, "first": note.first,
+                          "total": note.total, "p_holm": list(note.p_holm)}
+    if report.coverage is not None:
+        body["coverage"] = report.coverage.to_json()
+    if report.plan is not None:
+        body["plan"] = _plan_json(report.plan)
+    body["comparisons"] = [_one_comparison_json(c) for c in report.comparisons]
     return body
 
 
@@ -8621,9 +8642,11 @@ def _comparison_markdown(report: Report) -> str:
     for c in report.comparisons:
         r = c.analysis
         lines.append(
-            f"| {_md(c.candidate)} | {_md(c.baseline)} | {r.n:,} | {_round_fixed(r.accuracy_b, 3)} | "
+            f"| {_md(c.candidate)} | {_md(c.baseline)} | {r.n:,} | "
+            f"{_round_fixed(r.accuracy_b, 3)} | "
             f"{_round_fixed(r.accuracy_a, 3)} | {_format_gap(r.gap, percent)} | "
-            f"{_format_interval(c.decision.interval, percent)} | {r.test_name} | {_format_p(r.p)} | "
+            f"{_format_interval(c.decision.interval, percent)} | {r.test_name} | "
+            f"{_format_p(r.p)} | "
             f"{_format_p(c.decision.p)} | {c.decision.word} |")
     lines.append("")
     if report.table is not None:
@@ -8839,7 +8862,8 @@ def _calibration_table_text(report: _CalibrationTableReport) -> str:
              f"from the copula (corr={_format_decimal(table.corr)}), each table's bootstrap "
              "exact; false positives with both accuracies at their mean; Monte Carlo s.e. in "
              "parentheses; 'holds': coverage at most 2 s.e. below "
-             f"{level} and false positives at most 2 s.e. above {_format_level(1 - table.confidence)}"]
+             f"{level} and false positives at most 2 s.e. above "
+             f"{_format_level(1 - table.confidence)}"]
     lines += _table_lines(header, _calibration_rows(report), {1, 3, 4})
     lines.append("recommended: the narrowest interval that holds at that setting")
     return "\n".join(lines) + "\n"
@@ -8922,9 +8946,9 @@ def _tasks_markdown(report: _TasksReport) -> str:
 
 
 def _tasks_json(report: _TasksReport) -> dict:
-    body = _comparison_json(report.pooled)
-    body["source"] = "tasks"
-    body["pool"] = report.result.pool
+    """A whole harness run: the pooled comparisons, then each task's."""
+    body = {**_comparison_json(report.pooled), "kind": "tasks", "source": "tasks",
+            "pool": report.result.pool}
     body["tasks"] = [{"task": task.task, "items": task.n, "runs": task.runs, "comparisons": [
         {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
          "p_holm": c.p_holm, "verdict": c.decision.word, "decision": c.decision.to_json()}
@@ -9015,8 +9039,10 @@ def _board_headline(board: Leaderboard, n_text: str) -> str:
 def _pair_text(pair: PairGap, board: Leaderboard) -> str:
     said = "told apart" if pair.apart else "not told apart"
     return (f"{_printable(pair.first)} - {_printable(pair.second)}: "
-            f"{_format_gap(pair.gap, board.percent)} {_format_interval(pair.interval, board.percent)}"
-            f" ({_format_level(board.confidence)} joint); {pair.test_name} p={_format_p(pair.test.p)}, "
+            f"{_format_gap(pair.gap, board.percent)} "
+            f"{_format_interval(pair.interval, board.percent)}"
+            f" ({_format_level(board.confidence)} joint); {pair.test_name} "
+            f"p={_format_p(pair.test.p)}, "
             f"{_ADJUST_NAMES[board.adjust]} {_format_p(pair.p_adjusted)}: {said}")
 
 
@@ -9389,11 +9415,31 @@ def render(report, output: str = "text") -> str:
     renderers = _RENDERERS.get(type(report))
     if renderers is None:
         raise ToolError(f"render() takes a report, not {type(report).__name__}")
-    body = renderers[output](report)
     if output == "json":
-        return json.dumps({"version": __version__, **body}, indent=2,
-                          default=_json_default) + "\n"
-    return "\n".join(map(_printable, body.split("\n")))
+        return json.dumps(_json_dict(report), indent=2) + "\n"
+    return "\n".join(map(_printable, renderers[output](report).split("\n")))
+
+
+JSON_SCHEMA = 2       # the JSON's layout: 2 puts each comparison in "comparisons" alone
+
+
+def _plain(value):
+    """A JSON body as plain Python values: exact numbers as floats, tuples as lists."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, (Fraction, _Unusable)):
+        return _json_default(value)
+    return value
+
+
+def _json_dict(report) -> dict:
+    """The report's JSON object, built from its fields: the schema, the tool's version, the
+    kind of report, and its body."""
+    body = _RENDERERS[type(report)]["json"](report)
+    return _plain({"schema": JSON_SCHEMA, "version": __version__,
+                   "kind": body.pop("kind", body.get("source")), **body})
 
 
 # === The Python API: compare, leaderboard, read, plan, simulate, calibrate, ledger ===
@@ -9447,7 +9493,8 @@ class Result:
         return all(g.passed for g in gates) if gates else None
 
     def to_dict(self) -> dict:
-        return json.loads(render(self.report, "json"))
+        """The JSON, as Python values (built from the report's fields)."""
+        return _json_dict(self.report)
 
     def __str__(self) -> str:
         return render(self.report, "text")
@@ -9539,9 +9586,6 @@ def _sequence(values, where: str) -> list:
 def _per_item(values, ids, where: str) -> list:
     """``(item, value)`` pairs: a mapping's items, an indexed sequence's (a pandas Series)
     against its index, or a sequence's against *ids* (else 1..n)."""
-    if _keyed(values) and ids is not None:
-        raise ToolError(f"{where} names its items (a mapping or a Series); ids goes with "
-                        "values in item order")
     if isinstance(values, collections.abc.Mapping):
         return [(_python_id(key, where), value) for key, value in values.items()]
     index = _index_of(values)
@@ -9554,21 +9598,65 @@ def _per_item(values, ids, where: str) -> list:
     return list(zip(keys, values))
 
 
+def _is_run(value) -> bool:
+    """One run's scores: a mapping, a Series, or a sized sequence that is not text."""
+    if _keyed(value):
+        return True
+    if isinstance(value, (str, bytes, bytearray)):
+        return False
+    try:
+        len(value)
+    except TypeError:                            # a 0-d array: sized in name only
+        return False
+    return True
+
+
 def _is_runs(data, where: str) -> bool:
     """A list of runs (each a sequence or a mapping of scores), not one run's scores?  A list
-    of pairs is refused: (id, score) pairs and runs of two items look alike."""
-    if not isinstance(data, (list, tuple)) or not data or not all(
-            _keyed(run) or hasattr(run, "__len__") and not isinstance(run, (str, bytes))
-            for run in data):
+    of pairs is refused (an (id, score) pair and a run of two items look alike), and so are
+    more runs than items (a list of each item's samples looks like runs)."""
+    if not isinstance(data, (list, tuple)) or not data or not all(map(_is_run, data)):
         return False
     if all(not _keyed(run) and len(run) == 2 for run in data):
         raise ToolError(f"{where}: every element holds two values: for (id, score) pairs give "
                         "dict(pairs); runs of two items each go as mappings from item id")
+    if len(data) > max(len(run) for run in data):
+        raise ToolError(f"{where}: {len(data):,} runs of {max(len(run) for run in data):,} "
+                        "items? A list of lists is runs (each a list of every item's score); "
+                        "give each item's mean over its samples, or the runs")
     return True
 
 
+def _item_order(item) -> tuple:
+    """Items of mappings in one order whatever order they were given in: numbers, then text."""
+    return (isinstance(item, str), item)
+
+
+def _labels(column, ids, keyed: bool, items, positions, label: str) -> tuple:
+    """Each item's cluster or stratum label: by item id from a mapping or Series, by position
+    from a sequence (which then goes with scores in item order, of its length)."""
+    if _keyed(column):
+        if not keyed and ids is None:
+            raise ToolError(f"{label} names its items (a mapping or a Series); the scores are "
+                            "in item order: give both one way")
+        by_item = dict(_per_item(column, None, label))
+    else:
+        if keyed:
+            raise ToolError(f"{label} is in item order; the scores name their items (mappings "
+                            "or Series): give both one way")
+        by_item = dict(_per_item(column, ids, label))
+        if len(by_item) != positions:
+            raise ToolError(f"{label} has {len(by_item):,} labels for {positions:,} items")
+    lacking = [item for item in items if item not in by_item]
+    if lacking:
+        raise ToolError(f"{label} gives no label for item {_first(lacking)}")
+    return tuple(_python_id(by_item[item], label) for item in items)
+
+
 def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
-    """Scores given from Python as a Table, joined on their items as run files are."""
+    """Scores given from Python as a Table, joined on their items as run files are: items
+    named by mappings or Series in sorted order (so their order cannot change a seeded
+    result), items in order by their positions, every sequence of one length."""
     if ids is not None:
         ids = [_python_id(i, "ids") for i in _sequence(ids, "ids")]
         if len(set(ids)) != len(ids):
@@ -9577,22 +9665,28 @@ def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
         "baseline",) + tuple(f"candidate {k}" for k in range(1, len(systems))))
     if len(names) != len(systems) or len(set(names)) != len(names) or not all(names):
         raise ToolError(f"names needs {len(systems)} different names, the baseline first")
-    named, kinds = [], set()
+    named, kinds, lengths = [], set(), set()
     for data, name in zip(systems, names):
-        runs = list(data) if _is_runs(data, name) else [data]
+        shown = _shorten(name, 60)[1:-1]
+        runs = list(data) if _is_runs(data, shown) else [data]
         labelled = []
         for number, run in enumerate(runs, start=1):
-            where = name + (f" run {number}" if len(runs) > 1 else "")
+            where = shown + (f" run {number}" if len(runs) > 1 else "")
             kinds.add(_keyed(run))
+            if _keyed(run) and ids is not None:
+                raise ToolError(f"{where} names its items (a mapping or a Series); ids goes "
+                                "with values in item order")
+            pairs = _per_item(run, ids, where)
+            lengths.add(len(pairs))
             scores = {}
-            for item, value in _per_item(run, ids, where):
-                score = _score_of(value, f"{where}, item {item}")
+            for item, value in pairs:
+                score = _score_of(value, f"{where}, item {_first([item])}")
                 if score is _MISSING:
                     if on_missing != "drop":
-                        raise ToolError(f"{where}: item {item} has no score; use "
+                        raise ToolError(f"{where}: item {_first([item])} has no score; use "
                                         "on_missing='drop' to leave such items out")
                 elif item in scores:
-                    raise ToolError(f"{where}: item {item} appears twice")
+                    raise ToolError(f"{where}: item {_first([item])} appears twice")
                 else:
                     scores[item] = score
             labelled.append((str(number) if len(runs) > 1 else name, scores))
@@ -9600,18 +9694,23 @@ def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
     if len(kinds) > 1:
         raise ToolError("the scores mix mappings or Series (joined on their items) with plain "
                         "sequences (in item order); give every system one way")
+    keyed = kinds == {True}
+    if not keyed and len(lengths) > 1:
+        raise ToolError(f"scores in item order must be of one length, got "
+                        f"{', '.join(f'{n:,}' for n in sorted(lengths))} (a missing score is "
+                        "None, not a shorter list)")
     order = dict.fromkeys(item for system in named for _, scores in system.runs
                           for item in scores)
+    if keyed:
+        order = sorted(order, key=_item_order)
     joined = _join_runs(named, list(order), on_missing)
-    labels = []
-    for column, label in ((clusters, "clusters"), (strata, "strata")):
-        by_item = None if column is None else dict(_per_item(column, ids, label))
-        if by_item is not None and any(item not in by_item for item in joined.items):
-            lacking = next(item for item in joined.items if item not in by_item)
-            raise ToolError(f"{label} gives no label for item {_first([lacking])}")
-        labels.append(None if by_item is None else tuple(
-            _python_id(by_item[item], label) for item in joined.items))
-    digest = hashlib.sha256(repr((joined.items, joined.columns, labels)).encode()).hexdigest()
+    positions = max(lengths)
+    labels = [None if column is None else
+              _labels(column, ids, keyed, joined.items, positions, label)
+              for column, label in ((clusters, "clusters"), (strata, "strata"))]
+    rows = sorted(zip(joined.items, *joined.columns, *filter(None, labels)),
+                  key=lambda row: _item_order(row[0]))       # the same data, the same digest
+    digest = hashlib.sha256(repr(rows).encode()).hexdigest()
     source = Source("<python>", digest, len(joined.items), tuple(names), "python")
     return Table(tuple(names), joined.columns, joined.items, (source,), joined.dropped,
                  "; ".join(joined.notes), labels[0], labels[1], joined.runs)
@@ -9640,6 +9739,8 @@ def _plain_number(value):
         return value
     if type(value).__name__ in _MISSING_MARKERS:
         return None
+    if isinstance(value, decimal.Decimal):
+        return Fraction(value) if value.is_finite() else float(value)
     try:
         if getattr(getattr(value, "dtype", None), "kind", None) == "b":
             return bool(value)                   # numpy's bool (``preds == labels``)
@@ -9786,14 +9887,14 @@ def _taken(name: str, value, default):
         return _exact(value, name)
     if name in _NAME_OPTIONS:
         return _names(value, name)
-    if name == "n_grid":
-        return tuple(_count(size, name) for size in _sequence(value, name))
-    if name == "acc_pairs":
-        pairs = tuple(tuple(_exact(a, name) for a in _sequence(pair, name))
-                      for pair in _sequence(value, name))
-        if not all(len(pair) == 2 for pair in pairs):
-            raise ToolError(f"{name} is a list of (A, B) accuracy pairs")
-        return pairs
+    if name in ("n_grid", "acc_pairs"):
+        what = "a list of sizes" if name == "n_grid" else "a list of (A, B) accuracy pairs"
+        if not isinstance(value, (list, tuple)) or name == "acc_pairs" and not all(
+                isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in value):
+            raise ToolError(f"{name} is {what}, got {_shorten(repr(value))}")
+        if name == "n_grid":
+            return tuple(_count(size, name) for size in value)
+        return tuple((_exact(a, name), _exact(b, name)) for a, b in value)
     if not isinstance(value, str):
         raise ToolError(f"{name} is text, got {_shorten(repr(value))}")
     if name in _CHOICES and value not in _CHOICES[name]:
@@ -10115,7 +10216,8 @@ def _check_plan(request: _Request) -> None:
         ("seed",) if r.runs == 1 else ()))
     if simulated:
         raise ToolError(f"plan at one size ({_opt('n_items')}) is computed, not simulated; "
-                        f"{', '.join(simulated)} go with {_opt('n_grid')} (a simulated sweep)")
+                        f"{', '.join(simulated)} {'go' if len(simulated) > 1 else 'goes'} with "
+                        f"{_opt('n_grid')} (a simulated sweep)")
 
 
 def _check_grid(grid, increasing: bool) -> None:
@@ -10332,11 +10434,11 @@ def _ledger_after(r: _Request, table: Table, comparisons, writes: list) -> Ledge
 
 
 def _data_params(r: _Request, table: Table) -> dict:
-    return {"n_items": table.n, "corr": None, "acc_a": None, "acc_b": None,
-            "seed": r.seed, "resamples": r.resamples, "replays": 0,
-            "confidence": r.confidence, "engine": r.engine, "target_power": None,
-            "interval": r.interval, "permutations": r.permutations,
-            "calibration": r.calibration, "accuracy_interval": r.accuracy_interval}
+    """The settings a comparison of the user's data used (None: did not apply)."""
+    return {"seed": r.seed, "confidence": r.confidence, "interval": r.interval,
+            "accuracy_interval": r.accuracy_interval, "calibration": r.calibration,
+            "resamples": r.resamples, "engine": None if r.resamples is None else r.engine,
+            "permutations": r.permutations}
 
 
 # Rough costs on a 2-core machine of 2026, for the one line said before long work only.
@@ -10577,8 +10679,11 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
         if names is not None:
             raise ToolError("a mapping names its systems; names goes with scores given one "
                             "after another")
-        request = dataclasses.replace(request, names=_names(list(inputs[0]), "names"))
+        request = dataclasses.replace(request, names=tuple(map(str, inputs[0])))
         inputs = tuple(inputs[0].values())
+    elif len(inputs) == 1 and getattr(inputs[0], "columns", None) is not None:
+        raise ToolError("a DataFrame: give leaderboard(df.to_dict('series')), a column (a "
+                        "Series) per system")
     if not inputs:
         raise ToolError("leaderboard needs the systems' scores, or files to read")
     return _result(_with_inputs(request, inputs, ids, clusters, strata))
@@ -10615,23 +10720,25 @@ def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None =
     return _read_input(request)
 
 
-def assert_not_worse(baseline, candidate, *, margin: float = 0, ids=None, clusters=None,
+def assert_not_worse(baseline, candidate, *, margin: float, ids=None, clusters=None,
                      strata=None, names: Sequence[str] | str | None = None,
                      on_missing: str = "error", confidence: float = float(CONFIDENCE),
                      seed: int = SEED, resamples: int | None = None,
                      interval: str = "percentile", **reading) -> Result:
     """A regression test in one line: AssertionError carrying the report unless the
-    candidate is shown not worse than the baseline by more than *margin* -- points for
-    scores in [0, 1], else score units -- by the lower end of the interval the verdict
-    reads (compare's gate with ``min_delta = -margin``).  *reading*: compare's options
+    candidate is shown not worse than the baseline by more than *margin* (required, above
+    0) -- points for scores in [0, 1], else score units -- by the lower end of the interval
+    the verdict reads (compare's gate with ``min_delta = -margin``).  *reading*: compare's options
     that say how to read paths (``a_col``, ``score_col``, ...).
 
     >>> assert_not_worse([1, 0, 1, 1] * 50, [1, 0, 1, 1] * 50, margin=2).passed
     True
     """
     margin = _exact(margin, "margin")
-    if margin < 0:
-        raise ToolError("margin is 0 or more: how much worse the candidate may be")
+    if margin <= 0:
+        raise ToolError("margin is the largest drop you accept, above 0 (points for scores in "
+                        "[0, 1]); at 0 the candidate would have to be shown better: "
+                        "compare(..., gate=True)")
     not_reading = sorted(set(reading) - set(_READING))
     if not_reading:
         raise TypeError(f"assert_not_worse() got an unexpected keyword argument "
@@ -10859,7 +10966,8 @@ _FLAGS = (
           help=f"system B's column or JSON key in one file (default {CSV_COLUMNS[2]})"),
     _flag(f"{_C} {_L}", "your results", "--systems", type=_names_arg, metavar="BASE,CAND1,...",
           help="several systems' columns of one file, the baseline first: each candidate "
-               "against it, with adjusted p-values"),
+               "against it, with adjusted p-values (\\, is a comma inside a name, as in "
+               "--names, --id-col and --tasks)"),
     _flag(f"{_C} {_L}", "your results", "--score-col", "--metric", "--scorer", dest="score_col",
           metavar="NAME",
           help="the score column or key of run files (dots reach into nested JSON: "
@@ -11132,6 +11240,21 @@ def _cli_inputs(command: str, given: dict) -> list:
     return paths
 
 
+def _refuse_repeated_flags(parser: argparse.ArgumentParser, argv) -> None:
+    """A flag with a value given twice is refused (argparse would keep the last value
+    without a word), but for one that collects a list (``--candidate``); a switch given
+    twice says the same thing twice."""
+    seen = {}
+    for token in itertools.takewhile(lambda t: t != "--", argv):
+        action = parser._option_string_actions.get(token.split("=", 1)[0])
+        if action is None or action.nargs == 0 or isinstance(action, argparse._AppendAction):
+            continue
+        if action.dest in seen:
+            raise ToolError(f"{_printable(token.split('=', 1)[0])} is given twice (also as "
+                            f"{seen[action.dest]}); give it once")
+        seen[action.dest] = _printable(token.split("=", 1)[0])
+
+
 def _parse_args(argv) -> _Request:
     """The request a command line makes: its flags parsed (only those typed), the
     entry point's defaults for the rest, its inputs in place."""
@@ -11141,7 +11264,9 @@ def _parse_args(argv) -> _Request:
         raise SystemExit(0)
     command, rest = _command_of(argv)
     _refuse_foreign_flags(command, rest)
-    given = vars(_build_parser(command).parse_args(rest))
+    parser = _build_parser(command)
+    _refuse_repeated_flags(parser, rest)
+    given = vars(parser.parse_args(rest))
     outputs = {name: given[name] for name in _OUTPUT_FLAGS if name in given}
     options = {name: value for name, value in given.items()
                if name not in _INPUT_FLAGS and name not in outputs}

@@ -64,7 +64,15 @@ def test_assert_not_worse_fails_a_regression_given_as_a_mapping_that_is_not_a_di
     base = collections.UserDict({i: 1 for i in ids})
     worse = collections.UserDict({i: int(k % 2 == 0) for k, i in enumerate(ids)})
     with pytest.raises(AssertionError):
-        bed.assert_not_worse(base, worse)
+        bed.assert_not_worse(base, worse, margin=1)
+
+
+@pytest.mark.parametrize("margin", [0, -1])
+def test_assert_not_worse_needs_a_margin_above_zero(margin):
+    with pytest.raises(bed.ToolError, match="above 0"):
+        bed.assert_not_worse([1, 0, 1] * 20, [1, 0, 1] * 20, margin=margin)
+    with pytest.raises(TypeError, match="margin"):
+        bed.assert_not_worse([1, 0, 1] * 20, [1, 0, 1] * 20)
 
 
 def test_an_indexed_sequence_is_joined_on_its_index_not_paired_by_position():
@@ -131,7 +139,7 @@ def test_numpy_bool_arrays_are_0_1_scores():
 def test_missing_values_are_refused_or_dropped_and_counted(missing):
     _, a, b = scored()
     holed = dict(a, q5=missing)
-    with pytest.raises(bed.ToolError, match="q5 has no score"):
+    with pytest.raises(bed.ToolError, match="'q5' has no score"):
         bed.compare(holed, b)
     dropped = bed.compare(holed, b, on_missing="drop")
     kept = {k: v for k, v in a.items() if k != "q5"}
@@ -174,7 +182,8 @@ def test_every_entry_point_lists_its_options_with_defaults(function):
     parameters = inspect.signature(function).parameters
     keywords = {name for name, p in parameters.items() if p.kind is p.KEYWORD_ONLY}
     assert ENTRY_POINTS[function] <= keywords
-    assert all(parameters[name].default is not inspect.Parameter.empty for name in keywords)
+    required = {name for name in keywords if parameters[name].default is inspect.Parameter.empty}
+    assert required == ({"margin"} if function is bed.assert_not_worse else set())
 
 
 def test_an_entry_points_defaults_are_the_tools_defaults():
@@ -201,7 +210,7 @@ def test_a_column_whose_name_holds_a_comma_compares_from_python_and_the_command_
     data = json.loads(out)
     assert (data["comparisons"][0]["baseline"], data["comparisons"][0]["candidate"]) == \
         ("base,v1", "tuned")
-    assert from_python.to_dict()["ci"] == data["ci"]
+    assert from_python.to_dict()["comparisons"][0]["ci"] == data["comparisons"][0]["ci"]
     assert bed.read(str(comma_file), systems=("base,v1", "tuned")).systems == ("base,v1", "tuned")
 
 
@@ -326,3 +335,98 @@ def test_records_print_in_a_line_whatever_their_size():
              repr(bed.leaderboard(big).board),
              repr(bed.compare(big["a"], big["b"]))]
     assert all(len(text) < 300 and "\n" not in text for text in shown), shown
+
+
+# --- found by a hostile run of the Python API ---
+
+def test_the_order_of_a_mapping_cannot_change_a_seeded_result():
+    _, a, b = scored(n=200, seed=5, shift=0.05)
+    keys = list(a)
+    random.Random(9).shuffle(keys)
+    shuffled = ({k: a[k] for k in keys}, {k: b[k] for k in reversed(keys)})
+    for options in ({"resamples": 500}, {"resamples": 300, "interval": "bca"},
+                    {"permutations": 2000}, {}):
+        assert said(bed.compare(*shuffled, **options)) == said(bed.compare(a, b, **options))
+    clusters = {k: int(k[1:]) // 4 for k in keys}
+    assert said(bed.compare(*shuffled, clusters=clusters, resamples=400)) == \
+        said(bed.compare(a, b, clusters=dict(sorted(clusters.items())), resamples=400))
+
+
+@pytest.mark.parametrize("scores, labels, fragment", [
+    ("plain", "keyed", "clusters names its items"),
+    ("keyed", "plain", "clusters is in item order"),
+    ("plain", "long", "clusters has 121 labels for 120 items"),
+])
+def test_labels_go_with_the_scores_one_way(scores, labels, fragment):
+    _, a, b = scored()
+    given = (a, b) if scores == "keyed" else (list(a.values()), list(b.values()))
+    column = [k % 7 for k in range(120)]
+    column = {"keyed": Indexed(dict(zip(range(1, 121), column))), "plain": column,
+              "long": column + [0]}[labels]
+    with pytest.raises(bed.ToolError, match=fragment):
+        bed.compare(*given, clusters=column)
+
+
+def test_labels_by_item_id_go_with_ids():
+    ids, a, b = scored()
+    by_id = {i: k % 7 for k, i in enumerate(ids)}
+    with_ids = bed.compare(list(a.values()), list(b.values()), ids=ids, clusters=by_id)
+    in_order = bed.compare(list(a.values()), list(b.values()), ids=ids,
+                           clusters=list(by_id.values()))
+    assert said(with_ids) == said(in_order)
+
+
+def test_sequences_in_item_order_of_different_lengths_are_refused_even_when_dropping():
+    with pytest.raises(bed.ToolError, match="must be of one length, got 39, 40"):
+        bed.compare([1, 0, 1, 1] * 10, [1] * 39, on_missing="drop")
+    runs = [[1, 0, 1, 1] * 10, [1, 1, 0, 1] * 10]
+    with pytest.raises(bed.ToolError, match="of one length"):
+        bed.compare(runs, [runs[0], runs[1][:-1]], on_missing="drop")
+
+
+def test_more_runs_than_items_is_refused_as_each_items_samples():
+    per_item = [[random.Random(i).random() < 0.7 for _ in range(5)] for i in range(60)]
+    with pytest.raises(bed.ToolError, match="60 runs of 5 items"):
+        bed.compare([[int(x) for x in row] for row in per_item], [[1] * 5] * 60)
+
+
+def test_a_list_of_zero_dimensional_arrays_is_a_list_of_scores():
+    a, b = [1, 0, 1, 1] * 10, [1, 1, 1, 1] * 10
+    assert said(bed.compare([np.array(x) for x in a], b)) == said(bed.compare(a, b))
+
+
+def test_decimals_are_exact_numbers_and_scores():
+    from decimal import Decimal
+    a, b = [0.2, 0.5, 0.7, 0.4] * 30, [0.3, 0.5, 0.9, 0.4] * 30
+    as_decimal = bed.compare([Decimal(str(x)) for x in a], [Decimal(str(x)) for x in b],
+                             confidence=Decimal("0.9"))
+    assert said(as_decimal) == said(bed.compare(a, b, confidence=0.9))
+
+
+def test_a_leaderboard_of_a_mapping_with_number_keys_and_of_a_dataframe():
+    a, b, c = [1, 0, 1, 0] * 40, [1, 1, 1, 0] * 40, [0, 0, 1, 0] * 40
+    board = bed.leaderboard({1: a, 2: b, 3: c}).board
+    assert [s.system for s in board.standings] == ["2", "1", "3"]
+
+    class Frame(Indexed):
+        columns = ["a", "b"]
+    with pytest.raises(bed.ToolError, match=r"df.to_dict\('series'\)"):
+        bed.leaderboard(Frame({1: 1, 2: 0}))
+
+
+@pytest.mark.parametrize("call, fragment", [
+    (lambda: bed.plan(n_grid="100,200"), "n_grid is a list of sizes, got \"'100,200'\""),
+    (lambda: bed.calibrate(acc_pairs="0.7/0.8"), "acc_pairs is a list of (A, B) accuracy pairs"),
+    (lambda: bed.plan(seed=7), "seed goes with n_grid"),
+])
+def test_planning_options_are_named_in_their_own_words(call, fragment):
+    with pytest.raises(bed.ToolError, match=re.escape(fragment)):
+        call()
+
+
+def test_a_name_split_at_its_comma_says_how_to_name_it(comma_file):
+    status, out, err = cli("compare", str(comma_file), "--systems", "base,v1,tuned")
+    assert_one_line_error(status, out, err, "the column 'base,v1' holds a comma: name it as "
+                                            "'base\\\\,v1'")
+    with pytest.raises(bed.ToolError, match="give the names as a list"):
+        bed.compare(str(comma_file), systems="base,v1,tuned")

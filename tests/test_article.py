@@ -59,22 +59,24 @@ def test_json_report_fields():
                               "seed": 2026, "resamples": 2000, "replays": 2,
                               "confidence": 0.95, "engine": "auto", "target_power": 0.8,
                               "interval": "percentile", "coverage_engine": "stream"}
-    assert body["engine"] == "stream"
-    assert body["accuracy"] == {"a": 0.712, "b": 0.748}
-    assert body["gap"] == pytest.approx(0.036, abs=1e-15)
-    assert body["ci"] == {"a": [0.672, 0.75], "b": [0.712, 0.786],
-                          "paired": [-0.014, 0.084], "unpaired": [-0.018, 0.09]}
-    assert body["mcnemar"]["a_only"] == 67 and body["mcnemar"]["b_only"] == 85
-    assert body["mcnemar"]["p"] == pytest.approx(0.16772199317919748, rel=1e-15)
+    assert body["schema"] == 2 and body["kind"] == "simulation"
+    first = body["comparisons"][0]
+    assert first["engine"] == "stream"
+    assert first["accuracy"] == {"a": 0.712, "b": 0.748}
+    assert first["gap"] == pytest.approx(0.036, abs=1e-15)
+    assert first["ci"] == {"a": [0.672, 0.75], "b": [0.712, 0.786],
+                           "paired": [-0.014, 0.084], "unpaired": [-0.018, 0.09]}
+    assert first["mcnemar"]["a_only"] == 67 and first["mcnemar"]["b_only"] == 85
+    assert first["mcnemar"]["p"] == pytest.approx(0.16772199317919748, rel=1e-15)
     cov = body["coverage"]
     assert {"replays", "covers", "covers_se", "excludes_zero", "excludes_zero_se"} <= set(cov)
     assert cov["replays"] == 2
-    assert body["verdict"] == "cannot tell"
+    assert first["verdict"] == "cannot tell"
 
 
 def test_json_coverage_is_null_when_skipped():
     status, out, _ = cli("--replays", "0", "--json")
-    assert status == 0 and json.loads(out)["coverage"] is None
+    assert status == 0 and "coverage" not in json.loads(out)      # schema 2: left out, not null
 
 
 def tool_run(n, corr, acc_a, acc_b, seed, resamples, replays, confidence):
@@ -192,8 +194,10 @@ def test_csv_recompute_matches_simulated_run_where_it_must():
 def test_csv_recompute_json_has_input_block():
     status, out, _ = cli("--csv", SHIPPED_CSV, "--json")
     body = json.loads(out)
-    assert status == 0 and body["source"] == "csv" and body["coverage"] is None
-    assert body["params"]["n_items"] == 500 and body["params"]["acc_a"] is None
+    assert status == 0 and body["source"] == "csv" and "coverage" not in body
+    # schema 2: the simulation's settings do not apply to a file and are left out of params
+    assert "n_items" not in body["params"] and "acc_a" not in body["params"]
+    assert body["input"]["items"] == 500
     assert body["input"]["rows"] == 500 and len(body["input"]["sha256"]) == 64
 
 

@@ -61,7 +61,8 @@ def test_a_clear_gap_over_too_few_clusters_is_unreliable(tmp_path):
         in first and "do not claim a winner" in first
     body = json.loads(cli("compare", path, "--a-col", "a", "--b-col", "b", "--cluster-col",
                           "passage", *FAST, "--json")[1])
-    assert body["verdict"] == "unreliable" and body["design"]["clusters"] == 10
+    comparison = body["comparisons"][0]
+    assert comparison["verdict"] == "unreliable" and comparison["design"]["clusters"] == 10
 
 
 def test_a_familys_simultaneous_score_interval_is_newcombes_at_the_joint_level(tmp_path):
@@ -177,7 +178,7 @@ def test_a_gap_lost_in_the_runs_spread_asks_for_more_runs(tmp_path):
     argv = ("compare", path, "--systems", "a,b", "--run-col", "seed", "--resamples", "300")
     status, out, err = cli(*argv)
     assert status == 0, err
-    body = json.loads(cli(*argv, "--json")[1])
+    body = json.loads(cli(*argv, "--json")[1])["comparisons"][0]
     assert body["verdict"] == "cannot tell"
     variance = body["runs"]["variance"]
     k = bed.NormalDist().inv_cdf(0.975) + bed.NormalDist().inv_cdf(0.8)
@@ -507,10 +508,10 @@ def test_the_calibrations_blocks_of_rows_agree_with_every_row(monkeypatch):
     a = [1] * 24000 + [1] * 4000 + [0] * 4800 + [0] * 7200
     b = [1] * 24000 + [0] * 4000 + [1] * 4800 + [0] * 7200
     assert bed._share_rows(40000, 0.1)[2] == 2
-    blocks = bed.compare(a, b).to_dict()["calibration"]
+    blocks = bed.compare(a, b).to_dict()["comparisons"][0]["calibration"]
     monkeypatch.setattr(bed, "_SHARE_ROWS", 10 ** 6)
     assert bed._share_rows(40000, 0.1)[2] == 1
-    rows = bed.compare(a, b).to_dict()["calibration"]
+    rows = bed.compare(a, b).to_dict()["comparisons"][0]["calibration"]
     for study in ("coverage", "null"):
         assert blocks[study]["covers"] == pytest.approx(rows[study]["covers"], abs=1e-3)
         assert blocks[study]["covers"] == pytest.approx(0.95, abs=2e-3)
@@ -525,7 +526,7 @@ def test_a_tiny_negative_gap_never_prints_as_plus_zero():
     b = list(a)
     b[0] = 0.5 - 1e-7
     result = bed.compare(a, b, resamples=200, calibration=0)
-    assert -1e-8 < result.to_dict()["gap"] < 0
+    assert -1e-8 < result.to_dict()["comparisons"][0]["gap"] < 0
     assert "gap B - A: -0.0000 pts;" in str(result)
     assert bed._signed_fixed(Fraction(1, 10 ** 9), 1) == "+0.0000"
     assert bed._signed_fixed(Fraction(-1, 10 ** 9), 1) == "-0.0000"
@@ -596,7 +597,7 @@ B = [0.75, 0.25, 1.0, 0.5, 0.75, 0.25] * 5
 def test_a_real_number_type_whose_text_is_not_a_number_reads_by_its_value():
     odd = bed.compare([TextlessReal(v) for v in A], B, resamples=200, calibration=0)
     plain = bed.compare(A, B, resamples=200, calibration=0)
-    assert odd.to_dict()["gap"] == plain.to_dict()["gap"]
+    assert odd.to_dict()["comparisons"][0]["gap"] == plain.to_dict()["comparisons"][0]["gap"]
     assert str(odd) == str(plain)
 
 

@@ -66,8 +66,8 @@ def test_every_format_says_the_same(name):
     markdown = run(argv, "--output", "markdown")
     body = json.loads(run(argv, "--output", "json"))
     assert body["version"] and text.strip() and markdown.strip()
-    verdict = body.get("verdict")
-    if verdict is not None and argv[0] == "compare":
+    if argv[0] == "compare":
+        verdict = body["comparisons"][0]["verdict"]
         assert f"verdict: {verdict}" in text and verdict in markdown
         head = "\n".join(text.splitlines()[:2])    # the verdict first (pooled, for tasks)
         assert f"verdict: {verdict}" in head, head
@@ -82,3 +82,15 @@ def test_every_format_says_the_same(name):
             assert row.split()[0] == shown and row.split()[-1] == str(system["tier"])
             assert f"| {shown} |" in markdown
         assert all(f"{p['first']} - {p['second']}" in details for p in body["pairs"])
+
+
+@pytest.mark.parametrize("name, kind", [("two systems", "comparison"),
+                                        ("several candidates, BH", "comparison"),
+                                        ("harness tasks", "tasks"),
+                                        ("default simulation", "simulation")])
+def test_no_key_of_a_comparison_repeats_at_the_top_of_the_json(name, kind):
+    """Schema 2: each comparison's keys are in "comparisons" alone, not again at the top."""
+    argv = COMMANDS.get(name, ["--replays", "2"])       # no command: the default, simulate
+    body = json.loads(run(argv, "--output", "json"))
+    assert body["schema"] == 2 and body["kind"] == kind
+    assert body["comparisons"] and set(body) & set(body["comparisons"][0]) == set()

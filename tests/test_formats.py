@@ -45,7 +45,7 @@ def test_a_nan_in_an_unused_lm_eval_field_is_fine(tmp_path):
     cand.write_text("\n".join(lines) + "\n")
     got = body("--baseline", str(base), "--candidate", str(cand), "--id-col", "doc_id",
                "--metric", "acc")
-    assert got["gap"] == 0 and got["input"]["items"] == 30
+    assert got["comparisons"][0]["gap"] == 0 and got["input"]["items"] == 30
     assert_one_line_error(*cli("--baseline", str(base), "--candidate", str(cand), "--id-col",
                                "doc_id", "--metric", "acc_norm"), "NaN is not a finite number")
 
@@ -76,7 +76,8 @@ def test_an_unscored_inspect_sample_is_missing_and_counted(tmp_path):
     assert_one_line_error(*cli("--baseline", base, "--candidate", cand),
                           "1 row(s) with a missing score")
     got = body("--baseline", base, "--candidate", cand, "--on-missing", "drop")
-    assert got["input"]["items"] == 4 and got["accuracy"]["a"] == pytest.approx(0.625)
+    assert got["input"]["items"] == 4
+    assert got["comparisons"][0]["accuracy"]["a"] == pytest.approx(0.625)
 
 
 def test_an_unknown_inspect_scorer_lists_the_scorers(tmp_path):
@@ -123,7 +124,8 @@ def test_pandas_to_csv_output_still_works(tmp_path):
     path = tmp_path / "pandas.csv"
     path.write_text(",item,a,b\n0,1,True,False\n1,2,False,True\n2,3,True,True\n")
     got = body("--csv", str(path), "--a-col", "a", "--b-col", "b")
-    assert got["accuracy"] == {"a": pytest.approx(2 / 3), "b": pytest.approx(2 / 3)}
+    assert got["comparisons"][0]["accuracy"] == {"a": pytest.approx(2 / 3),
+                                                 "b": pytest.approx(2 / 3)}
 
 
 # --- engines -------------------------------------------------------------------------------------
@@ -135,13 +137,14 @@ def test_auto_keeps_the_stream_engine_for_the_article_and_says_when_it_does_not(
                                            f"{int(rng.random() < 0.72)}\n" for i in range(30_000)))
     got = json.loads(cli("--csv", str(path), "--a-col", "a", "--b-col", "b", "--json",
                          "--calibration", "0", "--resamples", "2000")[1])
-    assert got["engine"] == "counts" and got["params"]["engine"] == "auto"
+    assert got["comparisons"][0]["engine"] == "counts" and got["params"]["engine"] == "auto"
     status, out, _ = cli("--csv", str(path), "--a-col", "a", "--b-col", "b",
                          "--calibration", "0", "--details", "--resamples", "2000")
     assert "chosen by --engine auto" in out
     from helpers import SHIPPED_CSV
-    assert body("--csv", SHIPPED_CSV)["engine"] == "stream"
+    assert body("--csv", SHIPPED_CSV)["comparisons"][0]["engine"] == "stream"
     exact = json.loads(cli("--csv", SHIPPED_CSV, "--json", "--calibration", "0")[1])
+    exact = exact["comparisons"][0]
     assert exact["engine"] is None and exact["method"] == "exact"      # nothing resampled
 
 
@@ -161,8 +164,9 @@ def test_counts_over_distinct_values_draw_the_bootstrap_distribution():
 def test_counts_and_stream_agree_on_real_scores(tmp_path):
     path = os.path.join(EXAMPLES, "judge.csv")
     args = ["--csv", path, "--systems", "base,v2", "--id-col", "prompt_id"]
-    stream = body(*args, "--engine", "stream", "--resamples", "4000")
-    counts = body(*args, "--engine", "counts", "--resamples", "4000")
+    stream = cli_json(*args, "--engine", "stream", "--resamples", "4000", "--calibration", "0")
+    counts = cli_json(*args, "--engine", "counts", "--resamples", "4000", "--calibration", "0")
+    stream, counts = stream["comparisons"][0], counts["comparisons"][0]
     for end in (0, 1):
         assert abs(stream["ci"]["paired"][end] - counts["ci"]["paired"][end]) < 0.06
 

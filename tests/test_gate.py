@@ -64,8 +64,10 @@ def test_superiority_pass_and_fail_statuses(tmp_path):
     assert status == 1 and "gate: FAIL (superiority at +8.0 pts)" in out
     body = json.loads(run("--csv", clear, "--a-col", "a", "--b-col", "b", "--gate",
                           "--min-delta", "8", "--json")[1])
-    assert body["gate"]["passed"] is False and body["gate"]["margin"] == pytest.approx(0.08)
-    assert body["gate"]["kind"] == "superiority" and "rule" in body["gate"]
+    gate = body["comparisons"][0]["decision"]["gate"]
+    assert body["gate_passed"] is False and gate["passed"] is False
+    assert gate["margin"] == pytest.approx(0.08)
+    assert gate["kind"] == "superiority" and "rule" in gate
 
 
 def test_non_inferiority_statuses(tmp_path):
@@ -132,7 +134,7 @@ def test_the_ledger_counts_comparisons_and_adjusts_by_holm(tmp_path):
         other = candidates_file(tmp_path, k)
         body = json.loads(run("--csv", other, "--a-col", "a", "--b-col", "b", "--ledger",
                               str(ledger), "--json")[1])
-        ps.append(body["test"]["p"])
+        ps.append(body["comparisons"][0]["test"]["p"])
         assert body["ledger"]["first"] == body["ledger"]["total"]
     entries = bed.read_ledger(str(ledger))
     assert len(entries) == 3

@@ -55,9 +55,9 @@ def test_an_eval_archive_written_as_a_journal_reads_like_the_json_log(tmp_path):
     from_archives = report("--baseline", journal_a, "--candidate", only_samples_b)
     from_json = report("--baseline", plain_json(tmp_path, "a.json", VALUES_A, "org/a"),
                        "--candidate", plain_json(tmp_path, "b.json", VALUES_B, "org/b"))
-    assert from_archives["gap"] == from_json["gap"] == 0.25
-    assert from_archives["accuracy"] == from_json["accuracy"]
-    assert from_archives["mcnemar"] == from_json["mcnemar"]
+    assert from_archives["comparisons"][0]["gap"] == from_json["comparisons"][0]["gap"] == 0.25
+    assert from_archives["comparisons"][0]["accuracy"] == from_json["comparisons"][0]["accuracy"]
+    assert from_archives["comparisons"][0]["mcnemar"] == from_json["comparisons"][0]["mcnemar"]
 
 
 @pytest.mark.parametrize("members,fragment", [
@@ -102,8 +102,8 @@ def test_a_scorer_with_a_dict_value_is_reached_with_a_dot(tmp_path):
     (tmp_path / "b.json").write_text(json.dumps(log([1, 1, 1, 1, 0, 1]), indent=2))
     got = report("--baseline", str(tmp_path / "a.json"), "--candidate", str(tmp_path / "b.json"),
                  "--scorer", "model_graded.accuracy")
-    assert got["accuracy"]["a"] == pytest.approx(4 / 6) and got["accuracy"]["b"] == \
-        pytest.approx(5 / 6)
+    accuracy = got["comparisons"][0]["accuracy"]
+    assert accuracy["a"] == pytest.approx(4 / 6) and accuracy["b"] == pytest.approx(5 / 6)
 
 
 def lm_samples(folder, task, values):
@@ -165,8 +165,8 @@ def test_a_workbook_with_inline_strings_booleans_and_a_moved_sheet(tmp_path):
                     f'</c><c r="C{i}" t="b"><v>{b}</v></c></row>')
     path = workbook(tmp_path / "r.xlsx", "".join(rows))
     got = report("--csv", path, "--a-col", "a", "--b-col", "b")
-    assert got["accuracy"]["a"] == pytest.approx(4 / 6)
-    assert got["accuracy"]["b"] == pytest.approx(5 / 6)
+    assert got["comparisons"][0]["accuracy"]["a"] == pytest.approx(4 / 6)
+    assert got["comparisons"][0]["accuracy"]["b"] == pytest.approx(5 / 6)
     assert got["input"]["items"] == 6
 
 
@@ -254,5 +254,5 @@ def test_an_inspect_log_written_on_one_line_is_still_an_inspect_log(tmp_path):
                       str(tmp_path / "b.json"))
     indented = report("--baseline", plain_json(tmp_path, "c.json", VALUES_A, "org/a"),
                       "--candidate", plain_json(tmp_path, "d.json", VALUES_B, "org/b"))
-    assert one_line["gap"] == indented["gap"] == 0.25
+    assert one_line["comparisons"][0]["gap"] == indented["comparisons"][0]["gap"] == 0.25
     assert one_line["input"]["systems"] == ["org/a", "org/b"]

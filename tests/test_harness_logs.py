@@ -69,12 +69,12 @@ def test_current_eval_logs_are_zstandard_and_compare_to_inspects_own_numbers(zst
         assert {info.compress_type for info in archive.infolist()} == {bed._ZSTD}
     got = body("compare", BASE, TUNED)
     assert got["input"]["systems"] == ["mockllm/base", "mockllm/tuned"]
-    assert got["accuracy"]["a"] == pytest.approx(headline(inspect_log(BASE)))
-    assert got["accuracy"]["b"] == pytest.approx(headline(inspect_log(TUNED)))
+    assert got["comparisons"][0]["accuracy"]["a"] == pytest.approx(headline(inspect_log(BASE)))
+    assert got["comparisons"][0]["accuracy"]["b"] == pytest.approx(headline(inspect_log(TUNED)))
     scores = {log: {s["id"]: s["scores"]["match"] == "C" for s in inspect_log(log)["samples"]}
               for log in (BASE, TUNED)}
     b_only = sum(scores[TUNED][i] and not scores[BASE][i] for i in scores[BASE])
-    assert got["mcnemar"]["b_only"] == b_only and got["input"]["items"] == 30
+    assert got["comparisons"][0]["mcnemar"]["b_only"] == b_only and got["input"]["items"] == 30
 
 
 def test_without_a_decompressor_one_line_names_both_remedies(monkeypatch):
@@ -111,7 +111,8 @@ def test_deflate_logs_of_older_inspect_versions_need_no_decompressor():
     folder = os.path.join(INSPECT, "pair_eval_deflate")
     logs = sorted(os.path.join(folder, n) for n in os.listdir(folder))
     got = body("compare", *logs)
-    assert [got["accuracy"]["a"], got["accuracy"]["b"]] == pytest.approx(
+    accuracy = got["comparisons"][0]["accuracy"]
+    assert [accuracy["a"], accuracy["b"]] == pytest.approx(
         [headline(inspect_log(p)) for p in logs])
 
 
@@ -119,7 +120,8 @@ def test_json_logs_read_like_eval_logs():
     folder = os.path.join(INSPECT, "pair_json")
     logs = [one(folder, "ky2TE"), one(folder, "RC7ye")]
     got = body("compare", *logs)
-    assert [got["accuracy"]["a"], got["accuracy"]["b"]] == pytest.approx(
+    accuracy = got["comparisons"][0]["accuracy"]
+    assert [accuracy["a"], accuracy["b"]] == pytest.approx(
         [headline(inspect_log(p)) for p in logs])
     assert got["input"]["files"][0]["format"] == "inspect"
 
@@ -179,7 +181,8 @@ def test_samples_that_ended_in_an_error_are_counted_in_the_head(zstd):
     assert status == 0 and lines[1].startswith("warning: 2 sample(s) of ")
     assert "ended in an error, with no score (first: 4, 7)" in lines[1]
     got = body("compare", TUNED, log, "--on-missing", "drop")
-    assert got["accuracy"]["b"] == pytest.approx(headline(inspect_log(log)))   # 6 scored
+    assert got["comparisons"][0]["accuracy"]["b"] == \
+        pytest.approx(headline(inspect_log(log)))                          # 6 scored
     assert got["input"]["items"] == 6
 
 
@@ -205,18 +208,19 @@ def test_a_retried_task_uses_the_log_that_ended_and_says_so(tmp_path, zstd):
     shutil.copytree(retried, tmp_path / "again")
     got = body("compare", retried, str(tmp_path / "again"))
     assert "the one that ended used" in got["input"]["dropped_note"]
-    assert got["input"]["items"] == 6 and got["gap"] == 0
+    assert got["input"]["items"] == 6 and got["comparisons"][0]["gap"] == 0
 
 
 def test_epochs_follow_the_reducer_the_log_names(zstd):
     folder = os.path.join(INSPECT, "epochs")
     mode, mean = one(folder, "8aaUP"), one(folder, "357Nq")
     got = body("compare", mode, mean)
-    assert got["accuracy"]["a"] == pytest.approx(headline(inspect_log(mode)))       # 0.25
-    assert got["accuracy"]["b"] == pytest.approx(headline(inspect_log(mean)))
+    first = got["comparisons"][0]
+    assert first["accuracy"]["a"] == pytest.approx(headline(inspect_log(mode)))       # 0.25
+    assert first["accuracy"]["b"] == pytest.approx(headline(inspect_log(mean)))
     assert "epochs reduced by mode, as the log's reducer; Inspect's headline 0.25" in \
         got["input"]["dropped_note"]
-    assert got["runs"]["a"]["runs"] == 1 and got["runs"]["b"]["runs"] == 3
+    assert first["runs"]["a"]["runs"] == 1 and first["runs"]["b"]["runs"] == 3
 
 
 def test_a_dict_valued_score_lists_its_keys_and_the_spelling(zstd):
@@ -318,7 +322,8 @@ def test_a_task_whose_runs_differ_is_compared_single_run_and_says_so():
     trials = os.path.join(HELM, "runs", "trialsuite")
     got = body("compare", trials, "--systems", "mock/parity-a,mock/parity-b", "--metric",
                "exact_match")
-    assert got["runs"] is None and "3 and 1 runs: compared single-run" in \
+    assert got["comparisons"][0]["runs"] is None and "3 and 1 runs: compared single-run" in \
         got["input"]["dropped_note"]
     want = helm_truth("mock/parity-a", "simple_classification", "trialsuite")
-    assert got["accuracy"]["a"] == pytest.approx(want["recomputed"]["pooled_mean"])
+    assert got["comparisons"][0]["accuracy"]["a"] == \
+        pytest.approx(want["recomputed"]["pooled_mean"])

@@ -39,6 +39,7 @@ def shipped():
 
 def same_numbers(a, b):
     keys = ("accuracy", "gap", "ci", "mcnemar", "test")
+    a, b = a["comparisons"][0], b["comparisons"][0]
     return all(a[k] == b[k] for k in keys)
 
 
@@ -132,13 +133,14 @@ def test_real_valued_scores_use_the_permutation_test(tmp_path):
     lines = ["item,base,new"] + [f"{i},{float(x)},{float(y)}" for i, (x, y) in enumerate(zip(a, b))]
     path = write(tmp_path / "f1.csv", "\n".join(lines) + "\n")
     got = body("--csv", path, "--a-col", "base", "--b-col", "new", "--permutations", "10000")
+    got = got["comparisons"][0]
     assert got["mcnemar"] is None
     assert got["test"]["name"] == "sign-flip permutation (Monte Carlo)"
     assert got["test"]["permutations"] == 10_000 and 0 < got["test"]["p"] <= 1
     status, out, _ = cli("--csv", path, "--a-col", "base", "--b-col", "new", "--permutations",
                          "10000")
     assert "paired sign-flip permutation test (Monte Carlo, 10,000 random sign patterns)" in out
-    auto = body("--csv", path, "--a-col", "base", "--b-col", "new")["test"]
+    auto = body("--csv", path, "--a-col", "base", "--b-col", "new")["comparisons"][0]["test"]
     assert auto["name"] == "sign-flip permutation (saddlepoint)" and auto["saddlepoint"]
     assert abs(auto["p"] - got["test"]["p"]) < 4 * (auto["p"] * (1 - auto["p"]) / 1e4) ** 0.5
     assert "(real-valued scores)" in out.splitlines()[-1]
@@ -224,7 +226,7 @@ def test_first_comparison_of_a_family_equals_the_two_system_run(tmp_path):
     path = write(tmp_path / "t.csv", "\n".join(lines) + "\n")
     family = body("--csv", path, "--systems", "a,b,c")
     single = body("--csv", SHIPPED_CSV)
-    assert family["comparisons"][0]["ci"] == single["ci"]
+    assert family["comparisons"][0]["ci"] == single["comparisons"][0]["ci"]
 
 
 # --- properties -------------------------------------------------------------------------------

@@ -211,7 +211,7 @@ def test_the_histogram_of_a_clustered_gap_matches_the_cluster_bootstrap():
     """The JSON histogram's shares, read from the ratio's saddlepoint cdf, against the share
     of 200,000 NumPy cluster resamples in each bin."""
     a, b, clusters, _, _, ratios = clustered_pair()
-    bins = bed.compare(a, b, clusters=clusters).to_dict()["histogram"]
+    bins = bed.compare(a, b, clusters=clusters).to_dict()["comparisons"][0]["histogram"]
     assert len(bins) >= 8 and sum(row["share"] for row in bins) == pytest.approx(1, abs=1e-3)
     for row in bins:
         drawn = np.mean((ratios >= row["lo"]) & (ratios < row["hi"]))
@@ -255,7 +255,7 @@ def test_calibration_is_the_sum_over_every_table_of_n():
     n = both + a_only + b_only + neither
     a = [1] * both + [1] * a_only + [0] * b_only + [0] * neither
     b = [1] * both + [0] * a_only + [1] * b_only + [0] * neither
-    result = bed.compare(a, b).to_dict()["calibration"]
+    result = bed.compare(a, b).to_dict()["comparisons"][0]["calibration"]
     shares = [Fraction(k, n) for k in (both, a_only, b_only, neither)]
     gap = Fraction(b_only - a_only, n)
     covered = Fraction(0)

@@ -124,7 +124,7 @@ def test_strata_without_clusters_keep_each_stratum_size(tmp_path):
                            "domain", "--resamples", "200", "--output", "json")
     assert status == 0, err
     data = json.loads(out)
-    assert data["design"]["strata"] == [20, 40]
+    assert data["comparisons"][0]["design"]["strata"] == [20, 40]
     dists = bed.bootstrap(random.Random(2), bed.Scores(a, b, strata=strata), 200)
     assert set(dists["a"].sums) == {40}
     plain = bed.bootstrap(random.Random(2), bed.Scores(a, b), 200)
@@ -166,12 +166,13 @@ def wilson(hits, n, z=1.959963984540054):
 
 def test_score_intervals_on_the_shipped_csv_are_wilson_and_clopper_pearson():
     data = json.loads(cli("--csv", SHIPPED_CSV, "--interval", "score", "--output", "json")[1])
+    data = data["comparisons"][0]
     n, hits_a, hits_b = 500, 356, 374                          # 71.2% and 74.8%
     for name, hits in (("a", hits_a), ("b", hits_b)):
         lo, hi = wilson(hits, n)
         assert data["ci"][name] == [pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12)]
     exact = json.loads(cli("--csv", SHIPPED_CSV, "--interval", "score", "--accuracy-interval",
-                           "clopper-pearson", "--output", "json")[1])
+                           "clopper-pearson", "--output", "json")[1])["comparisons"][0]
     lo, hi = bed.clopper_pearson(hits_a, n, C95)
     # Clopper-Pearson's ends: P(X >= hits | lo) = 2.5% and P(X <= hits | hi) = 2.5%
     assert sum(bed.binom_pmf(k, n, lo) for k in range(hits_a, n + 1)) == pytest.approx(0.025)

@@ -328,7 +328,8 @@ def test_zstandard_logs_are_read_by_the_standard_library_decompressor(tmp_path, 
         logs = {log["path"]: log for log in json.load(handle)["logs"]}
     want = [logs[f"pair_eval/{name}"]["inspect_results"]["scores"][0]["metrics"]["accuracy"]
             for name in names]
-    assert [got["accuracy"]["a"], got["accuracy"]["b"]] == pytest.approx(want)
+    accuracy = got["comparisons"][0]["accuracy"]
+    assert [accuracy["a"], accuracy["b"]] == pytest.approx(want)
     with open(base, "rb") as handle:
         bad = write(tmp_path / "bad.eval", patched(handle.read(), "header.json", crc=1))
     assert_one_line_error(*cli("compare", bad, tuned),
@@ -369,7 +370,7 @@ def test_string_score_values_read_as_numbers_or_refused(tmp_path):
     base = inspect_log(tmp_path / "base.json", BASE, "org/base")
     partial = inspect_log(tmp_path / "p.json", [["C", "0.75", "I", "C"]], "org/p")
     got = body(base, partial)
-    assert got["accuracy"] == {"a": 0.5, "b": 0.6875}
+    assert got["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 0.6875}
     odd = inspect_log(tmp_path / "odd.json", [["C", "maybe", "I", "C"]], "org/odd")
     assert_one_line_error(*cli("compare", base, odd), "odd.json sample 2, scorer match: 'maybe' "
                           "is not a number")
@@ -396,13 +397,13 @@ def test_other_epoch_reducers(tmp_path, reducer, epochs, accuracy, note):
                "scores": [{"name": "other", "metrics": {"accuracy": {"value": 0.5}}}]}
     log = inspect_log(tmp_path / "e.json", epochs, "org/e", reducer=reducer, results=results)
     got = body(log, inspect_log(tmp_path / "base.json", BASE, "org/base"))
-    assert got["accuracy"]["a"] == accuracy
+    assert got["comparisons"][0]["accuracy"]["a"] == accuracy
     assert note in got["input"]["dropped_note"]
     assert "headline" not in got["input"]["dropped_note"]
     if reducer == "pass_at_2":
-        assert got["runs"]["a"]["runs"] == len(epochs)
+        assert got["comparisons"][0]["runs"]["a"]["runs"] == len(epochs)
     else:
-        assert got["runs"] is None and got["input"]["items"] == 4
+        assert got["comparisons"][0]["runs"] is None and got["input"]["items"] == 4
 
 
 def test_an_unscored_epoch_keeps_the_epochs_as_runs(tmp_path):
@@ -414,8 +415,8 @@ def test_an_unscored_epoch_keeps_the_epochs_as_runs(tmp_path):
     assert_one_line_error(*cli("compare", log, base), "e.json: 1 row(s) with a missing score, id "
                           "or label (first: (2, 1)); fix them or use --on-missing drop")
     got = body(log, base, "--on-missing", "drop")
-    assert got["runs"]["a"]["runs"] == 2 and got["input"]["items"] == 3
-    assert got["accuracy"] == pytest.approx({"a": 2 / 3, "b": 1 / 3})
+    assert got["comparisons"][0]["runs"]["a"]["runs"] == 2 and got["input"]["items"] == 3
+    assert got["comparisons"][0]["accuracy"] == pytest.approx({"a": 2 / 3, "b": 1 / 3})
     assert ("reduces its epochs by mode, which the tool does not follow (an epoch without a "
             "score): its epochs are compared as runs") in got["input"]["dropped_note"]
 
@@ -436,8 +437,8 @@ def test_a_sample_without_scores_is_missing(tmp_path):
     base = inspect_log(tmp_path / "base.json", BASE, "org/base")
     assert_one_line_error(*cli("compare", log, base), "s.json: 1 row(s) with a missing score")
     got = body(log, base, "--on-missing", "drop")
-    assert got["input"]["items"] == 3 and got["accuracy"] == pytest.approx({"a": 2 / 3,
-                                                                            "b": 1 / 3})
+    assert got["input"]["items"] == 3
+    assert got["comparisons"][0]["accuracy"] == pytest.approx({"a": 2 / 3, "b": 1 / 3})
 
 
 def test_a_log_whose_every_sample_failed_is_refused(tmp_path):
@@ -452,7 +453,7 @@ def test_inputs_holding_nan_are_fingerprinted_and_compared(tmp_path):
     messages = [{"role": "user", "content": "2+2?", "temperature": float("nan")}]
     a = inspect_log(tmp_path / "a.json", [["C", "I", "C", "I"]], "org/a", inputs=messages)
     b = inspect_log(tmp_path / "b.json", [["C", "C", "C", "I"]], "org/b", inputs=messages)
-    assert body(a, b)["accuracy"] == {"a": 0.5, "b": 0.75}
+    assert body(a, b)["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 0.75}
     other = [{"role": "user", "content": "2+2?", "temperature": 1}]
     c = inspect_log(tmp_path / "c.json", [["C", "C", "C", "I"]], "org/c", inputs=other)
     assert_one_line_error(*cli("compare", a, c), "not the same items: 4 id(s) hold a different "
@@ -486,7 +487,8 @@ def test_an_lm_eval_log_from_stdin_is_named_stdin(tmp_path, stdin):
     other = lm_samples(tmp_path / "org__b" / f"samples_mc_{STAMP}.jsonl", [1, 1, 1, 0])
     got = body("-", other, "--input-format", "lm-eval", "--allow-different-tasks")
     assert got["input"]["systems"] == ["stdin", f"samples_mc_{STAMP}"]
-    assert got["accuracy"] == {"a": 0.75, "b": 0.75} and got["input"]["items"] == 4
+    assert got["comparisons"][0]["accuracy"] == {"a": 0.75, "b": 0.75}
+    assert got["input"]["items"] == 4
 
 
 def test_an_lm_eval_model_is_named_by_the_newest_results_file_that_names_one(tmp_path):
@@ -499,7 +501,7 @@ def test_an_lm_eval_model_is_named_by_the_newest_results_file_that_names_one(tmp
           json.dumps({"model_name": 7}))
     got = body(base, tuned)
     assert got["input"]["systems"] == ["acme/base", "acme/v1"]
-    assert got["accuracy"] == {"a": 0.5, "b": 0.75}
+    assert got["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 0.75}
 
 
 def test_an_lm_eval_log_without_any_metric_is_refused(tmp_path):
@@ -517,7 +519,7 @@ def test_helm_stats_from_stdin(tmp_path, stdin):
     other = helm_stats(tmp_path / "t:model=org_b" / "per_instance_stats.json", [1, 1, 1, 0])
     got = body("-", other, "--input-format", "helm", "--allow-different-tasks")
     assert got["input"]["systems"] == ["stdin", "per_instance_stats"]
-    assert got["accuracy"] == {"a": 0.5, "b": 0.75}
+    assert got["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 0.75}
 
 
 def test_helm_perturbed_instances_and_other_splits_are_left_out(tmp_path):
@@ -544,7 +546,7 @@ def test_helm_perturbed_instances_and_other_splits_are_left_out(tmp_path):
     got = body(path, other)
     assert got["input"]["systems"] == ["org_a", "org_b"]
     assert got["input"]["items"] == 3
-    assert got["accuracy"] == pytest.approx({"a": 2 / 3, "b": 1.0})
+    assert got["comparisons"][0]["accuracy"] == pytest.approx({"a": 2 / 3, "b": 1.0})
 
 
 # --- Harness folders ---------------------------------------------------------------------------
@@ -567,14 +569,15 @@ def test_tasks_with_the_same_epochs_pool_their_runs(tmp_path):
     base, tuned = folders(tmp_path, {"t1": (TWO, TWO[::-1]), "t2": (TWO, [["C"] * 4] * 2)})
     got = body(base, tuned)
     assert got["input"]["items"] == 8 and [t["task"] for t in got["tasks"]] == ["t1", "t2"]
-    assert got["runs"]["a"]["runs"] == got["runs"]["b"]["runs"] == 2
-    assert got["runs"]["a"]["scores"] == [0.5, 0.5] and got["runs"]["b"]["scores"] == [0.75, 0.75]
+    runs = got["comparisons"][0]["runs"]
+    assert runs["a"]["runs"] == runs["b"]["runs"] == 2
+    assert runs["a"]["scores"] == [0.5, 0.5] and runs["b"]["scores"] == [0.75, 0.75]
 
 
 def test_tasks_with_different_epochs_keep_their_own_runs(tmp_path):
     base, tuned = folders(tmp_path, {"t1": (TWO, TWO), "t2": (THREE, THREE)})
     got = body(base, tuned)
-    assert got["runs"] is None and got["input"]["items"] == 8
+    assert got["comparisons"][0]["runs"] is None and got["input"]["items"] == 8
     assert [t["runs"] for t in got["tasks"]] == ["2 and 2 runs, two-level",
                                                  "3 and 3 runs, two-level"]
 
@@ -637,7 +640,7 @@ def test_stray_files_in_a_folder_do_not_stop_the_logs_being_found(tmp_path):
     os.symlink(tmp_path / "gone.json", tmp_path / "tuned" / "stale.json")
     got = body(str(tmp_path / "base"), str(tmp_path / "tuned"))
     assert got["input"]["systems"] == ["base", "tuned"]
-    assert got["accuracy"] == {"a": 0.5, "b": 1.0}
+    assert got["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 1.0}
 
 
 @pytest.mark.parametrize("members,fragment", [
@@ -682,7 +685,7 @@ def test_workbook_run_files_need_the_score_column(tmp_path):
     tuned = write(tmp_path / "tuned.xlsx", workbook(rows))
     assert_one_line_error(*cli("--baseline", base, "--candidate", tuned),
                           "one file per system needs --score-col, the score's column or key")
-    assert body(base, tuned, "--score-col", "s")["accuracy"] == pytest.approx(
+    assert body(base, tuned, "--score-col", "s")["comparisons"][0]["accuracy"] == pytest.approx(
         {"a": 2 / 3, "b": 2 / 3})
 
 
@@ -702,7 +705,7 @@ def test_several_inspect_logs_of_one_system_are_its_runs_named_by_file(tmp_path)
     fourth = inspect_log(tmp_path / "tuned-2.json", [["C", "C", "I", "C"]], "org/tuned")
     got = body("--baseline", f"{first},{second}", "--candidate", f"{third},{fourth}")
     assert got["input"]["systems"] == ["org/base", "org/tuned"]
-    assert got["runs"]["a"]["labels"] == ["base-1", "base-2"]
-    assert got["runs"]["a"]["scores"] == [0.5, 0.75]
-    assert got["runs"]["b"]["labels"] == ["tuned-1", "tuned-2"]
-    assert got["runs"]["b"]["scores"] == [1.0, 0.75]
+    assert got["comparisons"][0]["runs"]["a"]["labels"] == ["base-1", "base-2"]
+    assert got["comparisons"][0]["runs"]["a"]["scores"] == [0.5, 0.75]
+    assert got["comparisons"][0]["runs"]["b"]["labels"] == ["tuned-1", "tuned-2"]
+    assert got["comparisons"][0]["runs"]["b"]["scores"] == [1.0, 0.75]

@@ -70,7 +70,7 @@ CASES = [
     (["--csv", "g.csv", "--n-grid", "100,200"] + AB, "--n-grid does not apply to compare"),
     (["--half-width", "0.015", "--resamples", "10", "--seed", "3"],
      "--resamples, --seed do not apply to it"),
-    (["plan", "--replays", "10"], "go with --n-grid (a simulated sweep)"),
+    (["plan", "--replays", "10"], "goes with --n-grid (a simulated sweep)"),
     (["compare"], "compare needs your results"),
     (["compare", "g.csv", "--csv", "g.csv"] + AB, "not both"),
     (["ledger"], "ledger needs the ledger file"),
@@ -143,7 +143,7 @@ def test_run_files_by_glob_and_by_comma_list_are_the_same_runs(tmp_path, monkeyp
     by_list = cli("--baseline", "a_1.csv,a_2.csv,a_3.csv", "--candidate",
                   "b_1.csv, b_2.csv, b_3.csv", *common)
     assert by_glob[0] == by_list[0] == 0, by_glob[2] + by_list[2]
-    glob_json, list_json = json.loads(by_glob[1]), json.loads(by_list[1])
+    glob_json, list_json = (json.loads(got[1])["comparisons"][0] for got in (by_glob, by_list))
     assert glob_json["runs"] == list_json["runs"] and glob_json["runs"]["a"]["labels"] == ["a_1", "a_2", "a_3"]
     assert glob_json["gap"] == list_json["gap"]
 

@@ -52,7 +52,7 @@ def test_run_statistics_of_a_long_file(tmp_path):
     runs_b = [(1, 1, 1, 1, 0, 1), (1, 1, 1, 1, 1, 1), (0, 1, 1, 1, 0, 1)]
     path = long_csv(tmp_path, runs_a, runs_b)
     body = json.loads(cli("--csv", path, "--systems", "a,b", "--run-col", "seed", "--json",
-                          "--resamples", "300")[1])
+                          "--resamples", "300")[1])["comparisons"][0]
     runs = body["runs"]
     assert runs["a"]["scores"] == pytest.approx([4 / 6, 4 / 6, 3 / 6])
     assert runs["b"]["scores"] == pytest.approx([5 / 6, 1.0, 4 / 6])
@@ -150,7 +150,8 @@ def test_simulated_runs_report_and_plan():
     assert "plan (items x runs" in out and "doubling the runs gives" in out
     body = json.loads(cli("--runs", "3", "--run-sd", "0.02", "--n-items", "200", "--replays",
                           "5", "--resamples", "100", "--json")[1])
-    assert body["coverage"]["interval"] == "two-level" and body["runs"]["a"]["runs"] == 3
+    assert body["coverage"]["interval"] == "two-level"
+    assert body["comparisons"][0]["runs"]["a"]["runs"] == 3
 
 
 def test_the_seeds_example_in_every_output():
@@ -160,7 +161,7 @@ def test_the_seeds_example_in_every_output():
     status, markdown, _ = cli(*args, "--output", "markdown")
     assert "two-level t" in markdown
     body = json.loads(cli(*args, "--json")[1])
-    assert body["runs"]["variance"]["shares"]["items"] > 0
+    assert body["comparisons"][0]["runs"]["variance"]["shares"]["items"] > 0
 
 
 def test_simulated_runs_written_as_a_long_csv(tmp_path):

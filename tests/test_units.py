@@ -127,7 +127,7 @@ def test_sign_flip_drawn_as_counts_agrees_with_the_exact_p():
 def test_clusters_of_one_item_have_no_intra_cluster_correlation():
     rng = random.Random(5)
     a, b = [rng.randint(0, 1) for _ in range(60)], [rng.randint(0, 1) for _ in range(60)]
-    design = bed.compare(a, b, clusters=list(range(60))).to_dict()["design"]
+    design = bed.compare(a, b, clusters=list(range(60))).to_dict()["comparisons"][0]["design"]
     assert design["clusters"] == 60 and design["icc"] is None and design["design_effect"] is None
 
 

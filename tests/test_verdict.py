@@ -32,7 +32,7 @@ def verdict_words(report):
     text_word = line.split("verdict: ", 1)[1].split(".")[0]
     body = json.loads(bed.render(report, "json"))
     markdown = bed.render(report, "markdown").splitlines()[2]
-    return text_word, body["verdict"], markdown.rstrip(" |").rsplit("| ", 1)[1]
+    return text_word, body["comparisons"][0]["verdict"], markdown.rstrip(" |").rsplit("| ", 1)[1]
 
 
 def generated_tables(count, seed=11):
@@ -163,14 +163,14 @@ def test_an_undefined_bca_falls_back_and_says_so(tmp_path):
     assert ("note: the paired interval: BCa is undefined (every bootstrap resample gives the "
             "same value); the percentile interval is shown") in out
     body = json.loads(cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
-                          "--resamples", "300", "--json")[1])
+                          "--resamples", "300", "--json")[1])["comparisons"][0]
     assert body["interval_methods"]["paired"] == "percentile" and body["ci"]["paired"] == [0, 0]
 
 
 def test_basic_per_system_intervals_stay_within_0_and_1(tmp_path):
     path = table_file(tmp_path, (27, 1, 1, 1))
     body = json.loads(cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "basic",
-                          "--resamples", "500", "--json")[1])
+                          "--resamples", "500", "--json")[1])["comparisons"][0]
     for name in ("a", "b"):
         lo, hi = body["ci"][name]
         assert 0 <= lo <= hi <= 1
@@ -186,7 +186,7 @@ def test_calibration_flags_a_failing_interval_and_names_one_that_holds(tmp_path)
     assert "BCa CI covers the gap" in line
     body = json.loads(cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
                           "--resamples", "500", "--json")[1])
-    cal = body["calibration"]
+    cal = body["comparisons"][0]["calibration"]
     if not cal["holds"]:
         assert "warning: at this n the BCa interval" in out
         named = cal["recommended"]
@@ -216,7 +216,7 @@ def test_bca_near_100_percent_is_flagged_or_holds():
 def test_calibration_of_the_shipped_file_holds():
     from helpers import SHIPPED_CSV
     body = json.loads(cli("--csv", SHIPPED_CSV, "--json")[1])
-    cal = body["calibration"]
+    cal = body["comparisons"][0]["calibration"]
     assert cal["holds"] and cal["replays"] == 0 and cal["interval"] == "percentile"
     assert cal["coverage"]["exact"] and cal["coverage"]["covers_se"] == 0
     assert abs(cal["coverage"]["covers"] - 0.95) < 0.005
@@ -332,7 +332,7 @@ def test_real_scores_get_a_resample_count_the_next_run_does_not_raise(tmp_path):
     # advised: _mc_advice's "resamples" branch
     path = real_scores_file(tmp_path)
     args = ["--csv", path, "--a-col", "a", "--b-col", "b", "--resamples", "2000"]
-    body = json.loads(cli(*args, "--json")[1])
+    body = json.loads(cli(*args, "--json")[1])["comparisons"][0]
     first = body["mc_advice"]
     assert first is not None and first["kind"] == "resamples", first
     worst = max(body["mc_error"]["paired"] + body["mc_error"]["unpaired"])
@@ -345,7 +345,7 @@ def test_real_scores_get_a_resample_count_the_next_run_does_not_raise(tmp_path):
     assert ("about 42,000 resamples (--resamples) would hold each within +-0.05 pts (half "
             "that digit) of its value at B = infinity in 99 runs of 100") in text
     args[-1] = str(first["resamples"])
-    again = json.loads(cli(*args, "--json")[1])
+    again = json.loads(cli(*args, "--json")[1])["comparisons"][0]
     assert again["resamples"] == 42_000
     assert again["mc_advice"] is None, again["mc_advice"]
     assert max(again["mc_error"]["paired"] + again["mc_error"]["unpaired"]) <= 0.001
