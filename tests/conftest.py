@@ -1,4 +1,5 @@
-"""Test-session settings: ``@pytest.mark.once`` tests are skipped when ``BED_SKIP_ONCE=1``.
+"""Test-session settings: ``@pytest.mark.once`` tests are skipped when ``BED_SKIP_ONCE=1``;
+under CI (``CI`` set) hypothesis draws its examples from a fixed seed.
 
 They are long and give the same result on every Python (the README's long simulations); CI
 runs them under one Python and skips them under the others, so that no check is lost and the
@@ -8,6 +9,13 @@ whole run stays short.  A plain ``python3 tests/run.py`` runs them.
 import os
 
 import pytest
+from hypothesis import settings
+
+# CI draws the same hypothesis examples every run (a red CI is then a defect found, not a new
+# example's luck); a run by hand explores afresh.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def pytest_collection_modifyitems(config, items):
