@@ -1,9 +1,14 @@
-"""Shared helpers for the tests: run the command line in-process and capture it."""
+"""Shared helpers for the tests: run the command line in-process and capture it, and the
+files, tables and constants that tests of several layers use."""
 
 import contextlib
 import io
 import json
+import math
 import os
+import random
+from fractions import Fraction
+from statistics import NormalDist
 
 import bootstrap_eval_deltas as bed
 
@@ -45,3 +50,107 @@ def assert_one_line_error(status, out, err, fragment=""):
     assert err.count("\n") == 1 and err.startswith("bootstrap_eval_deltas: error: "), err
     assert "Traceback" not in err
     assert fragment in err, (fragment, err)
+
+
+def write(path, content):
+    """Write *content* (text as UTF-8 with no newline translation, or bytes) at *path*,
+    making its folder; return the path as text."""
+    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
+    if isinstance(content, bytes):
+        with open(path, "wb") as handle:
+            handle.write(content)
+    else:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+    return str(path)
+
+
+C95 = Fraction("0.95")
+
+
+def table_file(tmp_path, cells, name="t.csv"):
+    """A 0/1 CSV with the given (both, a_only, b_only, neither) counts."""
+    both, a_only, b_only, neither = cells
+    rows = [(1, 1)] * both + [(1, 0)] * a_only + [(0, 1)] * b_only + [(0, 0)] * neither
+    path = tmp_path / name
+    path.write_text("item,a,b\n" + "".join(f"{i},{a},{b}\n" for i, (a, b) in enumerate(rows)))
+    return str(path)
+
+
+SHIPPED_ROWS = open(SHIPPED_CSV).read().splitlines()[1:]
+
+
+def shipped_records():
+    for line in SHIPPED_ROWS:
+        item, a, b = line.split(",")
+        yield int(item), int(a), int(b)
+
+
+AB = ["--a-col", "a", "--b-col", "b"]
+
+
+EXAMPLES = os.path.join(ROOT, "datasets", "examples")
+
+
+def quick_body(*argv):
+    return cli_json(*argv, "--resamples", "300", "--calibration", "0")
+
+
+PROMPTS = os.path.join(EXAMPLES, "prompts.csv")
+
+
+def correlated(rng, accuracies, n, corr=0.5):
+    """0/1 scores of systems sharing each item's difficulty (the article's copula)."""
+    cuts = [NormalDist().inv_cdf(a) for a in accuracies]
+    w = math.sqrt(1 - corr * corr)
+    columns = [[] for _ in accuracies]
+    for _ in range(n):
+        d = rng.gauss(0, 1)
+        for column, cut in zip(columns, cuts):
+            column.append(int(corr * d + w * rng.gauss(0, 1) < cut))
+    return columns
+
+
+def table_of(columns, clusters=None, strata=None):
+    names = tuple(f"s{i}" for i in range(len(columns)))
+    n = len(columns[0])
+    return bed.Table(names, tuple(map(tuple, columns)), tuple(range(n)),
+                     (bed.Source("sim", "", n, names, "csv"),), clusters=clusters,
+                     strata=strata)
+
+
+def board_of(columns, seed=1, draws=1000, adjust="holm", **labels):
+    return bed.rank_systems(table_of(columns, **labels), random.Random(seed),
+                            bed.Settings(calibration=0, adjust=adjust), draws=draws)
+
+
+def multipletests(pvalues, method):
+    """statsmodels.stats.multitest.multipletests(p, method)[1], as it computes them."""
+    import numpy as np  # only the tests that use numpy call this
+
+    p = np.asarray(pvalues, dtype=float)
+    m = len(p)
+    order = np.argsort(p)
+    ranked = p[order]
+    if method == "bonferroni":
+        adjusted = np.minimum(1, ranked * m)
+    elif method == "holm":
+        adjusted = np.minimum(1, np.maximum.accumulate((m - np.arange(m)) * ranked))
+    else:                                                    # fdr_bh
+        adjusted = np.minimum(1, np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1])
+    out = np.empty(m)
+    out[order] = adjusted
+    return out
+
+
+FAST = ["--resamples", "300", "--calibration", "0"]
+
+
+def clear_gap_csv(tmp_path, n=400, name="clear.csv"):
+    """0/1 items, B right on every item A is right on and on some more: a clear gap."""
+    rng = random.Random(7)
+    rows = ["item,a,b"]
+    for i in range(n):
+        u = rng.random()
+        rows.append(f"{i},{int(u < 0.6)},{int(u < 0.7)}")
+    return write(tmp_path / name, "\n".join(rows) + "\n")

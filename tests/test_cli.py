@@ -1,8 +1,35 @@
-"""The command line: flags into the entry points' keywords, and what it refuses itself."""
+"""The command line: flags, refusals of flags, outputs, exit statuses, signals and hostile command lines."""
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
 
 import pytest
 
-from helpers import SHIPPED_CSV, assert_one_line_error, cli
+import bootstrap_eval_deltas as bed
+
+import make_examples
+from helpers import (
+    AB,
+    EXAMPLES,
+    FAST,
+    ROOT,
+    SHIPPED_CSV,
+    assert_one_line_error,
+    clear_gap_csv,
+    cli,
+    write,
+)
 
 
 @pytest.mark.parametrize("argv, fragment", [
@@ -32,3 +59,933 @@ def test_a_flag_that_collects_a_list_may_repeat(tmp_path):
 
 def test_a_switch_given_twice_is_the_switch():
     assert cli("--replays", "0", "--json", "--json")[0] == 0
+
+
+@pytest.mark.parametrize("error,status,message", [
+    (RecursionError("too deep"), 70, "internal error: RecursionError: too deep"),
+    (MemoryError(), 70, "error: out of memory; try fewer --resamples or --replays"),
+])
+def test_main_turns_the_last_resort_errors_into_one_line(monkeypatch, error, status, message):
+    import helpers
+
+    def fail(args):
+        raise error
+    monkeypatch.setattr(bed, "_run", fail)
+    got, out, err = helpers.cli("--replays", "0", "--resamples", "10")
+    assert got == status and out == "" and err.count("\n") == 1 and message in err
+
+
+class FakeTTY:
+    """A stderr stand-in that claims to be a terminal."""
+
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+def test_progress_draws_only_on_a_tty_after_the_delay():
+    tty = FakeTTY()
+    progress = bed._Progress("work", stream=tty, delay=0.0)
+    progress(5, 10)
+    progress(10, 10)
+    progress.close()
+    assert "work: 5/10 (50%)" in tty.text and tty.text.endswith("\r\033[K")
+    quiet = FakeTTY()
+    late = bed._Progress("work", stream=quiet, delay=3600.0)
+    late(5, 10)
+    late.close()
+    assert quiet.text == ""
+    pipe = bed._Progress("work", stream=__import__("io").StringIO(), delay=0.0)
+    assert not pipe.enabled
+
+
+def test_progress_never_changes_stdout_and_quiet_silences_it(monkeypatch):
+    import contextlib
+    import io
+    from helpers import cli
+
+    monkeypatch.setattr(bed, "_PROGRESS_DELAY", 0.0)
+    plain = cli("--replays", "40", "--seed", "3")
+    for extra, drawn in (([], True), (["--quiet"], False)):
+        tty, out = FakeTTY(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(tty):
+            status = bed.main(["--replays", "40", "--seed", "3", *extra])
+        assert status == 0 and out.getvalue() == plain[1]
+        assert ("coverage replays:" in tty.text) == drawn, tty.text
+
+
+BAD_PLANNING = [
+    (["--n-grid", ""], "empty grid"),
+    (["--n-grid", "500,250"], "strictly increasing"),
+    (["--n-grid", "500,500"], "strictly increasing"),
+    (["--n-grid", "1,10"], "--n-grid sizes must lie between 2"),
+    (["--n-grid", "10,x"], "comma-separated list"),
+    (["--n-grid", "100,200", "--n-items", "100"], "--n-grid replaces --n-items"),
+    (["--n-grid", "100,200", "--replays", "0"], "--replays must be at least 1"),
+    (["--target-power", "1"], "--target-power must be strictly between 0 and 1"),
+    (["--target-power", "0"], "--target-power must be strictly between 0 and 1"),
+    (["--half-width", "0"], "--half-width must be a proportion above 0"),
+    (["--half-width", "-0.1"], "--half-width must be a proportion above 0"),
+    (["--half-width", "0.01", "--accuracy", "1.5"], "--accuracy must be strictly between"),
+    (["--accuracy", "0.5"], "--accuracy does not apply to simulate (it is a flag of plan)"),
+    (["plan", "--accuracy", "0.5"], "--accuracy goes with --half-width"),
+    (["--half-width", "0.01", "--n-items", "9"], "--n-items do not apply to it"),
+    (["--plot", "/nonexistent-folder/x.svg"], "cannot write /nonexistent-folder/x.svg"),
+    (["--engine", "counts", "--write-csv", "x.csv"], "counts engine simulates cell counts"),
+    (["--engine", "fast"], "invalid choice"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD_PLANNING, ids=[" ".join(a) for a, _ in BAD_PLANNING])
+def test_bad_planning_input(argv, message):
+    assert_one_line_error(*cli(*argv), message)
+
+
+def test_plot_onto_a_folder_is_refused_before_any_work(tmp_path):
+    assert_one_line_error(*cli("--plot", str(tmp_path)), "it is a folder")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_flag_only_refusals_come_before_reading():
+    assert_one_line_error(*cli("--csv", "/dev/zero", "--n-items", "5"),
+                          "--n-items does not apply to compare")
+
+
+def test_help_names_the_commands_that_exist():
+    import contextlib
+    import io
+    texts = {}
+    for command in (None,) + tuple(bed._COMMANDS):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+            bed.main(([command] if command else []) + ["--help"])
+        texts[command] = " ".join(out.getvalue().split())
+    assert "python3 bootstrap_eval_deltas.py compare results.csv" in texts[None]
+    assert all(f"python3 bootstrap_eval_deltas.py {command} " in text or command is None
+               for command, text in texts.items())
+    assert "exact up to 20 nonzero differences" in texts["compare"]
+    assert max(len(text) for text in texts.values()) < 9000
+
+
+def test_runs_flags_are_checked_before_any_work():
+    assert_one_line_error(*cli("--run-sd", "0.01"), "--run-sd goes with --runs")
+    assert_one_line_error(*cli("--runs", "3", "--n-grid", "100,200"),
+                          "--runs plans items x runs at one size")
+    assert_one_line_error(*cli("--runs", "3", "--run-sd", "0.3"), "--run-sd must lie in")
+    assert_one_line_error(*cli("--runs", "0"), "--runs must be at least 1")
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["calibrate", "--acc-pairs", "0.7,0.8/0.9"], "argument --acc-pairs: not a list of A/B accuracy pairs: '0.7,0.8/0.9'"),
+    (["ledger", "a.jsonl", "b.jsonl"], "ledger reads one ledger file"),
+    (["ledger", "a.jsonl", "--ledger-summary", "b.jsonl"], "ledger reads one ledger file"),
+    (["compare", "g.csv", "--a-col", "a", "--b-col", "b", "--cluster-col", "a"],
+     "--cluster-col names a score column ('a'); clusters and strata come from a label column"),
+    (["compare", "g.csv", "--systems", "a,b", "--strata-col", "b"],
+     "--strata-col names a score column ('b')"),
+    (["compare", "g.csv", "--a-col", "a", "--b-col", "b", "--engine", "counts"],
+     "--engine chooses how resamples are drawn; give --resamples too"),
+    (["simulate", "--runs", "2", "--cluster-size", "3"],
+     "--runs simulates runs item by item: no --cluster-size, the stream engine"),
+    (["simulate", "--runs", "2", "--engine", "counts"],
+     "--runs simulates runs item by item"),
+])
+def test_command_lines_refused_before_any_work(tmp_path, monkeypatch, argv, fragment):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "g.csv", "item,a,b\n1,1,0\n2,0,1\n3,1,1\n4,1,1\n5,0,0\n")
+    assert_one_line_error(*cli(*argv), fragment)
+
+
+def test_a_file_named_like_a_flag_after_double_dash_is_an_input(tmp_path, monkeypatch):
+    """After --, --n-grid=5 is a file name: compared, not taken for plan's flag."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "--n-grid=5", "item,a,b\n1,1,0\n2,0,1\n3,1,1\n4,1,1\n5,0,0\n")
+    status, out, err = cli("compare", "--a-col", "a", "--b-col", "b", *FAST, "--", "--n-grid=5")
+    assert status == 0, err
+    assert "n=5 items from --n-grid=5 (0/1 scores)" in out
+    # the flat spelling: the words after -- do not choose the subcommand either (else plan)
+    assert_one_line_error(*cli("--a-col", "a", "--b-col", "b", "--", "--n-grid=5"),
+                          "--a-col does not apply to simulate")
+
+
+def test_an_output_whose_name_is_too_long_is_refused(tmp_path):
+    data = clear_gap_csv(tmp_path)
+    plot = tmp_path / ("p" * 300 + ".svg")
+    assert_one_line_error(*cli("compare", data, "--a-col", "a", "--b-col", "b", "--plot",
+                               str(plot), *FAST), "File name too long")
+
+
+def test_stdin_without_a_file_is_never_the_output(tmp_path, monkeypatch):
+    """stdin with no file descriptor (an in-memory stream): it cannot be the plot's file,
+    which is written."""
+    plot = tmp_path / "p.svg"
+    plot.write_text("old")
+    csv_text = open(clear_gap_csv(tmp_path)).read()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(csv_text.encode())))
+    with pytest.raises(io.UnsupportedOperation):
+        sys.stdin.fileno()
+    status, out, err = cli("compare", "-", "--a-col", "a", "--b-col", "b", "--plot", str(plot),
+                           *FAST)
+    assert status == 0, err
+    assert plot.read_text().startswith("<?xml") and "shaded: 95% CI" in plot.read_text()
+
+
+def test_an_input_through_a_missing_folder_is_compared_by_its_real_path(tmp_path, monkeypatch):
+    """nowhere/../p.svg cannot be stat'ed (no folder nowhere), but names the plot's file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.svg").write_text("<svg/>")
+    status, out, err = cli("compare", "nowhere/../p.svg", "--a-col", "a", "--b-col", "b",
+                           "--plot", "p.svg", *FAST)
+    assert_one_line_error(status, out, err, "--plot p.svg is an input (nowhere/../p.svg)")
+
+
+def test_main_runs_off_the_main_thread_and_leaves_signals_alone(tmp_path):
+    import signal
+    data = clear_gap_csv(tmp_path)
+    before = signal.getsignal(signal.SIGTERM)
+    got = {}
+
+    def work():
+        got["result"] = cli("compare", data, "--a-col", "a", "--b-col", "b", *FAST)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    status, out, err = got["result"]
+    assert status == 0, err
+    assert out.startswith("verdict: better.")
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
+class UnknownEncoding(io.StringIO):
+    encoding = "no-such-codec"
+
+
+def test_a_stream_of_an_unknown_encoding_gets_ascii(tmp_path):
+    out = UnknownEncoding()
+    with contextlib.redirect_stdout(out):
+        status = bed.main(["plan", "--n-grid", "50,100", "--replays", "5", "--resamples", "100",
+                           "--output", "markdown"])
+    assert status == 0
+    text = out.getvalue()
+    assert text.isascii() and "paired +-" in text and "\u00b1" not in text
+
+
+GOOD = "item,a,b\n1,1,0\n2,0,1\n3,1,1\n4,1,1\n5,0,0\n"
+
+
+REAL = "item,a,b\n1,0.5,0.25\n2,0.75,1\n3,0.125,0.5\n4,1,0.5\n5,0,0.25\n"
+
+
+LONG = "item,system,score\n" + "".join(f"{i},{s},{(i + len(s)) % 2}\n" for i in range(1, 6)
+                                       for s in ("base", "new"))
+
+
+CASES = [
+    # which input
+    (["--csv", "g.csv", "--baseline", "g.csv", "--candidate", "g.csv"], "not both"),
+    (["--candidate", "g.csv"], "--candidate does not apply to simulate (it is a flag of compare)"),
+    (["--csv", "g.csv", "--score-col", "a"], "--score-col names the score in one file per system"),
+    (["--baseline", "g.csv"], "--baseline needs at least one --candidate"),
+    (["--baseline", "g.csv", "--candidate", "g.csv", "--systems", "a,b"],
+     "with one file per system use --score-col"),
+    (["--csv", "g.csv", "--tasks", "x"] + AB, "--tasks goes with harness folders or one file per system"),
+    (["--id-col", "item"], "--id-col does not apply to simulate"),
+    # columns and names
+    (["--csv", "long.csv", "--system-col", "system", "--systems", "base,new"],
+     "it needs --score-col"),
+    (["--csv", "long.csv", "--system-col", "system", "--score-col", "score", "--systems",
+      "base,new", "--a-col", "x"], "name the systems with --systems"),
+    (["--csv", "g.csv", "--names", "one"] + AB, "--names needs 2 names"),
+    (["--csv", "g.csv", "--names", "x,x"] + AB, "--names repeats a name"),
+    (["--csv", "g.csv", "--systems", "a,b", "--a-col", "a"], "--systems replaces --a-col"),
+    (["--csv", "g.csv", "--systems", "a"], "--systems needs a baseline and at least one"),
+    # designs
+    (["--csv", "g.csv", "--strata-col", "a", "--engine", "counts"] + AB,
+     "needs the per-item engine"),
+    (["--csv", "g.csv", "--cluster-col", "a", "--exact"] + AB, "--exact covers plain 0/1"),
+    (["--csv", "g.csv", "--cluster-col", "item", "--strata-col", "item"] + AB,
+     "name the same column"),
+    (["--csv", "g.csv", "--systems", "a,b,item", "--plot", "p.svg"],
+     "--plot draws one comparison"),
+    (["--csv", "g.csv", "--interval", "score", "--strata-col", "item"] + AB,
+     "--interval score covers plain 0/1 items"),
+    # data against simulation flags
+    (["--csv", "g.csv", "--n-items", "50"] + AB, "--n-items does not apply to compare"),
+    (["--csv", "g.csv", "--write-csv", "o.csv"] + AB, "--write-csv does not apply to compare (it is a flag of simulate)"),
+    (["--calibration", "10"], "--calibration does not apply to simulate (it is a flag of compare)"),
+    (["--csv", "real.csv", "--interval", "score"] + AB, "needs 0/1 scores; these are real"),
+    (["--csv", "real.csv", "--exact"] + AB, "--exact needs 0/1 scores"),
+    (["--csv", "real.csv", "--accuracy-interval", "wilson"] + AB,
+     "--accuracy-interval needs 0/1 scores"),
+    # sweep, calibration table, gate, ledger
+    (["--n-grid", "100,200", "--n-items", "50"], "--n-grid replaces --n-items"),
+    (["--n-grid", "100,200", "--write-csv", "o.csv"], "--write-csv does not apply to plan"),
+    (["--calibration-table", "--n-items", "50"], "--n-items does not apply to calibrate"),
+    (["--calibration-table", "--n-grid", "1,50"], "--n-grid sizes must lie between 2"),
+    (["--calibration-table", "--acc-pairs", "0.5/1"], "accuracies must lie strictly between"),
+    (["--calibration-table", "--replays", "0"], "--replays must be at least 1"),
+    (["--acc-pairs", "0.5/0.6"], "--acc-pairs does not apply to simulate (it is a flag of calibrate)"),
+    (["--half-width", "0.02", "--gate"], "--gate does not apply to plan"),
+    (["--cluster-size", "5", "--gate"], "needs plain items (not --cluster-size)"),
+    (["--ledger", "l.jsonl"], "--ledger does not apply to simulate (it is a flag of compare)"),
+    (["--ledger-summary", "l.jsonl", "--n-items", "50"], "--n-items does not apply to ledger"),
+    # flags that a mode of a subcommand does not use (issue 22's examples)
+    (["--csv", "g.csv", "--n-grid", "100,200"] + AB, "--n-grid does not apply to compare"),
+    (["--half-width", "0.015", "--resamples", "10", "--seed", "3"],
+     "--resamples, --seed do not apply to it"),
+    (["plan", "--replays", "10"], "goes with --n-grid (a simulated sweep)"),
+    (["compare"], "compare needs your results"),
+    (["compare", "g.csv", "--csv", "g.csv"] + AB, "not both"),
+    (["ledger"], "ledger needs the ledger file"),
+    (["--seed", "-7"], "--seed must be 0 or more"),
+    # runs in the simulator
+    (["--runs", "3", "--n-grid", "100,200"], "--runs plans items x runs at one size"),
+    (["--runs", "3", "--run-sd", "0.3"], "--run-sd must lie in [0, 0.25)"),
+    (["--runs", "3", "--run-item-noise", "2"], "--run-item-noise must lie in [0, 1]"),
+    (["--runs", "3", "--run-sd", "0.2", "--acc-a", "0.999"], "is too large for an accuracy"),
+]
+
+
+@pytest.mark.parametrize("argv,fragment", CASES, ids=[" ".join(a) for a, _ in CASES])
+def test_flags_that_do_not_go_together(argv, fragment, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "g.csv").write_text(GOOD)
+    (tmp_path / "real.csv").write_text(REAL)
+    (tmp_path / "long.csv").write_text(LONG)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    status, out, err = cli(*argv)
+    assert_one_line_error(status, out, err, fragment)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+FILE_REFUSALS = [
+    ("j.csv", '{"item": 1}\n', ["--csv", "j.csv", "--input-format", "csv"] + AB,
+     "looks like JSON: use --input-format jsonl or --input-format json"),
+    ("twice.csv", "item,a,a,b\n1,1,0,1\n2,0,1,1\n", ["--csv", "twice.csv"] + AB,
+     "column 'a' appears twice in the header"),
+    ("long.csv", LONG, ["--csv", "long.csv", "--system-col", "system", "--score-col", "score",
+                        "--systems", "base,gone"], "no rows for system 'gone' (the system column holds: base, new)"),
+    ("one.csv", "item,seed,base,new\n1,1,1,0\n2,1,0,1\n3,1,1,1\n",
+     ["--csv", "one.csv", "--run-col", "seed", "--systems", "base,new"],
+     "the run column 'seed' holds one value (1)"),
+    ("lack.csv", "item,system,seed,score\n" + "".join(
+        f"{i},{s},{r},{i % 2}\n" for i in range(1, 5) for s in ("base", "new") for r in (1, 2)
+        if not (s == "new" and r == 2)),
+     ["--csv", "lack.csv", "--system-col", "system", "--score-col", "score", "--run-col", "seed",
+      "--systems", "base,new"], "system 'new' has no rows for run 2 (runs: 1, 2)"),
+    ("multi.csv", 'item,note,a,b\n1,ok,1,0\n2,"two\nlines",0,1\n3,fine,x,1\n',
+     ["--csv", "multi.csv"] + AB, "multi.csv line 5, column a: 'x' is not a number"),
+    ("g.csv", GOOD, ["--baseline", "nothing_*.csv", "--candidate", "g.csv", "--score-col", "a",
+                     "--id-col", "item"], "no file matches 'nothing_*.csv'"),
+    ("g.csv", GOOD, ["--baseline", " , ", "--candidate", "g.csv", "--score-col", "a",
+                     "--id-col", "item"], "no file named in"),
+]
+
+
+@pytest.mark.parametrize("name,content,argv,fragment", FILE_REFUSALS,
+                         ids=[f"{c[0]}: {c[3]}" for c in FILE_REFUSALS])
+def test_files_refused_with_the_place_and_the_way_out(name, content, argv, fragment, tmp_path,
+                                                      monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(content)
+    status, out, err = cli(*argv, "--resamples", "50")
+    assert_one_line_error(status, out, err, fragment)
+    assert (tmp_path / name).read_text() == content
+
+
+def test_run_files_by_glob_and_by_comma_list_are_the_same_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for system, shift in (("a", 0), ("b", 1)):
+        for run in (1, 2, 3):
+            rows = "".join(f"{i},{(i + shift * run) % 2}\n" for i in range(1, 21))
+            (tmp_path / f"{system}_{run}.csv").write_text("id,score\n" + rows)
+    common = ["--score-col", "score", "--id-col", "id", "--resamples", "100", "--output", "json"]
+    by_glob = cli("--baseline", "a_*.csv", "--candidate", "b_*.csv", *common)
+    by_list = cli("--baseline", "a_1.csv,a_2.csv,a_3.csv", "--candidate",
+                  "b_1.csv, b_2.csv, b_3.csv", *common)
+    assert by_glob[0] == by_list[0] == 0, by_glob[2] + by_list[2]
+    glob_json, list_json = (json.loads(got[1])["comparisons"][0] for got in (by_glob, by_list))
+    assert glob_json["runs"] == list_json["runs"] and glob_json["runs"]["a"]["labels"] == ["a_1", "a_2", "a_3"]
+    assert glob_json["gap"] == list_json["gap"]
+
+
+def test_a_long_file_with_other_systems_says_they_were_not_compared(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rows = "".join(f"{i},{s},{(i * len(s)) % 2}\n" for i in range(1, 21)
+                   for s in ("base", "new", "other"))
+    (tmp_path / "long.csv").write_text("item,system,score\n" + rows)
+    status, out, err = cli("--csv", "long.csv", "--system-col", "system", "--score-col",
+                           "score", "--systems", "base,new", "--resamples", "50")
+    assert status == 0, err
+    assert "rows of 1 other system(s) not compared: other" in out
+
+
+SCRIPT = os.path.join(ROOT, "bootstrap_eval_deltas.py")
+
+
+FEW_RESAMPLES = ["--resamples", "40"]
+
+
+SIM = ["--replays", "0", "--resamples", "40"]
+
+
+@dataclass
+class Case:
+    name: str
+    argv: list
+    status: int
+    stderr: str = ""                          # a fragment of the one stderr line
+    files: dict = field(default_factory=dict)
+    stdin: object = None                      # bytes, "closed", or "file:NAME"
+    stdout: str = "capture"                   # capture, full, closed, gone
+    env: dict = field(default_factory=dict)
+    check: object = None                      # extra check(tmp_path, stdout)
+
+
+def xlsx_bytes(rows):
+    """A minimal Excel workbook, built by the same code that writes the shipped example."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in make_examples.xlsx_parts(rows).items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def deep(depth):
+    return "[" * depth + "1" + "]" * depth
+
+
+def jsonl(*records):
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def same_report_as_good(tmp_path, out):
+    assert "  A = a: 0.600 [" in out and "  B = b: 0.600 [" in out
+
+
+def mode_is(expected):
+    def check(tmp_path, out):
+        assert oct(os.stat(tmp_path / "out.svg").st_mode & 0o777) == oct(expected)
+    return check
+
+
+FILE_CASES = [
+    # name, content, extra argv, status, fragment
+    ("empty", b"", AB, 2, "is empty"),
+    ("header only", b"item,a,b\n", AB, 2, "has a header but no rows"),
+    ("NUL bytes", b"item,a,b\n1,1,0\n\x00\x00\n", AB, 2, "a NUL byte; this is a binary file"),
+    ("invalid UTF-8", b"item,a,b\n1,1,0\n2,\xff,1\n", AB, 2, "line 3: not UTF-8 text"),
+    ("latin-1 header", b"\xe9l\xe8ve,a,b\n1,1,0\n", AB, 2, "line 1: not UTF-8 text"),
+    ("ragged short", b"item,a,b\n1,1,0\n2,1\n", AB, 2, "line 3: 2 fields, expected 3"),
+    ("ragged long", b"item,a,b\n1,1,0,7\n", AB, 2, "line 2: 4 fields, expected 3"),
+    ("unterminated quote", b'item,a,b\n1,"1,0\n2,0,1\n', AB, 2, "line"),
+    ("blank line inside", b"item,a,b\n1,1,0\n\n2,0,1\n", AB, 2, "line 3: blank line"),
+    ("4,000-digit score", ("item,a,b\n1," + "7" * 4000 + ",0\n2,0,1\n").encode(), AB, 2,
+     "more than 50 characters"),
+    ("1e309 score", b"item,a,b\n1,1e309,0\n2,0,1\n", AB, 2, "out of range"),
+    ("-1e-400 score", b"item,a,b\n1,-1e-400,0\n2,0,1\n", AB, 2, "out of range"),
+    ("nan score", b"item,a,b\n1,nan,0\n2,0,1\n", AB, 2, "'nan' is not a finite number"),
+    ("Infinity score", b"item,a,b\n1,Infinity,0\n2,0,1\n", AB, 2, "is not a finite number"),
+    ("text score", b"item,a,b\n1,yes,0\n2,0,1\n", AB, 2, "'yes' is not a number"),
+    ("Arabic-Indic digit", "item,a,b\n1,\u0661,0\n2,0,1\n".encode(), AB, 2, "is not a number"),
+    ("full-width digit", "item,a,b\n1,\uff11,0\n2,0,1\n".encode(), AB, 2, "is not a number"),
+    ("superscript digit", "item,a,b\n1,\u00b9,0\n2,0,1\n".encode(), AB, 2, "is not a number"),
+    ("missing score", b"item,a,b\n1,,0\n2,0,1\n3,1,1\n", AB, 2,
+     "1 row(s) with a missing score"),
+    ("repeated id", b"item,a,b\n1,1,0\n1,0,1\n2,1,1\n", AB, 2, "1 id(s) appear more than once"),
+    ("one item", b"item,a,b\n1,1,0\n", AB, 2, "need at least 2 items"),
+    ("no such column", GOOD.encode(), ["--a-col", "a", "--b-col", "c"], 2, "no column 'c'"),
+    ("ANSI escape in header", b"item,a\x1b[31m,b\n1,1,0\n2,0,1\n", AB, 2,
+     "columns: item, a\\x1b[31m, b"),
+    ("one column", b"item\n1\n2\n", AB, 2, "the header has one column"),
+    ("ambiguous delimiter", b"item,a;b\n1,1;0\n", AB, 2, "cannot tell the delimiter"),
+    ("field over the limit", ("item,a,b,c\n1,1,0,\"" + "x" * (1 << 20 + 1) + "\"\n").encode(),
+     AB, 2, "field larger than field limit"),
+    ("BOM is read", ("\ufeff" + GOOD).encode(), AB, 0, ""),
+    ("CRLF is read", GOOD.replace("\n", "\r\n").encode(), AB, 0, ""),
+    ("trailing blank lines are read", (GOOD + "\n\n").encode(), AB, 0, ""),
+    ("CRLF, BOM and blank end together", ("\ufeff" + GOOD + "\n").replace("\n", "\r\n").encode(),
+     AB, 0, ""),
+    ("pandas float ids", b"item,a,b\n1.0,1,0\n2.0,0,1\n3.0,1,1\n4.0,1,1\n5.0,0,0\n", AB, 0, ""),
+    ("4,400-digit id stays text", ("item,a,b\n" + "9" * 4400 + ",1,0\n2,0,1\n").encode(), AB,
+     0, ""),
+    ("scores near the limits", b"item,a,b\n1,1e50,-1e50\n2,1e-50,0\n3,2,3\n", AB, 0, ""),
+    ("JSONL NaN in an unused key", jsonl({"a": 1, "b": 0, "x": 1}, {"a": 0, "b": 1})
+     .replace('"x": 1', '"x": NaN').encode(), AB, 0, ""),
+    ("JSONL NaN in a used key", b'{"a": NaN, "b": 0}\n{"a": 1, "b": 1}\n', AB, 2,
+     "key a: NaN is not a finite number"),
+    ("JSONL huge integer score", ('{"a": ' + "7" * 4000 + ', "b": 0}\n{"a": 1, "b": 1}\n')
+     .encode(), AB, 2, "more than 50 characters"),
+    ("JSONL nested 2,000 deep", ('{"a": 1, "b": 0, "x": ' + deep(2000) + "}\n").encode(), AB,
+     2, "nested deeper than 512 levels"),
+    ("JSONL nested 100 deep is fine", jsonl({"a": 1, "b": 0}, {"a": 0, "b": 1})
+     .replace('"b": 1}', '"b": 1, "x": ' + deep(100) + "}").encode(), AB, 0, ""),
+    ("JSONL duplicate used key", b'{"a": 1, "a": 0, "b": 0}\n{"a": 1, "b": 1}\n', AB, 2,
+     "key 'a' appears twice"),
+    ("JSONL duplicate unused key", b'{"a": 1, "b": 0, "x": 1, "x": 2}\n{"a": 1, "b": 1}\n', AB,
+     0, ""),
+    ("JSONL dotted key also a path", b'{"m.a": 1, "m": {"a": 0}, "b": 0}\n{"m.a": 1, "b": 1}\n',
+     ["--a-col", "m.a", "--b-col", "b"], 2, "both a key and a nested path"),
+    ("JSONL float ids", jsonl({"item": 1.0, "a": 1, "b": 0}, {"item": 1.5, "a": 0, "b": 1},
+                              {"item": 2.0, "a": 1, "b": 1}).encode(), AB, 0, ""),
+    ("JSONL not objects", b"[1, 0]\n[0, 1]\n", AB, 2, "expected a JSON object"),
+    ("JSONL broken line", b'{"a": 1, "b": 0}\n{"a": 1, "b":\n', AB, 2,
+     "line 2: not valid JSON"),
+    ("JSONL list score", b'{"a": [1], "b": 0}\n{"a": 1, "b": 1}\n', AB, 2, "is not a number"),
+    ("JSON document of records", json.dumps([{"a": 1, "b": 0}, {"a": 0, "b": 1},
+                                             {"a": 1, "b": 1}]).encode(), AB, 0, ""),
+    ("JSON document without records", b'{\n  "x": 1\n}\n', AB, 2, "expected a list of records"),
+    ("Parquet file", b"PAR1\x15\x04\x15" + b"\x00" * 40, AB, 2, "a Parquet file"),
+    ("gzip file", b"\x1f\x8b\x08\x00" + b"\x00" * 40, AB, 2, "gzip-compressed"),
+    ("old Excel file", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 40, AB, 2, ".xls"),
+    ("PDF", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", AB, 2, "a PDF document"),
+    ("zip that is no workbook", None, AB, 2, "a zip archive"),
+    ("damaged zip", b"PK\x03\x04" + b"\x01" * 60, AB, 2, "damaged"),
+    ("xlsx workbook is read", xlsx_bytes([["item", "a", "b"], [1, 1, 0], [2, 0, 1], [3, 1, 1],
+                                          [4, 1, 1], [5, 0, 0]]), AB, 0, ""),
+]
+
+
+def _zip_without_workbook():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("readme.txt", "hello")
+    return buffer.getvalue()
+
+
+def file_cases():
+    cases = []
+    for name, content, argv, status, fragment in FILE_CASES:
+        content = _zip_without_workbook() if content is None else content
+        ext = ".xlsx" if content.startswith(b"PK") and b"workbook" in content else \
+            ".jsonl" if name.startswith("JSONL") else ".json" if name.startswith("JSON ") \
+            else ".csv"
+        check = same_report_as_good if status == 0 and content.startswith(
+            (b"item", b"\xef\xbb\xbf")) and b"9999" not in content and b"1e50" not in content \
+            and b"1.0" not in content else None
+        cases.append(Case(f"file: {name}", ["--csv", "in" + ext] + argv + FEW_RESAMPLES, status,
+                          fragment, {"in" + ext: content}, check=check))
+        if content and not content.startswith(b"PK"):
+            cases.append(Case(f"stdin: {name}", ["--csv", "-"] + argv + FEW_RESAMPLES + (
+                ["--input-format", "jsonl"] if ext == ".jsonl" else []), status,
+                fragment.replace("in.csv", "<stdin>"), stdin=content, check=check))
+    return cases
+
+
+PATH_CASES = [
+    Case("missing file", ["--csv", "nope.csv"] + AB, 2, "cannot read nope.csv"),
+    Case("a folder as input", ["--csv", "."] + AB, 2, "--a-col names a column of one file"),
+    Case("a folder without logs as input", ["--csv", "."], 2, "no lm-eval samples_<task>"),
+    Case("/dev/zero as input", ["--csv", "/dev/zero"] + AB, 2, "a NUL byte"),
+    Case("/dev/null as input", ["--csv", "/dev/null"] + AB, 2, "is empty"),
+    Case("plot over the input", ["--csv", "x.csv", "--plot", "x.csv"] + AB, 2,
+         "--plot writes SVG", {"x.csv": GOOD}),
+    Case("plot over the input named .svg", ["--csv", "x.svg", "--plot", "x.svg"] + AB, 2,
+         "is an input", {"x.svg": GOOD}),
+    Case("plot over the input through a symlink", ["--csv", "x.csv", "--plot", "link.svg"] + AB,
+         2, "is an input", {"x.csv": GOOD, "link.svg": "->x.csv"}),
+    Case("plot over the file stdin comes from", ["--csv", "-", "--plot", "y.svg"] + AB, 2,
+         "is an input (stdin's file)", {"y.svg": GOOD}, stdin="file:y.svg"),
+    Case("plot over a candidate run file",
+         ["--baseline", "b.csv", "--candidate", "c.svg", "--score-col", "s", "--id-col", "id",
+          "--plot", "c.svg"], 2, "is an input", {"b.csv": "id,s\n1,1\n2,0\n",
+                                                 "c.svg": "id,s\n1,0\n2,1\n"}),
+    Case("write-csv over a file the plot also names", SIM + ["--write-csv", "o.csv", "--plot",
+                                                            "o.csv"], 2, "--plot writes SVG"),
+    Case("two outputs on one file through a link", SIM + ["--write-csv", "o.csv", "--plot",
+                                                         "o.svg"], 2, "both name o.svg",
+         {"o.svg": "->o.csv"}),
+    Case("plot to /dev/null", SIM + ["--plot", "/dev/null"], 2, "--plot writes SVG"),
+    Case("plot to a device named .svg", SIM + ["--plot", "dev.svg"], 2,
+         "not a regular file", {"dev.svg": "->/dev/null"}),
+    Case("write-csv to /dev/full", SIM + ["--write-csv", "/dev/full"], 2, "--write-csv writes CSV"),
+    Case("write-csv to a device named .csv", SIM + ["--write-csv", "full.csv"], 2,
+         "not a regular file", {"full.csv": "->/dev/full"}),
+    Case("plot to /dev/stdout", SIM + ["--plot", "/dev/stdout"], 2, "--plot writes SVG"),
+    Case("plot to a fifo", SIM + ["--plot", "pipe.svg"], 2, "not a regular file",
+         {"pipe.svg": "fifo"}),
+    Case("empty plot path", SIM + ["--plot", ""], 2, "--plot needs a file name"),
+    Case("plot path ending in /", SIM + ["--plot", "sub/"], 2, "it is a folder"),
+    Case("plot onto a folder", SIM + ["--plot", "sub.svg"], 2, "it is a folder",
+         {"sub.svg": "dir"}),
+    Case("plot as PNG", SIM + ["--plot", "x.png"], 2, "give a path ending in .svg"),
+    Case("plot in a missing folder", SIM + ["--plot", "no/such/x.svg"], 2, "no such folder"),
+    Case("plot in an unwritable folder", SIM + ["--plot", "/proc/x.svg"], 2, "not writable"),
+    Case("new plot gets the umask's mode", SIM + ["--plot", "out.svg"], 0, "",
+         check=mode_is(0o644)),
+    Case("replaced plot keeps its mode", SIM + ["--plot", "out.svg"], 0, "",
+         {"out.svg": "old"}, check=mode_is(0o600)),
+    Case("plot through a symlink keeps the link", SIM + ["--plot", "link.svg"], 0, "",
+         {"out.target.svg": "old", "link.svg": "->out.target.svg"},
+         check=lambda tmp, out: (os.path.islink(tmp / "link.svg")
+                                 and "<svg" in (tmp / "out.target.svg").read_text()) or
+         pytest.fail("symlink replaced")),
+]
+
+
+FLAG_CASES = [
+    Case("acc-a that rounds to 0", SIM + ["--acc-a", "1e-40"], 0, ""),
+    Case("acc-a below float range", SIM + ["--acc-a", "1e-400"], 2, "out of range"),
+    Case("confidence that rounds to 1", SIM + ["--confidence", "0.99999999999999999999"], 2,
+         "--confidence must be strictly between 0 and 1"),
+    Case("confidence 1e999999999", SIM + ["--confidence", "1e999999999"], 2, "out of range"),
+    Case("half-width 1e-400", ["--half-width", "1e-400"], 2, "out of range"),
+    Case("half-width below the limit", ["--half-width", "0.00001"], 2,
+         "--half-width must be at least 0.0001"),
+    Case("resamples 1e9", SIM[:2] + ["--resamples", "1e9"], 2, "--resamples must be at most"),
+    Case("resamples 1e18", SIM[:2] + ["--resamples", "1000000000000000000"], 2,
+         "--resamples must be at most"),
+    Case("n-items 1e18", SIM + ["--n-items", "1e18"], 2, "--n-items must be at most"),
+    Case("replays 1e9", ["--replays", "1e9"], 2, "--replays must be at most"),
+    Case("permutations 1e18", ["--csv", "x.csv", "--permutations", "1e18"] + AB, 2,
+         "--permutations must be at most", {"x.csv": GOOD}),
+    Case("n-grid too large", ["--n-grid", "100,1e9"], 2, "--n-grid sizes must lie between 2 and 10,000,000"),
+    Case("seed with 60 digits", SIM + ["--seed", "9" * 60], 2, "more than 50 characters"),
+    Case("negative seed is refused", SIM + ["--seed", "-5"], 2, "--seed must be 0 or more"),
+    Case("thousands separators in n-items", SIM + ["--n-items", "1,000"], 0, ""),
+    Case("n-items in Arabic-Indic digits", SIM + ["--n-items", "\u0661\u0660\u0660"], 2,
+         "not a whole number"),
+    Case("n-items fraction", SIM + ["--n-items", "10.5"], 2, "not a whole number"),
+    Case("corr nan", SIM + ["--corr", "nan"], 2, "not a number"),
+    Case("corr 1", SIM + ["--corr", "1"], 2, "strictly between -1 and 1"),
+    Case("unknown flag", ["--bogus"], 2, "unrecognized arguments"),
+    Case("abbreviated flag", ["--n-it", "50"], 2, "unrecognized arguments"),
+    Case("interval in capitals", ["--interval", "BCa"], 2, "invalid choice"),
+    Case("output misspelt", ["--output", "markdwn"], 2, "invalid choice"),
+    Case("json with markdown", ["--json", "--output", "markdown"], 2, "conflicts"),
+    Case("flag value with a control character", SIM + ["--corr", "0.6\x1b[2J"], 2,
+         "\\x1b[2J"),
+]
+
+
+STREAM_CASES = [
+    Case("stdout is a full disk", SIM, 2, "No space left on device", stdout="full"),
+    Case("stdout is closed", SIM, 2, "stdout is closed", stdout="closed"),
+    Case("the reader of stdout is gone", SIM, 141, "", stdout="gone"),
+    Case("stdin closed when reading it", ["--csv", "-"] + AB, 2, "stdin: it is closed",
+         stdin="closed"),
+    Case("stdin closed when not reading it", SIM, 0, "", stdin="closed"),
+    Case("stdin empty", ["--csv", "-"] + AB, 2, "<stdin> is empty", stdin=b""),
+    Case("ASCII-only stdout, markdown", ["--csv", "x.csv", "--output", "markdown"] + AB + FEW_RESAMPLES,
+         0, "", {"x.csv": GOOD}, env={"PYTHONIOENCODING": "ascii", "LANG": "C"},
+         check=lambda tmp, out: out.isascii() or pytest.fail(out)),
+    Case("ASCII-only stdout, text", ["--csv", "x.csv"] + AB + FEW_RESAMPLES, 0, "", {"x.csv": GOOD},
+         env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C"}),
+    Case("stdout full: no plot, no ledger line", ["compare", "x.csv", "--plot", "o.svg",
+                                                  "--ledger", "l.jsonl"] + AB + FEW_RESAMPLES,
+         2, "No space left on device", {"x.csv": GOOD}, stdout="full",
+         check=lambda tmp, out: not (tmp / "o.svg").exists() and not (tmp / "l.jsonl").exists()
+         or pytest.fail(str(list(tmp.iterdir())))),
+    Case("stdout closed: no simulated CSV", SIM + ["--write-csv", "w.csv"], 2,
+         "stdout is closed", stdout="closed",
+         check=lambda tmp, out: not (tmp / "w.csv").exists() or pytest.fail("written")),
+    Case("stdout full: a leaderboard's forest plot not written",
+         ["leaderboard", "x.csv", "--plot", "f.svg"] + FEW_RESAMPLES[:0], 2, "No space left on device",
+         {"x.csv": "item,a,b,c\n1,1,0,1\n2,0,1,1\n3,1,1,0\n4,0,0,1\n"}, stdout="full",
+         check=lambda tmp, out: not (tmp / "f.svg").exists() or pytest.fail("written")),
+    Case("stderr closed, bad flag: status 2 all the same", ["compare", "--nope"], 2, "",
+         stdout="capture", env={"BED_TEST_CLOSE_STDERR": "1"}),
+    Case("stderr closed, a long run says nothing and succeeds", SIM, 0, "",
+         env={"BED_TEST_CLOSE_STDERR": "1"}),
+    Case("markdown escapes | and HTML", ["--csv", "x.csv", "--a-col", "a|b", "--b-col",
+                                         "<script>x</script>", "--output", "markdown"] + FEW_RESAMPLES,
+         0, "", {"x.csv": "item,a|b,<script>x</script>\n1,1,0\n2,0,1\n3,1,1\n"},
+         check=lambda tmp, out: ("<script>" not in out and "a\\|b" in out
+                                 and out.splitlines()[2].count(" | ") == 10) or pytest.fail(out)),
+]
+
+
+ALL = file_cases() + PATH_CASES + FLAG_CASES + STREAM_CASES
+
+
+def sha(path):
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def make_files(tmp_path, files):
+    for name, content in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if content == "dir":
+            path.mkdir()
+        elif content == "fifo":
+            os.mkfifo(path)
+        elif isinstance(content, str) and content.startswith("->"):
+            os.symlink(content[2:], path)
+        elif content == "old":
+            path.write_text("old")
+            os.chmod(path, 0o600)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", newline="")
+
+
+def hashes(tmp_path):
+    return {str(p): sha(p) for p in tmp_path.rglob("*") if p.is_file() and not p.is_symlink()
+            and not p.name.startswith("out.")}
+
+
+def needs_a_process(case) -> bool:
+    """A real process only where the case is about the process: its standard streams closed,
+    full or gone, or its environment's encoding; everything else runs in-process (1 ms a
+    case instead of a quarter of a second)."""
+    return case.stdout != "capture" or case.stdin == "closed" or bool(case.env)
+
+
+def run_in_process(case, tmp_path, monkeypatch):
+    """main() itself, with the case's stdin and working folder; (status, stdout, stderr)."""
+    monkeypatch.chdir(tmp_path)
+    old_mask = os.umask(0o022)
+    handle = None
+    try:
+        if isinstance(case.stdin, str) and case.stdin.startswith("file:"):
+            handle = open(tmp_path / case.stdin[5:], "rb")
+            raw = handle
+        else:
+            raw = io.BytesIO(case.stdin if isinstance(case.stdin, bytes) else b"")
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(raw, encoding="utf-8"))
+        return cli(*case.argv)
+    finally:
+        os.umask(old_mask)
+        if handle is not None:
+            handle.close()
+
+
+def run_case(case, tmp_path, monkeypatch=None):
+    make_files(tmp_path, case.files)
+    before = hashes(tmp_path)
+    if monkeypatch is not None and not needs_a_process(case):
+        status, out, err = run_in_process(case, tmp_path, monkeypatch)
+        return status, out, err, before
+    env = {**os.environ, **case.env}
+    argv = [sys.executable, SCRIPT] + case.argv
+    stdin = subprocess.DEVNULL
+    if isinstance(case.stdin, bytes):
+        stdin = subprocess.PIPE
+    elif isinstance(case.stdin, str) and case.stdin.startswith("file:"):
+        stdin = open(tmp_path / case.stdin[5:], "rb")
+    closing = []
+    if case.stdin == "closed":
+        closing.append(0)
+    if case.stdout == "closed":
+        closing.append(1)
+    if case.env.get("BED_TEST_CLOSE_STDERR"):
+        closing.append(2)
+    stdout = subprocess.PIPE
+    if case.stdout == "full":
+        stdout = open("/dev/full", "w")
+
+    def close_fds():
+        os.umask(0o022)
+        for fd in closing:
+            os.close(fd)
+
+    proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                            cwd=tmp_path, env=env, preexec_fn=close_fds)
+    if case.stdout == "gone":
+        proc.stdout.close()
+    out = b""
+    if isinstance(case.stdin, bytes):
+        proc.stdin.write(case.stdin)
+        proc.stdin.close()
+    if case.stdout == "capture":
+        out = proc.stdout.read()
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    for handle in (stdin, stdout):
+        if hasattr(handle, "close"):
+            handle.close()
+    if case.stdout == "capture":
+        proc.stdout.close()
+    proc.stderr.close()
+    return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), before
+
+
+@pytest.mark.parametrize("case", ALL, ids=[c.name for c in ALL])
+def test_hostile_case(case, tmp_path, monkeypatch):
+    status, out, err, before = run_case(case, tmp_path, monkeypatch)
+    assert status == case.status, (status, out, err)
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    if case.status in (0, 141) or case.env.get("BED_TEST_CLOSE_STDERR"):
+        assert err == "", err
+    else:
+        assert err.count("\n") == 1 and err.startswith("bootstrap_eval_deltas: "), err
+        assert case.stderr in err, (case.stderr, err)
+    leftovers = [p.name for p in tmp_path.rglob("*") if p.name.startswith(".tmp-")
+                 or p.name.endswith(".part")]
+    assert leftovers == []
+    after = hashes(tmp_path)
+    assert {k: v for k, v in after.items() if k in before} == before
+    if case.check is not None:
+        case.check(tmp_path, out)
+
+
+def test_there_are_at_least_120_hostile_cases():
+    assert len(ALL) >= 120
+
+
+def start_long(tmp_path, *extra):
+    return subprocess.Popen([sys.executable, SCRIPT, "--replays", "100000", "--quiet",
+                             "--plot", "out.svg", *extra], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("signum,status,message", [(signal.SIGTERM, 143, "terminated"),
+                                                   (signal.SIGHUP, 143, "terminated"),
+                                                   (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_during_work_ends_cleanly(tmp_path, signum, status, message):
+    proc = start_long(tmp_path)
+    note = proc.stderr.readline().rstrip("\n")   # the work is long, so said first: it has begun
+    time.sleep(0.5)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == status and out == "", (proc.returncode, err)
+    (end,) = err.splitlines()
+    assert note.startswith("bootstrap_eval_deltas: note: this will take about ")
+    assert "--replays" in note and end == f"bootstrap_eval_deltas: {message}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_while_importing_ends_quietly():
+    """From the tool's first line on, a Ctrl-C before main() starts ends the program quietly,
+    as the signal's default does: here the interrupt arrives right after the import, as it
+    would for the installed command.  (A Ctrl-C while Python itself starts, or compiles the
+    script -- about 0.2 s here -- is Python's to report.)"""
+    code = ("import os, signal, sys; sys.argv[0] = 'bootstrap-eval-deltas'; "
+            "import bootstrap_eval_deltas; os.kill(os.getpid(), signal.SIGINT); "
+            "import time; time.sleep(5); print('not reached')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60)
+    assert proc.returncode == -signal.SIGINT and proc.stdout == "" and proc.stderr == ""
+
+
+def test_a_signal_while_writing_removes_the_temporary_file(tmp_path, monkeypatch):
+    def stop(fd):
+        raise bed._Terminated(signal.SIGTERM)
+    monkeypatch.setattr(os, "fsync", stop)
+    target = tmp_path / "run.csv"
+    status, out, err = cli("--replays", "0", "--resamples", "20", "--write-csv", str(target))
+    assert status == 143 and err == "bootstrap_eval_deltas: terminated\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_internal_error_is_one_line_and_status_70(monkeypatch):
+    def broken(request, writes):
+        raise ZeroDivisionError("division by zero")
+    monkeypatch.setitem(bed._RUNNERS, "simulate", broken)
+    status, out, err = cli("--replays", "0")
+    assert status == 70 and out == ""
+    assert err == ("bootstrap_eval_deltas: internal error: ZeroDivisionError: division by zero; "
+                   "please report it with the command line\n")
+
+
+def test_a_broken_pipe_in_process_is_status_141(monkeypatch):
+    class Gone(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+    monkeypatch.setattr(sys, "stdout", Gone())
+    assert bed.main(["--replays", "0", "--resamples", "20"]) == 141
+
+
+def test_python_older_than_3_10_is_told_in_one_line():
+    versions = os.path.expanduser("~/.pyenv/versions")
+    found = [os.path.join(versions, v, "bin", "python") for v in
+             (sorted(os.listdir(versions)) if os.path.isdir(versions) else [])
+             if v.startswith(("3.9.", "3.8."))]
+    found += [p for p in [shutil.which("python3.9")] if p and "/shims/" not in p]
+    old = [p for p in found if os.path.exists(p)]
+    if not old:
+        pytest.skip("no Python older than 3.10 on this machine")
+    proc = subprocess.run([old[0], SCRIPT, "--replays", "0"], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("bootstrap_eval_deltas: error: needs Python 3.10 or newer")
+    assert proc.stderr.count("\n") == 1
+
+
+GOOD_ROWS = [[int(v) if v.isdigit() else v for v in line.split(",")]
+             for line in GOOD.splitlines()]
+
+
+def _example(*parts, name=""):
+    """Files under datasets/examples/<parts>, those whose name holds *name*, sorted."""
+    folder = os.path.join(EXAMPLES, *parts)
+    return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if name in n]
+
+
+def _lm_samples(task):
+    return [_example("lm-eval", "main", f"acme__{system}", name=f"samples_{task}_")[0]
+            for system in ("base", "tuned")]
+
+
+# name: (input files to write into tmp_path, argv, the formats the JSON reports, zstd .eval)
+READERS = {
+    "CSV": ({"in.csv": GOOD}, ["--csv", "in.csv", *AB], {"csv"}, False),
+    "TSV": ({"in.tsv": GOOD.replace(",", "\t")}, ["--csv", "in.tsv", *AB], {"csv"}, False),
+    "semicolon CSV": ({"in.csv": GOOD.replace(",", ";")}, ["--csv", "in.csv", *AB], {"csv"},
+                      False),
+    "JSON lines": ({"in.jsonl": jsonl(*(dict(zip(GOOD_ROWS[0], r)) for r in GOOD_ROWS[1:]))},
+                   ["--csv", "in.jsonl", *AB], {"jsonl"}, False),
+    "JSON list": ({"in.json": json.dumps([dict(zip(GOOD_ROWS[0], r)) for r in GOOD_ROWS[1:]])},
+                  ["--csv", "in.json", *AB], {"json"}, False),
+    "xlsx": ({"in.xlsx": xlsx_bytes(GOOD_ROWS)}, ["--csv", "in.xlsx", *AB], {"xlsx"}, False),
+    "lm-eval samples": ({}, ["compare", *_lm_samples("mc_capitals"), "--metric", "acc"],
+                        {"lm-eval"}, False),
+    "lm-eval output folders": ({}, ["compare", *(os.path.join(EXAMPLES, "lm-eval", "main", f)
+                                                 for f in ("acme__base", "acme__tuned")),
+                                    "--metric", "acc,exact_match", "--filter", "strict-match"],
+                               {"lm-eval"}, False),
+    "Inspect .eval (deflate)": ({}, ["compare", *_example("inspect", "pair_eval_deflate")],
+                                {"inspect"}, False),
+    "Inspect .eval (Zstandard)": ({}, ["compare", *_example("inspect", "pair_eval")],
+                                  {"inspect"}, True),
+    "Inspect .json": ({}, ["compare", *_example("inspect", "pair_json")], {"inspect"}, False),
+    "Inspect eval-set folder": ({}, ["compare", os.path.join(EXAMPLES, "inspect", "eval_set"),
+                                     "--systems", "mockllm/base,mockllm/tuned"],
+                                {"inspect"}, True),
+    "HELM per-instance stats": ({}, ["compare", *(_example("helm", "runs", "mysuite", r,
+                                                           name="per_instance_stats")[0]
+                                                  for r in ("simple_mcqa:model=mock_parity-a",
+                                                            "simple_mcqa:model=mock_parity-b")),
+                                     "--metric", "exact_match"], {"helm"}, False),
+    "HELM suite folder": ({}, ["compare", os.path.join(EXAMPLES, "helm", "runs", "mysuite"),
+                               "--systems", "mock/parity-a,mock/parity-b", "--metric",
+                               "exact_match"], {"helm"}, False),
+}
+
+
+# Run the script as __main__ with a pure-Python Zstandard decompressor lent under the name of
+# the optional module when this Python has no compression.zstd (as test_harness_logs does).
+_LEND_ZSTD = ("import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); import zstd_decode; "
+              "sys.version_info < (3, 14) and sys.modules.setdefault('zstandard', zstd_decode); "
+              "sys.argv[0] = sys.argv.pop(1); runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+def test_files_are_closed_by_every_reader(tmp_path, reader):
+    """Under -X dev with ResourceWarning an error, a file a reader leaves open is reported
+    on stderr when it is collected; each reader is checked to be the one that read the
+    input (the formats the JSON reports)."""
+    files, argv, formats, zstd = READERS[reader]
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content if isinstance(content, bytes) else
+                                      content.encode())
+    script = ["-c", _LEND_ZSTD, os.path.join(ROOT, "tests"), SCRIPT] if zstd else [SCRIPT]
+    proc = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning",
+                           *script, *argv, "--resamples", "20", "--calibration", "0",
+                           "--json"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    read = json.loads(proc.stdout)["input"]
+    assert {f["format"] for f in read.get("files", [read])} == formats
+    if files:
+        assert read["rows"] == 5 and read["columns"] == ["item", "a", "b"], read

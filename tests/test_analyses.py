@@ -1,0 +1,1254 @@
+"""Analyses: two systems, tasks, runs, designs with clusters and strata, leaderboards, verdicts, the gate and the ledger."""
+
+import csv
+import errno
+import fcntl
+import hashlib
+import io
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from fractions import Fraction
+from statistics import NormalDist
+
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+import bootstrap_eval_deltas as bed
+
+from helpers import (
+    C95,
+    EXAMPLES,
+    FAST,
+    PROMPTS,
+    ROOT,
+    SHIPPED_CSV,
+    assert_one_line_error,
+    board_of,
+    clear_gap_csv,
+    cli,
+    cli_json,
+    correlated,
+    multipletests,
+    shipped_records,
+    table_file,
+    write,
+)
+
+
+def test_clusters_of_one_item_have_no_intra_cluster_correlation():
+    rng = random.Random(5)
+    a, b = [rng.randint(0, 1) for _ in range(60)], [rng.randint(0, 1) for _ in range(60)]
+    design = bed.compare(a, b, clusters=list(range(60))).to_dict()["comparisons"][0]["design"]
+    assert design["clusters"] == 60 and design["icc"] is None and design["design_effect"] is None
+
+
+def test_a_ledger_entry_with_a_p_outside_0_1_is_refused(tmp_path):
+    import json
+    import helpers
+    ledger = tmp_path / "evals.jsonl"
+    status, _, err = helpers.cli("--csv", helpers.SHIPPED_CSV, "--resamples", "50",
+                                 "--calibration", "0", "--ledger", str(ledger))
+    assert status == 0, err
+    record = json.loads(ledger.read_text())
+    record["p"] = 1.5
+    ledger.write_text(json.dumps(record) + "\n")
+    with pytest.raises(bed.ToolError, match="line 1: field p is not a valid number"):
+        bed.read_ledger(str(ledger))
+
+
+def test_a_ledger_that_cannot_be_opened_is_one_error(tmp_path):
+    import helpers
+    status, out, err = helpers.cli("--csv", helpers.SHIPPED_CSV, "--resamples", "50",
+                                   "--calibration", "0", "--ledger", str(tmp_path))
+    helpers.assert_one_line_error(status, out, err, "ledger")
+
+
+np = pytest.importorskip("numpy")
+
+
+def test_icc_and_design_effect():
+    clusters = tuple(i // 4 for i in range(40))
+    a = (0,) * 40
+    b = tuple(1 if (i // 4) % 2 else 0 for i in range(40))     # B - A constant within clusters
+    design = bed._design_of(bed.Scores(a, b, clusters))
+    assert design.clusters == 10 and design.mean_size == 4.0
+    assert design.icc == pytest.approx(1.0) and design.design_effect == pytest.approx(4.0)
+
+
+def test_cluster_test_flips_signs_by_cluster():
+    clusters = tuple(i // 5 for i in range(30))
+    a = (0,) * 30
+    b = tuple(int(i % 5 == 0) for i in range(30))               # one +1 in each of 6 clusters
+    result = bed.analyze(bed.Scores(a, b, clusters), random.Random(1), resamples=50,
+                         confidence=bed.CONFIDENCE)
+    assert result.mcnemar is None and result.test.exact
+    assert result.p == 2 / 64                                      # 6 clusters: ++++++ and ------
+
+
+def test_exact_and_bca_on_the_shipped_csv():
+    status, out, _ = cli("--csv", SHIPPED_CSV, "--exact", "--resamples", "2000", "--details")
+    assert status == 0
+    assert "exact bootstrap (B=infinity, percentile): A [0.672, 0.752]" in out
+    assert "paired [-1.2, +8.4] pts" in out
+    assert "Monte Carlo error of the interval ends (B=2,000):" in out
+    status, out, _ = cli("--csv", SHIPPED_CSV, "--interval", "bca")
+    assert status == 0 and "paired bootstrap 95% CI (BCa) [" in out
+
+
+def test_cluster_and_strata_columns(tmp_path):
+    rng = random.Random(3)
+    lines = ["item,passage,domain,base,new"]
+    item = 0
+    for passage in range(45):
+        for _ in range(rng.randrange(1, 6)):
+            item += 1
+            lines.append(f"{item},p{passage},{'abc'[passage % 3]},{int(rng.random() < 0.6)},"
+                         f"{int(rng.random() < 0.7)}")
+    path = tmp_path / "c.csv"
+    path.write_text("\n".join(lines) + "\n")
+    status, out, err = cli("--csv", str(path), "--a-col", "base", "--b-col", "new",
+                           "--cluster-col", "passage", "--strata-col", "domain")
+    assert status == 0, err
+    assert "clusters: 45 resampled whole" in out and "strata: 3 (15, 15, 15 clusters)" in out
+    assert "paired sign-flip permutation test" in out
+
+
+BAD_DESIGNS = [
+    (["--csv", SHIPPED_CSV, "--cluster-col", "passage"], "no column 'passage'"),
+    (["--csv", "-", "--a-col", "a", "--b-col", "b", "--strata-col", "domain"],
+     "stratum 'code' has one item"),
+    (["--csv", "-", "--a-col", "a", "--b-col", "b", "--cluster-col", "passage",
+      "--strata-col", "domain"], "spans strata"),
+    (["--csv", "-", "--a-col", "a", "--b-col", "b", "--cluster-col", "passage"],
+     "need at least 2 clusters"),
+    (["--csv", SHIPPED_CSV, "--cluster-col", "item", "--exact"], "--exact covers plain 0/1 items"),
+    (["--csv", SHIPPED_CSV, "--cluster-col", "item", "--engine", "counts"],
+     "--cluster-col needs the per-item engine"),
+    (["--icc", "0.3"], "--icc goes with --cluster-size"),
+    (["--cluster-size", "0"], "--cluster-size must be at least 1"),
+    (["--cluster-size", "4", "--icc", "1.5"], "--icc must be between 0 and 1"),
+    (["--cluster-size", "4", "--engine", "counts"], "--cluster-size simulates per item"),
+    (["--cluster-size", "4", "--exact"], "--exact covers plain 0/1 items"),
+    (["--cluster-col", "x"], "--cluster-col does not apply to simulate"),
+    (["--interval", "studentized"], "invalid choice"),
+]
+
+
+STDIN = {
+    "stratum 'code' has one item":
+        "item,domain,a,b\n1,news,1,0\n2,news,0,1\n3,code,1,1\n4,math,1,0\n5,math,0,0\n",
+    "spans strata": "item,passage,domain,a,b\n1,p1,x,1,0\n2,p1,y,0,1\n3,p2,x,1,1\n4,p2,y,0,0\n",
+    "need at least 2 clusters": "item,passage,a,b\n1,p1,1,0\n2,p1,0,1\n",
+}
+
+
+@pytest.mark.parametrize("argv,message", BAD_DESIGNS, ids=[m for _, m in BAD_DESIGNS])
+def test_malformed_design_uses(monkeypatch, argv, message):
+    import io
+    import sys
+    if message in STDIN:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(STDIN[message].encode())))
+    assert_one_line_error(*cli(*argv), message)
+
+
+def test_a_family_reads_simultaneous_intervals_beside_holm_p(tmp_path):
+    rng = random.Random(5)
+    lines = ["item,base,c1,c2,c3"]
+    for i in range(300):
+        d = rng.gauss(0, 1)
+        lines.append(",".join([str(i)] + [str(int(0.6 * d + 0.8 * rng.gauss(0, 1) < t))
+                                          for t in (0.3, 0.62, 0.42, 0.3)]))
+    path = tmp_path / "f.csv"
+    path.write_text("\n".join(lines) + "\n")
+    status, out, _ = cli("--csv", str(path), "--systems", "base,c1,c2,c3", "--json",
+                         "--resamples", "400", "--calibration", "0")
+    body = json.loads(out)
+    for comparison in body["comparisons"]:
+        decision = comparison["decision"]
+        assert decision["family"] == 3 and decision["level"] == pytest.approx(1 - 0.05 / 3)
+        assert decision["p"] == comparison["p_holm"]
+        lo, hi = decision["interval"]
+        assert (lo <= comparison["ci"]["paired"][0] and hi >= comparison["ci"]["paired"][1])
+        assert comparison["verdict"] in bed._VERDICTS
+    status, text, _ = cli("--csv", str(path), "--systems", "base,c1,c2,c3", "--resamples", "400",
+                          "--calibration", "0")
+    assert "simultaneous 98.33% CI" in text and "Holm-adjusted p=" in text
+
+
+def test_too_few_clusters_never_claim_a_winner(tmp_path):
+    lines = ["item,passage,a,b"]
+    for i in range(60):
+        lines.append(f"{i},{i % 3},{int(i % 5 == 0)},{int(i % 5 != 4)}")
+    path = tmp_path / "c.csv"
+    path.write_text("\n".join(lines) + "\n")
+    status, out, _ = cli("--csv", str(path), "--a-col", "a", "--b-col", "b", "--cluster-col",
+                         "passage", "--resamples", "300")
+    verdict = next(l for l in out.splitlines() if l.startswith("verdict:"))
+    assert verdict.startswith(("verdict: unreliable", "verdict: cannot tell",
+                               "verdict: borderline")), verdict
+    assert "warning: only 3 clusters" in out
+
+
+def test_thirty_of_thirty_gives_a_non_degenerate_interval(tmp_path):
+    path = table_file(tmp_path, (30, 0, 0, 0))
+    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--resamples", "200")
+    assert status == 0
+    assert "  A = a: 1.000 [0.884, 1.000]\n  B = b: 1.000 [0.884, 1.000]\n" in out
+    assert "note: A's interval: the bootstrap cannot vary 30/30 (every item right)" in out
+
+
+def test_an_undefined_bca_falls_back_and_says_so(tmp_path):
+    path = table_file(tmp_path, (20, 0, 0, 20))            # the systems never disagree
+    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
+                         "--resamples", "300")
+    assert status == 0
+    assert ("note: the paired interval: BCa is undefined (every bootstrap resample gives the "
+            "same value); the percentile interval is shown") in out
+    body = json.loads(cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
+                          "--resamples", "300", "--json")[1])["comparisons"][0]
+    assert body["interval_methods"]["paired"] == "percentile" and body["ci"]["paired"] == [0, 0]
+
+
+def test_basic_per_system_intervals_stay_within_0_and_1(tmp_path):
+    path = table_file(tmp_path, (27, 1, 1, 1))
+    body = json.loads(cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "basic",
+                          "--resamples", "500", "--json")[1])["comparisons"][0]
+    for name in ("a", "b"):
+        lo, hi = body["ci"][name]
+        assert 0 <= lo <= hi <= 1
+
+
+def test_zero_one_data_are_advised_the_exact_bootstrap(tmp_path):
+    path = table_file(tmp_path, (15, 5, 7, 3))
+    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--details",
+                         "--resamples", "2000")
+    assert "--exact gives the exact ends (B = infinity) at no cost" in out
+    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--exact", "--details")
+    assert "hint:" not in out
+
+
+def real_table(n=60, seed=4, shift=Fraction(0)):
+    rng = random.Random(seed)
+    a = [Fraction(rng.randrange(1000), 1000) for _ in range(n)]
+    b = [x + Fraction(rng.randrange(-150, 200), 1000) + shift for x in a]
+    return a, b
+
+
+def test_real_valued_scores_use_the_permutation_test(tmp_path):
+    a, b = real_table()
+    lines = ["item,base,new"] + [f"{i},{float(x)},{float(y)}" for i, (x, y) in enumerate(zip(a, b))]
+    path = write(tmp_path / "f1.csv", "\n".join(lines) + "\n")
+    got = cli_json("--csv", path, "--a-col", "base", "--b-col", "new", "--permutations", "10000")
+    got = got["comparisons"][0]
+    assert got["mcnemar"] is None
+    assert got["test"]["name"] == "sign-flip permutation (Monte Carlo)"
+    assert got["test"]["permutations"] == 10_000 and 0 < got["test"]["p"] <= 1
+    status, out, _ = cli("--csv", path, "--a-col", "base", "--b-col", "new", "--permutations",
+                         "10000")
+    assert "paired sign-flip permutation test (Monte Carlo, 10,000 random sign patterns)" in out
+    auto = cli_json("--csv", path, "--a-col", "base", "--b-col", "new")["comparisons"][0]["test"]
+    assert auto["name"] == "sign-flip permutation (saddlepoint)" and auto["saddlepoint"]
+    assert abs(auto["p"] - got["test"]["p"]) < 4 * (auto["p"] * (1 - auto["p"]) / 1e4) ** 0.5
+    assert "(real-valued scores)" in out.splitlines()[-1]
+
+
+def test_three_systems_in_input_order_with_adjusted_p(tmp_path):
+    rng = random.Random(5)
+    lines = ["item,base,c1,c2"]
+    for i in range(400):
+        d = rng.gauss(0, 1)
+        lines.append(",".join([str(i)] + [str(int(0.6 * d + 0.8 * rng.gauss(0, 1) < t))
+                                          for t in (0.3, 0.75, 0.35)]))
+    path = write(tmp_path / "three.csv", "\n".join(lines) + "\n")
+    got = cli_json("--csv", path, "--systems", "base,c1,c2")
+    comps = got["comparisons"]
+    assert [c["candidate"] for c in comps] == ["c1", "c2"] and got["family_size"] == 2
+    ps = [c["test"]["p"] for c in comps]
+    assert [c["p_holm"] for c in comps] == pytest.approx(bed.holm(ps))
+    assert [c["p_bonferroni"] for c in comps] == pytest.approx(bed.bonferroni(ps))
+    assert comps[0]["verdict"] == "better"
+    status, out, _ = cli("--csv", path, "--systems", "base,c1,c2", "--details")
+    assert "family: 2 comparisons against base" in out
+    assert out.startswith("c1: verdict: better.")
+    assert out.index("\n  c1 ") < out.index("\n  c2 ")
+    status, md, _ = cli("--csv", path, "--systems", "base,c1,c2", "--output", "markdown")
+    assert md.startswith("| candidate | baseline | n |") and "| c1 | base | 400 |" in md
+
+
+def test_first_comparison_of_a_family_equals_the_two_system_run(tmp_path):
+    lines = ["item,a,b,c"] + [f"{i},{a},{b},{b}" for i, a, b in shipped_records()]
+    path = write(tmp_path / "t.csv", "\n".join(lines) + "\n")
+    family = cli_json("--csv", path, "--systems", "a,b,c")
+    single = cli_json("--csv", SHIPPED_CSV)
+    assert family["comparisons"][0]["ci"] == single["comparisons"][0]["ci"]
+
+
+pair_lists = st.integers(2, 30).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, 20), min_size=n, max_size=n),
+    st.lists(st.integers(0, 20), min_size=n, max_size=n)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(pair_lists, st.integers(0, 2 ** 32), st.sampled_from([1, 7, 40]))
+def test_swapping_a_and_b_negates_gap_and_distribution(pair, seed, resamples):
+    a, b = (tuple(Fraction(x, 10) for x in column) for column in pair)
+    forward = bed.analyze(bed.Scores(a, b), random.Random(seed), resamples=resamples,
+                          confidence=Fraction("0.9"), permutations=50)
+    swapped = bed.analyze(bed.Scores(b, a), random.Random(seed), resamples=resamples,
+                          confidence=Fraction("0.9"), permutations=50)
+    assert swapped.gap == -forward.gap
+    sums = forward.paired_distribution.sums
+    assert swapped.paired_distribution.sums == tuple(sorted(-s for s in sums))
+    lo, hi = forward.paired_distribution.end_indices(Fraction("0.9"))
+    denominator = forward.paired_distribution.denominator
+    assert swapped.paired == bed.Interval(Fraction(-sums[resamples - 1 - lo], denominator),
+                                          Fraction(-sums[resamples - 1 - hi], denominator))
+    assert 0 <= forward.p <= 1 and 0 <= swapped.p <= 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(pair_lists, st.fractions(-3, 3, max_denominator=1000), st.integers(0, 2 ** 32))
+def test_shifting_b_shifts_gap_and_interval_exactly(pair, shift, seed):
+    a = tuple(Fraction(x, 7) for x in pair[0])
+    b = tuple(Fraction(x, 7) for x in pair[1])
+    moved = tuple(x + shift for x in b)
+    # 0/1 scores take a proportion's interval (Wilson, Clopper-Pearson at 0 or n), which no
+    # shift carries to another column's: equivariance is a property of the bootstrap's
+    assume(not set(b) <= {0, 1} and not set(moved) <= {0, 1})
+    base = bed.analyze(bed.Scores(a, b), random.Random(seed), resamples=30,
+                       confidence=bed.CONFIDENCE, permutations=20)
+    after = bed.analyze(bed.Scores(a, moved), random.Random(seed), resamples=30,
+                        confidence=bed.CONFIDENCE, permutations=20)
+    assert after.gap == base.gap + shift
+    assert (after.paired.lo, after.paired.hi) == (base.paired.lo + shift, base.paired.hi + shift)
+    assert (after.ci_b.lo, after.ci_b.hi) == (base.ci_b.lo + shift, base.ci_b.hi + shift)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 1), min_size=2, max_size=40), st.integers(0, 2 ** 32))
+def test_identical_systems_give_a_zero_interval(column, seed):
+    result = bed.analyze(bed.Scores(tuple(column), tuple(column)), random.Random(seed),
+                         resamples=25, confidence=bed.CONFIDENCE)
+    assert (result.paired.lo, result.paired.hi) == (0, 0) and result.p == 1.0
+
+
+def long_csv(tmp_path, runs_a, runs_b, name="runs.csv"):
+    """A long file: a row per item and run, a column per system."""
+    lines = ["item,seed,a,b"]
+    for run, (col_a, col_b) in enumerate(zip(runs_a, runs_b)):
+        lines += [f"{i},{run},{x},{y}" for i, (x, y) in enumerate(zip(col_a, col_b))]
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_variance_split_and_t_test_by_hand():
+    """4 items, 2 runs each.  A's runs score 2/4 and 3/4, B's 3/4 and 4/4.
+    Items: d_i = mean_B - mean_A = (1/2, 1/2, 1/2, 0)... computed below from the columns."""
+    runs_a = ((1, (1, 1, 0, 0)), (2, (1, 1, 1, 0)))
+    runs_b = ((1, (1, 1, 1, 0)), (2, (1, 1, 1, 1)))
+    result = bed.analyze_runs(random.Random(1), runs_a, runs_b, 1, C95, 200)
+    assert result.a.scores == (Fraction(1, 2), Fraction(3, 4))
+    assert result.b.scores == (Fraction(3, 4), Fraction(1))
+    assert result.gap == Fraction(1, 4)
+    # per-item run means: A (1, 1, 1/2, 0), B (1, 1, 1, 1/2); d = (0, 0, 1/2, 1/2)
+    # Var(d) with n - 1 = 3: mean 1/4, squares (1/16)*4 -> 1/4 / 3 = 1/12; over n = 4: 1/48
+    assert result.variance_items == pytest.approx(1 / 48)
+    # A: run scores 1/2, 3/4: S^2 = 1/32; within-item variance across runs: items 3 has (0, 1)
+    # -> 1/2, others 0 -> mean 1/8; S^2 - 1/8 / 4 = 1/32 - 1/32 = 0 -> no run part
+    assert result.variance_runs_a == pytest.approx(0.0)
+    assert result.variance_runs_b == pytest.approx(0.0)
+    assert result.test.df == pytest.approx(3)
+    assert result.test.t == pytest.approx(0.25 / math.sqrt(1 / 48))
+    assert result.test.p == pytest.approx(2 * (1 - bed.student_t_cdf(0.25 / math.sqrt(1 / 48), 3)))
+
+
+def test_run_statistics_of_a_long_file(tmp_path):
+    runs_a = [(1, 0, 1, 1, 0, 1), (1, 1, 1, 0, 0, 1), (0, 0, 1, 1, 0, 1)]
+    runs_b = [(1, 1, 1, 1, 0, 1), (1, 1, 1, 1, 1, 1), (0, 1, 1, 1, 0, 1)]
+    path = long_csv(tmp_path, runs_a, runs_b)
+    body = json.loads(cli("--csv", path, "--systems", "a,b", "--run-col", "seed", "--json",
+                          "--resamples", "300")[1])["comparisons"][0]
+    runs = body["runs"]
+    assert runs["a"]["scores"] == pytest.approx([4 / 6, 4 / 6, 3 / 6])
+    assert runs["b"]["scores"] == pytest.approx([5 / 6, 1.0, 4 / 6])
+    # mean 11/18; deviations 1/18, 1/18, -2/18: (1 + 1 + 4)/324 over 2 = 1/108
+    assert runs["a"]["sd"] == pytest.approx(math.sqrt(1 / 108), rel=1e-12)
+    assert runs["overlap"] is True
+    assert body["test"]["name"] == "two-level t (items and runs)"
+    assert body["decision"]["interval"] == runs["interval"]
+
+
+def random_runs(rng, n, count, p):
+    return tuple((r, tuple(int(rng.random() < p) for _ in range(n))) for r in range(count))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_swapping_the_systems_negates_the_gap_and_swaps_the_run_parts(seed):
+    rng = random.Random(seed)
+    runs_a, runs_b = random_runs(rng, 60, 3, 0.6), random_runs(rng, 60, 4, 0.7)
+    forward = bed.analyze_runs(random.Random(9), runs_a, runs_b, 1, C95, 200)
+    backward = bed.analyze_runs(random.Random(9), runs_b, runs_a, 1, C95, 200)
+    assert backward.gap == -forward.gap
+    assert backward.variance_items == pytest.approx(forward.variance_items)
+    assert (backward.variance_runs_a, backward.variance_runs_b) == pytest.approx(
+        (forward.variance_runs_b, forward.variance_runs_a))
+    assert backward.test.p == pytest.approx(forward.test.p)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_duplicating_every_run_keeps_the_point_estimate(seed):
+    rng = random.Random(seed)
+    runs_a, runs_b = random_runs(rng, 50, 3, 0.5), random_runs(rng, 50, 2, 0.55)
+    double = lambda runs: tuple((f"{label}{copy}", column) for label, column in runs
+                                for copy in "xy")
+    once = bed.analyze_runs(random.Random(1), runs_a, runs_b, 1, C95, 100)
+    twice = bed.analyze_runs(random.Random(1), double(runs_a), double(runs_b), 1, C95, 100)
+    assert twice.gap == once.gap
+    assert twice.a.mean == once.a.mean and twice.b.mean == once.b.mean
+
+
+def test_one_run_per_system_has_an_unknown_spread(tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("item,a,b\n" + "".join(f"{i},{i % 2},{(i // 2) % 2}\n" for i in range(40)))
+    runs = bed.analyze_runs(random.Random(1), ((1, tuple(i % 2 for i in range(40))),),
+                            ((1, tuple((i // 2) % 2 for i in range(40))),), 1, C95, 100)
+    assert runs.a.sd is None and runs.variance_runs_a == 0.0
+    text = bed._runs_lines(runs, True)
+    assert "spread unknown (one run)" in text[0]
+    assert "had one run, whose share is unknown, not zero" in text[-1]
+
+
+BAD = [
+    ("runs with different item sets", "item,seed,a,b\n1,0,1,0\n2,0,0,1\n1,1,1,1\n3,1,0,0\n",
+     ["--run-col", "seed"], "item(s) are not in every run"),
+    ("a run column with one value", "item,seed,a,b\n1,0,1,0\n2,0,0,1\n",
+     ["--run-col", "seed"], "the run column 'seed' holds one value"),
+    ("a run id repeated within an item", "item,seed,a,b\n1,0,1,0\n1,0,0,1\n2,0,1,1\n2,1,0,0\n",
+     ["--run-col", "seed"], "appear more than once"),
+    ("a system missing from some run",
+     "item,seed,model,acc\n1,0,x,1\n2,0,x,0\n1,0,y,1\n2,0,y,1\n1,1,x,0\n2,1,x,1\n",
+     ["--run-col", "seed", "--system-col", "model", "--score-col", "acc", "--systems", "x,y"],
+     "system 'y' has no rows for run 1"),
+]
+
+
+@pytest.mark.parametrize("name,text,argv,message", BAD, ids=[b[0] for b in BAD])
+def test_bad_runs_input(tmp_path, name, text, argv, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    systems = [] if "--systems" in argv else ["--systems", "a,b"]
+    assert_one_line_error(*cli("--csv", str(path), *systems, *argv), message)
+
+
+def test_items_missing_from_a_run_can_be_dropped_and_are_counted(tmp_path):
+    path = tmp_path / "drop.csv"
+    path.write_text("item,seed,a,b\n" + "".join(f"{i},{s},{(i + s) % 2},{i % 2}\n"
+                                                for s in (0, 1) for i in range(20)
+                                                if not (s == 1 and i == 7)))
+    status, out, _ = cli("--csv", str(path), "--systems", "a,b", "--run-col", "seed",
+                         "--on-missing", "drop", "--resamples", "100")
+    assert status == 0 and "1 item(s) not in every run" in out and "19 items kept" in out
+
+
+def numpy_gap_se(columns, clusters=None, strata=None):
+    """Each pair's standard error of the gap of means, from the raw scores: the linearized
+    ratio estimator over clusters, within strata, with n_h / (n_h - 1)."""
+    x = np.array(columns, dtype=float)                      # k x n
+    n = x.shape[1]
+    clusters = np.arange(n) if clusters is None else np.array(clusters)
+    strata = np.zeros(n, dtype=int) if strata is None else np.array(strata)
+    means = x.mean(axis=1)
+    cov = np.zeros((len(columns), len(columns)))
+    for h in np.unique(strata):
+        in_h = strata == h
+        units = np.unique(clusters[in_h])
+        if len(units) < 2:
+            continue
+        z = np.array([(x[:, in_h & (clusters == u)] - means[:, None]).sum(axis=1)
+                      for u in units]) / n                  # units x k
+        z -= z.mean(axis=0)
+        cov += len(units) / (len(units) - 1) * z.T @ z
+    diag = np.diag(cov)
+    return np.sqrt(np.maximum(diag[:, None] + diag[None, :] - 2 * cov, 0))
+
+
+@pytest.mark.parametrize("design", ["items", "clusters", "strata", "both"])
+def test_each_pairs_standard_error_is_numpys_under_the_design(design):
+    rng = random.Random(7)
+    columns = correlated(rng, [0.6, 0.65, 0.7, 0.8], 400)
+    clusters = [i // 5 for i in range(400)] if design in ("clusters", "both") else None
+    strata = [i % 3 for i in range(400)] if design in ("strata", "both") else None
+    if design == "both":
+        clusters = [f"{s}-{c}" for s, c in zip(strata, clusters)]
+    board = board_of(columns, clusters=clusters, strata=strata)
+    se = numpy_gap_se(columns, clusters, strata)
+    names = [f"s{i}" for i in range(4)]
+    for pair in board.pairs:
+        i, j = names.index(pair.first), names.index(pair.second)
+        half = float(pair.interval.hi - pair.interval.lo) / 2
+        assert half / board.critical == pytest.approx(se[i, j], rel=1e-9)
+        assert float(pair.gap) == pytest.approx(np.mean(columns[i]) - np.mean(columns[j]))
+
+
+def test_real_scores_in_clusters_against_numpy():
+    rng = random.Random(3)
+    columns = [[round(min(1.0, max(0.0, rng.gauss(mu, 0.2))), 3) for _ in range(300)]
+               for mu in (0.5, 0.55, 0.62)]
+    clusters = [i // 4 for i in range(300)]
+    board = board_of([[Fraction(str(v)) for v in c] for c in columns], clusters=clusters)
+    se = numpy_gap_se(columns, clusters)
+    for pair in board.pairs:
+        i, j = int(pair.first[1:]), int(pair.second[1:])
+        assert float(pair.interval.hi - pair.gap) / board.critical == \
+            pytest.approx(se[i, j], rel=1e-9)
+    assert board.design == "75 clusters"
+
+
+def test_pair_tests_are_mcnemar_on_each_pairs_discordant_items():
+    rng = random.Random(11)
+    columns = correlated(rng, [0.55, 0.6, 0.7], 250)
+    board = board_of(columns)
+    for pair in board.pairs:
+        a, b = (np.array(columns[int(name[1:])]) for name in (pair.first, pair.second))
+        first_only, second_only = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+        assert pair.test.p == bed.mcnemar_exact(second_only, first_only).p
+        assert pair.differing == first_only + second_only
+
+
+def test_ranks_and_tiers_follow_from_the_joint_intervals():
+    rng = random.Random(5)
+    board = board_of(correlated(rng, [0.5, 0.52, 0.6, 0.75, 0.76, 0.9], 500))
+    order = [s.system for s in board.standings]
+    scores = [s.score for s in board.standings]
+    assert scores == sorted(scores, reverse=True)
+    for s in board.standings:
+        above = sum(board.pair(s.system, t).apart for t in order[:order.index(s.system)]
+                    if t != s.system)
+        below = sum(board.pair(s.system, t).apart for t in order[order.index(s.system) + 1:])
+        assert s.ranks == (1 + above, len(order) - below)
+    leader = board.standings[0]
+    assert leader.tier == 1
+    for s in board.standings[1:]:
+        assert (s.tier == 1) == (not board.pair(leader.system, s.system).apart)
+    for pair in board.pairs:     # apart exactly when the interval excludes 0
+        assert pair.apart == (pair.interval.lo > 0 or pair.interval.hi < 0)
+
+
+def test_the_board_adjusts_its_pairs_p_as_asked():
+    rng = random.Random(9)
+    columns = correlated(rng, [0.6, 0.62, 0.66, 0.7, 0.72], 300)
+    for adjust, method in (("holm", "holm"), ("bh", "fdr_bh"), ("bonferroni", "bonferroni")):
+        board = board_of(columns, adjust=adjust)
+        raw = [p.test.p for p in board.pairs]
+        assert [p.p_adjusted for p in board.pairs] == \
+            pytest.approx(list(multipletests(raw, method)), abs=1e-12)
+
+
+def true_ranks(accuracies):
+    return [1 + sum(b > a for b in accuracies) for a in accuracies]
+
+
+@pytest.mark.once
+@pytest.mark.slow
+@pytest.mark.parametrize("accuracies, n, replays", [
+    ([0.7] * 5, 300, 1000),                                  # k=5, all equal
+    ([0.6 + 0.03 * i for i in range(10)], 400, 400),        # k=10, distinct and close
+    ([0.65] * 6 + [0.7 + 0.01 * i for i in range(14)], 500, 300),   # k=20, ties and steps
+])
+def test_rank_intervals_hold_every_true_rank_jointly(accuracies, n, replays):
+    rng = random.Random(2026)
+    truth = true_ranks(accuracies)
+    held = 0
+    for replay in range(replays):
+        board = board_of(correlated(rng, accuracies, n), seed=replay, draws=1000)
+        names = [s.system for s in board.standings]
+        held += all(s.ranks[0] <= truth[int(s.system[1:])] <= s.ranks[1]
+                    for s in board.standings) and len(names) == len(accuracies)
+    rate = held / replays
+    print(f"k={len(accuracies)}: every true rank held jointly in {rate:.3f} of {replays}")
+    assert rate >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / replays), rate
+
+
+def test_the_shipped_prompts_ranked_with_every_column():
+    status, out, err = cli("leaderboard", PROMPTS)
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith("leaderboard of 4 systems on 600 items: 2 tiers; the leader, "
+                               "prompt_v2")
+    assert lines[1].split() == ["rank", "system", "score", "95%", "CI", "tier"]
+    assert [line.split()[1] for line in lines[2:6]] == \
+        ["prompt_v2", "prompt_v3", "baseline", "prompt_v4"]
+    got = cli_json("leaderboard", PROMPTS)
+    assert [s["system"] for s in got["systems"]] == \
+        ["prompt_v2", "prompt_v3", "baseline", "prompt_v4"]
+    assert len(got["pairs"]) == 6 and got["adjust"] == "holm"
+    assert got["headline"] == lines[0]
+    with open(PROMPTS, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for system in got["systems"]:
+        assert system["score"] == pytest.approx(
+            sum(int(r[system["system"]]) for r in rows) / len(rows))
+
+
+def test_a_long_file_and_a_file_per_system_rank_alike(tmp_path):
+    with open(PROMPTS, newline="") as f:
+        rows = list(csv.DictReader(f))
+    systems = ["baseline", "prompt_v2", "prompt_v3", "prompt_v4"]
+    long = tmp_path / "long.csv"
+    long.write_text("item,model,correct\n" + "".join(
+        f"{r['item']},{s},{r[s]}\n" for r in rows for s in systems))
+    paths = []
+    for s in systems:
+        path = tmp_path / f"{s}.jsonl"
+        path.write_text("".join(json.dumps({"id": r["item"], "score": int(r[s])}) + "\n"
+                                for r in rows))
+        paths.append(str(path))
+    wide = cli_json("leaderboard", PROMPTS)
+    by_long = cli_json("leaderboard", str(long), "--system-col", "model", "--score-col", "correct")
+    per_file = cli_json("leaderboard", *paths, "--score-col", "score", "--id-col", "id",
+                    "--names", ",".join(systems))
+    for other in (by_long, per_file):
+        assert other["systems"] == wide["systems"] and other["pairs"] == wide["pairs"]
+
+
+def test_harness_folders_rank_every_model_they_hold():
+    suite = os.path.join(EXAMPLES, "helm", "runs", "mysuite")
+    got = cli_json("leaderboard", suite, "--metric", "exact_match")
+    assert sorted(s["system"] for s in got["systems"]) == ["mock/parity-a", "mock/parity-b"]
+    assert "tasks as strata" in got["joint"]["design"]
+
+
+def test_runs_and_real_scores_carry_through():
+    seeds = os.path.join(EXAMPLES, "seeds.csv")
+    got = cli_json("leaderboard", seeds, "--run-col", "seed")
+    assert got["joint"]["design"] == "each item's mean over its runs, plus the runs' own variance"
+    assert [p["test"]["name"] for p in got["pairs"]] == ["two-level t (items and runs)"]
+    judge = os.path.join(EXAMPLES, "judge.csv")
+    got = cli_json("leaderboard", judge, "--id-col", "prompt_id")
+    assert got["pairs"][0]["test"]["name"] == "paired z test (design-based s.e.)"
+
+
+def test_bad_boards_are_refused_in_one_line(tmp_path):
+    one = tmp_path / "one.csv"
+    one.write_text("item,a\n1,1\n2,0\n3,1\n")
+    assert_one_line_error(*cli("leaderboard", str(one)), "2 to 200 systems, got 1")
+    constant = tmp_path / "constant.csv"
+    constant.write_text("item,a,b,c\n" + "".join(f"{i},{i % 2},{1 - i % 3 // 2},0\n"
+                                                 for i in range(40)))
+    assert_one_line_error(*cli("leaderboard", str(constant)), "c scores 0 on every item")
+    status, out, _ = cli("leaderboard", str(constant), "--allow-constant")
+    assert status == 0 and "c " in out
+    a, b, c = (tmp_path / f"{x}.jsonl" for x in "abc")
+    for path, ids in ((a, range(10)), (b, range(10)), (c, range(5, 15))):
+        path.write_text("".join(json.dumps({"id": i, "s": i % 2}) + "\n" for i in ids))
+    assert_one_line_error(*cli("leaderboard", str(a), str(b), str(c), "--score-col", "s",
+                               "--id-col", "id"), "not in every run")
+    text = tmp_path / "text.csv"
+    text.write_text("item,a,b,model\n1,1,0,x\n2,0,1,y\n")
+    assert_one_line_error(*cli("leaderboard", str(text)), "model")
+    assert_one_line_error(*cli("leaderboard", PROMPTS, "--names", "a,b"),
+                          "--names gives 2 names for the 4 systems")
+    assert_one_line_error(*cli("leaderboard", PROMPTS, "--draws", "10"), "--draws")
+    assert_one_line_error(*cli("leaderboard", PROMPTS, "--adjust", "fdr"), "invalid choice")
+    assert_one_line_error(*cli("leaderboard", PROMPTS, "--gate"), "does not apply")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("item,a,,c\n1,1,0,1\n2,0,1,1\n3,1,1,0\n")
+    assert_one_line_error(*cli("leaderboard", str(empty)), "a column has no name")
+    same = tmp_path / "s.jsonl"
+    same.write_text("".join(json.dumps({"id": i, "s": i % 2}) + "\n" for i in range(10)))
+    assert_one_line_error(*cli("leaderboard", str(same), str(same), "--score-col", "s",
+                               "--id-col", "id"), "two systems are named")
+    assert_one_line_error(*cli("leaderboard", PROMPTS, "--names", "a,,c,d"), "an empty name")
+    assert_one_line_error(*cli("leaderboard", PROMPTS, "--target-power", "0.3"), "above 0.5")
+    with pytest.raises(bed.ToolError, match="at least two systems"):
+        bed.leaderboard([1, 0, 1])
+    with pytest.raises(bed.ToolError, match="mapping names its systems"):
+        bed.leaderboard({"a": [1, 0], "b": [0, 1]}, names=["x", "y"])
+
+
+def test_compare_adjusts_by_benjamini_hochberg_when_asked():
+    systems = "baseline,prompt_v2,prompt_v3,prompt_v4"
+    holm = cli_json("compare", PROMPTS, "--systems", systems)
+    bh = cli_json("compare", PROMPTS, "--systems", systems, "--adjust", "bh")
+    raw = [c["test"]["p"] for c in holm["comparisons"]]
+    assert [c["decision"]["p"] for c in bh["comparisons"]] == \
+        pytest.approx(list(multipletests(raw, "fdr_bh")))
+    assert [c["p_bh"] for c in holm["comparisons"]] == \
+        pytest.approx(list(multipletests(raw, "fdr_bh")))
+    discoveries = sum(c["decision"]["p"] < 0.05 for c in bh["comparisons"])
+    assert bh["comparisons"][0]["decision"]["level"] == pytest.approx(1 - 0.05 * discoveries / 3)
+    status, out, _ = cli("compare", PROMPTS, "--systems", systems, "--adjust", "bh")
+    assert "Benjamini-Hochberg-adjusted" in out and "FCR-adjusted" in out
+
+
+def test_a_stratum_of_one_item_is_refused_as_compare_refuses_it():
+    rng = random.Random(1)
+    columns = [[rng.randint(0, 1) for _ in range(100)] for _ in range(3)]
+    with pytest.raises(bed.ToolError, match="one"):
+        board_of(columns, strata=tuple(range(100)))
+
+
+def test_identical_systems_share_one_tier_and_no_draws_are_needed():
+    rng = random.Random(1)
+    same = [rng.randint(0, 1) for _ in range(100)]
+    board = board_of([same, same, same])
+    assert board.draws == 0 and board.critical_error == 0
+    assert {s.tier for s in board.standings} == {1}
+    assert all(s.ranks == (1, 3) for s in board.standings)
+    two = board_of([same, [1 - x for x in same]])
+    assert two.draws == 0 and two.critical == pytest.approx(NormalDist().inv_cdf(0.975))
+
+
+def test_tiers_out_of_score_order_are_said():
+    """close trails top on 8 items, all one way: told apart; loose differs from top on 50
+    items both ways and scores lower, but is not told apart: it shares top's tier."""
+    top = [1] * 60 + [0] * 40
+    close = [0] * 8 + [1] * 52 + [0] * 40
+    loose = [1, 0] * 50
+    result = bed.leaderboard({"top": top, "close": close, "loose": loose})
+    board = result.board
+    assert [(s.system, s.tier) for s in board.standings] == \
+        [("top", 1), ("close", 2), ("loose", 1)]
+    assert "note: tiers are not in score order: loose (tier 1)" in str(result)
+
+
+def test_real_scores_pairs_use_the_z_test_on_the_intervals_standard_error():
+    rng = random.Random(6)
+    columns = [[Fraction(round(rng.random(), 3)).limit_denominator(1000) for _ in range(200)]
+               for _ in range(3)]
+    board = board_of(columns)
+    for pair in board.pairs:
+        se = float(pair.interval.hi - pair.gap) / board.critical
+        assert pair.test.name == "paired z test (design-based s.e.)"
+        assert pair.test.p == pytest.approx(2 * NormalDist().cdf(-abs(float(pair.gap)) / se))
+
+
+def gate_table_file(tmp_path, n, acc_a, acc_b, seed=1, name="t.csv"):
+    """n items; A correct with probability acc_a, B agreeing with A except where it moves
+    toward acc_b (so the gap is about acc_b - acc_a and the pairing is tight)."""
+    rng = random.Random(seed)
+    lines = ["item,a,b"]
+    for i in range(n):
+        u = rng.random()
+        a = int(u < acc_a)
+        b = int(u < acc_b)
+        lines.append(f"{i},{a},{b}")
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def run(*argv):
+    return cli(*argv, "--resamples", "500", "--calibration", "0")
+
+
+@pytest.mark.parametrize("lower,word,margin,passed", [
+    (Fraction(11, 1000), "better", Fraction(1, 100), True),      # just above a superiority margin
+    (Fraction(1, 100), "better", Fraction(1, 100), False),       # at it: not above
+    (Fraction(9, 1000), "better", Fraction(1, 100), False),      # just below
+    (Fraction(1, 1000), "better", Fraction(0), True),            # margin 0: the verdict itself
+    (Fraction(1, 1000), "borderline", Fraction(0), False),       # the test disagrees: no pass
+    (Fraction(2, 100), "unreliable", Fraction(1, 100), False),   # too few clusters: never
+    (Fraction(-4, 1000), "cannot tell", Fraction(-5, 1000), True),   # non-inferiority, above
+    (Fraction(-5, 1000), "cannot tell", Fraction(-5, 1000), False),  # at the margin
+    (Fraction(-6, 1000), "worse", Fraction(-5, 1000), False),        # below it
+    (Fraction(-4, 1000), "unreliable", Fraction(-5, 1000), False),
+])
+def test_the_gate_rule(lower, word, margin, passed):
+    assert bed._gate_passes(lower, word, margin) is passed
+
+
+def test_superiority_pass_and_fail_statuses(tmp_path):
+    clear = gate_table_file(tmp_path, 4000, 0.70, 0.75, name="clear.csv")    # +5 pts, tight
+    status, out, _ = run("--csv", clear, "--a-col", "a", "--b-col", "b", "--gate",
+                         "--min-delta", "1.0")
+    assert status == 0 and "gate: PASS (superiority at +1.0 pts)" in out
+    status, out, _ = run("--csv", clear, "--a-col", "a", "--b-col", "b", "--gate",
+                         "--min-delta", "8")
+    assert status == 1 and "gate: FAIL (superiority at +8.0 pts)" in out
+    body = json.loads(run("--csv", clear, "--a-col", "a", "--b-col", "b", "--gate",
+                          "--min-delta", "8", "--json")[1])
+    gate = body["comparisons"][0]["decision"]["gate"]
+    assert body["gate_passed"] is False and gate["passed"] is False
+    assert gate["margin"] == pytest.approx(0.08)
+    assert gate["kind"] == "superiority" and "rule" in gate
+
+
+def test_non_inferiority_statuses(tmp_path):
+    close = gate_table_file(tmp_path, 4000, 0.70, 0.698, name="close.csv")   # -0.2 pts
+    status, out, _ = run("--csv", close, "--a-col", "a", "--b-col", "b", "--gate",
+                         "--min-delta", "-1.5")
+    assert status == 0 and "gate: PASS (non-inferiority at -1.5 pts)" in out
+    worse = gate_table_file(tmp_path, 4000, 0.70, 0.66, name="worse.csv")    # -4 pts
+    status, out, _ = run("--csv", worse, "--a-col", "a", "--b-col", "b", "--gate",
+                         "--min-delta", "-1.5")
+    assert status == 1 and "gate: FAIL (non-inferiority at -1.5 pts)" in out
+
+
+def test_gate_bad_input_is_status_2(tmp_path):
+    assert_one_line_error(*cli("--min-delta", "1"), "--min-delta is the margin of the gate; give --gate too")
+    assert_one_line_error(*cli("--gate", "--n-grid", "100,200"), "--gate does not apply to plan")
+    assert_one_line_error(*cli("--csv", str(tmp_path / "none.csv"), "--gate"), "cannot read")
+
+
+def test_several_candidates_are_each_gated_with_the_family_adjustment(tmp_path):
+    rng = random.Random(3)
+    lines = ["item,base,good,meh"]
+    for i in range(3000):
+        u = rng.random()
+        lines.append(f"{i},{int(u < 0.6)},{int(u < 0.68)},{int(u < 0.605)}")
+    path = tmp_path / "f.csv"
+    path.write_text("\n".join(lines) + "\n")
+    status, out, _ = run("--csv", str(path), "--systems", "base,good,meh", "--gate",
+                         "--min-delta", "1")
+    assert status == 1
+    assert "good: gate: PASS" in out and "meh: gate: FAIL" in out
+    assert "simultaneous 97.5% CI" in out
+
+
+def test_the_gates_false_pass_rate_at_the_margin_is_within_error():
+    """True gap = margin = 1 pt: the gate may pass only by chance, at most 2.5%."""
+    status, out, _ = cli("--acc-a", "0.72", "--acc-b", "0.73", "--n-items", "3000",
+                         "--replays", "1000", "--resamples", "1000", "--gate", "--min-delta",
+                         "1", "--json", "--engine", "counts")
+    cov = json.loads(out)["coverage"]["gate"]
+    assert cov["passes"] <= 0.025 + 2.5 * cov["passes_se"] + 1e-9
+    assert cov["passes"] >= 0.025 - 4 * max(cov["passes_se"], 0.005)
+
+
+def candidates_file(tmp_path, k, n=800):
+    """The same baseline column in every file, a candidate that improves with k."""
+    rng = random.Random(0)
+    base = [int(rng.random() < 0.7) for _ in range(n)]
+    flip = random.Random(k)
+    cand = [1 if (x == 0 and flip.random() < 0.1 * k) else x for x in base]
+    path = tmp_path / f"v{k}.csv"
+    path.write_text("item,a,b\n" + "".join(f"{i},{x},{y}\n" for i, (x, y) in
+                                             enumerate(zip(base, cand))))
+    return str(path)
+
+
+def test_the_ledger_counts_comparisons_and_adjusts_by_holm(tmp_path):
+    ledger = tmp_path / "evals.jsonl"
+    data = candidates_file(tmp_path, 4)
+    ps = []
+    for k in range(1, 4):
+        other = candidates_file(tmp_path, k)
+        body = json.loads(run("--csv", other, "--a-col", "a", "--b-col", "b", "--ledger",
+                              str(ledger), "--json")[1])
+        ps.append(body["comparisons"][0]["test"]["p"])
+        assert body["ledger"]["first"] == body["ledger"]["total"]
+    entries = bed.read_ledger(str(ledger))
+    assert len(entries) == 3
+    # same items and same baseline scores: the same test set, whatever the candidate
+    assert len({e.test_set for e in entries}) == 1
+    assert body["ledger"]["total"] == 3
+    assert body["ledger"]["p_holm"][0] == pytest.approx(bed.holm(ps)[-1])
+    status, text, _ = run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger))
+    assert "ledger: comparison 4 of 4 on this test set" in text
+
+
+def test_a_reexport_with_other_columns_is_the_same_test_set(tmp_path):
+    path = gate_table_file(tmp_path, 200, 0.7, 0.72)
+    lines = open(path).read().splitlines()
+    other = tmp_path / "export.csv"
+    other.write_text("\n".join(["extra," + lines[0]] + [f"x,{line}" for line in lines[1:]])
+                     + "\n")
+    a = bed.read_table(path, bed.TableSpec(("a", "b")))
+    b = bed.read_table(str(other), bed.TableSpec(("a", "b")))
+    assert bed._test_set_digest(a) == bed._test_set_digest(b)
+
+
+def test_a_truncated_last_line_is_refused_with_its_number_and_left_alone(tmp_path):
+    ledger = tmp_path / "evals.jsonl"
+    data = gate_table_file(tmp_path, 300, 0.7, 0.72)
+    assert run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger))[0] == 0
+    with open(ledger, "ab") as handle:
+        handle.write(b'{"tool": "bootstrap-eval-deltas", "ledg')
+    before = hashlib.sha256(ledger.read_bytes()).hexdigest()
+    assert_one_line_error(*run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger",
+                               str(ledger)), "line 2 is truncated")
+    assert hashlib.sha256(ledger.read_bytes()).hexdigest() == before
+
+
+def test_a_foreign_ledger_is_refused_and_never_rewritten(tmp_path):
+    ledger = tmp_path / "notes.jsonl"
+    ledger.write_text('{"hello": "world"}\n')
+    data = gate_table_file(tmp_path, 300, 0.7, 0.72)
+    assert_one_line_error(*run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger",
+                               str(ledger)), "line 1: not a bootstrap-eval-deltas ledger entry")
+    assert ledger.read_text() == '{"hello": "world"}\n'
+
+
+APPEND = """
+import sys
+sys.path.insert(0, {root!r})
+import bootstrap_eval_deltas as bed
+table = bed.read_table({data!r}, bed.TableSpec(("a", "b")))
+import random
+comparisons = bed.compare_systems(table, random.Random(1), resamples=20)
+for _ in range(200):
+    bed.append_ledger({ledger!r}, table, comparisons)
+"""
+
+
+def test_two_processes_appending_at_once_leave_every_line_whole(tmp_path):
+    ledger = str(tmp_path / "shared.jsonl")
+    data = gate_table_file(tmp_path, 100, 0.7, 0.72)
+    code = APPEND.format(root=ROOT, data=data, ledger=ledger)
+    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    lines = open(ledger).read().splitlines()
+    assert len(lines) == 400
+    assert all(json.loads(line)["tool"] == "bootstrap-eval-deltas" for line in lines)
+    assert len(bed.read_ledger(ledger)) == 400
+
+
+def test_the_ledger_summary_lists_test_sets_and_adjusted_verdicts(tmp_path):
+    ledger = tmp_path / "evals.jsonl"
+    for k in range(2):
+        data = gate_table_file(tmp_path, 1500, 0.70, 0.74, seed=k, name=f"d{k}.csv")
+        run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger))
+    status, out, _ = cli("--ledger-summary", str(ledger))
+    assert status == 0 and out.startswith(f"ledger {ledger}: 2 test set(s), 2 comparison(s)")
+    body = json.loads(cli("--ledger-summary", str(ledger), "--json")[1])
+    assert len(body["test_sets"]) == 2
+    assert_one_line_error(*cli("--ledger-summary", str(ledger), "--n-items", "5"),
+                          "--n-items does not apply to ledger")
+    status, out, _ = cli("ledger", str(ledger))
+    assert status == 0 and out.startswith(f"ledger {ledger}: 2 test set(s), 2 comparison(s)")
+
+
+def test_a_ledger_append_that_fails_midway_leaves_the_ledger_as_it_was(tmp_path, monkeypatch):
+    """A full disk after part of the lines were written: the file is cut back to its old
+    bytes, one line says so, and nothing else is written (the plot waits for the ledger)."""
+    ledger = tmp_path / "l.jsonl"
+    prompts = os.path.join(ROOT, "datasets", "examples", "prompts.csv")
+    status, _, err = cli("compare", prompts, "--systems", "baseline,prompt_v2",
+                         "--ledger", str(ledger), "--calibration", "0")
+    assert status == 0, err
+    before = ledger.read_bytes()
+    real_write, calls = os.write, []
+
+    def short_then_full(fd, data):
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, data[:len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", short_then_full)
+    status, out, err = cli("compare", prompts, "--systems", "baseline,prompt_v3,prompt_v4",
+                           "--ledger", str(ledger), "--calibration", "0")
+    monkeypatch.undo()
+    assert status == 2 and len(calls) == 2
+    assert err.count("\n") == 1 and "No space left on device; it is as it was" in err
+    assert ledger.read_bytes() == before
+
+
+def test_a_ledger_that_is_a_device_or_endless_is_refused(tmp_path):
+    prompts = os.path.join(ROOT, "datasets", "examples", "prompts.csv")
+    for target in ("/dev/zero", "/dev/null"):
+        assert_one_line_error(*cli("compare", prompts, "--systems", "baseline,prompt_v2",
+                                   "--ledger", target),
+                              f"cannot write {target}: it is not a regular file (a device, pipe "
+                              "or socket); --ledger writes regular files only")
+    assert_one_line_error(*cli("ledger", "/dev/zero"),
+                          "the ledger /dev/zero is not a regular file (a folder, device or pipe)")
+
+
+def test_a_clear_gap_over_too_few_clusters_is_unreliable(tmp_path):
+    rows = ["item,a,b,passage"] + [f"{i},{int(i % 3 == 0)},{int(i % 3 != 2)},{i % 10}"
+                                   for i in range(200)]
+    path = write(tmp_path / "c.csv", "\n".join(rows) + "\n")
+    status, out, err = cli("compare", path, "--a-col", "a", "--b-col", "b", "--cluster-col",
+                           "passage", *FAST)
+    assert status == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("verdict: unreliable. The observed +33.5 pts: the paired 95% CI ")
+    assert "excludes 0" in first and "with 10 clusters a cluster bootstrap cannot be trusted" \
+        in first and "do not claim a winner" in first
+    body = json.loads(cli("compare", path, "--a-col", "a", "--b-col", "b", "--cluster-col",
+                          "passage", *FAST, "--json")[1])
+    comparison = body["comparisons"][0]
+    assert comparison["verdict"] == "unreliable" and comparison["design"]["clusters"] == 10
+
+
+def test_a_familys_simultaneous_score_interval_is_newcombes_at_the_joint_level(tmp_path):
+    rng = random.Random(3)
+    rows = ["item,a,b,c"] + [f"{i},{int(rng.random() < .6)},{int(rng.random() < .7)},"
+                             f"{int(rng.random() < .8)}" for i in range(100)]
+    path = write(tmp_path / "f.csv", "\n".join(rows) + "\n")
+    status, out, err = cli("compare", path, "--systems", "a,b,c", "--interval", "score",
+                           "--calibration", "0", "--json")
+    assert status == 0, err
+    body = json.loads(out)
+    table = bed.read(path, systems="a,b,c")
+    a, *candidates = table.columns
+    for column, comparison in zip(candidates, body["comparisons"]):
+        both = sum(x and y for x, y in zip(a, column))
+        a_only = sum(x and not y for x, y in zip(a, column))
+        b_only = sum(y and not x for x, y in zip(a, column))
+        cells = bed.Cells(both, a_only, b_only, 100 - both - a_only - b_only)
+        want = bed.newcombe_paired(cells, Fraction(39, 40))       # 1 - 0.05 / 2
+        assert comparison["decision"]["level"] == 0.975
+        assert comparison["decision"]["interval"] == pytest.approx([float(want.lo),
+                                                                   float(want.hi)])
+
+
+def inspect_folder(folder, model, tasks):
+    """An Inspect log per task; each task a list of epochs (runs), each a list of C/I."""
+    folder.mkdir(parents=True)
+    for task, epochs in tasks.items():
+        samples = [{"id": i, "epoch": e, "scores": {"match": {"value": v}}}
+                   for e, values in enumerate(epochs, start=1)
+                   for i, v in enumerate(values, start=1)]
+        (folder / f"{task}.json").write_text(json.dumps(
+            {"version": 2, "status": "success", "eval": {"task": task, "model": model},
+             "samples": samples}, indent=2))
+    return str(folder)
+
+
+def values(rng, p, n=40):
+    return ["C" if rng.random() < p else "I" for _ in range(n)]
+
+
+def test_tasks_that_differ_in_runs_are_each_compared_with_their_own(tmp_path):
+    rng = random.Random(1)
+    base = inspect_folder(tmp_path / "base", "base", {
+        "arith": [values(rng, .6), values(rng, .6)], "logic": [values(rng, .5)],
+        "facts": [values(rng, .5), values(rng, .5)]})
+    tuned = inspect_folder(tmp_path / "tuned", "tuned", {
+        "arith": [values(rng, .7), values(rng, .7)], "logic": [values(rng, .6)],
+        "facts": [values(rng, .6)]})
+    status, out, err = cli("compare", base, tuned, *FAST, "--json")
+    assert status == 0, err
+    runs = {task["task"]: task["runs"] for task in json.loads(out)["tasks"]}
+    assert runs == {"arith": "2 and 2 runs, two-level", "logic": "",
+                    "facts": "2 and 1 runs, single-run (each item's mean)"}
+    text = cli("compare", base, tuned, *FAST)[1]
+    assert "2 and 1 runs, single-run (each item's mean)" in text
+
+
+def test_tasks_with_the_same_runs_are_pooled_plainly(tmp_path):
+    rng = random.Random(2)
+    base = inspect_folder(tmp_path / "base", "base", {
+        "arith": [values(rng, .6), values(rng, .6)], "logic": [values(rng, .5), values(rng, .5)]})
+    tuned = inspect_folder(tmp_path / "tuned", "tuned", {
+        "arith": [values(rng, .7), values(rng, .7)], "logic": [values(rng, .6), values(rng, .6)]})
+    status, out, err = cli("compare", base, tuned, *FAST)
+    assert status == 0, err
+    assert "pooled over all 80 items, items pooled plainly (runs and task strata together are " \
+        "not supported)" in out
+    assert out.count("2 and 2 runs, two-level") == 2
+
+
+def test_compare_tasks_from_python_checks_its_pool_and_runs_without_progress(tmp_path):
+    rng = random.Random(4)
+    base = inspect_folder(tmp_path / "base", "base", {"arith": [values(rng, .6)],
+                                                      "logic": [values(rng, .5)]})
+    tuned = inspect_folder(tmp_path / "tuned", "tuned", {"arith": [values(rng, .8)],
+                                                         "logic": [values(rng, .6)]})
+    table = bed.read(base, tuned)
+    with pytest.raises(bed.ToolError, match="pool must be strata or clusters; got 'items'"):
+        bed.compare_tasks(table, random.Random(1), pool="items")
+    result = bed.compare_tasks(table, random.Random(1), resamples=200, calibration=0)
+    assert [task.task for task in result.tasks] == ["arith", "logic"]
+    assert result.pool == "strata" and result.pooled[0].analysis.n == 80
+
+
+def test_runs_with_clusters_are_refused(tmp_path):
+    rows = ["item,seed,a,b,passage"] + [f"{i},{r},{(i + r) % 2},{i % 2},{i % 4}"
+                                        for r in (1, 2) for i in range(40)]
+    path = write(tmp_path / "r.csv", "\n".join(rows) + "\n")
+    assert_one_line_error(*cli("compare", path, "--systems", "a,b", "--run-col", "seed",
+                               "--cluster-col", "passage", *FAST),
+                          "several runs per system with --cluster-col or --strata-col are not "
+                          "supported")
+
+
+def runs_csv(tmp_path, accuracies, name="runs.csv"):
+    """1,000 items on a shared difficulty, two runs a system: run r puts A at
+    accuracies[r][0] and B at accuracies[r][1] (so nearly all the spread is the runs')."""
+    rng = random.Random(5)
+    u = [rng.random() for _ in range(1000)]
+    rows = ["item,seed,a,b"]
+    for r, (pa, pb) in enumerate(accuracies):
+        rows += [f"{i},{r},{int(x < pa)},{int(x < pb)}" for i, x in enumerate(u)]
+    return write(tmp_path / name, "\n".join(rows) + "\n")
+
+
+def test_a_gap_lost_in_the_runs_spread_asks_for_more_runs(tmp_path):
+    path = runs_csv(tmp_path, ((0.60, 0.70), (0.70, 0.80)))
+    argv = ("compare", path, "--systems", "a,b", "--run-col", "seed", "--resamples", "300")
+    status, out, err = cli(*argv)
+    assert status == 0, err
+    body = json.loads(cli(*argv, "--json")[1])["comparisons"][0]
+    assert body["verdict"] == "cannot tell"
+    variance = body["runs"]["variance"]
+    k = bed.NormalDist().inv_cdf(0.975) + bed.NormalDist().inv_cdf(0.8)
+    budget = body["gap"] ** 2 / k ** 2
+    assert budget > variance["items"]
+    runs = math.ceil((variance["runs_a"] + variance["runs_b"]) / (budget - variance["items"]) * 2)
+    act = next(line for line in out.splitlines() if line.startswith("to act on it"))
+    assert f"would take about {runs:,} runs per system at these items" in act
+    assert runs == 9
+
+
+def test_no_gap_in_runs_says_so_in_the_act_plan(tmp_path):
+    path = runs_csv(tmp_path, ((0.60, 0.70), (0.70, 0.60)))
+    status, out, err = cli("compare", path, "--systems", "a,b", "--run-col", "seed",
+                           "--resamples", "300")
+    assert status == 0, err
+    act = next(line for line in out.splitlines() if line.startswith("to act on it"))
+    assert act.startswith("to act on it: with 80% power these 1,000 items and 2+2 runs detect")
+    assert act.endswith("; the observed gap is 0")
+
+
+@pytest.fixture
+def ledger_line(tmp_path):
+    """One valid ledger entry, as a dict, made by a real run."""
+    ledger = tmp_path / "made.jsonl"
+    status, _, err = cli("compare", clear_gap_csv(tmp_path), "--a-col", "a", "--b-col", "b",
+                         "--ledger", str(ledger), *FAST)
+    assert status == 0, err
+    return json.loads(ledger.read_text())
+
+
+@pytest.mark.parametrize("change,fragment", [
+    ({"baseline": 5}, "field baseline is not text"),
+    ({"time": None}, "field time is not text"),
+    ({"test_set": "abc123"}, "field test_set is not a SHA-256"),
+    ({"verdict": "great"}, "field verdict is not one of "),
+    ({"interval": [0.1]}, "field interval is not two finite numbers, low then high"),
+    ({"interval": [0.2, 0.1]}, "field interval is not two finite numbers, low then high"),
+    ({"interval": ["x", 0.1]}, "field interval is not two finite numbers, low then high"),
+    ({"interval": 0.1}, "field interval is not two finite numbers, low then high"),
+    ({"percent": "yes"}, "field percent is not true or false"),
+])
+def test_a_ledger_entry_with_a_bad_field_is_named_and_left_alone(tmp_path, ledger_line, change,
+                                                                 fragment):
+    ledger = tmp_path / "evals.jsonl"
+    ledger.write_text(json.dumps({**ledger_line, **change}) + "\n")
+    before = ledger.read_bytes()
+    assert_one_line_error(*cli("ledger", str(ledger)), f"evals.jsonl line 1: {fragment}")
+    assert ledger.read_bytes() == before
+
+
+def test_a_ledger_entry_with_nan_is_not_json(tmp_path, ledger_line):
+    ledger = tmp_path / "evals.jsonl"
+    good = json.dumps(ledger_line)
+    ledger.write_text(good + "\n" + good.replace(f'"p": {json.dumps(ledger_line["p"])}',
+                                                 '"p": NaN') + "\n")
+    assert "NaN" in ledger.read_text()
+    assert_one_line_error(*cli("ledger", str(ledger)), "evals.jsonl line 2 is not JSON")
+
+
+def test_a_missing_or_empty_ledger_has_no_summary(tmp_path):
+    missing = tmp_path / "none.jsonl"
+    assert_one_line_error(*cli("ledger", str(missing)), f"no ledger at {missing}")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert_one_line_error(*cli("ledger", str(empty)),
+                          f"the ledger {empty} is empty: it holds no comparisons")
+
+
+def test_a_ledger_symlink_loop_and_an_unopenable_ledger(tmp_path, ledger_line, monkeypatch):
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(loop)
+    assert_one_line_error(*cli("ledger", str(loop)),
+                          "cannot read the ledger " + str(loop) + ": Too many levels of symbolic")
+    ledger = tmp_path / "evals.jsonl"
+    ledger.write_text(json.dumps(ledger_line) + "\n")
+    real_open = open
+
+    def refuse(path, *args, **kwargs):
+        if os.fspath(path) == str(ledger):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(bed, "open", refuse, raising=False)
+    assert_one_line_error(*cli("ledger", str(ledger)),
+                          f"cannot read the ledger {ledger}: Permission denied")
+
+
+def test_a_ledger_beyond_the_size_limit_is_refused(tmp_path, ledger_line, monkeypatch):
+    ledger = tmp_path / "evals.jsonl"
+    ledger.write_text((json.dumps(ledger_line) + "\n") * 3)
+    assert cli("ledger", str(ledger))[0] == 0
+    monkeypatch.setattr(bed, "MAX_LEDGER_BYTES", ledger.stat().st_size - 1)
+    assert_one_line_error(*cli("ledger", str(ledger)), f"the ledger {ledger} is larger than 1 GiB")
+
+
+@pytest.mark.parametrize("failure,fragment", [
+    ("open", "cannot open the ledger {}: Permission denied"),
+    ("lock", "cannot append to the ledger {}: No locks available"),
+])
+def test_a_ledger_that_cannot_be_opened_or_locked_is_one_error(tmp_path, monkeypatch, failure,
+                                                               fragment):
+    data = clear_gap_csv(tmp_path)
+    ledger = tmp_path / "evals.jsonl"
+    assert cli("compare", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger),
+               *FAST)[0] == 0
+    before = ledger.read_bytes()
+    if failure == "open":
+        real_open = os.open
+
+        def fake(path, *args, **kwargs):
+            if os.fspath(path) == str(ledger):
+                raise PermissionError(errno.EACCES, "Permission denied")
+            return real_open(path, *args, **kwargs)
+        monkeypatch.setattr(os, "open", fake)
+    else:
+        def fake(fd, operation):
+            raise OSError(errno.ENOLCK, "No locks available")
+        monkeypatch.setattr(fcntl, "flock", fake)
+    status, out, err = cli("compare", data, "--a-col", "a", "--b-col", "b", "--ledger",
+                           str(ledger), *FAST)
+    monkeypatch.undo()
+    assert status == 2 and err.count("\n") == 1
+    assert fragment.format(ledger) in err
+    assert ledger.read_bytes() == before
+
+
+def test_an_interrupt_while_appending_leaves_the_ledger_as_it_was(tmp_path, monkeypatch):
+    data = clear_gap_csv(tmp_path)
+    ledger = tmp_path / "evals.jsonl"
+    assert cli("compare", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger),
+               *FAST)[0] == 0
+    before = ledger.read_bytes()
+    real_write, calls = os.write, []
+
+    def half_then_interrupt(fd, payload):
+        calls.append(len(payload))
+        if len(calls) == 1:
+            return real_write(fd, payload[:len(payload) // 2])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "write", half_then_interrupt)
+    status, _, err = cli("compare", data, "--a-col", "a", "--b-col", "b", "--ledger",
+                         str(ledger), *FAST)
+    monkeypatch.undo()
+    assert (status, err) == (130, "bootstrap_eval_deltas: interrupted\n") and len(calls) == 2
+    assert ledger.read_bytes() == before
+
+
+@pytest.mark.parametrize("systems,text,z,p", [
+    ({"x": [0.5, 0.7, 0.2, 0.9] * 10, "y": [0.4, 0.6, 0.1, 0.8] * 10,
+      "z": [0.3, 0.1, 0.6, 0.2] * 10},
+     "to separate the top two (x, y): every item scores them the same distance apart, so any "
+     "number of items does", math.inf, 0.0),
+    ({"x": [0.5, 0.7, 0.2, 0.9] * 10, "y": [0.5, 0.7, 0.2, 0.9] * 10,
+      "z": [0.3, 0.1, 0.6, 0.2] * 10},
+     "to separate the top two (x, y): they score the same here, which no number of items can "
+     "tell apart", 0.0, 1.0),
+])
+def test_the_leaderboards_top_two_that_no_plan_separates(systems, text, z, p):
+    result = bed.leaderboard(systems)
+    assert text in str(result).splitlines()
+    pair = next(p for p in result.board.pairs if {p.first, p.second} == {"x", "y"})
+    assert (pair.test.z, pair.test.p) == (z, p)

@@ -1,0 +1,1642 @@
+"""Readers: CSV, JSON and xlsx tables, lm-eval, Inspect and HELM logs, paths and archives."""
+
+import hashlib
+import importlib
+import io
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import types
+import zipfile
+from fractions import Fraction
+
+import pytest
+
+import bootstrap_eval_deltas as bed
+
+import make_examples
+import zstd_decode
+from helpers import (
+    AB,
+    EXAMPLES,
+    ROOT,
+    SHIPPED_CSV,
+    assert_one_line_error,
+    cli,
+    cli_json,
+    quick_body,
+    shipped_records,
+    write,
+)
+
+
+def test_item_ids_from_every_writer_are_one_id():
+    assert bed._item_id(None) is bed._MISSING
+    assert bed._item_id([1, "a"]) == '[1, "a"]'
+    assert bed._item_id({"b": 1, "a": Fraction(1, 2)}) == '{"a": 0.5, "b": 1}'
+    assert bed._item_id(" 0.5 ") == "0.5" and bed._item_id("0.0") == 0
+    assert bed._item_id(False) == "false"
+
+
+def test_json_default_refuses_what_it_does_not_know():
+    assert bed._json_default(Fraction(1, 4)) == 0.25
+    with pytest.raises(TypeError):
+        bed._json_default(object())
+
+
+def test_atomic_write_into_a_missing_folder_is_one_error(tmp_path):
+    with pytest.raises(bed.ToolError, match="cannot write .*No such file or directory"):
+        bed.atomic_write(str(tmp_path / "no" / "x.svg"), "x")
+
+
+def test_atomic_write_that_fails_at_the_rename_leaves_nothing_behind(tmp_path, monkeypatch):
+    target = tmp_path / "out.svg"
+    target.write_text("old")
+
+    def refuse(src, dst):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(bed.os, "replace", refuse)
+    with pytest.raises(bed.ToolError, match="cannot write .*Permission denied"):
+        bed.atomic_write(str(target), "new")
+    assert target.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == \
+        ["out.svg"]
+
+
+def test_atomic_write_interrupted_removes_its_temporary_file(tmp_path, monkeypatch):
+    def interrupt(fd):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(bed.os, "fsync", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        bed.atomic_write(str(tmp_path / "out.svg"), "new")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("content,fragment", [
+    (b"not json\n", "line 1 is not JSON"),
+    (b'{"tool": "other"}\n', "line 1: not a bootstrap-eval-deltas ledger entry"),
+])
+def test_a_foreign_ledger_is_refused_and_never_rewritten(tmp_path, content, fragment):
+    ledger = tmp_path / "evals.jsonl"
+    ledger.write_bytes(content)
+    with pytest.raises(bed.ToolError, match=fragment):
+        bed.read_ledger(str(ledger))
+    assert ledger.read_bytes() == content
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return cli_json("--csv", SHIPPED_CSV)
+
+
+def same_numbers(a, b):
+    keys = ("accuracy", "gap", "ci", "mcnemar", "test")
+    a, b = a["comparisons"][0], b["comparisons"][0]
+    return all(a[k] == b[k] for k in keys)
+
+
+@pytest.mark.parametrize("delimiter", [",", "\t", ";"])
+def test_delimiters_are_sniffed(tmp_path, shipped, delimiter):
+    text = "\n".join(line.replace(",", delimiter) for line in open(SHIPPED_CSV).read().splitlines())
+    path = write(tmp_path / "s.txt", text + "\n")
+    assert same_numbers(cli_json("--csv", path), shipped)
+
+
+def test_explicit_columns_reordered_and_renamed(tmp_path, shipped):
+    lines = ["id,extra,sys_b,sys_a"] + [f"q{i},x,{b},{a}" for i, a, b in shipped_records()]
+    path = write(tmp_path / "r.csv", "\n".join(lines) + "\n")
+    got = cli_json("--csv", path, "--a-col", "sys_a", "--b-col", "sys_b", "--id-col", "id")
+    assert same_numbers(got, shipped)
+    assert got["input"]["columns"] == ["id", "sys_a", "sys_b"]
+
+
+def test_jsonl_with_nested_keys_and_booleans(tmp_path, shipped):
+    lines = [json.dumps({"item": i, "runs": {"a": bool(a), "b": float(b)}})
+             for i, a, b in shipped_records()]
+    path = write(tmp_path / "s.jsonl", "\n".join(lines) + "\n")
+    got = cli_json("--csv", path, "--a-col", "runs.a", "--b-col", "runs.b")
+    assert same_numbers(got, shipped) and got["source"] == "jsonl"
+
+
+def test_input_format_forces_jsonl_and_stdin_works(shipped):
+    lines = [json.dumps({"item": i, "system_a_correct": a, "system_b_correct": b})
+             for i, a, b in shipped_records()]
+    proc = subprocess.run([sys.executable, "bootstrap_eval_deltas.py", "--csv", "-",
+                           "--input-format", "jsonl", "--json"], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert same_numbers(got, shipped) and got["input"]["path"] == "<stdin>"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_two_run_files_joined_on_id_in_any_order(tmp_path, shipped, fmt):
+    records = list(shipped_records())
+    shuffled = records[:]
+    random.Random(1).shuffle(shuffled)
+    if fmt == "csv":
+        base = "id,score\n" + "".join(f"q{i},{a}\n" for i, a, _ in records)
+        cand = "id,score\n" + "".join(f"q{i},{b}\n" for i, _, b in shuffled)
+    else:
+        base = "".join(json.dumps({"id": f"q{i}", "m": {"acc": a}}) + "\n" for i, a, _ in records)
+        cand = "".join(json.dumps({"id": f"q{i}", "m": {"acc": b}}) + "\n" for i, _, b in shuffled)
+    score = "score" if fmt == "csv" else "m.acc"
+    paths = [write(tmp_path / f"base.{fmt}", base), write(tmp_path / f"tuned.{fmt}", cand)]
+    got = cli_json("--baseline", paths[0], "--candidate", paths[1], "--score-col", score,
+               "--id-col", "id")
+    assert same_numbers(got, shipped)
+    assert got["source"] == "runs" and [f["rows"] for f in got["input"]["files"]] == [500, 500]
+    assert got["input"]["systems"] == ["base", "tuned"]
+
+
+def test_missing_rows_are_dropped_only_when_asked_and_then_counted(tmp_path):
+    base = "id,s\n" + "".join(f"{i},{i % 2}\n" for i in range(1, 41))
+    cand = "id,s\n" + "".join(f"{i},{(i // 3) % 2}\n" for i in range(3, 41)) + "99,1\n"
+    paths = [write(tmp_path / "b.csv", base), write(tmp_path / "c.csv", cand)]
+    argv = ["--baseline", paths[0], "--candidate", paths[1], "--score-col", "s", "--id-col", "id"]
+    assert_one_line_error(*cli(*argv), "3 item(s) are not in every run (first: 1 only in b, "
+                                       "2 only in b, 99 only in c)")
+    got = cli_json(*argv, "--on-missing", "drop")
+    assert got["input"]["items"] == 38 and got["input"]["dropped"] == 3
+    status, out, _ = cli(*argv, "--on-missing", "drop")
+    assert "dropped (--on-missing drop): 3 (3 item(s) not in every run); 38 items kept" in out
+
+
+def test_missing_score_in_one_file(tmp_path):
+    text = "item,a,b\n1,1,0\n2,,1\n3,1,1\n4,0,\n5,1,1\n"
+    path = write(tmp_path / "m.csv", text)
+    assert_one_line_error(*cli("--csv", path, "--a-col", "a", "--b-col", "b"),
+                          "2 row(s) with a missing score, id or label (first: 2, 4)")
+    got = cli_json("--csv", path, "--a-col", "a", "--b-col", "b", "--on-missing", "drop")
+    assert got["input"]["items"] == 3 and got["input"]["dropped"] == 2
+
+
+GOOD = "item,a,b\n1,1,0\n2,0,1\n3,1,1\n"
+
+
+MALFORMED = [
+    ("missing file", {}, ["--csv", "{d}/nope.csv"], "cannot read"),
+    ("empty", {"x.csv": ""}, ["--csv", "{d}/x.csv"], "is empty"),
+    ("header only", {"x.csv": "item,a,b\n"}, ["--csv", "{d}/x.csv", *AB],
+     "has a header but no rows"),
+    ("missing column", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--a-col", "a", "--b-col", "c"],
+     "no column 'c' (columns: item, a, b)"),
+    ("missing id column", {"x.csv": GOOD},
+     ["--csv", "{d}/x.csv", *AB, "--id-col", "qid"], "no column 'qid'"),
+    ("text value", {"x.csv": "item,a,b\n1,1,0\n2,good,1\n"},
+     ["--csv", "{d}/x.csv", *AB],
+     "line 3, column a: 'good' is not a number"),
+    ("nan", {"x.csv": "item,a,b\n1,1,0\n2,nan,1\n"},
+     ["--csv", "{d}/x.csv", *AB], "line 3, column a: 'nan' is not a finite"),
+    ("inf", {"x.csv": "item,a,b\n1,1,-inf\n2,0,1\n"},
+     ["--csv", "{d}/x.csv", *AB], "'-inf' is not a finite number"),
+    ("huge exponent", {"x.csv": "item,a,b\n1,1,1e99999\n2,0,1\n"},
+     ["--csv", "{d}/x.csv", *AB], "'1e99999' is out of range"),
+    ("empty cells", {"x.csv": "item,a,b\n1,,0\n2,0,1\n3,1,\n"},
+     ["--csv", "{d}/x.csv", *AB], "2 row(s) with a missing score"),
+    ("too few fields", {"x.csv": "item,a,b\n1,1,0\n2,1\n"},
+     ["--csv", "{d}/x.csv", *AB], "line 3: 2 fields, expected 3"),
+    ("too many fields", {"x.csv": "item,a,b\n1,1,0,0\n2,1,1\n"},
+     ["--csv", "{d}/x.csv", *AB], "line 2: 4 fields, expected 3"),
+    ("blank line", {"x.csv": "item,a,b\n1,1,0\n\n2,1,1\n"},
+     ["--csv", "{d}/x.csv", *AB], "line 3: blank line"),
+    ("not utf-8", {"x.csv": b"item,a,b\n1,1,0\n\xff,0,1\n"}, ["--csv", "{d}/x.csv"],
+     "line 3: not UTF-8 text"),
+    ("repeated ids", {"x.csv": "item,a,b\n7,1,0\n8,0,1\n7,1,1\n8,1,1\n"},
+     ["--csv", "{d}/x.csv", *AB], "2 id(s) appear more than once (first: 7, 8)"),
+    ("repeated header", {"x.csv": "item,a,a\n1,1,0\n"}, ["--csv", "{d}/x.csv", "--a-col", "a",
+                                                        "--b-col", "a"], "a system is named twice"),
+    ("ambiguous delimiter", {"x.csv": "item,a;b\n1,1;0\n"}, ["--csv", "{d}/x.csv"],
+     "cannot tell the delimiter"),
+    ("one column", {"x.csv": "item\n1\n"}, ["--csv", "{d}/x.csv"], "the header has one column"),
+    ("jsonl bad json", {"x.jsonl": '{"a": 1, "b": 0}\n{"a": 1, "b":\n'},
+     ["--csv", "{d}/x.jsonl", *AB], "line 2: not valid JSON"),
+    ("jsonl not an object", {"x.jsonl": '[1, 0]\n'}, ["--csv", "{d}/x.jsonl"],
+     "line 1: expected a JSON object"),
+    ("jsonl NaN", {"x.jsonl": '{"a": NaN, "b": 0}\n{"a": 1, "b": 1}\n'},
+     ["--csv", "{d}/x.jsonl", *AB], "line 1, key a: NaN is not a finite number"),
+    ("jsonl text score", {"x.jsonl": '{"a": "great", "b": 0}\n{"a": 1, "b": 1}\n'},
+     ["--csv", "{d}/x.jsonl", *AB], "line 1, key a: 'great' is not a number"),
+    ("jsonl list score", {"x.jsonl": '{"a": [1], "b": 0}\n{"a": 1, "b": 1}\n'},
+     ["--csv", "{d}/x.jsonl", *AB], "line 1, key a: '[1]' is not a number"),
+    ("jsonl blank line", {"x.jsonl": '{"a": 1, "b": 0}\n\n{"a": 1, "b": 1}\n'},
+     ["--csv", "{d}/x.jsonl", *AB], "line 2: blank line"),
+    ("jsonl missing nested key", {"x.jsonl": '{"m": {"f1": 1}, "b": 0}\n{"m": {}, "b": 1}\n'},
+     ["--csv", "{d}/x.jsonl", "--a-col", "m.f1", "--b-col", "b"], "1 row(s) with a missing score"),
+    ("json lines found by content, wrong keys", {"x.txt": '{"a": 1, "b": 0}\n'},
+     ["--csv", "{d}/x.txt"], "no key 'system_a_correct' (the first record has: a, b)"),
+    ("one item", {"x.csv": "item,a,b\n1,1,0\n"}, ["--csv", "{d}/x.csv", *AB],
+     "need at least 2 items"),
+    ("run item missing", {"b.csv": "id,s\n1,1\n2,0\n3,1\n", "c.csv": "id,s\n1,1\n2,0\n"},
+     ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv", "--score-col", "s", "--id-col", "id"],
+     "1 item(s) are not in every run (first: 3 only in b)"),
+    ("run repeated id", {"b.csv": "id,s\n1,1\n2,0\n", "c.csv": "id,s\n1,1\n1,0\n2,1\n"},
+     ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv", "--score-col", "s", "--id-col", "id"],
+     "c.csv: 1 id(s) appear more than once"),
+    ("run without id column", {"b.csv": "s,t\n1,0\n0,1\n", "c.csv": "s,t\n1,0\n0,1\n"},
+     ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv", "--score-col", "s"],
+     "b.csv: no column 'item' (columns: s, t)"),
+    ("candidate without baseline", {"c.csv": GOOD}, ["--candidate", "{d}/c.csv"],
+     "--candidate does not apply to simulate"),
+    ("baseline without score column", {"b.csv": GOOD, "c.csv": GOOD},
+     ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv"], "one file per system needs --score-col"),
+    ("baseline without candidate", {"b.csv": GOOD}, ["--baseline", "{d}/b.csv", "--score-col", "a"],
+     "needs at least one --candidate"),
+    ("csv and baseline", {"b.csv": GOOD}, ["--csv", "{d}/b.csv", "--baseline", "{d}/b.csv"],
+     "not both"),
+    ("one system", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--systems", "a"],
+     "--systems needs a baseline and at least one candidate"),
+    ("systems with a-col", {"x.csv": GOOD},
+     ["--csv", "{d}/x.csv", "--systems", "a,b", "--a-col", "a"], "--systems replaces --a-col"),
+    ("zero permutations", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--permutations", "0"],
+     "--permutations must be at least 1"),
+    ("json and markdown", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--json", "--output", "markdown"],
+     "conflicts with --output markdown"),
+    ("plot of a family", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--systems", "a,b,item",
+                                           "--plot", "{d}/p.svg"], "--plot draws one comparison"),
+    ("column flags without a file", {}, ["--a-col", "a"], "--a-col does not apply to simulate"),
+]
+
+
+@pytest.mark.parametrize("name,files,argv,message", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_input_is_refused_in_one_line(tmp_path, name, files, argv, message):
+    for filename, content in files.items():
+        target = tmp_path / filename
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8", newline="")
+    args = [arg.replace("{d}", str(tmp_path)) for arg in argv]
+    assert_one_line_error(*cli(*args), message)
+    assert not (tmp_path / "p.svg").exists()
+
+
+def test_malformed_input_through_the_real_entry_point_has_no_traceback(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("item,a,b\n1,1,0\n2,nan,1\n")
+    proc = subprocess.run([sys.executable, "bootstrap_eval_deltas.py", "--csv", str(path),
+                           "--a-col", "a", "--b-col", "b"], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+INSPECT, LM, HELM = (os.path.join(EXAMPLES, name) for name in ("inspect", "lm-eval", "helm"))
+
+
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+
+
+def truth(harness):
+    with open(os.path.join(FIXTURES, harness, "truth.json"), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def one(folder, part):
+    """The one file in *folder* whose name holds *part*."""
+    names = [n for n in sorted(os.listdir(folder)) if part in n]
+    assert len(names) == 1, names
+    return os.path.join(folder, names[0])
+
+
+@pytest.fixture
+def zstd(monkeypatch):
+    """A Zstandard decompressor for this Python (the optional module, lent by the tests)."""
+    if sys.version_info < (3, 14):
+        monkeypatch.setitem(sys.modules, "zstandard", zstd_decode)
+
+
+def log_body(*argv):
+    return cli_json(*argv, "--calibration", "0")
+
+
+BASE_LOG = one(os.path.join(INSPECT, "pair_eval"), "XfrbX")     # mockllm/base
+
+
+TUNED = one(os.path.join(INSPECT, "pair_eval"), "BmQob")    # mockllm/tuned
+
+
+def inspect_truth(path):
+    rel = os.path.relpath(path, INSPECT)
+    return next(log for log in truth("inspect")["logs"] if log["path"] == rel)
+
+
+def headline(log):
+    return log["inspect_results"]["scores"][0]["metrics"]["accuracy"]
+
+
+def test_current_eval_logs_are_zstandard_and_compare_to_inspects_own_numbers(zstd):
+    import zipfile
+    with zipfile.ZipFile(BASE_LOG) as archive:
+        assert {info.compress_type for info in archive.infolist()} == {bed._ZSTD}
+    got = log_body("compare", BASE_LOG, TUNED)
+    assert got["input"]["systems"] == ["mockllm/base", "mockllm/tuned"]
+    assert got["comparisons"][0]["accuracy"]["a"] == pytest.approx(headline(inspect_truth(BASE_LOG)))
+    assert got["comparisons"][0]["accuracy"]["b"] == pytest.approx(headline(inspect_truth(TUNED)))
+    scores = {log: {s["id"]: s["scores"]["match"] == "C" for s in inspect_truth(log)["samples"]}
+              for log in (BASE_LOG, TUNED)}
+    b_only = sum(scores[TUNED][i] and not scores[BASE_LOG][i] for i in scores[BASE_LOG])
+    assert got["comparisons"][0]["mcnemar"]["b_only"] == b_only and got["input"]["items"] == 30
+
+
+def test_without_a_decompressor_one_line_names_both_remedies(monkeypatch):
+    real = importlib.import_module
+
+    def without(name, *rest):
+        if name in ("zstandard", "compression.zstd"):
+            raise ImportError(name)
+        return real(name, *rest)
+    monkeypatch.setattr(importlib, "import_module", without)
+    monkeypatch.delitem(sys.modules, "zstandard", raising=False)
+    assert_one_line_error(*cli("compare", BASE_LOG, TUNED),
+                          "is compressed with Zstandard, which this Python cannot read: run "
+                          "'inspect log convert --to json DIR' on the logs, or use Python 3.14")
+    folder = os.path.join(INSPECT, "eval_set")
+    assert_one_line_error(*cli("compare", folder, "--systems", "mockllm/base,mockllm/tuned"),
+                          "is compressed with Zstandard")
+
+
+def test_a_damaged_zstandard_member_is_one_line(tmp_path, zstd):
+    import zipfile
+    data = bytearray(open(BASE_LOG, "rb").read())
+    with zipfile.ZipFile(BASE_LOG) as archive:
+        info = archive.getinfo("header.json")         # a member the reader needs
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra) + 8
+    data[start:start + 40] = bytes(40)
+    broken = tmp_path / "broken.eval"
+    broken.write_bytes(bytes(data))
+    status, out, err = cli("compare", str(broken), TUNED)
+    assert status == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_deflate_logs_of_older_inspect_versions_need_no_decompressor():
+    folder = os.path.join(INSPECT, "pair_eval_deflate")
+    logs = sorted(os.path.join(folder, n) for n in os.listdir(folder))
+    got = log_body("compare", *logs)
+    accuracy = got["comparisons"][0]["accuracy"]
+    assert [accuracy["a"], accuracy["b"]] == pytest.approx(
+        [headline(inspect_truth(p)) for p in logs])
+
+
+def test_json_logs_read_like_eval_logs():
+    folder = os.path.join(INSPECT, "pair_json")
+    logs = [one(folder, "ky2TE"), one(folder, "RC7ye")]
+    got = log_body("compare", *logs)
+    accuracy = got["comparisons"][0]["accuracy"]
+    assert [accuracy["a"], accuracy["b"]] == pytest.approx(
+        [headline(inspect_truth(p)) for p in logs])
+    assert got["input"]["files"][0]["format"] == "inspect"
+
+
+def test_logs_of_different_tasks_are_refused_naming_both(zstd):
+    other = one(os.path.join(INSPECT, "other_task"), "arith")
+    assert_one_line_error(*cli("compare", BASE_LOG, other), "not the same test")
+    status, out, err = cli("compare", BASE_LOG, other)
+    assert "is task 'capitals'" in err and "is task 'arith'" in err
+    assert_one_line_error(*cli("compare", BASE_LOG, other, "--on-missing", "drop"),
+                          "--allow-different-tasks")
+    assert log_body("compare", BASE_LOG, other, "--allow-different-tasks")["input"]["items"] == 30
+
+
+def test_an_id_whose_input_differs_is_refused_counted_and_quoted(zstd):
+    changed = one(os.path.join(INSPECT, "changed_inputs"), "capitals")
+    assert_one_line_error(*cli("compare", TUNED, changed),
+                          "not the same items: 3 id(s) hold a different input")
+    status, out, err = cli("compare", TUNED, changed)
+    assert "(first: 5, 10, 20)" in err
+    got = log_body("compare", TUNED, changed, "--allow-different-tasks")
+    assert any("3 id(s) hold different inputs" in w for w in got["input"]["warnings"])
+
+
+INCOMPLETE = os.path.join(INSPECT, "incomplete")
+
+
+@pytest.mark.parametrize("part,fragment", [
+    ("YhLom", "is an incomplete run (status error; 7 of 30 samples)"),
+    ("ZZ4Ej", "is an incomplete run (status cancelled; 4 of 30 samples)"),
+    ("dAoKE", "is an incomplete run (no header: it was stopped; 3 of 30 samples)"),
+    ("XnvcT", "a run stopped before its first sample was written"),
+])
+def test_a_run_that_did_not_end_is_refused_with_its_status_and_samples(zstd, part, fragment):
+    assert_one_line_error(*cli("compare", BASE_LOG, one(INCOMPLETE, part)), fragment)
+
+
+def test_allowed_an_incomplete_run_says_so_in_the_verdict_line(zstd):
+    log = one(INCOMPLETE, "YhLom")
+    status, out, err = cli("compare", BASE_LOG, log, "--allow-incomplete")
+    assert status == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("verdict: ") and "(incomplete run: 7 of 30 samples in " in first
+    got = log_body("compare", BASE_LOG, log, "--allow-incomplete")
+    scored = [s for s in inspect_truth(log)["samples"] if not s["error"]]
+    assert got["input"]["items"] == len(scored) and got["input"]["incomplete"]
+
+
+def test_samples_that_ended_in_an_error_are_counted_in_the_head(zstd):
+    log = one(INCOMPLETE, "TMone")               # status success, 2 of 8 samples errored
+    status, out, err = cli("compare", TUNED, log, "--on-missing", "drop")
+    lines = out.splitlines()
+    assert status == 0 and lines[1].startswith("warning: 2 sample(s) of ")
+    assert "ended in an error, with no score (first: 4, 7)" in lines[1]
+    got = log_body("compare", TUNED, log, "--on-missing", "drop")
+    assert got["comparisons"][0]["accuracy"]["b"] == \
+        pytest.approx(headline(inspect_truth(log)))                          # 6 scored
+    assert got["input"]["items"] == 6
+
+
+def test_an_eval_set_folder_is_read_without_its_listing(zstd):
+    folder = os.path.join(INSPECT, "eval_set")
+    assert_one_line_error(*cli("compare", folder),
+                          "holds the runs of 2 model(s) (mockllm/tuned, mockllm/base); name "
+                          "two or more, the baseline first, with --systems")
+    got = log_body("compare", folder, "--systems", "mockllm/base,mockllm/tuned")
+    logs = {(log["model"], log["task"]): headline(log) for log in truth("inspect")["logs"]
+            if log["path"].startswith("eval_set/")}
+    for task in got["tasks"]:
+        row = task["comparisons"][0]
+        assert row["accuracy"]["a"] == pytest.approx(logs[("mockllm/base", task["task"])])
+        assert row["accuracy"]["b"] == pytest.approx(logs[("mockllm/tuned", task["task"])])
+    assert sorted(t["task"] for t in got["tasks"]) == ["arith", "capitals"]
+
+
+def test_a_retried_task_uses_the_log_that_ended_and_says_so(tmp_path, zstd):
+    retried = os.path.join(INSPECT, "retried")
+    shutil.copytree(retried, tmp_path / "again")
+    got = log_body("compare", retried, str(tmp_path / "again"))
+    assert "the one that ended used" in got["input"]["dropped_note"]
+    assert got["input"]["items"] == 6 and got["comparisons"][0]["gap"] == 0
+
+
+def test_epochs_follow_the_reducer_the_log_names(zstd):
+    folder = os.path.join(INSPECT, "epochs")
+    mode, mean = one(folder, "8aaUP"), one(folder, "357Nq")
+    got = log_body("compare", mode, mean)
+    first = got["comparisons"][0]
+    assert first["accuracy"]["a"] == pytest.approx(headline(inspect_truth(mode)))       # 0.25
+    assert first["accuracy"]["b"] == pytest.approx(headline(inspect_truth(mean)))
+    assert "epochs reduced by mode, as the log's reducer; Inspect's headline 0.25" in \
+        got["input"]["dropped_note"]
+    assert first["runs"]["a"]["runs"] == 1 and first["runs"]["b"]["runs"] == 3
+
+
+def test_a_dict_valued_score_lists_its_keys_and_the_spelling(zstd):
+    folder = os.path.join(INSPECT, "dict_scores")
+    logs = sorted(os.path.join(folder, n) for n in os.listdir(folder))
+    assert_one_line_error(*cli("compare", *logs), "scorer correct_fast gives several values "
+                          "(correct, fast); choose one with --score-col correct_fast.correct")
+    assert log_body("compare", *logs, "--scorer", "correct_fast.fast")["input"]["items"] == 5
+
+
+MAIN = os.path.join(LM, "main")
+
+
+def lm_truth(path):
+    rel = os.path.relpath(path, LM)
+    return next(f for f in truth("lm-eval")["samples_files"] if f["path"] == rel)
+
+
+def test_two_lm_eval_folders_compare_task_by_task_to_the_harness_aggregates():
+    base, tuned = os.path.join(MAIN, "acme__base"), os.path.join(MAIN, "acme__tuned")
+    assert_one_line_error(*cli("compare", base, tuned, "--metric", "acc,exact_match"),
+                          "offers 2 choices of filter (strict-match, flexible-extract)")
+    got = log_body("compare", base, tuned, "--metric", "acc,exact_match", "--filter", "strict-match")
+    assert got["input"]["systems"] == ["acme/base", "acme/tuned"]
+    for task in got["tasks"]:
+        metric = "exact_match,strict-match" if task["task"] == "gen_arith" else "acc,none"
+        for which, folder in (("a", base), ("b", tuned)):
+            want = lm_truth(one(folder, f"samples_{task['task']}_"))["aggregates"][metric]
+            assert task["comparisons"][0]["accuracy"][which] == pytest.approx(want)
+    whole = log_body("compare", MAIN, "--systems", "acme/base,acme/tuned", "--metric",
+                 "acc,exact_match", "--filter", "strict-match")
+    assert whole["tasks"] == got["tasks"]
+
+
+def test_a_filter_the_logs_do_not_offer_is_refused_with_the_filters():
+    single = one(os.path.join(LM, "single_filter", "acme__tuned"), "gen_arith")
+    assert_one_line_error(*cli("compare", single, single, "--filter", "nosuch"),
+                          "no filter 'nosuch' (the file offers: flexible-extract)")
+    assert_one_line_error(*cli("compare", os.path.join(MAIN, "acme__base"),
+                               os.path.join(MAIN, "acme__tuned"), "--metric", "acc,exact_match",
+                               "--filter", "nosuch"), "no filter 'nosuch'")
+    table = os.path.join(EXAMPLES, "judge.csv")
+    assert_one_line_error(*cli("compare", table, "--systems", "base,v2", "--id-col",
+                               "prompt_id", "--filter", "x"),
+                          "--filter chooses within an lm-evaluation-harness log")
+    assert_one_line_error(*cli("compare", table, "--systems", "base,v2", "--id-col",
+                               "prompt_id", "--split", "valid"), "--split chooses within a HELM")
+
+
+def test_lm_eval_tasks_of_another_name_or_other_docs_are_refused():
+    base = os.path.join(MAIN, "acme__base")
+    capitals, colors = one(base, "samples_mc_capitals_"), one(base, "samples_mc_colors_")
+    assert_one_line_error(*cli("compare", capitals, colors, "--metric", "acc"),
+                          "not the same test")
+    changed = one(os.path.join(LM, "changed_docs", "acme__tuned"), "mc_capitals")
+    assert_one_line_error(*cli("compare", capitals, changed, "--metric", "acc"),
+                          "not the same items: 3 id(s) hold a different input")
+    status, out, err = cli("compare", capitals, changed, "--metric", "acc")
+    assert "(first: 3, 11, 22)" in err
+
+
+SUITE = os.path.join(HELM, "runs", "mysuite")
+
+
+def helm_truth(model, scenario, suite="mysuite"):
+    return next(r for r in truth("helm")["runs"] if r["model"] == model and r["suite"] == suite
+                and r["scenario_name"] == scenario)
+
+
+def test_a_helm_suite_folder_compares_two_models_chosen_by_name():
+    assert_one_line_error(*cli("compare", SUITE, "--metric", "exact_match"),
+                          "holds the runs of 2 model(s) (mock/parity-a, mock/parity-b)")
+    got = log_body("compare", SUITE, "--systems", "mock/parity-a,mock/parity-b", "--metric",
+               "exact_match")
+    for task in got["tasks"]:
+        for which, model in (("a", "mock/parity-a"), ("b", "mock/parity-b")):
+            want = helm_truth(model, task["task"])["recomputed"]["mean_of_trial_means"]
+            assert task["comparisons"][0]["accuracy"][which] == pytest.approx(want)
+
+
+def test_symlinked_helm_run_folders_are_followed(tmp_path):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for name in os.listdir(SUITE):
+        os.symlink(os.path.join(SUITE, name), suite / name)
+    os.symlink(suite, suite / "loop")                     # a cycle is visited once
+    got = log_body("compare", str(suite), "--systems", "mock/parity-a,mock/parity-b", "--metric",
+               "exact_match")
+    plain = log_body("compare", SUITE, "--systems", "mock/parity-a,mock/parity-b", "--metric",
+                 "exact_match")
+    assert got["tasks"] == plain["tasks"]
+
+
+def test_a_task_whose_runs_differ_is_compared_single_run_and_says_so():
+    trials = os.path.join(HELM, "runs", "trialsuite")
+    got = log_body("compare", trials, "--systems", "mock/parity-a,mock/parity-b", "--metric",
+               "exact_match")
+    assert got["comparisons"][0]["runs"] is None and "3 and 1 runs: compared single-run" in \
+        got["input"]["dropped_note"]
+    want = helm_truth("mock/parity-a", "simple_classification", "trialsuite")
+    assert got["comparisons"][0]["accuracy"]["a"] == \
+        pytest.approx(want["recomputed"]["pooled_mean"])
+
+
+BASE_DIR = os.path.join(LM, "main", "acme__base")
+
+
+INSPECT_JSON = os.path.join(EXAMPLES, "inspect", "pair_json")
+
+
+def lm_file(folder, task):
+    return next(os.path.join(folder, name) for name in sorted(os.listdir(folder))
+                if name.startswith(f"samples_{task}_"))
+
+
+def inspect_file(which):
+    return os.path.join(INSPECT_JSON, next(n for n in sorted(os.listdir(INSPECT_JSON))
+                                           if ("ky2TE" if which == "base" else "RC7ye") in n))
+
+
+def test_a_nan_in_an_unused_lm_eval_field_is_fine(tmp_path):
+    lines = open(lm_file(BASE_DIR, "mc_capitals"), encoding="utf-8").read().splitlines()
+    changed = [line.replace('"acc_norm": 1.0', '"acc_norm": NaN') for line in lines]
+    assert changed != lines
+    base = tmp_path / "samples_mc_capitals_2025-01-01T00-00-00.0.jsonl"
+    cand = tmp_path / "samples_mc_capitals_2025-01-02T00-00-00.0.jsonl"
+    base.write_text("\n".join(changed) + "\n")
+    cand.write_text("\n".join(lines) + "\n")
+    got = quick_body("--baseline", str(base), "--candidate", str(cand), "--id-col", "doc_id",
+               "--metric", "acc")
+    assert got["comparisons"][0]["gap"] == 0 and got["input"]["items"] == 30
+    assert_one_line_error(*cli("--baseline", str(base), "--candidate", str(cand), "--id-col",
+                               "doc_id", "--metric", "acc_norm"), "NaN is not a finite number")
+
+
+def test_inspect_values_are_mapped_as_inspect_maps_them():
+    assert bed._inspect_value("C", "x") == 1 and bed._inspect_value("I", "x") == 0
+    assert bed._inspect_value("P", "x") == Fraction(1, 2) and bed._inspect_value("N", "x") == 0
+    assert bed._inspect_value("yes", "x") == 1 and bed._inspect_value(Fraction(3, 4), "x") == \
+        Fraction(3, 4)
+    assert bed._inspect_value(bed._Unusable("NaN", "unscored"), "x") is bed._MISSING
+
+
+def scored_inspect_log(tmp_path, name, values, model="m/a", scorer="match"):
+    samples = [{"id": i, "epoch": 1, "scores": {scorer: {"value": v}}}
+               for i, v in enumerate(values, start=1)]
+    log = {"version": 2, "status": "success", "eval": {"task": "t", "model": model},
+           "samples": samples}
+    path = tmp_path / name
+    path.write_text(json.dumps(log, indent=2).replace('"value": "NaN"', '"value": NaN'))
+    return str(path)
+
+
+def test_an_unscored_inspect_sample_is_missing_and_counted(tmp_path):
+    base = scored_inspect_log(tmp_path, "a.json", ["C", "I", "NaN", "C", "P"])
+    cand = scored_inspect_log(tmp_path, "b.json", ["C", "C", "C", "I", "C"], model="m/b")
+    assert_one_line_error(*cli("--baseline", base, "--candidate", cand),
+                          "1 row(s) with a missing score")
+    got = quick_body("--baseline", base, "--candidate", cand, "--on-missing", "drop")
+    assert got["input"]["items"] == 4
+    assert got["comparisons"][0]["accuracy"]["a"] == pytest.approx(0.625)
+
+
+def test_an_unknown_inspect_scorer_lists_the_scorers(tmp_path):
+    base = scored_inspect_log(tmp_path, "a.json", ["C", "I"])
+    cand = scored_inspect_log(tmp_path, "b.json", ["I", "C"], model="m/b")
+    assert_one_line_error(*cli("--baseline", base, "--candidate", cand, "--scorer", "choice"),
+                          "no scorer 'choice' (the file offers: match)")
+
+
+def test_an_inspect_log_given_as_a_table_is_explained():
+    assert_one_line_error(*cli("--csv", inspect_file("base")),
+                          "compare two runs with: compare BASELINE_LOG CANDIDATE_LOG")
+
+
+def test_names_override_what_the_files_say():
+    got = quick_body("--baseline", inspect_file("base"), "--candidate",
+               inspect_file("tuned"), "--names", "before,after")
+    assert got["input"]["systems"] == ["before", "after"]
+    assert_one_line_error(*cli("--baseline", inspect_file("base"), "--candidate",
+                               inspect_file("tuned"), "--names", "x"),
+                          "--names needs 2 names")
+
+
+def test_a_json_object_holding_one_list_of_records(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"meta": {"v": 1}, "rows": [
+        {"id": i, "a": i % 2, "b": (i // 2) % 2} for i in range(20)]}, indent=1))
+    got = quick_body("--csv", str(path), "--a-col", "a", "--b-col", "b", "--id-col", "id")
+    assert got["source"] == "json" and got["input"]["items"] == 20
+
+
+def test_bom_and_crlf_are_read_and_the_hash_is_of_the_raw_bytes(tmp_path):
+    raw = "\ufeffitem,a,b\r\n1,1,0\r\n2,0,1\r\n3,1,1\r\n\r\n".encode()
+    path = tmp_path / "excel.csv"
+    path.write_bytes(raw)
+    got = quick_body("--csv", str(path), "--a-col", "a", "--b-col", "b")
+    assert got["input"]["sha256"] == hashlib.sha256(raw).hexdigest()
+    assert got["input"]["items"] == 3
+
+
+def test_pandas_to_csv_output_still_works(tmp_path):
+    path = tmp_path / "pandas.csv"
+    path.write_text(",item,a,b\n0,1,True,False\n1,2,False,True\n2,3,True,True\n")
+    got = quick_body("--csv", str(path), "--a-col", "a", "--b-col", "b")
+    assert got["comparisons"][0]["accuracy"] == {"a": pytest.approx(2 / 3),
+                                                 "b": pytest.approx(2 / 3)}
+
+
+def test_a_composite_id_joins_files_holding_several_tasks(tmp_path):
+    rows = ["task,doc_id,acc"]
+    rows_b = ["task,doc_id,acc"]
+    rng = random.Random(2)
+    for task in ("t1", "t2"):
+        for doc in range(30):                   # doc_id restarts in each task
+            rows.append(f"{task},{doc},{int(rng.random() < 0.6)}")
+            rows_b.append(f"{task},{doc},{int(rng.random() < 0.7)}")
+    base, cand = tmp_path / "base.csv", tmp_path / "cand.csv"
+    base.write_text("\n".join(rows) + "\n")
+    cand.write_text("\n".join(rows_b) + "\n")
+    assert_one_line_error(*cli("--baseline", str(base), "--candidate", str(cand),
+                               "--score-col", "acc", "--id-col", "doc_id"),
+                          "30 id(s) appear more than once")
+    got = quick_body("--baseline", str(base), "--candidate", str(cand), "--score-col", "acc",
+               "--id-col", "task,doc_id")
+    assert got["input"]["items"] == 60
+
+
+QUICK = ["--json", "--resamples", "40", "--calibration", "0"]
+
+
+PAIR_EVAL = os.path.join(ROOT, "datasets", "examples", "inspect", "pair_eval")
+
+
+def body(*argv):
+    return cli_json("compare", *argv, *QUICK, quiet=True)
+
+
+@pytest.fixture
+def stdin(monkeypatch):
+    """Feed bytes to the tool's stdin (read as ``-``)."""
+    def feed(data):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    return feed
+
+
+@pytest.mark.parametrize("name,content,argv,fragment", [
+    ("null.csv", "null\n", AB, "null.csv holds the JSON value 'null', not a table or a list "
+                               "of records"),
+    ("number.csv", "3.5\n", AB, "number.csv holds the JSON value '3.5'"),
+    ("quote.csv", '"item"x,a,b\n1,1,0\n', AB, "quote.csv line 1: ',' expected after '\"'"),
+    ("blank.json", "   \n\n", ["--input-format", "json", *AB], "blank.json is empty"),
+    ("number.json", "42\n", ["--input-format", "json", *AB],
+     "number.json: expected a list of records"),
+    ("scalars.json", "[1, 2]\n", AB, "scalars.json record 1: expected a JSON object"),
+    ("none.json", "[]\n", AB, "none.json has no records"),
+    ("blank.jsonl", "\n\n", ["--input-format", "jsonl", *AB], "blank.jsonl has no records"),
+    ("wide.csv", "item,a,b\n".encode("utf-16"), AB, "wide.csv is UTF-16 text; save it as UTF-8"),
+    ("plain.csv", "item,a,b\n1,1,0\n2,0,1\n", ["--input-format", "xlsx", *AB],
+     "plain.csv is not an Excel workbook (.xlsx)"),
+    ("list.json", '[{"a": 1, "b": 0}]\n', ["--input-format", "inspect", *AB],
+     "list.json is not an Inspect log (a JSON object with eval and samples)"),
+    ("twice.jsonl", '{"m.a": 1, "m.a": 0, "b": 0}\n{"m.a": 1, "b": 1}\n',
+     ["--a-col", "m.a", "--b-col", "b"], "twice.jsonl line 1: key 'm.a' appears twice"),
+    ("nulls.jsonl", '{"a": null, "b": 1}\n{"a": null, "b": 0}\n', AB,
+     "nulls.jsonl: 2 row(s) with a missing score, id or label (first: 1, 2)"),
+    ("sparse.csv", "item,a,b\n1,1,0\n999999999999,0,1\n2,1,1\n999999999999,0,0\n", AB,
+     "sparse.csv: 1 id(s) appear more than once (first: 999999999999)"),
+    ("negative.jsonl", '{"item": -5, "a": 1, "b": 0}\n{"item": 3, "a": 0, "b": 1}\n'
+                       '{"item": -5, "a": 1, "b": 1}\n', AB,
+     "negative.jsonl: 1 id(s) appear more than once (first: -5)"),
+])
+def test_almost_tables_are_refused_in_one_line(tmp_path, name, content, argv, fragment):
+    path = write(tmp_path / name, content)
+    assert_one_line_error(*cli("--csv", path, *argv), fragment)
+
+
+def test_a_leaderboard_of_a_file_with_only_ids_has_nothing_to_rank(tmp_path):
+    path = write(tmp_path / "ids.jsonl", '{"item": 1}\n{"item": 2}\n')
+    assert_one_line_error(*cli("leaderboard", path),
+                          "the file has no column besides the ids and labels to rank")
+
+
+def test_a_line_longer_than_16_mib_is_refused_with_its_number(tmp_path):
+    path = write(tmp_path / "long.csv", b"item,a,b\n1,1,0\n2,0," + b"1" * (1 << 24) + b"\n")
+    assert_one_line_error(*cli("--csv", path, *AB),
+                          "long.csv line 3 is longer than 16 MiB, the longest line the tool reads")
+
+
+def _read_fails(path):
+    try:
+        with open(path, "rb") as handle:
+            handle.read(64)
+    except OSError as err:
+        return err.strerror
+    return None
+
+
+@pytest.mark.skipif(_read_fails("/proc/self/mem") != "Input/output error",
+                    reason="needs a file that opens but cannot be read (Linux's /proc/self/mem)")
+def test_a_read_error_is_a_refusal_not_an_internal_error():
+    """/proc/self/mem opens but its first read fails (EIO): the file cannot be read, which
+    is bad input (exit 2, one line), not a bug of the tool (exit 70)."""
+    assert_one_line_error(*cli("--csv", "/proc/self/mem", *AB),
+                          "cannot read /proc/self/mem: Input/output error")
+
+
+def test_ids_that_do_not_print_back_as_integers_stay_text(tmp_path):
+    """007, -1 and +2 are not the integers 7, 1 and 2: each is its own item."""
+    path = write(tmp_path / "ids.csv", "item,a,b\n007,1,0\n7,0,1\n-1,1,1\n+2,0,0\n")
+    table = bed.read(path, a_col="a", b_col="b")
+    assert list(table.ids) == ["007", 7, "-1", "+2"]
+    assert table.columns == ((1, 0, 1, 0), (0, 1, 1, 0))
+
+
+def test_json_ids_that_are_not_finite_numbers_are_kept_as_their_text(tmp_path):
+    path = write(tmp_path / "ids.jsonl",
+                 '{"item": NaN, "a": 1, "b": 0}\n{"item": 1e400, "a": 0, "b": 1}\n'
+                 '{"item": [1, NaN], "a": 1, "b": 1}\n')
+    table = bed.read(path, a_col="a", b_col="b")
+    assert list(table.ids) == ["NaN", "1e400", '[1, "NaN"]']
+    assert table.columns == ((1, 0, 1), (0, 1, 1))
+
+
+def test_columns_named_eval_and_version_do_not_make_a_table_an_inspect_log(tmp_path):
+    path = write(tmp_path / "t.jsonl",
+                 '{"item": 1, "eval": 1, "version": 2, "a": 1, "b": 0}\n'
+                 '{"item": 2, "eval": 0, "version": 2, "a": 0, "b": 1}\n')
+    table = bed.read(path, a_col="a", b_col="b")
+    assert list(table.ids) == [1, 2] and table.columns == ((1, 0), (0, 1))
+
+
+def test_composite_ids_read_row_by_row_allow_a_trailing_blank_line(tmp_path):
+    path = write(tmp_path / "c.csv", "task,i,a,b\nx,1,1,0\nx,2,0,1\ny,1,1,1\n\n")
+    table = bed.read(path, a_col="a", b_col="b", id_col="task,i")
+    assert list(table.ids) == [("x", 1), ("x", 2), ("y", 1)]
+    assert table.columns == ((1, 0, 1), (0, 1, 1))
+
+
+def test_a_broken_quote_under_composite_ids_names_its_line(tmp_path):
+    path = write(tmp_path / "c.csv", 'task,i,a,b\nx,1,1,0\nx,2,"0"1,1\n')
+    assert_one_line_error(*cli("--csv", path, "--id-col", "task,i", *AB),
+                          "c.csv line 3: ',' expected after '\"'")
+
+
+def test_a_missing_cluster_label_is_refused_or_dropped_and_counted(tmp_path):
+    path = write(tmp_path / "cl.csv", "item,a,b,c\n1,1,0,p\n2,0,1,\n3,1,1,q\n4,0,0,q\n")
+    assert_one_line_error(*cli("--csv", path, "--cluster-col", "c", *AB),
+                          "cl.csv: 1 row(s) with a missing score, id or label (first: 2)")
+    table = bed.read(path, a_col="a", b_col="b", cluster_col="c", on_missing="drop")
+    assert list(table.ids) == [1, 3, 4] and table.clusters == ("p", "q", "q")
+    assert table.dropped == 1
+
+
+def test_more_distinct_values_than_the_parsers_caches_hold_are_all_read_exactly(tmp_path):
+    """The CSV reader and the JSON decoder remember up to 65,536 value texts; past that
+    every value is parsed afresh, to the same exact number."""
+    n = 34_000                                   # two new texts a row: 68,000 in all
+    lines = ["item,a,b"] + [f"{i},{i / 100_000},{(2 * i + 1) / 200_000}" for i in range(1, n + 1)]
+    table = bed.read(write(tmp_path / "many.csv", "\n".join(lines) + "\n"), a_col="a", b_col="b")
+    assert table.n == n
+    assert sum(table.columns[0]) == bed.Fraction(n * (n + 1), 2 * 100_000)
+    assert sum(table.columns[1]) == bed.Fraction(n * n + 2 * n, 200_000)
+    records = "".join(json.dumps({"item": i, "a": i / 100_003, "b": i / 100_019}) + "\n"
+                      for i in range(1, n + 1))
+    table = bed.read(write(tmp_path / "many.jsonl", records), a_col="a", b_col="b")
+    assert table.n == n
+    assert table.columns[0][-1] == bed.Fraction(str(n / 100_003))
+    assert table.columns[1][-1] == bed.Fraction(str(n / 100_019))
+
+
+ROWS = [["item", "a", "b"], [1, 1, 0], [2, 0, 1], [3, 1, 1]]
+
+
+NS = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+
+
+SHEET = "xl/worksheets/sheet1.xml"
+
+
+def zip_bytes(parts):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def workbook(rows=ROWS, drop=(), **parts):
+    """A minimal workbook's bytes (as tests/make_examples.py writes it), parts replaced or
+    dropped (``**{"xl/workbook.xml": ...}``)."""
+    members = make_examples.xlsx_parts(rows)
+    for name in drop:
+        del members[name]
+    members.update(parts)
+    return zip_bytes(members)
+
+
+def sheet(rows_xml):
+    return f"<worksheet {NS}><sheetData>{rows_xml}</sheetData></worksheet>"
+
+
+def patched(data, name, **fields):
+    """A zip whose member *name* claims another method, CRC-32 or size, in both its local
+    and its central header."""
+    data, encoded = bytearray(data), name.encode()
+    layouts = ((b"PK\x01\x02", 46, 28, {"method": 10, "crc": 16, "size": 24}),
+               (b"PK\x03\x04", 30, 26, {"method": 8, "crc": 14, "size": 22}))
+    for signature, fixed, name_at, offsets in layouts:
+        at = data.find(signature)
+        while at >= 0:
+            length = int.from_bytes(data[at + name_at:at + name_at + 2], "little")
+            if data[at + fixed:at + fixed + length] == encoded:
+                for field, value in fields.items():
+                    width = 2 if field == "method" else 4
+                    start = at + offsets[field]
+                    data[start:start + width] = value.to_bytes(width, "little")
+            at = data.find(signature, at + 4)
+    return bytes(data)
+
+
+def test_cells_without_references_and_inline_strings_are_read_in_order(tmp_path):
+    """Some writers leave out a cell's r="B2": cells then follow each other."""
+    inline = "".join(f'<c t="inlineStr"><is><t>{name}</t></is></c>' for name in ("item", "a", "b"))
+    plain = "".join(f"<row>{''.join(f'<c><v>{v}</v></c>' for v in row)}</row>"
+                    for row in ((1, 1, 0), (2, 0, 1)))
+    path = write(tmp_path / "w.xlsx", workbook(**{SHEET: sheet(f"<row>{inline}</row>{plain}")}))
+    table = bed.read(path, a_col="a", b_col="b")
+    assert list(table.ids) == [1, 2] and table.columns == ((1, 0), (0, 1))
+
+
+def test_the_first_sheet_is_found_without_relationships_or_among_several(tmp_path):
+    without = write(tmp_path / "plain.xlsx", workbook(drop=["xl/_rels/workbook.xml.rels"]))
+    rels = ('<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            '<Relationship Id="rId2" Target="styles.xml" Type="styles"/>'
+            '<Relationship Id="rId1" Target="/xl/worksheets/data.xml" Type="worksheet"/>'
+            '</Relationships>')
+    moved = write(tmp_path / "moved.xlsx", workbook(
+        drop=[SHEET], **{"xl/_rels/workbook.xml.rels": rels,
+                         "xl/worksheets/data.xml": make_examples.xlsx_parts(ROWS)[SHEET]}))
+    for path in (without, moved):
+        table = bed.read(path, a_col="a", b_col="b")
+        assert list(table.ids) == [1, 2, 3] and table.columns == ((1, 0, 1), (0, 1, 1))
+
+
+@pytest.mark.parametrize("parts,drop,fragment", [
+    ({"xl/workbook.xml": "<workbook"}, (), "xl/workbook.xml is not valid XML (unclosed token"),
+    ({}, (SHEET,), "the workbook's first sheet (xl/worksheets/sheet1.xml) is not in the file"),
+    ({SHEET: sheet("<row>")}, (), "xl/worksheets/sheet1.xml is not valid XML (mismatched tag"),
+    ({SHEET: sheet('<row r="1"><c r="XFE1"><v>1</v></c></row>')}, (),
+     "cell reference 'XFE1' is not a cell of an Excel sheet (A1 to XFD1048576)"),
+    ({SHEET: sheet('<row r="1"><c r="A1048577"><v>1</v></c></row>')}, (),
+     "cell reference 'A1048577' is not a cell"),
+    ({SHEET: sheet('<row r="1"><c r="a1"><v>1</v></c></row>')}, (),
+     "cell reference 'a1' is not a cell"),
+    ({SHEET: sheet('<row r="0"><c r="A1"><v>1</v></c></row>')}, (),
+     "row number '0' is not a row of an Excel sheet (1 to 1,048,576)"),
+    ({SHEET: sheet('<row r="x"><c r="A1"><v>1</v></c></row>')}, (), "row number 'x' is not a row"),
+    ({}, ("xl/sharedStrings.xml",),
+     "cell A1 refers to shared string '0', which the workbook does not hold (no shared strings)"),
+    ({"xl/sharedStrings.xml": f"<sst {NS}><si><t>item</t></si></sst>"}, (),
+     "cell B1 refers to shared string '1', which the workbook does not hold (1 of them)"),
+])
+def test_broken_workbooks_are_refused_naming_the_part(tmp_path, parts, drop, fragment):
+    path = write(tmp_path / "w.xlsx", workbook(drop=drop, **parts))
+    assert_one_line_error(*cli("--csv", path, *AB), f"w.xlsx: {fragment}")
+
+
+@pytest.mark.parametrize("member,fields,fragment", [
+    ("xl/workbook.xml", {"size": 0x5000_0000},
+     "xl/workbook.xml unpacks to more than 1 GiB, the most the tool reads"),
+    ("xl/workbook.xml", {"method": 6},
+     "a damaged or unsupported zip archive (That compression method is not supported)"),
+])
+def test_zip_members_the_tool_cannot_unpack_are_refused(tmp_path, member, fields, fragment):
+    path = write(tmp_path / "w.xlsx", patched(workbook(), member, **fields))
+    assert_one_line_error(*cli("--csv", path, *AB), f"w.xlsx: {fragment}")
+
+
+def test_a_damaged_sheet_found_while_streaming_it_is_one_line(tmp_path):
+    """A sheet larger than the first peek: its bad CRC-32 shows only as it is streamed."""
+    rows = [["item", "a", "b"]] + [[i, i % 2, i // 2 % 2] for i in range(1, 3001)]
+    path = write(tmp_path / "w.xlsx", patched(workbook(rows), SHEET, crc=1))
+    assert_one_line_error(*cli("--csv", path, *AB),
+                          "w.xlsx: a damaged zip archive (Bad CRC-32 for file "
+                          "'xl/worksheets/sheet1.xml')")
+
+
+def test_an_archive_over_the_size_limit_is_refused_before_it_is_opened(tmp_path, monkeypatch):
+    """The limit (1 GiB) lowered to keep the test small: the whole archive is measured."""
+    path = write(tmp_path / "w.xlsx", workbook())
+    monkeypatch.setattr(bed, "MAX_ARCHIVE_BYTES", os.path.getsize(path) - 1)
+    assert_one_line_error(*cli("--csv", path, *AB),
+                          "w.xlsx is larger than 1 GiB, the largest archive the tool reads")
+
+
+@pytest.fixture
+def stdlib_zstd(monkeypatch):
+    """Python 3.14's compression.zstd, lent on older Pythons (tests/zstd_decode.py)."""
+    if sys.version_info >= (3, 14):
+        return
+    module = types.ModuleType("compression.zstd")
+
+    class ZstdDecompressor:
+        def decompress(self, data, max_length=-1):
+            out = zstd_decode.decompress(data)
+            return out if max_length < 0 else out[:max_length]
+    module.ZstdDecompressor = ZstdDecompressor
+    monkeypatch.setitem(sys.modules, "compression.zstd", module)
+    monkeypatch.delitem(sys.modules, "zstandard", raising=False)
+
+
+def test_zstandard_logs_are_read_by_the_standard_library_decompressor(tmp_path, stdlib_zstd):
+    """The numbers are Inspect's own headline accuracies (the fixtures' truth.json)."""
+    names = sorted(os.listdir(PAIR_EVAL))
+    base, tuned = (os.path.join(PAIR_EVAL, name) for name in names)
+    got = body(base, tuned)
+    assert got["input"]["items"] == 30
+    assert got["input"]["systems"] == ["mockllm/base", "mockllm/tuned"]
+    with open(os.path.join(ROOT, "tests", "fixtures", "inspect", "truth.json")) as handle:
+        logs = {log["path"]: log for log in json.load(handle)["logs"]}
+    want = [logs[f"pair_eval/{name}"]["inspect_results"]["scores"][0]["metrics"]["accuracy"]
+            for name in names]
+    accuracy = got["comparisons"][0]["accuracy"]
+    assert [accuracy["a"], accuracy["b"]] == pytest.approx(want)
+    with open(base, "rb") as handle:
+        bad = write(tmp_path / "bad.eval", patched(handle.read(), "header.json", crc=1))
+    assert_one_line_error(*cli("compare", bad, tuned),
+                          "bad.eval (header.json): the member does not unpack to what its zip "
+                          "header says")
+
+
+def inspect_log(path, epochs, model="m", task="t", reducer=None, results=None, inputs=None,
+                unscored=(), failed=()):
+    """An Inspect JSON log: *epochs* a list of per-epoch value lists (sample ids from 1);
+    samples in *unscored* have no scores, those in *failed* ended in an error."""
+    samples = []
+    for epoch, values in enumerate(epochs, start=1):
+        for item, value in enumerate(values, start=1):
+            sample = {"id": item, "epoch": epoch, "input": f"question {item}" if inputs is None
+                      else inputs, "scores": {"match": {"value": value}}}
+            if item in unscored:
+                del sample["scores"]
+            if item in failed:
+                sample["error"] = {"message": "the model timed out"}
+            samples.append(sample)
+    config = {"epochs": len(epochs)}
+    if reducer is not None:
+        config["epochs_reducer"] = [reducer]
+    log = {"version": 2, "status": "success",
+           "eval": {"task": task, "model": model, "config": config}, "samples": samples}
+    if results is not None:
+        log["results"] = results
+    return write(path, json.dumps(log, indent=2))
+
+
+BASE = [["C", "C", "I", "I"]]                  # accuracy 0.5
+
+
+def test_string_score_values_read_as_numbers_or_refused(tmp_path):
+    base = inspect_log(tmp_path / "base.json", BASE, "org/base")
+    partial = inspect_log(tmp_path / "p.json", [["C", "0.75", "I", "C"]], "org/p")
+    got = body(base, partial)
+    assert got["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 0.6875}
+    odd = inspect_log(tmp_path / "odd.json", [["C", "maybe", "I", "C"]], "org/odd")
+    assert_one_line_error(*cli("compare", base, odd), "odd.json sample 2, scorer match: 'maybe' "
+                          "is not a number")
+
+
+EPOCHS = [["C", "I", "I", "C"], ["I", "I", "C", "C"], ["I", "C", "I", "C"]]
+
+
+@pytest.mark.parametrize("reducer,epochs,accuracy,note", [
+    ("max", EPOCHS, 1.0, "epochs reduced by max, as the log's reducer"),
+    ("min", EPOCHS, 0.25, "epochs reduced by min, as the log's reducer"),
+    ("median", EPOCHS, 0.25, "epochs reduced by median, as the log's reducer"),
+    # four epochs: the median is the mean of the middle two -- per item 1, 1, 0, 0.5
+    # (the epochs' mean would be 0.5625)
+    ("median", [["C", "C", "I", "C"], ["C", "C", "I", "C"], ["C", "C", "I", "I"],
+                ["I", "I", "C", "I"]], 0.625, "epochs reduced by median"),
+    ("pass_at_2", EPOCHS, 0.5, "the log reduces its epochs by pass_at_2, which the tool does "
+                               "not follow (a reducer the tool does not know): its epochs are "
+                               "compared as runs"),
+])
+def test_other_epoch_reducers(tmp_path, reducer, epochs, accuracy, note):
+    """A headline that names a score the log does not hold is not quoted."""
+    results = {"headline": {"score": "match", "metric": "accuracy"},
+               "scores": [{"name": "other", "metrics": {"accuracy": {"value": 0.5}}}]}
+    log = inspect_log(tmp_path / "e.json", epochs, "org/e", reducer=reducer, results=results)
+    got = body(log, inspect_log(tmp_path / "base.json", BASE, "org/base"))
+    assert got["comparisons"][0]["accuracy"]["a"] == accuracy
+    assert note in got["input"]["dropped_note"]
+    assert "headline" not in got["input"]["dropped_note"]
+    if reducer == "pass_at_2":
+        assert got["comparisons"][0]["runs"]["a"]["runs"] == len(epochs)
+    else:
+        assert got["comparisons"][0]["runs"] is None and got["input"]["items"] == 4
+
+
+def test_an_unscored_epoch_keeps_the_epochs_as_runs(tmp_path):
+    """An epoch with no score (NaN) cannot be reduced: the epochs stay runs, and the sample
+    without its score is refused, or dropped when asked."""
+    epochs = [["C", float("nan"), "I", "C"], ["I", "I", "C", "C"]]
+    log = inspect_log(tmp_path / "e.json", epochs, "org/e", reducer="mode")
+    base = inspect_log(tmp_path / "base.json", BASE, "org/base")
+    assert_one_line_error(*cli("compare", log, base), "e.json: 1 row(s) with a missing score, id "
+                          "or label (first: (2, 1)); fix them or use --on-missing drop")
+    got = body(log, base, "--on-missing", "drop")
+    assert got["comparisons"][0]["runs"]["a"]["runs"] == 2 and got["input"]["items"] == 3
+    assert got["comparisons"][0]["accuracy"] == pytest.approx({"a": 2 / 3, "b": 1 / 3})
+    assert ("reduces its epochs by mode, which the tool does not follow (an epoch without a "
+            "score): its epochs are compared as runs") in got["input"]["dropped_note"]
+
+
+@pytest.mark.parametrize("values", [[1, 0, 1], [0, 0, 1, 1], [Fraction(1, 4), 1, Fraction(1, 2), Fraction(1, 2), 0]])
+def test_each_epoch_reducer_is_the_statistic_of_its_name(values):
+    exact = [Fraction(v) for v in values]
+    assert bed._reduce_epochs(values, "mean") == statistics.mean(exact)
+    assert bed._reduce_epochs(values, "median") == statistics.median(exact)
+    assert bed._reduce_epochs(values, "mode") == statistics.mode(values)
+    assert bed._reduce_epochs(values, "max") == max(values)
+    assert bed._reduce_epochs(values, "min") == min(values)
+    assert bed._reduce_epochs(values, "pass_at_2") is None
+
+
+def test_a_sample_without_scores_is_missing(tmp_path):
+    log = inspect_log(tmp_path / "s.json", [["C", "C", "I", "C"]], "org/s", unscored=(2,))
+    base = inspect_log(tmp_path / "base.json", BASE, "org/base")
+    assert_one_line_error(*cli("compare", log, base), "s.json: 1 row(s) with a missing score")
+    got = body(log, base, "--on-missing", "drop")
+    assert got["input"]["items"] == 3
+    assert got["comparisons"][0]["accuracy"] == pytest.approx({"a": 2 / 3, "b": 1 / 3})
+
+
+def test_a_log_whose_every_sample_failed_is_refused(tmp_path):
+    log = inspect_log(tmp_path / "f.json", BASE, "org/f", failed=(1, 2, 3, 4))
+    base = inspect_log(tmp_path / "base.json", BASE, "org/base")
+    assert_one_line_error(*cli("compare", log, base), "f.json: an Inspect log whose 4 sample(s) "
+                          "all ended in an error; nothing was scored")
+
+
+def test_inputs_holding_nan_are_fingerprinted_and_compared(tmp_path):
+    """Chat inputs with a NaN parameter: the same in both logs, or refused when they differ."""
+    messages = [{"role": "user", "content": "2+2?", "temperature": float("nan")}]
+    a = inspect_log(tmp_path / "a.json", [["C", "I", "C", "I"]], "org/a", inputs=messages)
+    b = inspect_log(tmp_path / "b.json", [["C", "C", "C", "I"]], "org/b", inputs=messages)
+    assert body(a, b)["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 0.75}
+    other = [{"role": "user", "content": "2+2?", "temperature": 1}]
+    c = inspect_log(tmp_path / "c.json", [["C", "C", "C", "I"]], "org/c", inputs=other)
+    assert_one_line_error(*cli("compare", a, c), "not the same items: 4 id(s) hold a different "
+                          "input in")
+
+
+STAMP = "2026-01-02T03-04-05.678901"
+
+
+def lm_samples(path, values, metric="acc", filter_name="none"):
+    """An lm-eval samples file: one line per document, the metric as a top-level key."""
+    lines = [json.dumps({"doc_id": doc, "filter": filter_name, "metrics": [metric], metric: value,
+                         "doc_hash": f"doc{doc}"}) for doc, value in enumerate(values)]
+    return write(path, "\n".join(lines) + "\n")
+
+
+def helm_stats(path, values, metric="exact_match"):
+    records = [{"instance_id": f"id{i}", "train_trial_index": 0,
+                "stats": [{"name": {"name": metric, "split": "test"}, "mean": value}]}
+               for i, value in enumerate(values)]
+    return write(path, json.dumps(records, indent=2))
+
+
+def test_an_lm_eval_log_from_stdin_is_named_stdin(tmp_path, stdin):
+    """stdin has no file name to take the task from, nor a folder to find the model in: the
+    system is "stdin", and the tasks (unknown, mc) differ unless allowed."""
+    lm_samples(tmp_path / "a.jsonl", [1, 0, 1, 1])
+    stdin((tmp_path / "a.jsonl").read_bytes())
+    other = lm_samples(tmp_path / "org__b" / f"samples_mc_{STAMP}.jsonl", [1, 1, 1, 0])
+    got = body("-", other, "--input-format", "lm-eval", "--allow-different-tasks")
+    assert got["input"]["systems"] == ["stdin", f"samples_mc_{STAMP}"]
+    assert got["comparisons"][0]["accuracy"] == {"a": 0.75, "b": 0.75}
+    assert got["input"]["items"] == 4
+
+
+def test_an_lm_eval_model_is_named_by_the_newest_results_file_that_names_one(tmp_path):
+    folder = tmp_path / "acme__tuned"
+    base = lm_samples(tmp_path / "acme__base" / f"samples_mc_{STAMP}.jsonl", [1, 0, 1, 0])
+    tuned = lm_samples(folder / f"samples_mc_{STAMP}.jsonl", [1, 1, 1, 0])
+    write(folder / "results_2026-01-01T00-00-00.json", json.dumps({"model_name": "acme/v1"}))
+    write(folder / "results_2026-01-02T00-00-00.json", json.dumps({"model_name": ""}))
+    write(tmp_path / "acme__base" / "results_2026-01-01T00-00-00.json",
+          json.dumps({"model_name": 7}))
+    got = body(base, tuned)
+    assert got["input"]["systems"] == ["acme/base", "acme/v1"]
+    assert got["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 0.75}
+
+
+def test_an_lm_eval_log_without_any_metric_is_refused(tmp_path):
+    lines = [json.dumps({"doc_id": doc, "filter": "none", "doc_hash": "h"}) for doc in range(3)]
+    path = write(tmp_path / f"samples_mc_{STAMP}.jsonl", "\n".join(lines) + "\n")
+    assert_one_line_error(*cli("compare", path, path),
+                          f"samples_mc_{STAMP}.jsonl: the file offers no metric")
+
+
+def test_helm_stats_from_stdin(tmp_path, stdin):
+    """No folder to look beside for run_spec.json and instances.json: the names are the
+    inputs' (one model is not known, so neither is used)."""
+    helm_stats(tmp_path / "a.json", [1, 0, 1, 0])
+    stdin((tmp_path / "a.json").read_bytes())
+    other = helm_stats(tmp_path / "t:model=org_b" / "per_instance_stats.json", [1, 1, 1, 0])
+    got = body("-", other, "--input-format", "helm", "--allow-different-tasks")
+    assert got["input"]["systems"] == ["stdin", "per_instance_stats"]
+    assert got["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 0.75}
+
+
+def test_helm_perturbed_instances_and_other_splits_are_left_out(tmp_path):
+    """Only unperturbed test-split stats count: a perturbed instance, a perturbed stat, a
+    stat of another split and a stat without a proper name are all skipped."""
+    records = [
+        {"instance_id": "id0", "train_trial_index": 0, "stats": [
+            {"name": {"name": "exact_match", "split": "test"}, "mean": 1},
+            {"name": {"name": "exact_match", "split": "test",
+                      "perturbation": {"name": "typos"}}, "mean": 0},
+            {"name": {"name": "exact_match", "split": "valid"}, "mean": 0},
+            {"name": "exact_match", "mean": 0}]},
+        {"instance_id": "id1", "train_trial_index": 0, "stats": [
+            {"name": {"name": "exact_match", "split": "test"}, "mean": 0}]},
+        {"instance_id": "id0", "train_trial_index": 0, "perturbation": {"name": "typos"},
+         "stats": [{"name": {"name": "exact_match", "split": "test"}, "mean": 0}]},
+        {"instance_id": "id2", "train_trial_index": 0, "stats": [
+            {"name": {"name": "exact_match", "split": "test"}, "mean": 1}]},
+    ]
+    run = tmp_path / "t:model=org_a"
+    path = write(run / "per_instance_stats.json", json.dumps(records, indent=2))
+    write(run / "run_spec.json", "{not json")             # unreadable: the folder names it
+    other = helm_stats(tmp_path / "t:model=org_b" / "per_instance_stats.json", [1, 1, 1])
+    got = body(path, other)
+    assert got["input"]["systems"] == ["org_a", "org_b"]
+    assert got["input"]["items"] == 3
+    assert got["comparisons"][0]["accuracy"] == pytest.approx({"a": 2 / 3, "b": 1.0})
+
+
+TWO = [["C", "I", "C", "I"], ["C", "C", "I", "I"]]              # per epoch: 0.5, 0.5
+
+
+THREE = TWO + [["C", "C", "C", "C"]]
+
+
+def folders(root, tasks):
+    """base/ and tuned/ folders of Inspect JSON logs: *tasks* maps a task to its epochs
+    (base) and the tuned model's epochs; None leaves the task out of that folder."""
+    for task, (base, tuned) in tasks.items():
+        for model, epochs in (("base", base), ("tuned", tuned)):
+            if epochs is not None:
+                inspect_log(root / model / f"{task}.json", epochs, model, task=task)
+    return str(root / "base"), str(root / "tuned")
+
+
+def test_tasks_with_the_same_epochs_pool_their_runs(tmp_path):
+    base, tuned = folders(tmp_path, {"t1": (TWO, TWO[::-1]), "t2": (TWO, [["C"] * 4] * 2)})
+    got = body(base, tuned)
+    assert got["input"]["items"] == 8 and [t["task"] for t in got["tasks"]] == ["t1", "t2"]
+    runs = got["comparisons"][0]["runs"]
+    assert runs["a"]["runs"] == runs["b"]["runs"] == 2
+    assert runs["a"]["scores"] == [0.5, 0.5] and runs["b"]["scores"] == [0.75, 0.75]
+
+
+def test_tasks_with_different_epochs_keep_their_own_runs(tmp_path):
+    base, tuned = folders(tmp_path, {"t1": (TWO, TWO), "t2": (THREE, THREE)})
+    got = body(base, tuned)
+    assert got["comparisons"][0]["runs"] is None and got["input"]["items"] == 8
+    assert [t["runs"] for t in got["tasks"]] == ["2 and 2 runs, two-level",
+                                                 "3 and 3 runs, two-level"]
+
+
+def test_tasks_chosen_and_tasks_in_one_folder_only(tmp_path):
+    base, tuned = folders(tmp_path, {"t1": (TWO, TWO), "t2": (TWO, THREE), "t3": (TWO, None)})
+    chosen = body(base, tuned, "--tasks", "t2,t1")
+    assert [t["task"] for t in chosen["tasks"]] == ["t2", "t1"]
+    assert chosen["input"]["items"] == 8
+    left_out = body(base, tuned)
+    assert "1 task(s) in one folder only, left out: t3" in left_out["input"]["dropped_note"]
+    assert [t["task"] for t in left_out["tasks"]] == ["t1", "t2"]
+
+
+@pytest.mark.parametrize("layout,fragment", [
+    ("two folders for one system", "give one harness folder per system"),
+    ("a model not in the folder", "holds no runs of 'other' (models: base, tuned)"),
+    ("two models in one of two folders", "holds the runs of 2 models (base, tuned); give that "
+                                         "folder once, with --systems naming them"),
+])
+def test_folders_that_do_not_give_one_model_per_system(tmp_path, layout, fragment):
+    one = [["C", "I", "C", "I"]]
+    base, tuned = folders(tmp_path, {"t1": (one, one)})
+    inspect_log(tmp_path / "both" / "base.json", one, "base", task="t1")
+    inspect_log(tmp_path / "both" / "tuned.json", one, "tuned", task="t1")
+    argv = {"two folders for one system": ["--baseline", f"{base},{tuned}", "--candidate", tuned],
+            "a model not in the folder": ["compare", str(tmp_path / "both"), "--systems",
+                                          "base,other"],
+            "two models in one of two folders": ["compare", base, str(tmp_path / "both")],
+            }[layout]
+    assert_one_line_error(*cli(*argv), fragment)
+
+
+def test_a_folder_file_named_like_lm_eval_samples_but_holding_a_table(tmp_path):
+    for model in ("base", "tuned"):
+        write(tmp_path / model / f"samples_mc_{STAMP}.jsonl",
+              '{"doc_id": 0, "acc": 1}\n{"doc_id": 1, "acc": 0}\n')
+    assert_one_line_error(*cli("compare", str(tmp_path / "base"), str(tmp_path / "tuned"),
+                               "--metric", "acc"), f"samples_mc_{STAMP}.jsonl: not a harness log")
+
+
+def test_a_filter_no_task_in_the_folders_offers_is_refused(tmp_path):
+    for model, values in (("base", [1, 0, 1]), ("tuned", [1, 1, 1])):
+        lm_samples(tmp_path / model / f"samples_mc_{STAMP}.jsonl", values)
+        lm_samples(tmp_path / model / f"samples_qa_{STAMP}.jsonl", values[::-1])
+    assert_one_line_error(*cli("compare", str(tmp_path / "base"), str(tmp_path / "tuned"),
+                               "--filter", "strict-match"),
+                          "--filter 'strict-match': no task in the folders offers that lm-eval "
+                          "filter (they offer: none)")
+
+
+def test_stray_files_in_a_folder_do_not_stop_the_logs_being_found(tmp_path):
+    """A dangling symlink named .json is skipped; a log whose header names no model goes
+    with its folder's name."""
+    inspect_log(tmp_path / "base" / "t1.json", [["C", "I", "C", "I"]], "base", task="t1")
+    log = json.loads((tmp_path / "base" / "t1.json").read_text())
+    del log["eval"]["model"]
+    write(tmp_path / "tuned" / "t1.json", json.dumps({**log, "samples": [
+        {**sample, "scores": {"match": {"value": "C"}}} for sample in log["samples"]]}, indent=2))
+    os.symlink(tmp_path / "gone.json", tmp_path / "tuned" / "stale.json")
+    got = body(str(tmp_path / "base"), str(tmp_path / "tuned"))
+    assert got["input"]["systems"] == ["base", "tuned"]
+    assert got["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 1.0}
+
+
+@pytest.mark.parametrize("members,fragment", [
+    (None, "t1.eval: a damaged zip archive"),
+    ({"header.json": "{not json"}, "t1.eval: header.json: not valid JSON"),
+])
+def test_a_damaged_eval_log_in_a_folder_is_refused_in_one_line(tmp_path, members, fragment):
+    base, _ = folders(tmp_path, {"t1": ([["C", "I", "C", "I"]], None)})
+    path = tmp_path / "tuned" / "t1.eval"
+    write(path, b"PK\x03\x04 not a zip" if members is None else zip_bytes(members))
+    assert_one_line_error(*cli("compare", base, str(tmp_path / "tuned")), fragment)
+
+
+def test_more_runs_than_the_tool_takes_are_refused(tmp_path):
+    rows = ["item,run,a,b"] + [f"{item},{run},1,0" for run in range(1, 102) for item in (1, 2)]
+    path = write(tmp_path / "long.csv", "\n".join(rows) + "\n")
+    assert_one_line_error(*cli("--csv", path, "--run-col", "run", *AB),
+                          "a has 101 runs; the tool takes at most 100 per system")
+
+
+def test_runs_that_share_one_item_are_refused_even_when_dropping(tmp_path):
+    base = write(tmp_path / "base.csv", "id,s\n1,1\n2,0\n")
+    tuned = write(tmp_path / "tuned.csv", "id,s\n2,1\n3,0\n")
+    assert_one_line_error(*cli("--baseline", base, "--candidate", tuned, "--score-col", "s",
+                               "--id-col", "id", "--on-missing", "drop"),
+                          "the runs share 1 item(s); need at least 2")
+
+
+def test_names_for_a_folders_models_must_match_their_number(tmp_path):
+    """A leaderboard of one folder counts its models only once the folder is read."""
+    inspect_log(tmp_path / "both" / "base.json", [["C", "I", "C", "I"]], "base", task="t1")
+    inspect_log(tmp_path / "both" / "tuned.json", [["C", "C", "C", "I"]], "tuned", task="t1")
+    assert_one_line_error(*cli("leaderboard", str(tmp_path / "both"), "--names", "x,y,z"),
+                          "--names gives 3 name(s) for 2 systems")
+
+
+def test_workbook_run_files_need_the_score_column(tmp_path):
+    rows = [["item", "s"], [1, 1], [2, 0], [3, 1]]
+    base = write(tmp_path / "base.xlsx", workbook(rows))
+    tuned = write(tmp_path / "tuned.xlsx", workbook(rows))
+    assert_one_line_error(*cli("--baseline", base, "--candidate", tuned),
+                          "one file per system needs --score-col, the score's column or key")
+    assert body(base, tuned, "--score-col", "s")["comparisons"][0]["accuracy"] == pytest.approx(
+        {"a": 2 / 3, "b": 2 / 3})
+
+
+def test_run_files_take_their_clusters_from_the_baseline(tmp_path):
+    base = write(tmp_path / "base.csv", "id,s,passage\n1,1,p\n2,0,p\n3,1,q\n4,0,q\n5,1,r\n")
+    tuned = write(tmp_path / "tuned.csv", "id,s\n5,1\n4,1\n3,1\n2,0\n1,1\n")
+    table = bed.read(base, tuned, score_col="s", id_col="id", cluster_col="passage")
+    assert list(table.ids) == [1, 2, 3, 4, 5]
+    assert table.clusters == ("p", "p", "q", "q", "r")
+    assert table.columns == ((1, 0, 1, 0, 1), (1, 0, 1, 1, 1))
+
+
+def test_several_inspect_logs_of_one_system_are_its_runs_named_by_file(tmp_path):
+    first = inspect_log(tmp_path / "base-1.json", [["C", "I", "C", "I"]], "org/base")
+    second = inspect_log(tmp_path / "base-2.json", [["C", "C", "C", "I"]], "org/base")
+    third = inspect_log(tmp_path / "tuned-1.json", [["C", "C", "C", "C"]], "org/tuned")
+    fourth = inspect_log(tmp_path / "tuned-2.json", [["C", "C", "I", "C"]], "org/tuned")
+    got = body("--baseline", f"{first},{second}", "--candidate", f"{third},{fourth}")
+    assert got["input"]["systems"] == ["org/base", "org/tuned"]
+    assert got["comparisons"][0]["runs"]["a"]["labels"] == ["base-1", "base-2"]
+    assert got["comparisons"][0]["runs"]["a"]["scores"] == [0.5, 0.75]
+    assert got["comparisons"][0]["runs"]["b"]["labels"] == ["tuned-1", "tuned-2"]
+    assert got["comparisons"][0]["runs"]["b"]["scores"] == [1.0, 0.75]
+
+
+VALUES_A = ["C", "I", "C", "C", "I", "C", "I", "C"]
+
+
+VALUES_B = ["C", "C", "C", "I", "C", "C", "C", "C"]
+
+
+def samples(values, scorer="match"):
+    return [{"id": i, "epoch": 1, "scores": {scorer: {"value": v}}}
+            for i, v in enumerate(values, start=1)]
+
+
+def header(model, status="success"):
+    return {"version": 2, "status": status, "eval": {"task": "t", "model": model}}
+
+
+def write_eval(path, members):
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, value in members.items():
+            archive.writestr(name, value if isinstance(value, (bytes, str))
+                             else json.dumps(value))
+    return str(path)
+
+
+def report(*argv):
+    return cli_json(*argv, "--resamples", "200", "--calibration", "0")
+
+
+def plain_json(tmp_path, name, values, model):
+    path = tmp_path / name
+    path.write_text(json.dumps({**header(model), "samples": samples(values)}, indent=2))
+    return str(path)
+
+
+def test_an_eval_archive_written_as_a_journal_reads_like_the_json_log(tmp_path):
+    """Inspect writes _journal/start.json and numbered summaries while a run is going."""
+    journal_a = write_eval(tmp_path / "a.eval", {
+        "_journal/start.json": header("org/a"),
+        "_journal/summaries/2.json": samples(VALUES_A)[4:],
+        "_journal/summaries/1.json": samples(VALUES_A)[:4],
+    })
+    only_samples_b = write_eval(tmp_path / "b.eval", {
+        "header.json": header("org/b"),
+        **{f"samples/{i}_epoch_1.json": s for i, s in enumerate(samples(VALUES_B), start=1)},
+    })
+    from_archives = report("--baseline", journal_a, "--candidate", only_samples_b)
+    from_json = report("--baseline", plain_json(tmp_path, "a.json", VALUES_A, "org/a"),
+                       "--candidate", plain_json(tmp_path, "b.json", VALUES_B, "org/b"))
+    assert from_archives["comparisons"][0]["gap"] == from_json["comparisons"][0]["gap"] == 0.25
+    assert from_archives["comparisons"][0]["accuracy"] == from_json["comparisons"][0]["accuracy"]
+    assert from_archives["comparisons"][0]["mcnemar"] == from_json["comparisons"][0]["mcnemar"]
+
+
+@pytest.mark.parametrize("members,fragment", [
+    ({"header.json": [1, 2]}, "header.json is not a JSON object"),
+    ({"header.json": header("m")}, "an Inspect log without samples"),
+    ({"header.json": header("m"), "summaries.json": b"\xff\xfe"}, "summaries.json is not UTF-8"),
+])
+def test_broken_eval_archives_are_refused_in_one_line(tmp_path, members, fragment):
+    bad = write_eval(tmp_path / "bad.eval", members)
+    good = plain_json(tmp_path, "good.json", VALUES_B, "m")
+    assert_one_line_error(*cli("--baseline", bad, "--candidate", good), fragment)
+
+
+@pytest.mark.parametrize("log,fragment", [
+    ({**header("m"), "samples": None}, "was it written with --no-log-samples?"),
+    ({**header("m"), "samples": [1]}, "sample 1: expected a JSON object"),
+])
+def test_broken_inspect_json_logs_are_refused_in_one_line(tmp_path, log, fragment):
+    (tmp_path / "bad.json").write_text(json.dumps(log, indent=2))
+    good = plain_json(tmp_path, "good.json", VALUES_B, "m")
+    assert_one_line_error(*cli("--baseline", str(tmp_path / "bad.json"), "--candidate", good),
+                          fragment)
+
+
+def test_a_log_of_a_run_that_did_not_succeed_says_so(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps({**header("m/a", "error"),
+                                                 "samples": samples(VALUES_A)}, indent=2))
+    argv = ["--baseline", str(tmp_path / "a.json"), "--candidate",
+            plain_json(tmp_path, "b.json", VALUES_B, "m/b")]
+    assert_one_line_error(*cli(*argv), "is an incomplete run (status error; ")
+    got = report(*argv, "--allow-incomplete")
+    assert "incomplete run: " in json.dumps(got["input"]["incomplete"])
+
+
+def test_a_scorer_with_a_dict_value_is_reached_with_a_dot(tmp_path):
+    def log(values):
+        return {**header("m"), "samples": [
+            {"id": i, "epoch": 1, "scores": {"model_graded": {"value": {"accuracy": v,
+                                                                          "other": 0}}}}
+            for i, v in enumerate(values, start=1)]}
+    (tmp_path / "a.json").write_text(json.dumps(log([1, 0, 1, 1, 0, 1]), indent=2))
+    (tmp_path / "b.json").write_text(json.dumps(log([1, 1, 1, 1, 0, 1]), indent=2))
+    got = report("--baseline", str(tmp_path / "a.json"), "--candidate", str(tmp_path / "b.json"),
+                 "--scorer", "model_graded.accuracy")
+    accuracy = got["comparisons"][0]["accuracy"]
+    assert accuracy["a"] == pytest.approx(4 / 6) and accuracy["b"] == pytest.approx(5 / 6)
+
+
+def lm_samples_in(folder, task, values):
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"doc_id": i, "filter": "none", "metrics": ["acc"], "acc": v,
+                         "doc": {}, "target": "x"}) for i, v in enumerate(values)]
+    (folder / f"samples_{task}_2025-01-01T00-00-00.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_lm_eval_model_names_from_results_files_or_the_folder_name(tmp_path):
+    base, tuned = tmp_path / "out" / "org__base", tmp_path / "out" / "org__tuned"
+    lm_samples_in(base, "arc", [1, 0, 1, 1, 0, 1, 0, 1])
+    lm_samples_in(tuned, "arc", [1, 1, 1, 1, 0, 1, 1, 1])
+    (base / "results_2025-01-01T00-00-00.json").write_text(json.dumps({"model_name": "acme/b"}))
+    (tuned / "results_2025-01-01T00-00-00.json").write_text("{not json")
+    got = report("--baseline", str(base / "samples_arc_2025-01-01T00-00-00.jsonl"),
+                 "--candidate", str(tuned / "samples_arc_2025-01-01T00-00-00.jsonl"))
+    assert got["input"]["systems"] == ["acme/b", "org/tuned"]
+
+
+def test_helm_model_from_run_spec(tmp_path):
+    def run(folder, model, values):
+        folder.mkdir()
+        stats = [{"instance_id": f"id{i}", "train_trial_index": 0,
+                  "stats": [{"name": {"name": "exact_match", "split": "test"}, "mean": v}]}
+                 for i, v in enumerate(values)]
+        (folder / "per_instance_stats.json").write_text(json.dumps(stats))
+        (folder / "run_spec.json").write_text(json.dumps({"adapter_spec": {"model": model}}))
+        return str(folder / "per_instance_stats.json")
+    got = report("--baseline", run(tmp_path / "r1", "acme/one", [1, 0, 1, 0, 1, 1]),
+                 "--candidate", run(tmp_path / "r2", "acme/two", [1, 1, 1, 0, 1, 1]))
+    assert got["input"]["systems"] == ["acme/one", "acme/two"]
+
+
+def workbook_at(path, sheet_xml, rels=True, shared=None):
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel_ns = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'
+    members = {
+        "[Content_Types].xml": "<Types/>",
+        "xl/workbook.xml": f'<workbook {ns} {rel_ns}><sheets><sheet name="S" sheetId="1" '
+                           'r:id="rId7"/></sheets></workbook>',
+        "xl/sheets/data.xml": f"<worksheet {ns}><sheetData>{sheet_xml}</sheetData></worksheet>",
+    }
+    if rels:
+        members["xl/_rels/workbook.xml.rels"] = (
+            '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            '<Relationship Id="rId7" Target="/xl/sheets/data.xml"/></Relationships>')
+    if shared is not None:
+        members["xl/sharedStrings.xml"] = shared
+    return write_eval(path, members)
+
+
+def test_a_workbook_with_inline_strings_booleans_and_a_moved_sheet(tmp_path):
+    rows = ['<row r="1"><c r="A1" t="inlineStr"><is><t>item</t></is></c>'
+            '<c r="B1" t="inlineStr"><is><t>a</t></is></c>'
+            '<c r="C1" t="inlineStr"><is><t>b</t></is></c></row>']
+    for i, (a, b) in enumerate([(1, 0), (0, 1), (1, 1), (1, 1), (0, 1), (1, 1)], start=2):
+        rows.append(f'<row r="{i}"><c r="A{i}"><v>{i - 1}</v></c><c r="B{i}" t="b"><v>{a}</v>'
+                    f'</c><c r="C{i}" t="b"><v>{b}</v></c></row>')
+    path = workbook_at(tmp_path / "r.xlsx", "".join(rows))
+    got = report("--csv", path, "--a-col", "a", "--b-col", "b")
+    assert got["comparisons"][0]["accuracy"]["a"] == pytest.approx(4 / 6)
+    assert got["comparisons"][0]["accuracy"]["b"] == pytest.approx(5 / 6)
+    assert got["input"]["items"] == 6
+
+
+def test_a_workbook_declaring_entities_is_refused(tmp_path):
+    path = workbook_at(tmp_path / "x.xlsx", "")
+    with zipfile.ZipFile(path, "a") as archive:
+        archive.writestr("xl/sharedStrings.xml",
+                         '<!DOCTYPE x [<!ENTITY a "aaaa">]><sst>&a;</sst>')
+    assert_one_line_error(*cli("--csv", path, "--a-col", "a", "--b-col", "b"),
+                          "declares XML entities")
+
+
+def inspect_folder(folder, logs):
+    folder.mkdir(parents=True)
+    for task, values in logs.items():
+        (folder / f"{task}.json").write_text(json.dumps(
+            {"version": 2, "status": "success", "eval": {"task": task, "model": folder.name},
+             "samples": samples(values)}, indent=2))
+
+
+def test_inspect_folders_with_journal_archives_compare_task_by_task(tmp_path):
+    inspect_folder(tmp_path / "base", {"arith": VALUES_A, "logic": VALUES_B})
+    (tmp_path / "tuned").mkdir()
+    for task, values in (("arith", VALUES_B), ("logic", VALUES_B[::-1])):
+        write_eval(tmp_path / "tuned" / f"{task}.eval", {
+            "_journal/start.json": {**header("tuned"), "eval": {"task": task, "model": "tuned"}},
+            "_journal/summaries/1.json": samples(values)})
+    got = report("--baseline", str(tmp_path / "base"), "--candidate", str(tmp_path / "tuned"))
+    assert [task["task"] for task in got["tasks"]] == ["arith", "logic"]
+
+
+@pytest.mark.parametrize("layout,fragment", [
+    ("twice", "holds 2 logs of task 'arith' and 2 that ended (again.json, arith.json)"),
+    ("empty", "no lm-eval samples_<task>_<time>.jsonl files, Inspect logs or HELM"),
+    ("mixed", "give harness folders for every system or files for every system, not both"),
+    ("no shared", "the folders share no task"),
+    ("unknown task", "--tasks names 'nothing', which no folder holds (tasks: arith)"),
+])
+def test_harness_folders_that_cannot_be_matched_are_refused(tmp_path, layout, fragment):
+    inspect_folder(tmp_path / "base", {"arith": VALUES_A})
+    other = tmp_path / "tuned"
+    extra = []
+    if layout == "twice":
+        inspect_folder(other, {"arith": VALUES_B})
+        (other / "again.json").write_text((other / "arith.json").read_text())
+    elif layout == "empty":
+        other.mkdir()
+    elif layout == "mixed":
+        inspect_folder(other, {"arith": VALUES_B})
+        other = other / "arith.json"
+    elif layout == "no shared":
+        inspect_folder(other, {"logic": VALUES_B})
+    else:
+        inspect_folder(other, {"arith": VALUES_B})
+        extra = ["--tasks", "nothing"]
+    assert_one_line_error(*cli("--baseline", str(tmp_path / "base"), "--candidate", str(other),
+                               *extra), fragment)
+
+
+@pytest.mark.parametrize("data,fragment", [
+    (b"PK\x03\x04 not really a zip", "a damaged zip archive"),
+    (None, "is a zip archive, not an Excel workbook or an Inspect log"),
+])
+def test_zip_files_that_are_neither_workbooks_nor_logs(tmp_path, data, fragment):
+    path = tmp_path / "x.zip"
+    if data is None:
+        write_eval(path, {"readme.txt": "hello"})
+    else:
+        path.write_bytes(data)
+    assert_one_line_error(*cli("--csv", str(path), "--a-col", "a", "--b-col", "b"), fragment)
+
+
+def test_an_empty_first_sheet_is_refused(tmp_path):
+    path = workbook_at(tmp_path / "e.xlsx", "")
+    assert_one_line_error(*cli("--csv", path, "--a-col", "a", "--b-col", "b"),
+                          "the first sheet of the workbook is empty")
+
+
+def test_an_inspect_log_written_on_one_line_is_still_an_inspect_log(tmp_path):
+    """json.dumps without indent puts the whole log on one line, which also parses as JSON
+    lines with one record; it is read as the log it is."""
+    for name, values, model in (("a.json", VALUES_A, "org/a"), ("b.json", VALUES_B, "org/b")):
+        (tmp_path / name).write_text(json.dumps({**header(model), "samples": samples(values)}))
+    one_line = report("--baseline", str(tmp_path / "a.json"), "--candidate",
+                      str(tmp_path / "b.json"))
+    indented = report("--baseline", plain_json(tmp_path, "c.json", VALUES_A, "org/a"),
+                      "--candidate", plain_json(tmp_path, "d.json", VALUES_B, "org/b"))
+    assert one_line["comparisons"][0]["gap"] == indented["comparisons"][0]["gap"] == 0.25
+    assert one_line["input"]["systems"] == ["org/a", "org/b"]
+
+
+def test_on_missing_drop_with_repeated_ids_counts_them(tmp_path):
+    path = tmp_path / "r.csv"
+    rows = ["id,a,b"] + [f"{i},{i % 2},{(i // 2) % 2}" for i in range(40)] + ["3,1,1", "7,0,0"]
+    path.write_text("\n".join(rows) + "\n")
+    argv = ["--csv", str(path), "--id-col", "id", "--a-col", "a", "--b-col", "b",
+            "--resamples", "100", "--calibration", "0"]
+    status, out, err = cli(*argv)
+    assert status == 2 and "2 id(s) appear more than once (first: 3, 7)" in err
+    status, text, _ = cli(*argv, "--on-missing", "drop")
+    assert status == 0 and "n=38 items" in text and "dropped" in text

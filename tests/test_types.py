@@ -1,0 +1,66 @@
+"""Core types and formatting: Interval, Scores, Cells, Table records, numbers parsed and printed."""
+
+import random
+from fractions import Fraction
+
+import pytest
+
+import bootstrap_eval_deltas as bed
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"a": (1, 0), "b": (1, 0, 1)}, "same items"),
+    ({"a": (1, 0), "b": (1, 0), "clusters": (1,)}, "a cluster or stratum label"),
+    ({"a": (1, 0), "b": (1, 0), "strata": (1, 2, 3)}, "a cluster or stratum label"),
+    ({"a": (1,), "b": (0,)}, "need at least 2 items, got 1"),
+])
+def test_scores_refuse_what_cannot_be_compared(kwargs, message):
+    with pytest.raises(bed.ToolError, match=message):
+        bed.Scores(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"permutations": 0}, "permutations must be a whole number from 1"),
+    ({"calibration": -1}, "calibration must be a whole number from 0"),
+    ({"resamples": 2.5}, "resamples must be a whole number"),
+    ({"confidence": 1}, "confidence must lie strictly between 0 and 1"),
+    ({"engine": "Counts"}, "engine must be one of auto, stream, counts; got 'Counts'"),
+])
+def test_settings_refuse_what_they_cannot_do(kwargs, message):
+    with pytest.raises(bed.ToolError, match=message):
+        bed.Settings(**kwargs)
+    assert issubclass(bed.ToolError, ValueError)
+
+
+def test_settings_or_keywords_not_both():
+    with pytest.raises(bed.ToolError, match="give Settings or keywords, not both"):
+        bed.analyze(bed.Scores((1, 0, 1), (1, 1, 0)), random.Random(1), bed.Settings(),
+                    resamples=10)
+
+
+@pytest.mark.parametrize("text,value", [
+    ("  TRUE ", 1), ("False", 0), ("1e-2", Fraction(1, 100)), ("", bed._MISSING),
+    (None, bed._MISSING), (True, 1), (7, 7), (Fraction(3, 4), Fraction(3, 4)),
+])
+def test_parse_score_reads_what_writers_write(text, value):
+    assert bed.parse_score(text) == value or bed.parse_score(text) is value
+
+
+@pytest.mark.parametrize("text,message", [
+    ("inf", "is not a finite number"), ("NaN", "is not a finite number"),
+    ("1e999", "exponent"), (10 ** 60, "more than 50 digits"),
+])
+def test_parse_score_refuses_what_is_not_a_finite_number(text, message):
+    with pytest.raises(bed.ToolError, match=message):
+        bed.parse_score(text)
+
+
+def test_a_tiny_negative_gap_never_prints_as_plus_zero():
+    a = [0.5, 0.25, 0.75, 0.5] * 10
+    b = list(a)
+    b[0] = 0.5 - 1e-7
+    result = bed.compare(a, b, resamples=200, calibration=0)
+    assert -1e-8 < result.to_dict()["comparisons"][0]["gap"] < 0
+    assert "gap B - A: -0.0000 pts;" in str(result)
+    assert bed._signed_fixed(Fraction(1, 10 ** 9), 1) == "+0.0000"
+    assert bed._signed_fixed(Fraction(-1, 10 ** 9), 1) == "-0.0000"
