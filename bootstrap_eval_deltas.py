@@ -195,7 +195,7 @@ EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 70, 130, 141, 143
 
 # The resampling engine's tuning: the numbers a seed gives never depend on these five,
-# only the speed does (tests/test_engine.py checks both paths against the naive loop).
+# only the speed does (tests/test_statistics.py checks both paths against the naive loop).
 _CODE_REJECT = 255             # code of a word that randrange would reject
 _MAX_CODES = 254               # distinct score rows that fit the byte-code path
 # A code is one byte and never the reject code: the limit that keeps the sums exact.
