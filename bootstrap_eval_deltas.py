@@ -101,11 +101,9 @@ import collections
 import collections.abc
 import contextvars
 import csv
-import decimal
 import functools
 import hashlib
 import html
-import inspect
 import io
 import itertools
 import json
@@ -9739,7 +9737,8 @@ def _plain_number(value):
         return value
     if type(value).__name__ in _MISSING_MARKERS:
         return None
-    if isinstance(value, decimal.Decimal):
+    decimal = sys.modules.get("decimal")          # a Decimal means decimal is imported
+    if decimal is not None and isinstance(value, decimal.Decimal):
         return Fraction(value) if value.is_finite() else float(value)
     try:
         if getattr(getattr(value, "dtype", None), "kind", None) == "b":
@@ -9906,11 +9905,8 @@ def _taken(name: str, value, default):
 @functools.lru_cache(maxsize=None)
 def _defaults(command: str) -> dict:
     """The keyword options of an entry point and their defaults, from its signature."""
-    function = {"calibrate": calibrate, "ledger": ledger}.get(command) or globals()[command]
-    return {name: parameter.default for name, parameter in
-            inspect.signature(function).parameters.items()
-            if parameter.kind is parameter.KEYWORD_ONLY
-            and name not in ("ids", "clusters", "strata")}
+    return {name: default for name, default in globals()[command].__kwdefaults__.items()
+            if name not in ("ids", "clusters", "strata")}
 
 
 def _request(command: str, options: dict, given=None, **outputs) -> _Request:
