@@ -2477,6 +2477,19 @@ def _helm_inputs(real_path: str | None) -> dict:
         return {}
 
 
+def _helm_task(run_dir: str) -> str:
+    """A HELM run's task: its folder's name without the model (``mmlu:subject=anatomy,
+    method=multiple_choice_joint,model=org_m`` -> ``mmlu:subject=anatomy,method=...``).
+
+    >>> _helm_task("runs/v1/mmlu:subject=anatomy,model=acme_base-7b")
+    'mmlu:subject=anatomy'
+    """
+    name = os.path.basename(os.path.normpath(run_dir))
+    head, _, args = name.partition(":")
+    kept = [arg for arg in args.split(",") if arg and not arg.startswith("model=")]
+    return head + (":" + ",".join(kept) if kept else "")
+
+
 def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str):
     """HELM ``per_instance_stats.json``: per instance and train trial, ``stats`` with
     ``name: {name, split, perturbation?}`` and ``mean``.  Unperturbed instances of the
@@ -2516,7 +2529,7 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
     model = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
-    task = run_dir.split(":")[0] if ":" in run_dir else None
+    task = _helm_task(run_dir) if ":" in run_dir else None     # the subject kept
     return _HarnessFile("helm", stream, _helm_model(real_path) or (model.group(1) if model
                                                                  else None), task)
 
@@ -3217,19 +3230,6 @@ def _expand_paths(value: str) -> list:
     if not paths:
         raise ToolError(f"no file named in {_shorten(value)}")
     return paths
-
-
-def _helm_task(run_dir: str) -> str:
-    """A HELM run's task: its folder's name without the model (``mmlu:subject=anatomy,
-    method=multiple_choice_joint,model=org_m`` -> ``mmlu:subject=anatomy,method=...``).
-
-    >>> _helm_task("runs/v1/mmlu:subject=anatomy,model=acme_base-7b")
-    'mmlu:subject=anatomy'
-    """
-    name = os.path.basename(os.path.normpath(run_dir))
-    head, _, args = name.partition(":")
-    kept = [arg for arg in args.split(",") if arg and not arg.startswith("model=")]
-    return head + (":" + ",".join(kept) if kept else "")
 
 
 def _inspect_header(path: str) -> dict:

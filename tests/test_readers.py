@@ -1640,3 +1640,24 @@ def test_on_missing_drop_with_repeated_ids_counts_them(tmp_path):
     assert status == 2 and "2 id(s) appear more than once (first: 3, 7)" in err
     status, text, _ = cli(*argv, "--on-missing", "drop")
     assert status == 0 and "n=38 items" in text and "dropped" in text
+
+
+def test_helm_stats_files_of_two_subjects_are_not_one_test(tmp_path):
+    """A HELM run's task is its run folder's name less the model, subject and all: two
+    per_instance_stats.json files of different subjects are refused as different tests (the
+    file path took the text before the first ":" and compared them as one), as their
+    folders are."""
+    import shutil
+    source = os.path.join(ROOT, "datasets", "examples", "helm", "runs", "mysuite")
+    paths = []
+    for subject, model in (("anatomy", "mock_parity-a"), ("physics", "mock_parity-b")):
+        run = tmp_path / f"mmlu:subject={subject},model={model}"
+        shutil.copytree(os.path.join(source, f"simple_mcqa:model={model}"), run)
+        paths.append(str(run / "per_instance_stats.json"))
+    metric = ("--score-col", "exact_match")
+    assert_one_line_error(*cli("compare", *paths, *metric), "not the same test")
+    assert_one_line_error(*cli("compare", *[os.path.dirname(p) for p in paths], *metric),
+                          "the folders share no task (tasks: mmlu:subject=anatomy, "
+                          "mmlu:subject=physics)")
+    status, out, err = cli("compare", *paths, *metric, "--allow-different-tasks")
+    assert status == 0, err
