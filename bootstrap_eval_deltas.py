@@ -10718,31 +10718,36 @@ def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None =
 
 def assert_not_worse(baseline, candidate, *, margin: float, ids=None, clusters=None,
                      strata=None, names: Sequence[str] | str | None = None,
-                     on_missing: str = "error", confidence: float = float(CONFIDENCE),
-                     seed: int = SEED, resamples: int | None = None,
-                     interval: str = "percentile", **reading) -> Result:
+                     systems: Sequence[str] | str | None = None, a_col: str | None = None,
+                     b_col: str | None = None, score_col: str | None = None,
+                     id_col: Sequence[str] | str | None = None,
+                     cluster_col: str | None = None, strata_col: str | None = None,
+                     run_col: str | None = None, system_col: str | None = None,
+                     input_format: str | None = None, filter: str | None = None,
+                     split: str | None = None, tasks: Sequence[str] | str | None = None,
+                     pool: str = "strata", allow_different_tasks: bool = False,
+                     allow_incomplete: bool = False, on_missing: str = "error",
+                     confidence: float = float(CONFIDENCE), seed: int = SEED,
+                     resamples: int | None = None, interval: str = "percentile",
+                     accuracy_interval: str = "same", exact: bool = False,
+                     engine: str = "auto", calibration: int = CALIBRATION_REPLAYS,
+                     permutations: int | None = None, adjust: str = "holm") -> Result:
     """A regression test in one line: AssertionError carrying the report unless the
     candidate is shown not worse than the baseline by more than *margin* (required, above
     0) -- points for scores in [0, 1], else score units -- by the lower end of the interval
-    the verdict reads (compare's gate with ``min_delta = -margin``).  *reading*: compare's options
-    that say how to read paths (``a_col``, ``score_col``, ...).
+    the verdict reads: compare's gate with ``min_delta = -margin``, and compare's options.
 
     >>> assert_not_worse([1, 0, 1, 1] * 50, [1, 0, 1, 1] * 50, margin=2).passed
     True
     """
+    options = {name: value for name, value in locals().items()
+               if name not in ("baseline", "candidate", "margin")}
     margin = _exact(margin, "margin")
     if margin <= 0:
         raise ToolError("margin is the largest drop you accept, above 0 (points for scores in "
                         "[0, 1]); at 0 the candidate would have to be shown better: "
                         "compare(..., gate=True)")
-    not_reading = sorted(set(reading) - set(_READING))
-    if not_reading:
-        raise TypeError(f"assert_not_worse() got an unexpected keyword argument "
-                        f"{not_reading[0]!r}")
-    result = compare(baseline, candidate, ids=ids, clusters=clusters, strata=strata,
-                     names=names, on_missing=on_missing, confidence=confidence, seed=seed,
-                     resamples=resamples, interval=interval, gate=True, min_delta=-margin,
-                     **reading)
+    result = compare(baseline, candidate, gate=True, min_delta=-margin, **options)
     if not result.passed:
         raise AssertionError(str(result))
     return result
