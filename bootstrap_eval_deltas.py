@@ -10827,8 +10827,14 @@ def _prog() -> str:
 
 
 _EXIT_STATUSES = """\
-exit status: 0 success, 1 a --gate failed, 2 bad input or flags (one line on stderr),
+exit status: 0 success,{gate} 2 bad input or flags (one line on stderr),
 70 internal error, 130 interrupted, 141 the reader of stdout went away, 143 terminated"""
+
+
+def _exit_statuses(command: str | None) -> str:
+    """The exit statuses a command can end with (only compare's --gate fails with 1)."""
+    gate = {"compare": " 1 the --gate failed,", None: " 1 compare's --gate failed,"}
+    return _EXIT_STATUSES.format(gate=gate.get(command, ""))
 
 # Each subcommand: what it does, and two or three examples (%(prog)s is the subcommand).
 _COMMANDS = {
@@ -11118,9 +11124,13 @@ _FLAGS = (
     _flag(f"{_C} {_L}", "output", "--details", action="store_true",
           help="the whole report: Monte Carlo error, calibration, provenance (files, SHA-256), "
                "the gap's distribution (the JSON always has everything)"),
-    _flag(f"{_C} {_S} {_P} {_L}", "output", "--plot", metavar="PATH.svg",
-          help="write an SVG picture (atomically): the paired gap's distribution, or with "
-               "--n-grid the power curve"),
+    _flag(f"{_C} {_S}", "output", "--plot", metavar="PATH.svg",
+          help="write an SVG picture (atomically): the paired gap's bootstrap distribution"),
+    _flag(_P, "output", "--plot", metavar="PATH.svg",
+          help="with --n-grid, write the power curve as an SVG picture (atomically)"),
+    _flag(_L, "output", "--plot", metavar="PATH.svg",
+          help="write the forest plot as an SVG picture (atomically): each system's score and "
+               "interval, highest first"),
     _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "output", "--quiet", action="store_true",
           help="no progress indicator on stderr (it is drawn on a terminal only, for loops "
                "longer than a second)"),
@@ -11141,7 +11151,7 @@ def _top_help() -> str:
     lines += [f"  {_prog()}                      reproduce the article",
               f"  {_prog()} compare results.csv --a-col base --b-col tuned",
               f"  {_prog()} compare base.jsonl tuned.jsonl --score-col metrics.f1 --id-col id",
-              f"  {_prog()} plan --half-width 0.015 --accuracy 0.85", "", _EXIT_STATUSES]
+              f"  {_prog()} plan --half-width 0.015 --accuracy 0.85", "", _exit_statuses(None)]
     return "\n".join(lines) + "\n"
 
 
@@ -11154,7 +11164,7 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
                      argument_default=argparse.SUPPRESS,
                      usage=f"%(prog)s{inputs} [flags]",
                      description=summary[0].upper() + summary[1:] + ".",
-                     epilog="examples:\n" + examples + "\n\n" + _EXIT_STATUSES,
+                     epilog="examples:\n" + examples + "\n\n" + _exit_statuses(command),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     if command in ("compare", "leaderboard"):
         parser.add_argument("inputs", nargs="*", metavar="FILE", default=[],

@@ -989,3 +989,24 @@ def test_files_are_closed_by_every_reader(tmp_path, reader):
     assert {f["format"] for f in read.get("files", [read])} == formats
     if files:
         assert read["rows"] == 5 and read["columns"] == ["item", "a", "b"], read
+
+
+@pytest.mark.parametrize("command, gate, picture", [
+    ("compare", True, "the paired gap's bootstrap distribution"),
+    ("simulate", False, "the paired gap's bootstrap distribution"),
+    ("plan", False, "the power curve"),
+    ("leaderboard", False, "the forest plot"),
+    ("calibrate", False, None),
+    ("ledger", False, None),
+])
+def test_each_commands_help_says_its_own_exit_statuses_and_picture(command, gate, picture):
+    import contextlib
+    import io
+    import bootstrap_eval_deltas as bed
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as done:
+        bed.main([command, "--help"])
+    assert done.value.code == 0
+    text = " ".join(out.getvalue().split())
+    assert ("1 the --gate failed" in text) is gate and "exit status: 0 success," in text
+    assert (picture is None and "--plot" not in text) or (picture and picture in text)
