@@ -2245,6 +2245,21 @@ _LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_re
                    "metrics", "doc_hash", "prompt_hash", "target_hash"}
 
 
+def _open_regular(path: str):
+    """*path* opened for reading if it is a regular file; ToolError for a pipe, device or
+    socket, which could block the open or never end (opened without blocking, then asked)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ToolError(f"{_printable(path)} is not a regular file (a pipe, device or "
+                            "socket); the tool reads regular files only")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _lm_eval_model(real_path: str | None) -> str | None:
     """The model of an lm-eval output folder: ``model_name`` in a results file beside the
     samples, else the folder's name when it is one (``org__model`` -> ``org/model``)."""
@@ -2258,7 +2273,7 @@ def _lm_eval_model(real_path: str | None) -> str | None:
         return None
     for name in reversed(results):
         try:
-            with open(os.path.join(folder, name), "rb") as handle:
+            with _open_regular(os.path.join(folder, name)) as handle:
                 data = handle.read(1 << 24)
             value = _JSON.decode(data.decode("utf-8")).get("model_name")
         except (OSError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
@@ -2456,7 +2471,7 @@ def _helm_model(real_path: str | None) -> str | None:
     if real_path is None:
         return None
     try:
-        with open(os.path.join(os.path.dirname(real_path), "run_spec.json"), "rb") as handle:
+        with _open_regular(os.path.join(os.path.dirname(real_path), "run_spec.json")) as handle:
             spec = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
         model = spec["adapter_spec"]["model"]
     except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
@@ -2470,7 +2485,7 @@ def _helm_inputs(real_path: str | None) -> dict:
     if real_path is None:
         return {}
     try:
-        with open(os.path.join(os.path.dirname(real_path), "instances.json"), "rb") as handle:
+        with _open_regular(os.path.join(os.path.dirname(real_path), "instances.json")) as handle:
             instances = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
         return {_item_id(i["id"]): _digest(i["input"]["text"]) for i in instances}
     except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
@@ -3263,7 +3278,7 @@ def _inspect_header(path: str) -> dict:
 
 def _looks_inspect(path: str) -> bool:
     try:
-        with open(path, "rb") as handle:
+        with _open_regular(path) as handle:
             head = handle.read(4096)
     except OSError:
         return False
@@ -3285,8 +3300,16 @@ _LISTINGS = ("logs.json", "eval-set.json")     # Inspect's listings of an eval s
 
 
 def _log_of(root: str, name: str) -> _LogFile | None:
-    """The harness log a file is, if it is one."""
+    """The harness log a file is, if it is one; a file named as a log that is not a regular
+    file (a pipe, a device) is refused before it is opened."""
     path = os.path.join(root, name)
+    if name.endswith((".json", ".jsonl", ".eval")):
+        try:
+            _open_regular(path).close()
+        except FileNotFoundError:                   # a link to nothing: no log
+            return None
+        except OSError as err:
+            raise ToolError(f"cannot read {_printable(path)}: {err.strerror}") from None
     match = _LM_EVAL_NAME.fullmatch(name)
     if match:
         return _LogFile(path, match.group(1), _lm_eval_model(os.path.realpath(path)))
@@ -3307,7 +3330,8 @@ def _log_of(root: str, name: str) -> _LogFile | None:
 
 def _harness_logs(folder: str) -> list:
     """Every harness log in a folder and its subfolders (four levels: a HELM
-    ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each."""
+    ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each; a file
+    named as a log that is a pipe or a device is refused before it is opened."""
     found, seen = [], set()
     top = os.path.normpath(folder).count(os.sep)
     for root, dirs, files in os.walk(folder, followlinks=True):

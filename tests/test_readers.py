@@ -1661,3 +1661,39 @@ def test_helm_stats_files_of_two_subjects_are_not_one_test(tmp_path):
                           "mmlu:subject=physics)")
     status, out, err = cli("compare", *paths, *metric, "--allow-different-tasks")
     assert status == 0, err
+
+
+def _lm_eval_folder(tmp_path):
+    """A copy of the shipped lm-eval example: one model's folder."""
+    import shutil
+    source = os.path.join(ROOT, "datasets", "examples", "lm-eval", "main")
+    folder = tmp_path / "runs"
+    shutil.copytree(source, folder)
+    return folder
+
+
+@pytest.mark.parametrize("name", ["notes.json", "results_2026-01-01T00-00-00.json",
+                                  "zero.eval"])
+def test_a_folder_walk_refuses_a_pipe_or_device_named_as_a_log_and_never_hangs(tmp_path, name):
+    folder = _lm_eval_folder(tmp_path)
+    base = folder / "acme__base"
+    if name == "zero.eval":
+        os.symlink("/dev/zero", base / name)
+    else:
+        os.mkfifo(base / name)
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "bootstrap_eval_deltas.py"),
+                          "compare", str(base), str(folder / "acme__tuned"), "--filter",
+                          "strict-match", "--score-col", "acc,exact_match"],
+                         capture_output=True, text=True, timeout=60)    # a hang fails, too
+    assert_one_line_error(run.returncode, run.stdout, run.stderr,
+                          "is not a regular file (a pipe, device or socket)")
+
+
+def test_a_link_to_nothing_named_as_a_log_is_no_log(tmp_path):
+    folder = _lm_eval_folder(tmp_path)
+    os.symlink(str(tmp_path / "gone.json"), folder / "acme__base" / "gone.json")
+    status, out, err = cli("compare", str(folder / "acme__base"), str(folder / "acme__tuned"),
+                           "--filter", "strict-match", "--score-col", "acc,exact_match")
+    assert status == 0, err
