@@ -9642,8 +9642,9 @@ def _is_runs(data, where: str) -> bool:
     if all(not _keyed(run) and len(run) == 2 for run in data):
         raise ToolError(f"{where}: every element holds two values: for (id, score) pairs give "
                         "dict(pairs); runs of two items each go as mappings from item id")
-    if len(data) > max(len(run) for run in data):
-        raise ToolError(f"{where}: {len(data):,} runs of {max(len(run) for run in data):,} "
+    items = max(len(run) for run in data)
+    if len(data) > items:
+        raise ToolError(f"{where}: {len(data):,} runs of {items:,} "
                         "items? A list of lists is runs (each a list of every item's score); "
                         "give each item's mean over its samples, or the runs")
     return True
@@ -10142,9 +10143,6 @@ def _check_compare(request: _Request) -> None:
         raise ToolError(f"{_opt('engine')} chooses how resamples are drawn; give "
                         f"{_opt('resamples')} too (without it compare uses the exact or "
                         "saddlepoint bootstrap where they apply, which draw nothing)")
-    if "min_delta" in r.given and not r.gate:
-        raise ToolError(f"{_opt('min_delta')} is the margin of the gate; give "
-                        f"{_opt('gate', True)} too")
 
 
 def _check_runs(request: _Request) -> None:
@@ -10167,9 +10165,6 @@ def _check_runs(request: _Request) -> None:
 def _check_simulate(request: _Request) -> None:
     r = request
     _check_runs(r)
-    if "min_delta" in r.given and not r.gate:
-        raise ToolError(f"{_opt('min_delta')} is the margin of the gate; give "
-                        f"{_opt('gate', True)} too")
     if r.runs > 1 and (r.cluster_size > 1 or r.engine == "counts"):
         raise ToolError(f"{_opt('runs')} simulates runs item by item: no "
                         f"{_opt('cluster_size')}, the stream engine")
@@ -10283,6 +10278,9 @@ def _validate(request: _Request) -> _Request:
     if request.json and request.output not in (None, "json"):
         raise ToolError(f"--json means --output json; it conflicts with --output "
                         f"{request.output}")
+    if "min_delta" in request.given and not request.gate:
+        raise ToolError(f"{_opt('min_delta')} is the margin of the gate; give "
+                        f"{_opt('gate', True)} too")
     _CHECKS[request.command](request)
     _check_numbers(request)
     return request
