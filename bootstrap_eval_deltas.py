@@ -164,7 +164,7 @@ _ENGINE_CHOICES = ("auto",) + ENGINES            # auto: the fastest that draws 
 INTERVALS = ("percentile", "basic", "bca", "score")
 ADJUSTMENTS = ("holm", "bh", "bonferroni")      # p-values adjusted across a family
 _ACCURACY_INTERVALS = ("same", "wilson", "clopper-pearson")
-OUTPUTS = ("text", "json", "markdown")
+OUTPUTS = ("text", "json", "markdown", "html")
 CSV_COLUMNS = ("item", "system_a_correct", "system_b_correct")
 
 _MCNEMAR_EXACT_LIMIT = 1000    # discordant pairs up to which McNemar is summed exactly
@@ -7796,8 +7796,8 @@ def sweep(rng: random.Random, copula: Copula, grid, settings: Settings | None = 
 
 # === Output ===
 #
-# Text, JSON, markdown and SVG renderers of the frozen results, and
-# the one table that maps a report type and an output format to its renderer.
+# Each kind of report is one document (lines and tables) drawn as text, markdown or HTML, and
+# one JSON body built from its fields; SVG pictures; one table from report type to both.
 # Renderers are pure: they print decisions made in Analysis and never recompute
 # one, and draw nothing from the random stream.
 
@@ -7895,6 +7895,38 @@ def _params_json(params: dict) -> dict:
     """The settings a run used (those that did not apply are left out)."""
     return {key: (float(value) if isinstance(value, Fraction) else value)
             for key, value in params.items() if value is not None}
+
+
+# --- Documents: each report is a list of blocks that every format draws ---
+#
+# A block is a line of text (a str; two spaces in marks a detail of the line above), a
+# _Grid (a table) or a _Pre (lines kept as they are: a histogram's bars).  One function per
+# kind of report builds its document; _text, _markdown and _html draw any document.
+
+@dataclass(frozen=True)
+class _Grid:
+    """A table: its header, its rows of cells, the columns aligned right, and how many
+    spaces in the text renderer sets it."""
+
+    header: tuple
+    rows: tuple
+    right: frozenset = frozenset()
+    indent: int = 2
+
+
+@dataclass(frozen=True)
+class _Pre:
+    """Lines drawn as they are in every format (a histogram's bars)."""
+
+    lines: tuple
+
+
+def _indented(document: list) -> list:
+    """A document nested in another (a pooled comparison in a run's report): two spaces
+    further in."""
+    return [f"  {block}" if isinstance(block, str) else
+            dataclasses.replace(block, indent=block.indent + 2) if isinstance(block, _Grid)
+            else _Pre(tuple(f"  {line}" for line in block.lines)) for block in document]
 
 
 # --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
@@ -8241,8 +8273,9 @@ def _runs_plan_lines(plan: RunsPlan, n: int, params: dict) -> list:
     return lines
 
 
-def _verdict_sentence(comparison: Comparison, labels=None) -> str:
-    """The verdict, with the numbers that decided it, in one sentence."""
+def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str:
+    """The verdict, with the numbers that decided it, in one sentence (its first words say
+    which runs did not finish)."""
     decision, result = comparison.decision, comparison.analysis
     base, cand = labels or (comparison.baseline, comparison.candidate)
     interval = _format_interval(decision.interval, result.percent)
@@ -8257,19 +8290,20 @@ def _verdict_sentence(comparison: Comparison, labels=None) -> str:
     alpha = _format_decimal(decision.alpha)
     below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
     word, gap = decision.word, _format_gap(result.gap, result.percent)
+    head = f"verdict: {word}" + (f" ({'; '.join(incomplete)})" if incomplete else "")
     if word in ("better", "worse"):
-        return (f"verdict: {word}. {cand} is likely {word} than {base} ({gap}): the {which} "
+        return (f"{head}. {cand} is likely {word} than {base} ({gap}): the {which} "
                 f"{interval} excludes 0 and {test} {below} {alpha}.")
     if word == "cannot tell":
-        return (f"verdict: cannot tell. The {which} {interval} includes 0 and {test} {below} "
+        return (f"{head}. The {which} {interval} includes 0 and {test} {below} "
                 f"{alpha}, so the observed {gap} may be noise.")
     if word == "borderline":
         side = "excludes" if decision.interval.excludes_zero() else "includes"
-        return (f"verdict: borderline. The observed {gap}: the {which} {interval} {side} 0 but "
+        return (f"{head}. The observed {gap}: the {which} {interval} {side} 0 but "
                 f"{test} {below} {alpha}; the interval and the test disagree, too close to call "
                 "at this level.")
     clusters = result.design.clusters if result.design else None
-    return (f"verdict: unreliable. The observed {gap}: the {which} {interval} excludes 0 and "
+    return (f"{head}. The observed {gap}: the {which} {interval} excludes 0 and "
             f"{test} {below} {alpha}, but with {clusters} clusters a cluster bootstrap cannot be "
             f"trusted (it wants about {_MIN_CLUSTERS}); do not claim a winner.")
 
@@ -8370,8 +8404,7 @@ def _text_histogram(dist, interval: Interval, level: str, percent: bool = True,
     each bin's count of resamples, or its share of an exact or approximated distribution."""
     rows = _histogram_bins(dist, bins)
     tallest = max(share for _, _, share in rows)
-    lines = [f"{what}{_distribution_words(dist)} (bins from the value shown; "
-             f"'#' inside the {level} CI, '.' outside):"]
+    lines = []
     for lo, hi, share in rows:
         mark = "#" if lo + (hi - lo) / 2 in interval else "."
         bar = mark * max(1 if share else 0, round(40 * share / tallest))
@@ -8379,12 +8412,16 @@ def _text_histogram(dist, interval: Interval, level: str, percent: bool = True,
         amount = f"{int(share * len(dist.sums)):>6}" if dist.monte_carlo else \
             f"{100 * float(share):>5.1f}%"
         lines.append(f"  {_format_gap(lo, percent):>10} |{bar:<40} {amount}{zero}")
-    return lines
+    return [f"{what}{_distribution_words(dist)} (bins from the value shown; "
+            f"'#' inside the {level} CI, '.' outside):", _Pre(tuple(lines))]
 
 
-def _comparison_text(report: Report) -> str:
-    """A simulated run in the article's layout; the user's data verdict first."""
-    return _simulation_text(report) if report.source == "simulation" else _data_text(report)
+def _comparison_document(report: Report) -> list:
+    """Several candidates as a family table; a simulated run in the article's layout; the
+    user's data verdict first."""
+    if len(report.comparisons) > 1:
+        return _family_document(report)
+    return _simulation_document(report) if report.table is None else _data_document(report)
 
 
 def _histogram_lines(result: Analysis) -> list:
@@ -8408,25 +8445,17 @@ def _method_text(result: Analysis) -> str:
     return f"bootstrap, B={result.resamples:,} resamples{engine}"
 
 
-def _with_incomplete(sentence: str, table: Table) -> str:
-    """The verdict sentence, saying in its first words that a run did not finish."""
-    if not table.incomplete:
-        return sentence
-    head, _, rest = sentence.partition(". ")
-    return f"{head} ({'; '.join(table.incomplete)}). {rest}"
-
-
 def _warning_lines(table: Table) -> list:
     return [f"warning: {_printable(text)}" for text in table.warnings]
 
 
-def _data_text(report: Report) -> str:
+def _data_document(report: Report) -> list:
     """The verdict, each system, the gap and the test, what would settle it; with
     ``details`` the Monte Carlo error, calibration, provenance and the histogram too."""
     comparison = report.comparisons[0]
     result, table, percent = comparison.analysis, report.table, comparison.analysis.percent
     names = [_printable(name) for name in table.systems[:2]]
-    lines = [_with_incomplete(_verdict_sentence(comparison, ("A", "B")), table)]
+    lines = [_verdict_sentence(comparison, ("A", "B"), table.incomplete)]
     lines += _warning_lines(table) + _gate_lines(comparison, percent)
     for label, name, mean, ci in (("A", names[0], result.accuracy_a, result.ci_a),
                                   ("B", names[1], result.accuracy_b, result.ci_b)):
@@ -8451,7 +8480,7 @@ def _data_text(report: Report) -> str:
         lines.append(f"n={result.n:,} items from {_input_names(table)} ({kind}); "
                      f"{_method_text(result)}; seed {report.params['seed']}; --details for "
                      f"{error}calibration, provenance and the gap's distribution")
-        return "\n".join(lines) + "\n"
+        return lines
     lines += _precision_lines(result)
     lines += _input_lines(table, report.params["seed"], ("A", "B"))
     if _looks_written_by_tool(table):
@@ -8460,12 +8489,10 @@ def _data_text(report: Report) -> str:
                "exact here, differ from its resampled ones by their Monte Carlo error")
         lines.append("note: for a file written by --write-csv the accuracies and McNemar match "
                      f"the simulated run exactly; the intervals, {how}")
-    lines += _engine_lines(report, result)
-    lines += _histogram_lines(result)
-    return "\n".join(lines) + "\n"
+    return lines + _engine_lines(report, result) + _histogram_lines(result)
 
 
-def _simulation_text(report: Report) -> str:
+def _simulation_document(report: Report) -> list:
     """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
     p, comparison = report.params, report.comparisons[0]
     result = comparison.analysis
@@ -8494,21 +8521,10 @@ def _simulation_text(report: Report) -> str:
     lines += [f"note: {note}" for note in result.notes]
     lines += _engine_lines(report, result)
     lines.append(_verdict_sentence(comparison, ("A", "B")))
-    lines += _gate_lines(comparison, result.percent)
-    lines += _histogram_lines(result)
-    return "\n".join(lines) + "\n"
+    return lines + _gate_lines(comparison, result.percent) + _histogram_lines(result)
 
 
-def _table_lines(header, rows, right) -> list:
-    """A plain-text table, two spaces in: columns padded to their widest cell, those at the
-    positions in *right* aligned right."""
-    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
-    return ["  " + "  ".join(cell.rjust(w) if i in right else cell.ljust(w)
-                             for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
-            for row in [header] + rows]
-
-
-def _family_text(report: Report) -> str:
+def _family_document(report: Report) -> list:
     """Several candidates against one baseline: the verdicts, a table, what would settle
     them; with ``details`` the family's adjustment and the inputs."""
     comparisons, table = report.comparisons, report.table
@@ -8529,14 +8545,15 @@ def _family_text(report: Report) -> str:
                      r.test_name, _format_p(r.p), _format_p(c.decision.p), c.decision.word])
     lines = []
     for c in comparisons:
-        lines.append(f"{_printable(c.candidate)}: " + _with_incomplete(_verdict_sentence(c), table))
+        lines.append(f"{_printable(c.candidate)}: "
+                     + _verdict_sentence(c, None, table.incomplete))
         lines += [f"{_printable(c.candidate)}: {line}" for line in _gate_lines(c, percent)]
     lines += _warning_lines(table)
     lines.append(f"{len(table.systems)} systems on {table.n:,} items from "
                  f"{_input_names(table)}; baseline {base}; each candidate against it, p "
                  f"{_ADJUST_NAMES[decision.adjust]}-adjusted over the {len(comparisons)}, "
                  f"intervals {decision.joint} at {_format_level(decision.level)}")
-    lines += _table_lines(header, rows, {1, 3, 6, 7})
+    lines.append(_Grid(tuple(header), tuple(rows), frozenset({1, 3, 6, 7})))
     lines += _ledger_lines(report) + _dropped_lines(table)
     calibration = _calibration_lines if report.details else _calibration_warnings
     for c in comparisons:
@@ -8552,7 +8569,7 @@ def _family_text(report: Report) -> str:
     else:
         lines.append(f"{_method_text(first)}; seed {report.params['seed']}; --details for "
                      "calibration and provenance")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _test_json(result: Analysis) -> dict:
@@ -8649,56 +8666,12 @@ def _comparison_json(report: Report) -> dict:
     return body
 
 
-def _comparison_markdown(report: Report) -> str:
-    """A table ready for a pull request: one row per candidate."""
-    first = report.comparisons[0]
-    decision = first.decision
-    level = _format_level(decision.level)
-    simultaneous = f" ({decision.joint})" if decision.family > 1 else ""
-    percent = all(c.analysis.percent for c in report.comparisons)
-    kind = "two-level" if any(c.analysis.runs for c in report.comparisons) else "paired"
-    lines = [f"| candidate | baseline | n | candidate mean | baseline mean | gap | "
-             f"{kind} {level} CI{simultaneous} | test | p | p ({_ADJUST_NAMES[decision.adjust]}) "
-             "| verdict |",
-             "|---|---|---:|---:|---:|---:|---|---|---:|---:|---|"]
-    for c in report.comparisons:
-        r = c.analysis
-        lines.append(
-            f"| {_md(c.candidate)} | {_md(c.baseline)} | {r.n:,} | "
-            f"{_round_fixed(r.accuracy_b, 3)} | "
-            f"{_round_fixed(r.accuracy_a, 3)} | {_format_gap(r.gap, percent)} | "
-            f"{_format_interval(c.decision.interval, percent)} | {r.test_name} | "
-            f"{_format_p(r.p)} | "
-            f"{_format_p(c.decision.p)} | {c.decision.word} |")
-    lines.append("")
-    if report.table is not None:
-        for source in report.table.sources:
-            lines.append(f"Input {_md(source.path)} ({source.format}, {source.rows:,} rows, "
-                         f"sha256 `{source.sha256[:16]}…`); seed {report.params['seed']}; "
-                         f"{_method_text(report.comparisons[0].analysis)}.")
-        if report.table.dropped:
-            lines.append(f"Dropped {report.table.dropped:,} ({_md(report.table.dropped_note)}).")
-    else:
-        lines.append(f"Simulated run, seed {report.params['seed']}; "
-                     f"{_method_text(report.comparisons[0].analysis)}.")
-    if len(report.comparisons) > 1:
-        lines.append(f"Family of {len(report.comparisons)} comparisons; verdicts read the "
-                     f"{decision.joint} {level} interval and the "
-                     f"{_ADJUST_NAMES[decision.adjust]}-adjusted p at "
-                     f"alpha {_format_decimal(decision.alpha)}.")
-    for c in report.comparisons:
-        for line in _calibration_lines(c.analysis) + _gate_lines(c, percent):
-            lines.append(_md(line if len(report.comparisons) == 1 else f"{c.candidate}: {line}"))
-    lines += [_md(line) for line in _ledger_lines(report)]
-    return "\n".join(lines) + "\n"
-
-
 def _rate(value: Fraction, cov: Coverage) -> str:
     se = cov.standard_error(value)
     return f"{100 * float(value):.1f}% ({100 * se:.1f})"
 
 
-def _sweep_text(report: _SweepReport) -> str:
+def _sweep_document(report: _SweepReport) -> list:
     p, result = report.params, report.sweep
     level = _format_percent(p["confidence"])
     copula = result.copula
@@ -8708,17 +8681,14 @@ def _sweep_text(report: _SweepReport) -> str:
         f"corr={_format_decimal(copula.corr)}, paired {level} percentile CI",
         f"  {p['engine']} engine, {p['replays']} replays x {p['resamples']} resamples per n, "
         f"seed {p['seed']}; simulated rates with Monte Carlo s.e. in parentheses",
-        f"  {'n':>7}  {'analytic power':>14}  {'exact power':>11}  {'simulated power':>16}  "
-        f"{'coverage':>15}  {'paired +-':>10}  {'unpaired +-':>11}",
-    ]
-    for row in result.rows:
-        sim = row.simulated
-        exact = "-" if row.exact_power is None else f"{100 * row.exact_power:.1f}%"
-        lines.append(
-            f"  {row.n:>7,}  {100 * row.power:>13.1f}%  {exact:>11}  "
-            f"{_rate(sim.excludes_zero_rate, sim):>16}  "
-            f"{_rate(sim.covers_rate, sim):>15}  {100 * row.half_width:>6.2f} pts  "
-            f"{100 * row.unpaired_half_width:>7.2f} pts")
+        _Grid(("n", "analytic power", "exact power", "simulated power", "coverage", "paired +-",
+               "unpaired +-"),
+              tuple((f"{row.n:,}", f"{100 * row.power:.1f}%",
+                     "-" if row.exact_power is None else f"{100 * row.exact_power:.1f}%",
+                     _rate(row.simulated.excludes_zero_rate, row.simulated),
+                     _rate(row.simulated.covers_rate, row.simulated),
+                     f"{100 * row.half_width:.2f} pts", f"{100 * row.unpaired_half_width:.2f} pts")
+                    for row in result.rows), frozenset(range(7)))]
     target = _format_percent(result.target_power)
     if result.n_needed is None:
         lines.append(f"{target} power: never reached, the true gap is 0")
@@ -8734,7 +8704,7 @@ def _sweep_text(report: _SweepReport) -> str:
     lines.append("(+- columns: analytic half-width of the interval, z*sd/sqrt(n); exact power: "
                  f"the exact bootstrap interval's, summed over every 2x2 table; '-' above "
                  f"{_EXACT_POWER_LIMIT:,} items)")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _sweep_json(report: _SweepReport) -> dict:
@@ -8756,7 +8726,7 @@ def _sweep_json(report: _SweepReport) -> dict:
     }
 
 
-def _accuracy_plan_text(report: _AccuracyPlanReport) -> str:
+def _accuracy_plan_document(report: _AccuracyPlanReport) -> list:
     plan = report.plan
     level = _format_percent(plan.confidence)
     lines = [
@@ -8773,7 +8743,7 @@ def _accuracy_plan_text(report: _AccuracyPlanReport) -> str:
                      f"{'errors' if plan.accuracy > Fraction(1, 2) else 'successes'}; with "
                      "fewer than about 10 its interval is not to be trusted (it has zero width "
                      "at 0 or n correct): plan by Wilson or Clopper-Pearson")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _accuracy_plan_json(report: _AccuracyPlanReport) -> dict:
@@ -8784,44 +8754,19 @@ def _accuracy_plan_json(report: _AccuracyPlanReport) -> dict:
                          "clopper_pearson": plan.clopper_pearson}}
 
 
-def _sweep_markdown(report: _SweepReport) -> str:
-    result = report.sweep
-    lines = ["| n | analytic power | exact power | simulated power | coverage | paired ± | "
-             "unpaired ± |", "|---:|---:|---:|---:|---:|---:|---:|"]
-    for row in result.rows:
-        sim = row.simulated
-        exact = "-" if row.exact_power is None else f"{100 * row.exact_power:.1f}%"
-        lines.append(f"| {row.n:,} | {100 * row.power:.1f}% | {exact} | "
-                     f"{_rate(sim.excludes_zero_rate, sim)} | {_rate(sim.covers_rate, sim)} | "
-                     f"{100 * row.half_width:.2f} pts | {100 * row.unpaired_half_width:.2f} pts |")
-    if result.n_needed is not None:
-        lines += ["", f"{_format_percent(result.target_power)} power needs n = "
-                      f"{result.n_needed:,} paired ({'exact' if result.exact else 'analytic'}), "
-                      f"{result.unpaired_n_needed:,} unpaired."]
-    return "\n".join(lines) + "\n"
-
-
-def _accuracy_plan_markdown(report: _AccuracyPlanReport) -> str:
-    plan = report.plan
-    return (f"| method | items for ±{_round_fixed(plan.half_width * 100, 2)} pts at "
-            f"{_format_percent(plan.confidence)} near {_format_decimal(plan.accuracy)} |\n"
-            f"|---|---:|\n| Wald | {plan.wald:,} |\n| Wilson | {plan.wilson:,} |\n"
-            f"| Clopper-Pearson | {plan.clopper_pearson:,} |\n")
-
-
-def _power_plan_text(report: _PowerPlanReport) -> str:
+def _power_plan_document(report: _PowerPlanReport) -> list:
     p, plan, summary = report.params, report.plan, report.summary
     lines = [f"plan: true accuracies A={_format_decimal(p['acc_a'])} B={_format_decimal(p['acc_b'])}"
              f" (true gap {format_pts(p['acc_b'] - p['acc_a'])}), corr={_format_decimal(p['corr'])}"
              f", n={summary.n:,}; computed, not simulated"]
     if report.runs_plan is not None:                 # one run's power would mislead here
-        return "\n".join(lines + _runs_plan_lines(report.runs_plan, summary.n, p)) + "\n"
+        return lines + _runs_plan_lines(report.runs_plan, summary.n, p)
     lines += ["  " + _plan_line(summary).removeprefix("plan: "),
               f"  expected half-width at n={summary.n:,}: paired "
               f"+-{100 * plan.half_width(summary.n):.2f} pts, unpaired "
               f"+-{100 * plan.half_width(summary.n, paired=False):.2f} pts (normal "
               "approximation, z*sd/sqrt(n))"]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _plan_json(plan: _PlanSummary) -> dict:
@@ -8850,17 +8795,6 @@ def _power_plan_json(report: _PowerPlanReport) -> dict:
     return body
 
 
-def _power_plan_markdown(report: _PowerPlanReport) -> str:
-    summary, plan = report.summary, report.plan
-    exact = "-" if summary.exact_power is None else f"{100 * summary.exact_power:.1f}%"
-    needed = summary.exact_n_needed or summary.n_needed
-    return (f"| n | exact power | analytic power | unpaired power | n for "
-            f"{_format_percent(summary.target)} | paired ± |\n|---:|---:|---:|---:|---:|---:|\n"
-            f"| {summary.n:,} | {exact} | {100 * summary.power:.1f}% | "
-            f"{100 * summary.unpaired_power:.1f}% | {'-' if needed is None else f'{needed:,}'} | "
-            f"{100 * plan.half_width(summary.n):.2f} pts |\n")
-
-
 def _calibration_rows(report: _CalibrationTableReport) -> list:
     """Rows of the interval table: per setting and rule, coverage and false positives."""
     table, rows = report.table, []
@@ -8876,7 +8810,7 @@ def _calibration_rows(report: _CalibrationTableReport) -> list:
     return rows
 
 
-def _calibration_table_text(report: _CalibrationTableReport) -> str:
+def _calibration_table_document(report: _CalibrationTableReport) -> list:
     table = report.table
     level = _format_level(table.confidence)
     header = ["A/B", "n", "interval", "covers (s.e.)", "false + (s.e.)", "holds", ""]
@@ -8886,17 +8820,8 @@ def _calibration_table_text(report: _CalibrationTableReport) -> str:
              "parentheses; 'holds': coverage at most 2 s.e. below "
              f"{level} and false positives at most 2 s.e. above "
              f"{_format_level(1 - table.confidence)}"]
-    lines += _table_lines(header, _calibration_rows(report), {1, 3, 4})
-    lines.append("recommended: the narrowest interval that holds at that setting")
-    return "\n".join(lines) + "\n"
-
-
-def _calibration_table_markdown(report: _CalibrationTableReport) -> str:
-    lines = ["| accuracies A/B | n | interval | covers (s.e.) | false positives (s.e.) | holds | "
-             "recommended |", "|---|---:|---|---:|---:|---|---|"]
-    for row in _calibration_rows(report):
-        lines.append("| " + " | ".join(row[:6] + ["yes" if row[6] else ""]) + " |")
-    return "\n".join(lines) + "\n"
+    return lines + [_Grid(tuple(header), tuple(_calibration_rows(report)), frozenset({1, 3, 4})),
+                    "recommended: the narrowest interval that holds at that setting"]
 
 
 def _calibration_table_json(report: _CalibrationTableReport) -> dict:
@@ -8924,12 +8849,7 @@ def _task_rows(report: _TasksReport) -> list:
     return rows
 
 
-def _report_text(report: Report) -> str:
-    """A comparison: the family table for several candidates, else the one comparison."""
-    return _family_text(report) if len(report.comparisons) > 1 else _comparison_text(report)
-
-
-def _tasks_text(report: _TasksReport) -> str:
+def _tasks_document(report: _TasksReport) -> list:
     table, result = report.table, report.result
     tasks = len(result.tasks)
     first = result.tasks[0].comparisons[0].decision
@@ -8942,29 +8862,13 @@ def _tasks_text(report: _TasksReport) -> str:
     header = ["task", "items", "candidate", "base", "cand", "gap",
               f"{_format_level(first.level)} CI", "test", "p", f"{_ADJUST_SHORT[first.adjust]} p",
               "verdict", "runs"]
-    lines += _table_lines(header[:len(rows[0])], rows, {1, 3, 4, 5, 8, 9})
+    lines.append(_Grid(tuple(header[:len(rows[0])]), tuple(rows), frozenset({1, 3, 4, 5, 8, 9})))
     how = {"strata": "each task a stratum (its items resampled within it, so each task keeps "
                      "its size)",
            "clusters": "each task a cluster (resampled whole)",
            "items": "items pooled plainly (runs and task strata together are not supported)"}
     pooled = [f"pooled over all {table.n:,} items, {how[result.pool]}:"]
-    pooled += ["  " + line for line in _report_text(report.pooled).rstrip("\n").split("\n")]
-    return "\n".join(pooled + lines) + "\n"
-
-
-def _tasks_markdown(report: _TasksReport) -> str:
-    first = report.result.tasks[0].comparisons[0].decision
-    rows = _task_rows(report)
-    extra = len(rows[0]) > 11
-    lines = [f"| task | items | candidate | baseline mean | candidate mean | gap | "
-             f"{_format_level(first.level)} CI ({first.joint}) | test | p | "
-             f"p ({_ADJUST_NAMES[first.adjust]}, tasks) | "
-             "verdict |" + (" runs |" if extra else ""),
-             "|---|---:|---|---:|---:|---:|---|---|---:|---:|---|" + ("---|" if extra else "")]
-    for row in rows:
-        lines.append("| " + " | ".join(_md(cell) for cell in row) + " |")
-    lines += ["", f"Pooled over all {report.table.n:,} items ({report.result.pool}):", ""]
-    return "\n".join(lines) + "\n" + _comparison_markdown(report.pooled)
+    return pooled + _indented(_comparison_document(report.pooled)) + lines
 
 
 def _tasks_json(report: _TasksReport) -> dict:
@@ -8990,7 +8894,7 @@ def _ledger_rows(summary: LedgerSummary) -> list:
     return rows
 
 
-def _ledger_summary_text(report: _LedgerSummaryReport) -> str:
+def _ledger_summary_document(report: _LedgerSummaryReport) -> list:
     summary = report.summary
     total = sum(len(entries) for _, entries, _ in summary.sets)
     header = ["test set", "#", "time", "baseline", "candidate", "gap", "p", "Holm p", "verdict",
@@ -8998,16 +8902,7 @@ def _ledger_summary_text(report: _LedgerSummaryReport) -> str:
     lines = [f"ledger {summary.path}: {len(summary.sets)} test set(s), {total} comparison(s); "
              f"p adjusted by Holm over every comparison on each test set, alpha "
              f"{_format_decimal(summary.alpha)}"]
-    lines += _table_lines(header, _ledger_rows(summary), {1, 5, 6, 7})
-    return "\n".join(lines) + "\n"
-
-
-def _ledger_summary_markdown(report: _LedgerSummaryReport) -> str:
-    lines = ["| test set | # | time | baseline | candidate | gap | p | Holm p | verdict | after "
-             "Holm |", "|---|---:|---|---|---|---:|---:|---:|---|---|"]
-    for row in _ledger_rows(report.summary):
-        lines.append("| " + " | ".join(_md(cell) for cell in row) + " |")
-    return "\n".join(lines) + "\n"
+    return lines + [_Grid(tuple(header), tuple(_ledger_rows(summary)), frozenset({1, 5, 6, 7}))]
 
 
 def _ledger_summary_json(report: _LedgerSummaryReport) -> dict:
@@ -9043,8 +8938,10 @@ def _ranks_text(ranks: tuple) -> str:
     return str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
 
 
-def _board_headline(board: Leaderboard, n_text: str) -> str:
-    """The first line: how many tiers, and whom the leader is told apart from."""
+def _board_headline(board: Leaderboard, n_text: str, incomplete=()) -> str:
+    """The first line: how many tiers, and whom the leader is told apart from (and which
+    runs did not finish)."""
+    n_text += f" ({'; '.join(incomplete)})" if incomplete else ""
     top = board.standings[0]
     others = len(board.standings) - 1
     beaten = sum(p.apart for p in board.pairs if top.system in (p.first, p.second))
@@ -9102,15 +8999,16 @@ def _board_method(board: Leaderboard, params: dict) -> str:
                "runs" not in board.design else "normal, design-based standard error"))
 
 
-def _leaderboard_text(report: _LeaderboardReport) -> str:
+def _leaderboard_document(report: _LeaderboardReport) -> list:
     board, table = report.board, report.table
     n_text = f"{table.n:,} items"
-    lines = [_with_incomplete(_board_headline(board, n_text), table)]
+    lines = [_board_headline(board, n_text, table.incomplete)]
     lines += _warning_lines(table) + [f"warning: {w}" for w in board.warnings]
     level = _format_level(board.confidence)
     rows = [[_ranks_text(s.ranks), _printable(s.system), _board_score(s.score),
              _board_interval(s.interval), str(s.tier)] for s in board.standings]
-    lines += _table_lines(["rank", "system", "score", f"{level} CI", "tier"], rows, {0, 2})
+    lines.append(_Grid(("rank", "system", "score", f"{level} CI", "tier"), tuple(rows),
+                       frozenset({0, 2})))
     out_of_order = [(above, below) for x, above in enumerate(board.standings)
                     for below in board.standings[x + 1:] if below.tier < above.tier]
     if out_of_order:
@@ -9134,7 +9032,7 @@ def _leaderboard_text(report: _LeaderboardReport) -> str:
     else:
         lines.append(f"n={table.n:,} items from {_printable(_input_names(table))}; --details for "
                      "every pair and the inputs")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _pair_json(pair: PairGap) -> dict:
@@ -9167,25 +9065,6 @@ def _leaderboard_json(report: _LeaderboardReport) -> dict:
                   "items": table.n, "dropped": table.dropped,
                   "dropped_note": table.dropped_note, "incomplete": list(table.incomplete)},
     }
-
-
-def _leaderboard_markdown(report: _LeaderboardReport) -> str:
-    board = report.board
-    level = _format_level(board.confidence)
-    lines = [f"**{_md(_board_headline(board, f'{report.table.n:,} items'))}**", "",
-             f"| rank | system | score | {level} CI | tier |", "|---:|---|---:|---|---:|"]
-    lines += [f"| {_ranks_text(s.ranks)} | {_md(s.system)} | {_board_score(s.score)} | "
-              f"{_board_interval(s.interval)} | {s.tier} |" for s in board.standings]
-    if report.details:
-        adjust = _ADJUST_NAMES[board.adjust]
-        lines += ["", f"| pair | gap | {level} joint CI | test | p | p {adjust} | told apart |",
-                  "|---|---:|---|---|---:|---:|---|"]
-        lines += [f"| {_md(p.first)} - {_md(p.second)} | {_format_gap(p.gap, board.percent)} | "
-                  f"{_format_interval(p.interval, board.percent)} | {p.test_name} | "
-                  f"{_format_p(p.test.p)} | {_format_p(p.p_adjusted)} | "
-                  f"{'yes' if p.apart else 'no'} |" for p in board.pairs]
-    lines += ["", _md(_board_method(board, report.params))]
-    return "\n".join(lines) + "\n"
 
 
 # --- Pictures: self-contained SVG, no dependencies ---
@@ -9406,40 +9285,93 @@ def svg_forest(report: _LeaderboardReport) -> str:
     return canvas.svg("Leaderboard: scores, intervals, ranks and tiers")
 
 
-# --- Rendering: one table of report type and output ---
+# --- Rendering: a document in each format; one table of report type, document and JSON ---
 
-# One row per report type: its text, JSON (a dict) and markdown renderers.
+def _grid_lines(grid: _Grid) -> list:
+    """A plain-text table: columns padded to their widest cell, some aligned right."""
+    widths = [max(len(row[i]) for row in (grid.header, *grid.rows))
+              for i in range(len(grid.header))]
+    return [" " * grid.indent + "  ".join(cell.rjust(w) if i in grid.right else cell.ljust(w)
+                                          for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+            for row in (grid.header, *grid.rows)]
+
+
+def _text(document: list) -> str:
+    """For a terminal: the lines as they are, tables padded."""
+    lines = []
+    for block in document:
+        lines += [block] if isinstance(block, str) else \
+            _grid_lines(block) if isinstance(block, _Grid) else list(block.lines)
+    return "\n".join(lines) + "\n"
+
+
+def _markdown(document: list) -> str:
+    """For a pull request or a notebook: the first line in bold, a line's details as a list,
+    tables as pipe tables, a histogram fenced; text from inputs made inert (_md)."""
+    lines = []
+    for index, block in enumerate(document):
+        if isinstance(block, _Grid):
+            lines += ["", "| " + " | ".join(map(_md, block.header)) + " |",
+                      "|" + "".join("---:|" if i in block.right else "---|"
+                                    for i in range(len(block.header)))]
+            lines += ["| " + " | ".join(map(_md, row)) + " |" for row in block.rows] + [""]
+        elif isinstance(block, _Pre):
+            lines += ["", "```", *block.lines, "```", ""]
+        elif block.startswith("  "):
+            lines.append(f"- {_md(block.strip())}")
+        else:
+            lines += ["", f"**{_md(block)}**" if index == 0 else _md(block)]
+    text = "\n".join(lines).strip("\n")
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text + "\n"
+
+
+def _html(document: list) -> str:
+    """For a notebook: a paragraph per line, tables and preformatted text as HTML."""
+    def row(cells, tag):
+        return "<tr>" + "".join(f"<{tag}>{html.escape(cell)}</{tag}>" for cell in cells) + "</tr>"
+    parts = []
+    for block in document:
+        if isinstance(block, _Grid):
+            parts.append("<table>" + row(block.header, "th")
+                         + "".join(row(cells, "td") for cells in block.rows) + "</table>")
+        elif isinstance(block, _Pre):
+            parts.append("<pre>" + html.escape("\n".join(block.lines)) + "</pre>")
+        else:
+            parts.append(f"<p>{html.escape(block.strip())}</p>")
+    return "\n".join(parts) + "\n"
+
+
+_FORMATTERS = {"text": _text, "markdown": _markdown, "html": _html}
+
+# One row per report type: its document and its JSON body (a dict built from its fields).
 _RENDERERS = {
-    Report: {"text": _report_text, "json": _comparison_json,
-             "markdown": _comparison_markdown},
-    _TasksReport: {"text": _tasks_text, "json": _tasks_json, "markdown": _tasks_markdown},
-    _LedgerSummaryReport: {"text": _ledger_summary_text, "json": _ledger_summary_json,
-                           "markdown": _ledger_summary_markdown},
-    _CalibrationTableReport: {"text": _calibration_table_text, "json": _calibration_table_json,
-                              "markdown": _calibration_table_markdown},
-    _SweepReport: {"text": _sweep_text, "json": _sweep_json, "markdown": _sweep_markdown},
-    _AccuracyPlanReport: {"text": _accuracy_plan_text, "json": _accuracy_plan_json,
-                          "markdown": _accuracy_plan_markdown},
-    _PowerPlanReport: {"text": _power_plan_text, "json": _power_plan_json,
-                       "markdown": _power_plan_markdown},
-    _LeaderboardReport: {"text": _leaderboard_text, "json": _leaderboard_json,
-                         "markdown": _leaderboard_markdown},
+    Report: (_comparison_document, _comparison_json),
+    _TasksReport: (_tasks_document, _tasks_json),
+    _LedgerSummaryReport: (_ledger_summary_document, _ledger_summary_json),
+    _CalibrationTableReport: (_calibration_table_document, _calibration_table_json),
+    _SweepReport: (_sweep_document, _sweep_json),
+    _AccuracyPlanReport: (_accuracy_plan_document, _accuracy_plan_json),
+    _PowerPlanReport: (_power_plan_document, _power_plan_json),
+    _LeaderboardReport: (_leaderboard_document, _leaderboard_json),
 }
 
 
 def render(report, output: str = "text") -> str:
-    """The report as text for a terminal, one JSON object, or markdown for a pull request.
+    """The report as text for a terminal, one JSON object, markdown for a pull request, or
+    HTML for a notebook: the same document in each.
 
-    Text and markdown never carry a control character from an input (a column name
+    Text, markdown and HTML never carry a control character from an input (a column name
     with an ANSI escape is shown escaped); JSON escapes everything it must."""
     if output not in OUTPUTS:
         raise ToolError(f"unknown output {output!r}; choose one of {', '.join(OUTPUTS)}")
-    renderers = _RENDERERS.get(type(report))
-    if renderers is None:
+    if type(report) not in _RENDERERS:
         raise ToolError(f"render() takes a report, not {type(report).__name__}")
     if output == "json":
         return json.dumps(_json_dict(report), indent=2) + "\n"
-    return "\n".join(map(_printable, renderers[output](report).split("\n")))
+    text = _FORMATTERS[output](_RENDERERS[type(report)][0](report))
+    return "\n".join(map(_printable, text.split("\n")))
 
 
 JSON_SCHEMA = 2       # the JSON's layout: 2 puts each comparison in "comparisons" alone
@@ -9459,7 +9391,7 @@ def _plain(value):
 def _json_dict(report) -> dict:
     """The report's JSON object, built from its fields: the schema, the tool's version, the
     kind of report, and its body."""
-    body = _RENDERERS[type(report)]["json"](report)
+    body = _RENDERERS[type(report)][1](report)
     return _plain({"schema": JSON_SCHEMA, "version": __version__,
                    "kind": body.pop("kind", body.get("source")), **body})
 
@@ -9481,7 +9413,7 @@ class Result:
     For a comparison the first candidate's numbers are at hand -- ``verdict`` (the word),
     ``sentence``, ``gap``, ``interval`` (the one the verdict read), ``p`` and ``test``,
     ``n``, ``method`` -- and every candidate's in ``comparisons``.  ``str()`` is the text
-    report, ``to_dict()`` the JSON, ``_repr_markdown_`` the markdown table.
+    report, ``to_dict()`` the JSON; a notebook shows it as markdown or HTML.
     """
 
     report: object
@@ -9525,13 +9457,7 @@ class Result:
         return render(self.report, "markdown")
 
     def _repr_html_(self) -> str:
-        rows = [[re.sub(r"\\(.)", r"\1", html.unescape(cell)) for cell in
-                 line.strip().strip("|").split(" | ")] for line in
-                render(self.report, "markdown").splitlines()
-                if line.startswith("|") and not line.startswith("|---")]
-        return "<table>" + "".join("<tr>" + "".join(f"<td>{html.escape(cell.strip())}</td>"
-                                                    for cell in row) + "</tr>"
-                                   for row in rows) + "</table>"
+        return render(self.report, "html")
 
     def __repr__(self) -> str:
         if not self.comparisons:
@@ -11140,7 +11066,7 @@ _FLAGS = (
     _flag(_G, "gate and ledger", "--ledger-summary", metavar="FILE", hidden=True),
     # --- output ---
     _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "output", "--output", choices=OUTPUTS,
-          help="text (default), json, or markdown (a table for a pull request)"),
+          help="text (default), json, markdown (for a pull request) or html: the same report"),
     _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "output", "--json", action="store_true",
           help="the same as --output json"),
     _flag(f"{_C} {_L}", "output", "--details", action="store_true",

@@ -276,7 +276,8 @@ def test_three_systems_in_input_order_with_adjusted_p(tmp_path):
     assert out.startswith("c1: verdict: better.")
     assert out.index("\n  c1 ") < out.index("\n  c2 ")
     status, md, _ = cli("--csv", path, "--systems", "base,c1,c2", "--output", "markdown")
-    assert md.startswith("| candidate | baseline | n |") and "| c1 | base | 400 |" in md
+    assert md.startswith("**c1: verdict: better.") and "\n| system | mean | 95% CI |" in md
+    assert md.index("\n| c1 | ") < md.index("\n| c2 | ")
 
 
 def test_first_comparison_of_a_family_equals_the_two_system_run(tmp_path):

@@ -542,7 +542,8 @@ def test_a_result_is_short_in_a_notebook_and_complete_on_demand():
     result = bed.compare(SHIPPED_CSV)
     shown = repr(result)
     assert len(shown) < 1000 and shown.startswith("Result(verdict='cannot tell'")
-    assert result._repr_html_().startswith("<table>") and "<td>" in result._repr_html_()
+    assert result._repr_html_().startswith("<p>verdict: cannot tell. The paired 95% CI [")
+    assert "<td>" in bed.leaderboard(SHIPPED_CSV)._repr_html_()
     assert "calibration" in str(bed.compare(SHIPPED_CSV, details=True))
     assert repr(bed.plan(half_width=0.02)).startswith("Result('items needed")
 

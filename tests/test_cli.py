@@ -1,5 +1,6 @@
 """The command line: flags, refusals of flags, outputs, exit statuses, signals and hostile command lines."""
 
+import re
 import contextlib
 import hashlib
 import io
@@ -699,8 +700,8 @@ STREAM_CASES = [
     Case("markdown escapes | and HTML", ["--csv", "x.csv", "--a-col", "a|b", "--b-col",
                                          "<script>x</script>", "--output", "markdown"] + FEW_RESAMPLES,
          0, "", {"x.csv": "item,a|b,<script>x</script>\n1,1,0\n2,0,1\n3,1,1\n"},
-         check=lambda tmp, out: ("<script>" not in out and "a\\|b" in out
-                                 and out.splitlines()[2].count(" | ") == 10) or pytest.fail(out)),
+         check=lambda tmp, out: ("<script>" not in out and "a\\|b" in out and "&lt;script" in out
+                                 and not re.search(r"(?<!\\)\|", out)) or pytest.fail(out)),
 ]
 
 

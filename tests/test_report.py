@@ -1,6 +1,7 @@
 """The report in every format: text, markdown and JSON renderers, each saying the same."""
 
 import csv
+import html
 import json
 import math
 import os
@@ -77,8 +78,9 @@ def verdict_words(report):
     line = next(l for l in text.splitlines() if l.startswith("verdict: ") or ": verdict: " in l)
     text_word = line.split("verdict: ", 1)[1].split(".")[0]
     body = json.loads(bed.render(report, "json"))
-    markdown = bed.render(report, "markdown").splitlines()[2]
-    return text_word, body["comparisons"][0]["verdict"], markdown.rstrip(" |").rsplit("| ", 1)[1]
+    markdown = bed.render(report, "markdown").splitlines()[0]
+    assert markdown.startswith("**verdict: ") and markdown.endswith("**")
+    return text_word, body["comparisons"][0]["verdict"], markdown[11:].split(".")[0]
 
 
 def generated_tables(count, seed=11):
@@ -146,7 +148,7 @@ def test_one_verdict_in_every_format_and_from_python(tmp_path):
         assert f"{pair['first']} - {pair['second']}: " in text
         assert any(line.startswith(f"  {pair['first']} - {pair['second']}: ") and
                    line.endswith(f": {said}") for line in text.splitlines())
-        assert f"| {pair['first'].replace('_', chr(92) + '_')} - " in markdown
+        assert f"- {pair['first'].replace('_', chr(92) + '_')} - " in markdown
     with open(PROMPTS, newline="") as f:
         rows = list(csv.DictReader(f))
     systems = ["baseline", "prompt_v2", "prompt_v3", "prompt_v4"]
@@ -181,10 +183,12 @@ def test_markdown_for_a_sweep_and_a_half_width_plan():
     assert f"| {100 * plan.power(100, True):.1f}% |" in table[2]
     status, out, _ = cli("--half-width", "0.02", "--output", "markdown")
     assert status == 0
-    rows = [line for line in out.splitlines() if line.startswith("|")]
     plan = bed.plan_accuracy(Fraction(1, 2), Fraction("0.02"), C95)
-    assert rows[2:] == [f"| Wald | {plan.wald:,} |", f"| Wilson | {plan.wilson:,} |",
-                        f"| Clopper-Pearson | {plan.clopper_pearson:,} |"]
+    assert out.splitlines()[1:] == [
+        f"- Wald (normal approximation):  n={plan.wald:,}",
+        f"- Wilson score interval:        n={plan.wilson:,}",
+        f"- Clopper-Pearson (exact):      n={plan.clopper_pearson:,} (and every larger n)",
+        "", "(the half-width shrinks as 1/sqrt(n): halving it takes four times the items)"]
     assert plan.wald == 2401              # 1.96**2 * 0.25 / 0.02**2 = 2400.9..., rounded up
 
 
@@ -237,7 +241,8 @@ def test_a_whole_harness_run_in_markdown_has_a_row_per_task_and_the_pooled_table
     assert len(tasks) > 1
     for task in tasks:
         assert sum(line.startswith(f"| {bed._md(task)} |") for line in rows) == 1
-    assert f"Pooled over all {data['input']['items']:,} items (strata)" in markdown
+    assert markdown.startswith(f"**pooled over all {data['input']['items']:,} items, each "
+                               "task a stratum")
 
 
 def test_the_ledger_summary_in_markdown_counts_each_test_set(tmp_path):
@@ -308,11 +313,14 @@ def test_every_format_says_the_same(name):
     text = run(argv)
     details = run(argv, "--details") if argv[0] in ("compare", "leaderboard") else text
     markdown = run(argv, "--output", "markdown")
+    page = run(argv, "--output", "html")
     body = json.loads(run(argv, "--output", "json"))
     assert body["version"] and text.strip() and markdown.strip()
+    assert page.startswith("<p>") and html.unescape(page).count("\n") < text.count("\n") + 5
     if argv[0] == "compare":
         verdict = body["comparisons"][0]["verdict"]
         assert f"verdict: {verdict}" in text and verdict in markdown
+        assert f"<p>verdict: {verdict}" in page or f": verdict: {verdict}" in page
         head = "\n".join(text.splitlines()[:2])    # the verdict first (pooled, for tasks)
         assert f"verdict: {verdict}" in head, head
         assert len(details) >= len(text)
@@ -345,5 +353,6 @@ def test_markdown_says_what_was_dropped(tmp_path):
     status, out, err = cli("compare", path, "--a-col", "a", "--b-col", "b", "--on-missing",
                            "drop", "--output", "markdown", *FAST)
     assert status == 0, err
-    dropped = [line for line in out.splitlines() if line.startswith("Dropped ")]
-    assert len(dropped) == 1 and dropped[0].startswith("Dropped 1 (")
+    dropped = [line for line in out.splitlines() if "dropped" in line]
+    assert len(dropped) == 1 and dropped[0].startswith("dropped (--on-missing drop): 1 (")
+    assert dropped[0].endswith("; 5 items kept")

@@ -1497,7 +1497,9 @@ def test_a_sweep_with_no_true_gap_never_reaches_the_target(tmp_path):
     assert "80% power: never reached, the true gap is 0" in out.splitlines()
     status, markdown, err = cli(*argv, "--output", "markdown")
     assert status == 0, err
-    assert len(markdown.splitlines()) == 4 and "power needs" not in markdown
+    rows = [line for line in markdown.splitlines() if line.startswith("| ")]
+    assert [row.split(" | ")[0] for row in rows] == ["| n", "| 50", "| 100"]
+    assert "power needs" not in markdown and "never reached, the true gap is 0" in markdown
     plot = tmp_path / "power.svg"
     status, _, err = cli(*argv, "--plot", str(plot))
     assert status == 0, err
