@@ -4260,39 +4260,32 @@ def _resamples_for(error, resamples: int, within) -> int:
     return _nice_up(resamples * (2.576 * sd / float(within)) ** 2)
 
 
-def _acceleration(jackknife) -> float:
-    """BCa's acceleration from jackknife values given as {value: count}:
-    ``sum (m - t)^3 / (6 * (sum (m - t)^2)^1.5)`` with m their mean, exact sums.
+def _bca_levels(share, jackknife, confidence) -> tuple | str:
+    """BCa's two adjusted percentile levels, ``Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for
+    z = Phi^-1(q) and Phi^-1(1 - q), z0 = Phi^-1(share of resamples below the estimate,
+    ties half), acc the jackknife's ``sum (m - t)^3 / (6 * (sum (m - t)^2)^1.5)`` (m their
+    mean, exact sums) -- or, where BCa is undefined, why.
 
-    >>> _acceleration({Fraction(0): 3, Fraction(1): 1})
-    -0.09622504486493763
+    >>> [round(level, 4) for level in _bca_levels(Fraction(1, 2), {0: 3, 1: 1}, 0.9)]
+    [0.0253, 0.9222]
+    >>> _bca_levels(Fraction(1), {Fraction(0): 3, Fraction(1): 1}, Fraction(9, 10))
+    'every bootstrap resample lies on one side of the estimate'
     """
+    if share <= 0 or share >= 1:
+        return "every bootstrap resample lies on one side of the estimate"
     total = sum(jackknife.values())
     mean = sum(value * count for value, count in jackknife.items()) / total
     square = sum(count * (mean - value) ** 2 for value, count in jackknife.items())
     if square == 0:
-        raise ToolError("BCa is undefined here: the jackknife is degenerate (every "
-                        f"leave-one-out estimate is equal; use {_opt('interval', 'percentile')})")
+        return "the jackknife is degenerate: every leave-one-out estimate is equal"
     cube = sum(count * (mean - value) ** 3 for value, count in jackknife.items())
-    return float(cube) / (6 * float(square) ** 1.5)
-
-
-def _bca_levels(share, jackknife, confidence) -> tuple:
-    """BCa's two adjusted percentile levels: ``Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for
-    z = Phi^-1(q) and Phi^-1(1 - q), z0 = Phi^-1(share of resamples below the estimate,
-    ties half), acc from the jackknife.  ToolError where BCa is undefined."""
-    if share <= 0 or share >= 1:
-        raise ToolError("BCa is undefined here: every bootstrap resample lies on one side "
-                        f"of the estimate (use {_opt('interval', 'percentile')})")
-    normal = NormalDist()
-    z0, acc = normal.inv_cdf(float(share)), _acceleration(jackknife)
-    q = float(1 - Fraction(confidence)) / 2
+    normal, acc = NormalDist(), float(cube) / (6 * float(square) ** 1.5)
+    z0, q = normal.inv_cdf(float(share)), float(1 - Fraction(confidence)) / 2
     levels = []
     for z in (normal.inv_cdf(q), normal.inv_cdf(1 - q)):
         shrink = 1 - acc * (z0 + z)
         if shrink <= 0:
-            raise ToolError("BCa is undefined here: the acceleration is too large for this "
-                            f"confidence (use {_opt('interval', 'percentile')})")
+            return "the acceleration is too large for this confidence"
         levels.append(normal.cdf(z0 + (z0 + z) / shrink))
     return tuple(levels)
 
@@ -4342,9 +4335,16 @@ class _Rules:
         if rule != "bca":
             q = (1 - Fraction(confidence)) / 2
             return q, 1 - q
+        levels = self.bca_levels(confidence, estimate, jackknife)
+        if isinstance(levels, str):
+            raise ToolError(f"BCa is undefined here: {levels} (use "
+                            f"{_opt('interval', 'percentile')})")
+        return levels
+
+    def bca_levels(self, confidence, estimate, jackknife) -> tuple | str:
+        """BCa's two levels, or why BCa is undefined on this distribution."""
         if self.degenerate:
-            raise ToolError("BCa is undefined here: every bootstrap resample gives the same "
-                            f"value (use {_opt('interval', 'percentile')})")
+            return "every bootstrap resample gives the same value"
         return _bca_levels(self.share_below(estimate), jackknife, confidence)
 
     def interval(self, confidence, rule: str = "percentile", estimate=None,
@@ -5145,6 +5145,15 @@ class _FellBack(Interval):
     """The percentile interval standing in where BCa is undefined, as in a comparison."""
 
 
+def _interval_by(dist, confidence, rule: str, estimate=None, jack=None) -> tuple:
+    """``(interval, rule used, why)``: the bootstrap interval by *rule*, or where BCa is
+    undefined the percentile one, with why (else None) -- the one place BCa falls back."""
+    why = dist.bca_levels(confidence, estimate, jack) if rule == "bca" else None
+    if isinstance(why, str):
+        return dist.interval(confidence), "percentile", why
+    return dist.interval(confidence, rule, estimate, jack), rule, None
+
+
 def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
                    scale: int = 1, cells: Cells | None = None, proportions: bool = True) -> dict:
     """The paired gap's interval by each rule in *rules* ({rule: Interval}): where BCa is
@@ -5156,11 +5165,9 @@ def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
         if rule == "score":
             out[rule] = None if cells is None else newcombe_paired(cells, confidence)
             continue
-        try:
-            jack = _jackknife(groups, "paired", scale) if rule == "bca" else None
-            interval = dist.interval(confidence, rule, estimate, jack)
-        except ToolError:
-            interval = _FellBack(*dataclasses.astuple(dist.interval(confidence)))
+        jack = _jackknife(groups, "paired", scale) if rule == "bca" else None
+        interval, used, _ = _interval_by(dist, confidence, rule, estimate, jack)
+        interval = interval if used == rule else _FellBack(*dataclasses.astuple(interval))
         out[rule] = interval if not proportions else type(interval)(
             *dataclasses.astuple(_clamp(interval, -1, 1)))
     return out
@@ -5670,19 +5677,30 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
     return "bootstrap"
 
 
-def _choose_engine(requested: str, scores: Scores, resamples: int) -> str:
-    """The engine "auto" picks for one comparison: the stream engine (bit-exact with the
-    article's listing) whenever its work is small -- at most STREAM_BUDGET item draws, a
-    few seconds -- or the design needs it (clusters, strata); else the counts engine,
-    which draws the same distributions at a cost independent of n (0/1 scores, or real
-    scores with at most MAX_COUNTS_VALUES distinct values)."""
+def _choose_engine(requested: str, draws, *, stream=False, counts=lambda: True) -> str:
+    """The engine "auto" picks, for a comparison, a coverage loop or a sweep: the stream
+    engine (bit-exact with the article's listing) when *stream* says the design or size
+    needs it (clusters, strata, the article's run) or the work is small -- at most
+    _STREAM_BUDGET item *draws*, a few seconds; else the counts engine, which draws the
+    same distributions at a cost independent of n, where *counts()* says it can (0/1
+    scores, or real scores with at most _MAX_COUNTS_VALUES distinct values)."""
     if requested != "auto":
         return requested
-    if not scores.units.simple or 5 * resamples * scores.n <= _STREAM_BUDGET:
-        return "stream"
-    if scores.binary or _distinct_values(scores) <= _MAX_COUNTS_VALUES:
-        return "counts"
-    return "stream"
+    return "stream" if stream or draws <= _STREAM_BUDGET or not counts() else "counts"
+
+
+def _comparison_engine(requested: str, scores: Scores, resamples: int) -> str:
+    """A comparison's engine: five distributions of *resamples* over the items."""
+    return _choose_engine(requested, 5 * resamples * scores.n, stream=not scores.units.simple,
+                          counts=lambda: scores.binary or
+                          _distinct_values(scores) <= _MAX_COUNTS_VALUES)
+
+
+def _coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
+                     resamples: int) -> str:
+    """A coverage loop's engine: the stream engine at the article's size or below."""
+    return _choose_engine(requested, replays * resamples * n_items,
+                          stream=copula.clustered or n_items <= N_ITEMS)
 
 
 def _analyze_score_runs(rng, scores: Scores, settings: Settings, progress) -> RunsAnalysis:
@@ -5761,13 +5779,8 @@ def _one_interval(name, rule, dist, estimate, jack, confidence, scores, cells) -
     """One of the four intervals, by *method* or the fallback it needs."""
     if rule in _UNRESAMPLED:
         return _Made(_score_interval(name, rule, confidence, scores), rule)
-    why = ""
-    try:
-        interval = dist.interval(confidence, rule, estimate, jack)
-    except ToolError as err:               # BCa undefined: say why, show the percentile one
-        reason = str(err).split(": ", 1)[-1].split(" (use")[0]
-        why = f"BCa is undefined ({reason}); the percentile interval is shown"
-        rule, interval = "percentile", dist.interval(confidence)
+    interval, rule, why = _interval_by(dist, confidence, rule, estimate, jack)
+    why = f"BCa is undefined ({why}); the percentile interval is shown" if why else ""
     hits = sum(scores.ints[0 if name == "a" else 1]) if name in ("a", "b") else None
     if scores.binary and hits in (0, scores.n):
         what = "every item right" if hits == scores.n else "every item wrong"
@@ -5849,7 +5862,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     settings = _settings_of(settings, options)
     method = _choose_method(scores, settings)
     resamples = settings.resamples or RESAMPLES
-    engine = _choose_engine(settings.engine, scores, resamples) if method == "bootstrap" \
+    engine = _comparison_engine(settings.engine, scores, resamples) if method == "bootstrap" \
         else None
     settings = dataclasses.replace(settings, engine=engine or (
         "stream" if settings.engine == "auto" else settings.engine))
@@ -5886,17 +5899,6 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         distributions=dists, jackknives=made.jackknives, diff_variance=_diff_variance(scores),
         calibration=calibration, rules=made.rules, runs=runs, method=method,
         exact_distributions=exact)
-
-
-def _coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
-                    resamples: int) -> str:
-    """The engine "auto" picks for a coverage loop: the stream engine at the article's size
-    or below, or when the whole loop is small; the counts engine otherwise."""
-    if requested != "auto":
-        return requested
-    if copula.clustered or n_items <= N_ITEMS or replays * resamples * n_items <= _STREAM_BUDGET:
-        return "stream"
-    return "counts"
 
 
 # --- The release gate: the verdict against a margin ---
@@ -10257,12 +10259,11 @@ def _copula(r: _Request) -> Copula:
 
 
 def _engine(r: _Request) -> str:
-    """The engine of a sweep or a simulated run's coverage loop (data choose per comparison)."""
-    if r.engine != "auto":
-        return r.engine
+    """The engine of a sweep (counts) or a simulated run's coverage loop (the stream engine
+    at the article's size or below; data choose per comparison)."""
     if r.n_grid is not None:
-        return "counts"
-    return _coverage_engine("auto", _copula(r), r.n_items, r.replays, r.resamples)
+        return _choose_engine(r.engine, math.inf)
+    return _coverage_engine(r.engine, _copula(r), r.n_items, r.replays, r.resamples)
 
 
 def _simulation_params(r: _Request) -> dict:
@@ -10473,8 +10474,7 @@ def _run_simulation(r: _Request, writes: list) -> Report:
             _cells_as_scores(copula.simulate_cells(rng, r.n_items))
     if r.write_csv is not None:
         writes.append(lambda: write_scores_csv(r.write_csv, scores))
-    run_engine = r.engine if r.engine != "auto" else \
-        ("stream" if items and 5 * r.resamples * r.n_items <= _STREAM_BUDGET else "counts")
+    run_engine = _choose_engine(r.engine, 5 * r.resamples * r.n_items if items else math.inf)
     with _progress(r, "resampling") as progress:
         result = analyze(scores, rng, _settings_from(r, engine=run_engine), progress=progress)
     cov = None

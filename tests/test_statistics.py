@@ -72,19 +72,24 @@ def test_newcombe_unpaired_equals_the_published_example():
 
 
 def test_bca_is_undefined_when_every_resample_is_on_one_side():
-    with pytest.raises(bed.ToolError, match="every bootstrap resample lies on one side"):
-        bed._bca_levels(0, [1, 2, 3], C95)
-    with pytest.raises(bed.ToolError, match="every bootstrap resample lies on one side"):
-        bed._bca_levels(1, [1, 2, 3], C95)
+    jack = {Fraction(1): 1, Fraction(2): 1, Fraction(3): 1}
+    for share in (0, 1):
+        assert bed._bca_levels(share, jack, C95) == \
+            "every bootstrap resample lies on one side of the estimate"
+    asked = bed.Distribution.of([1, 2, 3])
+    with pytest.raises(bed.ToolError, match="BCa is undefined here: every bootstrap resample "
+                                            "lies on one side"):
+        asked.interval(C95, "bca", Fraction(0), jack)
+    interval, rule, why = bed._interval_by(asked, C95, "bca", Fraction(0), jack)
+    assert (interval, rule) == (asked.interval(C95), "percentile") and "one side" in why
 
 
 def test_bca_with_a_huge_acceleration_is_refused_not_wrong():
     skewed = {Fraction(0): 30, Fraction(100): 1}     # a jackknife with one far outlier
-    assert bed._acceleration(skewed) < -0.1
-    with pytest.raises(bed.ToolError, match="acceleration is too large"):
-        bed._bca_levels(Fraction(1, 10 ** 6), skewed, Fraction("0.999999"))
-    with pytest.raises(bed.ToolError, match="the jackknife is degenerate"):
-        bed._acceleration({Fraction(1, 2): 7})
+    assert bed._bca_levels(Fraction(1, 10 ** 6), skewed, Fraction("0.999999")) == \
+        "the acceleration is too large for this confidence"
+    assert bed._bca_levels(Fraction(1, 2), {Fraction(1, 2): 7}, C95).startswith(
+        "the jackknife is degenerate")
 
 
 @pytest.mark.parametrize("guess", [-40.0, -1.0, 1.9, 3.0, 60.0])
@@ -636,8 +641,10 @@ def test_basic_interval_reflects_the_percentile_one():
     assert (basic.lo, basic.hi) == (2 * t - pct.hi, 2 * t - pct.lo)
 
 
-def test_acceleration_of_a_symmetric_jackknife_is_zero():
-    assert bed._acceleration({Fraction(1): 4, Fraction(3): 4}) == 0.0
+def test_bca_with_a_symmetric_jackknife_and_the_median_estimate_is_the_percentile_rule():
+    """Acceleration 0 and z0 0: BCa's levels are the percentile rule's q and 1 - q."""
+    low, high = bed._bca_levels(Fraction(1, 2), {Fraction(1): 4, Fraction(3): 4}, C95)
+    assert (low, high) == (pytest.approx(0.025, abs=1e-15), pytest.approx(0.975, abs=1e-15))
 
 
 @pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
@@ -1547,8 +1554,9 @@ def test_auto_picks_the_stream_engine_for_too_many_distinct_values():
                      tuple(Fraction(i % 100 + 1, 200) for i in range(2002)))
     assert bed._distinct_values(many) > bed._MAX_COUNTS_VALUES
     assert 5 * 1_000_000 * 2002 > bed._STREAM_BUDGET
-    assert bed._choose_engine("auto", many, 1_000_000) == "stream"
-    assert bed._choose_engine("auto", few, 1_000_000) == "counts"
+    assert bed._comparison_engine("auto", many, 1_000_000) == "stream"
+    assert bed._comparison_engine("auto", few, 1_000_000) == "counts"
+    assert bed._comparison_engine("stream", few, 1_000_000) == "stream"
 
 
 def exact_cdf(n, x, y, t):
