@@ -5605,16 +5605,13 @@ class Analysis:
     ci_b: Interval
     paired: Interval
     unpaired: Interval
-    mcnemar: McNemar | None       # 0/1 items without clusters only
     resamples: int
     confidence: Fraction
-    paired_distribution: Distribution
     engine: str = "stream"
-    test: object = None           # McNemar or PermutationTest: what produced p
+    test: object = None           # McNemar, PermutationTest or RunsTest: what produced p
     percent: bool = True          # scores in [0, 1]: gaps in points (x100)
     interval: str = "percentile"  # percentile, basic, bca or score
     errors: dict | None = None    # Monte Carlo error of each interval's ends
-    exact: dict | None = None     # exact (B = infinity) percentile intervals
     design: Design | None = None
     binary: bool = True           # 0/1 scores
     notes: tuple = ()             # fallbacks taken, in plain words
@@ -5643,6 +5640,23 @@ class Analysis:
         return self.test.p
 
     @property
+    def mcnemar(self) -> McNemar | None:
+        """McNemar's test, when it gave p (0/1 items without clusters)."""
+        return self.test if isinstance(self.test, McNemar) else None
+
+    @property
+    def paired_distribution(self):
+        """The bootstrap distribution of the paired gap the intervals read."""
+        return self.distributions["paired"]
+
+    @property
+    def exact(self) -> dict | None:
+        """The exact (B = infinity) percentile intervals beside a Monte Carlo run (exact)."""
+        return None if self.exact_distributions is None else {
+            name: dist.interval(self.confidence) for name, dist in
+            self.exact_distributions.items()}
+
+    @property
     def test_name(self) -> str:
         return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
 
@@ -5658,7 +5672,7 @@ class Analysis:
             return newcombe_paired(self.cells, confidence)
         dist = (self.exact_distributions or {}).get("paired", self.paired_distribution)
         jack = (self.jackknives or {}).get("paired")
-        interval = dist.interval(confidence, rule, self.gap, jack)
+        interval = _interval_by(dist, confidence, rule, self.gap, jack)[0]
         return _clamp(interval, -1, 1) if self.percent else interval
 
 
@@ -5834,17 +5848,15 @@ def _diff_variance(scores: Scores) -> Fraction:
 
 
 def _paired_test(rng: random.Random, scores: Scores, settings: Settings, progress) -> tuple:
-    """``(mcnemar, runs, test)``: the two-level t test when there are runs, exact McNemar
-    for plain 0/1 items (no draws), else the sign-flip test per item or per cluster."""
+    """``(runs, test)``: the two-level t test when there are runs, exact McNemar for plain
+    0/1 items (no draws), else the sign-flip test per item or per cluster."""
     if scores.runs_a is not None:
         runs = _analyze_score_runs(rng, scores, settings, progress)
-        return None, runs, runs.test
+        return runs, runs.test
     if scores.binary and not scores.units.clustered:
-        mcnemar = mcnemar_exact(scores.cells().a_only, scores.cells().b_only)
-        return mcnemar, None, mcnemar
-    test = sign_flip_test(rng, scores.units.diff, settings.permutations, progress=progress,
-                          counts=settings.engine == "counts")
-    return None, None, test
+        return None, mcnemar_exact(scores.cells().a_only, scores.cells().b_only)
+    return None, sign_flip_test(rng, scores.units.diff, settings.permutations,
+                                progress=progress, counts=settings.engine == "counts")
 
 
 def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None, *,
@@ -5880,7 +5892,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     else:
         dists = bootstrap(rng, scores, resamples, engine=engine, progress=resampling)
     made = _intervals(scores, dists, settings, cells)
-    mcnemar, runs, test = _paired_test(rng, scores, settings, permuting)
+    runs, test = _paired_test(rng, scores, settings, permuting)
     calibration = None
     if settings.calibration and plain_binary and runs is None:
         replays = settings.calibration if scores.n <= _CALIBRATION_LARGE_N else \
@@ -5891,12 +5903,10 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
         ci_a=made.intervals["a"], ci_b=made.intervals["b"], paired=made.intervals["paired"],
-        unpaired=made.intervals["unpaired"], mcnemar=mcnemar, resamples=resamples,
-        confidence=confidence, paired_distribution=dists["paired"], engine=engine,
-        test=test, percent=scores.proportions, interval=settings.interval, errors=made.errors,
-        exact=None if exact is None else {k: d.interval(confidence) for k, d in exact.items()},
-        design=_design_of(scores), binary=scores.binary, notes=made.notes, cells=cells,
-        distributions=dists, jackknives=made.jackknives, diff_variance=_diff_variance(scores),
+        unpaired=made.intervals["unpaired"], resamples=resamples, confidence=confidence,
+        engine=engine, test=test, percent=scores.proportions, interval=settings.interval,
+        errors=made.errors, design=_design_of(scores), binary=scores.binary, notes=made.notes,
+        cells=cells, distributions=dists, jackknives=made.jackknives, diff_variance=_diff_variance(scores),
         calibration=calibration, rules=made.rules, runs=runs, method=method,
         exact_distributions=exact)
 
@@ -6366,7 +6376,7 @@ def _pair_tests(rng, table: Table, order, cells, means, variances, settings) -> 
                 scores = Scores(table.columns[j], table.columns[i], table.clusters,
                                 table.strata if table.strata is not None else table.tasks,
                                 table.runs[j], table.runs[i])
-                tests.append(_paired_test(rng, scores, settings, None)[2])
+                tests.append(_paired_test(rng, scores, settings, None)[1])
             else:
                 tests.append(_z_test(means[i] - means[j], variances[i][j]))
     return tests
