@@ -1627,9 +1627,8 @@ def _decode_json(text: str, where: str):
         return _JSON.decode(text)
     except RecursionError:
         raise ToolError(f"{where}: JSON nested deeper than the tool reads") from None
-    except ValueError as err:
-        reason = str(err).split(":")[0]
-        raise ToolError(f"{where}: not valid JSON ({reason})") from None
+    except json.JSONDecodeError as err:
+        raise ToolError(f"{where}: not valid JSON ({err.msg})") from None
 
 
 _ABSENT = _Missing()
@@ -3257,15 +3256,15 @@ def _inspect_header(path: str) -> dict:
             with zipfile.ZipFile(path) as archive:
                 names = archive.namelist()
                 member = "header.json" if "header.json" in names else "_journal/start.json"
-                log = _decode_json(_zip_member(archive, member, path).decode("utf-8-sig"), path)
+                data = _zip_member(archive, member, path)   # a ToolError is the log's own
+            try:
+                log = _decode_json(data.decode("utf-8-sig"), path)
+            except (ToolError, UnicodeDecodeError):         # said when the log is read
+                return {}
             return log if isinstance(log, dict) else {}
         with open(path, "rb") as handle:
             text = handle.read(1 << 20).decode("utf-8", "replace")
-    except ToolError as err:
-        if "Zstandard" in str(err):           # the same line as reading the log itself
-            raise
-        return {}
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, NotImplementedError):
+    except (OSError, KeyError, zipfile.BadZipFile, NotImplementedError):
         return {}
     found = {}
     for key in ("task", "model"):
