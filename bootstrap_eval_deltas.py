@@ -3637,9 +3637,17 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
             for g in groups):
         raise ToolError("give harness folders for every system or files for every system, "
                         "not both")
-    if all(folders):
-        return _read_folders(groups, spec, options)
     labels = tuple(k for k in (spec.cluster, spec.strata) if k is not None)
+    asked = " and ".join(_opt(name) for name, key in (("cluster_col", spec.cluster),
+                                                      ("strata_col", spec.strata)) if key)
+    harness_labels = ToolError(f"{asked} {'name' if ' and ' in asked else 'names'} a column "
+                               "of a file of scores; harness logs have "
+                               "no such column to read (the tasks of a harness run are already "
+                               "strata of its pooled comparison)")
+    if all(folders):
+        if labels:
+            raise harness_labels
+        return _read_folders(groups, spec, options)
     fields = _Fields((spec.score,) if spec.score is not None else (),
                     spec.ids if spec.ids is not None else ("item",), labels)
     found, systems, sources, names_found, all_reads = _Findings(), [], [], [], []
@@ -3648,6 +3656,8 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
         reads = [_read_file(path, fields if index == 0 and i == 0 else
                            _Fields(fields.scores, fields.ids), options)
                  for i, path in enumerate(group)]
+        if labels and any(read.harness for read in reads):
+            raise harness_labels
         if not all(read.harness for read in reads) and not fields.scores:
             raise ToolError(f"one file per system needs {_opt('score_col')}, the score's column "
                             f"or key")

@@ -1697,3 +1697,25 @@ def test_a_link_to_nothing_named_as_a_log_is_no_log(tmp_path):
     status, out, err = cli("compare", str(folder / "acme__base"), str(folder / "acme__tuned"),
                            "--filter", "strict-match", "--score-col", "acc,exact_match")
     assert status == 0, err
+
+
+@pytest.mark.parametrize("flags", [["--cluster-col", "doc_id"], ["--strata-col", "doc_id"],
+                                   ["--cluster-col", "a", "--strata-col", "b"]])
+@pytest.mark.parametrize("inputs", ["folders", "files"])
+def test_cluster_and_strata_columns_are_refused_for_harness_logs(flags, inputs):
+    """Harness logs have no column to cluster or stratify by: the flags were ignored for
+    folders (the same report as without them) and ended in KeyError for files."""
+    main = os.path.join(LM, "main")
+    if inputs == "folders":
+        paths = [os.path.join(main, "acme__base"), os.path.join(main, "acme__tuned")]
+    else:
+        paths = [next(os.path.join(main, system, name)
+                      for name in sorted(os.listdir(os.path.join(main, system)))
+                      if name.startswith("samples_mc_capitals")) for system in
+                 ("acme__base", "acme__tuned")]
+    picks = ["--score-col", "acc,exact_match", "--filter", "strict-match"] \
+        if inputs == "folders" else ["--score-col", "acc"]
+    status, out, err = cli("compare", *paths, *picks, *flags)
+    assert_one_line_error(status, out, err, "of a file of scores; harness logs have no such "
+                                            "column to read")
+    assert err.count("--") == len(flags) // 2
