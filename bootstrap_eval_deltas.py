@@ -2479,16 +2479,27 @@ def _helm_model(real_path: str | None) -> str | None:
 
 
 def _helm_inputs(real_path: str | None) -> dict:
-    """{instance id: fingerprint of its input text} from ``instances.json`` beside the
-    stats (written by helm-summarize), or nothing."""
-    if real_path is None:
+    """{instance id: fingerprint of its input text} from the ``instances.json`` helm-run
+    writes beside the stats: read whole, or refused -- a check that cannot read its file
+    would pass every edited input.  Nothing when there is no such file."""
+    path = None if real_path is None else \
+        os.path.join(os.path.dirname(real_path), "instances.json")
+    if path is None or not os.path.lexists(path):
         return {}
     try:
-        with _open_regular(os.path.join(os.path.dirname(real_path), "instances.json")) as handle:
-            instances = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
+        with _open_regular(path) as handle:
+            data = handle.read(MAX_ARCHIVE_BYTES + 1)
+    except OSError as err:
+        raise ToolError(f"cannot read {path}: {err.strerror or err}") from None
+    if len(data) > MAX_ARCHIVE_BYTES:
+        raise ToolError(f"{path} is larger than 1 GiB, the most the tool reads to check the "
+                        "runs' inputs")
+    try:
+        instances = _decode_json(data.decode("utf-8-sig"), path)
         return {_item_id(i["id"]): _digest(i["input"]["text"]) for i in instances}
-    except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
-        return {}
+    except (UnicodeDecodeError, KeyError, TypeError, AttributeError):
+        raise ToolError(f"{path}: not HELM's list of instances (each with an id and an "
+                        "input text), so the runs' inputs cannot be checked") from None
 
 
 def _helm_task(run_dir: str) -> str:

@@ -1719,3 +1719,30 @@ def test_cluster_and_strata_columns_are_refused_for_harness_logs(flags, inputs):
     assert_one_line_error(status, out, err, "of a file of scores; harness logs have no such "
                                             "column to read")
     assert err.count("--") == len(flags) // 2
+
+
+@pytest.mark.parametrize("damage", ["edited beyond 16 MiB", "not a list of instances",
+                                    "not JSON"])
+def test_helm_inputs_are_checked_from_the_whole_instances_file_or_refused(tmp_path, damage):
+    """The input check read the first 16 MiB of instances.json and, failing to parse it,
+    checked nothing: an edited input in a large file gave a verdict with exit 0."""
+    import shutil
+    source = os.path.join(ROOT, "datasets", "examples", "helm", "runs", "mysuite")
+    runs = []
+    for model in ("mock_parity-a", "mock_parity-b"):
+        runs.append(str(tmp_path / f"simple_mcqa:model={model}"))
+        shutil.copytree(os.path.join(source, f"simple_mcqa:model={model}"), runs[-1])
+    listed = os.path.join(runs[1], "instances.json")
+    with open(listed) as f:
+        instances = json.load(f)
+    if damage == "edited beyond 16 MiB":
+        instances[0]["input"]["text"] += " (edited)"
+        instances[1]["padding"] = "x" * (17 << 20)
+        text, fragment = json.dumps(instances), "1 id(s) hold a different input"
+    elif damage == "not a list of instances":
+        text, fragment = json.dumps({"instances": instances}), "not HELM's list of instances"
+    else:
+        text, fragment = json.dumps(instances)[:-9], "instances.json: not valid JSON"
+    with open(listed, "w") as f:
+        f.write(text)
+    assert_one_line_error(*cli("compare", *runs, "--score-col", "exact_match"), fragment)
