@@ -2587,60 +2587,104 @@ def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
         return reader.read(size + 1)
 
 
-def _zip_member(archive, name: str, path: str) -> bytes:
-    """One member, whole (at most MAX_ARCHIVE_BYTES).  A Zstandard member (method 93) that
-    this Python's zipfile cannot open is read raw from its local header and decompressed
-    here, its CRC checked as zipfile would."""
-    import zlib
-    info = archive.getinfo(name)
-    if info.file_size > MAX_ARCHIVE_BYTES:
-        raise ToolError(f"{path}: {_printable(name)} unpacks to more than 1 GiB, the most the "
-                        "tool reads")
-    try:
-        return archive.read(name)
-    except NotImplementedError:
-        if info.compress_type != _ZSTD:
+class _Zip:
+    """A zip archive (an Inspect ``.eval``, an Excel workbook), the one way the tool reads
+    one: a member's name held twice is refused (which one would count?), each member is
+    inflated no further than the size its header declares (zipfile alone inflates up to
+    2 GiB before it checks), and at most MAX_ARCHIVE_BYTES are inflated from the whole
+    archive.  A Zstandard member (method 93) that this Python's zipfile cannot open is
+    read raw from its local header and decompressed here, its CRC checked as zipfile
+    would.  *source* is a path (a regular file) or bytes."""
+
+    def __init__(self, source, path: str):
+        import zipfile
+        self.handle = io.BytesIO(source) if isinstance(source, bytes) else _open_regular(source)
+        try:
+            self.zip = zipfile.ZipFile(self.handle)
+            names = self.zip.namelist()
+        except (zipfile.BadZipFile, OSError, ValueError) as err:
+            self.handle.close()
+            raise ToolError(f"{path}: a damaged zip archive ({_printable(str(err))})") from None
+        twice = [name for name, count in collections.Counter(names).items() if count > 1]
+        if twice:
+            self.close()
+            raise ToolError(f"{path} holds two members named {_printable(twice[0])}; the tool "
+                            "will not choose one")
+        self.path, self.names, self.left = path, frozenset(names), MAX_ARCHIVE_BYTES
+
+    def close(self) -> None:
+        self.zip.close()
+        self.handle.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _budget(self, name: str):
+        info = self.zip.getinfo(name)
+        if info.file_size > self.left:
+            raise ToolError(f"{self.path}: {_printable(name)} would take what is unpacked from "
+                            "the archive past 1 GiB, the most the tool unpacks")
+        self.left -= info.file_size
+        return info
+
+    def open(self, name: str):
+        """A member as a stream, counted against the archive's budget."""
+        self._budget(name)
+        return self.zip.open(name)
+
+    def read(self, name: str) -> bytes:
+        """A member, whole."""
+        import zlib
+        info = self._budget(name)
+        try:
+            with self.zip.open(name) as member:
+                return member.read(info.file_size + 1)
+        except NotImplementedError:
+            if info.compress_type != _ZSTD:
+                raise
+        where = f"{self.path} ({_printable(name)})"
+        raw = self.zip.fp
+        raw.seek(info.header_offset)
+        header = raw.read(30)                     # checked by zipfile before it gave up
+        raw.seek(info.header_offset + 30 + int.from_bytes(header[26:28], "little")
+                 + int.from_bytes(header[28:30], "little"))
+        try:
+            data = _zstd_decompress(raw.read(info.compress_size), info.file_size, where)
+        except ToolError:
             raise
-    where = f"{path} ({_printable(name)})"
-    archive.fp.seek(info.header_offset)
-    header = archive.fp.read(30)              # checked by zipfile before it gave up
-    start = info.header_offset + 30 + int.from_bytes(header[26:28], "little") + \
-        int.from_bytes(header[28:30], "little")
-    archive.fp.seek(start)
-    try:
-        data = _zstd_decompress(archive.fp.read(info.compress_size), info.file_size, where)
-    except ToolError:
-        raise
-    except Exception as err:                  # each decompressor has its own error class
-        raise ToolError(f"{where}: damaged Zstandard data ({_printable(str(err))})") from None
-    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
-        raise ToolError(f"{where}: the member does not unpack to what its zip header says")
-    return data
+        except Exception as err:                  # each decompressor has its own error class
+            raise ToolError(f"{where}: damaged Zstandard data ({_printable(str(err))})") from None
+        if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
+            raise ToolError(f"{where}: the member does not unpack to what its zip header says")
+        return data
+
+    def json(self, name: str):
+        """A member holding JSON, decoded."""
+        try:
+            text = self.read(name).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ToolError(f"{self.path}: {_printable(name)} is not UTF-8 text") from None
+        return _decode_json(text, f"{self.path}: {_printable(name)}")
 
 
-def _zip_json(archive, name: str, path: str):
-    try:
-        text = _zip_member(archive, name, path).decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ToolError(f"{path}: {_printable(name)} is not UTF-8 text") from None
-    return _decode_json(text, f"{path}: {_printable(name)}")
-
-
-def _inspect_archive(archive, path: str):
+def _inspect_archive(archive: _Zip, path: str):
     """The log header and the samples of an Inspect ``.eval`` archive."""
-    names = set(archive.namelist())
+    names = archive.names
     header = "header.json" if "header.json" in names else "_journal/start.json"
-    log = _zip_json(archive, header, path)
+    log = archive.json(header)
     if not isinstance(log, dict):
         raise ToolError(f"{path}: {header} is not a JSON object")
     if "summaries.json" in names:
-        lists = [_zip_json(archive, "summaries.json", path)]
+        lists = [archive.json("summaries.json")]
     else:
         journal = sorted((n for n in names if re.fullmatch(r"_journal/summaries/\d+\.json", n)),
                          key=lambda n: int(n.rsplit("/", 1)[1].split(".")[0]))
-        lists = [_zip_json(archive, n, path) for n in journal]
+        lists = [archive.json(n) for n in journal]
         if not journal:
-            lists = [[_zip_json(archive, n, path) for n in sorted(names)
+            lists = [[archive.json(n) for n in sorted(names)
                       if n.startswith("samples/") and n.endswith(".json")]]
     samples = [sample for part in lists if isinstance(part, list) for sample in part]
     if not samples:
@@ -2662,9 +2706,9 @@ def _no_entities(data: bytes, name: str, path: str) -> None:
                         "expand them")
 
 
-def _xml(archive, name: str, path: str):
+def _xml(archive: _Zip, name: str, path: str):
     import xml.etree.ElementTree as ElementTree
-    data = _zip_member(archive, name, path)
+    data = archive.read(name)
     _no_entities(data, name, path)
     try:
         return ElementTree.fromstring(data)
@@ -2690,24 +2734,24 @@ def _xlsx_column(reference: str, default: int, path: str) -> int:
     return column - 1
 
 
-def _xlsx_sheet(archive, path: str) -> str:
+def _xlsx_sheet(archive: _Zip, path: str) -> str:
     """The member of the workbook's first sheet."""
     book = _xml(archive, "xl/workbook.xml", path)
     sheet = book.find(f"{_XLSX}sheets/{_XLSX}sheet")
     target = "worksheets/sheet1.xml"
-    if sheet is not None and "xl/_rels/workbook.xml.rels" in archive.namelist():
+    if sheet is not None and "xl/_rels/workbook.xml.rels" in archive.names:
         rel_id = sheet.get(f"{_XLSX_REL}id")
         for rel in _xml(archive, "xl/_rels/workbook.xml.rels", path):
             if rel.get("Id") == rel_id:
                 target = rel.get("Target", target).lstrip("/").removeprefix("xl/")
     member = "xl/" + target
-    if member not in archive.namelist():
+    if member not in archive.names:
         raise ToolError(f"{path}: the workbook's first sheet ({_printable(member)}) is not in "
                         "the file")
     return member
 
 
-def _xlsx_rows(archive, path: str):
+def _xlsx_rows(archive: _Zip, path: str):
     """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (the
     sheet is parsed as it is unpacked, each row forgotten once read), numbers exactly as the
     workbook stores them (its shortest decimal text).  A cell outside Excel's grid, or a
@@ -2717,7 +2761,7 @@ def _xlsx_rows(archive, path: str):
     import zlib
     member = _xlsx_sheet(archive, path)
     shared = None
-    if "xl/sharedStrings.xml" in archive.namelist():
+    if "xl/sharedStrings.xml" in archive.names:
         shared = ["".join(t.text or "" for t in item.iter(f"{_XLSX}t"))
                   for item in _xml(archive, "xl/sharedStrings.xml", path)]
     with archive.open(member) as handle:
@@ -2913,11 +2957,8 @@ def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOption
     if len(data) > MAX_ARCHIVE_BYTES:
         raise ToolError(f"{path} is larger than 1 GiB, the largest archive the tool reads")
     digest = f.finish()
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        names = set(archive.namelist())
-    except (zipfile.BadZipFile, OSError, ValueError) as err:
-        raise ToolError(f"{path}: a damaged zip archive ({_printable(str(err))})") from None
+    archive = _Zip(data, path)
+    names = archive.names
     try:
         if "xl/workbook.xml" in names and options.input_format in (None, "xlsx"):
             rows = _xlsx_rows(archive, path)
@@ -3264,10 +3305,10 @@ def _inspect_header(path: str) -> dict:
     import zipfile
     try:
         if path.endswith(".eval"):
-            with zipfile.ZipFile(path) as archive:
-                names = archive.namelist()
-                member = "header.json" if "header.json" in names else "_journal/start.json"
-                data = _zip_member(archive, member, path)   # a ToolError is the log's own
+            with _Zip(path, path) as archive:       # a ToolError is the log's own
+                member = "header.json" if "header.json" in archive.names else \
+                    "_journal/start.json"
+                data = archive.read(member)
             try:
                 log = _decode_json(data.decode("utf-8-sig"), path)
             except (ToolError, UnicodeDecodeError):         # said when the log is read

@@ -950,7 +950,9 @@ def test_broken_workbooks_are_refused_naming_the_part(tmp_path, parts, drop, fra
 
 @pytest.mark.parametrize("member,fields,fragment", [
     ("xl/workbook.xml", {"size": 0x5000_0000},
-     "xl/workbook.xml unpacks to more than 1 GiB, the most the tool reads"),
+     "xl/workbook.xml would take what is unpacked from the archive past 1 GiB"),
+    ("xl/workbook.xml", {"size": 10},
+     "a damaged or unsupported zip archive (Bad CRC-32 for file 'xl/workbook.xml')"),
     ("xl/workbook.xml", {"method": 6},
      "a damaged or unsupported zip archive (That compression method is not supported)"),
 ])
@@ -1746,3 +1748,70 @@ def test_helm_inputs_are_checked_from_the_whole_instances_file_or_refused(tmp_pa
     with open(listed, "w") as f:
         f.write(text)
     assert_one_line_error(*cli("compare", *runs, "--score-col", "exact_match"), fragment)
+
+
+def test_a_member_is_inflated_no_further_than_its_declared_size(tmp_path):
+    """A 200 MB member of zeros whose headers say 2,700 bytes: zipfile alone inflates the whole
+    member (up to 2 GiB) before its CRC check; the tool stops at the declared size, so the
+    run's peak memory stays far below the member."""
+    import subprocess
+    import zlib
+    inflated = 200 << 20
+    packer = zlib.compressobj(1, zlib.DEFLATED, -15)
+    body = b"".join(packer.compress(bytes(1 << 20)) for _ in range(inflated >> 20))
+    body += packer.flush()
+    parts = make_examples.xlsx_parts(ROWS)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            if name == "xl/workbook.xml":
+                info = zipfile.ZipInfo(name)
+                info.compress_type = zipfile.ZIP_STORED      # written raw, relabelled below
+                archive.writestr(info, body)
+            else:
+                archive.writestr(name, data)
+    data = patched(buffer.getvalue(), "xl/workbook.xml", method=8, size=2700)
+    path = write(tmp_path / "bomb.xlsx", data)
+    probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], "
+             "capture_output=True, text=True); print(r.returncode, "
+             "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(r.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe, sys.executable,
+                           os.path.join(ROOT, "bootstrap_eval_deltas.py"), "compare", path,
+                           *AB], capture_output=True, text=True, check=True)
+    status, peak_kib = map(int, done.stdout.split("\n")[0].split())
+    assert status == 2 and "Bad CRC-32 for file 'xl/workbook.xml'" in done.stdout
+    assert peak_kib < 120 << 10, peak_kib            # under 120 MiB, against 200 MB inflated
+
+
+def test_an_archive_is_unpacked_within_one_budget_across_its_members(tmp_path, monkeypatch):
+    """Each member under the limit, together over it: refused (four 900 MB members were
+    read in full, 3.6 GB).  The limit lowered to keep the test small."""
+    rows = [["item", "a", "b"]] + [[i, i % 2, i // 3 % 2] for i in range(1, 3001)]
+    path = str(tmp_path / "w.xlsx")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in make_examples.xlsx_parts(rows).items():
+            archive.writestr(name, data)
+    with zipfile.ZipFile(path) as archive:
+        sizes = {info.filename: info.file_size for info in archive.infolist()}
+    read = sum(size for name, size in sizes.items() if name.startswith("xl/"))
+    limit = read - 1
+    assert limit >= os.path.getsize(path) and max(sizes.values()) <= limit
+    monkeypatch.setattr(bed, "MAX_ARCHIVE_BYTES", limit)
+    assert_one_line_error(*cli("compare", path, *AB), "would take what is unpacked from the "
+                                                      "archive past 1 GiB")
+
+
+def test_an_inspect_log_holding_a_member_twice_is_refused(tmp_path):
+    """Two summaries.json members: zipfile reads the last, which flipped the gap from +20 to
+    -20 points without a word."""
+    folder = os.path.join(INSPECT, "pair_eval_deflate")
+    logs = [os.path.join(folder, name) for name in sorted(os.listdir(folder))]
+    doubled = tmp_path / "doubled.eval"
+    with zipfile.ZipFile(logs[1]) as source, zipfile.ZipFile(doubled, "w") as target:
+        for info in source.infolist():
+            target.writestr(info, source.read(info))
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            target.writestr("summaries.json", source.read("summaries.json"))
+    assert_one_line_error(*cli("compare", logs[0], str(doubled)),
+                          "doubled.eval holds two members named summaries.json; the tool "
+                          "will not choose one")
