@@ -6626,9 +6626,9 @@ def _ledger_number(record: dict, key: str, low=None, high=None):
     """A field that must be a finite number (not a boolean), within [low, high] if given."""
     value = record.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value) or low is not None and value < low or \
-            high is not None and value > high:
-        return None
+            abs(value) > sys.float_info.max or not math.isfinite(value) or \
+            low is not None and value < low or high is not None and value > high:
+        return None                             # (a 400-digit integer is no float either)
     return value
 
 
@@ -6766,21 +6766,25 @@ def _ledger_note(path: str, entries, digest: str, comparisons) -> LedgerNote:
     return LedgerNote(path, digest, len(before) + 1, len(before) + len(ours), tuple(adjusted))
 
 
-@dataclass(frozen=True)
-class _LedgerAppend:
-    """An append prepared before the report is printed and made after it: the note the
-    report prints, and the lines to add."""
-
-    note: LedgerNote
-    lines: tuple
-
-
-def _prepare_ledger(path: str, table: Table, comparisons, when: str | None = None
-                    ) -> _LedgerAppend:
-    digest = _test_set_digest(table)
-    lines = _ledger_json_lines(table, comparisons, digest, when or _ledger_time())
-    return _LedgerAppend(_ledger_note(path, read_ledger(path), digest, comparisons),
-                         tuple(lines))
+def _lock_ledger(path: str) -> int:
+    """The ledger's folder, locked exclusively: from the moment a run counts what the
+    ledger holds to its append, no other run appends, so two runs never both say
+    "comparison 2 of 2".  The folder, not the file, so that a run that cannot print its
+    report leaves no ledger behind it."""
+    import fcntl
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as err:
+        raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") \
+            from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as err:
+        os.close(fd)
+        raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") \
+            from None
+    return fd
 
 
 def _append_lines(path: str, lines) -> list:
@@ -6819,12 +6823,45 @@ def _append_lines(path: str, lines) -> list:
     return entries
 
 
+class _PendingAppend:
+    """The append of a run whose ledger is locked, made by calling it; ``release()`` gives
+    the lock up without appending (the report could not be printed)."""
+
+    def __init__(self, lock: int, path: str, lines):
+        self.lock, self.path, self.lines = lock, path, lines
+
+    def __call__(self) -> None:
+        try:
+            _append_lines(self.path, self.lines)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        if self.lock is not None:
+            os.close(self.lock)               # closing releases the lock
+            self.lock = None
+
+
+def _ledger_append(path: str, table: Table, comparisons, when: str | None = None) -> tuple:
+    """``(note, append)``: where this run's comparisons stand on their test set, counted
+    under the ledger's lock, and the _PendingAppend that releases it."""
+    digest = _test_set_digest(table)
+    lines = _ledger_json_lines(table, comparisons, digest, when or _ledger_time())
+    lock = _lock_ledger(path)
+    try:
+        note = _ledger_note(path, read_ledger(path), digest, comparisons)
+    except BaseException:
+        os.close(lock)
+        raise
+    return note, _PendingAppend(lock, path, lines)
+
+
 def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
     """Append this run's comparisons to the ledger, all or nothing and under a lock, and say
     where they stand on their test set."""
-    digest = _test_set_digest(table)
-    lines = _ledger_json_lines(table, comparisons, digest, when or _ledger_time())
-    return _ledger_note(path, _append_lines(path, lines), digest, comparisons)
+    note, append = _ledger_append(path, table, comparisons, when)
+    append()
+    return note
 
 
 @dataclass(frozen=True)
@@ -10444,9 +10481,9 @@ def _ledger_after(r: _Request, table: Table, comparisons, writes: list) -> Ledge
     (the last thing a run does)."""
     if r.ledger is None:
         return None
-    prepared = _prepare_ledger(r.ledger, table, comparisons)
-    writes.append(lambda: _append_lines(r.ledger, prepared.lines))
-    return prepared.note
+    note, append = _ledger_append(r.ledger, table, comparisons)
+    writes.append(append)
+    return note
 
 
 def _data_params(r: _Request, table: Table) -> dict:
@@ -11479,12 +11516,22 @@ def _gate_failed(report) -> bool:
 def _main(argv) -> int:
     request = _validate(_parse_args(argv))
     _check_outputs(_output_paths(request), _input_paths(request))
-    if request.ledger is not None:
-        read_ledger(request.ledger)             # a corrupt ledger is refused before any work
+    if request.ledger is not None:              # a corrupt or read-only ledger is refused
+        read_ledger(request.ledger)             # before any work
+        if os.path.exists(request.ledger):
+            try:                                # the real test: os.access lies to root
+                os.close(os.open(request.ledger, os.O_WRONLY | os.O_APPEND))
+            except OSError as err:
+                raise ToolError(f"cannot append to the ledger {_printable(request.ledger)}: "
+                                f"{err.strerror}") from None
     report, writes = _run(request)
-    _emit(render(report, "json" if request.json else request.output or "text"))
-    for write in writes:                        # files only after the report is out, and
-        write()                                 # the ledger's append last of all
+    try:
+        _emit(render(report, "json" if request.json else request.output or "text"))
+        for write in writes:                    # files only after the report is out, and
+            write()                             # the ledger's append last of all
+    finally:
+        for write in writes:                    # a ledger still locked: let it go
+            getattr(write, "release", lambda: None)()
     return EXIT_GATE_FAILED if _gate_failed(report) else EXIT_OK
 
 

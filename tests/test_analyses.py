@@ -898,6 +898,20 @@ for _ in range(200):
 """
 
 
+def test_runs_appending_at_once_each_count_every_comparison_before_theirs(tmp_path):
+    """Ten runs at once: each report's place on the ledger is counted under the lock that
+    its append holds, so the ten say 1 of 1 to 10 of 10 (two said "2 of 2")."""
+    ledger = str(tmp_path / "shared.jsonl")
+    data = gate_table_file(tmp_path, 100, 0.7, 0.72)
+    argv = [sys.executable, os.path.join(ROOT, "bootstrap_eval_deltas.py"), "compare", data,
+            "--a-col", "a", "--b-col", "b", "--resamples", "50", "--calibration", "0",
+            "--ledger", ledger, "--json"]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(10)]
+    notes = [json.loads(p.communicate(timeout=300)[0])["ledger"] for p in procs]
+    assert sorted((n["first"], n["total"]) for n in notes) == [(k, k) for k in range(1, 11)]
+    assert len(bed.read_ledger(ledger)) == 10
+
+
 def test_two_processes_appending_at_once_leave_every_line_whole(tmp_path):
     ledger = str(tmp_path / "shared.jsonl")
     data = gate_table_file(tmp_path, 100, 0.7, 0.72)
@@ -1130,6 +1144,9 @@ def ledger_line(tmp_path):
     ({"interval": ["x", 0.1]}, "field interval is not two finite numbers, low then high"),
     ({"interval": 0.1}, "field interval is not two finite numbers, low then high"),
     ({"percent": "yes"}, "field percent is not true or false"),
+    ({"n": 10 ** 400}, "field n is not a valid number"),
+    ({"gap": -10 ** 400}, "field gap is not a valid number"),
+    ({"interval": [0, 10 ** 400]}, "field interval is not two finite numbers, low then high"),
 ])
 def test_a_ledger_entry_with_a_bad_field_is_named_and_left_alone(tmp_path, ledger_line, change,
                                                                  fragment):
@@ -1186,7 +1203,7 @@ def test_a_ledger_beyond_the_size_limit_is_refused(tmp_path, ledger_line, monkey
 
 
 @pytest.mark.parametrize("failure,fragment", [
-    ("open", "cannot open the ledger {}: Permission denied"),
+    ("open", "cannot append to the ledger {}: Permission denied"),
     ("lock", "cannot append to the ledger {}: No locks available"),
 ])
 def test_a_ledger_that_cannot_be_opened_or_locked_is_one_error(tmp_path, monkeypatch, failure,
@@ -1211,7 +1228,7 @@ def test_a_ledger_that_cannot_be_opened_or_locked_is_one_error(tmp_path, monkeyp
     status, out, err = cli("compare", data, "--a-col", "a", "--b-col", "b", "--ledger",
                            str(ledger), *FAST)
     monkeypatch.undo()
-    assert status == 2 and err.count("\n") == 1
+    assert status == 2 and err.count("\n") == 1 and out == ""     # before the report
     assert fragment.format(ledger) in err
     assert ledger.read_bytes() == before
 
