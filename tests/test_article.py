@@ -179,7 +179,7 @@ def test_csv_round_trip(tmp_path):
 
 
 def test_csv_recompute_matches_simulated_run_where_it_must():
-    status, out, _ = cli("--csv", SHIPPED_CSV, "--details")
+    status, out, _ = cli("compare", SHIPPED_CSV, "--details")
     assert status == 0
     lines = out.splitlines()
     assert lines[0].startswith("verdict: cannot tell.") and "observed +3.6 pts" in lines[0]
@@ -192,7 +192,7 @@ def test_csv_recompute_matches_simulated_run_where_it_must():
 
 
 def test_csv_recompute_json_has_input_block():
-    status, out, _ = cli("--csv", SHIPPED_CSV, "--json")
+    status, out, _ = cli("compare", SHIPPED_CSV, "--json")
     body = json.loads(out)
     assert status == 0 and body["source"] == "csv" and "coverage" not in body
     # schema 2: the simulation's settings do not apply to a file and are left out of params
@@ -222,7 +222,7 @@ def test_bad_csv_is_refused_in_one_line(tmp_path, name, content, message):
     path = tmp_path / "bad.csv"
     if content is not None:
         path.write_bytes(content)
-    assert_one_line_error(*cli("--csv", str(path)), message)
+    assert_one_line_error(*cli("compare", str(path)), message)
 
 
 def test_write_csv_into_missing_folder_fails_cleanly(tmp_path):
@@ -291,9 +291,9 @@ BAD_FLAGS = [
     (["--confidence", "95"], "--confidence must be strictly between 0 and 1"),
     (["--seed", "1.5"], "not a whole number"),
     (["--bogus"], "unrecognized arguments"),
-    (["--csv", SHIPPED_CSV, "--replays", "10"], "--replays does not apply to compare"),
-    (["--csv", SHIPPED_CSV, "--n-items", "10"], "--n-items does not apply to compare"),
-    (["--csv", SHIPPED_CSV, "--write-csv", "x.csv"], "--write-csv does not apply to compare"),
+    (["compare", SHIPPED_CSV, "--replays", "10"], "--replays does not apply to compare"),
+    (["compare", SHIPPED_CSV, "--n-items", "10"], "--n-items does not apply to compare"),
+    (["compare", SHIPPED_CSV, "--write-csv", "x.csv"], "--write-csv does not apply to compare"),
 ]
 
 

@@ -119,7 +119,7 @@ def test_the_same_table_gives_one_verdict_word_in_text_json_and_markdown():
 def test_judge_scores_are_reported_in_their_own_units(tmp_path):
     lines = ["item,a,b"] + [f"{i},{i % 7 + 2},{i % 5 + 3}" for i in range(40)]
     path = write(tmp_path / "j.csv", "\n".join(lines) + "\n")
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--details")
+    status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--details")
     assert status == 0 and "pts" not in out.split("paired gap over")[0]
     assert "  gap B - A: +0.125; " in out   # means 4.875 and 5.000
 
@@ -128,7 +128,7 @@ SEEDS = f"{ROOT}/datasets/examples/seeds.csv"
 
 
 def test_the_seeds_example_in_every_output():
-    args = ["--csv", SEEDS, "--systems", "baseline,candidate", "--run-col", "seed"]
+    args = ["compare", SEEDS, "--systems", "baseline,candidate", "--run-col", "seed"]
     status, text, _ = cli(*args)
     assert status == 0 and "runs: A (5):" in text and "variance of the gap:" in text
     status, markdown, _ = cli(*args, "--output", "markdown")
@@ -190,7 +190,7 @@ def test_markdown_for_a_sweep_and_a_half_width_plan():
 
 def test_plot_of_user_data_draws_the_paired_distribution(tmp_path):
     target = tmp_path / "gap.svg"
-    status, out, err = cli("--csv", SHIPPED_CSV, "--resamples", "300", "--calibration", "0",
+    status, out, err = cli("compare", SHIPPED_CSV, "--resamples", "300", "--calibration", "0",
                            "--plot", str(target))
     assert status == 0, err
     svg = ET.parse(target).getroot()
@@ -243,7 +243,7 @@ def test_a_whole_harness_run_in_markdown_has_a_row_per_task_and_the_pooled_table
 def test_the_ledger_summary_in_markdown_counts_each_test_set(tmp_path):
     ledger = str(tmp_path / "evals.jsonl")
     for _ in range(2):
-        assert cli("--csv", SHIPPED_CSV, "--resamples", "50", "--calibration", "0",
+        assert cli("compare", SHIPPED_CSV, "--resamples", "50", "--calibration", "0",
                    "--ledger", ledger)[0] == 0
     text = cli("--ledger-summary", ledger, "--output", "markdown")[1]
     data = json.loads(cli("--ledger-summary", ledger, "--output", "json")[1])

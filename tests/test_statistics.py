@@ -964,11 +964,11 @@ def test_newcombe_paired_against_an_independent_writing(cells):
 
 def test_calibration_flags_a_failing_interval_and_names_one_that_holds(tmp_path):
     path = table_file(tmp_path, (28, 1, 1, 0))            # 30 items, both near 0.97
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
+    status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
                          "--resamples", "500", "--details")
     line = next(l for l in out.splitlines() if l.startswith("calibration: at n=30"))
     assert "BCa CI covers the gap" in line
-    body = json.loads(cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
+    body = json.loads(cli("compare", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
                           "--resamples", "500", "--json")[1])
     cal = body["comparisons"][0]["calibration"]
     if not cal["holds"]:
@@ -999,7 +999,7 @@ def test_bca_near_100_percent_is_flagged_or_holds():
 
 def test_calibration_of_the_shipped_file_holds():
     from helpers import SHIPPED_CSV
-    body = json.loads(cli("--csv", SHIPPED_CSV, "--json")[1])
+    body = json.loads(cli("compare", SHIPPED_CSV, "--json")[1])
     cal = body["comparisons"][0]["calibration"]
     assert cal["holds"] and cal["replays"] == 0 and cal["interval"] == "percentile"
     assert cal["coverage"]["exact"] and cal["coverage"]["covers_se"] == 0
@@ -1102,7 +1102,7 @@ def test_real_scores_get_a_resample_count_the_next_run_does_not_raise(tmp_path):
     # error); on this scale the ends' error is small enough that a count, not the method, is
     # advised: _mc_advice's "resamples" branch
     path = real_scores_file(tmp_path)
-    args = ["--csv", path, "--a-col", "a", "--b-col", "b", "--resamples", "2000"]
+    args = ["compare", path, "--a-col", "a", "--b-col", "b", "--resamples", "2000"]
     body = json.loads(cli(*args, "--json")[1])["comparisons"][0]
     first = body["mc_advice"]
     assert first is not None and first["kind"] == "resamples", first
@@ -1176,15 +1176,15 @@ def test_auto_keeps_the_stream_engine_for_the_article_and_says_when_it_does_not(
     path = tmp_path / "big.csv"
     path.write_text("item,a,b\n" + "".join(f"{i},{int(rng.random() < 0.7)},"
                                            f"{int(rng.random() < 0.72)}\n" for i in range(30_000)))
-    got = json.loads(cli("--csv", str(path), "--a-col", "a", "--b-col", "b", "--json",
+    got = json.loads(cli("compare", str(path), "--a-col", "a", "--b-col", "b", "--json",
                          "--calibration", "0", "--resamples", "2000")[1])
     assert got["comparisons"][0]["engine"] == "counts" and got["params"]["engine"] == "auto"
-    status, out, _ = cli("--csv", str(path), "--a-col", "a", "--b-col", "b",
+    status, out, _ = cli("compare", str(path), "--a-col", "a", "--b-col", "b",
                          "--calibration", "0", "--details", "--resamples", "2000")
     assert "chosen by --engine auto" in out
     from helpers import SHIPPED_CSV
-    assert quick_body("--csv", SHIPPED_CSV)["comparisons"][0]["engine"] == "stream"
-    exact = json.loads(cli("--csv", SHIPPED_CSV, "--json", "--calibration", "0")[1])
+    assert quick_body("compare", SHIPPED_CSV)["comparisons"][0]["engine"] == "stream"
+    exact = json.loads(cli("compare", SHIPPED_CSV, "--json", "--calibration", "0")[1])
     exact = exact["comparisons"][0]
     assert exact["engine"] is None and exact["method"] == "exact"      # nothing resampled
 
@@ -1204,7 +1204,7 @@ def test_counts_over_distinct_values_draw_the_bootstrap_distribution():
 
 def test_counts_and_stream_agree_on_real_scores(tmp_path):
     path = os.path.join(EXAMPLES, "judge.csv")
-    args = ["--csv", path, "--systems", "base,v2", "--id-col", "prompt_id"]
+    args = ["compare", path, "--systems", "base,v2", "--id-col", "prompt_id"]
     stream = cli_json(*args, "--engine", "stream", "--resamples", "4000", "--calibration", "0")
     counts = cli_json(*args, "--engine", "counts", "--resamples", "4000", "--calibration", "0")
     stream, counts = stream["comparisons"][0], counts["comparisons"][0]
@@ -1266,7 +1266,7 @@ def test_simulated_runs_written_as_a_long_csv(tmp_path):
     lines = path.read_text().splitlines()
     assert status == 0 and lines[0] == "item,run,system_a_correct,system_b_correct"
     assert len(lines) == 61
-    status, out, _ = cli("--csv", str(path), "--systems", "system_a_correct,system_b_correct",
+    status, out, _ = cli("compare", str(path), "--systems", "system_a_correct,system_b_correct",
                          "--run-col", "run", "--resamples", "50")
     assert status == 0 and "runs: A (2)" in out
 
@@ -1397,7 +1397,7 @@ def test_strata_without_clusters_keep_each_stratum_size(tmp_path):
     path = tmp_path / "s.csv"
     path.write_text("item,domain,a,b\n" + "".join(
         f"{i},{s},{x},{y}\n" for i, (s, x, y) in enumerate(zip(strata, a, b))))
-    status, out, err = cli("--csv", str(path), "--a-col", "a", "--b-col", "b", "--strata-col",
+    status, out, err = cli("compare", str(path), "--a-col", "a", "--b-col", "b", "--strata-col",
                            "domain", "--resamples", "200", "--output", "json")
     assert status == 0, err
     data = json.loads(out)
@@ -1417,13 +1417,13 @@ def wilson(hits, n, z=1.959963984540054):
 
 
 def test_score_intervals_on_the_shipped_csv_are_wilson_and_clopper_pearson():
-    data = json.loads(cli("--csv", SHIPPED_CSV, "--interval", "score", "--output", "json")[1])
+    data = json.loads(cli("compare", SHIPPED_CSV, "--interval", "score", "--output", "json")[1])
     data = data["comparisons"][0]
     n, hits_a, hits_b = 500, 356, 374                          # 71.2% and 74.8%
     for name, hits in (("a", hits_a), ("b", hits_b)):
         lo, hi = wilson(hits, n)
         assert data["ci"][name] == [pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12)]
-    exact = json.loads(cli("--csv", SHIPPED_CSV, "--interval", "score", "--accuracy-interval",
+    exact = json.loads(cli("compare", SHIPPED_CSV, "--interval", "score", "--accuracy-interval",
                            "clopper-pearson", "--output", "json")[1])["comparisons"][0]
     lo, hi = bed.clopper_pearson(hits_a, n, C95)
     # Clopper-Pearson's ends: P(X >= hits | lo) = 2.5% and P(X <= hits | hi) = 2.5%
