@@ -190,6 +190,8 @@ def test_markdown_for_a_sweep_and_a_half_width_plan():
 
 def test_plot_of_user_data_draws_the_paired_distribution(tmp_path):
     target = tmp_path / "gap.svg"
+    with open(SHIPPED_CSV, "rb") as handle:
+        before = handle.read()
     status, out, err = cli("compare", SHIPPED_CSV, "--resamples", "300", "--calibration", "0",
                            "--plot", str(target))
     assert status == 0, err
@@ -197,7 +199,8 @@ def test_plot_of_user_data_draws_the_paired_distribution(tmp_path):
     assert svg.tag.endswith("svg")
     text = "".join(svg.itertext())
     assert "pts" in text and "95%" in text
-    assert os.path.getsize(SHIPPED_CSV) > 0                      # the input is untouched
+    with open(SHIPPED_CSV, "rb") as handle:
+        assert handle.read() == before                           # the input is untouched
 
 
 def test_calibration_table_text_markdown_and_json_say_the_same():
