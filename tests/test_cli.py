@@ -58,7 +58,8 @@ def test_a_flag_that_collects_a_list_may_repeat(tmp_path):
 
 
 def test_a_switch_given_twice_is_the_switch():
-    assert cli("--replays", "0", "--json", "--json")[0] == 0
+    twice = cli("--replays", "0", "--json", "--json")
+    assert twice[0] == 0 and twice == cli("--replays", "0", "--json")
 
 
 @pytest.mark.parametrize("error,status,message", [
@@ -312,7 +313,9 @@ LONG = "item,system,score\n" + "".join(f"{i},{s},{(i + len(s)) % 2}\n" for i in 
 
 CASES = [
     # which input
-    (["compare", "--csv", "g.csv", "--baseline", "g.csv", "--candidate", "g.csv"], "not both"),
+    (["compare", "--csv", "g.csv", "--baseline", "g.csv", "--candidate", "g.csv"],
+     "use --csv (one file, a column per system) or --baseline/--candidate (one file per run), "
+     "not both"),
     (["--candidate", "g.csv"], "--candidate does not apply to simulate (it is a flag of compare)"),
     (["compare", "g.csv", "--score-col", "a"], "--score-col names the score in one file per system"),
     (["--baseline", "g.csv"], "--baseline needs at least one --candidate"),
@@ -365,7 +368,8 @@ CASES = [
      "--resamples, --seed do not apply to it"),
     (["plan", "--replays", "10"], "goes with --n-grid (a simulated sweep)"),
     (["compare"], "compare needs your results"),
-    (["compare", "g.csv", "--csv", "g.csv"] + AB, "not both"),
+    (["compare", "g.csv", "--csv", "g.csv"] + AB,
+     "give the files as FILE arguments or with --csv/--baseline/--candidate, not both"),
     (["ledger"], "ledger needs the ledger file"),
     (["--seed", "-7"], "--seed must be 0 or more"),
     # runs in the simulator

@@ -247,7 +247,7 @@ MALFORMED = [
      "needs at least one --candidate"),
     ("csv and baseline", {"b.csv": GOOD},
      ["compare", "--csv", "{d}/b.csv", "--baseline", "{d}/b.csv"],
-     "not both"),
+     "use --csv (one file, a column per system) or --baseline/--candidate"),
     ("one system", {"x.csv": GOOD}, ["compare", "{d}/x.csv", "--systems", "a"],
      "--systems needs a baseline and at least one candidate"),
     ("systems with a-col", {"x.csv": GOOD},
@@ -505,6 +505,7 @@ def test_two_lm_eval_folders_compare_task_by_task_to_the_harness_aggregates():
                           "offers 2 choices of filter (strict-match, flexible-extract)")
     got = log_body("compare", base, tuned, "--metric", "acc,exact_match", "--filter", "strict-match")
     assert got["input"]["systems"] == ["acme/base", "acme/tuned"]
+    assert [t["task"] for t in got["tasks"]] == ["gen_arith", "mc_capitals", "mc_colors"]
     for task in got["tasks"]:
         metric = "exact_match,strict-match" if task["task"] == "gen_arith" else "acc,none"
         for which, folder in (("a", base), ("b", tuned)):
@@ -555,6 +556,7 @@ def test_a_helm_suite_folder_compares_two_models_chosen_by_name():
                           "holds the runs of 2 model(s) (mock/parity-a, mock/parity-b)")
     got = log_body("compare", SUITE, "--systems", "mock/parity-a,mock/parity-b", "--metric",
                "exact_match")
+    assert [t["task"] for t in got["tasks"]] == ["simple_classification", "simple_mcqa"]
     for task in got["tasks"]:
         for which, model in (("a", "mock/parity-a"), ("b", "mock/parity-b")):
             want = helm_truth(model, task["task"])["recomputed"]["mean_of_trial_means"]

@@ -141,6 +141,7 @@ def test_one_verdict_in_every_format_and_from_python(tmp_path):
     text = cli("leaderboard", PROMPTS, "--details")[1]
     markdown = cli("leaderboard", PROMPTS, "--output", "markdown", "--details")[1]
     got = cli_json("leaderboard", PROMPTS)
+    assert len(got["pairs"]) == 6                                 # 4 systems, every pair
     for pair in got["pairs"]:
         said = "told apart" if pair["apart"] else "not told apart"
         assert f"{pair['first']} - {pair['second']}: " in text

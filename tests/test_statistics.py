@@ -1475,6 +1475,7 @@ def test_runs_with_no_run_spread_need_the_items_of_one_run():
     assert parts["runs_a"] == parts["runs_b"] == 0.0
     k = bed.NormalDist().inv_cdf(0.975) + bed.NormalDist().inv_cdf(0.8)
     room = 0.04 ** 2 / k ** 2                     # no run part: all of it for the items
+    assert [row["runs"] for row in body["rows"]] == [1, 2, 3, 5, 10]
     for row in body["rows"]:
         assert row["items_needed"] == math.ceil((parts["fixed"] + parts["fresh"] / row["runs"])
                                                 / room)
