@@ -4,7 +4,6 @@ import csv
 import errno
 import fcntl
 import hashlib
-import io
 import json
 import math
 import os
@@ -32,6 +31,7 @@ from helpers import (
     cli,
     cli_json,
     correlated,
+    inspect_folder,
     multipletests,
     shipped_records,
     table_file,
@@ -930,7 +930,7 @@ def test_a_ledger_append_that_fails_midway_leaves_the_ledger_as_it_was(tmp_path,
     """A full disk after part of the lines were written: the file is cut back to its old
     bytes, one line says so, and nothing else is written (the plot waits for the ledger)."""
     ledger = tmp_path / "l.jsonl"
-    prompts = os.path.join(ROOT, "datasets", "examples", "prompts.csv")
+    prompts = PROMPTS
     status, _, err = cli("compare", prompts, "--systems", "baseline,prompt_v2",
                          "--ledger", str(ledger), "--calibration", "0")
     assert status == 0, err
@@ -953,7 +953,7 @@ def test_a_ledger_append_that_fails_midway_leaves_the_ledger_as_it_was(tmp_path,
 
 
 def test_a_ledger_that_is_a_device_or_endless_is_refused(tmp_path):
-    prompts = os.path.join(ROOT, "datasets", "examples", "prompts.csv")
+    prompts = PROMPTS
     for target in ("/dev/zero", "/dev/null"):
         assert_one_line_error(*cli("compare", prompts, "--systems", "baseline,prompt_v2",
                                    "--ledger", target),
@@ -1003,29 +1003,16 @@ def test_a_familys_simultaneous_score_interval_is_newcombes_at_the_joint_level(t
                                                                    float(want.hi)])
 
 
-def inspect_folder(folder, model, tasks):
-    """An Inspect log per task; each task a list of epochs (runs), each a list of C/I."""
-    folder.mkdir(parents=True)
-    for task, epochs in tasks.items():
-        samples = [{"id": i, "epoch": e, "scores": {"match": {"value": v}}}
-                   for e, values in enumerate(epochs, start=1)
-                   for i, v in enumerate(values, start=1)]
-        (folder / f"{task}.json").write_text(json.dumps(
-            {"version": 2, "status": "success", "eval": {"task": task, "model": model},
-             "samples": samples}, indent=2))
-    return str(folder)
-
-
 def values(rng, p, n=40):
     return ["C" if rng.random() < p else "I" for _ in range(n)]
 
 
 def test_tasks_that_differ_in_runs_are_each_compared_with_their_own(tmp_path):
     rng = random.Random(1)
-    base = inspect_folder(tmp_path / "base", "base", {
+    base = inspect_folder(tmp_path / "base", {
         "arith": [values(rng, .6), values(rng, .6)], "logic": [values(rng, .5)],
         "facts": [values(rng, .5), values(rng, .5)]})
-    tuned = inspect_folder(tmp_path / "tuned", "tuned", {
+    tuned = inspect_folder(tmp_path / "tuned", {
         "arith": [values(rng, .7), values(rng, .7)], "logic": [values(rng, .6)],
         "facts": [values(rng, .6)]})
     status, out, err = cli("compare", base, tuned, *FAST, "--json")
@@ -1039,9 +1026,9 @@ def test_tasks_that_differ_in_runs_are_each_compared_with_their_own(tmp_path):
 
 def test_tasks_with_the_same_runs_are_pooled_plainly(tmp_path):
     rng = random.Random(2)
-    base = inspect_folder(tmp_path / "base", "base", {
+    base = inspect_folder(tmp_path / "base", {
         "arith": [values(rng, .6), values(rng, .6)], "logic": [values(rng, .5), values(rng, .5)]})
-    tuned = inspect_folder(tmp_path / "tuned", "tuned", {
+    tuned = inspect_folder(tmp_path / "tuned", {
         "arith": [values(rng, .7), values(rng, .7)], "logic": [values(rng, .6), values(rng, .6)]})
     status, out, err = cli("compare", base, tuned, *FAST)
     assert status == 0, err
@@ -1052,9 +1039,9 @@ def test_tasks_with_the_same_runs_are_pooled_plainly(tmp_path):
 
 def test_compare_tasks_from_python_checks_its_pool_and_runs_without_progress(tmp_path):
     rng = random.Random(4)
-    base = inspect_folder(tmp_path / "base", "base", {"arith": [values(rng, .6)],
+    base = inspect_folder(tmp_path / "base", {"arith": [values(rng, .6)],
                                                       "logic": [values(rng, .5)]})
-    tuned = inspect_folder(tmp_path / "tuned", "tuned", {"arith": [values(rng, .8)],
+    tuned = inspect_folder(tmp_path / "tuned", {"arith": [values(rng, .8)],
                                                          "logic": [values(rng, .6)]})
     table = bed.read(base, tuned)
     with pytest.raises(bed.ToolError, match="pool must be strata or clusters; got 'items'"):

@@ -2,7 +2,6 @@
 
 import json
 import math
-import os
 import random
 import subprocess
 import sys
@@ -12,7 +11,15 @@ import pytest
 
 import bootstrap_eval_deltas as bed
 import oracle
-from helpers import ARTICLE_LINES, ROOT, SHIPPED_CSV, assert_one_line_error, cli
+from helpers import (
+    ARTICLE_LINES,
+    ROOT,
+    SCRIPT,
+    SHIPPED_CSV,
+    assert_one_line_error,
+    cli,
+    cli_help,
+)
 
 
 def test_default_run_prints_the_article_six_lines_first():
@@ -303,7 +310,7 @@ def test_invalid_flags_give_one_line_and_exit_2(argv, message):
 
 
 def test_script_entry_point_refuses_without_traceback():
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bootstrap_eval_deltas.py"),
+    proc = subprocess.run([sys.executable, SCRIPT,
                            "--n-items", "1"], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
@@ -316,19 +323,7 @@ def test_python_dash_m_and_version():
 
 
 def test_help_has_examples():
-    status, out, _ = cli_help()
+    status, out = cli_help()
     assert status == 0 and "examples:" in out and "compare" in out and "--n-items" not in out
-    status, out, _ = cli_help("simulate")
+    status, out = cli_help("simulate")
     assert status == 0 and "examples:" in out and "--n-items" in out and "--csv" not in out
-
-
-def cli_help(*command):
-    import contextlib
-    import io
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        try:
-            bed.main([*command, "--help"])
-        except SystemExit as stop:
-            return stop.code, out.getvalue(), ""
-    return 1, out.getvalue(), ""

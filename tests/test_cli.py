@@ -11,24 +11,26 @@ import subprocess
 import sys
 import threading
 import time
-import zipfile
 from dataclasses import dataclass, field
 
 import pytest
 
 import bootstrap_eval_deltas as bed
 
-import make_examples
 from helpers import (
     AB,
     EXAMPLES,
     FAST,
     ROOT,
+    SCRIPT,
     SHIPPED_CSV,
     assert_one_line_error,
     clear_gap_csv,
     cli,
+    cli_help,
     write,
+    xlsx_bytes,
+    zip_bytes,
 )
 
 
@@ -182,14 +184,11 @@ def test_old_flat_csv_spelling_chooses_compare_wherever_it_stands():
 
 
 def test_help_names_the_commands_that_exist():
-    import contextlib
-    import io
     texts = {}
     for command in (None,) + tuple(bed._COMMANDS):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
-            bed.main(([command] if command else []) + ["--help"])
-        texts[command] = " ".join(out.getvalue().split())
+        status, out = cli_help(*([command] if command else []))
+        assert status == 0
+        texts[command] = " ".join(out.split())
     assert "python3 bootstrap_eval_deltas.py compare results.csv" in texts[None]
     assert all(f"python3 bootstrap_eval_deltas.py {command} " in text or command is None
                for command, text in texts.items())
@@ -454,9 +453,6 @@ def test_a_long_file_with_other_systems_says_they_were_not_compared(tmp_path, mo
     assert "rows of 1 other system(s) not compared: other" in out
 
 
-SCRIPT = os.path.join(ROOT, "bootstrap_eval_deltas.py")
-
-
 FEW_RESAMPLES = ["--resamples", "40"]
 
 
@@ -474,15 +470,6 @@ class Case:
     stdout: str = "capture"                   # capture, full, closed, gone
     env: dict = field(default_factory=dict)
     check: object = None                      # extra check(tmp_path, stdout)
-
-
-def xlsx_bytes(rows):
-    """A minimal Excel workbook, built by the same code that writes the shipped example."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in make_examples.xlsx_parts(rows).items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def deep(depth):
@@ -580,17 +567,10 @@ FILE_CASES = [
 ]
 
 
-def _zip_without_workbook():
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("readme.txt", "hello")
-    return buffer.getvalue()
-
-
 def file_cases():
     cases = []
     for name, content, argv, status, fragment in FILE_CASES:
-        content = _zip_without_workbook() if content is None else content
+        content = zip_bytes({"readme.txt": "hello"}) if content is None else content
         ext = ".xlsx" if content.startswith(b"PK") and b"workbook" in content else \
             ".jsonl" if name.startswith("JSONL") else ".json" if name.startswith("JSON ") \
             else ".csv"
@@ -1033,13 +1013,8 @@ def test_files_are_closed_by_every_reader(tmp_path, reader):
     ("ledger", False, None),
 ])
 def test_each_commands_help_says_its_own_exit_statuses_and_picture(command, gate, picture):
-    import contextlib
-    import io
-    import bootstrap_eval_deltas as bed
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as done:
-        bed.main([command, "--help"])
-    assert done.value.code == 0
-    text = " ".join(out.getvalue().split())
+    status, out = cli_help(command)
+    assert status == 0
+    text = " ".join(out.split())
     assert ("1 the --gate failed" in text) is gate and "exit status: 0 success," in text
     assert (picture is None and "--plot" not in text) or (picture and picture in text)

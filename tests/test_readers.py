@@ -24,13 +24,17 @@ from helpers import (
     AB,
     EXAMPLES,
     ROOT,
+    SCRIPT,
     SHIPPED_CSV,
     assert_one_line_error,
     cli,
     cli_json,
+    inspect_folder,
     quick_body,
     shipped_records,
     write,
+    xlsx_bytes,
+    zip_bytes,
 )
 
 
@@ -714,7 +718,7 @@ def test_a_composite_id_joins_files_holding_several_tasks(tmp_path):
 QUICK = ["--json", "--resamples", "40", "--calibration", "0"]
 
 
-PAIR_EVAL = os.path.join(ROOT, "datasets", "examples", "inspect", "pair_eval")
+PAIR_EVAL = os.path.join(EXAMPLES, "inspect", "pair_eval")
 
 
 def body(*argv):
@@ -863,24 +867,6 @@ NS = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
 SHEET = "xl/worksheets/sheet1.xml"
 
 
-def zip_bytes(parts):
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in parts.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
-def workbook(rows=ROWS, drop=(), **parts):
-    """A minimal workbook's bytes (as tests/make_examples.py writes it), parts replaced or
-    dropped (``**{"xl/workbook.xml": ...}``)."""
-    members = make_examples.xlsx_parts(rows)
-    for name in drop:
-        del members[name]
-    members.update(parts)
-    return zip_bytes(members)
-
-
 def sheet(rows_xml):
     return f"<worksheet {NS}><sheetData>{rows_xml}</sheetData></worksheet>"
 
@@ -909,19 +895,19 @@ def test_cells_without_references_and_inline_strings_are_read_in_order(tmp_path)
     inline = "".join(f'<c t="inlineStr"><is><t>{name}</t></is></c>' for name in ("item", "a", "b"))
     plain = "".join(f"<row>{''.join(f'<c><v>{v}</v></c>' for v in row)}</row>"
                     for row in ((1, 1, 0), (2, 0, 1)))
-    path = write(tmp_path / "w.xlsx", workbook(**{SHEET: sheet(f"<row>{inline}</row>{plain}")}))
+    path = write(tmp_path / "w.xlsx", xlsx_bytes(ROWS, **{SHEET: sheet(f"<row>{inline}</row>{plain}")}))
     table = bed.read(path, a_col="a", b_col="b")
     assert list(table.ids) == [1, 2] and table.columns == ((1, 0), (0, 1))
 
 
 def test_the_first_sheet_is_found_without_relationships_or_among_several(tmp_path):
-    without = write(tmp_path / "plain.xlsx", workbook(drop=["xl/_rels/workbook.xml.rels"]))
+    without = write(tmp_path / "plain.xlsx", xlsx_bytes(ROWS, drop=["xl/_rels/workbook.xml.rels"]))
     rels = ('<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
             '<Relationship Id="rId2" Target="styles.xml" Type="styles"/>'
             '<Relationship Id="rId1" Target="/xl/worksheets/data.xml" Type="worksheet"/>'
             '</Relationships>')
-    moved = write(tmp_path / "moved.xlsx", workbook(
-        drop=[SHEET], **{"xl/_rels/workbook.xml.rels": rels,
+    moved = write(tmp_path / "moved.xlsx", xlsx_bytes(
+        ROWS, drop=[SHEET], **{"xl/_rels/workbook.xml.rels": rels,
                          "xl/worksheets/data.xml": make_examples.xlsx_parts(ROWS)[SHEET]}))
     for path in (without, moved):
         table = bed.read(path, a_col="a", b_col="b")
@@ -947,7 +933,7 @@ def test_the_first_sheet_is_found_without_relationships_or_among_several(tmp_pat
      "cell B1 refers to shared string '1', which the workbook does not hold (1 of them)"),
 ])
 def test_broken_workbooks_are_refused_naming_the_part(tmp_path, parts, drop, fragment):
-    path = write(tmp_path / "w.xlsx", workbook(drop=drop, **parts))
+    path = write(tmp_path / "w.xlsx", xlsx_bytes(ROWS, drop=drop, **parts))
     assert_one_line_error(*cli("compare", path, *AB), f"w.xlsx: {fragment}")
 
 
@@ -958,14 +944,14 @@ def test_broken_workbooks_are_refused_naming_the_part(tmp_path, parts, drop, fra
      "a damaged or unsupported zip archive (That compression method is not supported)"),
 ])
 def test_zip_members_the_tool_cannot_unpack_are_refused(tmp_path, member, fields, fragment):
-    path = write(tmp_path / "w.xlsx", patched(workbook(), member, **fields))
+    path = write(tmp_path / "w.xlsx", patched(xlsx_bytes(ROWS), member, **fields))
     assert_one_line_error(*cli("compare", path, *AB), f"w.xlsx: {fragment}")
 
 
 def test_a_damaged_sheet_found_while_streaming_it_is_one_line(tmp_path):
     """A sheet larger than the first peek: its bad CRC-32 shows only as it is streamed."""
     rows = [["item", "a", "b"]] + [[i, i % 2, i // 2 % 2] for i in range(1, 3001)]
-    path = write(tmp_path / "w.xlsx", patched(workbook(rows), SHEET, crc=1))
+    path = write(tmp_path / "w.xlsx", patched(xlsx_bytes(rows), SHEET, crc=1))
     assert_one_line_error(*cli("compare", path, *AB),
                           "w.xlsx: a damaged zip archive (Bad CRC-32 for file "
                           "'xl/worksheets/sheet1.xml')")
@@ -973,7 +959,7 @@ def test_a_damaged_sheet_found_while_streaming_it_is_one_line(tmp_path):
 
 def test_an_archive_over_the_size_limit_is_refused_before_it_is_opened(tmp_path, monkeypatch):
     """The limit (1 GiB) lowered to keep the test small: the whole archive is measured."""
-    path = write(tmp_path / "w.xlsx", workbook())
+    path = write(tmp_path / "w.xlsx", xlsx_bytes(ROWS))
     monkeypatch.setattr(bed, "MAX_ARCHIVE_BYTES", os.path.getsize(path) - 1)
     assert_one_line_error(*cli("compare", path, *AB),
                           "w.xlsx is larger than 1 GiB, the largest archive the tool reads")
@@ -1353,8 +1339,8 @@ def test_names_for_a_folders_models_must_match_their_number(tmp_path):
 
 def test_workbook_run_files_need_the_score_column(tmp_path):
     rows = [["item", "s"], [1, 1], [2, 0], [3, 1]]
-    base = write(tmp_path / "base.xlsx", workbook(rows))
-    tuned = write(tmp_path / "tuned.xlsx", workbook(rows))
+    base = write(tmp_path / "base.xlsx", xlsx_bytes(rows))
+    tuned = write(tmp_path / "tuned.xlsx", xlsx_bytes(rows))
     assert_one_line_error(*cli("--baseline", base, "--candidate", tuned),
                           "one file per system needs --score-col, the score's column or key")
     assert body(base, tuned, "--score-col", "s")["comparisons"][0]["accuracy"] == pytest.approx(
@@ -1554,16 +1540,8 @@ def test_a_workbook_declaring_entities_is_refused(tmp_path):
                           "declares XML entities")
 
 
-def inspect_folder(folder, logs):
-    folder.mkdir(parents=True)
-    for task, values in logs.items():
-        (folder / f"{task}.json").write_text(json.dumps(
-            {"version": 2, "status": "success", "eval": {"task": task, "model": folder.name},
-             "samples": samples(values)}, indent=2))
-
-
 def test_inspect_folders_with_journal_archives_compare_task_by_task(tmp_path):
-    inspect_folder(tmp_path / "base", {"arith": VALUES_A, "logic": VALUES_B})
+    inspect_folder(tmp_path / "base", {"arith": [VALUES_A], "logic": [VALUES_B]})
     (tmp_path / "tuned").mkdir()
     for task, values in (("arith", VALUES_B), ("logic", VALUES_B[::-1])):
         write_eval(tmp_path / "tuned" / f"{task}.eval", {
@@ -1581,21 +1559,21 @@ def test_inspect_folders_with_journal_archives_compare_task_by_task(tmp_path):
     ("unknown task", "--tasks names 'nothing', which no folder holds (tasks: arith)"),
 ])
 def test_harness_folders_that_cannot_be_matched_are_refused(tmp_path, layout, fragment):
-    inspect_folder(tmp_path / "base", {"arith": VALUES_A})
+    inspect_folder(tmp_path / "base", {"arith": [VALUES_A]})
     other = tmp_path / "tuned"
     extra = []
     if layout == "twice":
-        inspect_folder(other, {"arith": VALUES_B})
+        inspect_folder(other, {"arith": [VALUES_B]})
         (other / "again.json").write_text((other / "arith.json").read_text())
     elif layout == "empty":
         other.mkdir()
     elif layout == "mixed":
-        inspect_folder(other, {"arith": VALUES_B})
+        inspect_folder(other, {"arith": [VALUES_B]})
         other = other / "arith.json"
     elif layout == "no shared":
-        inspect_folder(other, {"logic": VALUES_B})
+        inspect_folder(other, {"logic": [VALUES_B]})
     else:
-        inspect_folder(other, {"arith": VALUES_B})
+        inspect_folder(other, {"arith": [VALUES_B]})
         extra = ["--tasks", "nothing"]
     assert_one_line_error(*cli("--baseline", str(tmp_path / "base"), "--candidate", str(other),
                                *extra), fragment)
@@ -1651,7 +1629,7 @@ def test_helm_stats_files_of_two_subjects_are_not_one_test(tmp_path):
     file path took the text before the first ":" and compared them as one), as their
     folders are."""
     import shutil
-    source = os.path.join(ROOT, "datasets", "examples", "helm", "runs", "mysuite")
+    source = os.path.join(EXAMPLES, "helm", "runs", "mysuite")
     paths = []
     for subject, model in (("anatomy", "mock_parity-a"), ("physics", "mock_parity-b")):
         run = tmp_path / f"mmlu:subject={subject},model={model}"
@@ -1669,7 +1647,7 @@ def test_helm_stats_files_of_two_subjects_are_not_one_test(tmp_path):
 def _lm_eval_folder(tmp_path):
     """A copy of the shipped lm-eval example: one model's folder."""
     import shutil
-    source = os.path.join(ROOT, "datasets", "examples", "lm-eval", "main")
+    source = os.path.join(EXAMPLES, "lm-eval", "main")
     folder = tmp_path / "runs"
     shutil.copytree(source, folder)
     return folder
@@ -1686,7 +1664,7 @@ def test_a_folder_walk_refuses_a_pipe_or_device_named_as_a_log_and_never_hangs(t
         os.mkfifo(base / name)
     import subprocess
     import sys
-    run = subprocess.run([sys.executable, os.path.join(ROOT, "bootstrap_eval_deltas.py"),
+    run = subprocess.run([sys.executable, SCRIPT,
                           "compare", str(base), str(folder / "acme__tuned"), "--filter",
                           "strict-match", "--score-col", "acc,exact_match"],
                          capture_output=True, text=True, timeout=60)    # a hang fails, too

@@ -12,7 +12,7 @@ import pytest
 
 import bootstrap_eval_deltas as bed
 
-from helpers import C95, FAST, PROMPTS, ROOT, SHIPPED_CSV, cli, cli_json, write
+from helpers import C95, EXAMPLES, FAST, PROMPTS, ROOT, SHIPPED_CSV, cli, cli_json, write
 
 
 def test_render_refuses_what_is_not_a_report_and_outputs_it_does_not_know():
@@ -230,7 +230,7 @@ def test_calibration_table_text_markdown_and_json_say_the_same():
 
 
 def test_a_whole_harness_run_in_markdown_has_a_row_per_task_and_the_pooled_table():
-    lm = os.path.join(os.path.dirname(SHIPPED_CSV), "examples", "lm-eval")
+    lm = os.path.join(EXAMPLES, "lm-eval")
     argv = ["--baseline", os.path.join(lm, "main", "acme__base"), "--candidate",
             os.path.join(lm, "main", "acme__tuned"), "--score-col", "acc,exact_match", "--filter",
             "strict-match", "--resamples", "200", "--calibration", "0"]
@@ -256,10 +256,7 @@ def test_the_ledger_summary_in_markdown_counts_each_test_set(tmp_path):
     assert len(data["test_sets"]) == 1 and len(data["test_sets"][0]["comparisons"]) == 2
 
 
-EX = os.path.join(ROOT, "datasets", "examples")
-
-
-LM = os.path.join(EX, "lm-eval", "main")
+LM = os.path.join(EXAMPLES, "lm-eval", "main")
 
 
 QUICK = ["--replays", "20", "--resamples", "200"]
@@ -267,18 +264,18 @@ QUICK = ["--replays", "20", "--resamples", "200"]
 
 COMMANDS = {
     "two systems": ["compare", SHIPPED_CSV],
-    "several candidates, BH": ["compare", os.path.join(EX, "prompts.csv"), "--systems",
+    "several candidates, BH": ["compare", os.path.join(EXAMPLES, "prompts.csv"), "--systems",
                                "baseline,prompt_v2,prompt_v3", "--adjust", "bh"],
     "harness tasks": ["compare", os.path.join(LM, "acme__base"), os.path.join(LM, "acme__tuned"),
                       "--metric", "acc,exact_match", "--filter", "strict-match"],
     "harness tasks as clusters": ["compare", os.path.join(LM, "acme__base"),
                                   os.path.join(LM, "acme__tuned"), "--metric", "acc,exact_match",
                                   "--filter", "strict-match", "--pool", "clusters"],
-    "runs": ["compare", os.path.join(EX, "seeds.csv"), "--systems", "baseline,candidate",
+    "runs": ["compare", os.path.join(EXAMPLES, "seeds.csv"), "--systems", "baseline,candidate",
              "--run-col", "seed"],
-    "real scores": ["compare", os.path.join(EX, "judge.csv"), "--systems", "base,v2",
+    "real scores": ["compare", os.path.join(EXAMPLES, "judge.csv"), "--systems", "base,v2",
                     "--id-col", "prompt_id"],
-    "workbook, strata": ["compare", os.path.join(EX, "review.xlsx"), "--a-col", "gpt_base",
+    "workbook, strata": ["compare", os.path.join(EXAMPLES, "review.xlsx"), "--a-col", "gpt_base",
                          "--b-col", "gpt_tuned", "--strata-col", "topic"],
     "simulated clusters": ["simulate", "--cluster-size", "4", "--n-items", "200", *QUICK],
     "simulated runs": ["simulate", "--runs", "3", "--n-items", "200", *QUICK],
@@ -288,14 +285,14 @@ COMMANDS = {
     "accuracy plan": ["plan", "--half-width", "0.02", "--accuracy", "0.9"],
     "calibration table": ["calibrate", "--n-grid", "30", "--acc-pairs", "0.8/0.85",
                           "--replays", "50"],
-    "leaderboard": ["leaderboard", os.path.join(EX, "leaderboard.csv"), "--id-col", "question"],
-    "leaderboard, runs": ["leaderboard", os.path.join(EX, "seeds.csv"), "--run-col", "seed"],
-    "leaderboard, strata": ["leaderboard", os.path.join(EX, "review.xlsx"), "--systems",
+    "leaderboard": ["leaderboard", os.path.join(EXAMPLES, "leaderboard.csv"), "--id-col", "question"],
+    "leaderboard, runs": ["leaderboard", os.path.join(EXAMPLES, "seeds.csv"), "--run-col", "seed"],
+    "leaderboard, strata": ["leaderboard", os.path.join(EXAMPLES, "review.xlsx"), "--systems",
                             "gpt_base,gpt_tuned", "--strata-col", "topic", "--id-col",
                             "question"],
-    "leaderboard, real scores": ["leaderboard", os.path.join(EX, "judge.csv"), "--id-col",
+    "leaderboard, real scores": ["leaderboard", os.path.join(EXAMPLES, "judge.csv"), "--id-col",
                                  "prompt_id", "--adjust", "bonferroni"],
-    "leaderboard, harness tasks": ["leaderboard", os.path.join(EX, "helm", "runs", "mysuite"),
+    "leaderboard, harness tasks": ["leaderboard", os.path.join(EXAMPLES, "helm", "runs", "mysuite"),
                                    "--metric", "exact_match"],
 }
 
