@@ -84,6 +84,20 @@ def write(path, content):
 C95 = Fraction("0.95")
 
 
+def scores_of_cells(cells):
+    """Per-item 0/1 scores (a public ``Scores``) with a ``Cells``' counts, items grouped by
+    cell: both right, A only, B only, neither."""
+    both, a_only, b_only, neither = cells.as_tuple()
+    rows = [(1, 1)] * both + [(1, 0)] * a_only + [(0, 1)] * b_only + [(0, 0)] * neither
+    return bed.Scores(tuple(a for a, _ in rows), tuple(b for _, b in rows))
+
+
+def clopper_pearson_half_width(successes, n, confidence):
+    """Half the width of the exact (Clopper-Pearson) interval, as plan_accuracy measures it."""
+    lower, upper = bed.clopper_pearson(successes, n, confidence)
+    return (upper - lower) / 2
+
+
 def table_file(tmp_path, cells, name="t.csv"):
     """A 0/1 CSV with the given (both, a_only, b_only, neither) counts."""
     both, a_only, b_only, neither = cells

@@ -75,7 +75,7 @@ def test_icc_and_design_effect():
     clusters = tuple(i // 4 for i in range(40))
     a = (0,) * 40
     b = tuple(1 if (i // 4) % 2 else 0 for i in range(40))     # B - A constant within clusters
-    design = bed._design_of(bed.Scores(a, b, clusters))
+    design = bed.analyze(bed.Scores(a, b, clusters), random.Random(1), calibration=0).design
     assert design.clusters == 10 and design.mean_size == 4.0
     assert design.icc == pytest.approx(1.0) and design.design_effect == pytest.approx(4.0)
 
@@ -175,7 +175,8 @@ def test_a_family_reads_simultaneous_intervals_beside_holm_p(tmp_path):
         assert decision["p"] == comparison["p_holm"]
         lo, hi = decision["interval"]
         assert (lo <= comparison["ci"]["paired"][0] and hi >= comparison["ci"]["paired"][1])
-        assert comparison["verdict"] in bed._VERDICTS
+        assert comparison["verdict"] in ("better", "worse", "cannot tell", "borderline",
+                                         "unreliable")
     status, text, _ = cli("compare", str(path), "--systems", "base,c1,c2,c3", "--resamples", "400",
                           "--calibration", "0")
     assert "simultaneous 98.33% CI" in text and "Holm-adjusted p=" in text
@@ -863,7 +864,8 @@ def test_a_reexport_with_other_columns_is_the_same_test_set(tmp_path):
                      + "\n")
     a = bed.read_table(path, bed.TableSpec(("a", "b")))
     b = bed.read_table(str(other), bed.TableSpec(("a", "b")))
-    assert bed._test_set_digest(a) == bed._test_set_digest(b)
+    ledger = str(tmp_path / "evals.jsonl")
+    assert bed.append_ledger(ledger, a, []).test_set == bed.append_ledger(ledger, b, []).test_set
 
 
 def test_a_truncated_last_line_is_refused_with_its_number_and_left_alone(tmp_path):

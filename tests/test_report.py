@@ -12,7 +12,18 @@ import pytest
 
 import bootstrap_eval_deltas as bed
 
-from helpers import C95, EXAMPLES, FAST, PROMPTS, ROOT, SHIPPED_CSV, cli, cli_json, write
+from helpers import (
+    C95,
+    EXAMPLES,
+    FAST,
+    PROMPTS,
+    ROOT,
+    SHIPPED_CSV,
+    cli,
+    cli_json,
+    scores_of_cells,
+    write,
+)
 
 
 def test_render_refuses_what_is_not_a_report_and_outputs_it_does_not_know():
@@ -97,7 +108,7 @@ def generated_tables(count, seed=11):
 def test_the_same_table_gives_one_verdict_word_in_text_json_and_markdown():
     seen = set()
     for index, cells in enumerate(generated_tables(2500)):
-        scores = bed._cells_as_scores(bed.Cells(*cells))
+        scores = scores_of_cells(bed.Cells(*cells))
         table = bed.Table(("A", "B"), (scores.a, scores.b), tuple(range(scores.n)), (
             bed.Source("t.csv", "0" * 64, scores.n, ("a", "b"), "csv"),))
         comparisons = bed.compare_systems(table, random.Random(index), resamples=60,

@@ -21,9 +21,11 @@ from helpers import (
     board_of,
     cli,
     cli_json,
+    clopper_pearson_half_width,
     correlated,
     multipletests,
     quick_body,
+    scores_of_cells,
     table_file,
 )
 
@@ -663,7 +665,7 @@ def test_clustered_simulation_keeps_the_accuracies():
     copula = bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B, cluster_size=8, icc=Fraction("0.6"))
     scores = copula.simulate(random.Random(2), 40_000)
     assert abs(float(scores.mean_a) - 0.72) < 0.012 and abs(float(scores.mean_b) - 0.76) < 0.012
-    assert bed._design_of(scores).icc > 0.1
+    assert bed.analyze(scores, random.Random(1), calibration=0).design.icc > 0.1
     assert bed.simulate_clustered(random.Random(1), 7, 0.6, 0.7, 0.7, 3, 0).clusters == \
         (0, 0, 0, 1, 1, 1, 2)
 
@@ -689,7 +691,7 @@ def test_exact_interval_of_the_shipped_data():
 def test_exact_percentiles_agree_with_monte_carlo_within_its_error():
     cells = bed.Cells(300, 60, 80, 60)
     exact = bed.exact_intervals(cells, bed.CONFIDENCE)
-    dists = bed.bootstrap(random.Random(9), bed._cells_as_scores(cells), 20_000, engine="counts")
+    dists = bed.bootstrap(random.Random(9), scores_of_cells(cells), 20_000, engine="counts")
     for name in ("a", "b", "paired", "unpaired"):
         mc = dists[name].interval(bed.CONFIDENCE)
         err_lo, err_hi = dists[name].end_errors(bed.CONFIDENCE)
@@ -707,7 +709,7 @@ def test_exact_bootstrap_of_a_million_items_is_symmetric_where_it_must_be():
 
 
 def test_monte_carlo_error_shrinks_like_one_over_root_b():
-    scores = bed._cells_as_scores(bed.Cells(290, 67, 85, 58))
+    scores = scores_of_cells(bed.Cells(290, 67, 85, 58))
     small = bed.paired_distribution(random.Random(1), scores, 1000).end_errors(bed.CONFIDENCE)
     large = bed.paired_distribution(random.Random(1), scores, 16000).end_errors(bed.CONFIDENCE)
     assert max(large) < max(small) / 2
@@ -793,8 +795,8 @@ def test_half_width_planning_three_ways():
     assert plan.wald == 2177
     assert abs(plan.wilson - 2177) <= 5
     assert plan.clopper_pearson >= plan.wilson
-    assert bed._clopper_pearson_half_width(round(0.85 * plan.clopper_pearson),
-                                          plan.clopper_pearson, Fraction("0.95")) <= 0.015
+    assert clopper_pearson_half_width(round(0.85 * plan.clopper_pearson),
+                                      plan.clopper_pearson, Fraction("0.95")) <= 0.015
 
 
 def test_clopper_pearson_known_values():
@@ -861,7 +863,7 @@ def test_multinomial_counts_add_up_and_edge_probabilities():
     ("stream", bed.Cells(18, 6, 9, 7)),
 ])
 def test_paired_bootstrap_distribution_is_the_exact_multinomial_one(engine, cells):
-    scores = bed._cells_as_scores(cells)
+    scores = scores_of_cells(cells)
     data = cells if engine == "counts" else scores
     dist = bed.paired_distribution(random.Random(5), data, 20_000, engine)
     exact = {d: float(p) for d, p in oracle.exact_paired_gap_distribution(
@@ -1074,7 +1076,7 @@ def test_exact_power_of_the_article_and_the_items_it_needs():
 def test_clopper_pearson_sample_size_is_the_one_after_which_every_n_fits():
     plan = bed.plan_accuracy(Fraction("0.999"), Fraction("0.005"), C95)
     assert plan.clopper_pearson == 553
-    width = lambda n: bed._clopper_pearson_half_width(round(Fraction("0.999") * n), n, C95)
+    width = lambda n: clopper_pearson_half_width(round(Fraction("0.999") * n), n, C95)
     assert width(368) <= 0.005 and width(552) > 0.005
     assert all(width(n) <= 0.005 for n in range(553, 2500))
 
