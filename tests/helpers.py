@@ -7,12 +7,16 @@ import json
 import math
 import os
 import random
+import zipfile
 from fractions import Fraction
 from statistics import NormalDist
 
 import bootstrap_eval_deltas as bed
 
+import make_examples
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "bootstrap_eval_deltas.py")
 SHIPPED_CSV = os.path.join(ROOT, "datasets", "bootstrap-eval-deltas.csv")
 
 ARTICLE_LINES = [
@@ -31,6 +35,18 @@ def cli(*argv, stdin=None):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = bed.main(list(argv))
     return status, out.getvalue(), err.getvalue()
+
+
+def cli_help(*command):
+    """Run main([*command, "--help"]) (the top help with no command); return (exit status,
+    the help printed)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            status = bed.main([*command, "--help"])
+        except SystemExit as stop:
+            status = stop.code
+    return status, out.getvalue()
 
 
 def cli_json(*argv, quiet=False):
@@ -66,6 +82,20 @@ def write(path, content):
 
 
 C95 = Fraction("0.95")
+
+
+def scores_of_cells(cells):
+    """Per-item 0/1 scores (a public ``Scores``) with a ``Cells``' counts, items grouped by
+    cell: both right, A only, B only, neither."""
+    both, a_only, b_only, neither = cells.as_tuple()
+    rows = [(1, 1)] * both + [(1, 0)] * a_only + [(0, 1)] * b_only + [(0, 0)] * neither
+    return bed.Scores(tuple(a for a, _ in rows), tuple(b for _, b in rows))
+
+
+def clopper_pearson_half_width(successes, n, confidence):
+    """Half the width of the exact (Clopper-Pearson) interval, as plan_accuracy measures it."""
+    lower, upper = bed.clopper_pearson(successes, n, confidence)
+    return (upper - lower) / 2
 
 
 def table_file(tmp_path, cells, name="t.csv"):
@@ -154,3 +184,39 @@ def clear_gap_csv(tmp_path, n=400, name="clear.csv"):
         u = rng.random()
         rows.append(f"{i},{int(u < 0.6)},{int(u < 0.7)}")
     return write(tmp_path / name, "\n".join(rows) + "\n")
+
+
+def zip_bytes(members):
+    """A zip archive's bytes holding *members* (name: text or bytes)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def xlsx_bytes(rows, drop=(), **parts):
+    """A minimal Excel workbook's bytes, built by the code that writes the shipped example
+    (tests/make_examples.py), with parts replaced or dropped
+    (``**{"xl/workbook.xml": ...}``)."""
+    members = make_examples.xlsx_parts(rows)
+    for name in drop:
+        del members[name]
+    members.update(parts)
+    return zip_bytes(members)
+
+
+def inspect_folder(folder, tasks, model=None):
+    """A folder of Inspect JSON logs, one per task: *tasks* maps a task to its epochs (runs),
+    each a list of sample values ("C", "I" or a number; sample ids from 1); the model is
+    the folder's name unless given.  Returns the folder, as text."""
+    folder.mkdir(parents=True)
+    for task, epochs in tasks.items():
+        samples = [{"id": i, "epoch": e, "scores": {"match": {"value": v}}}
+                   for e, values in enumerate(epochs, start=1)
+                   for i, v in enumerate(values, start=1)]
+        (folder / f"{task}.json").write_text(json.dumps(
+            {"version": 2, "status": "success",
+             "eval": {"task": task, "model": folder.name if model is None else model},
+             "samples": samples}, indent=2))
+    return str(folder)

@@ -4,7 +4,6 @@ import csv
 import errno
 import fcntl
 import hashlib
-import io
 import json
 import math
 import os
@@ -32,6 +31,7 @@ from helpers import (
     cli,
     cli_json,
     correlated,
+    inspect_folder,
     multipletests,
     shipped_records,
     table_file,
@@ -50,7 +50,7 @@ def test_a_ledger_entry_with_a_p_outside_0_1_is_refused(tmp_path):
     import json
     import helpers
     ledger = tmp_path / "evals.jsonl"
-    status, _, err = helpers.cli("--csv", helpers.SHIPPED_CSV, "--resamples", "50",
+    status, _, err = helpers.cli("compare", helpers.SHIPPED_CSV, "--resamples", "50",
                                  "--calibration", "0", "--ledger", str(ledger))
     assert status == 0, err
     record = json.loads(ledger.read_text())
@@ -62,9 +62,10 @@ def test_a_ledger_entry_with_a_p_outside_0_1_is_refused(tmp_path):
 
 def test_a_ledger_that_cannot_be_opened_is_one_error(tmp_path):
     import helpers
-    status, out, err = helpers.cli("--csv", helpers.SHIPPED_CSV, "--resamples", "50",
+    status, out, err = helpers.cli("compare", helpers.SHIPPED_CSV, "--resamples", "50",
                                    "--calibration", "0", "--ledger", str(tmp_path))
-    helpers.assert_one_line_error(status, out, err, "ledger")
+    helpers.assert_one_line_error(status, out, err,
+                                  f"cannot write {tmp_path}: it is a folder (--ledger)")
 
 
 np = pytest.importorskip("numpy")
@@ -74,7 +75,7 @@ def test_icc_and_design_effect():
     clusters = tuple(i // 4 for i in range(40))
     a = (0,) * 40
     b = tuple(1 if (i // 4) % 2 else 0 for i in range(40))     # B - A constant within clusters
-    design = bed._design_of(bed.Scores(a, b, clusters))
+    design = bed.analyze(bed.Scores(a, b, clusters), random.Random(1), calibration=0).design
     assert design.clusters == 10 and design.mean_size == 4.0
     assert design.icc == pytest.approx(1.0) and design.design_effect == pytest.approx(4.0)
 
@@ -90,12 +91,12 @@ def test_cluster_test_flips_signs_by_cluster():
 
 
 def test_exact_and_bca_on_the_shipped_csv():
-    status, out, _ = cli("--csv", SHIPPED_CSV, "--exact", "--resamples", "2000", "--details")
+    status, out, _ = cli("compare", SHIPPED_CSV, "--exact", "--resamples", "2000", "--details")
     assert status == 0
     assert "exact bootstrap (B=infinity, percentile): A [0.672, 0.752]" in out
     assert "paired [-1.2, +8.4] pts" in out
     assert "Monte Carlo error of the interval ends (B=2,000):" in out
-    status, out, _ = cli("--csv", SHIPPED_CSV, "--interval", "bca")
+    status, out, _ = cli("compare", SHIPPED_CSV, "--interval", "bca")
     assert status == 0 and "paired bootstrap 95% CI (BCa) [" in out
 
 
@@ -110,7 +111,7 @@ def test_cluster_and_strata_columns(tmp_path):
                          f"{int(rng.random() < 0.7)}")
     path = tmp_path / "c.csv"
     path.write_text("\n".join(lines) + "\n")
-    status, out, err = cli("--csv", str(path), "--a-col", "base", "--b-col", "new",
+    status, out, err = cli("compare", str(path), "--a-col", "base", "--b-col", "new",
                            "--cluster-col", "passage", "--strata-col", "domain")
     assert status == 0, err
     assert "clusters: 45 resampled whole" in out and "strata: 3 (15, 15, 15 clusters)" in out
@@ -118,15 +119,15 @@ def test_cluster_and_strata_columns(tmp_path):
 
 
 BAD_DESIGNS = [
-    (["--csv", SHIPPED_CSV, "--cluster-col", "passage"], "no column 'passage'"),
-    (["--csv", "-", "--a-col", "a", "--b-col", "b", "--strata-col", "domain"],
+    (["compare", SHIPPED_CSV, "--cluster-col", "passage"], "no column 'passage'"),
+    (["compare", "-", "--a-col", "a", "--b-col", "b", "--strata-col", "domain"],
      "stratum 'code' has one item"),
-    (["--csv", "-", "--a-col", "a", "--b-col", "b", "--cluster-col", "passage",
+    (["compare", "-", "--a-col", "a", "--b-col", "b", "--cluster-col", "passage",
       "--strata-col", "domain"], "spans strata"),
-    (["--csv", "-", "--a-col", "a", "--b-col", "b", "--cluster-col", "passage"],
+    (["compare", "-", "--a-col", "a", "--b-col", "b", "--cluster-col", "passage"],
      "need at least 2 clusters"),
-    (["--csv", SHIPPED_CSV, "--cluster-col", "item", "--exact"], "--exact covers plain 0/1 items"),
-    (["--csv", SHIPPED_CSV, "--cluster-col", "item", "--engine", "counts"],
+    (["compare", SHIPPED_CSV, "--cluster-col", "item", "--exact"], "--exact covers plain 0/1 items"),
+    (["compare", SHIPPED_CSV, "--cluster-col", "item", "--engine", "counts"],
      "--cluster-col needs the per-item engine"),
     (["--icc", "0.3"], "--icc goes with --cluster-size"),
     (["--cluster-size", "0"], "--cluster-size must be at least 1"),
@@ -164,17 +165,19 @@ def test_a_family_reads_simultaneous_intervals_beside_holm_p(tmp_path):
                                           for t in (0.3, 0.62, 0.42, 0.3)]))
     path = tmp_path / "f.csv"
     path.write_text("\n".join(lines) + "\n")
-    status, out, _ = cli("--csv", str(path), "--systems", "base,c1,c2,c3", "--json",
+    status, out, _ = cli("compare", str(path), "--systems", "base,c1,c2,c3", "--json",
                          "--resamples", "400", "--calibration", "0")
     body = json.loads(out)
+    assert len(body["comparisons"]) == 3
     for comparison in body["comparisons"]:
         decision = comparison["decision"]
         assert decision["family"] == 3 and decision["level"] == pytest.approx(1 - 0.05 / 3)
         assert decision["p"] == comparison["p_holm"]
         lo, hi = decision["interval"]
         assert (lo <= comparison["ci"]["paired"][0] and hi >= comparison["ci"]["paired"][1])
-        assert comparison["verdict"] in bed._VERDICTS
-    status, text, _ = cli("--csv", str(path), "--systems", "base,c1,c2,c3", "--resamples", "400",
+        assert comparison["verdict"] in ("better", "worse", "cannot tell", "borderline",
+                                         "unreliable")
+    status, text, _ = cli("compare", str(path), "--systems", "base,c1,c2,c3", "--resamples", "400",
                           "--calibration", "0")
     assert "simultaneous 98.33% CI" in text and "Holm-adjusted p=" in text
 
@@ -185,7 +188,7 @@ def test_too_few_clusters_never_claim_a_winner(tmp_path):
         lines.append(f"{i},{i % 3},{int(i % 5 == 0)},{int(i % 5 != 4)}")
     path = tmp_path / "c.csv"
     path.write_text("\n".join(lines) + "\n")
-    status, out, _ = cli("--csv", str(path), "--a-col", "a", "--b-col", "b", "--cluster-col",
+    status, out, _ = cli("compare", str(path), "--a-col", "a", "--b-col", "b", "--cluster-col",
                          "passage", "--resamples", "300")
     verdict = next(l for l in out.splitlines() if l.startswith("verdict:"))
     assert verdict.startswith(("verdict: unreliable", "verdict: cannot tell",
@@ -195,7 +198,7 @@ def test_too_few_clusters_never_claim_a_winner(tmp_path):
 
 def test_thirty_of_thirty_gives_a_non_degenerate_interval(tmp_path):
     path = table_file(tmp_path, (30, 0, 0, 0))
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--resamples", "200")
+    status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--resamples", "200")
     assert status == 0
     assert "  A = a: 1.000 [0.884, 1.000]\n  B = b: 1.000 [0.884, 1.000]\n" in out
     assert "note: A's interval: the bootstrap cannot vary 30/30 (every item right)" in out
@@ -203,19 +206,19 @@ def test_thirty_of_thirty_gives_a_non_degenerate_interval(tmp_path):
 
 def test_an_undefined_bca_falls_back_and_says_so(tmp_path):
     path = table_file(tmp_path, (20, 0, 0, 20))            # the systems never disagree
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
+    status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
                          "--resamples", "300")
     assert status == 0
     assert ("note: the paired interval: BCa is undefined (every bootstrap resample gives the "
             "same value); the percentile interval is shown") in out
-    body = json.loads(cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
+    body = json.loads(cli("compare", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
                           "--resamples", "300", "--json")[1])["comparisons"][0]
     assert body["interval_methods"]["paired"] == "percentile" and body["ci"]["paired"] == [0, 0]
 
 
 def test_basic_per_system_intervals_stay_within_0_and_1(tmp_path):
     path = table_file(tmp_path, (27, 1, 1, 1))
-    body = json.loads(cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "basic",
+    body = json.loads(cli("compare", path, "--a-col", "a", "--b-col", "b", "--interval", "basic",
                           "--resamples", "500", "--json")[1])["comparisons"][0]
     for name in ("a", "b"):
         lo, hi = body["ci"][name]
@@ -224,10 +227,10 @@ def test_basic_per_system_intervals_stay_within_0_and_1(tmp_path):
 
 def test_zero_one_data_are_advised_the_exact_bootstrap(tmp_path):
     path = table_file(tmp_path, (15, 5, 7, 3))
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--details",
+    status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--details",
                          "--resamples", "2000")
     assert "--exact gives the exact ends (B = infinity) at no cost" in out
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--exact", "--details")
+    status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--exact", "--details")
     assert "hint:" not in out
 
 
@@ -242,15 +245,15 @@ def test_real_valued_scores_use_the_permutation_test(tmp_path):
     a, b = real_table()
     lines = ["item,base,new"] + [f"{i},{float(x)},{float(y)}" for i, (x, y) in enumerate(zip(a, b))]
     path = write(tmp_path / "f1.csv", "\n".join(lines) + "\n")
-    got = cli_json("--csv", path, "--a-col", "base", "--b-col", "new", "--permutations", "10000")
+    got = cli_json("compare", path, "--a-col", "base", "--b-col", "new", "--permutations", "10000")
     got = got["comparisons"][0]
     assert got["mcnemar"] is None
     assert got["test"]["name"] == "sign-flip permutation (Monte Carlo)"
     assert got["test"]["permutations"] == 10_000 and 0 < got["test"]["p"] <= 1
-    status, out, _ = cli("--csv", path, "--a-col", "base", "--b-col", "new", "--permutations",
+    status, out, _ = cli("compare", path, "--a-col", "base", "--b-col", "new", "--permutations",
                          "10000")
     assert "paired sign-flip permutation test (Monte Carlo, 10,000 random sign patterns)" in out
-    auto = cli_json("--csv", path, "--a-col", "base", "--b-col", "new")["comparisons"][0]["test"]
+    auto = cli_json("compare", path, "--a-col", "base", "--b-col", "new")["comparisons"][0]["test"]
     assert auto["name"] == "sign-flip permutation (saddlepoint)" and auto["saddlepoint"]
     assert abs(auto["p"] - got["test"]["p"]) < 4 * (auto["p"] * (1 - auto["p"]) / 1e4) ** 0.5
     assert "(real-valued scores)" in out.splitlines()[-1]
@@ -264,18 +267,18 @@ def test_three_systems_in_input_order_with_adjusted_p(tmp_path):
         lines.append(",".join([str(i)] + [str(int(0.6 * d + 0.8 * rng.gauss(0, 1) < t))
                                           for t in (0.3, 0.75, 0.35)]))
     path = write(tmp_path / "three.csv", "\n".join(lines) + "\n")
-    got = cli_json("--csv", path, "--systems", "base,c1,c2")
+    got = cli_json("compare", path, "--systems", "base,c1,c2")
     comps = got["comparisons"]
     assert [c["candidate"] for c in comps] == ["c1", "c2"] and got["family_size"] == 2
     ps = [c["test"]["p"] for c in comps]
     assert [c["p_holm"] for c in comps] == pytest.approx(bed.holm(ps))
     assert [c["p_bonferroni"] for c in comps] == pytest.approx(bed.bonferroni(ps))
     assert comps[0]["verdict"] == "better"
-    status, out, _ = cli("--csv", path, "--systems", "base,c1,c2", "--details")
+    status, out, _ = cli("compare", path, "--systems", "base,c1,c2", "--details")
     assert "family: 2 comparisons against base" in out
     assert out.startswith("c1: verdict: better.")
     assert out.index("\n  c1 ") < out.index("\n  c2 ")
-    status, md, _ = cli("--csv", path, "--systems", "base,c1,c2", "--output", "markdown")
+    status, md, _ = cli("compare", path, "--systems", "base,c1,c2", "--output", "markdown")
     assert md.startswith("**c1: verdict: better.") and "\n| system | mean | 95% CI |" in md
     assert md.index("\n| c1 | ") < md.index("\n| c2 | ")
 
@@ -283,8 +286,8 @@ def test_three_systems_in_input_order_with_adjusted_p(tmp_path):
 def test_first_comparison_of_a_family_equals_the_two_system_run(tmp_path):
     lines = ["item,a,b,c"] + [f"{i},{a},{b},{b}" for i, a, b in shipped_records()]
     path = write(tmp_path / "t.csv", "\n".join(lines) + "\n")
-    family = cli_json("--csv", path, "--systems", "a,b,c")
-    single = cli_json("--csv", SHIPPED_CSV)
+    family = cli_json("compare", path, "--systems", "a,b,c")
+    single = cli_json("compare", SHIPPED_CSV)
     assert family["comparisons"][0]["ci"] == single["comparisons"][0]["ci"]
 
 
@@ -372,7 +375,7 @@ def test_run_statistics_of_a_long_file(tmp_path):
     runs_a = [(1, 0, 1, 1, 0, 1), (1, 1, 1, 0, 0, 1), (0, 0, 1, 1, 0, 1)]
     runs_b = [(1, 1, 1, 1, 0, 1), (1, 1, 1, 1, 1, 1), (0, 1, 1, 1, 0, 1)]
     path = long_csv(tmp_path, runs_a, runs_b)
-    body = json.loads(cli("--csv", path, "--systems", "a,b", "--run-col", "seed", "--json",
+    body = json.loads(cli("compare", path, "--systems", "a,b", "--run-col", "seed", "--json",
                           "--resamples", "300")[1])["comparisons"][0]
     runs = body["runs"]
     assert runs["a"]["scores"] == pytest.approx([4 / 6, 4 / 6, 3 / 6])
@@ -443,7 +446,7 @@ def test_bad_runs_input(tmp_path, name, text, argv, message):
     path = tmp_path / "bad.csv"
     path.write_text(text)
     systems = [] if "--systems" in argv else ["--systems", "a,b"]
-    assert_one_line_error(*cli("--csv", str(path), *systems, *argv), message)
+    assert_one_line_error(*cli("compare", str(path), *systems, *argv), message)
 
 
 def test_items_missing_from_a_run_can_be_dropped_and_are_counted(tmp_path):
@@ -451,7 +454,7 @@ def test_items_missing_from_a_run_can_be_dropped_and_are_counted(tmp_path):
     path.write_text("item,seed,a,b\n" + "".join(f"{i},{s},{(i + s) % 2},{i % 2}\n"
                                                 for s in (0, 1) for i in range(20)
                                                 if not (s == 1 and i == 7)))
-    status, out, _ = cli("--csv", str(path), "--systems", "a,b", "--run-col", "seed",
+    status, out, _ = cli("compare", str(path), "--systems", "a,b", "--run-col", "seed",
                          "--on-missing", "drop", "--resamples", "100")
     assert status == 0 and "1 item(s) not in every run" in out and "19 items kept" in out
 
@@ -766,13 +769,13 @@ def test_the_gate_rule(lower, word, margin, passed):
 
 def test_superiority_pass_and_fail_statuses(tmp_path):
     clear = gate_table_file(tmp_path, 4000, 0.70, 0.75, name="clear.csv")    # +5 pts, tight
-    status, out, _ = run("--csv", clear, "--a-col", "a", "--b-col", "b", "--gate",
+    status, out, _ = run("compare", clear, "--a-col", "a", "--b-col", "b", "--gate",
                          "--min-delta", "1.0")
     assert status == 0 and "gate: PASS (superiority at +1.0 pts)" in out
-    status, out, _ = run("--csv", clear, "--a-col", "a", "--b-col", "b", "--gate",
+    status, out, _ = run("compare", clear, "--a-col", "a", "--b-col", "b", "--gate",
                          "--min-delta", "8")
     assert status == 1 and "gate: FAIL (superiority at +8.0 pts)" in out
-    body = json.loads(run("--csv", clear, "--a-col", "a", "--b-col", "b", "--gate",
+    body = json.loads(run("compare", clear, "--a-col", "a", "--b-col", "b", "--gate",
                           "--min-delta", "8", "--json")[1])
     gate = body["comparisons"][0]["decision"]["gate"]
     assert body["gate_passed"] is False and gate["passed"] is False
@@ -782,11 +785,11 @@ def test_superiority_pass_and_fail_statuses(tmp_path):
 
 def test_non_inferiority_statuses(tmp_path):
     close = gate_table_file(tmp_path, 4000, 0.70, 0.698, name="close.csv")   # -0.2 pts
-    status, out, _ = run("--csv", close, "--a-col", "a", "--b-col", "b", "--gate",
+    status, out, _ = run("compare", close, "--a-col", "a", "--b-col", "b", "--gate",
                          "--min-delta", "-1.5")
     assert status == 0 and "gate: PASS (non-inferiority at -1.5 pts)" in out
     worse = gate_table_file(tmp_path, 4000, 0.70, 0.66, name="worse.csv")    # -4 pts
-    status, out, _ = run("--csv", worse, "--a-col", "a", "--b-col", "b", "--gate",
+    status, out, _ = run("compare", worse, "--a-col", "a", "--b-col", "b", "--gate",
                          "--min-delta", "-1.5")
     assert status == 1 and "gate: FAIL (non-inferiority at -1.5 pts)" in out
 
@@ -794,7 +797,7 @@ def test_non_inferiority_statuses(tmp_path):
 def test_gate_bad_input_is_status_2(tmp_path):
     assert_one_line_error(*cli("--min-delta", "1"), "--min-delta is the margin of the gate; give --gate too")
     assert_one_line_error(*cli("--gate", "--n-grid", "100,200"), "--gate does not apply to plan")
-    assert_one_line_error(*cli("--csv", str(tmp_path / "none.csv"), "--gate"), "cannot read")
+    assert_one_line_error(*cli("compare", str(tmp_path / "none.csv"), "--gate"), "cannot read")
 
 
 def test_several_candidates_are_each_gated_with_the_family_adjustment(tmp_path):
@@ -805,7 +808,7 @@ def test_several_candidates_are_each_gated_with_the_family_adjustment(tmp_path):
         lines.append(f"{i},{int(u < 0.6)},{int(u < 0.68)},{int(u < 0.605)}")
     path = tmp_path / "f.csv"
     path.write_text("\n".join(lines) + "\n")
-    status, out, _ = run("--csv", str(path), "--systems", "base,good,meh", "--gate",
+    status, out, _ = run("compare", str(path), "--systems", "base,good,meh", "--gate",
                          "--min-delta", "1")
     assert status == 1
     assert "good: gate: PASS" in out and "meh: gate: FAIL" in out
@@ -840,7 +843,7 @@ def test_the_ledger_counts_comparisons_and_adjusts_by_holm(tmp_path):
     ps = []
     for k in range(1, 4):
         other = candidates_file(tmp_path, k)
-        body = json.loads(run("--csv", other, "--a-col", "a", "--b-col", "b", "--ledger",
+        body = json.loads(run("compare", other, "--a-col", "a", "--b-col", "b", "--ledger",
                               str(ledger), "--json")[1])
         ps.append(body["comparisons"][0]["test"]["p"])
         assert body["ledger"]["first"] == body["ledger"]["total"]
@@ -850,7 +853,7 @@ def test_the_ledger_counts_comparisons_and_adjusts_by_holm(tmp_path):
     assert len({e.test_set for e in entries}) == 1
     assert body["ledger"]["total"] == 3
     assert body["ledger"]["p_holm"][0] == pytest.approx(bed.holm(ps)[-1])
-    status, text, _ = run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger))
+    status, text, _ = run("compare", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger))
     assert "ledger: comparison 4 of 4 on this test set" in text
 
 
@@ -862,17 +865,18 @@ def test_a_reexport_with_other_columns_is_the_same_test_set(tmp_path):
                      + "\n")
     a = bed.read_table(path, bed.TableSpec(("a", "b")))
     b = bed.read_table(str(other), bed.TableSpec(("a", "b")))
-    assert bed._test_set_digest(a) == bed._test_set_digest(b)
+    ledger = str(tmp_path / "evals.jsonl")
+    assert bed.append_ledger(ledger, a, []).test_set == bed.append_ledger(ledger, b, []).test_set
 
 
 def test_a_truncated_last_line_is_refused_with_its_number_and_left_alone(tmp_path):
     ledger = tmp_path / "evals.jsonl"
     data = gate_table_file(tmp_path, 300, 0.7, 0.72)
-    assert run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger))[0] == 0
+    assert run("compare", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger))[0] == 0
     with open(ledger, "ab") as handle:
         handle.write(b'{"tool": "bootstrap-eval-deltas", "ledg')
     before = hashlib.sha256(ledger.read_bytes()).hexdigest()
-    assert_one_line_error(*run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger",
+    assert_one_line_error(*run("compare", data, "--a-col", "a", "--b-col", "b", "--ledger",
                                str(ledger)), "line 2 is truncated")
     assert hashlib.sha256(ledger.read_bytes()).hexdigest() == before
 
@@ -881,7 +885,7 @@ def test_a_foreign_ledger_is_refused_and_never_rewritten(tmp_path):
     ledger = tmp_path / "notes.jsonl"
     ledger.write_text('{"hello": "world"}\n')
     data = gate_table_file(tmp_path, 300, 0.7, 0.72)
-    assert_one_line_error(*run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger",
+    assert_one_line_error(*run("compare", data, "--a-col", "a", "--b-col", "b", "--ledger",
                                str(ledger)), "line 1: not a bootstrap-eval-deltas ledger entry")
     assert ledger.read_text() == '{"hello": "world"}\n'
 
@@ -928,7 +932,7 @@ def test_the_ledger_summary_lists_test_sets_and_adjusted_verdicts(tmp_path):
     ledger = tmp_path / "evals.jsonl"
     for k in range(2):
         data = gate_table_file(tmp_path, 1500, 0.70, 0.74, seed=k, name=f"d{k}.csv")
-        run("--csv", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger))
+        run("compare", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger))
     status, out, _ = cli("--ledger-summary", str(ledger))
     assert status == 0 and out.startswith(f"ledger {ledger}: 2 test set(s), 2 comparison(s)")
     body = json.loads(cli("--ledger-summary", str(ledger), "--json")[1])
@@ -943,7 +947,7 @@ def test_a_ledger_append_that_fails_midway_leaves_the_ledger_as_it_was(tmp_path,
     """A full disk after part of the lines were written: the file is cut back to its old
     bytes, one line says so, and nothing else is written (the plot waits for the ledger)."""
     ledger = tmp_path / "l.jsonl"
-    prompts = os.path.join(ROOT, "datasets", "examples", "prompts.csv")
+    prompts = PROMPTS
     status, _, err = cli("compare", prompts, "--systems", "baseline,prompt_v2",
                          "--ledger", str(ledger), "--calibration", "0")
     assert status == 0, err
@@ -966,7 +970,7 @@ def test_a_ledger_append_that_fails_midway_leaves_the_ledger_as_it_was(tmp_path,
 
 
 def test_a_ledger_that_is_a_device_or_endless_is_refused(tmp_path):
-    prompts = os.path.join(ROOT, "datasets", "examples", "prompts.csv")
+    prompts = PROMPTS
     for target in ("/dev/zero", "/dev/null"):
         assert_one_line_error(*cli("compare", prompts, "--systems", "baseline,prompt_v2",
                                    "--ledger", target),
@@ -1004,6 +1008,7 @@ def test_a_familys_simultaneous_score_interval_is_newcombes_at_the_joint_level(t
     body = json.loads(out)
     table = bed.read(path, systems="a,b,c")
     a, *candidates = table.columns
+    assert len(candidates) == len(body["comparisons"]) == 2
     for column, comparison in zip(candidates, body["comparisons"]):
         both = sum(x and y for x, y in zip(a, column))
         a_only = sum(x and not y for x, y in zip(a, column))
@@ -1015,29 +1020,16 @@ def test_a_familys_simultaneous_score_interval_is_newcombes_at_the_joint_level(t
                                                                    float(want.hi)])
 
 
-def inspect_folder(folder, model, tasks):
-    """An Inspect log per task; each task a list of epochs (runs), each a list of C/I."""
-    folder.mkdir(parents=True)
-    for task, epochs in tasks.items():
-        samples = [{"id": i, "epoch": e, "scores": {"match": {"value": v}}}
-                   for e, values in enumerate(epochs, start=1)
-                   for i, v in enumerate(values, start=1)]
-        (folder / f"{task}.json").write_text(json.dumps(
-            {"version": 2, "status": "success", "eval": {"task": task, "model": model},
-             "samples": samples}, indent=2))
-    return str(folder)
-
-
 def values(rng, p, n=40):
     return ["C" if rng.random() < p else "I" for _ in range(n)]
 
 
 def test_tasks_that_differ_in_runs_are_each_compared_with_their_own(tmp_path):
     rng = random.Random(1)
-    base = inspect_folder(tmp_path / "base", "base", {
+    base = inspect_folder(tmp_path / "base", {
         "arith": [values(rng, .6), values(rng, .6)], "logic": [values(rng, .5)],
         "facts": [values(rng, .5), values(rng, .5)]})
-    tuned = inspect_folder(tmp_path / "tuned", "tuned", {
+    tuned = inspect_folder(tmp_path / "tuned", {
         "arith": [values(rng, .7), values(rng, .7)], "logic": [values(rng, .6)],
         "facts": [values(rng, .6)]})
     status, out, err = cli("compare", base, tuned, *FAST, "--json")
@@ -1051,9 +1043,9 @@ def test_tasks_that_differ_in_runs_are_each_compared_with_their_own(tmp_path):
 
 def test_tasks_with_the_same_runs_are_pooled_plainly(tmp_path):
     rng = random.Random(2)
-    base = inspect_folder(tmp_path / "base", "base", {
+    base = inspect_folder(tmp_path / "base", {
         "arith": [values(rng, .6), values(rng, .6)], "logic": [values(rng, .5), values(rng, .5)]})
-    tuned = inspect_folder(tmp_path / "tuned", "tuned", {
+    tuned = inspect_folder(tmp_path / "tuned", {
         "arith": [values(rng, .7), values(rng, .7)], "logic": [values(rng, .6), values(rng, .6)]})
     status, out, err = cli("compare", base, tuned, *FAST)
     assert status == 0, err
@@ -1064,9 +1056,9 @@ def test_tasks_with_the_same_runs_are_pooled_plainly(tmp_path):
 
 def test_compare_tasks_from_python_checks_its_pool_and_runs_without_progress(tmp_path):
     rng = random.Random(4)
-    base = inspect_folder(tmp_path / "base", "base", {"arith": [values(rng, .6)],
+    base = inspect_folder(tmp_path / "base", {"arith": [values(rng, .6)],
                                                       "logic": [values(rng, .5)]})
-    tuned = inspect_folder(tmp_path / "tuned", "tuned", {"arith": [values(rng, .8)],
+    tuned = inspect_folder(tmp_path / "tuned", {"arith": [values(rng, .8)],
                                                          "logic": [values(rng, .6)]})
     table = bed.read(base, tuned)
     with pytest.raises(bed.ToolError, match="pool must be strata or clusters; got 'items'"):

@@ -301,8 +301,10 @@ def test_a_table_from_read_goes_alone_and_without_reading_options():
 @pytest.mark.parametrize("argv, fragment", [
     (["compare", "--candidate", SHIPPED_CSV], "--candidate goes with --baseline"),
     (["compare", "--baseline", SHIPPED_CSV], "--baseline needs at least one --candidate"),
-    (["compare", SHIPPED_CSV, "--csv", SHIPPED_CSV], "not both"),
-    (["compare", "--csv", SHIPPED_CSV, "--baseline", SHIPPED_CSV], "not both"),
+    (["compare", SHIPPED_CSV, "--csv", SHIPPED_CSV],
+     "give the files as FILE arguments or with --csv/--baseline/--candidate, not both"),
+    (["compare", "--csv", SHIPPED_CSV, "--baseline", SHIPPED_CSV],
+     "use --csv (one file, a column per system) or --baseline/--candidate"),
     (["compare"], "compare needs your results"),
     (["ledger"], "ledger needs the ledger file"),
     (["ledger", "a.jsonl", "b.jsonl"], "ledger reads one ledger file"),

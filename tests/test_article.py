@@ -2,7 +2,6 @@
 
 import json
 import math
-import os
 import random
 import subprocess
 import sys
@@ -12,7 +11,15 @@ import pytest
 
 import bootstrap_eval_deltas as bed
 import oracle
-from helpers import ARTICLE_LINES, ROOT, SHIPPED_CSV, assert_one_line_error, cli
+from helpers import (
+    ARTICLE_LINES,
+    ROOT,
+    SCRIPT,
+    SHIPPED_CSV,
+    assert_one_line_error,
+    cli,
+    cli_help,
+)
 
 
 def test_default_run_prints_the_article_six_lines_first():
@@ -118,8 +125,8 @@ def test_bit_exact_with_the_listing_oracle(n, corr, acc_a, acc_b, seed, resample
     for got, want, hits in ((result.ci_a, ref["ci_a"], sum(scores.a)),
                             (result.ci_b, ref["ci_b"], sum(scores.b))):
         if hits in (0, n):      # the listing's [1, 1] at n of n: the tool shows Clopper-Pearson
-            assert want[0] == want[1] and got == bed._clopper_pearson_interval(
-                hits, n, Fraction(confidence)) and result.notes
+            exact = tuple(map(Fraction, bed.clopper_pearson(hits, n, Fraction(confidence))))
+            assert want[0] == want[1] and (got.lo, got.hi) == exact and result.notes
         else:
             assert (got.lo, got.hi) == want
     assert (result.paired.lo, result.paired.hi) == ref["paired"]
@@ -179,7 +186,7 @@ def test_csv_round_trip(tmp_path):
 
 
 def test_csv_recompute_matches_simulated_run_where_it_must():
-    status, out, _ = cli("--csv", SHIPPED_CSV, "--details")
+    status, out, _ = cli("compare", SHIPPED_CSV, "--details")
     assert status == 0
     lines = out.splitlines()
     assert lines[0].startswith("verdict: cannot tell.") and "observed +3.6 pts" in lines[0]
@@ -192,7 +199,7 @@ def test_csv_recompute_matches_simulated_run_where_it_must():
 
 
 def test_csv_recompute_json_has_input_block():
-    status, out, _ = cli("--csv", SHIPPED_CSV, "--json")
+    status, out, _ = cli("compare", SHIPPED_CSV, "--json")
     body = json.loads(out)
     assert status == 0 and body["source"] == "csv" and "coverage" not in body
     # schema 2: the simulation's settings do not apply to a file and are left out of params
@@ -222,7 +229,7 @@ def test_bad_csv_is_refused_in_one_line(tmp_path, name, content, message):
     path = tmp_path / "bad.csv"
     if content is not None:
         path.write_bytes(content)
-    assert_one_line_error(*cli("--csv", str(path)), message)
+    assert_one_line_error(*cli("compare", str(path)), message)
 
 
 def test_write_csv_into_missing_folder_fails_cleanly(tmp_path):
@@ -291,9 +298,9 @@ BAD_FLAGS = [
     (["--confidence", "95"], "--confidence must be strictly between 0 and 1"),
     (["--seed", "1.5"], "not a whole number"),
     (["--bogus"], "unrecognized arguments"),
-    (["--csv", SHIPPED_CSV, "--replays", "10"], "--replays does not apply to compare"),
-    (["--csv", SHIPPED_CSV, "--n-items", "10"], "--n-items does not apply to compare"),
-    (["--csv", SHIPPED_CSV, "--write-csv", "x.csv"], "--write-csv does not apply to compare"),
+    (["compare", SHIPPED_CSV, "--replays", "10"], "--replays does not apply to compare"),
+    (["compare", SHIPPED_CSV, "--n-items", "10"], "--n-items does not apply to compare"),
+    (["compare", SHIPPED_CSV, "--write-csv", "x.csv"], "--write-csv does not apply to compare"),
 ]
 
 
@@ -303,7 +310,7 @@ def test_invalid_flags_give_one_line_and_exit_2(argv, message):
 
 
 def test_script_entry_point_refuses_without_traceback():
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bootstrap_eval_deltas.py"),
+    proc = subprocess.run([sys.executable, SCRIPT,
                            "--n-items", "1"], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
@@ -316,19 +323,7 @@ def test_python_dash_m_and_version():
 
 
 def test_help_has_examples():
-    status, out, _ = cli_help()
+    status, out = cli_help()
     assert status == 0 and "examples:" in out and "compare" in out and "--n-items" not in out
-    status, out, _ = cli_help("simulate")
+    status, out = cli_help("simulate")
     assert status == 0 and "examples:" in out and "--n-items" in out and "--csv" not in out
-
-
-def cli_help(*command):
-    import contextlib
-    import io
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        try:
-            bed.main([*command, "--help"])
-        except SystemExit as stop:
-            return stop.code, out.getvalue(), ""
-    return 1, out.getvalue(), ""

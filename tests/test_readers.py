@@ -24,13 +24,17 @@ from helpers import (
     AB,
     EXAMPLES,
     ROOT,
+    SCRIPT,
     SHIPPED_CSV,
     assert_one_line_error,
     cli,
     cli_json,
+    inspect_folder,
     quick_body,
     shipped_records,
     write,
+    xlsx_bytes,
+    zip_bytes,
 )
 
 
@@ -89,7 +93,7 @@ def test_a_foreign_ledger_is_refused_and_never_rewritten(tmp_path, content, frag
 
 @pytest.fixture(scope="module")
 def shipped():
-    return cli_json("--csv", SHIPPED_CSV)
+    return cli_json("compare", SHIPPED_CSV)
 
 
 def same_numbers(a, b):
@@ -102,13 +106,13 @@ def same_numbers(a, b):
 def test_delimiters_are_sniffed(tmp_path, shipped, delimiter):
     text = "\n".join(line.replace(",", delimiter) for line in open(SHIPPED_CSV).read().splitlines())
     path = write(tmp_path / "s.txt", text + "\n")
-    assert same_numbers(cli_json("--csv", path), shipped)
+    assert same_numbers(cli_json("compare", path), shipped)
 
 
 def test_explicit_columns_reordered_and_renamed(tmp_path, shipped):
     lines = ["id,extra,sys_b,sys_a"] + [f"q{i},x,{b},{a}" for i, a, b in shipped_records()]
     path = write(tmp_path / "r.csv", "\n".join(lines) + "\n")
-    got = cli_json("--csv", path, "--a-col", "sys_a", "--b-col", "sys_b", "--id-col", "id")
+    got = cli_json("compare", path, "--a-col", "sys_a", "--b-col", "sys_b", "--id-col", "id")
     assert same_numbers(got, shipped)
     assert got["input"]["columns"] == ["id", "sys_a", "sys_b"]
 
@@ -117,14 +121,14 @@ def test_jsonl_with_nested_keys_and_booleans(tmp_path, shipped):
     lines = [json.dumps({"item": i, "runs": {"a": bool(a), "b": float(b)}})
              for i, a, b in shipped_records()]
     path = write(tmp_path / "s.jsonl", "\n".join(lines) + "\n")
-    got = cli_json("--csv", path, "--a-col", "runs.a", "--b-col", "runs.b")
+    got = cli_json("compare", path, "--a-col", "runs.a", "--b-col", "runs.b")
     assert same_numbers(got, shipped) and got["source"] == "jsonl"
 
 
 def test_input_format_forces_jsonl_and_stdin_works(shipped):
     lines = [json.dumps({"item": i, "system_a_correct": a, "system_b_correct": b})
              for i, a, b in shipped_records()]
-    proc = subprocess.run([sys.executable, "bootstrap_eval_deltas.py", "--csv", "-",
+    proc = subprocess.run([sys.executable, "bootstrap_eval_deltas.py", "compare", "-",
                            "--input-format", "jsonl", "--json"], input="\n".join(lines) + "\n",
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
@@ -168,9 +172,9 @@ def test_missing_rows_are_dropped_only_when_asked_and_then_counted(tmp_path):
 def test_missing_score_in_one_file(tmp_path):
     text = "item,a,b\n1,1,0\n2,,1\n3,1,1\n4,0,\n5,1,1\n"
     path = write(tmp_path / "m.csv", text)
-    assert_one_line_error(*cli("--csv", path, "--a-col", "a", "--b-col", "b"),
+    assert_one_line_error(*cli("compare", path, "--a-col", "a", "--b-col", "b"),
                           "2 row(s) with a missing score, id or label (first: 2, 4)")
-    got = cli_json("--csv", path, "--a-col", "a", "--b-col", "b", "--on-missing", "drop")
+    got = cli_json("compare", path, "--a-col", "a", "--b-col", "b", "--on-missing", "drop")
     assert got["input"]["items"] == 3 and got["input"]["dropped"] == 2
 
 
@@ -178,57 +182,57 @@ GOOD = "item,a,b\n1,1,0\n2,0,1\n3,1,1\n"
 
 
 MALFORMED = [
-    ("missing file", {}, ["--csv", "{d}/nope.csv"], "cannot read"),
-    ("empty", {"x.csv": ""}, ["--csv", "{d}/x.csv"], "is empty"),
-    ("header only", {"x.csv": "item,a,b\n"}, ["--csv", "{d}/x.csv", *AB],
+    ("missing file", {}, ["compare", "{d}/nope.csv"], "cannot read"),
+    ("empty", {"x.csv": ""}, ["compare", "{d}/x.csv"], "is empty"),
+    ("header only", {"x.csv": "item,a,b\n"}, ["compare", "{d}/x.csv", *AB],
      "has a header but no rows"),
-    ("missing column", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--a-col", "a", "--b-col", "c"],
+    ("missing column", {"x.csv": GOOD}, ["compare", "{d}/x.csv", "--a-col", "a", "--b-col", "c"],
      "no column 'c' (columns: item, a, b)"),
     ("missing id column", {"x.csv": GOOD},
-     ["--csv", "{d}/x.csv", *AB, "--id-col", "qid"], "no column 'qid'"),
+     ["compare", "{d}/x.csv", *AB, "--id-col", "qid"], "no column 'qid'"),
     ("text value", {"x.csv": "item,a,b\n1,1,0\n2,good,1\n"},
-     ["--csv", "{d}/x.csv", *AB],
+     ["compare", "{d}/x.csv", *AB],
      "line 3, column a: 'good' is not a number"),
     ("nan", {"x.csv": "item,a,b\n1,1,0\n2,nan,1\n"},
-     ["--csv", "{d}/x.csv", *AB], "line 3, column a: 'nan' is not a finite"),
+     ["compare", "{d}/x.csv", *AB], "line 3, column a: 'nan' is not a finite"),
     ("inf", {"x.csv": "item,a,b\n1,1,-inf\n2,0,1\n"},
-     ["--csv", "{d}/x.csv", *AB], "'-inf' is not a finite number"),
+     ["compare", "{d}/x.csv", *AB], "'-inf' is not a finite number"),
     ("huge exponent", {"x.csv": "item,a,b\n1,1,1e99999\n2,0,1\n"},
-     ["--csv", "{d}/x.csv", *AB], "'1e99999' is out of range"),
+     ["compare", "{d}/x.csv", *AB], "'1e99999' is out of range"),
     ("empty cells", {"x.csv": "item,a,b\n1,,0\n2,0,1\n3,1,\n"},
-     ["--csv", "{d}/x.csv", *AB], "2 row(s) with a missing score"),
+     ["compare", "{d}/x.csv", *AB], "2 row(s) with a missing score"),
     ("too few fields", {"x.csv": "item,a,b\n1,1,0\n2,1\n"},
-     ["--csv", "{d}/x.csv", *AB], "line 3: 2 fields, expected 3"),
+     ["compare", "{d}/x.csv", *AB], "line 3: 2 fields, expected 3"),
     ("too many fields", {"x.csv": "item,a,b\n1,1,0,0\n2,1,1\n"},
-     ["--csv", "{d}/x.csv", *AB], "line 2: 4 fields, expected 3"),
+     ["compare", "{d}/x.csv", *AB], "line 2: 4 fields, expected 3"),
     ("blank line", {"x.csv": "item,a,b\n1,1,0\n\n2,1,1\n"},
-     ["--csv", "{d}/x.csv", *AB], "line 3: blank line"),
-    ("not utf-8", {"x.csv": b"item,a,b\n1,1,0\n\xff,0,1\n"}, ["--csv", "{d}/x.csv"],
+     ["compare", "{d}/x.csv", *AB], "line 3: blank line"),
+    ("not utf-8", {"x.csv": b"item,a,b\n1,1,0\n\xff,0,1\n"}, ["compare", "{d}/x.csv"],
      "line 3: not UTF-8 text"),
     ("repeated ids", {"x.csv": "item,a,b\n7,1,0\n8,0,1\n7,1,1\n8,1,1\n"},
-     ["--csv", "{d}/x.csv", *AB], "2 id(s) appear more than once (first: 7, 8)"),
-    ("repeated header", {"x.csv": "item,a,a\n1,1,0\n"}, ["--csv", "{d}/x.csv", "--a-col", "a",
+     ["compare", "{d}/x.csv", *AB], "2 id(s) appear more than once (first: 7, 8)"),
+    ("repeated header", {"x.csv": "item,a,a\n1,1,0\n"}, ["compare", "{d}/x.csv", "--a-col", "a",
                                                         "--b-col", "a"], "a system is named twice"),
-    ("ambiguous delimiter", {"x.csv": "item,a;b\n1,1;0\n"}, ["--csv", "{d}/x.csv"],
+    ("ambiguous delimiter", {"x.csv": "item,a;b\n1,1;0\n"}, ["compare", "{d}/x.csv"],
      "cannot tell the delimiter"),
-    ("one column", {"x.csv": "item\n1\n"}, ["--csv", "{d}/x.csv"], "the header has one column"),
+    ("one column", {"x.csv": "item\n1\n"}, ["compare", "{d}/x.csv"], "the header has one column"),
     ("jsonl bad json", {"x.jsonl": '{"a": 1, "b": 0}\n{"a": 1, "b":\n'},
-     ["--csv", "{d}/x.jsonl", *AB], "line 2: not valid JSON"),
-    ("jsonl not an object", {"x.jsonl": '[1, 0]\n'}, ["--csv", "{d}/x.jsonl"],
+     ["compare", "{d}/x.jsonl", *AB], "line 2: not valid JSON"),
+    ("jsonl not an object", {"x.jsonl": '[1, 0]\n'}, ["compare", "{d}/x.jsonl"],
      "line 1: expected a JSON object"),
     ("jsonl NaN", {"x.jsonl": '{"a": NaN, "b": 0}\n{"a": 1, "b": 1}\n'},
-     ["--csv", "{d}/x.jsonl", *AB], "line 1, key a: NaN is not a finite number"),
+     ["compare", "{d}/x.jsonl", *AB], "line 1, key a: NaN is not a finite number"),
     ("jsonl text score", {"x.jsonl": '{"a": "great", "b": 0}\n{"a": 1, "b": 1}\n'},
-     ["--csv", "{d}/x.jsonl", *AB], "line 1, key a: 'great' is not a number"),
+     ["compare", "{d}/x.jsonl", *AB], "line 1, key a: 'great' is not a number"),
     ("jsonl list score", {"x.jsonl": '{"a": [1], "b": 0}\n{"a": 1, "b": 1}\n'},
-     ["--csv", "{d}/x.jsonl", *AB], "line 1, key a: '[1]' is not a number"),
+     ["compare", "{d}/x.jsonl", *AB], "line 1, key a: '[1]' is not a number"),
     ("jsonl blank line", {"x.jsonl": '{"a": 1, "b": 0}\n\n{"a": 1, "b": 1}\n'},
-     ["--csv", "{d}/x.jsonl", *AB], "line 2: blank line"),
+     ["compare", "{d}/x.jsonl", *AB], "line 2: blank line"),
     ("jsonl missing nested key", {"x.jsonl": '{"m": {"f1": 1}, "b": 0}\n{"m": {}, "b": 1}\n'},
-     ["--csv", "{d}/x.jsonl", "--a-col", "m.f1", "--b-col", "b"], "1 row(s) with a missing score"),
+     ["compare", "{d}/x.jsonl", "--a-col", "m.f1", "--b-col", "b"], "1 row(s) with a missing score"),
     ("json lines found by content, wrong keys", {"x.txt": '{"a": 1, "b": 0}\n'},
-     ["--csv", "{d}/x.txt"], "no key 'system_a_correct' (the first record has: a, b)"),
-    ("one item", {"x.csv": "item,a,b\n1,1,0\n"}, ["--csv", "{d}/x.csv", *AB],
+     ["compare", "{d}/x.txt"], "no key 'system_a_correct' (the first record has: a, b)"),
+    ("one item", {"x.csv": "item,a,b\n1,1,0\n"}, ["compare", "{d}/x.csv", *AB],
      "need at least 2 items"),
     ("run item missing", {"b.csv": "id,s\n1,1\n2,0\n3,1\n", "c.csv": "id,s\n1,1\n2,0\n"},
      ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv", "--score-col", "s", "--id-col", "id"],
@@ -245,17 +249,18 @@ MALFORMED = [
      ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv"], "one file per system needs --score-col"),
     ("baseline without candidate", {"b.csv": GOOD}, ["--baseline", "{d}/b.csv", "--score-col", "a"],
      "needs at least one --candidate"),
-    ("csv and baseline", {"b.csv": GOOD}, ["--csv", "{d}/b.csv", "--baseline", "{d}/b.csv"],
-     "not both"),
-    ("one system", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--systems", "a"],
+    ("csv and baseline", {"b.csv": GOOD},
+     ["compare", "--csv", "{d}/b.csv", "--baseline", "{d}/b.csv"],
+     "use --csv (one file, a column per system) or --baseline/--candidate"),
+    ("one system", {"x.csv": GOOD}, ["compare", "{d}/x.csv", "--systems", "a"],
      "--systems needs a baseline and at least one candidate"),
     ("systems with a-col", {"x.csv": GOOD},
-     ["--csv", "{d}/x.csv", "--systems", "a,b", "--a-col", "a"], "--systems replaces --a-col"),
-    ("zero permutations", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--permutations", "0"],
+     ["compare", "{d}/x.csv", "--systems", "a,b", "--a-col", "a"], "--systems replaces --a-col"),
+    ("zero permutations", {"x.csv": GOOD}, ["compare", "{d}/x.csv", "--permutations", "0"],
      "--permutations must be at least 1"),
-    ("json and markdown", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--json", "--output", "markdown"],
+    ("json and markdown", {"x.csv": GOOD}, ["compare", "{d}/x.csv", "--json", "--output", "markdown"],
      "conflicts with --output markdown"),
-    ("plot of a family", {"x.csv": GOOD}, ["--csv", "{d}/x.csv", "--systems", "a,b,item",
+    ("plot of a family", {"x.csv": GOOD}, ["compare", "{d}/x.csv", "--systems", "a,b,item",
                                            "--plot", "{d}/p.svg"], "--plot draws one comparison"),
     ("column flags without a file", {}, ["--a-col", "a"], "--a-col does not apply to simulate"),
 ]
@@ -277,7 +282,7 @@ def test_malformed_input_is_refused_in_one_line(tmp_path, name, files, argv, mes
 def test_malformed_input_through_the_real_entry_point_has_no_traceback(tmp_path):
     path = tmp_path / "x.csv"
     path.write_text("item,a,b\n1,1,0\n2,nan,1\n")
-    proc = subprocess.run([sys.executable, "bootstrap_eval_deltas.py", "--csv", str(path),
+    proc = subprocess.run([sys.executable, "bootstrap_eval_deltas.py", "compare", str(path),
                            "--a-col", "a", "--b-col", "b"], capture_output=True, text=True,
                           cwd=ROOT)
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
@@ -504,6 +509,7 @@ def test_two_lm_eval_folders_compare_task_by_task_to_the_harness_aggregates():
                           "offers 2 choices of filter (strict-match, flexible-extract)")
     got = log_body("compare", base, tuned, "--metric", "acc,exact_match", "--filter", "strict-match")
     assert got["input"]["systems"] == ["acme/base", "acme/tuned"]
+    assert [t["task"] for t in got["tasks"]] == ["gen_arith", "mc_capitals", "mc_colors"]
     for task in got["tasks"]:
         metric = "exact_match,strict-match" if task["task"] == "gen_arith" else "acc,none"
         for which, folder in (("a", base), ("b", tuned)):
@@ -554,6 +560,7 @@ def test_a_helm_suite_folder_compares_two_models_chosen_by_name():
                           "holds the runs of 2 model(s) (mock/parity-a, mock/parity-b)")
     got = log_body("compare", SUITE, "--systems", "mock/parity-a,mock/parity-b", "--metric",
                "exact_match")
+    assert [t["task"] for t in got["tasks"]] == ["simple_classification", "simple_mcqa"]
     for task in got["tasks"]:
         for which, model in (("a", "mock/parity-a"), ("b", "mock/parity-b")):
             want = helm_truth(model, task["task"])["recomputed"]["mean_of_trial_means"]
@@ -651,7 +658,7 @@ def test_an_unknown_inspect_scorer_lists_the_scorers(tmp_path):
 
 
 def test_an_inspect_log_given_as_a_table_is_explained():
-    assert_one_line_error(*cli("--csv", inspect_file("base")),
+    assert_one_line_error(*cli("compare", inspect_file("base")),
                           "compare two runs with: compare BASELINE_LOG CANDIDATE_LOG")
 
 
@@ -668,7 +675,7 @@ def test_a_json_object_holding_one_list_of_records(tmp_path):
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"meta": {"v": 1}, "rows": [
         {"id": i, "a": i % 2, "b": (i // 2) % 2} for i in range(20)]}, indent=1))
-    got = quick_body("--csv", str(path), "--a-col", "a", "--b-col", "b", "--id-col", "id")
+    got = quick_body("compare", str(path), "--a-col", "a", "--b-col", "b", "--id-col", "id")
     assert got["source"] == "json" and got["input"]["items"] == 20
 
 
@@ -676,7 +683,7 @@ def test_bom_and_crlf_are_read_and_the_hash_is_of_the_raw_bytes(tmp_path):
     raw = "\ufeffitem,a,b\r\n1,1,0\r\n2,0,1\r\n3,1,1\r\n\r\n".encode()
     path = tmp_path / "excel.csv"
     path.write_bytes(raw)
-    got = quick_body("--csv", str(path), "--a-col", "a", "--b-col", "b")
+    got = quick_body("compare", str(path), "--a-col", "a", "--b-col", "b")
     assert got["input"]["sha256"] == hashlib.sha256(raw).hexdigest()
     assert got["input"]["items"] == 3
 
@@ -684,7 +691,7 @@ def test_bom_and_crlf_are_read_and_the_hash_is_of_the_raw_bytes(tmp_path):
 def test_pandas_to_csv_output_still_works(tmp_path):
     path = tmp_path / "pandas.csv"
     path.write_text(",item,a,b\n0,1,True,False\n1,2,False,True\n2,3,True,True\n")
-    got = quick_body("--csv", str(path), "--a-col", "a", "--b-col", "b")
+    got = quick_body("compare", str(path), "--a-col", "a", "--b-col", "b")
     assert got["comparisons"][0]["accuracy"] == {"a": pytest.approx(2 / 3),
                                                  "b": pytest.approx(2 / 3)}
 
@@ -711,7 +718,7 @@ def test_a_composite_id_joins_files_holding_several_tasks(tmp_path):
 QUICK = ["--json", "--resamples", "40", "--calibration", "0"]
 
 
-PAIR_EVAL = os.path.join(ROOT, "datasets", "examples", "inspect", "pair_eval")
+PAIR_EVAL = os.path.join(EXAMPLES, "inspect", "pair_eval")
 
 
 def body(*argv):
@@ -754,7 +761,7 @@ def stdin(monkeypatch):
 ])
 def test_almost_tables_are_refused_in_one_line(tmp_path, name, content, argv, fragment):
     path = write(tmp_path / name, content)
-    assert_one_line_error(*cli("--csv", path, *argv), fragment)
+    assert_one_line_error(*cli("compare", path, *argv), fragment)
 
 
 def test_a_leaderboard_of_a_file_with_only_ids_has_nothing_to_rank(tmp_path):
@@ -765,7 +772,7 @@ def test_a_leaderboard_of_a_file_with_only_ids_has_nothing_to_rank(tmp_path):
 
 def test_a_line_longer_than_16_mib_is_refused_with_its_number(tmp_path):
     path = write(tmp_path / "long.csv", b"item,a,b\n1,1,0\n2,0," + b"1" * (1 << 24) + b"\n")
-    assert_one_line_error(*cli("--csv", path, *AB),
+    assert_one_line_error(*cli("compare", path, *AB),
                           "long.csv line 3 is longer than 16 MiB, the longest line the tool reads")
 
 
@@ -783,7 +790,7 @@ def _read_fails(path):
 def test_a_read_error_is_a_refusal_not_an_internal_error():
     """/proc/self/mem opens but its first read fails (EIO): the file cannot be read, which
     is bad input (exit 2, one line), not a bug of the tool (exit 70)."""
-    assert_one_line_error(*cli("--csv", "/proc/self/mem", *AB),
+    assert_one_line_error(*cli("compare", "/proc/self/mem", *AB),
                           "cannot read /proc/self/mem: Input/output error")
 
 
@@ -821,13 +828,13 @@ def test_composite_ids_read_row_by_row_allow_a_trailing_blank_line(tmp_path):
 
 def test_a_broken_quote_under_composite_ids_names_its_line(tmp_path):
     path = write(tmp_path / "c.csv", 'task,i,a,b\nx,1,1,0\nx,2,"0"1,1\n')
-    assert_one_line_error(*cli("--csv", path, "--id-col", "task,i", *AB),
+    assert_one_line_error(*cli("compare", path, "--id-col", "task,i", *AB),
                           "c.csv line 3: ',' expected after '\"'")
 
 
 def test_a_missing_cluster_label_is_refused_or_dropped_and_counted(tmp_path):
     path = write(tmp_path / "cl.csv", "item,a,b,c\n1,1,0,p\n2,0,1,\n3,1,1,q\n4,0,0,q\n")
-    assert_one_line_error(*cli("--csv", path, "--cluster-col", "c", *AB),
+    assert_one_line_error(*cli("compare", path, "--cluster-col", "c", *AB),
                           "cl.csv: 1 row(s) with a missing score, id or label (first: 2)")
     table = bed.read(path, a_col="a", b_col="b", cluster_col="c", on_missing="drop")
     assert list(table.ids) == [1, 3, 4] and table.clusters == ("p", "q", "q")
@@ -860,24 +867,6 @@ NS = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
 SHEET = "xl/worksheets/sheet1.xml"
 
 
-def zip_bytes(parts):
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in parts.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
-def workbook(rows=ROWS, drop=(), **parts):
-    """A minimal workbook's bytes (as tests/make_examples.py writes it), parts replaced or
-    dropped (``**{"xl/workbook.xml": ...}``)."""
-    members = make_examples.xlsx_parts(rows)
-    for name in drop:
-        del members[name]
-    members.update(parts)
-    return zip_bytes(members)
-
-
 def sheet(rows_xml):
     return f"<worksheet {NS}><sheetData>{rows_xml}</sheetData></worksheet>"
 
@@ -906,19 +895,19 @@ def test_cells_without_references_and_inline_strings_are_read_in_order(tmp_path)
     inline = "".join(f'<c t="inlineStr"><is><t>{name}</t></is></c>' for name in ("item", "a", "b"))
     plain = "".join(f"<row>{''.join(f'<c><v>{v}</v></c>' for v in row)}</row>"
                     for row in ((1, 1, 0), (2, 0, 1)))
-    path = write(tmp_path / "w.xlsx", workbook(**{SHEET: sheet(f"<row>{inline}</row>{plain}")}))
+    path = write(tmp_path / "w.xlsx", xlsx_bytes(ROWS, **{SHEET: sheet(f"<row>{inline}</row>{plain}")}))
     table = bed.read(path, a_col="a", b_col="b")
     assert list(table.ids) == [1, 2] and table.columns == ((1, 0), (0, 1))
 
 
 def test_the_first_sheet_is_found_without_relationships_or_among_several(tmp_path):
-    without = write(tmp_path / "plain.xlsx", workbook(drop=["xl/_rels/workbook.xml.rels"]))
+    without = write(tmp_path / "plain.xlsx", xlsx_bytes(ROWS, drop=["xl/_rels/workbook.xml.rels"]))
     rels = ('<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
             '<Relationship Id="rId2" Target="styles.xml" Type="styles"/>'
             '<Relationship Id="rId1" Target="/xl/worksheets/data.xml" Type="worksheet"/>'
             '</Relationships>')
-    moved = write(tmp_path / "moved.xlsx", workbook(
-        drop=[SHEET], **{"xl/_rels/workbook.xml.rels": rels,
+    moved = write(tmp_path / "moved.xlsx", xlsx_bytes(
+        ROWS, drop=[SHEET], **{"xl/_rels/workbook.xml.rels": rels,
                          "xl/worksheets/data.xml": make_examples.xlsx_parts(ROWS)[SHEET]}))
     for path in (without, moved):
         table = bed.read(path, a_col="a", b_col="b")
@@ -944,8 +933,8 @@ def test_the_first_sheet_is_found_without_relationships_or_among_several(tmp_pat
      "cell B1 refers to shared string '1', which the workbook does not hold (1 of them)"),
 ])
 def test_broken_workbooks_are_refused_naming_the_part(tmp_path, parts, drop, fragment):
-    path = write(tmp_path / "w.xlsx", workbook(drop=drop, **parts))
-    assert_one_line_error(*cli("--csv", path, *AB), f"w.xlsx: {fragment}")
+    path = write(tmp_path / "w.xlsx", xlsx_bytes(ROWS, drop=drop, **parts))
+    assert_one_line_error(*cli("compare", path, *AB), f"w.xlsx: {fragment}")
 
 
 @pytest.mark.parametrize("member,fields,fragment", [
@@ -957,24 +946,24 @@ def test_broken_workbooks_are_refused_naming_the_part(tmp_path, parts, drop, fra
      "a damaged or unsupported zip archive (That compression method is not supported)"),
 ])
 def test_zip_members_the_tool_cannot_unpack_are_refused(tmp_path, member, fields, fragment):
-    path = write(tmp_path / "w.xlsx", patched(workbook(), member, **fields))
-    assert_one_line_error(*cli("--csv", path, *AB), f"w.xlsx: {fragment}")
+    path = write(tmp_path / "w.xlsx", patched(xlsx_bytes(ROWS), member, **fields))
+    assert_one_line_error(*cli("compare", path, *AB), f"w.xlsx: {fragment}")
 
 
 def test_a_damaged_sheet_found_while_streaming_it_is_one_line(tmp_path):
     """A sheet larger than the first peek: its bad CRC-32 shows only as it is streamed."""
     rows = [["item", "a", "b"]] + [[i, i % 2, i // 2 % 2] for i in range(1, 3001)]
-    path = write(tmp_path / "w.xlsx", patched(workbook(rows), SHEET, crc=1))
-    assert_one_line_error(*cli("--csv", path, *AB),
+    path = write(tmp_path / "w.xlsx", patched(xlsx_bytes(rows), SHEET, crc=1))
+    assert_one_line_error(*cli("compare", path, *AB),
                           "w.xlsx: a damaged zip archive (Bad CRC-32 for file "
                           "'xl/worksheets/sheet1.xml')")
 
 
 def test_an_archive_over_the_size_limit_is_refused_before_it_is_opened(tmp_path, monkeypatch):
     """The limit (1 GiB) lowered to keep the test small: the whole archive is measured."""
-    path = write(tmp_path / "w.xlsx", workbook())
+    path = write(tmp_path / "w.xlsx", xlsx_bytes(ROWS))
     monkeypatch.setattr(bed, "MAX_ARCHIVE_BYTES", os.path.getsize(path) - 1)
-    assert_one_line_error(*cli("--csv", path, *AB),
+    assert_one_line_error(*cli("compare", path, *AB),
                           "w.xlsx is larger than 1 GiB, the largest archive the tool reads")
 
 
@@ -1330,7 +1319,7 @@ def test_a_damaged_eval_log_in_a_folder_is_refused_in_one_line(tmp_path, members
 def test_more_runs_than_the_tool_takes_are_refused(tmp_path):
     rows = ["item,run,a,b"] + [f"{item},{run},1,0" for run in range(1, 102) for item in (1, 2)]
     path = write(tmp_path / "long.csv", "\n".join(rows) + "\n")
-    assert_one_line_error(*cli("--csv", path, "--run-col", "run", *AB),
+    assert_one_line_error(*cli("compare", path, "--run-col", "run", *AB),
                           "a has 101 runs; the tool takes at most 100 per system")
 
 
@@ -1352,8 +1341,8 @@ def test_names_for_a_folders_models_must_match_their_number(tmp_path):
 
 def test_workbook_run_files_need_the_score_column(tmp_path):
     rows = [["item", "s"], [1, 1], [2, 0], [3, 1]]
-    base = write(tmp_path / "base.xlsx", workbook(rows))
-    tuned = write(tmp_path / "tuned.xlsx", workbook(rows))
+    base = write(tmp_path / "base.xlsx", xlsx_bytes(rows))
+    tuned = write(tmp_path / "tuned.xlsx", xlsx_bytes(rows))
     assert_one_line_error(*cli("--baseline", base, "--candidate", tuned),
                           "one file per system needs --score-col, the score's column or key")
     assert body(base, tuned, "--score-col", "s")["comparisons"][0]["accuracy"] == pytest.approx(
@@ -1538,7 +1527,7 @@ def test_a_workbook_with_inline_strings_booleans_and_a_moved_sheet(tmp_path):
         rows.append(f'<row r="{i}"><c r="A{i}"><v>{i - 1}</v></c><c r="B{i}" t="b"><v>{a}</v>'
                     f'</c><c r="C{i}" t="b"><v>{b}</v></c></row>')
     path = workbook_at(tmp_path / "r.xlsx", "".join(rows))
-    got = report("--csv", path, "--a-col", "a", "--b-col", "b")
+    got = report("compare", path, "--a-col", "a", "--b-col", "b")
     assert got["comparisons"][0]["accuracy"]["a"] == pytest.approx(4 / 6)
     assert got["comparisons"][0]["accuracy"]["b"] == pytest.approx(5 / 6)
     assert got["input"]["items"] == 6
@@ -1549,20 +1538,12 @@ def test_a_workbook_declaring_entities_is_refused(tmp_path):
     with zipfile.ZipFile(path, "a") as archive:
         archive.writestr("xl/sharedStrings.xml",
                          '<!DOCTYPE x [<!ENTITY a "aaaa">]><sst>&a;</sst>')
-    assert_one_line_error(*cli("--csv", path, "--a-col", "a", "--b-col", "b"),
+    assert_one_line_error(*cli("compare", path, "--a-col", "a", "--b-col", "b"),
                           "declares XML entities")
 
 
-def inspect_folder(folder, logs):
-    folder.mkdir(parents=True)
-    for task, values in logs.items():
-        (folder / f"{task}.json").write_text(json.dumps(
-            {"version": 2, "status": "success", "eval": {"task": task, "model": folder.name},
-             "samples": samples(values)}, indent=2))
-
-
 def test_inspect_folders_with_journal_archives_compare_task_by_task(tmp_path):
-    inspect_folder(tmp_path / "base", {"arith": VALUES_A, "logic": VALUES_B})
+    inspect_folder(tmp_path / "base", {"arith": [VALUES_A], "logic": [VALUES_B]})
     (tmp_path / "tuned").mkdir()
     for task, values in (("arith", VALUES_B), ("logic", VALUES_B[::-1])):
         write_eval(tmp_path / "tuned" / f"{task}.eval", {
@@ -1580,21 +1561,21 @@ def test_inspect_folders_with_journal_archives_compare_task_by_task(tmp_path):
     ("unknown task", "--tasks names 'nothing', which no folder holds (tasks: arith)"),
 ])
 def test_harness_folders_that_cannot_be_matched_are_refused(tmp_path, layout, fragment):
-    inspect_folder(tmp_path / "base", {"arith": VALUES_A})
+    inspect_folder(tmp_path / "base", {"arith": [VALUES_A]})
     other = tmp_path / "tuned"
     extra = []
     if layout == "twice":
-        inspect_folder(other, {"arith": VALUES_B})
+        inspect_folder(other, {"arith": [VALUES_B]})
         (other / "again.json").write_text((other / "arith.json").read_text())
     elif layout == "empty":
         other.mkdir()
     elif layout == "mixed":
-        inspect_folder(other, {"arith": VALUES_B})
+        inspect_folder(other, {"arith": [VALUES_B]})
         other = other / "arith.json"
     elif layout == "no shared":
-        inspect_folder(other, {"logic": VALUES_B})
+        inspect_folder(other, {"logic": [VALUES_B]})
     else:
-        inspect_folder(other, {"arith": VALUES_B})
+        inspect_folder(other, {"arith": [VALUES_B]})
         extra = ["--tasks", "nothing"]
     assert_one_line_error(*cli("--baseline", str(tmp_path / "base"), "--candidate", str(other),
                                *extra), fragment)
@@ -1610,12 +1591,12 @@ def test_zip_files_that_are_neither_workbooks_nor_logs(tmp_path, data, fragment)
         write_eval(path, {"readme.txt": "hello"})
     else:
         path.write_bytes(data)
-    assert_one_line_error(*cli("--csv", str(path), "--a-col", "a", "--b-col", "b"), fragment)
+    assert_one_line_error(*cli("compare", str(path), "--a-col", "a", "--b-col", "b"), fragment)
 
 
 def test_an_empty_first_sheet_is_refused(tmp_path):
     path = workbook_at(tmp_path / "e.xlsx", "")
-    assert_one_line_error(*cli("--csv", path, "--a-col", "a", "--b-col", "b"),
+    assert_one_line_error(*cli("compare", path, "--a-col", "a", "--b-col", "b"),
                           "the first sheet of the workbook is empty")
 
 
@@ -1636,7 +1617,7 @@ def test_on_missing_drop_with_repeated_ids_counts_them(tmp_path):
     path = tmp_path / "r.csv"
     rows = ["id,a,b"] + [f"{i},{i % 2},{(i // 2) % 2}" for i in range(40)] + ["3,1,1", "7,0,0"]
     path.write_text("\n".join(rows) + "\n")
-    argv = ["--csv", str(path), "--id-col", "id", "--a-col", "a", "--b-col", "b",
+    argv = ["compare", str(path), "--id-col", "id", "--a-col", "a", "--b-col", "b",
             "--resamples", "100", "--calibration", "0"]
     status, out, err = cli(*argv)
     assert status == 2 and "2 id(s) appear more than once (first: 3, 7)" in err
@@ -1650,7 +1631,7 @@ def test_helm_stats_files_of_two_subjects_are_not_one_test(tmp_path):
     file path took the text before the first ":" and compared them as one), as their
     folders are."""
     import shutil
-    source = os.path.join(ROOT, "datasets", "examples", "helm", "runs", "mysuite")
+    source = os.path.join(EXAMPLES, "helm", "runs", "mysuite")
     paths = []
     for subject, model in (("anatomy", "mock_parity-a"), ("physics", "mock_parity-b")):
         run = tmp_path / f"mmlu:subject={subject},model={model}"
@@ -1668,7 +1649,7 @@ def test_helm_stats_files_of_two_subjects_are_not_one_test(tmp_path):
 def _lm_eval_folder(tmp_path):
     """A copy of the shipped lm-eval example: one model's folder."""
     import shutil
-    source = os.path.join(ROOT, "datasets", "examples", "lm-eval", "main")
+    source = os.path.join(EXAMPLES, "lm-eval", "main")
     folder = tmp_path / "runs"
     shutil.copytree(source, folder)
     return folder
@@ -1685,7 +1666,7 @@ def test_a_folder_walk_refuses_a_pipe_or_device_named_as_a_log_and_never_hangs(t
         os.mkfifo(base / name)
     import subprocess
     import sys
-    run = subprocess.run([sys.executable, os.path.join(ROOT, "bootstrap_eval_deltas.py"),
+    run = subprocess.run([sys.executable, SCRIPT,
                           "compare", str(base), str(folder / "acme__tuned"), "--filter",
                           "strict-match", "--score-col", "acc,exact_match"],
                          capture_output=True, text=True, timeout=60)    # a hang fails, too

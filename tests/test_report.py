@@ -13,7 +13,18 @@ import pytest
 
 import bootstrap_eval_deltas as bed
 
-from helpers import C95, FAST, PROMPTS, ROOT, SHIPPED_CSV, cli, cli_json, write
+from helpers import (
+    C95,
+    EXAMPLES,
+    FAST,
+    PROMPTS,
+    ROOT,
+    SHIPPED_CSV,
+    cli,
+    cli_json,
+    scores_of_cells,
+    write,
+)
 
 
 def test_render_refuses_what_is_not_a_report_and_outputs_it_does_not_know():
@@ -99,7 +110,7 @@ def generated_tables(count, seed=11):
 def test_the_same_table_gives_one_verdict_word_in_text_json_and_markdown():
     seen = set()
     for index, cells in enumerate(generated_tables(2500)):
-        scores = bed._cells_as_scores(bed.Cells(*cells))
+        scores = scores_of_cells(bed.Cells(*cells))
         table = bed.Table(("A", "B"), (scores.a, scores.b), tuple(range(scores.n)), (
             bed.Source("t.csv", "0" * 64, scores.n, ("a", "b"), "csv"),))
         comparisons = bed.compare_systems(table, random.Random(index), resamples=60,
@@ -121,7 +132,7 @@ def test_the_same_table_gives_one_verdict_word_in_text_json_and_markdown():
 def test_judge_scores_are_reported_in_their_own_units(tmp_path):
     lines = ["item,a,b"] + [f"{i},{i % 7 + 2},{i % 5 + 3}" for i in range(40)]
     path = write(tmp_path / "j.csv", "\n".join(lines) + "\n")
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--details")
+    status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--details")
     assert status == 0 and "pts" not in out.split("paired gap over")[0]
     assert "  gap B - A: +0.125; " in out   # means 4.875 and 5.000
 
@@ -130,7 +141,7 @@ SEEDS = f"{ROOT}/datasets/examples/seeds.csv"
 
 
 def test_the_seeds_example_in_every_output():
-    args = ["--csv", SEEDS, "--systems", "baseline,candidate", "--run-col", "seed"]
+    args = ["compare", SEEDS, "--systems", "baseline,candidate", "--run-col", "seed"]
     status, text, _ = cli(*args)
     assert status == 0 and "runs: A (5):" in text and "variance of the gap:" in text
     status, markdown, _ = cli(*args, "--output", "markdown")
@@ -143,6 +154,7 @@ def test_one_verdict_in_every_format_and_from_python(tmp_path):
     text = cli("leaderboard", PROMPTS, "--details")[1]
     markdown = cli("leaderboard", PROMPTS, "--output", "markdown", "--details")[1]
     got = cli_json("leaderboard", PROMPTS)
+    assert len(got["pairs"]) == 6                                 # 4 systems, every pair
     for pair in got["pairs"]:
         said = "told apart" if pair["apart"] else "not told apart"
         assert f"{pair['first']} - {pair['second']}: " in text
@@ -194,14 +206,17 @@ def test_markdown_for_a_sweep_and_a_half_width_plan():
 
 def test_plot_of_user_data_draws_the_paired_distribution(tmp_path):
     target = tmp_path / "gap.svg"
-    status, out, err = cli("--csv", SHIPPED_CSV, "--resamples", "300", "--calibration", "0",
+    with open(SHIPPED_CSV, "rb") as handle:
+        before = handle.read()
+    status, out, err = cli("compare", SHIPPED_CSV, "--resamples", "300", "--calibration", "0",
                            "--plot", str(target))
     assert status == 0, err
     svg = ET.parse(target).getroot()
     assert svg.tag.endswith("svg")
     text = "".join(svg.itertext())
     assert "pts" in text and "95%" in text
-    assert os.path.getsize(SHIPPED_CSV) > 0                      # the input is untouched
+    with open(SHIPPED_CSV, "rb") as handle:
+        assert handle.read() == before                           # the input is untouched
 
 
 def test_calibration_table_text_markdown_and_json_say_the_same():
@@ -230,7 +245,7 @@ def test_calibration_table_text_markdown_and_json_say_the_same():
 
 
 def test_a_whole_harness_run_in_markdown_has_a_row_per_task_and_the_pooled_table():
-    lm = os.path.join(os.path.dirname(SHIPPED_CSV), "examples", "lm-eval")
+    lm = os.path.join(EXAMPLES, "lm-eval")
     argv = ["--baseline", os.path.join(lm, "main", "acme__base"), "--candidate",
             os.path.join(lm, "main", "acme__tuned"), "--score-col", "acc,exact_match", "--filter",
             "strict-match", "--resamples", "200", "--calibration", "0"]
@@ -248,7 +263,7 @@ def test_a_whole_harness_run_in_markdown_has_a_row_per_task_and_the_pooled_table
 def test_the_ledger_summary_in_markdown_counts_each_test_set(tmp_path):
     ledger = str(tmp_path / "evals.jsonl")
     for _ in range(2):
-        assert cli("--csv", SHIPPED_CSV, "--resamples", "50", "--calibration", "0",
+        assert cli("compare", SHIPPED_CSV, "--resamples", "50", "--calibration", "0",
                    "--ledger", ledger)[0] == 0
     text = cli("--ledger-summary", ledger, "--output", "markdown")[1]
     data = json.loads(cli("--ledger-summary", ledger, "--output", "json")[1])
@@ -257,10 +272,7 @@ def test_the_ledger_summary_in_markdown_counts_each_test_set(tmp_path):
     assert len(data["test_sets"]) == 1 and len(data["test_sets"][0]["comparisons"]) == 2
 
 
-EX = os.path.join(ROOT, "datasets", "examples")
-
-
-LM = os.path.join(EX, "lm-eval", "main")
+LM = os.path.join(EXAMPLES, "lm-eval", "main")
 
 
 QUICK = ["--replays", "20", "--resamples", "200"]
@@ -268,18 +280,18 @@ QUICK = ["--replays", "20", "--resamples", "200"]
 
 COMMANDS = {
     "two systems": ["compare", SHIPPED_CSV],
-    "several candidates, BH": ["compare", os.path.join(EX, "prompts.csv"), "--systems",
+    "several candidates, BH": ["compare", os.path.join(EXAMPLES, "prompts.csv"), "--systems",
                                "baseline,prompt_v2,prompt_v3", "--adjust", "bh"],
     "harness tasks": ["compare", os.path.join(LM, "acme__base"), os.path.join(LM, "acme__tuned"),
                       "--metric", "acc,exact_match", "--filter", "strict-match"],
     "harness tasks as clusters": ["compare", os.path.join(LM, "acme__base"),
                                   os.path.join(LM, "acme__tuned"), "--metric", "acc,exact_match",
                                   "--filter", "strict-match", "--pool", "clusters"],
-    "runs": ["compare", os.path.join(EX, "seeds.csv"), "--systems", "baseline,candidate",
+    "runs": ["compare", os.path.join(EXAMPLES, "seeds.csv"), "--systems", "baseline,candidate",
              "--run-col", "seed"],
-    "real scores": ["compare", os.path.join(EX, "judge.csv"), "--systems", "base,v2",
+    "real scores": ["compare", os.path.join(EXAMPLES, "judge.csv"), "--systems", "base,v2",
                     "--id-col", "prompt_id"],
-    "workbook, strata": ["compare", os.path.join(EX, "review.xlsx"), "--a-col", "gpt_base",
+    "workbook, strata": ["compare", os.path.join(EXAMPLES, "review.xlsx"), "--a-col", "gpt_base",
                          "--b-col", "gpt_tuned", "--strata-col", "topic"],
     "simulated clusters": ["simulate", "--cluster-size", "4", "--n-items", "200", *QUICK],
     "simulated runs": ["simulate", "--runs", "3", "--n-items", "200", *QUICK],
@@ -289,14 +301,14 @@ COMMANDS = {
     "accuracy plan": ["plan", "--half-width", "0.02", "--accuracy", "0.9"],
     "calibration table": ["calibrate", "--n-grid", "30", "--acc-pairs", "0.8/0.85",
                           "--replays", "50"],
-    "leaderboard": ["leaderboard", os.path.join(EX, "leaderboard.csv"), "--id-col", "question"],
-    "leaderboard, runs": ["leaderboard", os.path.join(EX, "seeds.csv"), "--run-col", "seed"],
-    "leaderboard, strata": ["leaderboard", os.path.join(EX, "review.xlsx"), "--systems",
+    "leaderboard": ["leaderboard", os.path.join(EXAMPLES, "leaderboard.csv"), "--id-col", "question"],
+    "leaderboard, runs": ["leaderboard", os.path.join(EXAMPLES, "seeds.csv"), "--run-col", "seed"],
+    "leaderboard, strata": ["leaderboard", os.path.join(EXAMPLES, "review.xlsx"), "--systems",
                             "gpt_base,gpt_tuned", "--strata-col", "topic", "--id-col",
                             "question"],
-    "leaderboard, real scores": ["leaderboard", os.path.join(EX, "judge.csv"), "--id-col",
+    "leaderboard, real scores": ["leaderboard", os.path.join(EXAMPLES, "judge.csv"), "--id-col",
                                  "prompt_id", "--adjust", "bonferroni"],
-    "leaderboard, harness tasks": ["leaderboard", os.path.join(EX, "helm", "runs", "mysuite"),
+    "leaderboard, harness tasks": ["leaderboard", os.path.join(EXAMPLES, "helm", "runs", "mysuite"),
                                    "--metric", "exact_match"],
 }
 

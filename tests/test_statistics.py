@@ -21,9 +21,11 @@ from helpers import (
     board_of,
     cli,
     cli_json,
+    clopper_pearson_half_width,
     correlated,
     multipletests,
     quick_body,
+    scores_of_cells,
     table_file,
 )
 
@@ -670,7 +672,7 @@ def test_clustered_simulation_keeps_the_accuracies():
     copula = bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B, cluster_size=8, icc=Fraction("0.6"))
     scores = copula.simulate(random.Random(2), 40_000)
     assert abs(float(scores.mean_a) - 0.72) < 0.012 and abs(float(scores.mean_b) - 0.76) < 0.012
-    assert bed._design_of(scores).icc > 0.1
+    assert bed.analyze(scores, random.Random(1), calibration=0).design.icc > 0.1
     assert bed.simulate_clustered(random.Random(1), 7, 0.6, 0.7, 0.7, 3, 0).clusters == \
         (0, 0, 0, 1, 1, 1, 2)
 
@@ -696,7 +698,7 @@ def test_exact_interval_of_the_shipped_data():
 def test_exact_percentiles_agree_with_monte_carlo_within_its_error():
     cells = bed.Cells(300, 60, 80, 60)
     exact = bed.exact_intervals(cells, bed.CONFIDENCE)
-    dists = bed.bootstrap(random.Random(9), bed._cells_as_scores(cells), 20_000, engine="counts")
+    dists = bed.bootstrap(random.Random(9), scores_of_cells(cells), 20_000, engine="counts")
     for name in ("a", "b", "paired", "unpaired"):
         mc = dists[name].interval(bed.CONFIDENCE)
         err_lo, err_hi = dists[name].end_errors(bed.CONFIDENCE)
@@ -714,7 +716,7 @@ def test_exact_bootstrap_of_a_million_items_is_symmetric_where_it_must_be():
 
 
 def test_monte_carlo_error_shrinks_like_one_over_root_b():
-    scores = bed._cells_as_scores(bed.Cells(290, 67, 85, 58))
+    scores = scores_of_cells(bed.Cells(290, 67, 85, 58))
     small = bed.paired_distribution(random.Random(1), scores, 1000).end_errors(bed.CONFIDENCE)
     large = bed.paired_distribution(random.Random(1), scores, 16000).end_errors(bed.CONFIDENCE)
     assert max(large) < max(small) / 2
@@ -800,8 +802,8 @@ def test_half_width_planning_three_ways():
     assert plan.wald == 2177
     assert abs(plan.wilson - 2177) <= 5
     assert plan.clopper_pearson >= plan.wilson
-    assert bed._clopper_pearson_half_width(round(0.85 * plan.clopper_pearson),
-                                          plan.clopper_pearson, Fraction("0.95")) <= 0.015
+    assert clopper_pearson_half_width(round(0.85 * plan.clopper_pearson),
+                                      plan.clopper_pearson, Fraction("0.95")) <= 0.015
 
 
 def test_clopper_pearson_known_values():
@@ -868,7 +870,7 @@ def test_multinomial_counts_add_up_and_edge_probabilities():
     ("stream", bed.Cells(18, 6, 9, 7)),
 ])
 def test_paired_bootstrap_distribution_is_the_exact_multinomial_one(engine, cells):
-    scores = bed._cells_as_scores(cells)
+    scores = scores_of_cells(cells)
     data = cells if engine == "counts" else scores
     dist = bed.paired_distribution(random.Random(5), data, 20_000, engine)
     exact = {d: float(p) for d, p in oracle.exact_paired_gap_distribution(
@@ -971,24 +973,24 @@ def test_newcombe_paired_against_an_independent_writing(cells):
 
 def test_calibration_flags_a_failing_interval_and_names_one_that_holds(tmp_path):
     path = table_file(tmp_path, (28, 1, 1, 0))            # 30 items, both near 0.97
-    status, out, _ = cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
+    status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
                          "--resamples", "500", "--details")
     line = next(l for l in out.splitlines() if l.startswith("calibration: at n=30"))
     assert "BCa CI covers the gap" in line
-    body = json.loads(cli("--csv", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
+    body = json.loads(cli("compare", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
                           "--resamples", "500", "--json")[1])
     cal = body["comparisons"][0]["calibration"]
-    if not cal["holds"]:
-        assert "warning: at this n the BCa interval" in out
-        named = cal["recommended"]
-        assert named is not None and f"--interval {named}" in out
-        # the named interval measured again on fresh tables, independently of the first run
-        cells = bed.Cells(28, 1, 1, 0)
-        probs = tuple(c / 30 for c in cells.as_tuple())
-        again = bed._interval_study(random.Random(99), probs, 30, Fraction(0),
-                                   (named,), C95, 3000, 2000)
-        rate = again.covers_rate
-        assert float(rate) >= 0.95 - 2.5 * again.standard_error(rate)
+    assert not cal["holds"], cal                          # BCa fails here (93.9% coverage)
+    assert "warning: at this n the BCa interval" in out
+    named = cal["recommended"]
+    assert named is not None and f"--interval {named}" in out
+    # the named interval measured again on fresh tables, independently of the first run
+    cells = bed.Cells(28, 1, 1, 0)
+    probs = tuple(c / 30 for c in cells.as_tuple())
+    again = bed._interval_study(random.Random(99), probs, 30, Fraction(0),
+                               (named,), C95, 3000, 2000)
+    rate = again.covers_rate
+    assert float(rate) >= 0.95 - 2.5 * again.standard_error(rate)
 
 
 def test_bca_near_100_percent_is_flagged_or_holds():
@@ -1006,7 +1008,7 @@ def test_bca_near_100_percent_is_flagged_or_holds():
 
 def test_calibration_of_the_shipped_file_holds():
     from helpers import SHIPPED_CSV
-    body = json.loads(cli("--csv", SHIPPED_CSV, "--json")[1])
+    body = json.loads(cli("compare", SHIPPED_CSV, "--json")[1])
     cal = body["comparisons"][0]["calibration"]
     assert cal["holds"] and cal["replays"] == 0 and cal["interval"] == "percentile"
     assert cal["coverage"]["exact"] and cal["coverage"]["covers_se"] == 0
@@ -1081,7 +1083,7 @@ def test_exact_power_of_the_article_and_the_items_it_needs():
 def test_clopper_pearson_sample_size_is_the_one_after_which_every_n_fits():
     plan = bed.plan_accuracy(Fraction("0.999"), Fraction("0.005"), C95)
     assert plan.clopper_pearson == 553
-    width = lambda n: bed._clopper_pearson_half_width(round(Fraction("0.999") * n), n, C95)
+    width = lambda n: clopper_pearson_half_width(round(Fraction("0.999") * n), n, C95)
     assert width(368) <= 0.005 and width(552) > 0.005
     assert all(width(n) <= 0.005 for n in range(553, 2500))
 
@@ -1109,7 +1111,7 @@ def test_real_scores_get_a_resample_count_the_next_run_does_not_raise(tmp_path):
     # error); on this scale the ends' error is small enough that a count, not the method, is
     # advised: _mc_advice's "resamples" branch
     path = real_scores_file(tmp_path)
-    args = ["--csv", path, "--a-col", "a", "--b-col", "b", "--resamples", "2000"]
+    args = ["compare", path, "--a-col", "a", "--b-col", "b", "--resamples", "2000"]
     body = json.loads(cli(*args, "--json")[1])["comparisons"][0]
     first = body["mc_advice"]
     assert first is not None and first["kind"] == "resamples", first
@@ -1183,15 +1185,15 @@ def test_auto_keeps_the_stream_engine_for_the_article_and_says_when_it_does_not(
     path = tmp_path / "big.csv"
     path.write_text("item,a,b\n" + "".join(f"{i},{int(rng.random() < 0.7)},"
                                            f"{int(rng.random() < 0.72)}\n" for i in range(30_000)))
-    got = json.loads(cli("--csv", str(path), "--a-col", "a", "--b-col", "b", "--json",
+    got = json.loads(cli("compare", str(path), "--a-col", "a", "--b-col", "b", "--json",
                          "--calibration", "0", "--resamples", "2000")[1])
     assert got["comparisons"][0]["engine"] == "counts" and got["params"]["engine"] == "auto"
-    status, out, _ = cli("--csv", str(path), "--a-col", "a", "--b-col", "b",
+    status, out, _ = cli("compare", str(path), "--a-col", "a", "--b-col", "b",
                          "--calibration", "0", "--details", "--resamples", "2000")
     assert "chosen by --engine auto" in out
     from helpers import SHIPPED_CSV
-    assert quick_body("--csv", SHIPPED_CSV)["comparisons"][0]["engine"] == "stream"
-    exact = json.loads(cli("--csv", SHIPPED_CSV, "--json", "--calibration", "0")[1])
+    assert quick_body("compare", SHIPPED_CSV)["comparisons"][0]["engine"] == "stream"
+    exact = json.loads(cli("compare", SHIPPED_CSV, "--json", "--calibration", "0")[1])
     exact = exact["comparisons"][0]
     assert exact["engine"] is None and exact["method"] == "exact"      # nothing resampled
 
@@ -1211,7 +1213,7 @@ def test_counts_over_distinct_values_draw_the_bootstrap_distribution():
 
 def test_counts_and_stream_agree_on_real_scores(tmp_path):
     path = os.path.join(EXAMPLES, "judge.csv")
-    args = ["--csv", path, "--systems", "base,v2", "--id-col", "prompt_id"]
+    args = ["compare", path, "--systems", "base,v2", "--id-col", "prompt_id"]
     stream = cli_json(*args, "--engine", "stream", "--resamples", "4000", "--calibration", "0")
     counts = cli_json(*args, "--engine", "counts", "--resamples", "4000", "--calibration", "0")
     stream, counts = stream["comparisons"][0], counts["comparisons"][0]
@@ -1273,7 +1275,7 @@ def test_simulated_runs_written_as_a_long_csv(tmp_path):
     lines = path.read_text().splitlines()
     assert status == 0 and lines[0] == "item,run,system_a_correct,system_b_correct"
     assert len(lines) == 61
-    status, out, _ = cli("--csv", str(path), "--systems", "system_a_correct,system_b_correct",
+    status, out, _ = cli("compare", str(path), "--systems", "system_a_correct,system_b_correct",
                          "--run-col", "run", "--resamples", "50")
     assert status == 0 and "runs: A (2)" in out
 
@@ -1404,7 +1406,7 @@ def test_strata_without_clusters_keep_each_stratum_size(tmp_path):
     path = tmp_path / "s.csv"
     path.write_text("item,domain,a,b\n" + "".join(
         f"{i},{s},{x},{y}\n" for i, (s, x, y) in enumerate(zip(strata, a, b))))
-    status, out, err = cli("--csv", str(path), "--a-col", "a", "--b-col", "b", "--strata-col",
+    status, out, err = cli("compare", str(path), "--a-col", "a", "--b-col", "b", "--strata-col",
                            "domain", "--resamples", "200", "--output", "json")
     assert status == 0, err
     data = json.loads(out)
@@ -1424,13 +1426,13 @@ def wilson(hits, n, z=1.959963984540054):
 
 
 def test_score_intervals_on_the_shipped_csv_are_wilson_and_clopper_pearson():
-    data = json.loads(cli("--csv", SHIPPED_CSV, "--interval", "score", "--output", "json")[1])
+    data = json.loads(cli("compare", SHIPPED_CSV, "--interval", "score", "--output", "json")[1])
     data = data["comparisons"][0]
     n, hits_a, hits_b = 500, 356, 374                          # 71.2% and 74.8%
     for name, hits in (("a", hits_a), ("b", hits_b)):
         lo, hi = wilson(hits, n)
         assert data["ci"][name] == [pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12)]
-    exact = json.loads(cli("--csv", SHIPPED_CSV, "--interval", "score", "--accuracy-interval",
+    exact = json.loads(cli("compare", SHIPPED_CSV, "--interval", "score", "--accuracy-interval",
                            "clopper-pearson", "--output", "json")[1])["comparisons"][0]
     lo, hi = bed.clopper_pearson(hits_a, n, C95)
     # Clopper-Pearson's ends: P(X >= hits | lo) = 2.5% and P(X <= hits | hi) = 2.5%
@@ -1482,6 +1484,7 @@ def test_runs_with_no_run_spread_need_the_items_of_one_run():
     assert parts["runs_a"] == parts["runs_b"] == 0.0
     k = bed.NormalDist().inv_cdf(0.975) + bed.NormalDist().inv_cdf(0.8)
     room = 0.04 ** 2 / k ** 2                     # no run part: all of it for the items
+    assert [row["runs"] for row in body["rows"]] == [1, 2, 3, 5, 10]
     for row in body["rows"]:
         assert row["items_needed"] == math.ceil((parts["fixed"] + parts["fresh"] / row["runs"])
                                                 / room)
