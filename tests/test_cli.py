@@ -41,7 +41,7 @@ from helpers import (
     (["compare", SHIPPED_CSV, "--seed=1", "--seed", "2"], "--seed is given twice"),
     (["compare", SHIPPED_CSV, "--score-col", "x", "--metric", "y"],
      "--metric is given twice (also as --score-col)"),
-    (["--replays", "0", "--replays", "0"], "--replays is given twice"),
+    (["simulate", "--replays", "0", "--replays", "0"], "--replays is given twice"),
 ])
 def test_a_flag_given_twice_is_refused_not_overwritten(argv, fragment):
     assert_one_line_error(*cli(*argv), fragment)
@@ -61,8 +61,8 @@ def test_a_flag_that_collects_a_list_may_repeat(tmp_path):
 
 
 def test_a_switch_given_twice_is_the_switch():
-    twice = cli("--replays", "0", "--json", "--json")
-    assert twice[0] == 0 and twice == cli("--replays", "0", "--json")
+    twice = cli("simulate", "--replays", "0", "--json", "--json")
+    assert twice[0] == 0 and twice == cli("simulate", "--replays", "0", "--json")
 
 
 @pytest.mark.parametrize("error,status,message", [
@@ -75,7 +75,7 @@ def test_main_turns_the_last_resort_errors_into_one_line(monkeypatch, error, sta
     def fail(args):
         raise error
     monkeypatch.setattr(bed, "_run", fail)
-    got, out, err = helpers.cli("--replays", "0", "--resamples", "10")
+    got, out, err = helpers.cli("simulate", "--replays", "0", "--resamples", "10")
     assert got == status and out == "" and err.count("\n") == 1 and message in err
 
 
@@ -117,34 +117,36 @@ def test_progress_never_changes_stdout_and_quiet_silences_it(monkeypatch):
     from helpers import cli
 
     monkeypatch.setattr(bed, "_PROGRESS_DELAY", 0.0)
-    plain = cli("--replays", "40", "--seed", "3")
+    plain = cli("simulate", "--replays", "40", "--seed", "3")
     for extra, drawn in (([], True), (["--quiet"], False)):
         tty, out = FakeTTY(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(tty):
-            status = bed.main(["--replays", "40", "--seed", "3", *extra])
+            status = bed.main(["simulate", "--replays", "40", "--seed", "3", *extra])
         assert status == 0 and out.getvalue() == plain[1]
         assert ("coverage replays:" in tty.text) == drawn, tty.text
 
 
 BAD_PLANNING = [
-    (["--n-grid", ""], "empty grid"),
-    (["--n-grid", "500,250"], "strictly increasing"),
-    (["--n-grid", "500,500"], "strictly increasing"),
-    (["--n-grid", "1,10"], "--n-grid sizes must lie between 2"),
-    (["--n-grid", "10,x"], "comma-separated list"),
-    (["--n-grid", "100,200", "--n-items", "100"], "--n-grid replaces --n-items"),
-    (["--n-grid", "100,200", "--replays", "0"], "--replays must be at least 1"),
-    (["--target-power", "1"], "--target-power must be strictly between 0 and 1"),
-    (["--target-power", "0"], "--target-power must be strictly between 0 and 1"),
-    (["--half-width", "0"], "--half-width must be a proportion above 0"),
-    (["--half-width", "-0.1"], "--half-width must be a proportion above 0"),
-    (["--half-width", "0.01", "--accuracy", "1.5"], "--accuracy must be strictly between"),
-    (["--accuracy", "0.5"], "--accuracy does not apply to simulate (it is a flag of plan)"),
+    (["plan", "--n-grid", ""], "empty grid"),
+    (["plan", "--n-grid", "500,250"], "strictly increasing"),
+    (["plan", "--n-grid", "500,500"], "strictly increasing"),
+    (["plan", "--n-grid", "1,10"], "--n-grid sizes must lie between 2"),
+    (["plan", "--n-grid", "10,x"], "comma-separated list"),
+    (["plan", "--n-grid", "100,200", "--n-items", "100"], "--n-grid replaces --n-items"),
+    (["plan", "--n-grid", "100,200", "--replays", "0"], "--replays must be at least 1"),
+    (["simulate", "--target-power", "1"], "--target-power must be strictly between 0 and 1"),
+    (["simulate", "--target-power", "0"], "--target-power must be strictly between 0 and 1"),
+    (["plan", "--half-width", "0"], "--half-width must be a proportion above 0"),
+    (["plan", "--half-width", "-0.1"], "--half-width must be a proportion above 0"),
+    (["plan", "--half-width", "0.01", "--accuracy", "1.5"], "--accuracy must be strictly between"),
+    (["simulate", "--accuracy", "0.5"],
+     "--accuracy does not apply to simulate (it is a flag of plan)"),
     (["plan", "--accuracy", "0.5"], "--accuracy goes with --half-width"),
-    (["--half-width", "0.01", "--n-items", "9"], "--n-items do not apply to it"),
-    (["--plot", "/nonexistent-folder/x.svg"], "cannot write /nonexistent-folder/x.svg"),
-    (["--engine", "counts", "--write-csv", "x.csv"], "counts engine simulates cell counts"),
-    (["--engine", "fast"], "invalid choice"),
+    (["plan", "--half-width", "0.01", "--n-items", "9"], "--n-items do not apply to it"),
+    (["simulate", "--plot", "/nonexistent-folder/x.svg"], "cannot write /nonexistent-folder/x.svg"),
+    (["simulate", "--engine", "counts", "--write-csv", "x.csv"],
+     "counts engine simulates cell counts"),
+    (["simulate", "--engine", "fast"], "invalid choice"),
 ]
 
 
@@ -154,7 +156,7 @@ def test_bad_planning_input(argv, message):
 
 
 def test_plot_onto_a_folder_is_refused_before_any_work(tmp_path):
-    assert_one_line_error(*cli("--plot", str(tmp_path)), "it is a folder")
+    assert_one_line_error(*cli("simulate", "--plot", str(tmp_path)), "it is a folder")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -201,11 +203,12 @@ def test_help_names_the_commands_that_exist():
 
 
 def test_runs_flags_are_checked_before_any_work():
-    assert_one_line_error(*cli("--run-sd", "0.01"), "--run-sd goes with --runs")
-    assert_one_line_error(*cli("--runs", "3", "--n-grid", "100,200"),
+    assert_one_line_error(*cli("simulate", "--run-sd", "0.01"), "--run-sd goes with --runs")
+    assert_one_line_error(*cli("plan", "--runs", "3", "--n-grid", "100,200"),
                           "--runs plans items x runs at one size")
-    assert_one_line_error(*cli("--runs", "3", "--run-sd", "0.3"), "--run-sd must lie in")
-    assert_one_line_error(*cli("--runs", "0"), "--runs must be at least 1")
+    assert_one_line_error(*cli("simulate", "--runs", "3", "--run-sd", "0.3"),
+                          "--run-sd must lie in")
+    assert_one_line_error(*cli("simulate", "--runs", "0"), "--runs must be at least 1")
 
 
 @pytest.mark.parametrize("argv,fragment", [
@@ -235,7 +238,8 @@ def test_a_file_named_like_a_flag_after_double_dash_is_an_input(tmp_path, monkey
     status, out, err = cli("compare", "--a-col", "a", "--b-col", "b", *FAST, "--", "--n-grid=5")
     assert status == 0, err
     assert "n=5 items from --n-grid=5 (0/1 scores)" in out
-    # the flat spelling: the words after -- do not choose the subcommand either (else plan)
+    # with no command, the words after -- are not flags either: --n-grid=5 does not make it
+    # plan (a flag of earlier versions that chose plan, refused or not)
     assert_one_line_error(*cli("--a-col", "a", "--b-col", "b", "--", "--n-grid=5"),
                           "--a-col does not apply to simulate")
 
@@ -318,13 +322,14 @@ CASES = [
     (["compare", "--csv", "g.csv", "--baseline", "g.csv", "--candidate", "g.csv"],
      "use --csv (one file, a column per system) or --baseline/--candidate (one file per run), "
      "not both"),
-    (["--candidate", "g.csv"], "--candidate does not apply to simulate (it is a flag of compare)"),
+    (["simulate", "--candidate", "g.csv"],
+     "--candidate does not apply to simulate (it is a flag of compare)"),
     (["compare", "g.csv", "--score-col", "a"], "--score-col names the score in one file per system"),
-    (["--baseline", "g.csv"], "--baseline needs at least one --candidate"),
-    (["--baseline", "g.csv", "--candidate", "g.csv", "--systems", "a,b"],
+    (["compare", "--baseline", "g.csv"], "--baseline needs at least one --candidate"),
+    (["compare", "g.csv", "g.csv", "--systems", "a,b"],
      "with one file per system use --score-col"),
     (["compare", "g.csv", "--tasks", "x"] + AB, "--tasks goes with harness folders or one file per system"),
-    (["--id-col", "item"], "--id-col does not apply to simulate"),
+    (["simulate", "--id-col", "item"], "--id-col does not apply to simulate"),
     # columns and names
     (["compare", "long.csv", "--system-col", "system", "--systems", "base,new"],
      "it needs --score-col"),
@@ -347,38 +352,42 @@ CASES = [
     # data against simulation flags
     (["compare", "g.csv", "--n-items", "50"] + AB, "--n-items does not apply to compare"),
     (["compare", "g.csv", "--write-csv", "o.csv"] + AB, "--write-csv does not apply to compare (it is a flag of simulate)"),
-    (["--calibration", "10"], "--calibration does not apply to simulate (it is a flag of compare)"),
+    (["simulate", "--calibration", "10"],
+     "--calibration does not apply to simulate (it is a flag of compare)"),
     (["compare", "real.csv", "--interval", "score"] + AB, "needs 0/1 scores; these are real"),
     (["compare", "real.csv", "--exact"] + AB, "--exact needs 0/1 scores"),
     (["compare", "real.csv", "--accuracy-interval", "wilson"] + AB,
      "--accuracy-interval needs 0/1 scores"),
     # sweep, calibration table, gate, ledger
-    (["--n-grid", "100,200", "--n-items", "50"], "--n-grid replaces --n-items"),
-    (["--n-grid", "100,200", "--write-csv", "o.csv"], "--write-csv does not apply to plan"),
-    (["--calibration-table", "--n-items", "50"], "--n-items does not apply to calibrate"),
-    (["--calibration-table", "--n-grid", "1,50"], "--n-grid sizes must lie between 2"),
-    (["--calibration-table", "--acc-pairs", "0.5/1"], "accuracies must lie strictly between"),
-    (["--calibration-table", "--replays", "0"], "--replays must be at least 1"),
-    (["--acc-pairs", "0.5/0.6"], "--acc-pairs does not apply to simulate (it is a flag of calibrate)"),
-    (["--half-width", "0.02", "--gate"], "--gate does not apply to plan"),
-    (["--cluster-size", "5", "--gate"], "needs plain items (not --cluster-size)"),
-    (["--ledger", "l.jsonl"], "--ledger does not apply to simulate (it is a flag of compare)"),
-    (["--ledger-summary", "l.jsonl", "--n-items", "50"], "--n-items does not apply to ledger"),
+    (["plan", "--n-grid", "100,200", "--n-items", "50"], "--n-grid replaces --n-items"),
+    (["plan", "--n-grid", "100,200", "--write-csv", "o.csv"], "--write-csv does not apply to plan"),
+    (["calibrate", "--n-items", "50"], "--n-items does not apply to calibrate"),
+    (["calibrate", "--n-grid", "1,50"], "--n-grid sizes must lie between 2"),
+    (["calibrate", "--acc-pairs", "0.5/1"], "accuracies must lie strictly between"),
+    (["calibrate", "--replays", "0"], "--replays must be at least 1"),
+    (["simulate", "--acc-pairs", "0.5/0.6"],
+     "--acc-pairs does not apply to simulate (it is a flag of calibrate)"),
+    (["plan", "--half-width", "0.02", "--gate"], "--gate does not apply to plan"),
+    (["simulate", "--cluster-size", "5", "--gate"], "needs plain items (not --cluster-size)"),
+    (["simulate", "--ledger", "l.jsonl"],
+     "--ledger does not apply to simulate (it is a flag of compare)"),
+    (["ledger", "l.jsonl", "--n-items", "50"], "--n-items does not apply to ledger"),
     # flags that a mode of a subcommand does not use (issue 22's examples)
     (["compare", "g.csv", "--n-grid", "100,200"] + AB, "--n-grid does not apply to compare"),
-    (["--half-width", "0.015", "--resamples", "10", "--seed", "3"],
+    (["plan", "--half-width", "0.015", "--resamples", "10", "--seed", "3"],
      "--resamples, --seed do not apply to it"),
     (["plan", "--replays", "10"], "goes with --n-grid (a simulated sweep)"),
     (["compare"], "compare needs your results"),
     (["compare", "g.csv", "--csv", "g.csv"] + AB,
      "give the files as FILE arguments or with --csv/--baseline/--candidate, not both"),
     (["ledger"], "ledger needs the ledger file"),
-    (["--seed", "-7"], "--seed must be 0 or more"),
+    (["simulate", "--seed", "-7"], "--seed must be 0 or more"),
     # runs in the simulator
-    (["--runs", "3", "--n-grid", "100,200"], "--runs plans items x runs at one size"),
-    (["--runs", "3", "--run-sd", "0.3"], "--run-sd must lie in [0, 0.25)"),
-    (["--runs", "3", "--run-item-noise", "2"], "--run-item-noise must lie in [0, 1]"),
-    (["--runs", "3", "--run-sd", "0.2", "--acc-a", "0.999"], "is too large for an accuracy"),
+    (["plan", "--runs", "3", "--n-grid", "100,200"], "--runs plans items x runs at one size"),
+    (["simulate", "--runs", "3", "--run-sd", "0.3"], "--run-sd must lie in [0, 0.25)"),
+    (["simulate", "--runs", "3", "--run-item-noise", "2"], "--run-item-noise must lie in [0, 1]"),
+    (["simulate", "--runs", "3", "--run-sd", "0.2", "--acc-a", "0.999"],
+     "is too large for an accuracy"),
 ]
 
 
@@ -411,10 +420,10 @@ FILE_REFUSALS = [
       "--systems", "base,new"], "system 'new' has no rows for run 2 (runs: 1, 2)"),
     ("multi.csv", 'item,note,a,b\n1,ok,1,0\n2,"two\nlines",0,1\n3,fine,x,1\n',
      ["compare", "multi.csv"] + AB, "multi.csv line 5, column a: 'x' is not a number"),
-    ("g.csv", GOOD, ["--baseline", "nothing_*.csv", "--candidate", "g.csv", "--score-col", "a",
-                     "--id-col", "item"], "no file matches 'nothing_*.csv'"),
-    ("g.csv", GOOD, ["--baseline", " , ", "--candidate", "g.csv", "--score-col", "a",
-                     "--id-col", "item"], "no file named in"),
+    ("g.csv", GOOD, ["compare", "nothing_*.csv", "g.csv", "--score-col", "a", "--id-col",
+                     "item"], "no file matches 'nothing_*.csv'"),
+    ("g.csv", GOOD, ["compare", " , ", "g.csv", "--score-col", "a", "--id-col", "item"],
+     "no file named in"),
 ]
 
 
@@ -436,9 +445,8 @@ def test_run_files_by_glob_and_by_comma_list_are_the_same_runs(tmp_path, monkeyp
             rows = "".join(f"{i},{(i + shift * run) % 2}\n" for i in range(1, 21))
             (tmp_path / f"{system}_{run}.csv").write_text("id,score\n" + rows)
     common = ["--score-col", "score", "--id-col", "id", "--resamples", "100", "--output", "json"]
-    by_glob = cli("--baseline", "a_*.csv", "--candidate", "b_*.csv", *common)
-    by_list = cli("--baseline", "a_1.csv,a_2.csv,a_3.csv", "--candidate",
-                  "b_1.csv, b_2.csv, b_3.csv", *common)
+    by_glob = cli("compare", "a_*.csv", "b_*.csv", *common)
+    by_list = cli("compare", "a_1.csv,a_2.csv,a_3.csv", "b_1.csv, b_2.csv, b_3.csv", *common)
     assert by_glob[0] == by_list[0] == 0, by_glob[2] + by_list[2]
     glob_json, list_json = (json.loads(got[1])["comparisons"][0] for got in (by_glob, by_list))
     assert glob_json["runs"] == list_json["runs"] and glob_json["runs"]["a"]["labels"] == ["a_1", "a_2", "a_3"]
@@ -459,7 +467,7 @@ def test_a_long_file_with_other_systems_says_they_were_not_compared(tmp_path, mo
 FEW_RESAMPLES = ["--resamples", "40"]
 
 
-SIM = ["--replays", "0", "--resamples", "40"]
+SIM = ["simulate", "--replays", "0", "--resamples", "40"]
 
 
 @dataclass
@@ -604,9 +612,9 @@ PATH_CASES = [
     Case("plot over the file stdin comes from", ["compare", "-", "--plot", "y.svg"] + AB, 2,
          "is an input (stdin's file)", {"y.svg": GOOD}, stdin="file:y.svg"),
     Case("plot over a candidate run file",
-         ["--baseline", "b.csv", "--candidate", "c.svg", "--score-col", "s", "--id-col", "id",
-          "--plot", "c.svg"], 2, "is an input", {"b.csv": "id,s\n1,1\n2,0\n",
-                                                 "c.svg": "id,s\n1,0\n2,1\n"}),
+         ["compare", "b.csv", "c.svg", "--score-col", "s", "--id-col", "id", "--plot",
+          "c.svg"], 2, "is an input", {"b.csv": "id,s\n1,1\n2,0\n",
+                                       "c.svg": "id,s\n1,0\n2,1\n"}),
     Case("write-csv over a file the plot also names", SIM + ["--write-csv", "o.csv", "--plot",
                                                             "o.csv"], 2, "--plot writes SVG"),
     Case("two outputs on one file through a link", SIM + ["--write-csv", "o.csv", "--plot",
@@ -646,17 +654,18 @@ FLAG_CASES = [
     Case("confidence that rounds to 1", SIM + ["--confidence", "0.99999999999999999999"], 2,
          "--confidence must be strictly between 0 and 1"),
     Case("confidence 1e999999999", SIM + ["--confidence", "1e999999999"], 2, "out of range"),
-    Case("half-width 1e-400", ["--half-width", "1e-400"], 2, "out of range"),
-    Case("half-width below the limit", ["--half-width", "0.00001"], 2,
+    Case("half-width 1e-400", ["plan", "--half-width", "1e-400"], 2, "out of range"),
+    Case("half-width below the limit", ["plan", "--half-width", "0.00001"], 2,
          "--half-width must be at least 0.0001"),
-    Case("resamples 1e9", SIM[:2] + ["--resamples", "1e9"], 2, "--resamples must be at most"),
-    Case("resamples 1e18", SIM[:2] + ["--resamples", "1000000000000000000"], 2,
+    Case("resamples 1e9", SIM[:3] + ["--resamples", "1e9"], 2, "--resamples must be at most"),
+    Case("resamples 1e18", SIM[:3] + ["--resamples", "1000000000000000000"], 2,
          "--resamples must be at most"),
     Case("n-items 1e18", SIM + ["--n-items", "1e18"], 2, "--n-items must be at most"),
-    Case("replays 1e9", ["--replays", "1e9"], 2, "--replays must be at most"),
+    Case("replays 1e9", ["simulate", "--replays", "1e9"], 2, "--replays must be at most"),
     Case("permutations 1e18", ["compare", "x.csv", "--permutations", "1e18"] + AB, 2,
          "--permutations must be at most", {"x.csv": GOOD}),
-    Case("n-grid too large", ["--n-grid", "100,1e9"], 2, "--n-grid sizes must lie between 2 and 10,000,000"),
+    Case("n-grid too large", ["plan", "--n-grid", "100,1e9"], 2,
+         "--n-grid sizes must lie between 2 and 10,000,000"),
     Case("seed with 60 digits", SIM + ["--seed", "9" * 60], 2, "more than 50 characters"),
     Case("negative seed is refused", SIM + ["--seed", "-5"], 2, "--seed must be 0 or more"),
     Case("thousands separators in n-items", SIM + ["--n-items", "1,000"], 0, ""),
@@ -665,11 +674,11 @@ FLAG_CASES = [
     Case("n-items fraction", SIM + ["--n-items", "10.5"], 2, "not a whole number"),
     Case("corr nan", SIM + ["--corr", "nan"], 2, "not a number"),
     Case("corr 1", SIM + ["--corr", "1"], 2, "strictly between -1 and 1"),
-    Case("unknown flag", ["--bogus"], 2, "unrecognized arguments"),
-    Case("abbreviated flag", ["--n-it", "50"], 2, "unrecognized arguments"),
-    Case("interval in capitals", ["--interval", "BCa"], 2, "invalid choice"),
-    Case("output misspelt", ["--output", "markdwn"], 2, "invalid choice"),
-    Case("json with markdown", ["--json", "--output", "markdown"], 2, "conflicts"),
+    Case("unknown flag", ["simulate", "--bogus"], 2, "unrecognized arguments"),
+    Case("abbreviated flag", ["simulate", "--n-it", "50"], 2, "unrecognized arguments"),
+    Case("interval in capitals", ["simulate", "--interval", "BCa"], 2, "invalid choice"),
+    Case("output misspelt", ["simulate", "--output", "markdwn"], 2, "invalid choice"),
+    Case("json with markdown", ["simulate", "--json", "--output", "markdown"], 2, "conflicts"),
     Case("flag value with a control character", SIM + ["--corr", "0.6\x1b[2J"], 2,
          "\\x1b[2J"),
 ]
@@ -852,7 +861,7 @@ def test_there_are_at_least_120_hostile_cases():
 
 
 def start_long(tmp_path, *extra):
-    return subprocess.Popen([sys.executable, SCRIPT, "--replays", "100000", "--quiet",
+    return subprocess.Popen([sys.executable, SCRIPT, "simulate", "--replays", "100000", "--quiet",
                              "--plot", "out.svg", *extra], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -891,7 +900,8 @@ def test_a_signal_while_writing_removes_the_temporary_file(tmp_path, monkeypatch
         raise bed._Terminated(signal.SIGTERM)
     monkeypatch.setattr(os, "fsync", stop)
     target = tmp_path / "run.csv"
-    status, out, err = cli("--replays", "0", "--resamples", "20", "--write-csv", str(target))
+    status, out, err = cli("simulate", "--replays", "0", "--resamples", "20", "--write-csv",
+                           str(target))
     assert status == 143 and err == "bootstrap_eval_deltas: terminated\n"
     assert list(tmp_path.iterdir()) == []
 
@@ -900,7 +910,7 @@ def test_an_internal_error_is_one_line_and_status_70(monkeypatch):
     def broken(request, writes):
         raise ZeroDivisionError("division by zero")
     monkeypatch.setitem(bed._RUNNERS, "simulate", broken)
-    status, out, err = cli("--replays", "0")
+    status, out, err = cli("simulate", "--replays", "0")
     assert status == 70 and out == ""
     assert err == ("bootstrap_eval_deltas: internal error: ZeroDivisionError: division by zero; "
                    "please report it with the command line\n")
@@ -911,7 +921,7 @@ def test_a_broken_pipe_in_process_is_status_141(monkeypatch):
         def write(self, text):
             raise BrokenPipeError(32, "Broken pipe")
     monkeypatch.setattr(sys, "stdout", Gone())
-    assert bed.main(["--replays", "0", "--resamples", "20"]) == 141
+    assert bed.main(["simulate", "--replays", "0", "--resamples", "20"]) == 141
 
 
 def test_python_older_than_3_10_is_told_in_one_line():
@@ -923,7 +933,8 @@ def test_python_older_than_3_10_is_told_in_one_line():
     old = [p for p in found if os.path.exists(p)]
     if not old:
         pytest.skip("no Python older than 3.10 on this machine")
-    proc = subprocess.run([old[0], SCRIPT, "--replays", "0"], capture_output=True, text=True)
+    proc = subprocess.run([old[0], SCRIPT, "simulate", "--replays", "0"], capture_output=True,
+                          text=True)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("bootstrap_eval_deltas: error: needs Python 3.10 or newer")
     assert proc.stderr.count("\n") == 1
