@@ -129,13 +129,14 @@ BAD_DESIGNS = [
     (["compare", SHIPPED_CSV, "--cluster-col", "item", "--exact"], "--exact covers plain 0/1 items"),
     (["compare", SHIPPED_CSV, "--cluster-col", "item", "--engine", "counts"],
      "--cluster-col needs the per-item engine"),
-    (["--icc", "0.3"], "--icc goes with --cluster-size"),
-    (["--cluster-size", "0"], "--cluster-size must be at least 1"),
-    (["--cluster-size", "4", "--icc", "1.5"], "--icc must be between 0 and 1"),
-    (["--cluster-size", "4", "--engine", "counts"], "--cluster-size simulates per item"),
-    (["--cluster-size", "4", "--exact"], "--exact covers plain 0/1 items"),
-    (["--cluster-col", "x"], "--cluster-col does not apply to simulate"),
-    (["--interval", "studentized"], "invalid choice"),
+    (["simulate", "--icc", "0.3"], "--icc goes with --cluster-size"),
+    (["simulate", "--cluster-size", "0"], "--cluster-size must be at least 1"),
+    (["simulate", "--cluster-size", "4", "--icc", "1.5"], "--icc must be between 0 and 1"),
+    (["simulate", "--cluster-size", "4", "--engine", "counts"],
+     "--cluster-size simulates per item"),
+    (["simulate", "--cluster-size", "4", "--exact"], "--exact covers plain 0/1 items"),
+    (["simulate", "--cluster-col", "x"], "--cluster-col does not apply to simulate"),
+    (["simulate", "--interval", "studentized"], "invalid choice"),
 ]
 
 
@@ -795,8 +796,10 @@ def test_non_inferiority_statuses(tmp_path):
 
 
 def test_gate_bad_input_is_status_2(tmp_path):
-    assert_one_line_error(*cli("--min-delta", "1"), "--min-delta is the margin of the gate; give --gate too")
-    assert_one_line_error(*cli("--gate", "--n-grid", "100,200"), "--gate does not apply to plan")
+    assert_one_line_error(*cli("simulate", "--min-delta", "1"),
+                          "--min-delta is the margin of the gate; give --gate too")
+    assert_one_line_error(*cli("plan", "--gate", "--n-grid", "100,200"),
+                          "--gate does not apply to plan")
     assert_one_line_error(*cli("compare", str(tmp_path / "none.csv"), "--gate"), "cannot read")
 
 
@@ -817,7 +820,7 @@ def test_several_candidates_are_each_gated_with_the_family_adjustment(tmp_path):
 
 def test_the_gates_false_pass_rate_at_the_margin_is_within_error():
     """True gap = margin = 1 pt: the gate may pass only by chance, at most 2.5%."""
-    status, out, _ = cli("--acc-a", "0.72", "--acc-b", "0.73", "--n-items", "3000",
+    status, out, _ = cli("simulate", "--acc-a", "0.72", "--acc-b", "0.73", "--n-items", "3000",
                          "--replays", "1000", "--resamples", "1000", "--gate", "--min-delta",
                          "1", "--json", "--engine", "counts")
     cov = json.loads(out)["coverage"]["gate"]
@@ -933,14 +936,12 @@ def test_the_ledger_summary_lists_test_sets_and_adjusted_verdicts(tmp_path):
     for k in range(2):
         data = gate_table_file(tmp_path, 1500, 0.70, 0.74, seed=k, name=f"d{k}.csv")
         run("compare", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger))
-    status, out, _ = cli("--ledger-summary", str(ledger))
-    assert status == 0 and out.startswith(f"ledger {ledger}: 2 test set(s), 2 comparison(s)")
-    body = json.loads(cli("--ledger-summary", str(ledger), "--json")[1])
-    assert len(body["test_sets"]) == 2
-    assert_one_line_error(*cli("--ledger-summary", str(ledger), "--n-items", "5"),
-                          "--n-items does not apply to ledger")
     status, out, _ = cli("ledger", str(ledger))
     assert status == 0 and out.startswith(f"ledger {ledger}: 2 test set(s), 2 comparison(s)")
+    body = json.loads(cli("ledger", str(ledger), "--json")[1])
+    assert len(body["test_sets"]) == 2
+    assert_one_line_error(*cli("ledger", str(ledger), "--n-items", "5"),
+                          "--n-items does not apply to ledger")
 
 
 def test_a_ledger_append_that_fails_midway_leaves_the_ledger_as_it_was(tmp_path, monkeypatch):

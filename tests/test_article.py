@@ -57,7 +57,7 @@ def test_full_default_run_coverage_and_power():
 
 
 def test_json_report_fields():
-    status, out, _ = cli("--replays", "2", "--json")
+    status, out, _ = cli("simulate", "--replays", "2", "--json")
     assert status == 0
     body = json.loads(out)
     assert body["source"] == "simulation"
@@ -82,7 +82,7 @@ def test_json_report_fields():
 
 
 def test_json_coverage_is_null_when_skipped():
-    status, out, _ = cli("--replays", "0", "--json")
+    status, out, _ = cli("simulate", "--replays", "0", "--json")
     assert status == 0 and "coverage" not in json.loads(out)      # schema 2: left out, not null
 
 
@@ -168,7 +168,7 @@ def test_rounding_is_exact_half_even():
 
 def test_shipped_csv_is_the_default_run(tmp_path):
     path = tmp_path / "run.csv"
-    status, _, _ = cli("--replays", "0", "--write-csv", str(path))
+    status, _, _ = cli("simulate", "--replays", "0", "--write-csv", str(path))
     assert status == 0
     with open(SHIPPED_CSV, "rb") as shipped:
         assert path.read_bytes() == shipped.read()
@@ -234,7 +234,8 @@ def test_bad_csv_is_refused_in_one_line(tmp_path, name, content, message):
 
 def test_write_csv_into_missing_folder_fails_cleanly(tmp_path):
     target = tmp_path / "no" / "such" / "dir.csv"
-    assert_one_line_error(*cli("--replays", "0", "--write-csv", str(target)), "cannot write")
+    assert_one_line_error(*cli("simulate", "--replays", "0", "--write-csv", str(target)),
+                          "cannot write")
     assert not (tmp_path / "no").exists()
 
 
@@ -281,23 +282,23 @@ def test_mcnemar_a_million_discordant_pairs_is_fast_and_valid():
 # --- flags -----------------------------------------------------------------------
 
 BAD_FLAGS = [
-    (["--n-items", "1"], "--n-items must be at least 2"),
-    (["--n-items", "0"], "--n-items must be at least 2"),
-    (["--n-items", "ten"], "not a whole number"),
-    (["--resamples", "0"], "--resamples must be at least 1"),
-    (["--replays", "-1"], "--replays must be 0 or more"),
-    (["--acc-a", "0"], "--acc-a must be strictly between 0 and 1"),
-    (["--acc-a", "1"], "--acc-a must be strictly between 0 and 1"),
-    (["--acc-b", "1.2"], "--acc-b must be strictly between 0 and 1"),
-    (["--acc-b", "nan"], "not a number"),
-    (["--corr", "1"], "--corr must be strictly between -1 and 1"),
-    (["--corr", "-1"], "--corr must be strictly between -1 and 1"),
-    (["--corr", "inf"], "not a number"),
-    (["--confidence", "1"], "--confidence must be strictly between 0 and 1"),
-    (["--confidence", "0"], "--confidence must be strictly between 0 and 1"),
-    (["--confidence", "95"], "--confidence must be strictly between 0 and 1"),
-    (["--seed", "1.5"], "not a whole number"),
-    (["--bogus"], "unrecognized arguments"),
+    (["simulate", "--n-items", "1"], "--n-items must be at least 2"),
+    (["simulate", "--n-items", "0"], "--n-items must be at least 2"),
+    (["simulate", "--n-items", "ten"], "not a whole number"),
+    (["simulate", "--resamples", "0"], "--resamples must be at least 1"),
+    (["simulate", "--replays", "-1"], "--replays must be 0 or more"),
+    (["simulate", "--acc-a", "0"], "--acc-a must be strictly between 0 and 1"),
+    (["simulate", "--acc-a", "1"], "--acc-a must be strictly between 0 and 1"),
+    (["simulate", "--acc-b", "1.2"], "--acc-b must be strictly between 0 and 1"),
+    (["simulate", "--acc-b", "nan"], "not a number"),
+    (["simulate", "--corr", "1"], "--corr must be strictly between -1 and 1"),
+    (["simulate", "--corr", "-1"], "--corr must be strictly between -1 and 1"),
+    (["simulate", "--corr", "inf"], "not a number"),
+    (["simulate", "--confidence", "1"], "--confidence must be strictly between 0 and 1"),
+    (["simulate", "--confidence", "0"], "--confidence must be strictly between 0 and 1"),
+    (["simulate", "--confidence", "95"], "--confidence must be strictly between 0 and 1"),
+    (["simulate", "--seed", "1.5"], "not a whole number"),
+    (["simulate", "--bogus"], "unrecognized arguments"),
     (["compare", SHIPPED_CSV, "--replays", "10"], "--replays does not apply to compare"),
     (["compare", SHIPPED_CSV, "--n-items", "10"], "--n-items does not apply to compare"),
     (["compare", SHIPPED_CSV, "--write-csv", "x.csv"], "--write-csv does not apply to compare"),
@@ -311,7 +312,7 @@ def test_invalid_flags_give_one_line_and_exit_2(argv, message):
 
 def test_script_entry_point_refuses_without_traceback():
     proc = subprocess.run([sys.executable, SCRIPT,
-                           "--n-items", "1"], capture_output=True, text=True)
+                           "simulate", "--n-items", "1"], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
