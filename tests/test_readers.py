@@ -149,8 +149,7 @@ def test_two_run_files_joined_on_id_in_any_order(tmp_path, shipped, fmt):
         cand = "".join(json.dumps({"id": f"q{i}", "m": {"acc": b}}) + "\n" for i, _, b in shuffled)
     score = "score" if fmt == "csv" else "m.acc"
     paths = [write(tmp_path / f"base.{fmt}", base), write(tmp_path / f"tuned.{fmt}", cand)]
-    got = cli_json("--baseline", paths[0], "--candidate", paths[1], "--score-col", score,
-               "--id-col", "id")
+    got = cli_json("compare", paths[0], paths[1], "--score-col", score, "--id-col", "id")
     assert same_numbers(got, shipped)
     assert got["source"] == "runs" and [f["rows"] for f in got["input"]["files"]] == [500, 500]
     assert got["input"]["systems"] == ["base", "tuned"]
@@ -160,7 +159,7 @@ def test_missing_rows_are_dropped_only_when_asked_and_then_counted(tmp_path):
     base = "id,s\n" + "".join(f"{i},{i % 2}\n" for i in range(1, 41))
     cand = "id,s\n" + "".join(f"{i},{(i // 3) % 2}\n" for i in range(3, 41)) + "99,1\n"
     paths = [write(tmp_path / "b.csv", base), write(tmp_path / "c.csv", cand)]
-    argv = ["--baseline", paths[0], "--candidate", paths[1], "--score-col", "s", "--id-col", "id"]
+    argv = ["compare", paths[0], paths[1], "--score-col", "s", "--id-col", "id"]
     assert_one_line_error(*cli(*argv), "3 item(s) are not in every run (first: 1 only in b, "
                                        "2 only in b, 99 only in c)")
     got = cli_json(*argv, "--on-missing", "drop")
@@ -235,20 +234,20 @@ MALFORMED = [
     ("one item", {"x.csv": "item,a,b\n1,1,0\n"}, ["compare", "{d}/x.csv", *AB],
      "need at least 2 items"),
     ("run item missing", {"b.csv": "id,s\n1,1\n2,0\n3,1\n", "c.csv": "id,s\n1,1\n2,0\n"},
-     ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv", "--score-col", "s", "--id-col", "id"],
+     ["compare", "{d}/b.csv", "{d}/c.csv", "--score-col", "s", "--id-col", "id"],
      "1 item(s) are not in every run (first: 3 only in b)"),
     ("run repeated id", {"b.csv": "id,s\n1,1\n2,0\n", "c.csv": "id,s\n1,1\n1,0\n2,1\n"},
-     ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv", "--score-col", "s", "--id-col", "id"],
+     ["compare", "{d}/b.csv", "{d}/c.csv", "--score-col", "s", "--id-col", "id"],
      "c.csv: 1 id(s) appear more than once"),
     ("run without id column", {"b.csv": "s,t\n1,0\n0,1\n", "c.csv": "s,t\n1,0\n0,1\n"},
-     ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv", "--score-col", "s"],
+     ["compare", "{d}/b.csv", "{d}/c.csv", "--score-col", "s"],
      "b.csv: no column 'item' (columns: s, t)"),
-    ("candidate without baseline", {"c.csv": GOOD}, ["--candidate", "{d}/c.csv"],
+    ("candidate without baseline", {"c.csv": GOOD}, ["simulate", "--candidate", "{d}/c.csv"],
      "--candidate does not apply to simulate"),
     ("baseline without score column", {"b.csv": GOOD, "c.csv": GOOD},
-     ["--baseline", "{d}/b.csv", "--candidate", "{d}/c.csv"], "one file per system needs --score-col"),
-    ("baseline without candidate", {"b.csv": GOOD}, ["--baseline", "{d}/b.csv", "--score-col", "a"],
-     "needs at least one --candidate"),
+     ["compare", "{d}/b.csv", "{d}/c.csv"], "one file per system needs --score-col"),
+    ("baseline without candidate", {"b.csv": GOOD},
+     ["compare", "--baseline", "{d}/b.csv", "--score-col", "a"], "needs at least one --candidate"),
     ("csv and baseline", {"b.csv": GOOD},
      ["compare", "--csv", "{d}/b.csv", "--baseline", "{d}/b.csv"],
      "use --csv (one file, a column per system) or --baseline/--candidate"),
@@ -262,7 +261,8 @@ MALFORMED = [
      "conflicts with --output markdown"),
     ("plot of a family", {"x.csv": GOOD}, ["compare", "{d}/x.csv", "--systems", "a,b,item",
                                            "--plot", "{d}/p.svg"], "--plot draws one comparison"),
-    ("column flags without a file", {}, ["--a-col", "a"], "--a-col does not apply to simulate"),
+    ("column flags without a file", {}, ["simulate", "--a-col", "a"],
+     "--a-col does not apply to simulate"),
 ]
 
 
@@ -615,11 +615,10 @@ def test_a_nan_in_an_unused_lm_eval_field_is_fine(tmp_path):
     cand = tmp_path / "samples_mc_capitals_2025-01-02T00-00-00.0.jsonl"
     base.write_text("\n".join(changed) + "\n")
     cand.write_text("\n".join(lines) + "\n")
-    got = quick_body("--baseline", str(base), "--candidate", str(cand), "--id-col", "doc_id",
-               "--metric", "acc")
+    got = quick_body("compare", str(base), str(cand), "--id-col", "doc_id", "--metric", "acc")
     assert got["comparisons"][0]["gap"] == 0 and got["input"]["items"] == 30
-    assert_one_line_error(*cli("--baseline", str(base), "--candidate", str(cand), "--id-col",
-                               "doc_id", "--metric", "acc_norm"), "NaN is not a finite number")
+    assert_one_line_error(*cli("compare", str(base), str(cand), "--id-col", "doc_id", "--metric",
+                               "acc_norm"), "NaN is not a finite number")
 
 
 def test_inspect_values_are_mapped_as_inspect_maps_them():
@@ -643,9 +642,8 @@ def scored_inspect_log(tmp_path, name, values, model="m/a", scorer="match"):
 def test_an_unscored_inspect_sample_is_missing_and_counted(tmp_path):
     base = scored_inspect_log(tmp_path, "a.json", ["C", "I", "NaN", "C", "P"])
     cand = scored_inspect_log(tmp_path, "b.json", ["C", "C", "C", "I", "C"], model="m/b")
-    assert_one_line_error(*cli("--baseline", base, "--candidate", cand),
-                          "1 row(s) with a missing score")
-    got = quick_body("--baseline", base, "--candidate", cand, "--on-missing", "drop")
+    assert_one_line_error(*cli("compare", base, cand), "1 row(s) with a missing score")
+    got = quick_body("compare", base, cand, "--on-missing", "drop")
     assert got["input"]["items"] == 4
     assert got["comparisons"][0]["accuracy"]["a"] == pytest.approx(0.625)
 
@@ -653,7 +651,7 @@ def test_an_unscored_inspect_sample_is_missing_and_counted(tmp_path):
 def test_an_unknown_inspect_scorer_lists_the_scorers(tmp_path):
     base = scored_inspect_log(tmp_path, "a.json", ["C", "I"])
     cand = scored_inspect_log(tmp_path, "b.json", ["I", "C"], model="m/b")
-    assert_one_line_error(*cli("--baseline", base, "--candidate", cand, "--scorer", "choice"),
+    assert_one_line_error(*cli("compare", base, cand, "--scorer", "choice"),
                           "no scorer 'choice' (the file offers: match)")
 
 
@@ -663,11 +661,11 @@ def test_an_inspect_log_given_as_a_table_is_explained():
 
 
 def test_names_override_what_the_files_say():
-    got = quick_body("--baseline", inspect_file("base"), "--candidate",
-               inspect_file("tuned"), "--names", "before,after")
+    got = quick_body("compare", inspect_file("base"), inspect_file("tuned"), "--names",
+                     "before,after")
     assert got["input"]["systems"] == ["before", "after"]
-    assert_one_line_error(*cli("--baseline", inspect_file("base"), "--candidate",
-                               inspect_file("tuned"), "--names", "x"),
+    assert_one_line_error(*cli("compare", inspect_file("base"), inspect_file("tuned"),
+                               "--names", "x"),
                           "--names needs 2 names")
 
 
@@ -707,11 +705,11 @@ def test_a_composite_id_joins_files_holding_several_tasks(tmp_path):
     base, cand = tmp_path / "base.csv", tmp_path / "cand.csv"
     base.write_text("\n".join(rows) + "\n")
     cand.write_text("\n".join(rows_b) + "\n")
-    assert_one_line_error(*cli("--baseline", str(base), "--candidate", str(cand),
-                               "--score-col", "acc", "--id-col", "doc_id"),
+    assert_one_line_error(*cli("compare", str(base), str(cand), "--score-col", "acc",
+                               "--id-col", "doc_id"),
                           "30 id(s) appear more than once")
-    got = quick_body("--baseline", str(base), "--candidate", str(cand), "--score-col", "acc",
-               "--id-col", "task,doc_id")
+    got = quick_body("compare", str(base), str(cand), "--score-col", "acc", "--id-col",
+                     "task,doc_id")
     assert got["input"]["items"] == 60
 
 
@@ -1265,7 +1263,7 @@ def test_folders_that_do_not_give_one_model_per_system(tmp_path, layout, fragmen
     base, tuned = folders(tmp_path, {"t1": (one, one)})
     inspect_log(tmp_path / "both" / "base.json", one, "base", task="t1")
     inspect_log(tmp_path / "both" / "tuned.json", one, "tuned", task="t1")
-    argv = {"two folders for one system": ["--baseline", f"{base},{tuned}", "--candidate", tuned],
+    argv = {"two folders for one system": ["compare", f"{base},{tuned}", tuned],
             "a model not in the folder": ["compare", str(tmp_path / "both"), "--systems",
                                           "base,other"],
             "two models in one of two folders": ["compare", base, str(tmp_path / "both")],
@@ -1326,8 +1324,8 @@ def test_more_runs_than_the_tool_takes_are_refused(tmp_path):
 def test_runs_that_share_one_item_are_refused_even_when_dropping(tmp_path):
     base = write(tmp_path / "base.csv", "id,s\n1,1\n2,0\n")
     tuned = write(tmp_path / "tuned.csv", "id,s\n2,1\n3,0\n")
-    assert_one_line_error(*cli("--baseline", base, "--candidate", tuned, "--score-col", "s",
-                               "--id-col", "id", "--on-missing", "drop"),
+    assert_one_line_error(*cli("compare", base, tuned, "--score-col", "s", "--id-col", "id",
+                               "--on-missing", "drop"),
                           "the runs share 1 item(s); need at least 2")
 
 
@@ -1343,7 +1341,7 @@ def test_workbook_run_files_need_the_score_column(tmp_path):
     rows = [["item", "s"], [1, 1], [2, 0], [3, 1]]
     base = write(tmp_path / "base.xlsx", xlsx_bytes(rows))
     tuned = write(tmp_path / "tuned.xlsx", xlsx_bytes(rows))
-    assert_one_line_error(*cli("--baseline", base, "--candidate", tuned),
+    assert_one_line_error(*cli("compare", base, tuned),
                           "one file per system needs --score-col, the score's column or key")
     assert body(base, tuned, "--score-col", "s")["comparisons"][0]["accuracy"] == pytest.approx(
         {"a": 2 / 3, "b": 2 / 3})
@@ -1415,9 +1413,9 @@ def test_an_eval_archive_written_as_a_journal_reads_like_the_json_log(tmp_path):
         "header.json": header("org/b"),
         **{f"samples/{i}_epoch_1.json": s for i, s in enumerate(samples(VALUES_B), start=1)},
     })
-    from_archives = report("--baseline", journal_a, "--candidate", only_samples_b)
-    from_json = report("--baseline", plain_json(tmp_path, "a.json", VALUES_A, "org/a"),
-                       "--candidate", plain_json(tmp_path, "b.json", VALUES_B, "org/b"))
+    from_archives = report("compare", journal_a, only_samples_b)
+    from_json = report("compare", plain_json(tmp_path, "a.json", VALUES_A, "org/a"),
+                       plain_json(tmp_path, "b.json", VALUES_B, "org/b"))
     assert from_archives["comparisons"][0]["gap"] == from_json["comparisons"][0]["gap"] == 0.25
     assert from_archives["comparisons"][0]["accuracy"] == from_json["comparisons"][0]["accuracy"]
     assert from_archives["comparisons"][0]["mcnemar"] == from_json["comparisons"][0]["mcnemar"]
@@ -1431,7 +1429,7 @@ def test_an_eval_archive_written_as_a_journal_reads_like_the_json_log(tmp_path):
 def test_broken_eval_archives_are_refused_in_one_line(tmp_path, members, fragment):
     bad = write_eval(tmp_path / "bad.eval", members)
     good = plain_json(tmp_path, "good.json", VALUES_B, "m")
-    assert_one_line_error(*cli("--baseline", bad, "--candidate", good), fragment)
+    assert_one_line_error(*cli("compare", bad, good), fragment)
 
 
 @pytest.mark.parametrize("log,fragment", [
@@ -1441,15 +1439,13 @@ def test_broken_eval_archives_are_refused_in_one_line(tmp_path, members, fragmen
 def test_broken_inspect_json_logs_are_refused_in_one_line(tmp_path, log, fragment):
     (tmp_path / "bad.json").write_text(json.dumps(log, indent=2))
     good = plain_json(tmp_path, "good.json", VALUES_B, "m")
-    assert_one_line_error(*cli("--baseline", str(tmp_path / "bad.json"), "--candidate", good),
-                          fragment)
+    assert_one_line_error(*cli("compare", str(tmp_path / "bad.json"), good), fragment)
 
 
 def test_a_log_of_a_run_that_did_not_succeed_says_so(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps({**header("m/a", "error"),
                                                  "samples": samples(VALUES_A)}, indent=2))
-    argv = ["--baseline", str(tmp_path / "a.json"), "--candidate",
-            plain_json(tmp_path, "b.json", VALUES_B, "m/b")]
+    argv = ["compare", str(tmp_path / "a.json"), plain_json(tmp_path, "b.json", VALUES_B, "m/b")]
     assert_one_line_error(*cli(*argv), "is an incomplete run (status error; ")
     got = report(*argv, "--allow-incomplete")
     assert "incomplete run: " in json.dumps(got["input"]["incomplete"])
@@ -1463,8 +1459,8 @@ def test_a_scorer_with_a_dict_value_is_reached_with_a_dot(tmp_path):
             for i, v in enumerate(values, start=1)]}
     (tmp_path / "a.json").write_text(json.dumps(log([1, 0, 1, 1, 0, 1]), indent=2))
     (tmp_path / "b.json").write_text(json.dumps(log([1, 1, 1, 1, 0, 1]), indent=2))
-    got = report("--baseline", str(tmp_path / "a.json"), "--candidate", str(tmp_path / "b.json"),
-                 "--scorer", "model_graded.accuracy")
+    got = report("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--scorer",
+                 "model_graded.accuracy")
     accuracy = got["comparisons"][0]["accuracy"]
     assert accuracy["a"] == pytest.approx(4 / 6) and accuracy["b"] == pytest.approx(5 / 6)
 
@@ -1482,8 +1478,8 @@ def test_lm_eval_model_names_from_results_files_or_the_folder_name(tmp_path):
     lm_samples_in(tuned, "arc", [1, 1, 1, 1, 0, 1, 1, 1])
     (base / "results_2025-01-01T00-00-00.json").write_text(json.dumps({"model_name": "acme/b"}))
     (tuned / "results_2025-01-01T00-00-00.json").write_text("{not json")
-    got = report("--baseline", str(base / "samples_arc_2025-01-01T00-00-00.jsonl"),
-                 "--candidate", str(tuned / "samples_arc_2025-01-01T00-00-00.jsonl"))
+    got = report("compare", str(base / "samples_arc_2025-01-01T00-00-00.jsonl"),
+                 str(tuned / "samples_arc_2025-01-01T00-00-00.jsonl"))
     assert got["input"]["systems"] == ["acme/b", "org/tuned"]
 
 
@@ -1496,8 +1492,8 @@ def test_helm_model_from_run_spec(tmp_path):
         (folder / "per_instance_stats.json").write_text(json.dumps(stats))
         (folder / "run_spec.json").write_text(json.dumps({"adapter_spec": {"model": model}}))
         return str(folder / "per_instance_stats.json")
-    got = report("--baseline", run(tmp_path / "r1", "acme/one", [1, 0, 1, 0, 1, 1]),
-                 "--candidate", run(tmp_path / "r2", "acme/two", [1, 1, 1, 0, 1, 1]))
+    got = report("compare", run(tmp_path / "r1", "acme/one", [1, 0, 1, 0, 1, 1]),
+                 run(tmp_path / "r2", "acme/two", [1, 1, 1, 0, 1, 1]))
     assert got["input"]["systems"] == ["acme/one", "acme/two"]
 
 
@@ -1549,7 +1545,7 @@ def test_inspect_folders_with_journal_archives_compare_task_by_task(tmp_path):
         write_eval(tmp_path / "tuned" / f"{task}.eval", {
             "_journal/start.json": {**header("tuned"), "eval": {"task": task, "model": "tuned"}},
             "_journal/summaries/1.json": samples(values)})
-    got = report("--baseline", str(tmp_path / "base"), "--candidate", str(tmp_path / "tuned"))
+    got = report("compare", str(tmp_path / "base"), str(tmp_path / "tuned"))
     assert [task["task"] for task in got["tasks"]] == ["arith", "logic"]
 
 
@@ -1577,8 +1573,8 @@ def test_harness_folders_that_cannot_be_matched_are_refused(tmp_path, layout, fr
     else:
         inspect_folder(other, {"arith": [VALUES_B]})
         extra = ["--tasks", "nothing"]
-    assert_one_line_error(*cli("--baseline", str(tmp_path / "base"), "--candidate", str(other),
-                               *extra), fragment)
+    assert_one_line_error(*cli("compare", str(tmp_path / "base"), str(other), *extra),
+                          fragment)
 
 
 @pytest.mark.parametrize("data,fragment", [
@@ -1605,10 +1601,9 @@ def test_an_inspect_log_written_on_one_line_is_still_an_inspect_log(tmp_path):
     lines with one record; it is read as the log it is."""
     for name, values, model in (("a.json", VALUES_A, "org/a"), ("b.json", VALUES_B, "org/b")):
         (tmp_path / name).write_text(json.dumps({**header(model), "samples": samples(values)}))
-    one_line = report("--baseline", str(tmp_path / "a.json"), "--candidate",
-                      str(tmp_path / "b.json"))
-    indented = report("--baseline", plain_json(tmp_path, "c.json", VALUES_A, "org/a"),
-                      "--candidate", plain_json(tmp_path, "d.json", VALUES_B, "org/b"))
+    one_line = report("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    indented = report("compare", plain_json(tmp_path, "c.json", VALUES_A, "org/a"),
+                      plain_json(tmp_path, "d.json", VALUES_B, "org/b"))
     assert one_line["comparisons"][0]["gap"] == indented["comparisons"][0]["gap"] == 0.25
     assert one_line["input"]["systems"] == ["org/a", "org/b"]
 
