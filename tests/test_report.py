@@ -35,12 +35,12 @@ def test_render_refuses_what_is_not_a_report_and_outputs_it_does_not_know():
 
 
 def test_sweep_text_and_json():
-    status, out, _ = cli("--n-grid", "100,200", "--replays", "50", "--resamples", "200")
+    status, out, _ = cli("plan", "--n-grid", "100,200", "--replays", "50", "--resamples", "200")
     assert status == 0
     assert out.startswith("power sweep: true accuracies A=0.72 B=0.76 (true gap +4.0 pts)")
     assert ("80% power needs n=1,507 paired (exact power, B=infinity; the normal approximation "
             "says 1,482; simulated at n=1,507") in out and "unpaired needs n=1,884" in out
-    status, out, _ = cli("--n-grid", "100,200", "--replays", "50", "--resamples", "200",
+    status, out, _ = cli("plan", "--n-grid", "100,200", "--replays", "50", "--resamples", "200",
                          "--json")
     body = json.loads(out)
     assert body["source"] == "sweep" and body["n_needed"] == 1507
@@ -53,7 +53,7 @@ def test_sweep_text_and_json():
 
 
 def test_single_run_report_has_a_text_histogram_that_counts_every_resample():
-    status, out, _ = cli("--replays", "0", "--resamples", "300")
+    status, out, _ = cli("simulate", "--replays", "0", "--resamples", "300")
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("paired gap over 300"))
     counts = [int(line.split()[-1]) if not line.endswith("<- 0") else int(line.split()[-3])
@@ -63,7 +63,7 @@ def test_single_run_report_has_a_text_histogram_that_counts_every_resample():
 
 def test_histogram_svg_is_valid_and_labelled(tmp_path):
     path = tmp_path / "gap.svg"
-    status, _, _ = cli("--replays", "0", "--plot", str(path))
+    status, _, _ = cli("simulate", "--replays", "0", "--plot", str(path))
     assert status == 0
     root = ET.parse(path).getroot()
     text = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
@@ -75,7 +75,7 @@ def test_histogram_svg_is_valid_and_labelled(tmp_path):
 
 def test_power_curve_svg(tmp_path):
     path = tmp_path / "power.svg"
-    status, _, _ = cli("--n-grid", "250,500", "--replays", "30", "--resamples", "200",
+    status, _, _ = cli("plan", "--n-grid", "250,500", "--replays", "30", "--resamples", "200",
                        "--plot", str(path))
     assert status == 0
     root = ET.parse(path).getroot()
@@ -185,7 +185,7 @@ def test_the_forest_plot_is_svg_with_every_system(tmp_path):
 
 
 def test_markdown_for_a_sweep_and_a_half_width_plan():
-    status, out, _ = cli("--n-grid", "100,200", "--replays", "20", "--resamples", "100",
+    status, out, _ = cli("plan", "--n-grid", "100,200", "--replays", "20", "--resamples", "100",
                          "--output", "markdown")
     assert status == 0
     table = [line for line in out.splitlines() if line.startswith("|")]
@@ -193,7 +193,7 @@ def test_markdown_for_a_sweep_and_a_half_width_plan():
     assert table[2].startswith("| 100 |") and table[3].startswith("| 200 |")
     plan = bed.PowerPlan(bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B).cells, C95)
     assert f"| {100 * plan.power(100, True):.1f}% |" in table[2]
-    status, out, _ = cli("--half-width", "0.02", "--output", "markdown")
+    status, out, _ = cli("plan", "--half-width", "0.02", "--output", "markdown")
     assert status == 0
     plan = bed.plan_accuracy(Fraction(1, 2), Fraction("0.02"), C95)
     assert out.splitlines()[1:] == [
@@ -220,8 +220,7 @@ def test_plot_of_user_data_draws_the_paired_distribution(tmp_path):
 
 
 def test_calibration_table_text_markdown_and_json_say_the_same():
-    argv = ["--calibration-table", "--n-grid", "30,60", "--acc-pairs", "0.7/0.8",
-            "--replays", "20"]
+    argv = ["calibrate", "--n-grid", "30,60", "--acc-pairs", "0.7/0.8", "--replays", "20"]
     text = cli(*argv)[1]
     markdown = cli(*argv, "--output", "markdown")[1]
     data = json.loads(cli(*argv, "--output", "json")[1])
@@ -246,7 +245,7 @@ def test_calibration_table_text_markdown_and_json_say_the_same():
 
 def test_a_whole_harness_run_in_markdown_has_a_row_per_task_and_the_pooled_table():
     lm = os.path.join(EXAMPLES, "lm-eval")
-    argv = ["--baseline", os.path.join(lm, "main", "acme__base"), "--candidate",
+    argv = ["compare", os.path.join(lm, "main", "acme__base"),
             os.path.join(lm, "main", "acme__tuned"), "--score-col", "acc,exact_match", "--filter",
             "strict-match", "--resamples", "200", "--calibration", "0"]
     data = json.loads(cli(*argv, "--output", "json")[1])
@@ -265,8 +264,8 @@ def test_the_ledger_summary_in_markdown_counts_each_test_set(tmp_path):
     for _ in range(2):
         assert cli("compare", SHIPPED_CSV, "--resamples", "50", "--calibration", "0",
                    "--ledger", ledger)[0] == 0
-    text = cli("--ledger-summary", ledger, "--output", "markdown")[1]
-    data = json.loads(cli("--ledger-summary", ledger, "--output", "json")[1])
+    text = cli("ledger", ledger, "--output", "markdown")[1]
+    data = json.loads(cli("ledger", ledger, "--output", "json")[1])
     rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) == 1 + 2                    # the header and one row per comparison
     assert len(data["test_sets"]) == 1 and len(data["test_sets"][0]["comparisons"]) == 2
@@ -354,7 +353,7 @@ def test_every_format_says_the_same(name):
                                         ("default simulation", "simulation")])
 def test_no_key_of_a_comparison_repeats_at_the_top_of_the_json(name, kind):
     """Schema 2: each comparison's keys are in "comparisons" alone, not again at the top."""
-    argv = COMMANDS.get(name, ["--replays", "2"])       # no command: the default, simulate
+    argv = COMMANDS.get(name, ["simulate", "--replays", "2"])    # the simulation, at its defaults
     body = json.loads(run(argv, "--output", "json"))
     assert body["schema"] == 2 and body["kind"] == kind
     assert body["comparisons"] and set(body) & set(body["comparisons"][0]) == set()

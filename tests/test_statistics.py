@@ -723,7 +723,7 @@ def test_monte_carlo_error_shrinks_like_one_over_root_b():
 
 
 def test_clustered_simulation_report_shows_both_coverages():
-    status, out, _ = cli("--cluster-size", "5", "--icc", "0.5", "--n-items", "100",
+    status, out, _ = cli("simulate", "--cluster-size", "5", "--icc", "0.5", "--n-items", "100",
                          "--replays", "20", "--resamples", "200")
     assert status == 0
     assert "the item-level bootstrap, ignoring the clusters, covers" in out
@@ -732,7 +732,7 @@ def test_clustered_simulation_report_shows_both_coverages():
 
 def test_simulated_clustered_run_writes_its_clusters(tmp_path):
     path = tmp_path / "c.csv"
-    status, _, _ = cli("--cluster-size", "4", "--n-items", "20", "--replays", "0",
+    status, _, _ = cli("simulate", "--cluster-size", "4", "--n-items", "20", "--replays", "0",
                        "--resamples", "50", "--write-csv", str(path))
     text = path.read_text().splitlines()
     assert status == 0 and text[0] == "item,system_a_correct,system_b_correct,cluster"
@@ -928,9 +928,9 @@ def test_counts_engine_draws_as_many_uniforms_at_any_n():
 
 
 def test_half_width_plan_cli():
-    status, out, _ = cli("--half-width", "0.015", "--accuracy", "0.85")
+    status, out, _ = cli("plan", "--half-width", "0.015", "--accuracy", "0.85")
     assert status == 0 and "Wald (normal approximation):  n=2,177" in out
-    body = json.loads(cli("--half-width", "0.015", "--accuracy", "0.85", "--json")[1])
+    body = json.loads(cli("plan", "--half-width", "0.015", "--accuracy", "0.85", "--json")[1])
     assert body["n_needed"]["wald"] == 2177
 
 
@@ -1016,10 +1016,10 @@ def test_calibration_of_the_shipped_file_holds():
 
 
 def test_the_coverage_loop_warns_below_nominal_and_the_named_interval_holds():
-    status, out, _ = cli("--n-items", "30", "--replays", "600", "--resamples", "500")
+    status, out, _ = cli("simulate", "--n-items", "30", "--replays", "600", "--resamples", "500")
     warning = next(l for l in out.splitlines() if l.startswith("warning: at this n"))
-    body = json.loads(cli("--n-items", "30", "--replays", "600", "--resamples", "500",
-                          "--json")[1])
+    body = json.loads(cli("simulate", "--n-items", "30", "--replays", "600", "--resamples",
+                          "500", "--json")[1])
     cov = body["coverage"]
     assert cov["covers"] < 0.95 - 2 * cov["covers_se"]
     named = warning.split("(--interval ")[1].split(")")[0]
@@ -1036,7 +1036,7 @@ def test_bca_coverage_counts_undefined_replays_as_misses():
 
 
 def test_interval_table_lists_every_interval_with_its_error():
-    status, out, _ = cli("--calibration-table", "--n-grid", "30", "--acc-pairs", "0.95/0.95",
+    status, out, _ = cli("calibrate", "--n-grid", "30", "--acc-pairs", "0.95/0.95",
                          "--replays", "300", "--json")
     body = json.loads(out)
     row = body["rows"][0]
@@ -1089,7 +1089,7 @@ def test_clopper_pearson_sample_size_is_the_one_after_which_every_n_fits():
 
 
 def test_wald_near_one_is_flagged():
-    status, out, _ = cli("--half-width", "0.005", "--accuracy", "0.999")
+    status, out, _ = cli("plan", "--half-width", "0.005", "--accuracy", "0.999")
     assert "warning: Wald's n expects 0.2 errors" in out
 
 
@@ -1257,21 +1257,21 @@ def test_the_two_level_test_holds_its_type_one_error():
 
 
 def test_simulated_runs_report_and_plan():
-    status, out, _ = cli("--runs", "3", "--run-sd", "0.02", "--n-items", "200", "--replays", "20",
-                         "--resamples", "200")
+    status, out, _ = cli("simulate", "--runs", "3", "--run-sd", "0.02", "--n-items", "200",
+                         "--replays", "20", "--resamples", "200")
     assert status == 0
     assert "the single-run interval, one run per system, covers" in out
     assert "plan (items x runs" in out and "doubling the runs gives" in out
-    body = json.loads(cli("--runs", "3", "--run-sd", "0.02", "--n-items", "200", "--replays",
-                          "5", "--resamples", "100", "--json")[1])
+    body = json.loads(cli("simulate", "--runs", "3", "--run-sd", "0.02", "--n-items", "200",
+                          "--replays", "5", "--resamples", "100", "--json")[1])
     assert body["coverage"]["interval"] == "two-level"
     assert body["comparisons"][0]["runs"]["a"]["runs"] == 3
 
 
 def test_simulated_runs_written_as_a_long_csv(tmp_path):
     path = tmp_path / "runs.csv"
-    status, _, _ = cli("--runs", "2", "--n-items", "30", "--replays", "0", "--resamples", "50",
-                       "--write-csv", str(path))
+    status, _, _ = cli("simulate", "--runs", "2", "--n-items", "30", "--replays", "0",
+                       "--resamples", "50", "--write-csv", str(path))
     lines = path.read_text().splitlines()
     assert status == 0 and lines[0] == "item,run,system_a_correct,system_b_correct"
     assert len(lines) == 61
@@ -1385,9 +1385,9 @@ def test_percentile_coverage_among_the_others_equals_the_listing():
 
 
 def test_bca_coverage_text_names_the_undefined_replays():
-    status, out, _ = cli("--n-items", "30", "--acc-a", "0.95", "--acc-b", "0.95", "--replays",
-                         "40", "--resamples", "200", "--interval", "bca")
-    data = json.loads(cli("--n-items", "30", "--acc-a", "0.95", "--acc-b", "0.95",
+    status, out, _ = cli("simulate", "--n-items", "30", "--acc-a", "0.95", "--acc-b", "0.95",
+                         "--replays", "40", "--resamples", "200", "--interval", "bca")
+    data = json.loads(cli("simulate", "--n-items", "30", "--acc-a", "0.95", "--acc-b", "0.95",
                           "--replays", "40", "--resamples", "200", "--interval", "bca",
                           "--output", "json")[1])
     assert status == 0 and data["coverage"]["undefined"] > 0
@@ -1443,13 +1443,13 @@ def test_score_intervals_on_the_shipped_csv_are_wilson_and_clopper_pearson():
 
 
 def test_a_simulated_gate_reports_its_false_pass_rate_at_the_margin():
-    status, out, _ = cli("--acc-b", "0.73", "--gate", "--min-delta", "1", "--replays", "60",
-                         "--resamples", "200")
+    status, out, _ = cli("simulate", "--acc-b", "0.73", "--gate", "--min-delta", "1",
+                         "--replays", "60", "--resamples", "200")
     assert status in (0, 1)
     line = next(line for line in out.splitlines() if line.startswith("gate at +1.0 pts: passes"))
     assert "the true gap equals the margin, so this is the gate's false-pass rate" in line
-    data = json.loads(cli("--acc-b", "0.73", "--gate", "--min-delta", "1", "--replays", "60",
-                          "--resamples", "200", "--output", "json")[1])
+    data = json.loads(cli("simulate", "--acc-b", "0.73", "--gate", "--min-delta", "1",
+                          "--replays", "60", "--resamples", "200", "--output", "json")[1])
     passes = data["coverage"]["gate"]["passes"]
     assert f"{100 * passes:.1f}%" in line
 
