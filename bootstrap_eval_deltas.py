@@ -5684,6 +5684,7 @@ class Analysis:
     rules: dict | None = None   # the rule behind each interval (after any fallback)
     runs: RunsAnalysis | None = None    # several runs per system: the two-level analysis
     method: str = "bootstrap"   # bootstrap (Monte Carlo), exact (B = infinity), saddlepoint
+    unasked: bool = False       # resampled though no resamples were asked: nothing exact fits
     exact_distributions: dict | None = None   # exact ones beside a Monte Carlo run (--exact)
 
     def __repr__(self) -> str:
@@ -5735,6 +5736,17 @@ class Analysis:
         jack = (self.jackknives or {}).get("paired")
         interval = _interval_by(dist, confidence, rule, self.gap, jack)[0]
         return _clamp(interval, -1, 1) if self.percent else interval
+
+    def paired_errors_at(self, confidence) -> tuple | None:
+        """The Monte Carlo error of the ends of ``paired_at(confidence)`` (``end_errors``);
+        None where they have none (exact, saddlepoint, score or two-level intervals)."""
+        rule = (self.rules or {}).get("paired", self.interval)
+        if self.method != "bootstrap" or rule in _UNRESAMPLED or self.runs is not None or \
+                self.exact_distributions is not None:
+            return None
+        jack = (self.jackknives or {}).get("paired")
+        rule = _interval_by(self.paired_distribution, confidence, rule, self.gap, jack)[1]
+        return self.paired_distribution.end_errors(Fraction(confidence), rule, self.gap, jack)
 
 
 def _choose_method(scores: Scores, settings: Settings) -> str:
@@ -5969,6 +5981,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         errors=made.errors, design=_design_of(scores), binary=scores.binary, notes=made.notes,
         cells=cells, distributions=dists, jackknives=made.jackknives, diff_variance=_diff_variance(scores),
         calibration=calibration, rules=made.rules, runs=runs, method=method,
+        unasked=method == "bootstrap" and settings.resamples is None and runs is None,
         exact_distributions=exact)
 
 
@@ -6033,6 +6046,7 @@ class Decision:
     family: int = 1
     gate: Gate | None = None
     adjust: str = "holm"          # how p was adjusted in the family (ADJUSTMENTS)
+    errors: tuple | None = None   # Monte Carlo error of the interval's ends (None: exact)
 
     @property
     def claims(self) -> bool:
@@ -6048,6 +6062,7 @@ class Decision:
         return {"verdict": self.word, "interval": self.interval.to_json(),
                 "level": float(self.level), "p": float(self.p), "alpha": float(self.alpha),
                 "family": self.family, "adjust": self.adjust,
+                "mc_error": None if self.errors is None else [float(e) for e in self.errors],
                 "gate": None if self.gate is None else self.gate.to_json()}
 
 
@@ -6077,7 +6092,8 @@ def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str
     word = _verdict_word(interval, p, alpha, clusters)
     gate = None if margin is None else Gate(Fraction(margin), _gate_passes(
         interval.lo, word, Fraction(margin)), interval.lo, word)
-    return Decision(word, interval, level, p, alpha, family, gate, adjust)
+    return Decision(word, interval, level, p, alpha, family, gate, adjust,
+                    analysis.paired_errors_at(level))
 
 
 @dataclass(frozen=True)
@@ -8173,9 +8189,12 @@ def _advice_line(advice: _Advice, result: Analysis) -> str:
         return moves + (f"about {advice.resamples:,} resamples (--resamples) would hold each "
                         f"within +-{half} (half that digit) of its value at B = infinity in 99 "
                         "runs of 100")
-    return moves + (f"holding them within +-{half} would take more than "
-                    f"{MAX_RESAMPLES:,} resamples; without --resamples the tool uses a method "
-                    "with no Monte Carlo error where one applies")
+    return moves + (f"holding them within +-{half} would take more than {MAX_RESAMPLES:,} "
+                    "resamples; " + (
+                        "no method without Monte Carlo error fits these scores (the "
+                        "saddlepoint approximation needs more units, none dominant)"
+                        if result.unasked else "without --resamples the tool uses a method "
+                        "with no Monte Carlo error where one applies"))
 
 
 def _precision_lines(result: Analysis) -> list:
@@ -8552,7 +8571,9 @@ def _method_text(result: Analysis) -> str:
     if result.method in _METHOD_NAMES:
         return _METHOD_NAMES[result.method]
     engine = "" if result.engine == "stream" else f", {result.engine} engine"
-    return f"bootstrap, B={result.resamples:,} resamples{engine}"
+    why = " (the saddlepoint approximation does not fit these scores)" if result.unasked \
+        else ""
+    return f"bootstrap, B={result.resamples:,} resamples{engine}{why}"
 
 
 def _warning_lines(table: Table) -> list:
@@ -8670,6 +8691,10 @@ def _family_document(report: Report) -> list:
         lines += [f"note: {c.candidate}: {note}" for note in c.analysis.notes]
         lines += [f"{c.candidate}: {line}" for line in calibration(c.analysis)]
     if report.details:
+        lines += [f"{c.candidate}: Monte Carlo error of the {c.decision.joint} interval's ends "
+                  f"(B={c.analysis.resamples:,}): +-{_magnitude(c.decision.errors[0], percent)}"
+                  f"/+-{_magnitude(c.decision.errors[1], percent)}"
+                  for c in comparisons if c.decision.errors is not None]
         lines.append(f"family: {len(comparisons)} comparisons against {base}; p adjusted by "
                      f"{_ADJUST_NAMES[decision.adjust]} across the family (--adjust; every "
                      f"adjustment in the JSON); intervals {decision.joint} at "
@@ -8677,8 +8702,9 @@ def _family_document(report: Report) -> list:
                      "read alike")
         lines += _input_lines(table, report.params["seed"], None)
     else:
+        error = "Monte Carlo error, " if any(c.decision.errors for c in comparisons) else ""
         lines.append(f"{_method_text(first)}; seed {report.params['seed']}; --details for "
-                     "calibration and provenance")
+                     f"{error}calibration and provenance")
     return lines
 
 
