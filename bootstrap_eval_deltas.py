@@ -5351,6 +5351,37 @@ def _sign_flip_saddlepoint(nonzero, observed: int) -> PermutationTest:
     return PermutationTest(min(1.0, 2 * max(0.0, upper)), False, 0, True)
 
 
+_SIGN_FLIP_LATTICE_BITS = 1 << 27  # the exact lattice count's largest number (16 MiB)
+_SIGN_FLIP_LATTICE_WORK = 1 << 35  # bits shifted and added in all (a few tenths of a second)
+
+
+def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
+    """The sign-flip test exactly, over all 2**k patterns, by its generating function:
+    with d_i = |difference| / gcd and D their sum, the kept sum U = sum of the d_i whose
+    sign is kept has ``prod (1 + x**d_i)`` as its counts, held as one big integer whose
+    digits (k + 1 bits each, room for 2**k) are the coefficients, each factor one shift
+    and add; T = gcd * (2U - D), symmetric, so p = 2 P(U <= (D - |t|) / 2).  None when that
+    integer would pass _SIGN_FLIP_LATTICE_BITS (a fine lattice: real scores with many
+    decimals), or its work past _SIGN_FLIP_LATTICE_WORK.
+
+    >>> _sign_flip_lattice([1] * 30, 30).p == 2 ** -29
+    True
+    """
+    step = functools.reduce(math.gcd, nonzero, 0)
+    units = [abs(d) // step for d in nonzero]
+    total, width = sum(units), len(units) + 1
+    size = (total + 1) * width
+    if size > _SIGN_FLIP_LATTICE_BITS or size * len(units) > 2 * _SIGN_FLIP_LATTICE_WORK:
+        return None
+    counts = 1
+    for unit in units:
+        counts += counts << (unit * width)
+    low = (total - observed // step) // 2 + 1           # U = 0 .. low - 1 are as extreme
+    tail = (counts & ((1 << (low * width)) - 1)) % ((1 << width) - 1)   # their digits' sum
+    return PermutationTest(float(Fraction(2 * tail, 1 << len(units))), True,
+                           2 ** len(units))
+
+
 def _sign_flip_fits(nonzero) -> bool:
     """Many nonzero differences, none of which moves the sum by a third of its sd."""
     if len(nonzero) < _SADDLEPOINT_SMOOTH_UNITS:
@@ -5390,6 +5421,9 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *
         total = 2 ** len(nonzero)
         return PermutationTest(float(Fraction(hits, total)), True, total)
     if permutations is None:
+        exact = _sign_flip_lattice(nonzero, observed)
+        if exact is not None:
+            return exact
         if _sign_flip_fits(nonzero):
             return _sign_flip_saddlepoint(nonzero, observed)
         permutations = PERMUTATIONS
@@ -8127,12 +8161,19 @@ def _test_line(result: Analysis) -> str:
         return (f"  discordant pairs: B-only correct={m.b_only}, A-only correct={m.a_only}; "
                 f"McNemar exact {_p_equals(m.p)}")
     test = result.test
-    how = (f"exact over {test.permutations:,} sign patterns" if test.exact
+    patterns = f"{test.permutations:,}" if test.permutations <= 1 << 20 else \
+        f"all 2^{test.permutations.bit_length() - 1}"
+    how = (f"exact over {patterns} sign patterns" if test.exact
            else "the saddlepoint approximation of Robinson 1982" if test.saddlepoint
            else f"Monte Carlo, {test.permutations:,} random sign patterns")
-    floor = "" if test.exact or test.saddlepoint or test.p > 1 / (test.permutations + 1) else \
-        " (none as extreme: the smallest p this many patterns can give)"
-    return f"  paired sign-flip permutation test ({how}): {_p_equals(test.p)}{floor}"
+    if test.exact or test.saddlepoint:
+        return f"  paired sign-flip permutation test ({how}): {_p_equals(test.p)}"
+    if test.p <= 1 / (test.permutations + 1):
+        return (f"  paired sign-flip permutation test ({how}): p<={_format_p(test.p)} (no pattern "
+                "as extreme: the smallest p this many patterns can give)")
+    error = math.sqrt(test.p * (1 - test.p) / test.permutations)
+    return (f"  paired sign-flip permutation test ({how}): {_p_equals(test.p)} +-"
+            f"{_format_p(error)} (its Monte Carlo s.e.)")
 
 
 def _engine_lines(report: Report, result: Analysis) -> list:

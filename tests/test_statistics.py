@@ -528,10 +528,30 @@ def exact_sign_flip_p(diffs):
 def test_robinsons_saddlepoint_p_matches_the_exact_permutation_p(seed, m):
     rng = random.Random(seed)
     diffs = [round(rng.gauss(0.05, 0.3) * 100) for _ in range(m)]
-    test = bed.sign_flip_test(random.Random(0), diffs)
+    test = bed._sign_flip_saddlepoint([d for d in diffs if d], abs(sum(diffs)))
     assert test.saddlepoint
     exact = exact_sign_flip_p(diffs)
     assert test.p == pytest.approx(exact, rel=0.05, abs=1e-4)
+
+
+@pytest.mark.parametrize("seed, m, scale", [(1, 150, 100), (2, 300, 100), (3, 600, 10),
+                                            (4, 30, 1000), (5, 2000, 3)])
+def test_the_sign_flip_test_on_a_lattice_is_exact_by_its_generating_function(seed, m, scale):
+    """Differences on a lattice coarse enough for the exact count: p over all 2**m patterns
+    (NumPy's convolution of the +-d masses is the oracle); it was the saddlepoint or 10,000
+    random patterns beyond 20 nonzero differences."""
+    rng = random.Random(seed)
+    diffs = [round(rng.gauss(0.05, 0.3) * scale) for _ in range(m)]
+    test = bed.sign_flip_test(random.Random(0), diffs)
+    assert test.exact and not test.saddlepoint
+    assert test.permutations == 2 ** sum(1 for d in diffs if d)
+    assert test.p == pytest.approx(exact_sign_flip_p(diffs), rel=1e-9, abs=1e-300)
+
+
+def test_thirty_items_all_in_one_direction_have_the_exact_sign_flip_p():
+    """p = 2 / 2**30, not the 1/10,001 floor of random patterns."""
+    test = bed.sign_flip_test(random.Random(0), [3, 1, 2] * 10)
+    assert test.exact and test.p == 2 ** -29
 
 
 def test_calibration_is_the_sum_over_every_table_of_n():
