@@ -3501,19 +3501,22 @@ class _Findings:
     dropped: int = 0
 
 
+def _same_task(logs, options: ReadOptions) -> None:
+    """Logs (``(task, path)`` pairs) of different tasks are not one test, unless allowed."""
+    if len({task for task, _ in logs}) > 1 and not options.allow_different_tasks:
+        shown = ", ".join(f"{_printable(path)} is task {_shorten(str(task))}"
+                          for task, path in logs[:3])
+        raise ToolError(f"not the same test: {shown} ({_opt('allow_different_tasks', True)} "
+                        "compares them anyway, for a renamed task)")
+
+
 def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> frozenset:
     """The checks that make a comparison of harness logs one of the same test: the same
     task (unless allowed), the same input under each id where both logs record it, runs that
     ended (unless allowed).  Returns the items to leave out: samples that ended in an error
     in any of them, said in a warning."""
     logs = [(read, path) for read, path in zip(reads, paths) if read.harness]
-    tasks = {read.task for read, _ in logs}
-    if len(tasks) > 1 and not options.allow_different_tasks:
-        shown = ", ".join(f"{_printable(path)} is task {_shorten(str(read.task))}"
-                          for read, path in logs[:3])
-        raise ToolError(f"not the same test: {shown} ({_opt('allow_different_tasks', True)} "
-                        f"compares them "
-                        "anyway, for a renamed task)")
+    _same_task([(read.task, path) for read, path in logs], options)
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
         other = read.inputs
@@ -3700,6 +3703,11 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
         if labels:
             raise harness_labels
         return _read_folders(groups, spec, options)
+    named = [_log_of(os.path.dirname(path), os.path.basename(path)) for group in groups
+             for path in group if _LM_EVAL_NAME.fullmatch(os.path.basename(path)) or
+             os.path.basename(path) == "per_instance_stats.json" and
+             ":" in os.path.basename(os.path.dirname(os.path.abspath(path)))]
+    _same_task([(log.task, log.path) for log in named if log is not None], options)
     fields = _Fields((spec.score,) if spec.score is not None else (),
                     spec.ids if spec.ids is not None else ("item",), labels)
     found, systems, sources, names_found, all_reads = _Findings(), [], [], [], []

@@ -1796,3 +1796,18 @@ def test_an_inspect_log_holding_a_member_twice_is_refused(tmp_path):
     assert_one_line_error(*cli("compare", logs[0], str(doubled)),
                           "doubled.eval holds two members named summaries.json; the tool "
                           "will not choose one")
+
+
+def test_lm_eval_files_of_two_tasks_are_refused_before_any_filter_or_metric_is_asked():
+    """A samples file of gen_arith against one of mc_capitals: each asked for an option the
+    other could not take (a filter, then a metric), a loop with no way out; the tasks are
+    compared first now."""
+    main = os.path.join(LM, "main")
+    base = next(os.path.join(main, "acme__base", name) for name in
+                sorted(os.listdir(os.path.join(main, "acme__base"))) if "gen_arith" in name)
+    tuned = next(os.path.join(main, "acme__tuned", name) for name in
+                 sorted(os.listdir(os.path.join(main, "acme__tuned"))) if "mc_capitals" in name)
+    for extra in ([], ["--filter", "strict-match"], ["--score-col", "acc"]):
+        assert_one_line_error(*cli("compare", base, tuned, *extra),
+                              "is task 'gen_arith', ")
+        assert "is task 'mc_capitals' (--allow-different-tasks" in cli("compare", base, tuned)[2]
