@@ -4585,14 +4585,17 @@ def _inward(n: int, a: float, b: float, c: float, start: int, stop: int, mean: f
     term positive, so stable (Miller's method)."""
     top = max(stop, min(n, math.ceil(mean + 11 * sd + 20)))
     values = []
+    append = values.append
     after, here = 0.0, 1.0
-    for d in range(top, start, -1):
-        values.append(here)
-        after, here = here, (a * (n + d + 1) * after + b * d * here) / (c * (n - d + 1))
+    up, d, down = float(n + top + 1), float(top), float(n - top + 1)    # n+d+1, d, n-d+1
+    for _ in range(top - start):          # floats count exactly: the products are the same
+        append(here)
+        after, here = here, (a * up * after + b * d * here) / (c * down)
+        up, d, down = up - 1.0, d - 1.0, down + 1.0
         if here > 1e250:                            # keep the scale finite
             after, here = after * 1e-250, here * 1e-250
-            values = [v * 1e-250 for v in values]
-    values.append(here)
+            values[:] = [v * 1e-250 for v in values]
+    append(here)
     values.reverse()                                # d = start .. top
     return values[:stop - start + 1]
 
@@ -5264,9 +5267,10 @@ class McNemar:
 def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
     """Exact two-sided McNemar test: ``min(1, 2 * P(Binomial(b+c, 1/2) <= min(b, c)))``.
 
-    Summed as an exact rational up to ``_MCNEMAR_EXACT_LIMIT`` discordant
-    pairs; beyond, the binomial tail is summed from Loader's saddle-point
-    probabilities (relative error below 1e-12, no big-integer powers).
+    Summed in exact integers up to ``_MCNEMAR_EXACT_LIMIT`` discordant pairs (each
+    binomial coefficient from the last) and divided once, correctly rounded; beyond,
+    the binomial tail is summed from Loader's saddle-point probabilities (relative
+    error below 1e-12, no big-integer powers).
 
     >>> mcnemar_exact(67, 85).p_text, mcnemar_exact(0, 0).p, mcnemar_exact(5, 5).p
     ('0.1677', 1.0, 1.0)
@@ -5276,8 +5280,11 @@ def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
     if n == 0:
         return McNemar(a_only, b_only, 1.0)
     if n <= _MCNEMAR_EXACT_LIMIT:
-        tail = Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n)
-        return McNemar(a_only, b_only, float(min(Fraction(1), 2 * tail)))
+        term = total = 1                                # C(n, 0), then C(n, i) from C(n, i-1)
+        for i in range(k):
+            term = term * (n - i) // (i + 1)
+            total += term
+        return McNemar(a_only, b_only, min(1.0, 2 * total / 2 ** n))
     return McNemar(a_only, b_only, min(1.0, 2 * _binom_cdf_lower(k, n, 0.5)))
 
 
@@ -7440,33 +7447,48 @@ def _table_cdf(n: int, x: int, y: int, t: int, exact: bool = True) -> float:
     return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
 
 
-def _threshold(fits, rest: int, guess) -> int:
-    """The smallest y <= rest with fits(y), fits false then true (rest + 1: none): from the
-    last x's threshold by galloping (a step or two when it moved little), by bisection over
-    0..rest when there is none."""
-    low, high = -1, rest + 1                      # fits(low) is false, fits(high) true
-    if guess is not None:
-        y, step = min(guess, rest + 1), 1
-        if y <= rest and fits(y):
-            high = y
-            while high > 0:
-                probe = max(0, high - step)
-                if not fits(probe):
-                    low = probe
+def _first_true(predicate, start: int | None = None, low: int = 2, high: int | None = None,
+                gallop: bool = True) -> int:
+    """The one integer search: the smallest n in low..high with predicate(n), for a
+    predicate false then true (high + 1 when none holds; no high: unbounded).
+
+    From *start* it gallops -- steps of 1, 2, 4, ... down while the predicate holds, up
+    while it does not -- then bisects the last step; with no start it bisects low..high.
+    ``gallop=False`` walks one n at a time instead, to the edge of start's own run: for a
+    predicate that is monotone only near its edge (the exact power at a few items).
+    """
+    no, yes = low - 1, None if high is None else high + 1     # predicate false / true there
+    if start is None and high is None:
+        start = low
+    if start is not None:
+        n = max(low, start if yes is None else min(start, yes))
+        step, grow = 1, 2 if gallop else 1
+        if n != yes and predicate(n):
+            yes = n
+            while yes > low:
+                probe = max(low, yes - step)
+                if not predicate(probe):
+                    no = probe
                     break
-                high, step = probe, 2 * step
+                yes, step = probe, grow * step
         else:
-            low = y
-            while low < rest:
-                probe = min(rest, low + step)
-                if fits(probe):
-                    high = probe
+            no = n
+            while high is None or no < high:
+                probe = no + step if high is None else min(high, no + step)
+                if predicate(probe):
+                    yes = probe
                     break
-                low, step = probe, 2 * step
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if fits(middle) else (middle, high)
-    return high
+                no, step = probe, grow * step
+    while yes - no > 1:
+        middle = (no + yes) // 2
+        no, yes = (no, middle) if predicate(middle) else (middle, yes)
+    return yes
+
+
+def _threshold(fits, rest: int, guess) -> int:
+    """The smallest y <= rest with fits(y) (rest + 1: none), from the last x's threshold
+    (a step or two when it moved little; by bisection over 0..rest when there is none)."""
+    return _first_true(fits, guess, 0, rest)
 
 
 class _BinomialTail:
@@ -7525,26 +7547,41 @@ def _upper_share(p_a: float, p_b: float, n: int, q: float, t: int = 0,
     them is weighed at its middle count (the midpoint rule on a smooth sum).  With
     ``verdict`` a table counts only when McNemar's p is below 2q too: the verdict "better"
     (p falls as y rises, so both conditions together still start at one y*(x))."""
+    share = 0.0
+    for share, _ in _partial_shares(p_a, p_b, n, q, t, exact, verdict):
+        pass
+    return share
+
+
+def _partial_shares(p_a: float, p_b: float, n: int, q: float, t: int = 0,
+                    exact: bool = True, verdict: bool = False):
+    """``_upper_share``'s sum as it grows, row by row: ``(sum so far, weight of the rows
+    still to come)``.  A row adds its weight times a tail (at most 1) and takes nothing
+    away, so the whole sum lies between the two; the last sum is the whole one."""
     if p_b <= 0:
-        return 0.0
+        yield 0.0, 0.0
+        return
     conditional = min(1.0, p_b / (1 - p_a)) if p_a < 1 else 0.0
     first, last, block = _share_rows(n, p_a)
     block = 1 if exact else block
-    share, threshold, tail = 0.0, None, _BinomialTail(conditional)
     ratio = p_a / (1 - p_a) if p_a < 1 else 0.0
+    rows = []                                         # (the count weighed, the weight)
     for start in range(first, last + 1, block):
         counts = range(start, min(start + block, last + 1))
         term = weight = binom_pmf(start, n, p_a)
         for x in counts[:-1]:                         # the block's other probabilities
             term *= (n - x) / (x + 1) * ratio
             weight += term
-        x = counts[len(counts) // 2]
+        rows.append((counts[len(counts) // 2], weight))
+    later = [*itertools.accumulate(weight for _, weight in reversed(rows)), 0.0][::-1]
+    share, threshold, tail = 0.0, None, _BinomialTail(conditional)
+    for (x, weight), rest_weight in zip(rows, later[1:]):
         rest = n - x
         threshold = _threshold(lambda y: _table_cdf(n, x, y, t, exact) <= q and (
             not verdict or y > x and mcnemar_exact(x, y).p < 2 * q), rest, threshold)
         if threshold <= rest:
             share += weight * tail(rest, threshold)
-    return share
+        yield share, rest_weight
 
 
 @functools.lru_cache(maxsize=512)
@@ -7556,6 +7593,34 @@ def _exact_power(probs: tuple, n: int, confidence: Fraction) -> float:
         return upper
     lower = _upper_share(cells.b_only, cells.a_only, n, q)
     return lower if cells.a_only > cells.b_only else upper + lower
+
+
+_SHARE_SLACK = 1e-9              # widens a share's upper bound: far above its rounding error
+
+
+class _ExactPowerBounds:
+    """One exact power, summed only as far as the questions asked of it need: while its
+    share (the side of the true gap) is partly summed, the sum so far is a lower bound
+    and, with the weight of the rows to come and SHARE_SLACK added, an upper one."""
+
+    def __init__(self, probs: tuple, n: int, confidence: Fraction):
+        cells, q = Cells(*probs), float(1 - confidence) / 2
+        p_a, p_b = sorted((cells.a_only, cells.b_only))
+        self._sums = _partial_shares(p_a, p_b, n, q) if p_a != p_b else \
+            ((_exact_power(probs, n, confidence), 0.0) for _ in (0,))   # no gap: both sides
+        self.lower = self.upper = None
+
+    def settle(self, answer):
+        """``answer(lower, upper)``: what both bounds give, or None when they differ.  The
+        sum goes on until it answers; once it is whole, lower and upper are the exact
+        power itself, and any answer is the one the exact power gives."""
+        while self.lower is None or (result := answer(self.lower, self.upper)) is None:
+            try:
+                share, rest = next(self._sums)
+                self.lower, self.upper = share, share + rest + _SHARE_SLACK
+            except StopIteration:
+                self.upper = self.lower
+        return result
 
 
 def exact_verdict_power(cells: Cells, n: int, confidence) -> float:
@@ -7617,11 +7682,7 @@ class PowerPlan:
             return None
         z, sd = _z_value(self.confidence), self.sd(paired)
         n = max(2, math.ceil(((z + NormalDist().inv_cdf(float(target))) * sd / self.gap) ** 2))
-        while n > 2 and self.power(n - 1, paired) >= target:
-            n -= 1
-        while self.power(n, paired) < target:
-            n += 1
-        return n
+        return _first_true(lambda m: self.power(m, paired) >= target, n - 1, gallop=False)
 
     def half_width(self, n: int, paired: bool = True) -> float:
         """The interval's expected half-width, ``z*sd/sqrt(n)``."""
@@ -7638,24 +7699,33 @@ class PowerPlan:
         """The n from which on the exact power reaches *target*: exact power is an average
         over all tables, smooth and rising in n, so the first n that reaches it is the one
         after which every larger n does (the tests check it on a grid).  None when the gap
-        is 0 or the answer lies above EXACT_POWER_LIMIT."""
+        is 0 or the answer lies above EXACT_POWER_LIMIT.
+
+        Newton steps on the analytic curve's slope, then to the boundary one n at a time.
+        A step needs only the rounding of (target - power) / slope, the walk only the side
+        of the target the power lies on: each exact power is summed until they are
+        settled (``_ExactPowerBounds``), seldom to its last rows."""
         n = self.items_needed(target)
         if n is None or n > _EXACT_POWER_LIMIT:
             return None
-        power = self.exact_power(n)
+        probs, confidence = self.cells.as_tuple(), Fraction(self.confidence)
+        exact = functools.cache(lambda m: _ExactPowerBounds(probs, m, confidence))
+
+        def newton(lower: float, upper: float):           # the step, if both ends agree
+            step = round((float(target) - upper) / slope)
+            return step if step == round((float(target) - lower) / slope) else None
+
+        def reaches(lower: float, upper: float):
+            return True if lower >= target else False if upper < target else None
+
         for _ in range(6):                     # Newton steps on the analytic curve's slope
             slope = self.power(n + 1) - self.power(n)
-            step = round((float(target) - power) / slope) if slope > 0 else 0
+            step = exact(n).settle(newton) if slope > 0 else 0
             if step == 0 or not 2 <= n + step <= _EXACT_POWER_LIMIT:
                 break
             n += step
-            power = self.exact_power(n)
-        if power >= target:                    # then to the boundary, one item at a time
-            while n > 2 and self.exact_power(n - 1) >= target:
-                n -= 1
-            return n
-        while n <= _EXACT_POWER_LIMIT and self.exact_power(n) < target:
-            n += 1
+        n = _first_true(lambda m: exact(m).settle(reaches), n, high=_EXACT_POWER_LIMIT,
+                        gallop=False)          # then to the boundary, one item at a time
         return n if n <= _EXACT_POWER_LIMIT else None
 
 
@@ -7827,28 +7897,6 @@ class AccuracyPlan:
     wald: int
     wilson: int
     clopper_pearson: int
-
-
-def _first_true(predicate, start: int) -> int:
-    """The smallest n >= 2 with predicate(n), for a predicate false then true, by galloping
-    from *start* and bisection."""
-    if predicate(start):
-        low, high, step = start, start, 1
-        while True:
-            if high == 2:
-                return 2
-            low = max(2, high - step)
-            if not predicate(low):
-                break
-            high, step = low, step * 2
-    else:
-        low, high, step = start, start + 1, 1
-        while not predicate(high):
-            low, high, step = high, high + step, step * 2
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if predicate(middle) else (middle, high)
-    return high
 
 
 def _items_for_half_width(width, p: Fraction, target: float, start: int = 2) -> int:
