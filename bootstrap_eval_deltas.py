@@ -227,6 +227,8 @@ def _opt(name: str, value=None) -> str:
     if _SPELLING.get() == "python":
         return name if value is None else f"{name}={value!r}"
     flag = "--" + name.replace("_", "-")
+    if isinstance(value, tuple):
+        value = ",".join(map(str, value))
     return flag if value is None or value is True else f"{flag} {value}"
 
 
@@ -10632,6 +10634,34 @@ def _say_if_long(seconds: float, what: str, shorter: str) -> None:
         _say(f"note: this will take about {minutes} ({what}); {shorter} shortens it")
 
 
+def _refuse_idle_options(r: _Request, table: Table) -> None:
+    """An option given that these data would ignore is refused, saying why (it was taken
+    and did nothing)."""
+    logs = [s.format in ("lm-eval", "inspect", "helm") for s in table.sources]
+    binary = all(value in (0, 1) for column in table.columns for value in set(column))
+    design = [name for name, labels in (("clusters", table.clusters), ("strata", table.strata),
+                                        ("runs", table.runs)) if labels]
+    idle = []
+    if not any(logs):
+        idle += [(name, "applies to harness logs, and these inputs are not")
+                 for name in ("allow_incomplete", "allow_different_tasks") if name in r.given]
+    if all(logs) and "id_col" in r.given:
+        idle.append(("id_col", "names a column of a file of scores; a harness log's items "
+                               "carry their own ids"))
+    if table.tasks is None and "permutations" in r.given and binary and not \
+            {"clusters", "runs"} & set(design):
+        idle.append(("permutations", "sets the sign-flip test's random patterns; these 0/1 "
+                                     "scores are tested by McNemar's exact test, which draws "
+                                     "none"))
+    if table.tasks is None and "calibration" in r.given and r.calibration and (
+            not binary or design):
+        what = "real-valued" if not binary else "with " + " and ".join(design)
+        idle.append(("calibration", f"measures the interval on 0/1 scores without clusters, "
+                                    f"strata or runs; these scores are {what}"))
+    for name, why in idle:
+        raise ToolError(f"{_opt(name, getattr(r, name))} does not apply here: it {why}")
+
+
 def _warn_data(r: _Request, table: Table) -> None:
     """Before the user's data are resampled: the Monte Carlo work asked for, if long."""
     comparisons = max(1, len(table.systems) - 1)
@@ -10667,6 +10697,7 @@ def _table(r: _Request) -> Table:
 
 def _run_data(r: _Request, writes: list) -> Report:
     table = _table(r)
+    _refuse_idle_options(r, table)
     _warn_data(r, table)
     params = _data_params(r, table)
     margin = None
