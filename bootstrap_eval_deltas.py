@@ -9524,18 +9524,19 @@ def svg_forest(report: _LeaderboardReport) -> str:
 
 def _grid_lines(grid: _Grid) -> list:
     """A plain-text table: columns padded to their widest cell, some aligned right."""
-    widths = [max(len(row[i]) for row in (grid.header, *grid.rows))
-              for i in range(len(grid.header))]
+    rows = [[_printable(cell) for cell in row] for row in (grid.header, *grid.rows)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(grid.header))]
     return [" " * grid.indent + "  ".join(cell.rjust(w) if i in grid.right else cell.ljust(w)
                                           for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
-            for row in (grid.header, *grid.rows)]
+            for row in rows]
 
 
 def _text(document: list) -> str:
-    """For a terminal: the lines as they are, tables padded."""
+    """For a terminal: the lines as they are, tables padded; a control character from an
+    input (a line break in a name could forge a line) shown escaped."""
     lines = []
     for block in document:
-        lines += [block] if isinstance(block, str) else \
+        lines += [_printable(block)] if isinstance(block, str) else \
             _grid_lines(block) if isinstance(block, _Grid) else list(block.lines)
     return "\n".join(lines) + "\n"
 
@@ -9565,7 +9566,8 @@ def _markdown(document: list) -> str:
 def _html(document: list) -> str:
     """For a notebook: a paragraph per line, tables and preformatted text as HTML."""
     def row(cells, tag):
-        return "<tr>" + "".join(f"<{tag}>{html.escape(cell)}</{tag}>" for cell in cells) + "</tr>"
+        return "<tr>" + "".join(f"<{tag}>{html.escape(_printable(cell))}</{tag}>"
+                                for cell in cells) + "</tr>"
     parts = []
     for block in document:
         if isinstance(block, _Grid):
@@ -9574,7 +9576,7 @@ def _html(document: list) -> str:
         elif isinstance(block, _Pre):
             parts.append("<pre>" + html.escape("\n".join(block.lines)) + "</pre>")
         else:
-            parts.append(f"<p>{html.escape(block.strip())}</p>")
+            parts.append(f"<p>{html.escape(_printable(block.strip()))}</p>")
     return "\n".join(parts) + "\n"
 
 
@@ -9605,8 +9607,7 @@ def render(report, output: str = "text") -> str:
         raise ToolError(f"render() takes a report, not {type(report).__name__}")
     if output == "json":
         return json.dumps(_json_dict(report), indent=2) + "\n"
-    text = _FORMATTERS[output](_RENDERERS[type(report)][0](report))
-    return "\n".join(map(_printable, text.split("\n")))
+    return _FORMATTERS[output](_RENDERERS[type(report)][0](report))
 
 
 JSON_SCHEMA = 2       # the JSON's layout: 2 puts each comparison in "comparisons" alone
@@ -10057,33 +10058,33 @@ def _count(value, name: str) -> int:
 def _taken(name: str, value, default):
     """One option's Python value as the request holds it: numbers exact, counts whole,
     names a tuple, a choice one of its choices; None only where it is the default."""
-    value = _plain_number(value)
+    value, where = _plain_number(value), _opt(name)
     if value is None:
         if default is None:
             return None
-        raise ToolError(f"{name} takes a value (default {default!r}), not None")
+        raise ToolError(f"{where} takes a value (default {default!r}), not None")
     if isinstance(default, bool):
         if not isinstance(value, bool):
-            raise ToolError(f"{name} is True or False, got {_shorten(repr(value))}")
+            raise ToolError(f"{where} is True or False, got {_shorten(repr(value))}")
         return value
     if name in _COUNT_OPTIONS:
-        return _count(value, name)
+        return _count(value, where)
     if name in _NUMBER_OPTIONS:
-        return _exact(value, name)
+        return _exact(value, where)
     if name in _NAME_OPTIONS:
-        return _names(value, name)
+        return _names(value, where)
     if name in ("n_grid", "acc_pairs"):
         what = "a list of sizes" if name == "n_grid" else "a list of (A, B) accuracy pairs"
         if not isinstance(value, (list, tuple)) or name == "acc_pairs" and not all(
                 isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in value):
-            raise ToolError(f"{name} is {what}, got {_shorten(repr(value))}")
+            raise ToolError(f"{where} is {what}, got {_shorten(repr(value))}")
         if name == "n_grid":
-            return tuple(_count(size, name) for size in value)
-        return tuple((_exact(a, name), _exact(b, name)) for a, b in value)
+            return tuple(_count(size, where) for size in value)
+        return tuple((_exact(a, where), _exact(b, where)) for a, b in value)
     if not isinstance(value, str):
-        raise ToolError(f"{name} is text, got {_shorten(repr(value))}")
+        raise ToolError(f"{where} is text, got {_shorten(repr(value))}")
     if name in _CHOICES and value not in _CHOICES[name]:
-        raise ToolError(f"{name} is one of {', '.join(map(repr, _CHOICES[name]))}, "
+        raise ToolError(f"{where} is one of {', '.join(map(repr, _CHOICES[name]))}, "
                         f"got {_shorten(repr(value))}")
     return value
 
@@ -11461,6 +11462,23 @@ def _cli_inputs(command: str, given: dict) -> list:
     return paths
 
 
+def _negative_values_joined(parser: argparse.ArgumentParser, argv) -> list:
+    """``--min-delta -1e50`` as ``--min-delta=-1e50``: argparse takes a negative number in
+    exponent form for a flag of its own and refuses the flag's value as missing."""
+    out, tokens = [], iter(argv)
+    for token in tokens:
+        action = parser._option_string_actions.get(token)
+        if token == "--":
+            return out + [token, *tokens]
+        value = next(tokens, None) if action is not None and action.nargs is None else None
+        if value is not None and value.startswith("-") and \
+                _NUMBER.fullmatch(value.replace("_", "")):
+            out.append(f"{token}={value}")
+        else:
+            out += [token] if value is None else [token, value]
+    return out
+
+
 def _refuse_repeated_flags(parser: argparse.ArgumentParser, argv) -> None:
     """A flag with a value given twice is refused (argparse would keep the last value
     without a word), but for one that collects a list (``--candidate``); a switch given
@@ -11486,6 +11504,7 @@ def _parse_args(argv) -> _Request:
     command, rest = _command_of(argv)
     _refuse_foreign_flags(command, rest)
     parser = _build_parser(command)
+    rest = _negative_values_joined(parser, rest)
     _refuse_repeated_flags(parser, rest)
     given = vars(parser.parse_args(rest))
     outputs = {name: given[name] for name in _OUTPUT_FLAGS if name in given}
