@@ -1663,3 +1663,24 @@ def test_the_calibrations_blocks_of_rows_agree_with_every_row(monkeypatch):
         assert blocks[study]["covers"] == pytest.approx(0.95, abs=2e-3)
     assert blocks["null"]["excludes_zero"] == pytest.approx(rows["null"]["excludes_zero"],
                                                             abs=1e-3)
+
+
+@pytest.mark.parametrize("n, a_only, b_only", [(900, 404, 480), (900, 404, 486),
+                                               (400, 190, 205), (200, 7, 180), (200, 180, 7),
+                                               (2000, 1000, 999), (400, 100, 120)])
+def test_the_paired_gap_table_is_exact_where_the_systems_rarely_agree(n, a_only, b_only):
+    """D = B-only minus A-only draws among n from the cells, against NumPy's convolution of
+    n three-point draws: Miller's guessed start was 58% off at 16 agreeing items of 900
+    (P(D <= 0) 0.00464 against 0.00309)."""
+    a, c = a_only / n, b_only / n
+    dist = np.zeros(2 * n + 1)
+    dist[n] = 1.0
+    for _ in range(n):
+        step = (1 - a - c) * dist
+        step[1:] += c * dist[:-1]
+        step[:-1] += a * dist[1:]
+        dist = step
+    truth = np.cumsum(dist)
+    lo, cdf = bed._paired_gap_cdf(bed.Cells(n - a_only - b_only, a_only, b_only, 0))
+    got = np.array(cdf)
+    assert np.max(np.abs(got - truth[lo + n:lo + n + len(cdf)])) < 1e-12
