@@ -123,7 +123,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 
 __all__ = [
     # compare, rank and plan
