@@ -5417,11 +5417,11 @@ def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
     True
     """
     step = functools.reduce(math.gcd, nonzero, 0)
-    units = [abs(d) // step for d in nonzero]
-    total, width = sum(units), len(units) + 1
+    total, width = sum(map(abs, nonzero)) // step, len(nonzero) + 1
     size = (total + 1) * width
-    if size > _SIGN_FLIP_LATTICE_BITS or size * len(units) > 2 * _SIGN_FLIP_LATTICE_WORK:
+    if size > _SIGN_FLIP_LATTICE_BITS or size * len(nonzero) > 2 * _SIGN_FLIP_LATTICE_WORK:
         return None
+    units = [abs(d) // step for d in nonzero]
     counts = 1
     for unit in units:
         counts += counts << (unit * width)
@@ -10671,7 +10671,8 @@ def _refuse_idle_options(r: _Request, table: Table) -> None:
     """An option given that these data would ignore is refused, saying why (it was taken
     and did nothing)."""
     logs = [s.format in ("lm-eval", "inspect", "helm") for s in table.sources]
-    binary = all(value in (0, 1) for column in table.columns for value in set(column))
+    asked = {"permutations", "calibration"} & set(r.given)
+    binary = bool(asked) and all(set(column) <= {0, 1} for column in table.columns)
     design = [name for name, labels in (("clusters", table.clusters), ("strata", table.strata),
                                         ("runs", table.runs)) if labels]
     idle = []
