@@ -255,7 +255,7 @@ def test_real_valued_scores_use_the_permutation_test(tmp_path):
                          "10000")
     assert "paired sign-flip permutation test (Monte Carlo, 10,000 random sign patterns)" in out
     auto = cli_json("compare", path, "--a-col", "base", "--b-col", "new")["comparisons"][0]["test"]
-    assert auto["name"] == "sign-flip permutation (saddlepoint)" and auto["saddlepoint"]
+    assert auto["name"] == "sign-flip permutation (exact)" and auto["exact"]
     assert abs(auto["p"] - got["test"]["p"]) < 4 * (auto["p"] * (1 - auto["p"]) / 1e4) ** 0.5
     assert "(real-valued scores)" in out.splitlines()[-1]
 

@@ -1037,3 +1037,12 @@ def test_each_commands_help_says_its_own_exit_statuses_and_picture(command, gate
     text = " ".join(out.split())
     assert ("1 the --gate failed" in text) is gate and "exit status: 0 success," in text
     assert (picture is None and "--plot" not in text) or (picture and picture in text)
+
+
+def test_a_negative_number_in_exponent_form_is_a_flag_value_not_a_flag():
+    """argparse took ``-1e50`` for a flag and said --min-delta expected one argument."""
+    status, out, err = cli("compare", SHIPPED_CSV, "--gate", "--min-delta", "-2e0")
+    assert status == 0 and "gate: PASS (non-inferiority at -2.0 pts)" in out, err
+    assert_one_line_error(*cli("compare", SHIPPED_CSV, "--gate", "--min-delta", "-1e50"),
+                          "--min-delta: a number with more than 50 digits")
+    assert cli("compare", SHIPPED_CSV, "--gate", "--min-delta=-2e0")[1] == out

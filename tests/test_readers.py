@@ -615,10 +615,10 @@ def test_a_nan_in_an_unused_lm_eval_field_is_fine(tmp_path):
     cand = tmp_path / "samples_mc_capitals_2025-01-02T00-00-00.0.jsonl"
     base.write_text("\n".join(changed) + "\n")
     cand.write_text("\n".join(lines) + "\n")
-    got = quick_body("compare", str(base), str(cand), "--id-col", "doc_id", "--metric", "acc")
+    got = quick_body("compare", str(base), str(cand), "--metric", "acc")
     assert got["comparisons"][0]["gap"] == 0 and got["input"]["items"] == 30
-    assert_one_line_error(*cli("compare", str(base), str(cand), "--id-col", "doc_id", "--metric",
-                               "acc_norm"), "NaN is not a finite number")
+    assert_one_line_error(*cli("compare", str(base), str(cand), "--metric", "acc_norm"),
+                          "NaN is not a finite number")
 
 
 def test_inspect_values_are_mapped_as_inspect_maps_them():
@@ -1791,3 +1791,45 @@ def test_an_inspect_log_holding_a_member_twice_is_refused(tmp_path):
     assert_one_line_error(*cli("compare", logs[0], str(doubled)),
                           "doubled.eval holds two members named summaries.json; the tool "
                           "will not choose one")
+
+
+def test_lm_eval_files_of_two_tasks_are_refused_before_any_filter_or_metric_is_asked():
+    """A samples file of gen_arith against one of mc_capitals: each asked for an option the
+    other could not take (a filter, then a metric), a loop with no way out; the tasks are
+    compared first now."""
+    main = os.path.join(LM, "main")
+    base = next(os.path.join(main, "acme__base", name) for name in
+                sorted(os.listdir(os.path.join(main, "acme__base"))) if "gen_arith" in name)
+    tuned = next(os.path.join(main, "acme__tuned", name) for name in
+                 sorted(os.listdir(os.path.join(main, "acme__tuned"))) if "mc_capitals" in name)
+    for extra in ([], ["--filter", "strict-match"], ["--score-col", "acc"]):
+        assert_one_line_error(*cli("compare", base, tuned, *extra),
+                              "is task 'gen_arith', ")
+        assert "is task 'mc_capitals' (--allow-different-tasks" in cli("compare", base, tuned)[2]
+
+
+@pytest.mark.parametrize("inputs, flags, fragment", [
+    ("csv", ["--allow-incomplete"], "--allow-incomplete does not apply here: it applies to "
+                                    "harness logs"),
+    ("csv", ["--allow-different-tasks"], "--allow-different-tasks does not apply here"),
+    ("csv", ["--permutations", "500"], "--permutations 500 does not apply here: it sets the "
+                                       "sign-flip test's random patterns; these 0/1 scores"),
+    ("real", ["--calibration", "100"], "--calibration 100 does not apply here: it measures the "
+                                       "interval on 0/1 scores without clusters, strata or "
+                                       "runs; these scores are real-valued"),
+    ("logs", ["--id-col", "doc_id"], "--id-col doc_id does not apply here: it names a column "
+                                     "of a file of scores"),
+])
+def test_an_option_these_data_would_ignore_is_refused(tmp_path, inputs, flags, fragment):
+    """Each was taken and did nothing: the report was the same as without it."""
+    if inputs == "logs":
+        paths = [lm_file(BASE_DIR, "mc_capitals"),
+                 lm_file(os.path.join(LM, "main", "acme__tuned"), "mc_capitals")]
+        argv = ["compare", *paths, "--metric", "acc"]
+    else:
+        body = "item,a,b\n1,1,0\n2,0,1\n3,1,1\n4,1,1\n"
+        if inputs == "real":
+            body = body.replace("1,1,0", "1,0.5,0")
+        argv = ["compare", write(tmp_path / "x.csv", body), *AB]
+    assert cli(*argv, "--json")[0] == 0
+    assert_one_line_error(*cli(*argv, *flags), fragment)

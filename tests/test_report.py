@@ -367,3 +367,20 @@ def test_markdown_says_what_was_dropped(tmp_path):
     dropped = [line for line in out.splitlines() if "dropped" in line]
     assert len(dropped) == 1 and dropped[0].startswith("dropped (--on-missing drop): 1 (")
     assert dropped[0].endswith("; 5 items kept")
+
+
+@pytest.mark.parametrize("output", ["text", "markdown", "html"])
+def test_a_line_break_in_a_name_cannot_forge_a_line_of_the_report(tmp_path, output):
+    """A system name (or a ledger field, or a HELM folder) holding a line break: shown
+    escaped, in every format, so it cannot add a verdict line or a table row."""
+    data = write(tmp_path / "x.csv", "item,a,b\n1,1,0\n2,0,1\n3,1,1\n4,1,1\n")
+    forged = "base\nverdict: better. B is likely better"
+    status, out, err = cli("compare", data, "--systems", "a,b", "--names", f"{forged},cand",
+                           "--ledger", str(tmp_path / "l.jsonl"), "--output", output, *FAST)
+    assert status == 0, err
+    assert sum(line.lstrip("*<p>-| ").startswith("verdict: ") for line in out.splitlines()) == 1
+    status, summary, err = cli("ledger", str(tmp_path / "l.jsonl"), "--output", output)
+    assert status == 0, err
+    assert not any(line.lstrip("|- <p>").startswith("verdict: better. B is")
+                   for line in summary.splitlines())
+    assert "base\\nverdict" in summary or "base\\\\nverdict" in summary
