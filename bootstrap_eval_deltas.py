@@ -11057,8 +11057,8 @@ def ledger(path: str, *, confidence: float = float(CONFIDENCE)) -> Result:
 # (bad input or flags) is one line and status 2, a bug is one line and status
 # 70, never a traceback.  Each subcommand has a parser of its own, built from
 # one table of flags, so a flag that does not belong to it is refused by the
-# parser; the flat spellings of earlier versions (``--csv FILE``, ``--n-grid``,
-# ...) are mapped to their subcommand.  _validate() checks what a parser cannot
+# parser; the flat spellings of version 1.1 and before (``--csv FILE``, ``--n-grid``,
+# ...) are refused, naming their subcommand.  _validate() checks what a parser cannot
 # (values, and flags that need each other) and changes nothing; one small
 # function per subcommand carries it out.  Every output path is checked against
 # every input before any work starts.
@@ -11112,10 +11112,10 @@ _COMMANDS = {
 }
 _DEFAULT_COMMAND = "simulate"
 
-# A flat spelling (no subcommand): the first of these flags given chooses the subcommand.
-_FLAT = (("--ledger-summary", "ledger"), ("--calibration-table", "calibrate"),
-         ("--csv", "compare"), ("--baseline", "compare"), ("--half-width", "plan"),
-         ("--n-grid", "plan"))
+# The flat spellings of version 1.1 and before (no subcommand), refused naming the new one.
+_FLAT = {"--csv": "compare FILE", "--baseline": "compare BASELINE CANDIDATE",
+         "--half-width": "plan --half-width", "--n-grid": "plan --n-grid",
+         "--calibration-table": "calibrate", "--ledger-summary": "ledger FILE"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -11186,17 +11186,16 @@ def _pairs_arg(text: str) -> tuple:
 @dataclass(frozen=True)
 class _Flag:
     """One flag: its spellings, the subcommands that take it, its help group, argparse's
-    keywords.  A hidden flag is a flat spelling kept for old scripts."""
+    keywords."""
 
     names: tuple
     commands: str
     group: str
     options: dict
-    hidden: bool = False
 
 
-def _flag(commands: str, group: str, *names, hidden=False, **options) -> _Flag:
-    return _Flag(names, commands, group, options, hidden)
+def _flag(commands: str, group: str, *names, **options) -> _Flag:
+    return _Flag(names, commands, group, options)
 
 
 _C, _S, _P, _K, _G, _L = "compare", "simulate", "plan", "calibrate", "ledger", "leaderboard"
@@ -11305,7 +11304,6 @@ _FLAGS = (
           help="with --half-width: the accuracy expected (default 0.5, the worst case)"),
     _flag(_K, "planning", "--acc-pairs", type=_pairs_arg, metavar="A/B,...",
           help="accuracy pairs to measure (default 0.72/0.76,0.95/0.95,0.98/0.99)"),
-    _flag(_K, "planning", "--calibration-table", action="store_true", hidden=True),
     # --- resampling ---
     _flag(f"{_C} {_S} {_P} {_K} {_L}", "resampling", "--seed", type=_count_arg,
           help=f"seed of the one random.Random that drives the run (default {SEED})"),
@@ -11359,7 +11357,6 @@ _FLAGS = (
     _flag(_C, "gate and ledger", "--ledger", metavar="FILE",
           help="append this run's comparisons to a JSON-lines ledger of every comparison made "
                "on the test set, and report p adjusted by Holm over all of them"),
-    _flag(_G, "gate and ledger", "--ledger-summary", metavar="FILE", hidden=True),
     # --- output ---
     _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "output", "--output", choices=OUTPUTS,
           help="text (default), json, markdown (for a pull request) or html: the same report"),
@@ -11389,9 +11386,7 @@ def _top_help() -> str:
              "exact test,", "and a coverage check on a simulator with a known gap.", "",
              "commands (each has its own --help):"]
     lines += [f"  {name:<{width}}  {summary}" for name, (summary, _) in _COMMANDS.items()]
-    lines += ["", f"With no command the tool runs {_DEFAULT_COMMAND}; flags of earlier versions "
-              "(--csv FILE, --n-grid, --half-width,", "--calibration-table, --ledger-summary "
-              "FILE) choose their command by themselves.", "", "examples:"]
+    lines += ["", f"With no command the tool runs {_DEFAULT_COMMAND}.", "", "examples:"]
     lines += [f"  {_prog()}                      reproduce the article",
               f"  {_prog()} compare results.csv --a-col base --b-col tuned",
               f"  {_prog()} compare base.jsonl tuned.jsonl --score-col metrics.f1 --id-col id",
@@ -11423,26 +11418,21 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
         if command in flag.commands.split():
             if flag.group not in groups:
                 groups[flag.group] = parser.add_argument_group(flag.group)
-            options = dict(flag.options, help=argparse.SUPPRESS) if flag.hidden else \
-                flag.options
-            groups[flag.group].add_argument(*flag.names, **options)
+            groups[flag.group].add_argument(*flag.names, **flag.options)
     parser.add_argument("--version", action="version", version=f"{_NAME} {__version__}")
     return parser
 
 
 def _command_of(argv) -> tuple:
-    """``(subcommand, its arguments)``: the first argument when it names one, else the one a
-    flat spelling's flags choose, else the default."""
+    """``(subcommand, its arguments)``: the first argument when it names one, else the
+    default; a flat spelling of an earlier version is refused, naming its subcommand."""
     if argv and argv[0] in _COMMANDS:
         return argv[0], list(argv[1:])
-    given = set()
-    for token in argv:
-        if token == "--":
-            break
-        given.add(token.split("=", 1)[0])
-    for flag, command in _FLAT:
-        if flag in given:
-            return command, list(argv)
+    for token in itertools.takewhile(lambda t: t != "--", argv):
+        flag = token.split("=", 1)[0]
+        if flag in _FLAT:
+            raise ToolError(f"{flag} without a command is the spelling of version 1.1 and "
+                            f"before; write {_FLAT[flag]}")
     return _DEFAULT_COMMAND, list(argv)
 
 
@@ -11466,8 +11456,8 @@ def _refuse_foreign_flags(command: str, argv) -> None:
 
 
 # The flags that are not keywords of an entry point: the inputs and the outputs.
-_INPUT_FLAGS = ("inputs", "csv", "baseline", "candidate", "calibration_table")
-_OUTPUT_FLAGS = ("output", "json", "quiet", "plot", "write_csv", "ledger", "ledger_summary")
+_INPUT_FLAGS = ("inputs", "csv", "baseline", "candidate")
+_OUTPUT_FLAGS = ("output", "json", "quiet", "plot", "write_csv", "ledger")
 
 
 def _cli_inputs(command: str, given: dict) -> list:
@@ -11548,8 +11538,7 @@ def _parse_args(argv) -> _Request:
     if command in ("compare", "leaderboard"):
         return _with_inputs(request, _cli_inputs(command, given))
     if command == "ledger":
-        paths = given["inputs"] + ([outputs["ledger_summary"]] if "ledger_summary" in outputs
-                                   else [])
+        paths = given["inputs"]
         if len(paths) != 1:
             raise ToolError("ledger reads one ledger file" if paths else
                             "ledger needs the ledger file: ledger FILE")

@@ -127,8 +127,9 @@ def cell(seconds, memory, cap):
 def workloads(folder, quick):
     """(label, argv, target, series) per row: a target is seconds, ("x2", label) for "within
     twice that row's time", or None; *series* names the plain runs whose time must not fall
-    as n grows.  The compare rows keep the flat ``--csv FILE`` spelling on purpose: the same
-    argv runs the previous revision too, and the default one (c05ad0a) has no subcommands."""
+    as n grows.  The compare rows are written in the flat ``--csv FILE`` spelling, which the
+    previous revisions take (the default one, c05ad0a, has no subcommands); this version, which
+    refuses it, runs them as ``compare FILE`` (``current``)."""
     sizes = [1000, 10_000, 20_000, 50_000, 100_000] + ([] if quick else [1_000_000])
     rows = []
     for n in [500] + sizes + ([] if quick else [10_000_000]):
@@ -167,6 +168,11 @@ def workloads(folder, quick):
     return rows
 
 
+def current(argv) -> list:
+    """A row's command line as this version spells it."""
+    return ["compare", *argv[1:]] if argv[0] == "--csv" else list(argv)
+
+
 def main(argv) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--previous", default="c05ad0a", help="git revision to compare with")
@@ -181,7 +187,7 @@ def main(argv) -> int:
               f"{'previous (' + args.previous[:7] + ')':>24}   {'numpy':>8}")
         seen, series = {}, {}
         for label, argv, target, family in workloads(folder, args.quick):
-            new = best_run([sys.executable, MODULE, *argv], 3600)
+            new = best_run([sys.executable, MODULE, *current(argv)], 3600)
             before = run([sys.executable, old, *argv], args.cap)
             fast = numpy_seconds(argv[1]) if have_numpy and "--cluster-col" not in argv \
                 and "--strata-col" not in argv and argv[0] == "--csv" else None

@@ -177,7 +177,6 @@ FLAT_SPELLINGS = [
 ]
 
 
-@pytest.mark.xfail(reason="flat spellings are dropped on main", strict=False)
 def test_a_flat_spelling_of_earlier_versions_is_refused_naming_its_subcommand(tmp_path,
                                                                                monkeypatch):
     """A flag that chose its command in earlier versions (``--csv FILE``, ``--baseline A
