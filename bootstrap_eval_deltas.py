@@ -6886,10 +6886,11 @@ def _lock_ledger(path: str) -> int:
     return fd
 
 
-def _append_lines(path: str, lines) -> list:
-    """Append whole lines under an exclusive lock, all or nothing: on any failure (a full
-    disk, a short write, a signal) the file is cut back to its old length, so the ledger is
-    never left torn.  Returns the entries that were there before (read under the lock)."""
+def _append_lines(path: str, lines) -> None:
+    """Append whole lines under an exclusive lock on the file, all or nothing: on any
+    failure (a full disk, a short write, a signal) the file is cut back to its old length,
+    so the ledger is never left torn; a ledger that is no longer whole (another writer's
+    torn line) is refused, checked under that lock."""
     import fcntl
     shown = _printable(path)
     mode = 0o666 & ~_umask()
@@ -6900,7 +6901,7 @@ def _append_lines(path: str, lines) -> list:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         with os.fdopen(os.dup(fd), "rb") as raw:
-            entries = _parse_ledger(_ledger_bytes(raw, path), path)
+            _parse_ledger(_ledger_bytes(raw, path), path)
         size = os.fstat(fd).st_size
         payload = "".join(lines).encode("utf-8")
         try:
@@ -6919,7 +6920,6 @@ def _append_lines(path: str, lines) -> list:
         raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}") from None
     finally:
         os.close(fd)                         # closing releases the lock
-    return entries
 
 
 class _PendingAppend:
