@@ -4316,7 +4316,7 @@ def _mc_advice(analysis) -> _Advice | None:
     step = Fraction(1, 1000)                  # the last digit printed: 0.1 pts, or 0.001
     if worst <= step:
         return None
-    if analysis.cells is not None:
+    if analysis.binary and getattr(analysis.design, "clusters", None) is None:
         return _Advice("exact", worst)
     needed = _resamples_for(worst, analysis.resamples, step / 2)
     if needed > MAX_RESAMPLES:
@@ -4619,6 +4619,7 @@ def _upward(n: int, a: float, b: float, c: float, stop: int) -> list:
 
 
 _LOW_AGREEMENT = 0.25   # agreeing share below which Miller's start need not die out
+_EXACT_WORK = 4 * 10 ** 7   # multiply-adds the stratified exact bootstrap may take (~0.6 s)
 
 
 def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
@@ -4678,10 +4679,7 @@ def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
             upper = _inward(n, a, b, c, 0, hi, mean, sd)
             ratio = upper[0] / lower[-1]
             pmf = [v * ratio for v in lower] + upper[1:]
-    cdf = list(itertools.accumulate(pmf))
-    cdf = list(map(operator.truediv, cdf, itertools.repeat(cdf[-1])))
-    cdf[-1] = 1.0
-    return lo, cdf
+    return lo, _cdf(pmf)
 
 
 def _hits_distribution(n: int, hits: int) -> _Lattice:
@@ -4714,13 +4712,79 @@ def _unpaired_distribution(n: int, hits_a: int, hits_b: int) -> _Lattice:
     return _Lattice(lo_b - (lo_a + span - 1), lo_b + len(cdf_b) - 1 - lo_a, n, at=cdf)
 
 
-def exact_distributions(cells: Cells) -> dict:
+def exact_distributions(cells) -> dict:
     """The four bootstrap distributions of 0/1 items, exactly (B = infinity): a, b, paired,
-    unpaired -- what every resampling engine draws from, with no Monte Carlo error."""
-    n = cells.n
-    return {"a": _hits_distribution(n, cells.a), "b": _hits_distribution(n, cells.b),
-            "paired": _paired_distribution(cells),
-            "unpaired": _unpaired_distribution(n, cells.a, cells.b)}
+    unpaired -- what every resampling engine draws from, with no Monte Carlo error.
+
+    *cells* is the 2x2 table, or a sequence of them, one per stratum: items resampled
+    within each stratum, keeping its size, give sums of independent per-stratum counts,
+    whose distributions are the convolutions of the strata's.
+
+    >>> strata = exact_distributions([Cells(10, 2, 5, 3), Cells(4, 6, 1, 9)])
+    >>> print(strata["paired"].interval(CONFIDENCE), strata["a"].interval(CONFIDENCE))
+    [-22.5, +12.5] pts [+40.0, +70.0] pts
+    """
+    if isinstance(cells, Cells):
+        n = cells.n
+        return {"a": _hits_distribution(n, cells.a), "b": _hits_distribution(n, cells.b),
+                "paired": _paired_distribution(cells),
+                "unpaired": _unpaired_distribution(n, cells.a, cells.b)}
+    n = sum(c.n for c in cells)
+    a, b, paired = (functools.reduce(_convolve, sorted(
+        ((lo, _pmf(cdf)) for lo, cdf in parts), key=lambda part: len(part[1])))
+        for parts in ([_hits_cdf(c.n, c.a) for c in cells], [_hits_cdf(c.n, c.b) for c in cells],
+                      map(_paired_gap_cdf, cells)))
+    unpaired = _convolve(b, (-(a[0] + len(a[1]) - 1), a[1][::-1]))       # B's sum minus A's
+    return {name: _Lattice(lo, lo + len(pmf) - 1, n, tuple(_cdf(pmf))) for name, (lo, pmf)
+            in (("a", a), ("b", b), ("paired", paired), ("unpaired", unpaired))}
+
+
+def _convolve(first: tuple, second: tuple) -> tuple:
+    """``(lo, pmf)`` of the sum of two independent integer variables given the same way; the
+    tails holding less than 2**-64 of the mass are left out (a float sum in a fixed order,
+    so the same on every Python)."""
+    (lo, p), (shift, q) = sorted((first, second), key=lambda part: -len(part[1]))
+    out = [0.0] * (len(p) + len(q) - 1)
+    for j, weight in enumerate(q):
+        out[j:j + len(p)] = map(operator.add, out[j:j + len(p)],
+                                map(operator.mul, p, itertools.repeat(weight)))
+    tiny = sum(out) * 2.0 ** -64
+    start = next(i for i, total in enumerate(itertools.accumulate(out)) if total > tiny)
+    stop = len(out) - next(i for i, total in enumerate(itertools.accumulate(reversed(out)))
+                           if total > tiny)
+    return lo + shift + start, out[start:stop]
+
+
+def _cdf(pmf) -> list:
+    """Cumulative probabilities, normalised, the last exactly 1.0."""
+    cdf = list(itertools.accumulate(pmf))
+    cdf = list(map(operator.truediv, cdf, itertools.repeat(cdf[-1])))
+    cdf[-1] = 1.0
+    return cdf
+
+
+def _exact_work(cells: tuple) -> int:
+    """The multiply-adds ``exact_distributions`` spends on strata, at most: per stratum, the
+    width of its tables (mean +- 9 sd + 10) times that of the sum so far."""
+    work, reach = 0, 0
+    for c in sorted(cells, key=lambda c: c.n):
+        width = min(c.n, 2 * (9 * math.sqrt(c.n / 4) + 10)) + 1
+        work += 4 * reach * width
+        reach += width
+    return int(work)
+
+
+def _strata_cells(scores: Scores) -> tuple:
+    """The 2x2 table of each stratum (0/1 items, no clusters), in first-appearance order."""
+    a, b = scores.ints
+    return tuple(Scores(tuple(map(a.__getitem__, members)),
+                        tuple(map(b.__getitem__, members))).cells()
+                 for members in scores.units.strata)
+
+
+def _exact_of(scores: Scores) -> dict:
+    """The exact distributions of 0/1 items, plain or stratified."""
+    return exact_distributions(scores.cells() if scores.units.simple else _strata_cells(scores))
 
 
 def exact_intervals(cells: Cells, confidence) -> dict:
@@ -5835,12 +5899,14 @@ class Analysis:
 def _choose_method(scores: Scores, settings: Settings) -> str:
     """How the bootstrap distributions are computed: ``bootstrap`` (Monte Carlo, B
     resamples) when resamples are asked for, or for several runs per system; else
-    ``exact`` (B = infinity) for plain 0/1 items, ``saddlepoint`` where its approximation
+    ``exact`` (B = infinity) for 0/1 items (within strata while the convolution is
+    small), ``saddlepoint`` where its approximation
     is safe (many units, none dominant), the Monte Carlo bootstrap otherwise."""
     units = scores.units
     if settings.resamples is not None or scores.runs_a is not None:
         return "bootstrap"
-    if scores.binary and units.simple:
+    if scores.binary and not units.clustered and (
+            units.simple or _exact_work(_strata_cells(scores)) <= _EXACT_WORK):
         return "exact"
     if _saddlepoint_fits((units.a, units.b, units.diff), units.strata):
         return "saddlepoint"
@@ -5901,11 +5967,12 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
         raise ToolError(f"the counts engine resamples counts over distinct values; these scores "
                         f"have {_distinct_values(scores):,} (at most {_MAX_COUNTS_VALUES:,}): "
                         f"use {_opt('engine', 'stream')}")
-    if not scores.units.simple and (settings.interval == "score" or settings.exact
-                                    or settings.engine == "counts"):
-        what = _opt("interval", "score") if settings.interval == "score" else \
-            _opt("exact", True) if settings.exact else "the counts engine"
+    if not scores.units.simple and (settings.interval == "score" or settings.engine == "counts"):
+        what = _opt("interval", "score") if settings.interval == "score" else "the counts engine"
         raise ToolError(f"{what} covers plain items; it does not apply with clusters or strata")
+    if scores.units.clustered and settings.exact:
+        raise ToolError(f"{_opt('exact', True)} covers 0/1 items resampled one by one (within "
+                        "strata or not); it does not apply with clusters")
 
 
 @dataclass(frozen=True)
@@ -6042,7 +6109,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         5 * resamples if method == "bootstrap" else 0, settings.permutations or 0,
         2 * settings.calibration])
     if method == "exact":
-        dists = exact_distributions(cells)
+        dists = _exact_of(scores)
     elif method == "saddlepoint":
         dists = saddlepoint_distributions(scores)
     else:
@@ -6055,7 +6122,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
             min(settings.calibration, _CALIBRATION_LARGE_REPLAYS)
         calibration = calibrate_cells(rng, cells, confidence, made.rules["paired"],
                                 min(resamples, RESAMPLES), replays, progress=calibrating)
-    exact = exact_distributions(cells) if settings.exact and method != "exact" else None
+    exact = _exact_of(scores) if settings.exact and method != "exact" else None
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
         ci_a=made.intervals["a"], ci_b=made.intervals["b"], paired=made.intervals["paired"],
@@ -10288,9 +10355,9 @@ def _check_design(request: _Request) -> None:
     if designed and r.engine == "counts":
         raise ToolError(f"{_opt(designed[0])} needs the per-item engine: the counts engine "
                         "resamples plain items only")
-    if designed and r.exact:
-        raise ToolError(f"{_opt('exact', True)} covers plain 0/1 items; it does not apply with "
-                        f"{_opt(designed[0])}")
+    if "cluster_col" in r.given and r.exact:
+        raise ToolError(f"{_opt('exact', True)} covers 0/1 items resampled one by one (within "
+                        f"strata or not); it does not apply with {_opt('cluster_col')}")
     if designed and r.interval == "score":
         raise ToolError(f"{_opt('interval', 'score')} covers plain 0/1 items; it does not "
                         f"apply with {_opt(designed[0])}")
@@ -10374,8 +10441,8 @@ def _check_simulate(request: _Request) -> None:
             raise ToolError(f"{_opt('cluster_size')} simulates per item: it needs the stream "
                             f"engine (not {_opt('engine', 'counts')})")
         if r.exact:
-            raise ToolError(f"{_opt('exact', True)} covers plain 0/1 items; it does not apply "
-                            f"with {_opt('cluster_size')}")
+            raise ToolError(f"{_opt('exact', True)} covers 0/1 items resampled one by one; it "
+                            f"does not apply with {_opt('cluster_size')}")
         if not 0 <= r.icc <= 1:
             raise ToolError(f"{_opt('icc')} must be between 0 and 1, got "
                             f"{_format_decimal(r.icc)}")

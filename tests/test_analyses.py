@@ -126,7 +126,7 @@ BAD_DESIGNS = [
       "--strata-col", "domain"], "spans strata"),
     (["compare", "-", "--a-col", "a", "--b-col", "b", "--cluster-col", "passage"],
      "need at least 2 clusters"),
-    (["compare", SHIPPED_CSV, "--cluster-col", "item", "--exact"], "--exact covers plain 0/1 items"),
+    (["compare", SHIPPED_CSV, "--cluster-col", "item", "--exact"], "--exact covers 0/1 items resampled one by one"),
     (["compare", SHIPPED_CSV, "--cluster-col", "item", "--engine", "counts"],
      "--cluster-col needs the per-item engine"),
     (["simulate", "--icc", "0.3"], "--icc goes with --cluster-size"),
@@ -134,7 +134,7 @@ BAD_DESIGNS = [
     (["simulate", "--cluster-size", "4", "--icc", "1.5"], "--icc must be between 0 and 1"),
     (["simulate", "--cluster-size", "4", "--engine", "counts"],
      "--cluster-size simulates per item"),
-    (["simulate", "--cluster-size", "4", "--exact"], "--exact covers plain 0/1 items"),
+    (["simulate", "--cluster-size", "4", "--exact"], "--exact covers 0/1 items resampled one by one"),
     (["simulate", "--cluster-col", "x"], "--cluster-col does not apply to simulate"),
     (["simulate", "--interval", "studentized"], "invalid choice"),
 ]

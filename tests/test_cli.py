@@ -344,7 +344,7 @@ CASES = [
     # designs
     (["compare", "g.csv", "--strata-col", "a", "--engine", "counts"] + AB,
      "needs the per-item engine"),
-    (["compare", "g.csv", "--cluster-col", "a", "--exact"] + AB, "--exact covers plain 0/1"),
+    (["compare", "g.csv", "--cluster-col", "a", "--exact"] + AB, "--exact covers 0/1 items resampled one by one"),
     (["compare", "g.csv", "--cluster-col", "item", "--strata-col", "item"] + AB,
      "name the same column"),
     (["compare", "g.csv", "--systems", "a,b,item", "--plot", "p.svg"],
