@@ -6391,7 +6391,9 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
 # gaps' intervals hold together, every system's rank lies in its interval together, with
 # confidence at least the level (Mogstad, Romano, Shaikh & Wilhelm 2024).  Tiers read
 # the same intervals: the leader and every system not told apart from it, then the same
-# among the rest.  Each pair's own test is compare's, adjusted across the pairs.
+# among the rest -- greedy, so a tier boundary can fall between two systems the board does
+# not tell apart.  Letter groups (Piepho 2004) do not: two systems share a letter exactly
+# when they are not told apart.  Each pair's own test is compare's, adjusted across the pairs.
 
 @dataclass(frozen=True)
 class Standing:
@@ -6403,6 +6405,7 @@ class Standing:
     interval: Interval
     ranks: tuple
     tier: int
+    groups: str = ""     # letters: systems that share one are not told apart ("": over 52)
 
 
 @dataclass(frozen=True)
@@ -6622,6 +6625,35 @@ def _tiers(order, apart) -> dict:
     return tiers
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"   # letter groups, at most 52
+
+
+def _letter_groups(order, apart) -> dict:
+    """Compact letter display (Piepho 2004's insert-and-absorb): per system, letters such
+    that two systems share a letter exactly when the board does not tell them apart; ``{}``
+    when more than 52 letters would be needed.
+
+    >>> apart = [[False, False, True], [False, False, False], [True, False, False]]
+    >>> _letter_groups([0, 1, 2], apart)
+    {0: 'a', 1: 'ab', 2: 'b'}
+    """
+    columns = [frozenset(order)]
+    for x, i in enumerate(order):
+        for j in order[x + 1:]:
+            if not apart[i][j]:
+                continue
+            split = [part for column in columns for part in (
+                (column - {j}, column - {i}) if i in column and j in column else (column,))]
+            columns = [column for k, column in enumerate(split) if not any(
+                column < other or (column == other and m < k) for m, other in enumerate(split))]
+            if len(columns) > len(_LETTERS):
+                return {}
+    position = {system: x for x, system in enumerate(order)}
+    columns.sort(key=lambda column: sorted(map(position.__getitem__, column)))
+    return {system: "".join(letter for letter, column in zip(_LETTERS, columns)
+                            if system in column) for system in order}
+
+
 def _constant_systems(table: Table) -> list:
     return [name for name, column in zip(table.systems, table.columns) if len(set(column)) == 1]
 
@@ -6678,7 +6710,7 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
         pairs.append(PairGap(table.systems[i], table.systems[j], gap,
                              Interval(gap - half, gap + half), test, p_adj, apart[i][j],
                              None if cells is None else cells[i][j] + cells[j][i]))
-    tiers = _tiers(order, apart)
+    tiers, letters = _tiers(order, apart), _letter_groups(order, apart)
     z = NormalDist().inv_cdf((1 + float(settings.confidence)) / 2)
     standings = []
     for s in order:
@@ -6693,7 +6725,7 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
                 lo, hi = max(0.0, lo), min(1.0, hi)
         standings.append(Standing(table.systems[s], means[s],
                                   Interval(Fraction(lo), Fraction(hi)), (1 + above, k - below),
-                                  tiers[s]))
+                                  tiers[s], letters.get(s, "")))
     separate = None
     top, second = order[0], order[1]
     gap = means[top] - means[second]
@@ -9340,9 +9372,13 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     lines += _warning_lines(table) + [f"warning: {w}" for w in board.warnings]
     level = _format_level(board.confidence)
     rows = [[_ranks_text(s.ranks), _printable(s.system), _board_score(s.score),
-             _board_interval(s.interval), str(s.tier)] for s in board.standings]
-    lines.append(_Grid(("rank", "system", "score", f"{level} CI", "tier"), tuple(rows),
-                       frozenset({0, 2})))
+             _board_interval(s.interval), str(s.tier), s.groups] for s in board.standings]
+    lines.append(_Grid(("rank", "system", "score", f"{level} CI", "tier", "groups"),
+                       tuple(rows), frozenset({0, 2})))
+    lines.append(f"groups: systems that share a letter are not told apart ({level} joint), "
+                 "those that share none are; tiers are greedy, so a tier boundary alone is not "
+                 "a separation" if board.standings[0].groups else "groups: more than 52 letters "
+                 "would be needed; the pairs say which systems are told apart")
     out_of_order = [(above, below) for x, above in enumerate(board.standings)
                     for below in board.standings[x + 1:] if below.tier < above.tier]
     if out_of_order:
@@ -9383,7 +9419,8 @@ def _leaderboard_json(report: _LeaderboardReport) -> dict:
         "params": _params_json(report.params),
         "headline": _board_headline(board, f"{table.n:,} items"),
         "systems": [{"system": s.system, "score": s.score, "interval": s.interval.to_json(),
-                     "ranks": list(s.ranks), "tier": s.tier} for s in board.standings],
+                     "ranks": list(s.ranks), "tier": s.tier, "groups": s.groups}
+                    for s in board.standings],
         "pairs": [_pair_json(p) for p in board.pairs],
         "tiers": max(s.tier for s in board.standings),
         "joint": {"confidence": board.confidence, "critical_value": board.critical,
@@ -9584,15 +9621,15 @@ def svg_power_curve(report: _SweepReport) -> str:
 
 def svg_forest(report: _LeaderboardReport) -> str:
     """The leaderboard as a forest plot: each system's score and interval, highest first,
-    its rank interval and tier beside it, tiers shaded in turn."""
+    its rank interval, tier and letter groups beside it, tiers shaded in turn."""
     board = report.board
     unit = 100 if board.percent else 1
     ends = [float(e) * unit for s in board.standings for e in (s.interval.lo, s.interval.hi)]
     lo, hi = min(ends), max(ends)
     pad = (hi - lo) * 0.05 or 1.0
     rows = len(board.standings)
-    canvas = _Svg(820, 90 + 26 * rows, (lo - pad, hi + pad), (rows + 0.5, 0.5),
-                  margin=(230, 110, 50, 50))
+    canvas = _Svg(900, 90 + 26 * rows, (lo - pad, hi + pad), (rows + 0.5, 0.5),
+                  margin=(230, 190, 50, 50))
     for index, standing in enumerate(board.standings, start=1):
         y = canvas.y(index)
         if standing.tier % 2 == 0:
@@ -9605,7 +9642,8 @@ def svg_forest(report: _LeaderboardReport) -> str:
         canvas.text(canvas.left - 10, y + 4, _printable(standing.system)[:32], size=12,
                     anchor="end")
         canvas.text(canvas.width - canvas.right + 12, y + 4,
-                    f"rank {_ranks_text(standing.ranks)}, tier {standing.tier}", size=12,
+                    f"rank {_ranks_text(standing.ranks)}, tier {standing.tier}, "
+                    f"group {standing.groups or '-'}", size=12,
                     anchor="start")
     bottom = canvas.height - canvas.bottom
     canvas.line(canvas.left, bottom, canvas.width - canvas.right, bottom)

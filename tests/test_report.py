@@ -342,7 +342,8 @@ def test_every_format_says_the_same(name):
             shown = str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
             row = next(line for line in text.splitlines()[1:]
                        if line.split()[1:2] == [system["system"]])
-            assert row.split()[0] == shown and row.split()[-1] == str(system["tier"])
+            assert row.split()[0] == shown and row.split()[-2:] == [str(system["tier"]),
+                                                                    system["groups"]]
             assert f"| {shown} |" in markdown
         assert all(f"{p['first']} - {p['second']}" in details for p in body["pairs"])
 
