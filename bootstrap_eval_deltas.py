@@ -2570,22 +2570,29 @@ _ZSTD = 93                       # ZIP's method number for Zstandard (Inspect's 
 
 
 def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
-    """A Zstandard frame, by ``compression.zstd`` (Python 3.14+) or the ``zstandard``
-    module wherever it is importable (Inspect installs it); neither is ever required."""
+    """Zstandard data, every frame of it, at most *size* + 1 bytes: by ``compression.zstd``
+    (Python 3.14+) or the ``zstandard`` module wherever it is importable (Inspect installs
+    it); neither is ever required."""
     import importlib                  # optional modules, looked up by name, never required
     try:
         zstd = importlib.import_module("compression.zstd")
     except ImportError:
         zstd = None
-    if zstd is not None:
-        return zstd.ZstdDecompressor().decompress(data, max_length=size + 1)
+    if zstd is not None:                    # one frame per decompressor: every frame in turn
+        out = b""
+        while data and len(out) <= size:
+            frame = zstd.ZstdDecompressor()
+            out += frame.decompress(data, max_length=size + 1 - len(out))
+            data = frame.unused_data if frame.eof else b""
+        return out
     try:
         zstandard = importlib.import_module("zstandard")
     except ImportError:
         raise ToolError(f"{where} is compressed with Zstandard, which this Python cannot read: "
                         "run 'inspect log convert --to json DIR' on the logs, or use Python "
                         "3.14 (or install the zstandard module)") from None
-    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as reader:
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data),
+                                                    read_across_frames=True) as reader:
         return reader.read(size + 1)
 
 

@@ -377,6 +377,55 @@ def test_a_damaged_zstandard_member_is_one_line(tmp_path, zstd):
     assert status == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
 
 
+def raw_frames(data, parts=2):
+    """*data* as Zstandard frames of raw blocks (RFC 8878), one frame per part."""
+    frames, step = b"", -(-len(data) // parts)
+    for start in range(0, len(data), step):
+        chunk = data[start:start + step]
+        size = len(chunk)
+        assert 0 < size < 65792 + 0 * start
+        head = bytes([0x20, size]) if size < 256 else bytes([0x60]) + (size - 256).to_bytes(2, "little")
+        frames += b"\x28\xb5\x2f\xfd" + head + ((size << 3) | 1).to_bytes(3, "little") + chunk
+    return frames
+
+
+@pytest.mark.parametrize("decompressor", ["zstd", "stdlib_zstd"])
+def test_a_member_of_several_zstandard_frames_is_read_whole(tmp_path, decompressor, request):
+    """A valid .eval whose every member is two (or three) Zstandard frames reads as the one
+    Inspect wrote: the same numbers, by either decompressor (each stops after one frame
+    unless told to go on)."""
+    request.getfixturevalue(decompressor)
+    import zipfile
+    import zlib
+    with bed._Zip(BASE_LOG, BASE_LOG) as archive:
+        members = {name: archive.read(name) for name in sorted(archive.names)}
+    path = tmp_path / "frames.eval"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as out:
+        for k, (name, data) in enumerate(members.items()):
+            out.writestr(name, raw_frames(data, 2 + k % 2))
+    blob = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:        # say method 93, the CRC and size of the text
+        infos = archive.infolist()
+        directory = archive.start_dir
+    offset = directory
+    for info in infos:
+        data = members[info.filename]
+        crc, size = zlib.crc32(data), len(data)
+        local = info.header_offset
+        blob[local + 8:local + 10] = bed._ZSTD.to_bytes(2, "little")
+        blob[local + 14:local + 18] = crc.to_bytes(4, "little")
+        blob[local + 22:local + 26] = size.to_bytes(4, "little")
+        assert blob[offset:offset + 4] == b"PK\x01\x02"
+        blob[offset + 10:offset + 12] = bed._ZSTD.to_bytes(2, "little")
+        blob[offset + 16:offset + 20] = crc.to_bytes(4, "little")
+        blob[offset + 24:offset + 28] = size.to_bytes(4, "little")
+        offset += 46 + sum(int.from_bytes(blob[offset + at:offset + at + 2], "little")
+                           for at in (28, 30, 32))
+    path.write_bytes(bytes(blob))
+    assert log_body("compare", str(path), TUNED)["comparisons"] == \
+        log_body("compare", BASE_LOG, TUNED)["comparisons"]
+
+
 def test_deflate_logs_of_older_inspect_versions_need_no_decompressor():
     folder = os.path.join(INSPECT, "pair_eval_deflate")
     logs = sorted(os.path.join(folder, n) for n in os.listdir(folder))
@@ -973,8 +1022,14 @@ def stdlib_zstd(monkeypatch):
     module = types.ModuleType("compression.zstd")
 
     class ZstdDecompressor:
+        """One frame per object, as compression.zstd's: what follows it is unused_data."""
+        eof, unused_data = False, b""
+
         def decompress(self, data, max_length=-1):
-            out = zstd_decode.decompress(data)
+            end = zstd_decode._frame_end(data) or len(data)
+            out = zstd_decode.decompress(data[:end])
+            self.eof = max_length < 0 or len(out) <= max_length
+            self.unused_data = data[end:] if self.eof else b""
             return out if max_length < 0 else out[:max_length]
     module.ZstdDecompressor = ZstdDecompressor
     monkeypatch.setitem(sys.modules, "compression.zstd", module)

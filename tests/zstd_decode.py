@@ -807,7 +807,7 @@ class ZstdDecompressor:
     def stream_reader(self, source, read_size=0, read_across_frames=False,
                       closefd=True):
         """Readable file-like object over the decoded ``source``."""
-        return _StreamReader(source, closefd)
+        return _StreamReader(source, closefd, read_across_frames)
 
     def decompressobj(self, write_size=0, read_across_frames=False):
         """Object whose ``decompress(data)`` decodes one frame fed in parts."""
@@ -815,11 +815,12 @@ class ZstdDecompressor:
 
 
 class _StreamReader(io.RawIOBase):
-    """Decodes the whole source on first read, then serves from memory."""
+    """Decodes the source on first read (its first frame only, as zstandard does, unless
+    ``read_across_frames``), then serves from memory."""
 
-    def __init__(self, source, closefd=True):
+    def __init__(self, source, closefd=True, read_across_frames=False):
         super().__init__()
-        self._source, self._closefd = source, closefd
+        self._source, self._closefd, self._across = source, closefd, read_across_frames
         self._data, self._pos = None, 0
 
     def readable(self) -> bool:
@@ -832,6 +833,8 @@ class _StreamReader(io.RawIOBase):
             src = self._source
             if not isinstance(src, (bytes, bytearray, memoryview)):
                 src = src.read()
+            if len(src) and not self._across:
+                src = bytes(src)[:_frame_end(src) or len(src)]
             self._data = decompress(src) if len(src) else b""
         return self._data
 
