@@ -3425,7 +3425,8 @@ def _by_task(logs, folder: str, notes: list) -> dict:
                             f"({_printable(shown)[:200]}); keep one run per task in the folder")
         chosen[task] = (ended or group)[0].path
         if len(group) > 1:
-            notes.append(f"task {_printable(task)}: {len(group)} logs, the one that ended used "
+            notes.append(f"{_printable(folder)}, task {_printable(task)}: {len(group)} logs, "
+                         "the one that ended used "
                          f"({_printable(os.path.basename(chosen[task]))}); the others did not "
                          "finish")
     return chosen
@@ -3550,6 +3551,10 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
                                 f"samples); {_opt('allow_incomplete', True)} compares what it "
                                 f"holds")
             found.incomplete.append(f"incomplete run: {held} samples in {_printable(path)}")
+        elif log.expected and log.held < log.expected:
+            found.warnings.append(f"{_printable(path)} says it ended ({_printable(log.status)}) "
+                                  f"but holds {held} samples its header lists: the others are "
+                                  "missing from the file")
         if log.errors:
             excluded.update(log.errors)
             where = f" (task {_printable(task)})" if task else ""
@@ -4293,12 +4298,16 @@ class _Advice:
     ``exact``: 0/1 items -- the exact bootstrap (--exact) removes it at no cost.
     ``resamples``: this many resamples hold every end within half its last printed digit
     of its value at B = infinity in 99 runs of 100.  ``method``: more than MAX_RESAMPLES
-    would be needed; the method without --resamples has no Monte Carlo error.
+    would be needed; the method without --resamples has no Monte Carlo error.  ``lattice``:
+    the gap takes values a step apart (``step``), wider than half the printed digit, so an
+    end whose level falls at a step's edge moves by the step at any B; more resamples only
+    make that rarer.
     """
 
     kind: str
     worst: Fraction
     resamples: int | None = None
+    step: Fraction | None = None
 
 
 def _nice_up(value: float) -> int:
@@ -4325,6 +4334,14 @@ def _mc_advice(analysis) -> _Advice | None:
         return None
     if analysis.binary and getattr(analysis.design, "clusters", None) is None:
         return _Advice("exact", worst)
+    grid = analysis.paired_distribution.grid
+    if grid is not None and grid > step / 2:
+        settle = [analysis.distributions[name].settling(
+            analysis.confidence, analysis.rules[name], analysis.gap,
+            (analysis.jackknives or {}).get(name)) for name in ("paired", "unpaired")]
+        needed = None if None in settle else _nice_up(max(settle) * _ADVICE_SAFETY)
+        return _Advice("lattice", worst, needed if needed and needed <= MAX_RESAMPLES else None,
+                       grid)
     needed = _resamples_for(worst, analysis.resamples, step / 2)
     if needed > MAX_RESAMPLES:
         return _Advice("method", worst)
@@ -4497,6 +4514,22 @@ class Distribution(_Rules):
 
     def end_indices(self, confidence, rule="percentile", estimate=None, jackknife=None):
         return tuple(map(self.index, self.levels(confidence, rule, estimate, jackknife)))
+
+    def settling(self, confidence, rule="percentile", estimate=None, jackknife=None):
+        """The resamples that settle both ends on the values they read now, in 99 runs of
+        100, for a statistic on a lattice: a level at distance d from the edges of its
+        value's share of the resamples stays inside it once 2.576 sd of the share a level
+        reads, sqrt(q(1 - q)/B), is below d.  None when an end sits at an edge."""
+        size, needed = len(self.sums), 0
+        for level in self.levels(confidence, rule, estimate, jackknife):
+            value = self.sums[self.index(level)]
+            low = Fraction(bisect.bisect_left(self.sums, value), size)
+            high = Fraction(bisect.bisect_right(self.sums, value), size)
+            edge = min(level - low, high - level)
+            if edge <= 0:
+                return None
+            needed = max(needed, math.ceil(2.576 ** 2 * float(level * (1 - level) / edge ** 2)))
+        return needed
 
     def end_errors(self, confidence, rule="percentile", estimate=None, jackknife=None):
         """Monte Carlo error of the two interval ends: half the spread of the order
@@ -8422,6 +8455,13 @@ def _advice_line(advice: _Advice, result: Analysis) -> str:
     if advice.kind == "exact":
         return moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at no cost"
     half = "0.05 pts" if result.percent else "0.0005"
+    if advice.kind == "lattice":
+        apart = (f"the gap's resampled values lie {_magnitude(advice.step, result.percent)} "
+                 "apart, so an end moves by whole steps: ")
+        return moves + apart + (
+            f"about {advice.resamples:,} resamples (--resamples) would settle each on one value "
+            "in 99 runs of 100" if advice.resamples else "an end sits at a step's edge, or "
+            f"near enough that more than {MAX_RESAMPLES:,} resamples would not settle it")
     if advice.kind == "resamples":
         return moves + (f"about {advice.resamples:,} resamples (--resamples) would hold each "
                         f"within +-{half} (half that digit) of its value at B = infinity in 99 "
@@ -10909,6 +10949,9 @@ def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport
     params = {"n_grid": list(grid), "acc_pairs": [[float(a), float(b)] for a, b in pairs],
               "corr": r.corr, "confidence": r.confidence, "replays": r.replays,
               "seed": r.seed}
+    _say_if_long(r.replays * len(pairs) * sum(3.5e-4 + n * 2e-9 for n in grid),
+                 f"{r.replays:,} replays x {len(grid)} sizes x {len(pairs)} accuracy pairs",
+                 f"fewer {_opt('replays')} or sizes")
     with _progress(r, "interval table") as progress:
         table = calibration_table(random.Random(r.seed), pairs, grid, r.corr,
                                   r.confidence, r.replays, progress)

@@ -884,6 +884,22 @@ def test_a_signal_during_work_ends_cleanly(tmp_path, signum, status, message):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("argv, what", [
+    (["calibrate", "--replays", "100000", "--n-grid", "30,100"],
+     "about 4 minutes (100,000 replays x 2 sizes x 3 accuracy pairs); fewer --replays"),
+    (["simulate", "--runs", "3", "--replays", "20000"], "20,000 replays x 2,000 resamples"),
+])
+def test_long_calibrations_and_run_simulations_say_so_first(tmp_path, argv, what):
+    proc = subprocess.Popen([sys.executable, SCRIPT, *argv, "--quiet"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        note = proc.stderr.readline()
+    finally:
+        proc.kill()
+        proc.communicate(timeout=60)
+    assert note.startswith("bootstrap_eval_deltas: note: this will take about ") and what in note
+
+
 def test_ctrl_c_while_importing_ends_quietly():
     """From the tool's first line on, a Ctrl-C before main() starts ends the program quietly,
     as the signal's default does: here the interrupt arrives right after the import, as it

@@ -1083,6 +1083,19 @@ def inspect_log(path, epochs, model="m", task="t", reducer=None, results=None, i
 BASE = [["C", "C", "I", "I"]]                  # accuracy 0.5
 
 
+def test_a_log_that_says_it_ended_but_lacks_samples_is_warned_about(tmp_path):
+    """status success, 10 sample ids in its header, 4 samples in the file: said, once."""
+    base = inspect_log(tmp_path / "base.json", BASE, "org/base")
+    short = inspect_log(tmp_path / "short.json", [["C", "C", "C", "I"]], "org/short")
+    log = json.loads(open(short).read())
+    log["eval"]["dataset"] = {"sample_ids": list(range(1, 11))}
+    write(short, json.dumps(log))
+    status, out, err = cli("compare", base, short)
+    assert status == 0, err
+    assert "short.json says it ended (success) but holds 4 of 10 samples its header lists" in out
+    assert "says it ended" not in cli("compare", base, base)[1]
+
+
 def test_string_score_values_read_as_numbers_or_refused(tmp_path):
     base = inspect_log(tmp_path / "base.json", BASE, "org/base")
     partial = inspect_log(tmp_path / "p.json", [["C", "0.75", "I", "C"]], "org/p")

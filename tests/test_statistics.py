@@ -466,6 +466,32 @@ def test_exact_beside_resamples_with_strata_and_the_hint_that_points_to_it(tmp_p
     assert json.loads(out)["comparisons"][0]["ci"] == exact
 
 
+def test_the_hint_for_a_gap_on_a_lattice_counts_what_settles_an_end(tmp_path):
+    """40 passages of 3 questions, 0/1 scores: the cluster bootstrap's gap moves in steps of
+    1/120 (0.8 pts), so the hint speaks of settling each end on a value, counted from how
+    far its level lies from the edges of that value's share -- and says when no B will."""
+    rng = random.Random(3)
+    path = tmp_path / "c.csv"
+    path.write_text("item,passage,a,b\n" + "".join(
+        f"{c * 3 + j},{c},{int(rng.random() < 0.6)},{int(rng.random() < 0.68)}\n"
+        for c in range(40) for j in range(3)))
+    argv = ["compare", str(path), "--a-col", "a", "--b-col", "b", "--cluster-col", "passage",
+            "--details"]
+    out = cli(*argv)[1]
+    hint = next(line for line in out.splitlines() if line.startswith("hint:"))
+    assert "the gap's resampled values lie 0.8 pts apart, so an end moves by whole steps" in hint
+    settle = int(hint.split("about ")[1].split(" resamples")[0].replace(",", ""))
+    assert 2_000 < settle < 1_000_000
+    outputs = {next(line for line in cli(*argv[:-1], "--resamples", str(settle), "--seed",
+                                         seed)[1].splitlines() if "gap B - A" in line)
+               for seed in ("1", "2", "3")}
+    assert len(outputs) == 1, outputs
+    dist = bed.Distribution.of([0, 1, 1, 2], 1)
+    assert dist.settling(Fraction(1, 2)) is None       # level 1/4 at the edge of 0's share
+    wide = bed.Distribution.of([0] * 10 + [1] * 80 + [2] * 10, 1)
+    assert wide.settling(Fraction(1, 2)) == math.ceil(2.576 ** 2 * 0.25 * 0.75 / 0.15 ** 2)
+
+
 def numpy_bootstrap_means(d, resamples=400_000, seed=0):
     rng = np.random.default_rng(seed)
     d = np.asarray(d, dtype=float)
