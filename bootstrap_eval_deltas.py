@@ -2205,12 +2205,14 @@ class _HarnessFile:
     held: int = 0                # samples it holds
     errors: tuple = ()           # items whose sample ended in an error (left out)
     filters: tuple = ()          # lm-eval: the filters the file offers
+    claimed: tuple | None = None  # lm-eval: (metric, value, samples) its results file gives
 
     @property
     def complete(self) -> bool:
         return self.status == "success"
 
 
+_RESULTS_BYTES = 1 << 26        # the most read of an lm-eval results file (64 MiB)
 _LM_EVAL_NAME = re.compile(r"samples_(.+)_(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
 _INSPECT_VALUES = {"C": 1, "I": 0, "P": Fraction(1, 2), "N": 0, "yes": 1, "no": 0,
                    "true": 1, "false": 0}
@@ -2275,13 +2277,38 @@ def _lm_eval_model(real_path: str | None) -> str | None:
     for name in reversed(results):
         try:
             with _open_regular(os.path.join(folder, name)) as handle:
-                data = handle.read(1 << 24)
+                data = handle.read(_RESULTS_BYTES)
             value = _JSON.decode(data.decode("utf-8")).get("model_name")
         except (OSError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
             continue
         if isinstance(value, str) and value:
             return value
     return os.path.basename(folder).replace("__", "/") if results else None
+
+
+def _lm_eval_claim(real_path: str | None, task: str, metric: str, filter_name: str):
+    """``(label, value, samples)`` that the results file of the same run (beside the samples
+    file, of the same time) gives for this task, metric and filter; None without one."""
+    match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
+    if match is None:
+        return None
+    try:
+        with _open_regular(os.path.join(os.path.dirname(real_path),
+                                        f"results_{match.group(2)}.json")) as handle:
+            data = handle.read(_RESULTS_BYTES + 1)
+        results = _JSON.decode(data.decode("utf-8")) if len(data) <= _RESULTS_BYTES else {}
+    except (OSError, ToolError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(results, dict):
+        return None
+    label = f"{metric},{filter_name}"
+    value, counts = (results.get(key) for key in ("results", "n-samples"))
+    value, counts = (part.get(task) if isinstance(part, dict) else None for part in (value, counts))
+    value = value.get(label) if isinstance(value, dict) else None
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or abs(value) > 1e300:
+        return None
+    samples = counts.get("effective") if isinstance(counts, dict) else None
+    return label, float(value), samples if type(samples) is int else None
 
 
 def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name):
@@ -2317,7 +2344,8 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     note = f"lm-eval filter {chosen}" if len(by_filter) > 1 else ""
     stream = _RowStream("lm-eval", ("doc_id", metric), tuple(_flat_keys(first[1])), True, rows)
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), task, note,
-                        filters=tuple(by_filter))
+                        filters=tuple(by_filter),
+                        claimed=task and _lm_eval_claim(real_path, task, metric, chosen))
 
 
 def _inspect_value(value, place: str):
@@ -3555,6 +3583,8 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
             found.warnings.append(f"{_printable(path)} says it ended ({_printable(log.status)}) "
                                   f"but holds {held} samples its header lists: the others are "
                                   "missing from the file")
+        if log.claimed:
+            found.warnings += _claim_warning(log.claimed, read.collected, path)
         if log.errors:
             excluded.update(log.errors)
             where = f" (task {_printable(task)})" if task else ""
@@ -3566,6 +3596,21 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
         found.dropped += read.collected.dropped
         found.notes += [(read.source.path, n) for n in (read.collected.note, read.note) if n]
     return frozenset(excluded)
+
+
+def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
+    """A warning when the samples do not give what the run's results file says (a metric
+    the harness aggregates otherwise than by a mean, or files not of one run)."""
+    label, value, samples = claimed
+    scores = collected.columns[0]
+    mean = math.fsum(map(float, scores)) / len(scores) if scores else math.nan
+    if math.isclose(mean, value, rel_tol=1e-9, abs_tol=1e-12) and samples in (None, len(scores)):
+        return []
+    count = f" over {samples:,} samples" if samples is not None else ""
+    return [f"{_printable(path)}: the run's results file gives {_printable(label)} "
+            f"{value:.6g}{count}, but its {len(scores):,} samples average {mean:.6g}: the "
+            "harness aggregates this metric otherwise than by a mean, or the files are not of "
+            "one run; compared here: the per-sample mean"]
 
 
 def _on_missing(options: ReadOptions, found: _Findings) -> str:

@@ -656,6 +656,25 @@ def inspect_file(which):
                                            if ("ky2TE" if which == "base" else "RC7ye") in n))
 
 
+def test_samples_that_do_not_give_the_results_files_number_are_warned_about(tmp_path):
+    """One sample's acc edited from 1 to 0: the run's results file says 0.8 over 30, the
+    samples now average 0.7667; said with both numbers, and not said for the untouched run."""
+    folder = tmp_path / "acme__base"
+    shutil.copytree(BASE_DIR, folder)
+    path = lm_file(str(folder), "mc_capitals")
+    records = [json.loads(line) for line in open(path, encoding="utf-8")]
+    first = next(r for r in records if r["acc"] == 1)
+    first["acc"] = 0
+    write(path, "".join(json.dumps(r) + "\n" for r in records))
+    tuned = lm_file(os.path.join(LM, "main", "acme__tuned"), "mc_capitals")
+    status, out, err = cli("compare", path, tuned, "--metric", "acc")
+    assert status == 0, err
+    assert ("the run's results file gives acc,none 0.8 over 30 samples, but its 30 samples "
+            "average 0.766667") in out
+    assert "results file gives" not in cli("compare", lm_file(BASE_DIR, "mc_capitals"), tuned,
+                                           "--metric", "acc")[1]
+
+
 def test_a_nan_in_an_unused_lm_eval_field_is_fine(tmp_path):
     lines = open(lm_file(BASE_DIR, "mc_capitals"), encoding="utf-8").read().splitlines()
     changed = [line.replace('"acc_norm": 1.0', '"acc_norm": NaN') for line in lines]
