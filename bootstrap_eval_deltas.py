@@ -2205,7 +2205,8 @@ class _HarnessFile:
     held: int = 0                # samples it holds
     errors: tuple = ()           # items whose sample ended in an error (left out)
     filters: tuple = ()          # lm-eval: the filters the file offers
-    claimed: tuple | None = None  # lm-eval: (metric, value, samples) its results file gives
+    claimed: tuple | None = None  # lm-eval: (metric, value, samples, shots) its results file
+                                  # gives (each None where it says nothing)
 
     @property
     def complete(self) -> bool:
@@ -2287,8 +2288,9 @@ def _lm_eval_model(real_path: str | None) -> str | None:
 
 
 def _lm_eval_claim(real_path: str | None, task: str, metric: str, filter_name: str):
-    """``(label, value, samples)`` that the results file of the same run (beside the samples
-    file, of the same time) gives for this task, metric and filter; None without one."""
+    """``(label, value, samples, shots)`` that the results file of the same run (beside the
+    samples file, of the same time) gives for this task, metric and filter (None where it
+    gives nothing); None without one."""
     match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
     if match is None:
         return None
@@ -2302,13 +2304,14 @@ def _lm_eval_claim(real_path: str | None, task: str, metric: str, filter_name: s
     if not isinstance(results, dict):
         return None
     label = f"{metric},{filter_name}"
-    value, counts = (results.get(key) for key in ("results", "n-samples"))
-    value, counts = (part.get(task) if isinstance(part, dict) else None for part in (value, counts))
+    value, counts, shots = (part.get(task) if isinstance(part, dict) else None for part in
+                            map(results.get, ("results", "n-samples", "n-shot")))
     value = value.get(label) if isinstance(value, dict) else None
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or abs(value) > 1e300:
-        return None
+        value = None
     samples = counts.get("effective") if isinstance(counts, dict) else None
-    return label, float(value), samples if type(samples) is int else None
+    return (label, None if value is None else float(value),
+            samples if type(samples) is int else None, shots if type(shots) is int else None)
 
 
 def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name):
@@ -3567,6 +3570,14 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
         if differ:
             found.warnings.append(f"{len(differ)} id(s) hold different inputs in the two runs "
                                   f"(first: {_first(differ)}); compared anyway, as asked")
+    shots = [(read.log.claimed[3], path) for read, path in logs
+             if read.log.claimed and read.log.claimed[3] is not None]
+    if len({count for count, _ in shots}) > 1:
+        shown = ", ".join(f"{_printable(path)} is {count}-shot" for count, path in shots[:3])
+        if not options.allow_different_tasks:
+            raise ToolError(f"not the same test: {shown}, as the runs' results files say "
+                            f"({_opt('allow_different_tasks', True)} compares them anyway)")
+        found.warnings.append(f"not the same test: {shown}; compared anyway, as asked")
     excluded = set()
     for read, path in logs:
         log = read.log
@@ -3601,8 +3612,10 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
 def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
     """A warning when the samples do not give what the run's results file says (a metric
     the harness aggregates otherwise than by a mean, or files not of one run)."""
-    label, value, samples = claimed
+    label, value, samples, _ = claimed
     scores = collected.columns[0]
+    if value is None:
+        return []
     mean = math.fsum(map(float, scores)) / len(scores) if scores else math.nan
     if math.isclose(mean, value, rel_tol=1e-9, abs_tol=1e-12) and samples in (None, len(scores)):
         return []

@@ -675,6 +675,24 @@ def test_samples_that_do_not_give_the_results_files_number_are_warned_about(tmp_
                                            "--metric", "acc")[1]
 
 
+def test_runs_with_different_numbers_of_shots_are_not_one_test(tmp_path):
+    """The same documents (same doc_hash), 0-shot against 5-shot as the results files say:
+    refused as not the same test, or compared with a warning when allowed."""
+    folder = tmp_path / "acme__tuned"
+    shutil.copytree(os.path.join(LM, "main", "acme__tuned"), folder)
+    results = next(folder.glob("results_*.json"))
+    data = json.loads(results.read_text())
+    data["n-shot"]["mc_capitals"] = 5
+    results.write_text(json.dumps(data))
+    base, tuned = lm_file(BASE_DIR, "mc_capitals"), lm_file(str(folder), "mc_capitals")
+    assert_one_line_error(*cli("compare", base, tuned, "--metric", "acc"),
+                          "not the same test: " + base + " is 0-shot, " + tuned + " is 5-shot, "
+                          "as the runs' results files say (--allow-different-tasks compares "
+                          "them anyway)")
+    status, out, err = cli("compare", base, tuned, "--metric", "acc", "--allow-different-tasks")
+    assert status == 0 and "is 5-shot; compared anyway, as asked" in out
+
+
 def test_a_nan_in_an_unused_lm_eval_field_is_fine(tmp_path):
     lines = open(lm_file(BASE_DIR, "mc_capitals"), encoding="utf-8").read().splitlines()
     changed = [line.replace('"acc_norm": 1.0', '"acc_norm": NaN') for line in lines]
