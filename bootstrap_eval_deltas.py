@@ -3687,7 +3687,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
     fields = _Fields((spec.score,) if spec.score is not None else (), ("doc_id",))
     loose = dataclasses.replace(options, filter=None if options.filter is None else
                                 "\0" + options.filter)
-    sources, per_task, offered = [], [], set()
+    sources, per_task, offered, metrics = [], [], set(), {}
     model_names = names
     for task in shared:
         paths = [listing[task] for listing in listings]
@@ -3698,6 +3698,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
             sources.append(read.source)
             offered.update(read.log.filters)
         excluded = _vet(reads, paths, options, found, task)
+        metrics[task] = reads[0].log.stream.used[-1]
         systems = [_SystemRuns(name, tuple(_file_runs(read, path, False)))
                    for name, read, path in zip(names, reads, paths)]
         order = list(dict.fromkeys(item for item, _ in reads[0].collected.ids))
@@ -3712,6 +3713,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
     if lonely:
         notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
                      f"{_printable(', '.join(lonely))[:300]}")
+    found.warnings += _mixed_scales(metrics, per_task)
     items = tuple((task, item) for task, joined in per_task for item in joined.items)
     columns = tuple(tuple(v for _, joined in per_task for v in joined.columns[k])
                     for k in range(len(names)))
@@ -3725,6 +3727,19 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                  runs=runs, tasks=tuple(t for t, _ in items) if len(shared) > 1 else None,
                  task_runs=task_runs, warnings=tuple(found.warnings),
                  incomplete=tuple(found.incomplete))
+
+
+def _mixed_scales(metrics: dict, per_task) -> list:
+    """A warning when the pooled tasks are scored by different metrics, not all of them
+    proportions: one mean over them (acc on 0/1 with abs_err on 0..20) has no one scale."""
+    if len(set(metrics.values())) < 2 or all(
+            0 <= value <= 1 for _, joined in per_task for column in joined.columns
+            for value in set(column)):
+        return []
+    shown = ", ".join(f"{_printable(task)}: {_printable(metric)}"
+                      for task, metric in list(metrics.items())[:4])
+    return [f"the pooled comparison mixes metrics of different scales ({shown}): its mean has "
+            "no one scale, so read the tasks one by one"]
 
 
 def _task_runs(per_task, systems: int, notes: list) -> tuple:

@@ -1244,6 +1244,27 @@ def helm_stats(path, values, metric="exact_match"):
     return write(path, json.dumps(records, indent=2))
 
 
+def test_a_pool_of_metrics_on_different_scales_is_warned_about(tmp_path):
+    """acc on 0/1 pooled with abs_err on 0..20: the pooled mean has no one scale, said;
+    acc pooled with exact_match (both proportions) is not warned about."""
+    rng = random.Random(8)
+    for model in ("org__base", "org__tuned"):
+        lm_samples(tmp_path / model / f"samples_mc_{STAMP}.jsonl",
+                   [rng.randint(0, 1) for _ in range(20)])
+        lm_samples(tmp_path / model / f"samples_arith_{STAMP}.jsonl",
+                   [rng.randint(0, 20) for _ in range(20)], metric="abs_err")
+        lm_samples(tmp_path / model / f"samples_gen_{STAMP}.jsonl",
+                   [rng.randint(0, 1) for _ in range(20)], metric="exact_match")
+    folders = [str(tmp_path / model) for model in ("org__base", "org__tuned")]
+    status, out, err = cli("compare", *folders, "--metric", "acc,abs_err,exact_match")
+    assert status == 0, err
+    assert "the pooled comparison mixes metrics of different scales (" in out
+    assert "arith: abs_err" in out
+    status, out, err = cli("compare", *folders, "--metric", "acc,exact_match",
+                           "--tasks", "mc,gen")
+    assert status == 0 and "mixes metrics" not in out, err
+
+
 def test_an_lm_eval_log_from_stdin_is_named_stdin(tmp_path, stdin):
     """stdin has no file name to take the task from, nor a folder to find the model in: the
     system is "stdin", and the tasks (unknown, mc) differ unless allowed."""
