@@ -2371,13 +2371,15 @@ def _digest(value) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _reduce_epochs(values, reducer: str):
+def _reduce_epochs(values, reducer: str, grades=None):
     """One score from a sample's epochs, by an Inspect reducer (None: not one the tool
-    knows): mean, median, mode (the first of the most common), max, min."""
+    knows): mean, median, mode, max, min.  The mode is Inspect's: the first of the most
+    common *grades* (the values as logged, so I and N are two grades, though both score 0)."""
     if reducer == "mean":
         return _run_mean(values)
     if reducer == "mode":
-        return collections.Counter(values).most_common(1)[0][0]
+        grades = values if grades is None else grades
+        return values[grades.index(collections.Counter(grades).most_common(1)[0][0])]
     if reducer in ("max", "min"):
         return max(values) if reducer == "max" else min(values)
     if reducer == "median":
@@ -2441,7 +2443,7 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
                         "error; nothing was scored")
     scorer, key, scorers = _inspect_scorer([s for _, s in chosen], fields.scores[0] if
                                            fields.scores else None, path)
-    rows = []
+    rows, grades = [], {}
     for where, sample in chosen:
         place = f"{path} {where}"
         item, epoch = _item_id(_lookup_key(sample, "id", place)), _item_id(sample.get("epoch", 1))
@@ -2453,13 +2455,14 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
         value = _MISSING if score is _ABSENT else _inspect_value(
             score, lambda place=place: f"{place}, scorer {_printable(scorer)}")
         rows.append((where, (item, epoch), [value, _digest(sample.get("input", ""))]))
+        grades[item, epoch] = score if isinstance(score, (str, int, Fraction)) else repr(score)
     config = spec.get("config") if isinstance(spec.get("config"), dict) else {}
     reducers = config.get("epochs_reducer") if isinstance(config.get("epochs_reducer"),
                                                           list) else ["mean"]
     epochs = config.get("epochs") if isinstance(config.get("epochs"), int) else 1
     note = ""
     if epochs > 1 and reducers and reducers[0] != "mean":
-        rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), path)
+        rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), path, grades)
     dataset = spec.get("dataset") if isinstance(spec.get("dataset"), dict) else {}
     planned = dataset.get("sample_ids") if isinstance(dataset.get("sample_ids"), list) else None
     expected = len(planned) * epochs if planned else None
@@ -2472,15 +2475,19 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
                         errors)
 
 
-def _reduced_rows(rows, reducer: str, headline, path: str) -> tuple:
-    """One row per sample, its epochs reduced as the log says; the note that says so."""
+def _reduced_rows(rows, reducer: str, headline, path: str, grades: dict) -> tuple:
+    """One row per sample, its epochs reduced as the log says (*grades*: each row's value
+    as logged, by (item, epoch)); the note that says so."""
     by_item = {}
-    for where, (item, _), (value, digest) in rows:
-        by_item.setdefault(item, [where, [], digest])[1].append(value)
+    for where, key, (value, digest) in rows:
+        entry = by_item.setdefault(key[0], [where, [], digest, []])
+        entry[1].append(value)
+        entry[3].append(grades.get(key))
     shown = "" if headline is None else f"; Inspect's headline {_format_decimal(headline)}"
-    unscored = any(v is _MISSING for _, values, _ in by_item.values() for v in values)
-    reduced = [] if unscored else [(where, (item, 1), [_reduce_epochs(values, reducer), digest])
-                                   for item, (where, values, digest) in by_item.items()]
+    unscored = any(v is _MISSING for _, values, _, _ in by_item.values() for v in values)
+    reduced = [] if unscored else [
+        (where, (item, 1), [_reduce_epochs(values, reducer, logged), digest])
+        for item, (where, values, digest, logged) in by_item.items()]
     if unscored or any(value is None for _, _, (value, _) in reduced):
         why = "an epoch without a score" if unscored else "a reducer the tool does not know"
         return rows, (f"the log reduces its epochs by {_printable(reducer)}, which the tool "

@@ -1146,6 +1146,16 @@ def test_string_score_values_read_as_numbers_or_refused(tmp_path):
 EPOCHS = [["C", "I", "I", "C"], ["I", "I", "C", "C"], ["I", "C", "I", "C"]]
 
 
+def test_the_mode_reducer_counts_grades_as_inspect_does(tmp_path):
+    """Epochs I, N, C, C: Inspect's mode counts the grades (C twice, I and N once each), so
+    C; counting their scores (0, 0, 1, 1) would tie and give 0."""
+    epochs = [["I", "C", "I"], ["N", "C", "I"], ["C", "I", "C"], ["C", "N", "N"]]
+    mode = inspect_log(tmp_path / "mode.json", epochs, "org/mode", reducer="mode")
+    base = inspect_log(tmp_path / "base.json", [["C", "C", "C"]], "org/base")
+    got = body(base, mode)
+    assert got["comparisons"][0]["accuracy"]["b"] == pytest.approx(2 / 3)
+
+
 @pytest.mark.parametrize("reducer,epochs,accuracy,note", [
     ("max", EPOCHS, 1.0, "epochs reduced by max, as the log's reducer"),
     ("min", EPOCHS, 0.25, "epochs reduced by min, as the log's reducer"),
