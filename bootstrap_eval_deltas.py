@@ -8292,12 +8292,6 @@ class Report:
 
 
 @dataclass(frozen=True)
-class _SweepReport:
-    params: dict
-    sweep: Sweep
-
-
-@dataclass(frozen=True)
 class _TasksReport:
     """A whole harness run: the per-task table and the pooled comparison."""
 
@@ -8318,22 +8312,11 @@ class _TasksReport:
                       ledger=self.ledger, details=self.details)
 
 
-@dataclass(frozen=True)
-class _LedgerSummaryReport:
-    params: dict
-    summary: LedgerSummary
-
-
-@dataclass(frozen=True)
-class _CalibrationTableReport:
-    params: dict
-    table: CalibrationTable
-
-
-@dataclass(frozen=True)
-class _AccuracyPlanReport:
-    params: dict
-    plan: AccuracyPlan
+# The records of a sweep, a ledger's summary, an interval table and one accuracy's plan.
+_SweepReport = collections.namedtuple("_SweepReport", "params sweep")
+_LedgerSummaryReport = collections.namedtuple("_LedgerSummaryReport", "params summary")
+_CalibrationTableReport = collections.namedtuple("_CalibrationTableReport", "params table")
+_AccuracyPlanReport = collections.namedtuple("_AccuracyPlanReport", "params plan")
 
 
 @dataclass(frozen=True)
@@ -8358,12 +8341,6 @@ def _md(text) -> str:
     'a\\\\|b &lt;i&gt;x&lt;/i&gt;'
     """
     return _printable(str(text)).translate(_MARKDOWN)
-
-
-def _params_json(params: dict) -> dict:
-    """The settings a run used (those that did not apply are left out)."""
-    return {key: (float(value) if isinstance(value, Fraction) else value)
-            for key, value in params.items() if value is not None}
 
 
 # --- Documents: each report is a list of blocks that every format draws ---
@@ -8408,8 +8385,6 @@ def _format_level(level) -> str:
     return text + "%"
 
 
-_INTERVAL_LABELS = {"percentile": "bootstrap", "basic": "bootstrap", "bca": "bootstrap",
-                   "score": "score"}
 _INTERVAL_NAMES = {"percentile": "percentile", "basic": "basic", "bca": "BCa",
                   "score": "Newcombe score", "wilson": "Wilson",
                   "clopper-pearson": "Clopper-Pearson", "two-level": "two-level"}
@@ -8419,7 +8394,7 @@ def _interval_label(result: Analysis, name: str) -> str:
     """``paired bootstrap 95% CI`` (the article's words), ``... (BCa)``, or the score rule."""
     rule = result.rules[name] if result.rules else result.interval
     tail = "" if rule == "percentile" else f" ({_INTERVAL_NAMES[rule]})"
-    return f"{name} {_INTERVAL_LABELS.get(rule, 'bootstrap')} {_format_level(result.confidence)} CI{tail}"
+    return f"{name} {'score' if rule == 'score' else 'bootstrap'} {_format_level(result.confidence)} CI{tail}"
 
 
 def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
@@ -8498,11 +8473,6 @@ def _engine_lines(report: Report, result: Analysis) -> list:
         lines.append(f"note: the coverage loop used the counts engine (replays drawn as "
                      f"multinomial cell counts){chosen}")
     return lines
-
-
-def _looks_written_by_tool(table: Table) -> bool:
-    """Is the input a file in --write-csv's own form (the note about it applies)?"""
-    return len(table.sources) == 1 and table.sources[0].columns == CSV_COLUMNS
 
 
 def _design_lines(design) -> list:
@@ -8658,18 +8628,13 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
         f"{_rate_text(cov.covers_rate, cov)};",
         f"CI excludes zero ({which}) {_rate_text(cov.excludes_zero_rate, cov)}",
     ]
-    if cov.item_level is not None and cov.rule == "two-level":
-        items = cov.item_level
-        lines.append(f"  (those are the two-level interval's, over every run; the single-run "
-                     f"interval, one run per system, covers "
-                     f"{_rate_text(items.covers_rate, items, '')} "
+    if cov.item_level is not None:
+        items, other = cov.item_level, (
+            "the two-level interval's, over every run; the single-run interval, one run per "
+            "system," if cov.rule == "two-level" else
+            "the cluster bootstrap's; the item-level bootstrap, ignoring the clusters,")
+        lines.append(f"  (those are {other} covers {_rate_text(items.covers_rate, items, '')} "
                      f"and excludes zero {_rate_text(items.excludes_zero_rate, items, '')})")
-    elif cov.item_level is not None:
-        items = cov.item_level
-        lines.append(f"  (those are the cluster bootstrap's; the item-level bootstrap, ignoring "
-                     f"the clusters, covers {_rate_text(items.covers_rate, items, '')} and "
-                     f"excludes "
-                     f"zero {_rate_text(items.excludes_zero_rate, items, '')})")
     if cov.undefined:
         lines.append(f"  ({cov.undefined} of {cov.replays} replays had no {_INTERVAL_NAMES[cov.rule]} "
                      "interval (undefined); the percentile interval stood in, as it does in a "
@@ -8769,10 +8734,9 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
     which = f"{kind} {_format_level(decision.level)} CI" + (
         f" ({decision.joint})" if decision.family > 1 else "")
     adjusted = f"{_ADJUST_NAMES[decision.adjust]}-adjusted " if decision.family > 1 else ""
-    test = (f"McNemar's {adjusted}{_p_equals(decision.p)}" if result.mcnemar is not None
-            else f"the two-level t test's {adjusted}{_p_equals(decision.p)}"
-            if result.runs is not None else
-            f"the sign-flip test's {adjusted}{_p_equals(decision.p)}")
+    test = ("McNemar's" if result.mcnemar is not None else "the two-level t test's"
+            if result.runs is not None else "the sign-flip test's") + \
+        f" {adjusted}{_p_equals(decision.p)}"
     alpha = _format_decimal(decision.alpha)
     below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
     word, gap = decision.word, _format_gap(result.gap, result.percent)
@@ -8971,7 +8935,7 @@ def _data_document(report: Report) -> list:
         return lines
     lines += _precision_lines(result)
     lines += _input_lines(table, report.params["seed"], ("A", "B"))
-    if _looks_written_by_tool(table):
+    if len(table.sources) == 1 and table.sources[0].columns == CSV_COLUMNS:   # --write-csv's
         how = (f"resampled from Random({report.params['seed']}) afresh, match it by Monte "
                "Carlo error" if result.method == "bootstrap" else
                "exact here, differ from its resampled ones by their Monte Carlo error")
@@ -9133,8 +9097,7 @@ def _one_comparison_json(c: Comparison) -> dict:
 def _comparison_json(report: Report) -> dict:
     """A comparison report: where the scores came from and how, then each candidate's
     comparison (no key of a comparison repeats at the top)."""
-    body = {"kind": "simulation" if report.table is None else "comparison",
-            "source": report.source, "params": _params_json(report.params)}
+    body = {"kind": "simulation" if report.table is None else "comparison"}
     if report.table is not None:
         table = report.table
         body["input"] = {**table.sources[0].to_json(),
@@ -9148,9 +9111,7 @@ def _comparison_json(report: Report) -> dict:
     if gates:
         body["gate_passed"] = all(g.passed for g in gates)
     if report.ledger is not None:
-        note = report.ledger
-        body["ledger"] = {"path": note.path, "test_set": note.test_set, "first": note.first,
-                          "total": note.total, "p_holm": list(note.p_holm)}
+        body["ledger"] = dataclasses.asdict(report.ledger)
     if report.coverage is not None:
         body["coverage"] = report.coverage.to_json()
     if report.plan is not None:
@@ -9203,8 +9164,6 @@ def _sweep_document(report: _SweepReport) -> list:
 def _sweep_json(report: _SweepReport) -> dict:
     result = report.sweep
     return {
-        "source": "sweep",
-        "params": _params_json(report.params),
         "rows": [{"n": row.n, "analytic_power": row.power, "exact_power": row.exact_power,
                   "analytic_unpaired_power": row.unpaired_power,
                   "paired_half_width": row.half_width,
@@ -9241,9 +9200,7 @@ def _accuracy_plan_document(report: _AccuracyPlanReport) -> list:
 
 def _accuracy_plan_json(report: _AccuracyPlanReport) -> dict:
     plan = report.plan
-    return {"source": "accuracy plan",
-            "params": _params_json(report.params),
-            "n_needed": {"wald": plan.wald, "wilson": plan.wilson,
+    return {"n_needed": {"wald": plan.wald, "wilson": plan.wilson,
                          "clopper_pearson": plan.clopper_pearson}}
 
 
@@ -9278,8 +9235,7 @@ def _runs_plan_json(plan: RunsPlan, n: int, target) -> dict:
 
 def _power_plan_json(report: _PowerPlanReport) -> dict:
     summary, plan = report.summary, report.plan
-    body = {"source": "power plan", "params": _params_json(report.params),
-            "n": summary.n, "plan": _plan_json(summary),
+    body = {"n": summary.n, "plan": _plan_json(summary),
             "half_width": {"paired": plan.half_width(summary.n),
                            "unpaired": plan.half_width(summary.n, paired=False)}}
     if report.runs_plan is not None:
@@ -9319,8 +9275,7 @@ def _calibration_table_document(report: _CalibrationTableReport) -> list:
 
 def _calibration_table_json(report: _CalibrationTableReport) -> dict:
     table = report.table
-    return {"source": "calibration table", "params": _params_json(report.params),
-            "rows": [{"acc_a": float(row.acc_a), "acc_b": float(row.acc_b), "n": row.n,
+    return {"rows": [{"acc_a": float(row.acc_a), "acc_b": float(row.acc_b), "n": row.n,
                       "recommended": row.recommended(table.confidence),
                       "coverage": row.coverage.to_json(), "null": row.null.to_json()}
                      for row in table.rows]}
@@ -9366,8 +9321,7 @@ def _tasks_document(report: _TasksReport) -> list:
 
 def _tasks_json(report: _TasksReport) -> dict:
     """A whole harness run: the pooled comparisons, then each task's."""
-    body = {**_comparison_json(report.pooled), "kind": "tasks", "source": "tasks",
-            "pool": report.result.pool}
+    body = {**_comparison_json(report.pooled), "kind": "tasks", "pool": report.result.pool}
     body["tasks"] = [{"task": task.task, "items": task.n, "runs": task.runs, "comparisons": [
         {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
          "p_holm": c.p_holm, "verdict": c.decision.word, "decision": c.decision.to_json()}
@@ -9400,8 +9354,7 @@ def _ledger_summary_document(report: _LedgerSummaryReport) -> list:
 
 def _ledger_summary_json(report: _LedgerSummaryReport) -> dict:
     summary = report.summary
-    return {"source": "ledger summary", "params": _params_json(report.params),
-            "test_sets": [{"test_set": digest, "comparisons": [
+    return {"test_sets": [{"test_set": digest, "comparisons": [
                 {"time": e.time, "baseline": e.baseline, "candidate": e.candidate,
                  "gap": e.gap, "p": e.p, "p_holm": p, "verdict": e.verdict}
                 for e, p in zip(entries, adjusted)]} for digest, entries, adjusted in summary.sets]}
@@ -9417,14 +9370,6 @@ class _LeaderboardReport:
     table: Table
     board: Leaderboard
     details: bool = False
-
-
-def _board_score(value: Fraction) -> str:
-    return _round_fixed(value, 3)
-
-
-def _board_interval(interval: Interval) -> str:
-    return interval.as_proportions(3)
 
 
 def _ranks_text(ranks: tuple) -> str:
@@ -9498,8 +9443,8 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     lines = [_board_headline(board, n_text, table.incomplete)]
     lines += _warning_lines(table) + [f"warning: {w}" for w in board.warnings]
     level = _format_level(board.confidence)
-    rows = [[_ranks_text(s.ranks), _printable(s.system), _board_score(s.score),
-             _board_interval(s.interval), str(s.tier), s.groups] for s in board.standings]
+    rows = [[_ranks_text(s.ranks), _printable(s.system), _round_fixed(s.score, 3),
+             s.interval.as_proportions(3), str(s.tier), s.groups] for s in board.standings]
     lines.append(_Grid(("rank", "system", "score", f"{level} CI", "tier", "groups"),
                        tuple(rows), frozenset({0, 2})))
     lines.append(f"groups: systems that share a letter are not told apart ({level} joint), "
@@ -9542,8 +9487,6 @@ def _pair_json(pair: PairGap) -> dict:
 def _leaderboard_json(report: _LeaderboardReport) -> dict:
     board, table = report.board, report.table
     return {
-        "source": "leaderboard",
-        "params": _params_json(report.params),
         "headline": _board_headline(board, f"{table.n:,} items"),
         "systems": [{"system": s.system, "score": s.score, "interval": s.interval.to_json(),
                      "ranks": list(s.ranks), "tier": s.tier, "groups": s.groups}
@@ -9688,19 +9631,6 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
     return canvas.svg("Paired bootstrap distribution of the accuracy gap")
 
 
-def _power_legend(canvas: _Svg) -> None:
-    """The power curve's legend: the two analytic curves and the simulated points."""
-    legend = [("#3b75af", None, "analytic, paired"), ("#999", "6,4", "analytic, unpaired")]
-    for i, (colour, dash, label) in enumerate(legend):
-        y = canvas.top + 14 + 18 * i
-        canvas.line(canvas.left + 14, y, canvas.left + 44, y, stroke=colour, width=2, dash=dash)
-        canvas.text(canvas.left + 50, y + 4, label, size=12, anchor="start")
-    y = canvas.top + 14 + 18 * len(legend)
-    canvas.add(f'<circle cx="{canvas.left + 29}" cy="{y}" r="4" fill="#222"/>')
-    canvas.text(canvas.left + 50, y + 4, "simulated, \u00b11.96 Monte Carlo s.e.", size=12,
-                anchor="start")
-
-
 def svg_power_curve(report: _SweepReport) -> str:
     """Simulated power (with 95% Monte Carlo bars), the analytic curves, the target and its n."""
     result = report.sweep
@@ -9738,7 +9668,16 @@ def svg_power_curve(report: _SweepReport) -> str:
     canvas.axes(_nice_ticks(0, top_n), [0, 0.2, 0.4, 0.6, 0.8, 1.0], "items in the eval set (n)",
                 "power (interval excludes 0)", xfmt=lambda v: f"{v:,.0f}",
                 yfmt=lambda v: f"{100 * v:.0f}%")
-    _power_legend(canvas)
+    # the legend: the two analytic curves and the simulated points
+    legend = [("#3b75af", None, "analytic, paired"), ("#999", "6,4", "analytic, unpaired")]
+    for i, (colour, dash, label) in enumerate(legend):
+        y = canvas.top + 14 + 18 * i
+        canvas.line(canvas.left + 14, y, canvas.left + 44, y, stroke=colour, width=2, dash=dash)
+        canvas.text(canvas.left + 50, y + 4, label, size=12, anchor="start")
+    y = canvas.top + 14 + 18 * len(legend)
+    canvas.add(f'<circle cx="{canvas.left + 29}" cy="{y}" r="4" fill="#222"/>')
+    canvas.text(canvas.left + 50, y + 4, "simulated, \u00b11.96 Monte Carlo s.e.", size=12,
+                anchor="start")
     copula = result.copula
     canvas.text(canvas.width / 2, 22, f"Power to detect a {format_pts(copula.true_gap)} gap "
                 f"(A={_format_decimal(copula.acc_a)}, B={_format_decimal(copula.acc_b)}, "
@@ -9846,16 +9785,18 @@ def _html(document: list) -> str:
 
 _FORMATTERS = {"text": _text, "markdown": _markdown, "html": _html}
 
-# One row per report type: its document and its JSON body (a dict built from its fields).
+# One row per report type: its document, its JSON body (a dict built from its fields) and
+# the JSON's source (None: the report's own).
 _RENDERERS = {
-    Report: (_comparison_document, _comparison_json),
-    _TasksReport: (_tasks_document, _tasks_json),
-    _LedgerSummaryReport: (_ledger_summary_document, _ledger_summary_json),
-    _CalibrationTableReport: (_calibration_table_document, _calibration_table_json),
-    _SweepReport: (_sweep_document, _sweep_json),
-    _AccuracyPlanReport: (_accuracy_plan_document, _accuracy_plan_json),
-    _PowerPlanReport: (_power_plan_document, _power_plan_json),
-    _LeaderboardReport: (_leaderboard_document, _leaderboard_json),
+    Report: (_comparison_document, _comparison_json, None),
+    _TasksReport: (_tasks_document, _tasks_json, "tasks"),
+    _LedgerSummaryReport: (_ledger_summary_document, _ledger_summary_json, "ledger summary"),
+    _CalibrationTableReport: (_calibration_table_document, _calibration_table_json,
+                              "calibration table"),
+    _SweepReport: (_sweep_document, _sweep_json, "sweep"),
+    _AccuracyPlanReport: (_accuracy_plan_document, _accuracy_plan_json, "accuracy plan"),
+    _PowerPlanReport: (_power_plan_document, _power_plan_json, "power plan"),
+    _LeaderboardReport: (_leaderboard_document, _leaderboard_json, "leaderboard"),
 }
 
 
@@ -9891,9 +9832,13 @@ def _plain(value):
 def _json_dict(report) -> dict:
     """The report's JSON object, built from its fields: the schema, the tool's version, the
     kind of report, and its body."""
-    body = _RENDERERS[type(report)][1](report)
+    _, build, source = _RENDERERS[type(report)]
+    body = build(report)
+    source = source or report.source
+    params = {key: value for key, value in report.params.items() if value is not None}
     return _plain({"schema": JSON_SCHEMA, "version": __version__,
-                   "kind": body.pop("kind", body.get("source")), **body})
+                   "kind": body.pop("kind", source), "source": source, "params": params,
+                   **body})
 
 
 # === The Python API: compare, leaderboard, read, plan, simulate, calibrate, ledger ===
@@ -10443,13 +10388,6 @@ def _named(request: _Request, names) -> list:
     return [_opt(name) for name in names if name in request.given]
 
 
-def _check_count(value: int, name: str, low: int, high: int, wording: str = "") -> None:
-    if value < low:
-        raise ToolError(f"{_opt(name)} must be {wording or f'at least {low}'}, got {value}")
-    if value > high:
-        raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
-
-
 def _in_open_unit(value) -> bool:
     """Strictly between 0 and 1, also once rounded to a float (1e-400 and 1 - 1e-20 are not)."""
     return 0 < value < 1 and 0 < float(value) < 1
@@ -10468,8 +10406,11 @@ def _check_numbers(request: _Request) -> None:
     """Every number the entry point takes, within its range."""
     options = _defaults(request.command) if request.command != "read" else {}
     for name, low, high, wording in _COUNT_LIMITS:
-        if name in options and getattr(request, name) is not None:
-            _check_count(getattr(request, name), name, low, high, wording)
+        value = getattr(request, name)
+        if name in options and value is not None and value < low:
+            raise ToolError(f"{_opt(name)} must be {wording or f'at least {low}'}, got {value}")
+        if name in options and value is not None and value > high:
+            raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
     for name in _UNIT_OPTIONS:
         value = getattr(request, name)
         if name in options and not _in_open_unit(value):
@@ -10777,12 +10718,6 @@ def _simulation_params(r: _Request) -> dict:
     return params
 
 
-def _run_accuracy_plan(r: _Request, writes: list) -> _AccuracyPlanReport:
-    accuracy = r.accuracy if r.accuracy is not None else Fraction(1, 2)
-    params = {"half_width": r.half_width, "accuracy": accuracy, "confidence": r.confidence}
-    return _AccuracyPlanReport(params, plan_accuracy(accuracy, r.half_width, r.confidence))
-
-
 def _run_power_plan(r: _Request, writes: list) -> _PowerPlanReport:
     """plan at one size: exact and analytic power, the items a target needs, half-widths;
     with runs the items x runs table."""
@@ -10796,8 +10731,10 @@ def _run_power_plan(r: _Request, writes: list) -> _PowerPlanReport:
 
 
 def _run_plan(r: _Request, writes: list):
-    if r.half_width is not None:
-        return _run_accuracy_plan(r, writes)
+    if r.half_width is not None:                 # one accuracy's interval, by formula
+        accuracy = r.accuracy if r.accuracy is not None else Fraction(1, 2)
+        params = {"half_width": r.half_width, "accuracy": accuracy, "confidence": r.confidence}
+        return _AccuracyPlanReport(params, plan_accuracy(accuracy, r.half_width, r.confidence))
     return _run_sweep(r, writes) if r.n_grid is not None else _run_power_plan(r, writes)
 
 
@@ -10808,10 +10745,7 @@ def _run_sweep(r: _Request, writes: list) -> _SweepReport:
         result = sweep(random.Random(r.seed), _copula(r), r.n_grid,
                        Settings(r.resamples, r.confidence, engine=_engine(r)),
                        replays=r.replays, target_power=r.target_power, progress=progress)
-    report = _SweepReport(params, result)
-    if r.plot:
-        writes.append(lambda: atomic_write(r.plot, svg_power_curve(report)))
-    return report
+    return _SweepReport(params, result)
 
 
 def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None) -> Settings:
@@ -10857,15 +10791,6 @@ def _read_input(r: _Request, progress=None) -> Table:
     return table if r.names is None else dataclasses.replace(table, systems=r.names)
 
 
-def _named_apart(table: Table) -> Table:
-    """A table whose systems have different names (the same file given twice would not)."""
-    repeated = [name for name in table.systems if table.systems.count(name) > 1]
-    if repeated:
-        raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
-                        f"give them {_opt('names')}")
-    return table
-
-
 def _ledger_after(r: _Request, table: Table, comparisons, writes: list) -> LedgerNote | None:
     """The ledger note the report prints; the append itself waits until the report is out
     (the last thing a run does)."""
@@ -10874,14 +10799,6 @@ def _ledger_after(r: _Request, table: Table, comparisons, writes: list) -> Ledge
     note, append = _ledger_append(r.ledger, table, comparisons)
     writes.append(append)
     return note
-
-
-def _data_params(r: _Request, table: Table) -> dict:
-    """The settings a comparison of the user's data used (None: did not apply)."""
-    return {"seed": r.seed, "confidence": r.confidence, "interval": r.interval,
-            "accuracy_interval": r.accuracy_interval, "calibration": r.calibration,
-            "resamples": r.resamples, "engine": None if r.resamples is None else r.engine,
-            "permutations": r.permutations}
 
 
 # Rough costs on a 2-core machine of 2026, for the one line said before long work only.
@@ -10958,14 +10875,22 @@ def _table(r: _Request) -> Table:
     if r.table is not None:
         return r.table
     with _progress(r, "reading (bytes)") as progress:
-        return _named_apart(_read_input(r, progress))
+        table = _read_input(r, progress)
+    repeated = [name for name in table.systems if table.systems.count(name) > 1]
+    if repeated:                                 # the same file given twice
+        raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
+                        f"give them {_opt('names')}")
+    return table
 
 
 def _run_data(r: _Request, writes: list) -> Report:
     table = _table(r)
     _refuse_idle_options(r, table)
     _warn_data(r, table)
-    params = _data_params(r, table)
+    params = {"seed": r.seed, "confidence": r.confidence, "interval": r.interval,
+              "accuracy_interval": r.accuracy_interval, "calibration": r.calibration,
+              "resamples": r.resamples, "engine": None if r.resamples is None else r.engine,
+              "permutations": r.permutations}          # None: did not apply
     margin = None
     if r.gate:
         margin = r.min_delta / 100 if table.proportions else r.min_delta
@@ -10977,11 +10902,8 @@ def _run_data(r: _Request, writes: list) -> Report:
         comparisons = compare_systems(table, random.Random(r.seed), settings,
                                       progress=progress)
     source = "runs" if r.baseline is not None else table.sources[0].format
-    report = Report(params, source, tuple(comparisons), table=table,
-                    ledger=_ledger_after(r, table, comparisons, writes), details=r.details)
-    if r.plot:
-        writes.insert(0, lambda: atomic_write(r.plot, svg_histogram(report.analysis)))
-    return report
+    return Report(params, source, tuple(comparisons), table=table,
+                  ledger=_ledger_after(r, table, comparisons, writes), details=r.details)
 
 
 def _cells_as_scores(cells: Cells) -> Scores:
@@ -11018,10 +10940,7 @@ def _run_simulation(r: _Request, writes: list) -> Report:
     by_runs = runs_plan(copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 \
         else None
     comparison = _single_comparison(result, margin=margin)
-    report = Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=by_runs)
-    if r.plot:
-        writes.append(lambda: atomic_write(r.plot, svg_histogram(result, copula.true_gap)))
-    return report
+    return Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=by_runs)
 
 
 def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport:
@@ -11036,11 +10955,6 @@ def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport
         table = calibration_table(random.Random(r.seed), pairs, grid, r.corr,
                                   r.confidence, r.replays, progress)
     return _CalibrationTableReport(params, table)
-
-
-def _run_ledger_summary(r: _Request, writes: list) -> _LedgerSummaryReport:
-    return _LedgerSummaryReport({"ledger": r.ledger_summary, "confidence": r.confidence},
-                               summarize_ledger(r.ledger_summary, r.confidence))
 
 
 def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
@@ -11060,22 +10974,31 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
     params = {"systems": len(table.systems), "n_items": table.n, "seed": r.seed,
               "confidence": r.confidence, "draws": r.draws, "adjust": r.adjust,
               "target_power": r.target_power, "permutations": r.permutations}
-    report = _LeaderboardReport(params, table, board, r.details)
-    if r.plot:
-        writes.append(lambda: atomic_write(r.plot, svg_forest(report)))
-    return report
+    return _LeaderboardReport(params, table, board, r.details)
 
 
 _RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan,
             "leaderboard": _run_leaderboard,
-            "calibrate": _run_calibration_table, "ledger": _run_ledger_summary}
+            "calibrate": _run_calibration_table,
+            "ledger": lambda r, writes: _LedgerSummaryReport(
+                {"ledger": r.ledger_summary, "confidence": r.confidence},
+                summarize_ledger(r.ledger_summary, r.confidence))}
+
+
+# --plot's picture of each report that has one (a simulation marks its true gap).
+_PICTURES = {Report: lambda report: svg_histogram(report.analysis, None if report.table else
+                                                  report.params["acc_b"] - report.params["acc_a"]),
+             _SweepReport: svg_power_curve, _LeaderboardReport: svg_forest}
 
 
 def _run(request: _Request) -> tuple:
-    """Carry out a checked request: ``(report, writes)``, the files it writes (and the
-    ledger's append, last) waiting in *writes* until the report is out."""
+    """Carry out a checked request: ``(report, writes)``, the files it writes (the picture
+    first, the ledger's append last) waiting in *writes* until the report is out."""
     writes = []
-    return _RUNNERS[request.command](request, writes), writes
+    report = _RUNNERS[request.command](request, writes)
+    if request.plot and type(report) in _PICTURES:
+        writes.insert(0, lambda: atomic_write(request.plot, _PICTURES[type(report)](report)))
+    return report, writes
 
 
 def _result(request: _Request) -> Result:
@@ -11418,19 +11341,12 @@ def _pairs_arg(text: str) -> tuple:
     return tuple(pairs)
 
 
-@dataclass(frozen=True)
-class _Flag:
-    """One flag: its spellings, the subcommands that take it, its help group, argparse's
-    keywords."""
-
-    names: tuple
-    commands: str
-    group: str
-    options: dict
+# One flag: its spellings, the subcommands that take it, its help group, argparse's keywords.
+_Flag = collections.namedtuple("_Flag", "commands group names options")
 
 
 def _flag(commands: str, group: str, *names, **options) -> _Flag:
-    return _Flag(names, commands, group, options)
+    return _Flag(commands.split(), group, names, options)
 
 
 _C, _S, _P, _K, _G, _L = "compare", "simulate", "plan", "calibrate", "ledger", "leaderboard"
@@ -11650,7 +11566,7 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
                             help="the ledger file")
     groups = {}
     for flag in _FLAGS:
-        if command in flag.commands.split():
+        if command in flag.commands:
             if flag.group not in groups:
                 groups[flag.group] = parser.add_argument_group(flag.group)
             groups[flag.group].add_argument(*flag.names, **flag.options)
@@ -11674,14 +11590,14 @@ def _command_of(argv) -> tuple:
 def _refuse_foreign_flags(command: str, argv) -> None:
     """A flag of another subcommand, given to this one: refused in one line naming where it
     belongs (argparse alone would only say it is unrecognized)."""
-    own = {name for flag in _FLAGS if command in flag.commands.split() for name in flag.names}
+    own = {name for flag in _FLAGS if command in flag.commands for name in flag.names}
     for token in argv:
         if token == "--":
             return
         name = token.split("=", 1)[0]
         if not name.startswith("--") or name in own or name in ("--help", "--version"):
             continue
-        others = [c for c in _COMMANDS if any(name in f.names and c in f.commands.split()
+        others = [c for c in _COMMANDS if any(name in f.names and c in f.commands
                                                for f in _FLAGS)]
         if others:
             where = ", ".join(others[:-1]) + " and " + others[-1] if len(others) > 1 else \
@@ -11871,11 +11787,6 @@ def _check_outputs(outputs, inputs) -> None:
                                 "over its input")
 
 
-def _output_paths(request: _Request) -> list:
-    return [(f"--{name.replace('_', '-')}", getattr(request, name))
-            for name in ("write_csv", "plot", "ledger") if getattr(request, name) is not None]
-
-
 # --- main: the one place exceptions become exit statuses ---
 
 class _Terminated(BaseException):
@@ -11899,11 +11810,6 @@ def _install_signals() -> dict:
     except ValueError:                      # not the main thread: leave signals alone
         pass
     return old
-
-
-def _restore_signals(old: dict) -> None:
-    for number, handler in old.items():
-        signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
 
 def _silence_stdout() -> None:
@@ -11935,17 +11841,14 @@ def _emit(text: str) -> None:
 
 def _gate_failed(report) -> bool:
     """Did a --gate on the user's data fail (the exit status is then 1)?"""
-    if isinstance(report, _TasksReport):
-        report = report.pooled
-    if not isinstance(report, Report) or report.table is None:
-        return False
-    return any(c.decision.gate is not None and not c.decision.gate.passed
-               for c in report.comparisons)
+    return Result(report).passed is False and report.table is not None   # not simulated
 
 
 def _main(argv) -> int:
     request = _validate(_parse_args(argv))
-    _check_outputs(_output_paths(request), _input_paths(request))
+    _check_outputs([(f"--{name.replace('_', '-')}", getattr(request, name))
+                    for name in ("write_csv", "plot", "ledger") if getattr(request, name)
+                    is not None], _input_paths(request))
     if request.ledger is not None:              # a corrupt or read-only ledger is refused
         read_ledger(request.ledger)             # before any work
         if os.path.exists(request.ledger):
@@ -11997,7 +11900,8 @@ def main(argv=None) -> int:
         return EXIT_INTERNAL
     finally:
         _SPELLING.reset(spelling)
-        _restore_signals(old)
+        for number, handler in old.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
 
 if __name__ == "__main__":
