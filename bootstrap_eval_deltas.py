@@ -268,10 +268,7 @@ def _signed_fixed(value: Fraction, places: int) -> str:
     >>> _signed_fixed(Fraction(-4, 100), 1), _signed_fixed(Fraction(0), 1)
     ('-0.04', '+0.0')
     """
-    for extra in range(4):
-        text = _round_fixed(value, places + extra, sign=True)
-        if value == 0 or text.strip("+-0."):
-            break
+    text = _round_fixed(value, _places_shown(value, places), sign=True)
     if value and not text.strip("+-0."):
         text = ("-" if value < 0 else "+") + text[1:]
     return text
@@ -400,32 +397,6 @@ def _p_equals(p: float) -> str:
 
 # --- Exact probabilities: binomial, beta, Student's t ---
 
-def _integrate_both_right(corr: float, acc_a: float, acc_b: float) -> float:
-    normal = NormalDist()
-    cut_a, cut_b = normal.inv_cdf(acc_a), normal.inv_cdf(acc_b)
-    w = math.sqrt(1 - corr * corr)
-    cdf = normal.cdf
-    half_range = 12.0                         # phi(12) < 1e-31
-
-    def trapezoid(step):
-        count = int(half_range / step)
-        total = 0.0
-        for i in range(-count, count + 1):
-            d = i * step
-            both = cdf((cut_a - corr * d) / w) * cdf((cut_b - corr * d) / w)
-            total += math.exp(-d * d / 2) * both
-        return total * step / math.sqrt(2 * math.pi)
-
-    step = 0.125
-    estimate = trapezoid(step)
-    while True:
-        step /= 2
-        finer = trapezoid(step)
-        if abs(finer - estimate) < 1e-13 or step < 1e-4:
-            return finer
-        estimate = finer
-
-
 def _stirlerr_table(size: int) -> list:
     """log(k!) - log(sqrt(2 pi k) (k/e)^k) for k < size, to double precision via Decimal."""
     from decimal import Decimal, localcontext
@@ -491,10 +462,6 @@ def binom_pmf(k: int, n: int, p: float) -> float:
     return math.exp(lc) * math.sqrt(n / (2 * math.pi * k * (n - k)))
 
 
-def _log_beta(a: float, b: float) -> float:
-    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-
-
 def _incomplete_beta(x: float, a: float, b: float) -> float:
     """The regularized incomplete beta function I_x(a, b), by Lentz's continued fraction
     (the symmetric form where it converges fast)."""
@@ -504,7 +471,8 @@ def _incomplete_beta(x: float, a: float, b: float) -> float:
         return 1.0
     if x > (a + 1) / (a + b + 2):
         return 1.0 - _incomplete_beta(1 - x, b, a)
-    front = math.exp(a * math.log(x) + b * math.log1p(-x) - _log_beta(a, b)) / a
+    log_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - log_beta) / a
     tiny = 1e-300
     c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
     d = 1.0 / (d if abs(d) > tiny else tiny)
@@ -622,13 +590,7 @@ def _increasing_root(f, guess: float, tolerance: float = 1e-13) -> float:
     return low if f_low == 0 else high if f_high == 0 else (low + high) / 2
 
 
-# --- Binomial and multinomial variates from rng.random() ---
-#
-# The counts engine's samplers: inversion of a table of exact probabilities
-# for batches with fixed parameters, BTRD (Hormann 1993) or sequential
-# inversion (n*p < 10) otherwise.  They read only ``rng.random()``, so a seed
-# gives the same numbers on every Python from 3.10 (``random.binomialvariate``
-# only exists from 3.12).
+# --- Binomial and multinomial variates from rng.random() (the counts engine's) ---
 
 def _inversion(rng, n, setup) -> int:
     """Sequential search from 0 (expected n*p + 1 steps), for n*p < 10."""
@@ -791,13 +753,9 @@ def _binomial_cdf_table(n: int, p: float) -> tuple:
 
 
 def binomial_table_variates(rng: random.Random, n: int, p: float, count: int) -> list:
-    """*count* draws from Binomial(n, p) by inverting its cumulative table.
-
-    For a batch with fixed parameters: the probabilities are computed once
-    (Loader's value at the mode, then exact ratios outward, at C speed with
-    ``itertools.accumulate``) over the mode +- (8.5 sd + 8), outside which each
-    tail holds less than 2**-54 of the mass; each draw is one ``rng.random()``
-    and a bisection, both called from C (``map``), about 0.3 microseconds.
+    """*count* draws from Binomial(n, p) by inverting its cumulative table, computed once
+    per batch (``_binomial_cdf_table``); each draw is one ``rng.random()`` and a bisection,
+    both called from C (``map``), about 0.3 microseconds.
 
     >>> rng = random.Random(1)
     >>> binomial_table_variates(rng, 500, 0.3, 4)
@@ -1348,8 +1306,31 @@ class Copula:
         >>> round(cells.both, 12), round(cells.b_only - cells.a_only, 12)
         (0.588152799524, 0.04)
         """
-        both = _integrate_both_right(float(self.corr), float(self.acc_a), float(self.acc_b))
-        acc_a, acc_b = float(self.acc_a), float(self.acc_b)
+        corr, acc_a, acc_b = float(self.corr), float(self.acc_a), float(self.acc_b)
+        normal = NormalDist()
+        cut_a, cut_b = normal.inv_cdf(acc_a), normal.inv_cdf(acc_b)
+        w = math.sqrt(1 - corr * corr)
+        cdf = normal.cdf
+        half_range = 12.0                         # phi(12) < 1e-31
+
+        def trapezoid(step):
+            count = int(half_range / step)
+            total = 0.0
+            for i in range(-count, count + 1):
+                d = i * step
+                both = cdf((cut_a - corr * d) / w) * cdf((cut_b - corr * d) / w)
+                total += math.exp(-d * d / 2) * both
+            return total * step / math.sqrt(2 * math.pi)
+
+        step = 0.125
+        estimate = trapezoid(step)
+        while True:
+            step /= 2
+            finer = trapezoid(step)
+            if abs(finer - estimate) < 1e-13 or step < 1e-4:
+                break
+            estimate = finer
+        both = finer
         both = min(max(both, 0.0, acc_a + acc_b - 1), acc_a, acc_b)   # a rounding step apart
         return Cells(both, acc_a - both, acc_b - both, max(0.0, 1 - acc_a - acc_b + both))
 
@@ -1493,15 +1474,6 @@ class _InputFile:
             raise
         self.text = None
 
-    def start_text(self) -> None:
-        """Read on as checked text (the format detected from ``head`` is a text one)."""
-        self.checked.start(binary=False)
-        self.text = io.TextIOWrapper(self.buffer, encoding="utf-8-sig", newline="")
-
-    def start_binary(self) -> None:
-        """Read on as bytes: hashed, not checked as text (an archive)."""
-        self.checked.start(binary=True)
-
     def __enter__(self) -> _InputFile:
         return self
 
@@ -1526,10 +1498,7 @@ def _binary_kind(head: bytes) -> str | None:
     >>> _binary_kind(b"PAR1\\x15"), _binary_kind(b"item,a,b")
     ('a Parquet file', None)
     """
-    for magic, kind in _MAGIC:
-        if head.startswith(magic):
-            return kind
-    return None
+    return next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)
 
 
 def _text_kind(head: bytes) -> str:
@@ -1586,16 +1555,10 @@ def _json_number(text: str):
     return value
 
 
-def _json_int(text: str):
-    return int(text) if len(text) <= MAX_NUMBER_CHARS else _json_number(text)
-
-
-def _json_constant(name: str) -> _Unusable:
-    return _Unusable(name, f"{name} is not a finite number")
-
-
-_JSON = json.JSONDecoder(object_pairs_hook=_json_object, parse_float=_json_number,
-                         parse_int=_json_int, parse_constant=_json_constant)
+_JSON = json.JSONDecoder(
+    object_pairs_hook=_json_object, parse_float=_json_number,
+    parse_int=lambda text: int(text) if len(text) <= MAX_NUMBER_CHARS else _json_number(text),
+    parse_constant=lambda name: _Unusable(name, f"{name} is not a finite number"))
 _BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|([\[\]{}])')
 
 
@@ -1713,12 +1676,7 @@ def parse_score(value, where=""):
         return _MISSING
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, int):
-        if len(str(abs(value))) > MAX_NUMBER_CHARS:
-            raise ToolError(f"{_where(where)}: a number with more than {MAX_NUMBER_CHARS} "
-                            "digits, the longest the tool reads")
-        return value
-    if isinstance(value, Fraction):
+    if isinstance(value, (int, Fraction)):
         if max(len(str(abs(value.numerator))), len(str(value.denominator))) > MAX_NUMBER_CHARS:
             raise ToolError(f"{_where(where)}: a number with more than {MAX_NUMBER_CHARS} "
                             "digits, the longest the tool reads")
@@ -1787,18 +1745,23 @@ class _Fields:
     labels: tuple = ()
     table: bool = False          # one file with several systems: a harness log is refused
 
-    def every_other(self, available, id_keys) -> _Fields:
-        """These fields with the scores named: all that *available* holds but the ids and
-        labels, when none were named."""
-        if self.scores is not None:
-            return self
+    def resolve(self, available, has) -> tuple:
+        """``(fields, id keys, keys used)``: the id columns -- the named ones, or ``item``
+        when the file has it (*has*) and none is named -- and the scores named: all that
+        *available* holds but the ids and labels, when none were."""
+        id_keys = (("item",) if has("item") else ()) if self.ids is None else self.ids
+        fields = self if self.scores is not None else dataclasses.replace(
+            self, scores=self._every_other(available, id_keys))
+        return fields, id_keys, id_keys + tuple(fields.scores) + tuple(fields.labels)
+
+    def _every_other(self, available, id_keys) -> tuple:
         chosen = tuple(key for key in available if key not in id_keys and key not in self.labels)
         if any(not str(key).strip() for key in chosen):
             raise ToolError(f"a column has no name; name it, or list the systems with "
                             f"{_opt('systems')}")
         if not chosen:
             raise ToolError("the file has no column besides the ids and labels to rank")
-        return dataclasses.replace(self, scores=chosen)
+        return chosen
 
 
 @dataclass(frozen=True)
@@ -1829,13 +1792,6 @@ def _sniff_delimiter(path: str, header: str) -> str:
         raise ToolError(f"{path}: cannot tell the delimiter (as many commas as tabs or "
                         "semicolons in the header)")
     return found[0]
-
-
-def _id_keys(fields: _Fields, has) -> tuple:
-    """The id columns to read: the named ones, or ``item`` when present and none is named."""
-    if fields.ids is None:
-        return ("item",) if has("item") else ()
-    return fields.ids
 
 
 def _compose(parts):
@@ -1974,24 +1930,21 @@ class _CsvRows:
         return ids, columns
 
 
-def _csv_rows(f: _InputFile, fields: _Fields, delimiter: str | None = None) -> _RowStream:
-    """Rows of a CSV (comma, tab or semicolon, sniffed from the header)."""
-    path = _printable(f.path)
-    header_line = f.text.readline()
+def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -> _RowStream:
+    """Rows of a CSV (comma, tab or semicolon, sniffed from the header) from its lines."""
+    header_line = next(lines, "")
     if header_line.lstrip().startswith(("{", "[")):
         raise ToolError(f"{path} looks like JSON: use {_opt('input_format', 'jsonl')} or "
                         f"{_opt('input_format', 'json')}")
     delimiter = delimiter or _sniff_delimiter(path, header_line)
     csv.field_size_limit(MAX_FIELD_CHARS)
-    reader = csv.reader(itertools.chain([header_line], f.text), delimiter=delimiter,
+    reader = csv.reader(itertools.chain([header_line], lines), delimiter=delimiter,
                         strict=True)
     try:
         header = next(reader)
     except csv.Error as err:
         raise ToolError(f"{path} line 1: {err}") from None
-    id_keys = _id_keys(fields, header.__contains__)
-    fields = fields.every_other(header, id_keys)
-    wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
+    fields, id_keys, wanted = fields.resolve(header, header.__contains__)
     for name in wanted:
         if name not in header:
             comma = next((h for h in header if "," in h and name in h.split(",")), None)
@@ -2080,9 +2033,8 @@ def _record_rows(records, fields: _Fields, path: str, fmt: str) -> _RowStream:
     first = next(records, None)
     if first is None:
         raise ToolError(f"{path} has no records")
-    id_keys = _id_keys(fields, lambda key: _lookup_key(first[1], key) is not _ABSENT)
-    fields = fields.every_other(tuple(first[1]), id_keys)
-    wanted = id_keys + tuple(fields.scores) + tuple(fields.labels)
+    fields, id_keys, wanted = fields.resolve(tuple(first[1]),
+                                             lambda key: _lookup_key(first[1], key) is not _ABSENT)
     return _RowStream(fmt, wanted, tuple(_flat_keys(first[1])), bool(id_keys),
                      _record_generator(itertools.chain([first], records), fields, id_keys,
                                        path), len(fields.scores) + len(fields.labels))
@@ -2141,10 +2093,9 @@ def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Col
                 column.extend(part)
             continue
         rows_read += 1
-        if item is _MISSING or any(v is _MISSING for v in values) or \
-                type(item) is tuple and any(part is _MISSING for part in item):
-            missing.append(where if item is _MISSING or type(item) is tuple and any(
-                part is _MISSING for part in item) else item)
+        no_id = item is _MISSING or type(item) is tuple and _MISSING in item
+        if no_id or _MISSING in values:
+            missing.append(where if no_id else item)
             continue
         try:
             ids.append(item)                   # integer ids: 8 bytes each, not 36
@@ -2505,17 +2456,19 @@ def _inspect_samples(log: dict, path: str):
         yield f"sample {index}", sample
 
 
-def _helm_model(real_path: str | None) -> str | None:
-    """The model named in ``run_spec.json`` beside the stats, if there is one."""
-    if real_path is None:
-        return None
+def _helm_model(real_path: str | None, run_dir: str) -> str | None:
+    """The model named in ``run_spec.json`` beside the stats, else in the run folder's name
+    (``...,model=org_m``), if either names one."""
     try:
         with _open_regular(os.path.join(os.path.dirname(real_path), "run_spec.json")) as handle:
             spec = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
         model = spec["adapter_spec"]["model"]
     except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
-        return None
-    return model if isinstance(model, str) else None
+        model = None
+    if real_path is not None and isinstance(model, str) and model:
+        return model
+    named = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
+    return named.group(1) if named else None
 
 
 def _helm_inputs(real_path: str | None) -> dict:
@@ -2593,10 +2546,8 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
 
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
-    model = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
     task = _helm_task(run_dir) if ":" in run_dir else None     # the subject kept
-    return _HarnessFile("helm", stream, _helm_model(real_path) or (model.group(1) if model
-                                                                 else None), task)
+    return _HarnessFile("helm", stream, _helm_model(real_path, run_dir), task)
 
 
 # --- Zip archives: Inspect's .eval logs and Excel workbooks ---
@@ -2854,38 +2805,18 @@ def _xlsx_cells(row, shared, path: str) -> list:
     return [cells.get(i, "") for i in range(max(cells, default=-1) + 1)]
 
 
-class _CsvLines:
-    """Rows of cells as the lines of a tab-separated text, made one at a time when asked
-    (``readline`` and iteration, as the CSV reader reads a file), rows of empty cells
-    skipped -- so a sheet of a million rows never sits in memory as text."""
-
-    def __init__(self, header, rows, path: str):
-        self.path, self.width = path, len(header)
-        self.lines = itertools.chain([header], (cells + [""] * (self.width - len(cells))
-                                                for _, cells in rows
-                                                if any(cell.strip() for cell in cells)))
-        self.buffer = io.StringIO()
-        self.writer = csv.writer(self.buffer, delimiter="\t", lineterminator="\n")
-
-    def readline(self) -> str:
-        return next(self, "")
-
-    def __iter__(self):
-        return self
-
-    def __next__(self) -> str:
-        self.buffer.seek(0)
-        self.buffer.truncate()
-        self.writer.writerow(next(self.lines))
-        return self.buffer.getvalue()
-
-
-def _table_rows(header, rows, path: str, fields: _Fields, fmt: str) -> _RowStream:
-    """Rows of a table given as a header and ``(line, cells)`` pairs (an Excel sheet), read
-    like any CSV file from lines made as they are needed."""
-    lines = _CsvLines(header, rows, path)
-    stream = _csv_rows(types.SimpleNamespace(text=lines, path=path), fields, delimiter="\t")
-    return dataclasses.replace(stream, format=fmt)
+def _tsv_lines(header, rows):
+    """Rows of cells as the lines of a tab-separated text, made one at a time as the CSV
+    reader asks, rows of empty cells skipped -- so a sheet of a million rows never sits in
+    memory as text."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+    for cells in itertools.chain([header], (cells + [""] * (len(header) - len(cells))
+                                            for _, cells in rows if any(map(str.strip, cells)))):
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(cells)
+        yield buffer.getvalue()
 
 
 # --- Reading one file, whatever its format ---
@@ -2929,11 +2860,11 @@ class _FileRead:
 
     collected: _Collected
     source: Source
-    system: str | None = None
-    task: str | None = None
-    note: str = ""
-    harness: bool = False
     log: _HarnessFile | None = None     # what a harness log said of itself (status, errors)
+
+    @property
+    def harness(self) -> bool:
+        return self.log is not None
 
     @property
     def inputs(self) -> dict:
@@ -2959,7 +2890,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
             options.input_format is None:
         fmt = "jsonl"
     if fmt == "csv":
-        return _csv_rows(f, fields)
+        return _csv_rows(f.text, path, fields)
     if fmt in ("jsonl", "lm-eval"):
         records = _jsonl_records(f)
         first = next(records, None)
@@ -2989,17 +2920,10 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
     return _record_rows(_document_records(value, path), fields, path, "json")
 
 
-def _read_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
-    parsed = _parse_text(f, path, fields, options)
-    if not isinstance(parsed, _HarnessFile) and fields.scores == ():
-        raise ToolError(f"one file per system needs {_opt('score_col')}, the score's column or key")
-    return parsed
-
-
 def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
     """An Inspect ``.eval`` log or an Excel workbook (both zip archives), read whole."""
     import zipfile
-    f.start_binary()
+    f.checked.start(binary=True)                # an archive: hashed, not checked as text
     data = f.buffer.read(MAX_ARCHIVE_BYTES + 1)
     if len(data) > MAX_ARCHIVE_BYTES:
         raise ToolError(f"{path} is larger than 1 GiB, the largest archive the tool reads")
@@ -3012,7 +2936,8 @@ def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOption
             header = next(rows, None)
             if header is None:
                 raise ToolError(f"{path}: the first sheet of the workbook is empty")
-            return _table_rows(header[1], rows, path, fields, "xlsx"), digest
+            stream = _csv_rows(_tsv_lines(header[1], rows), path, fields, delimiter="\t")
+            return dataclasses.replace(stream, format="xlsx"), digest
         if ("header.json" in names or "_journal/start.json" in names) and \
                 options.input_format in (None, "inspect"):
             log, samples = _inspect_archive(archive, path)
@@ -3043,8 +2968,12 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
         else:
             if options.input_format == "xlsx":
                 raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
-            f.start_text()
-            parsed, archive_sha = _read_text(f, shown, fields, options), None
+            f.checked.start(binary=False)
+            f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
+            parsed, archive_sha = _parse_text(f, shown, fields, options), None
+        if not isinstance(parsed, _HarnessFile) and fields.scores == ():
+            raise ToolError(f"one file per system needs {_opt('score_col')}, the score's "
+                            "column or key")
         harness = isinstance(parsed, _HarnessFile)
         for flag, value, fmt, kind in ((_opt("filter"), options.filter, "lm-eval",
                                         "an lm-evaluation-harness"),
@@ -3057,9 +2986,7 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
         collected = _collect(stream, shown, stream.width, options.on_missing)
         digest = archive_sha or f.finish()
     source = Source(f.path, digest, collected.rows, stream.used, stream.format)
-    if harness:
-        return _FileRead(collected, source, parsed.system, parsed.task, parsed.note, True, parsed)
-    return _FileRead(collected, source)
+    return _FileRead(collected, source, parsed if harness else None)
 
 
 # --- Tables: several systems' scores on the same items ---
@@ -3164,16 +3091,15 @@ def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined
         for label, scores in system.runs:
             where = system.name if single else f"{system.name} run {label}"
             partial += [(item, where) for item in scores if item not in common]
-    notes = []
+    notes, dropped = [], len({item for item, _ in partial})
     if partial:
-        count = len({item for item, _ in partial})
         if on_missing != "drop":
             shown = ", ".join(f"{_first([item])} only in {_printable(where)}"
                               for item, where in partial[:_SHOW_IDS])
             more = ", ..." if len(partial) > _SHOW_IDS else ""
-            raise ToolError(f"{count} item(s) are not in every run (first: {shown}{more}); use "
+            raise ToolError(f"{dropped} item(s) are not in every run (first: {shown}{more}); use "
                             f"{_opt('on_missing', 'drop')} to keep the items all runs share")
-        notes.append(f"{count:,} item(s) not in every run")
+        notes.append(f"{dropped:,} item(s) not in every run")
     items = [item for item in order if item in common]
     if len(items) < 2:
         raise ToolError(f"the runs share {len(items)} item(s); need at least 2")
@@ -3183,7 +3109,6 @@ def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined
         runs.append(tuple(per_run))
         columns.append(per_run[0][1] if len(per_run) == 1 else
                        tuple(map(lambda *values: _run_mean(values), *(c for _, c in per_run))))
-    dropped = len({item for item, _ in partial})
     return _Joined(tuple(items), tuple(columns), None if single else tuple(runs), dropped,
                    tuple(notes))
 
@@ -3228,8 +3153,11 @@ class TableSpec:
         return tuple(key for key in (self.cluster, self.strata) if key is not None)
 
 
-def _split_labels(columns, spec: TableSpec) -> tuple:
-    """``(clusters, strata)`` from the label columns read in ``spec.labels`` order."""
+def _split_labels(columns, spec: TableSpec, items=None) -> tuple:
+    """``(clusters, strata)`` from the label columns read in ``spec.labels`` order -- or, with
+    *items*, from *columns* {item: its labels} for those items."""
+    if items is not None:
+        columns = [[columns[item][k] for item in items] for k in range(len(spec.labels))]
     columns = [tuple(column) for column in columns]
     clusters = columns.pop(0) if spec.cluster is not None else None
     strata = columns.pop(0) if spec.strata is not None else None
@@ -3280,9 +3208,7 @@ def _long_table(got: _Collected, source: Source, spec: TableSpec, id_parts: int,
     if others:
         notes.append(f"rows of {len(others)} other system(s) not compared: "
                      f"{_printable(', '.join(map(str, others)))[:200]}")
-    label_columns = [tuple(item_labels[item][k] for item in joined.items)
-                     for k in range(len(labels))]
-    clusters, strata = _split_labels(label_columns, spec)
+    clusters, strata = _split_labels(item_labels, spec, joined.items)
     return Table(tuple(map(str, spec.systems)), joined.columns, joined.items, (source,),
                  got.dropped + joined.dropped, "; ".join(notes), clusters, strata, joined.runs)
 
@@ -3412,10 +3338,8 @@ def _log_of(root: str, name: str) -> _LogFile | None:
     if match:
         return _LogFile(path, match.group(1), _lm_eval_model(os.path.realpath(path)))
     if name == "per_instance_stats.json":
-        run = os.path.basename(os.path.normpath(root))
-        model = re.search(r"(?:^|[,:])model=([^,]+)", run)
-        return _LogFile(path, _helm_task(root), _helm_model(os.path.realpath(path)) or (
-            model.group(1) if model else None))
+        return _LogFile(path, _helm_task(root), _helm_model(
+            os.path.realpath(path), os.path.basename(os.path.normpath(root))))
     if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json")
                                  and _looks_inspect(path)):
         return None
@@ -3528,11 +3452,6 @@ def _file_runs(read: _FileRead, path: str, named: bool) -> list:
     return [(f"{prefix}{run}", scores) for run, scores in by_run.items()]
 
 
-def _one_name(reads) -> str | None:
-    names = {read.system for read in reads}
-    return names.pop() if len(names) == 1 else None
-
-
 def _common(paths) -> str:
     prefix = os.path.commonprefix([_stem(p) for p in paths]).rstrip("_-.: ")
     return prefix or paths[0]
@@ -3564,7 +3483,7 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
     ended (unless allowed).  Returns the items to leave out: samples that ended in an error
     in any of them, said in a warning."""
     logs = [(read, path) for read, path in zip(reads, paths) if read.harness]
-    _same_task([(read.task, path) for read, path in logs], options)
+    _same_task([(read.log.task, path) for read, path in logs], options)
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
         other = read.inputs
@@ -3612,7 +3531,7 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
                                   "Inspect's own metrics leave them out")
     for read, path in zip(reads, paths):
         found.dropped += read.collected.dropped
-        found.notes += [(read.source.path, n) for n in (read.collected.note, read.note) if n]
+        found.notes += [(read.source.path, n) for n in (read.collected.note, read.log and read.log.note) if n]
     return frozenset(excluded)
 
 
@@ -3786,7 +3705,8 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
             for g in groups):
         raise ToolError("give harness folders for every system or files for every system, "
                         "not both")
-    labels = tuple(k for k in (spec.cluster, spec.strata) if k is not None)
+    label_spec = TableSpec((), cluster=spec.cluster, strata=spec.strata)
+    labels = label_spec.labels
     asked = " and ".join(_opt(name) for name, key in (("cluster_col", spec.cluster),
                                                       ("strata_col", spec.strata)) if key)
     harness_labels = ToolError(f"{asked} {'name' if ' and ' in asked else 'names'} a column "
@@ -3812,9 +3732,6 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
                  for i, path in enumerate(group)]
         if labels and any(read.harness for read in reads):
             raise harness_labels
-        if not all(read.harness for read in reads) and not fields.scores:
-            raise ToolError(f"one file per system needs {_opt('score_col')}, the score's column "
-                            f"or key")
         runs = []
         for path, read in zip(group, reads):
             runs += _file_runs(read, path, len(group) > 1)
@@ -3825,7 +3742,8 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
             order = [(item[0] if reads[0].harness else item) for item in first.ids]
             if labels and not reads[0].harness:
                 item_labels = {item: values for item, *values in zip(first.ids, *first.columns[1:])}
-        names_found.append(_one_name(reads))
+        models = {read.log and read.log.system for read in reads}
+        names_found.append(models.pop() if len(models) == 1 else None)
         systems.append(runs)
     excluded = _vet([r for r, _ in all_reads], [p for _, p in all_reads], options, found)
     names = _system_names(names_found, [group[0] if len(group) == 1 else _common(group)
@@ -3833,10 +3751,7 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     named = [_SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
     joined = _join_runs(named, list(dict.fromkeys(order)), _on_missing(options, found),
                         excluded)
-    label_columns = [tuple(item_labels[item][k] for item in joined.items)
-                     for k in range(len(labels))]
-    clusters, strata = _split_labels(label_columns, TableSpec((), cluster=spec.cluster,
-                                                               strata=spec.strata))
+    clusters, strata = _split_labels(item_labels, label_spec, joined.items)
     return Table(tuple(names), joined.columns, joined.items, tuple(sources),
                  found.dropped + joined.dropped,
                  "; ".join(_file_notes(found.notes) + list(joined.notes)),
@@ -3936,26 +3851,21 @@ def atomic_write(path: str, text: str) -> None:
         raise
 
 
-def _scores_csv_text(scores: Scores) -> str:
-    """The CSV the article ships: ``item,system_a_correct,system_b_correct``, \\n line ends."""
-    if scores.runs_a is not None:              # simulated runs: a row per item and run
+def write_scores_csv(path: str, scores: Scores) -> None:
+    """Write the per-item scores of a simulated run, atomically, as the CSV the article
+    ships (``item,system_a_correct,system_b_correct``, \\n line ends); simulated runs get a
+    row per item and run, clustered items their cluster."""
+    if scores.runs_a is not None:
         lines = ["item,run,system_a_correct,system_b_correct"]
         for (run, a), (_, b) in zip(scores.runs_a, scores.runs_b):
             lines += [f"{i},{run},{x},{y}" for i, (x, y) in enumerate(zip(a, b), start=1)]
-        return "\n".join(lines) + "\n"
-    if scores.clusters is not None:            # a simulated clustered run: its clusters too
-        lines = [",".join(CSV_COLUMNS + ("cluster",))]
-        lines += [f"{i},{x},{y},{c + 1}" for i, (x, y, c)
-                  in enumerate(zip(scores.a, scores.b, scores.clusters), start=1)]
     else:
-        lines = [",".join(CSV_COLUMNS)]
-        lines += [f"{i},{x},{y}" for i, (x, y) in enumerate(zip(scores.a, scores.b), start=1)]
-    return "\n".join(lines) + "\n"
-
-
-def write_scores_csv(path: str, scores: Scores) -> None:
-    """Write the per-item scores of a simulated run, atomically."""
-    atomic_write(path, _scores_csv_text(scores))
+        clustered = scores.clusters is not None
+        tails = [f",{c + 1}" for c in scores.clusters] if clustered else [""] * scores.n
+        lines = [",".join(CSV_COLUMNS + ("cluster",) * clustered)]
+        lines += [f"{i},{x},{y}{t}" for i, (x, y, t)
+                  in enumerate(zip(scores.a, scores.b, tails), start=1)]
+    atomic_write(path, "\n".join(lines) + "\n")
 
 
 # === Resampling engines ===
