@@ -2315,9 +2315,18 @@ def _inspect_value(value, place: str):
     return parse_score(value, place)
 
 
+_RUN_KEYS = frozenset({"id", "source", "metadata", "internal"})   # a message's, per run
+
+
 def _digest(value) -> str:
-    """A short fingerprint of an item's input (a prompt, a list of messages)."""
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True,
+    """A short fingerprint of an item's input (a prompt, a list of messages): of what the
+    model reads, so a chat message's id, source and metadata -- new in every run -- are not
+    part of it."""
+    def read(part):
+        if isinstance(part, dict):
+            return {key: read(item) for key, item in part.items() if key not in _RUN_KEYS}
+        return [read(item) for item in part] if isinstance(part, list) else part
+    text = value if isinstance(value, str) else json.dumps(read(value), sort_keys=True,
                                                            default=_json_default)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 

@@ -1146,6 +1146,29 @@ def test_string_score_values_read_as_numbers_or_refused(tmp_path):
 EPOCHS = [["C", "I", "I", "C"], ["I", "I", "C", "C"], ["I", "C", "I", "C"]]
 
 
+def test_chat_message_inputs_compare_when_only_their_ids_differ(tmp_path):
+    """Inspect writes a list of chat messages as the input, each with an id new in every
+    run: two runs of one task are the same items; a changed message text is not."""
+    def messages(item, run, text="What is {}?"):
+        return [{"id": f"{run}-s{item}", "role": "system", "source": "input",
+                 "content": "Answer briefly."},
+                {"id": f"{run}-u{item}", "role": "user", "source": "input",
+                 "content": [{"type": "text", "text": text.format(item)}]}]
+
+    def log(name, run, values, text="What is {}?"):
+        path = inspect_log(tmp_path / name, [values], f"org/{name}")
+        data = json.loads(open(path).read())
+        for sample in data["samples"]:
+            sample["input"] = messages(sample["id"], run, text)
+        return write(path, json.dumps(data))
+    base = log("base.json", "r1", ["C", "I", "C", "I"])
+    tuned = log("tuned.json", "r2", ["C", "C", "C", "I"])
+    assert body(base, tuned)["comparisons"][0]["accuracy"] == {"a": 0.5, "b": 0.75}
+    other = log("other.json", "r3", ["C", "C", "C", "I"], text="Who is {}?")
+    assert_one_line_error(*cli("compare", base, other), "not the same items: 4 id(s) hold a "
+                          "different input")
+
+
 def test_the_mode_reducer_counts_grades_as_inspect_does(tmp_path):
     """Epochs I, N, C, C: Inspect's mode counts the grades (C twice, I and N once each), so
     C; counting their scores (0, 0, 1, 1) would tie and give 0."""
