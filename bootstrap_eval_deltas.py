@@ -4029,37 +4029,16 @@ def _planes(values, base: int) -> list:
 
 
 @dataclass(frozen=True)
-class _Summer:
-    """How one column's resample sums are read off the decoded draws.
-
-    ``tables`` holds, per digit plane, the translate table from code to plane
-    byte (None when the codes already are the plane bytes).
-    """
-
-    base: int
-    tables: tuple
-
-    def sums(self, draws: bytes, n: int, rounds) -> list:
-        """Sums of the given rounds (their positions in *draws*, n draws each)."""
-        from_bytes = int.from_bytes
-        totals = [self.base * n] * len(rounds)
-        for p, table in enumerate(self.tables):
-            plane = draws if table is None else draws.translate(table)
-            counts = [from_bytes(plane[i * n:(i + 1) * n], "big").bit_count() for i in rounds]
-            totals = [t + (c << 3 * p) for t, c in zip(totals, counts)]
-        return totals
-
-
-@dataclass(frozen=True)
 class _SumPlan:
     """How resample sums of some integer columns over n units are read off the draws:
-    the per-unit codes (None: too many distinct rows, use indices), one summer per
-    column, and the word-to-code lookup."""
+    the per-unit codes (None: too many distinct rows, use indices), per column its base and,
+    per digit plane, the translate table from code to plane byte (None when the codes
+    already are the plane bytes), and the word-to-code lookup."""
 
     n: int
     columns: tuple
     codes: bytes | None
-    summers: tuple
+    summers: tuple               # per column: (base, tables)
     lookup: _Lookup
 
     @classmethod
@@ -4074,10 +4053,10 @@ class _SumPlan:
         summers = ()
         if not rows:                               # one column, one plane: codes are plane bytes
             codes = bytes(digit_planes[0][0])
-            summers = (_Summer(bases[0], (None,)),)
+            summers = ((bases[0], (None,)),)
         elif len(rows) <= _MAX_CODES:               # codes are distinct rows, planes translated
             codes = bytes(rows[row] for row in zip(*columns))
-            summers = tuple(_Summer(base, tuple(cls._table(codes, plane) for plane in planes))
+            summers = tuple((base, tuple(cls._table(codes, plane) for plane in planes))
                             for planes, base in zip(digit_planes, bases))
         else:                                      # too many distinct rows: indices
             codes = None
@@ -4096,22 +4075,13 @@ class _SumPlan:
         if self.codes is None:
             values = self.columns[column]
             return [sum(operator.itemgetter(*draws[i * n:(i + 1) * n])(values)) for i in rounds]
-        return self.summers[column].sums(draws, n, rounds)
-
-
-def _stratified_sums(rng: random.Random, columns, rounds: int, strata, progress) -> list:
-    """resample_sums() within strata: each round draws every stratum's units in turn,
-    ``randrange(len(stratum))`` at a time, and adds their sums."""
-    width = len(columns)
-    plans = [_SumPlan.of([tuple(column[u] for u in units) for column in columns])
-             for units in strata]
-    sums = []
-    for r in range(rounds):
-        sums.append(sum(plan.sums(draw_codes(rng, plan.lookup, plan.n), r % width, (0,))[0]
-                        for plan in plans))
-        if progress is not None and ((r + 1) % 64 == 0 or r + 1 == rounds):
-            progress(r + 1, rounds)
-    return sums
+        base, tables = self.summers[column]
+        totals = [base * n] * len(rounds)
+        for p, table in enumerate(tables):     # a base-8 digit plane: counted by popcounts
+            plane = draws if table is None else draws.translate(table)
+            counts = [int.from_bytes(plane[i * n:(i + 1) * n], "big").bit_count() for i in rounds]
+            totals = [t + (c << 3 * p) for t, c in zip(totals, counts)]
+        return totals
 
 
 def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
@@ -4129,9 +4099,17 @@ def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
     >>> resample_sums(random.Random(5), [(0, 1, 1)], 4)
     [3, 3, 2, 2]
     """
-    if strata is not None:
-        return _stratified_sums(rng, columns, rounds, strata, progress)
     width = len(columns)
+    if strata is not None:
+        plans = [_SumPlan.of([tuple(column[u] for u in units) for column in columns])
+                 for units in strata]
+        sums = []
+        for r in range(rounds):
+            sums.append(sum(plan.sums(draw_codes(rng, plan.lookup, plan.n), r % width, (0,))[0]
+                            for plan in plans))
+            if progress is not None and ((r + 1) % 64 == 0 or r + 1 == rounds):
+                progress(r + 1, rounds)
+        return sums
     plan = _SumPlan.of(columns)
     n = plan.n
     # Decode a chunk of words, sum the rounds it completes, carry the rest over:
@@ -4214,11 +4192,6 @@ def resample_each(rng: random.Random, columns, rounds: int, progress=None) -> li
 # Python from 3.10 (``random.binomialvariate`` only exists from 3.12).  It
 # draws from the same distribution as the per-item engine, not the same stream.
 
-def _counts_mean_sums(rng, hits: int, n: int, resamples: int) -> list:
-    """Resampled numbers of correct items: Binomial(n, hits/n), B times."""
-    return binomial_table_variates(rng, n, hits / n, resamples)
-
-
 def _counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
     """Resampled (B-only minus A-only) counts D of n draws from the observed cells.
 
@@ -4233,7 +4206,7 @@ def _counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
     """
     n, agree = cells.n, cells.both + cells.neither
     if cells.a_only == 0 or cells.b_only == 0:       # D is one binomial count (or 0)
-        hits = _counts_mean_sums(rng, cells.b_only or cells.a_only, n, resamples)
+        hits = binomial_table_variates(rng, n, (cells.b_only or cells.a_only) / n, resamples)
         return hits if cells.a_only == 0 else [-x for x in hits]
     if agree * agree >= 4 * cells.a_only * cells.b_only:
         a, b, c = cells.a_only / n, agree / n, cells.b_only / n
@@ -4272,13 +4245,6 @@ def _distinct_values(scores: Scores) -> int:
     """The most distinct values any of the counts engine's columns has (A, B, B - A)."""
     a, b = scores.ints
     return max(len(set(a)), len(set(b)), len(set(scores.units.diff)))
-
-
-def _counts_unpaired_sums(rng, cells: Cells, resamples: int) -> list:
-    """Resampled B-correct minus A-correct counts, A and B drawn independently (A's first)."""
-    a = _counts_mean_sums(rng, cells.a, cells.n, resamples)
-    b = _counts_mean_sums(rng, cells.b, cells.n, resamples)
-    return [y - x for x, y in zip(a, b)]
 
 
 # === Intervals ===
@@ -4341,17 +4307,11 @@ def _mc_advice(analysis) -> _Advice | None:
         needed = None if None in settle else _nice_up(max(settle) * _ADVICE_SAFETY)
         return _Advice("lattice", worst, needed if needed and needed <= MAX_RESAMPLES else None,
                        grid)
-    needed = _resamples_for(worst, analysis.resamples, step / 2)
+    sd = float(worst) / 1.96 * _ADVICE_SAFETY            # end_errors is 1.96 sd
+    needed = _nice_up(analysis.resamples * (2.576 * sd / float(step / 2)) ** 2)
     if needed > MAX_RESAMPLES:
         return _Advice("method", worst)
     return _Advice("resamples", worst, needed)
-
-
-def _resamples_for(error, resamples: int, within) -> int:
-    """The resamples that hold an end within *within* of its B = infinity value in 99 runs of
-    100, from its Monte Carlo *error* at *resamples* (``end_errors``: 1.96 sd)."""
-    sd = float(error) / 1.96 * _ADVICE_SAFETY
-    return _nice_up(resamples * (2.576 * sd / float(within)) ** 2)
 
 
 def _bca_levels(share, jackknife, confidence) -> tuple | str:
@@ -4422,6 +4382,11 @@ class _Rules:
     the level) and its mass below a value (``share_below``, ties half)."""
 
     monte_carlo = False
+
+    @property
+    def support(self) -> tuple:
+        """Where all but 1/2000 of the mass lies (about where 2,000 resamples would reach)."""
+        return self.quantile(0.00025), self.quantile(0.99975)
 
     def levels(self, confidence, rule="percentile", estimate=None, jackknife=None) -> tuple:
         """The two cumulative levels an interval reads: q and 1 - q, ``q = (1 - c) / 2``
@@ -4556,6 +4521,10 @@ class _Lattice(_Rules):
     table: tuple | None = None
     at: object = None
 
+    @classmethod
+    def of(cls, lo: int, cdf, denominator: int) -> _Lattice:
+        return cls(lo, lo + len(cdf) - 1, denominator, tuple(cdf))
+
     def cdf(self, k: int) -> float:
         if k < self.lo:
             return 0.0
@@ -4570,11 +4539,6 @@ class _Lattice(_Rules):
     @property
     def degenerate(self) -> bool:
         return self.hi == self.lo
-
-    @property
-    def support(self) -> tuple:
-        """Where all but 1/2000 of the mass lies (about where 2,000 resamples would reach)."""
-        return self.quantile(0.00025), self.quantile(0.99975)
 
     def first(self, level: float) -> int:
         """The smallest k whose cdf exceeds *level*."""
@@ -4721,18 +4685,6 @@ def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
     return lo, _cdf(pmf)
 
 
-def _hits_distribution(n: int, hits: int) -> _Lattice:
-    """The exact bootstrap distribution of one accuracy, hits of n: Binomial(n, hits/n)/n."""
-    lo, cdf = _hits_cdf(n, hits)
-    return _Lattice(lo, lo + len(cdf) - 1, n, tuple(cdf))
-
-
-def _paired_distribution(cells: Cells, width: float = 9) -> _Lattice:
-    """The exact bootstrap distribution of the paired gap: (B-only - A-only draws) / n."""
-    lo, cdf = _paired_gap_cdf(cells, width)
-    return _Lattice(lo, lo + len(cdf) - 1, cells.n, tuple(cdf))
-
-
 def _unpaired_distribution(n: int, hits_a: int, hits_b: int) -> _Lattice:
     """The exact bootstrap distribution of the unpaired gap, (X_B - X_A)/n with X_A and X_B
     independent binomials: its cdf is summed when asked, ``sum over x of P(X_A = x)
@@ -4765,8 +4717,9 @@ def exact_distributions(cells) -> dict:
     """
     if isinstance(cells, Cells):
         n = cells.n
-        return {"a": _hits_distribution(n, cells.a), "b": _hits_distribution(n, cells.b),
-                "paired": _paired_distribution(cells),
+        return {"a": _Lattice.of(*_hits_cdf(n, cells.a), n),
+                "b": _Lattice.of(*_hits_cdf(n, cells.b), n),
+                "paired": _Lattice.of(*_paired_gap_cdf(cells), n),
                 "unpaired": _unpaired_distribution(n, cells.a, cells.b)}
     n = sum(c.n for c in cells)
     a, b, paired = (functools.reduce(_convolve, sorted(
@@ -4774,7 +4727,7 @@ def exact_distributions(cells) -> dict:
         for parts in ([_hits_cdf(c.n, c.a) for c in cells], [_hits_cdf(c.n, c.b) for c in cells],
                       map(_paired_gap_cdf, cells)))
     unpaired = _convolve(b, (-(a[0] + len(a[1]) - 1), a[1][::-1]))       # B's sum minus A's
-    return {name: _Lattice(lo, lo + len(pmf) - 1, n, tuple(_cdf(pmf))) for name, (lo, pmf)
+    return {name: _Lattice.of(lo, _cdf(pmf), n) for name, (lo, pmf)
             in (("a", a), ("b", b), ("paired", paired), ("unpaired", unpaired))}
 
 
@@ -4878,20 +4831,21 @@ def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str
     strata if given -- bit-exact with the article's listing for plain items;
     the ``counts`` engine (0/1 items) draws the multinomial cell counts.
     """
-    if engine == "counts" and scores.binary:
-        cells = scores.cells()
-        sums = {"a": _counts_mean_sums(rng, cells.a, cells.n, resamples),
-                "b": _counts_mean_sums(rng, cells.b, cells.n, resamples),
-                "paired": _counts_paired_sums(rng, cells, resamples),
-                "unpaired": _counts_unpaired_sums(rng, cells, resamples)}
-        return {key: Distribution.of(value, cells.n) for key, value in sums.items()}
-    if engine == "counts":                    # real scores: counts over the distinct values
-        a, b = scores.ints
-        diff = scores.units.diff
-        sums = {"a": _value_counts_sums(rng, a, resamples),
-                "b": _value_counts_sums(rng, b, resamples),
-                "paired": _value_counts_sums(rng, diff, resamples)}
-        first, second = _value_counts_sums(rng, a, resamples), _value_counts_sums(rng, b, resamples)
+    if engine == "counts":          # counts of the 2x2 cells, or over the distinct values
+        if scores.binary:
+            cells = scores.cells()
+            sums = {"a": binomial_table_variates(rng, cells.n, cells.a / cells.n, resamples),
+                    "b": binomial_table_variates(rng, cells.n, cells.b / cells.n, resamples),
+                    "paired": _counts_paired_sums(rng, cells, resamples)}
+            first = binomial_table_variates(rng, cells.n, cells.a / cells.n, resamples)
+            second = binomial_table_variates(rng, cells.n, cells.b / cells.n, resamples)
+        else:
+            a, b = scores.ints
+            sums = {"a": _value_counts_sums(rng, a, resamples),
+                    "b": _value_counts_sums(rng, b, resamples),
+                    "paired": _value_counts_sums(rng, scores.units.diff, resamples)}
+            first, second = _value_counts_sums(rng, a, resamples), _value_counts_sums(rng, b,
+                                                                                      resamples)
         sums["unpaired"] = [y - x for x, y in zip(first, second)]
         return {key: Distribution.of(value, scores.n * scores.scale)
                 for key, value in sums.items()}
@@ -5135,11 +5089,6 @@ class _Saddlepoint(_Rules):
         s = _root(self.parts, target, (target - mean) / self.spread ** 2, self.spread)
         return _lugannani_rice(self.parts, s, 0)[1]
 
-    @property
-    def support(self) -> tuple:
-        """Where all but 1/2000 of the mass lies (about where 2,000 resamples would reach)."""
-        return self.quantile(0.00025), self.quantile(0.99975)
-
     # --- a ratio: P(sum y* / (scale * sum m*) <= t) = P(sum (y - t scale m)* <= 0) ---
 
     def _ratio_cdf(self, t: float, slope: bool = False):
@@ -5248,10 +5197,6 @@ def saddlepoint_distributions(scores: Scores) -> dict:
 
 # --- Score intervals: never of zero width, no resampling ---
 
-def _interval_of_floats(low: float, high: float) -> Interval:
-    return Interval(Fraction(low), Fraction(high))
-
-
 def wilson_interval(successes, n: int, confidence) -> tuple:
     """Wilson's score interval for a binomial proportion (never of zero width; *successes*
     may be a real p*n when planning).
@@ -5264,11 +5209,6 @@ def wilson_interval(successes, n: int, confidence) -> tuple:
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     spread = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
     return max(0.0, centre - spread), min(1.0, centre + spread)
-
-
-def _wilson(hits: int, n: int, confidence) -> Interval:
-    """Wilson's score interval for one accuracy, hits of n (exact ends of the floats)."""
-    return _interval_of_floats(*wilson_interval(hits, n, confidence))
 
 
 def clopper_pearson(successes: int, n: int, confidence) -> tuple:
@@ -5290,12 +5230,6 @@ def clopper_pearson(successes: int, n: int, confidence) -> tuple:
     return lower, upper
 
 
-def _clopper_pearson_interval(hits: int, n: int, confidence) -> Interval:
-    """The exact (Clopper-Pearson) interval for one accuracy: at 30 of 30 it is
-    [0.884, 1], the two-sided form of the rule of three."""
-    return _interval_of_floats(*clopper_pearson(hits, n, confidence))
-
-
 def newcombe_paired(cells: Cells, confidence) -> Interval:
     """Newcombe's hybrid score ("square-and-add") interval for the gap B - A of two
     paired proportions.
@@ -5314,9 +5248,6 @@ def newcombe_paired(cells: Cells, confidence) -> Interval:
     [-1.2, +8.4] pts
     """
     n = cells.n
-    pa, pb = cells.a / n, cells.b / n
-    la, ua = wilson_interval(cells.a, n, confidence)
-    lb, ub = wilson_interval(cells.b, n, confidence)
     margins = cells.a * (n - cells.a) * cells.b * (n - cells.b)
     agreement = cells.both * cells.neither - cells.a_only * cells.b_only
     psi = 0.0
@@ -5324,24 +5255,23 @@ def newcombe_paired(cells: Cells, confidence) -> Interval:
         psi = (agreement - n / 2) / math.sqrt(margins)
     elif margins and agreement < 0:
         psi = agreement / math.sqrt(margins)
-    delta = math.sqrt(max(0.0, (pb - lb) ** 2 + (ua - pa) ** 2 - 2 * psi * (pb - lb) * (ua - pa)))
-    epsilon = math.sqrt(max(0.0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * psi * (pa - la) * (ub - pb)))
-    gap = Fraction(cells.b - cells.a, n)
-    return Interval(max(Fraction(-1), gap - Fraction(delta)),
-                    min(Fraction(1), gap + Fraction(epsilon)))
+    return _clamp(newcombe_unpaired(cells.a, cells.b, n, confidence, psi), -1, 1)
 
 
-def newcombe_unpaired(hits_a: int, hits_b: int, n: int, confidence) -> Interval:
+def newcombe_unpaired(hits_a: int, hits_b: int, n: int, confidence, psi: float = 0.0
+                      ) -> Interval:
     """Newcombe's hybrid score ("square-and-add" Wilson) interval for B - A of two
     independent proportions: method 10 of R. G. Newcombe, "Interval estimation for
     the difference between independent proportions", Statistics in Medicine 17
-    (1998) 873-890."""
+    (1998) 873-890 -- and, given the paired table's correlation *psi*, the paired one's
+    sums before newcombe_paired() cuts them to [-1, 1]."""
     pa, pb = hits_a / n, hits_b / n
     la, ua = wilson_interval(hits_a, n, confidence)
     lb, ub = wilson_interval(hits_b, n, confidence)
+    delta = math.sqrt(max(0.0, (pb - lb) ** 2 + (ua - pa) ** 2 - 2 * psi * (pb - lb) * (ua - pa)))
+    epsilon = math.sqrt(max(0.0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * psi * (pa - la) * (ub - pb)))
     gap = Fraction(hits_b - hits_a, n)
-    return Interval(gap - Fraction(math.sqrt((pb - lb) ** 2 + (ua - pa) ** 2)),
-                    gap + Fraction(math.sqrt((ub - pb) ** 2 + (pa - la) ** 2)))
+    return Interval(gap - Fraction(delta), gap + Fraction(epsilon))
 
 
 def _clamp(interval: Interval, low, high) -> Interval:
@@ -5395,6 +5325,8 @@ class McNemar:
     a_only: int
     b_only: int
     p: float
+
+    name = "McNemar exact"
 
     @property
     def p_text(self) -> str:
@@ -5708,12 +5640,6 @@ class RunsTest:
     name = "two-level t (items and runs)"
 
 
-def _variance(dist: Distribution) -> float:
-    values = [float(Fraction(s, dist.denominator)) for s in dist.sums]
-    mean = math.fsum(values) / len(values)
-    return math.fsum((v - mean) ** 2 for v in values) / max(1, len(values) - 1)
-
-
 @dataclass(frozen=True)
 class RunsAnalysis:
     """The gap of two systems' mean scores over several runs each."""
@@ -5733,10 +5659,6 @@ class RunsAnalysis:
         return self.variance_items + self.variance_runs_a + self.variance_runs_b
 
     @property
-    def df(self) -> float:
-        return self.test.df
-
-    @property
     def overlap(self) -> bool:
         """Do the two systems' run scores overlap (the seed's plain test)?"""
         return max(min(self.a.scores), min(self.b.scores)) <= min(max(self.a.scores),
@@ -5749,9 +5671,12 @@ class RunsAnalysis:
     def scale(self, confidence) -> float:
         """How much the plain two-level bootstrap's spread is widened: to the unbiased
         variance, and by Student's t over the normal at this confidence."""
-        spread = _variance(self.distribution)
+        values = [float(Fraction(s, self.distribution.denominator))
+                  for s in self.distribution.sums]
+        mean = math.fsum(values) / len(values)
+        spread = math.fsum((v - mean) ** 2 for v in values) / max(1, len(values) - 1)
         q = 1 - float(1 - Fraction(confidence)) / 2
-        ratio = student_t_quantile(q, self.df) / NormalDist().inv_cdf(q)
+        ratio = student_t_quantile(q, self.test.df) / NormalDist().inv_cdf(q)
         return (math.sqrt(self.variance / spread) if spread > 0 else 1.0) * ratio
 
     def interval_at(self, confidence) -> Interval:
@@ -5766,11 +5691,6 @@ class RunsAnalysis:
         total = self.variance or 1.0
         return (self.variance_items / total, self.variance_runs_a / total,
                 self.variance_runs_b / total)
-
-
-def _run_stats(runs, n: int, scale: int) -> RunStats:
-    return RunStats(tuple(label for label, _ in runs),
-                    tuple(Fraction(sum(column), n * scale) for _, column in runs))
 
 
 def _item_variance(runs_a, runs_b, n: int, scale: int) -> float:
@@ -5825,7 +5745,8 @@ def analyze_runs(rng: random.Random, runs_a, runs_b, scale: int, confidence,
         total_b = sum(sums[ra + randrange(rb)][r] for _ in range(rb))
         values.append(ra * total_b - rb * total_a)
     dist = Distribution.of(values, n * scale * ra * rb)
-    stats_a, stats_b = (_run_stats(runs, n, scale) for runs in (runs_a, runs_b))
+    stats_a, stats_b = (RunStats(tuple(label for label, _ in runs), tuple(
+        Fraction(sum(column), n * scale) for _, column in runs)) for runs in (runs_a, runs_b))
     v_items = _item_variance(runs_a, runs_b, n, scale)
     v_a, v_b = _run_variance(runs_a, n, scale), _run_variance(runs_b, n, scale)
     gap = stats_b.mean - stats_a.mean
@@ -5876,7 +5797,7 @@ class Analysis:
     def __repr__(self) -> str:
         return (f"Analysis(n={self.n:,}, gap={float(self.gap):.4g}, "
                 f"paired=[{float(self.paired.lo):.4g}"
-                f", {float(self.paired.hi):.4g}], p={self.p:.4g} ({self.test_name}), "
+                f", {float(self.paired.hi):.4g}], p={self.p:.4g} ({self.test.name}), "
                 f"method={self.method!r})")
 
     @property
@@ -5903,10 +5824,6 @@ class Analysis:
         return None if self.exact_distributions is None else {
             name: dist.interval(self.confidence) for name, dist in
             self.exact_distributions.items()}
-
-    @property
-    def test_name(self) -> str:
-        return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
 
     def paired_at(self, confidence) -> Interval:
         """The paired interval the verdict reads, at a confidence (a family's simultaneous
@@ -6014,63 +5931,42 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
                         "strata or not); it does not apply with clusters")
 
 
-@dataclass(frozen=True)
-class _IntervalSet:
-    """The four intervals of a comparison (keys ``a``, ``b``, ``paired``, ``unpaired``), each
-    with its Monte Carlo error, the rule used and the jackknife BCa read; notes in words."""
-
-    intervals: dict
-    errors: dict
-    rules: dict
-    notes: tuple
-    jackknives: dict
-
-
 _UNRESAMPLED = ("score", "wilson", "clopper-pearson")
 
 
-@dataclass(frozen=True)
-class _Made:
-    """One interval as made: the interval, the rule that made it (a fallback shows here) and
-    the note that says why, when the rule asked for was not used."""
-
-    interval: Interval
-    rule: str
-    note: str = ""
-
-
-def _score_interval(name, rule, confidence, scores) -> Interval:
-    cells = scores.cells()
-    if name == "paired":
-        return newcombe_paired(cells, confidence)
-    if name == "unpaired":
-        return newcombe_unpaired(cells.a, cells.b, cells.n, confidence)
-    hits = cells.a if name == "a" else cells.b
-    if rule == "clopper-pearson":
-        return _clopper_pearson_interval(hits, cells.n, confidence)
-    return _wilson(hits, cells.n, confidence)
-
-
-def _one_interval(name, rule, dist, estimate, jack, confidence, scores, cells) -> _Made:
-    """One of the four intervals, by *method* or the fallback it needs."""
+def _one_interval(name, rule, dist, estimate, jack, confidence, scores) -> tuple:
+    """``(interval, rule used, note)``: one of the four intervals by *rule*, or the fallback
+    it needs, the note saying why ("" when the rule asked for was used).  A per-system
+    interval of zero width on 0/1 scores (30 of 30) becomes the exact Clopper-Pearson one,
+    [0.884, 1] at 30 of 30: the two-sided form of the rule of three."""
     if rule in _UNRESAMPLED:
-        return _Made(_score_interval(name, rule, confidence, scores), rule)
+        cells = scores.cells()
+        if name == "paired":
+            return newcombe_paired(cells, confidence), rule, ""
+        if name == "unpaired":
+            return newcombe_unpaired(cells.a, cells.b, cells.n, confidence), rule, ""
+        ends = clopper_pearson if rule == "clopper-pearson" else wilson_interval
+        hits = cells.a if name == "a" else cells.b
+        return Interval(*map(Fraction, ends(hits, cells.n, confidence))), rule, ""
     interval, rule, why = _interval_by(dist, confidence, rule, estimate, jack)
     why = f"BCa is undefined ({why}); the percentile interval is shown" if why else ""
     hits = sum(scores.ints[0 if name == "a" else 1]) if name in ("a", "b") else None
     if scores.binary and hits in (0, scores.n):
         what = "every item right" if hits == scores.n else "every item wrong"
-        return _Made(_clopper_pearson_interval(hits, scores.n, confidence), "clopper-pearson",
-                     f"the bootstrap cannot vary {hits}/{scores.n} ({what}); the exact "
-                     "Clopper-Pearson interval is shown")
-    return _Made(interval, rule, why)
+        return (Interval(*map(Fraction, clopper_pearson(hits, scores.n, confidence))),
+                "clopper-pearson", f"the bootstrap cannot vary {hits}/{scores.n} ({what}); "
+                "the exact Clopper-Pearson interval is shown")
+    return interval, rule, why
 
 
-def _intervals(scores: Scores, dists: dict, settings: Settings, cells) -> _IntervalSet:
-    """Each interval by the chosen rule, with the fallbacks a careful reader expects:
-    an undefined BCa interval falls back to the percentile one, a per-system interval
-    of zero width on 0/1 scores (every item right, or every item wrong) to the exact
-    Clopper-Pearson one -- each said in a note; proportions stay within [0, 1]."""
+def _intervals(scores: Scores, dists: dict, settings: Settings) -> tuple:
+    """``(intervals, errors, rules, notes, jackknives)``: the four intervals (keys ``a``,
+    ``b``, ``paired``, ``unpaired``) by the chosen rule, each with its Monte Carlo error,
+    the rule used and the jackknife BCa read, and the notes in words -- with the fallbacks
+    a careful reader expects: an undefined BCa interval falls back to the percentile one,
+    a per-system interval of zero width on 0/1 scores (every item right, or every item
+    wrong) to the exact Clopper-Pearson one -- each said in a note; proportions stay
+    within [0, 1]."""
     confidence, rule = settings.confidence, settings.interval
     estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
                  "unpaired": scores.mean_b - scores.mean_a}
@@ -6082,17 +5978,16 @@ def _intervals(scores: Scores, dists: dict, settings: Settings, cells) -> _Inter
         chosen = rule if name in ("paired", "unpaired") or settings.accuracy_interval == \
             "same" else settings.accuracy_interval
         jack = _jackknife(groups, name, scores.scale) if chosen == "bca" else None
-        made = _one_interval(name, chosen, dist, estimates[name], jack, confidence, scores,
-                             cells)
-        interval, used = made.interval, made.rule
-        if made.note:
-            notes.append(f"{labels[name]}: {made.note}")
+        interval, used, note = _one_interval(name, chosen, dist, estimates[name], jack,
+                                             confidence, scores)
+        if note:
+            notes.append(f"{labels[name]}: {note}")
         low, high = (0, 1) if name in ("a", "b") else (-1, 1)
         intervals[name] = _clamp(interval, low, high) if scores.proportions else interval
         rules[name], jacks[name] = used, jack if used == "bca" else None
         errors[name] = (Fraction(0), Fraction(0)) if used in _UNRESAMPLED else \
             dist.end_errors(confidence, used, estimates[name], jack)
-    return _IntervalSet(intervals, errors, rules, tuple(notes), jacks)
+    return intervals, errors, rules, tuple(notes), jacks
 
 
 def _diff_variance(scores: Scores) -> Fraction:
@@ -6153,23 +6048,24 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         dists = saddlepoint_distributions(scores)
     else:
         dists = bootstrap(rng, scores, resamples, engine=engine, progress=resampling)
-    made = _intervals(scores, dists, settings, cells)
+    intervals, errors, rules, notes, jackknives = _intervals(scores, dists, settings)
     runs, test = _paired_test(rng, scores, settings, permuting)
     calibration = None
     if settings.calibration and plain_binary and runs is None:
         replays = settings.calibration if scores.n <= _CALIBRATION_LARGE_N else \
             min(settings.calibration, _CALIBRATION_LARGE_REPLAYS)
-        calibration = calibrate_cells(rng, cells, confidence, made.rules["paired"],
+        calibration = calibrate_cells(rng, cells, confidence, rules["paired"],
                                 min(resamples, RESAMPLES), replays, progress=calibrating)
     exact = _exact_of(scores) if settings.exact and method != "exact" else None
     return Analysis(
         n=scores.n, accuracy_a=scores.mean_a, accuracy_b=scores.mean_b,
-        ci_a=made.intervals["a"], ci_b=made.intervals["b"], paired=made.intervals["paired"],
-        unpaired=made.intervals["unpaired"], resamples=resamples, confidence=confidence,
+        ci_a=intervals["a"], ci_b=intervals["b"], paired=intervals["paired"],
+        unpaired=intervals["unpaired"], resamples=resamples, confidence=confidence,
         engine=engine, test=test, percent=scores.proportions, interval=settings.interval,
-        errors=made.errors, design=_design_of(scores), binary=scores.binary, notes=made.notes,
-        cells=cells, distributions=dists, jackknives=made.jackknives, diff_variance=_diff_variance(scores),
-        calibration=calibration, rules=made.rules, runs=runs, method=method,
+        errors=errors, design=_design_of(scores), binary=scores.binary, notes=notes,
+        cells=cells, distributions=dists, jackknives=jackknives,
+        diff_variance=_diff_variance(scores), calibration=calibration, rules=rules, runs=runs,
+        method=method,
         unasked=method == "bootstrap" and settings.resamples is None and runs is None,
         exact_distributions=exact)
 
@@ -6328,13 +6224,6 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
             in zip(table.systems[1:], analyses, _family_decisions(analyses, settings))]
 
 
-def _single_comparison(analysis: Analysis, baseline: str = "A", candidate: str = "B",
-                      margin=None) -> Comparison:
-    """A comparison of two systems alone (a family of one)."""
-    return Comparison(baseline, candidate, analysis, analysis.p, analysis.p,
-                      decide(analysis, margin=margin))
-
-
 # --- Whole harness runs: many tasks per model ---
 
 @dataclass(frozen=True)
@@ -6397,7 +6286,6 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
         per_task.append(compare_systems(sub, rng, dataclasses.replace(settings, calibration=0)))
         if progress is not None:
             progress(index + 1, len(order) + 1)
-    tasks = []
     for k in range(len(table.systems) - 1):
         analyses = [comparisons[k].analysis for comparisons in per_task]
         for index, (p_holm, p_bonf, p_bh, decision) in enumerate(
@@ -6405,9 +6293,8 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
             per_task[index][k] = dataclasses.replace(
                 per_task[index][k], p_holm=p_holm, p_bonferroni=p_bonf, p_bh=p_bh,
                 decision=decision)
-    for task, comparisons, note in zip(order, per_task, run_notes):
-        tasks.append(TaskComparison(task, sum(1 for t in table.tasks if t == task),
-                                    tuple(comparisons), note))
+    tasks = [TaskComparison(task, table.tasks.count(task), tuple(comparisons), note)
+             for task, comparisons, note in zip(order, per_task, run_notes)]
     labels = tuple(table.tasks)
     if table.runs is not None:                 # runs and strata together: pooled plainly
         pool = "items"
@@ -6460,10 +6347,6 @@ class PairGap:
     p_adjusted: float
     apart: bool
     differing: int | None        # 0/1 items: those the two score differently
-
-    @property
-    def test_name(self) -> str:
-        return "McNemar exact" if isinstance(self.test, McNemar) else self.test.name
 
 
 @dataclass(frozen=True)
@@ -6610,11 +6493,6 @@ def _max_t_critical(rng: random.Random, cov, variances, confidence, draws: int,
     return critical, (hi - lo) / 2, draws
 
 
-def _ordered_systems(table: Table, means) -> list:
-    """Positions of the systems by score, highest first (ties in input order)."""
-    return sorted(range(len(table.systems)), key=lambda s: -means[s])
-
-
 @dataclass(frozen=True)
 class ZTest:
     """A leaderboard pair's z test: the gap over its design-based standard error (the one
@@ -6623,13 +6501,6 @@ class ZTest:
     z: float
     p: float
     name: str = "paired z test (design-based s.e.)"
-
-
-def _z_test(gap: Fraction, variance: Fraction) -> ZTest:
-    if not variance:
-        return ZTest(math.inf if gap else 0.0, 0.0 if gap else 1.0)
-    z = float(gap) / math.sqrt(variance)
-    return ZTest(z, 2 * NormalDist().cdf(-abs(z)))
 
 
 def _pair_tests(rng, table: Table, order, cells, means, variances, settings) -> list:
@@ -6647,7 +6518,10 @@ def _pair_tests(rng, table: Table, order, cells, means, variances, settings) -> 
                                 table.runs[j], table.runs[i])
                 tests.append(_paired_test(rng, scores, settings, None)[1])
             else:
-                tests.append(_z_test(means[i] - means[j], variances[i][j]))
+                gap, var = means[i] - means[j], variances[i][j]
+                z = float(gap) / math.sqrt(var) if var else math.inf if gap else 0.0
+                tests.append(ZTest(z, 2 * NormalDist().cdf(-abs(z)) if var else
+                                   0.0 if gap else 1.0))
     return tests
 
 
@@ -6693,10 +6567,6 @@ def _letter_groups(order, apart) -> dict:
                             if system in column) for system in order}
 
 
-def _constant_systems(table: Table) -> list:
-    return [name for name, column in zip(table.systems, table.columns) if len(set(column)) == 1]
-
-
 _FEW_DIFFERING = 20              # 0/1 pairs scored differently on fewer items: warned about
 _FEW_UNITS = 30                  # fewer units: the normal approximation is warned about
 
@@ -6728,14 +6598,13 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
         cov[s][s] += Fraction(_run_variance([(label, [int(v * run_scale) for v in column])
                                              for label, column in runs], table.n, run_scale))
     variances = [[cov[i][i] + cov[j][j] - 2 * cov[i][j] for j in range(k)] for i in range(k)]
-    order = _ordered_systems(table, means)
+    order = sorted(range(k), key=lambda s: -means[s])    # highest first, ties in input order
     positioned = [[variances[i][j] for j in order] for i in order]
     critical, error, draws = _max_t_critical(rng, [[cov[i][j] for j in order] for i in order],
                                              positioned, settings.confidence, draws, progress)
     plain = binary and table.clusters is None and table.runs is None
-    cells = None                  # cells[i][j]: the items i scores 1 and j scores 0
-    if plain:
-        cells = [[sum(columns[i]) - cross[i][j] for j in range(k)] for i in range(k)]
+    cells = None if not plain else [[sum(columns[i]) - cross[i][j] for j in range(k)]
+                                    for i in range(k)]    # i scores 1 and j scores 0
     tests = _pair_tests(rng, table, order, cells, means, variances, settings)
     adjusted = _ADJUST[settings.adjust]([t.p for t in tests])
     c = Fraction(critical)
@@ -6815,8 +6684,6 @@ def _board_design(table: Table, strata) -> str:
 
 _LEDGER_TOOL = "bootstrap-eval-deltas"
 _LEDGER_VERSION = 1
-_LEDGER_FIELDS = ("tool", "ledger_version", "test_set", "time", "version", "baseline",
-                 "candidate", "n", "gap", "interval", "level", "p", "verdict")
 
 
 def _test_set_digest(table: Table) -> str:
@@ -6906,8 +6773,19 @@ def _no_constants(name: str):
     raise ValueError(f"{name} is not a number")
 
 
-def _parse_ledger(data: bytes, path: str) -> list:
+def _parse_ledger(raw, path: str) -> list:
+    """A ledger's entries, its bytes read through the checked reader every input goes
+    through (no NUL, UTF-8, bounded lines), at most MAX_LEDGER_BYTES."""
     shown = _printable(path)
+    checked = _CheckedReader(raw, shown)
+    checked.start(binary=False)
+    chunks, size = [], 0
+    while chunk := checked.read(1 << 16):
+        size += len(chunk)
+        if size > MAX_LEDGER_BYTES:
+            raise ToolError(f"the ledger {shown} is larger than 1 GiB, the most the tool reads")
+        chunks.append(chunk)
+    data = b"".join(chunks)
     if data and not data.endswith(b"\n"):
         line = data.count(b"\n") + 1
         raise ToolError(f"the ledger {shown} line {line} is truncated (no line end); it is left "
@@ -6923,48 +6801,24 @@ def _parse_ledger(data: bytes, path: str) -> list:
     return entries
 
 
-def _ledger_bytes(raw, path: str) -> bytes:
-    """A ledger's bytes through the checked reader every input goes through (no NUL, UTF-8,
-    bounded lines), at most MAX_LEDGER_BYTES."""
-    checked = _CheckedReader(raw, _printable(path))
-    checked.start(binary=False)
-    chunks, size = [], 0
-    while True:
-        chunk = checked.read(1 << 16)
-        if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > MAX_LEDGER_BYTES:
-            raise ToolError(f"the ledger {_printable(path)} is larger than 1 GiB, the most the "
-                            "tool reads")
-        chunks.append(chunk)
-
-
-def _ledger_file(path: str):
-    """The ledger opened for reading; ToolError for a folder, a device or a pipe."""
+def read_ledger(path: str) -> list:
+    """The ledger's entries ([] when there is no ledger yet); ToolError naming the line and
+    the field for anything that is not one, for a folder, a device or a pipe."""
     shown = _printable(path)
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        return None
+        return []
     except OSError as err:
         raise ToolError(f"cannot read the ledger {shown}: {err.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
         raise ToolError(f"the ledger {shown} is not a regular file (a folder, device or pipe)")
     try:
-        return open(path, "rb")
+        handle = open(path, "rb")
     except OSError as err:
         raise ToolError(f"cannot read the ledger {shown}: {err.strerror}") from None
-
-
-def read_ledger(path: str) -> list:
-    """The ledger's entries ([] when there is no ledger yet); ToolError naming the line and
-    the field for anything that is not one."""
-    handle = _ledger_file(path)
-    if handle is None:
-        return []
     with handle:
-        return _parse_ledger(_ledger_bytes(handle, path), path)
+        return _parse_ledger(handle, path)
 
 
 def _ledger_json_lines(table: Table, comparisons, digest: str, when: str) -> list:
@@ -6995,30 +6849,19 @@ def _ledger_time() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
 
 
-def _ledger_note(path: str, entries, digest: str, comparisons) -> LedgerNote:
-    """Where this run's comparisons stand on their test set, after the *entries* there."""
-    before = [e.p for e in entries if e.test_set == digest]
-    ours = [float(c.analysis.p) for c in comparisons]
-    adjusted = holm(before + ours)[len(before):]
-    return LedgerNote(path, digest, len(before) + 1, len(before) + len(ours), tuple(adjusted))
-
-
 def _lock_ledger(path: str) -> int:
     """The ledger's folder, locked exclusively: from the moment a run counts what the
     ledger holds to its append, no other run appends, so two runs never both say
     "comparison 2 of 2".  The folder, not the file, so that a run that cannot print its
     report leaves no ledger behind it."""
     import fcntl
-    folder = os.path.dirname(os.path.abspath(path))
+    fd = None
     try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError as err:
-        raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") \
-            from None
-    try:
+        fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
         fcntl.flock(fd, fcntl.LOCK_EX)
     except OSError as err:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
         raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") \
             from None
     return fd
@@ -7039,7 +6882,7 @@ def _append_lines(path: str, lines) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         with os.fdopen(os.dup(fd), "rb") as raw:
-            _parse_ledger(_ledger_bytes(raw, path), path)
+            _parse_ledger(raw, path)
         size = os.fstat(fd).st_size
         payload = "".join(lines).encode("utf-8")
         try:
@@ -7086,10 +6929,13 @@ def _ledger_append(path: str, table: Table, comparisons, when: str | None = None
     lines = _ledger_json_lines(table, comparisons, digest, when or _ledger_time())
     lock = _lock_ledger(path)
     try:
-        note = _ledger_note(path, read_ledger(path), digest, comparisons)
+        before = [e.p for e in read_ledger(path) if e.test_set == digest]
     except BaseException:
         os.close(lock)
         raise
+    ours = [float(c.analysis.p) for c in comparisons]          # Holm over the test set
+    note = LedgerNote(path, digest, len(before) + 1, len(before) + len(ours),
+                      tuple(holm(before + ours)[len(before):]))
     return note, _PendingAppend(lock, path, lines)
 
 
@@ -7220,41 +7066,33 @@ def _detects(interval: Interval, true_gap: Fraction) -> bool:
     return interval.excludes_zero()
 
 
-class _Tally:
-    """Running counts of one interval rule's coverage over replays."""
-
-    def __init__(self, true_gap: Fraction):
-        self.true_gap, self.covers, self.hits, self.width, self.undefined = true_gap, 0, 0, 0, 0
-
-    def add(self, interval) -> None:
-        if interval is None or isinstance(interval, _FellBack):
-            self.undefined += 1
-            if interval is None:
-                return
-        self.covers += self.true_gap in interval
-        self.hits += _detects(interval, self.true_gap)
-        self.width += interval.hi - interval.lo
-
-    def result(self, replays: int, rule: str, others=(), item_level=None) -> Coverage:
-        return Coverage(replays, self.covers, self.hits, Fraction(self.width), self.undefined,
-                        item_level, rule, tuple(others))
-
-
 class _Study:
-    """Tallies of several interval rules over the same replays (the first is reported)."""
+    """Running counts of several interval rules' coverage over the same replays (the first
+    is reported): per rule, [covers, excludes 0 on the true side, width sum, undefined]."""
 
     def __init__(self, true_gap: Fraction, rules):
-        self.rules = tuple(rules)
-        self.tallies = {rule: _Tally(true_gap) for rule in self.rules}
+        self.true_gap, self.rules = true_gap, tuple(rules)
+        self.counts = {rule: [0, 0, 0, 0] for rule in self.rules}
 
     def add(self, intervals: dict) -> None:
-        for rule, tally in self.tallies.items():
-            tally.add(intervals[rule])
+        for rule, count in self.counts.items():
+            interval = intervals[rule]
+            if interval is None or isinstance(interval, _FellBack):
+                count[3] += 1
+                if interval is None:
+                    continue
+            count[0] += self.true_gap in interval
+            count[1] += _detects(interval, self.true_gap)
+            count[2] += interval.hi - interval.lo
 
     def result(self, replays: int, item_level=None) -> Coverage:
+        def one(rule, others=(), item_level=None):
+            covers, hits, width, undefined = self.counts[rule]
+            return Coverage(replays, covers, hits, Fraction(width), undefined, item_level, rule,
+                            tuple(others))
+
         first, *rest = self.rules
-        others = [(m, self.tallies[m].result(replays, m)) for m in rest]
-        return self.tallies[first].result(replays, first, others, item_level)
+        return one(first, [(m, one(m)) for m in rest], item_level)
 
 
 def _study_rules(chosen: str, plain_binary: bool = True) -> tuple:
@@ -7268,37 +7106,45 @@ def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: i
     """Coverage of the two-level interval over replays of simulated runs, with the
     single-run interval (run 1 of each system, items resampled) side by side in
     ``item_level``: the one a user with one seed per system would have reported."""
-    two_level, single = _Tally(copula.true_gap), _Tally(copula.true_gap)
+    two_level = _Study(copula.true_gap, ("two-level",))
+    single = _Study(copula.true_gap, ("percentile",))
     passes = 0
     for replay in range(replays):
         data = copula.simulate(rng, n_items)
         first = Scores(data.runs_a[0][1], data.runs_b[0][1])
-        units = first.units
-        dist = Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, 1))
-        single.add(dist.interval(confidence))
+        single.add({"percentile": paired_distribution(rng, first, resamples).interval(
+            confidence)})
         runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
-        two_level.add(runs.interval)
+        two_level.add({"two-level": runs.interval})
         if margin is not None:
             word = _verdict_word(runs.interval, runs.test.p, 1 - confidence)
             passes += _gate_passes(runs.interval.lo, word, Fraction(margin))
         if progress:
             progress(replay + 1, replays)
-    result = two_level.result(replays, "two-level", (), single.result(replays, "percentile"))
+    result = two_level.result(replays, single.result(replays))
     return result if margin is None else dataclasses.replace(result, gate_passes=passes,
                                                              margin=Fraction(margin))
 
 
-def _table_intervals(rng, table: Cells, resamples: int, confidence, rules) -> dict:
-    """Every rule's paired interval for one simulated 2x2 table (counts engine)."""
-    dist = Distribution.of(_counts_paired_sums(rng, table, resamples), table.n)
+def _table_intervals(rng, table: Cells, resamples: int, confidence, rules,
+                     width: float | None = None) -> dict:
+    """Every rule's paired interval for one 2x2 table: its bootstrap resampled (counts
+    engine) or, with *width*, taken exactly (B = infinity, the cdf to mean +- width sd),
+    by the same function; score is Newcombe's.
+
+    >>> got = _table_intervals(None, Cells(289, 67, 85, 59), 0, CONFIDENCE, ("percentile",), 9)
+    >>> print(got["percentile"])
+    [-1.2, +8.4] pts
+    """
+    dist = _Lattice.of(*_paired_gap_cdf(table, width), table.n) if width else \
+        paired_distribution(rng, table, resamples, "counts")
     return _gap_intervals(dist, Fraction(table.b - table.a, table.n), confidence, rules,
                          groups=table.groups(), cells=table)
 
 
 def _scores_intervals(rng, data: Scores, resamples: int, confidence, rules) -> dict:
     """Every rule's paired interval for one simulated set of items (stream engine)."""
-    units = data.units
-    dist = Distribution.of(*_resampled_means(rng, units, (units.diff,), resamples, data.scale))
+    units, dist = data.units, paired_distribution(rng, data, resamples)
     cells = data.cells() if units.simple else None
     return _gap_intervals(dist, data.mean_b - data.mean_a, confidence, rules,
                          groups=units.groups() if "bca" in rules else None, scale=data.scale,
@@ -7352,20 +7198,6 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Setting
     result = study.result(replays, items.result(replays) if copula.clustered else None)
     return result if margin is None else dataclasses.replace(result, gate_passes=passes,
                                                              margin=Fraction(margin))
-
-
-def _exact_table_intervals(table: Cells, confidence, rules, width: float = 9) -> dict:
-    """Every rule's paired interval for one 2x2 table with the bootstrap taken exactly
-    (B = infinity), by the same function as for resamples; score is Newcombe's.  Draws
-    nothing.
-
-    >>> got = _exact_table_intervals(Cells(289, 67, 85, 59), CONFIDENCE, ("percentile",))
-    >>> print(got["percentile"])
-    [-1.2, +8.4] pts
-    """
-    return _gap_intervals(_paired_distribution(table, width), Fraction(table.b - table.a,
-                                                                         table.n),
-                          confidence, rules, groups=table.groups(), cells=table)
 
 
 _EXACT_SLACK = Fraction(1, 10)   # an exact study holds within a tenth of 1 - nominal
@@ -7462,8 +7294,8 @@ def _interval_study(rng, probs, n: int, true_gap: Fraction, rules, confidence, r
     exact = _calibrates_exactly(probs, n)
     for replay in range(replays):
         table = Cells(*multinomial_variate(rng, n, probs))
-        study.add(_exact_table_intervals(table, confidence, rules, 7) if exact else
-                  _table_intervals(rng, table, resamples, confidence, rules))
+        study.add(_table_intervals(rng, table, resamples, confidence, rules,
+                                   7 if exact else None))
         if progress is not None and (replay + 1) % 64 == 0:
             progress(replay + 1, replays)
     return study.result(replays)
@@ -7795,13 +7627,6 @@ class _ExactPowerBounds:
         return result
 
 
-def exact_verdict_power(cells: Cells, n: int, confidence) -> float:
-    """P(the verdict says B is better): the exact percentile interval excludes 0 above it
-    and McNemar's exact p is below 1 - confidence, over every table of n items."""
-    q = float(1 - Fraction(confidence)) / 2
-    return _upper_share(cells.a_only, cells.b_only, n, q, verdict=True)
-
-
 def exact_power(cells: Cells, n: int, confidence) -> float:
     """P(the exact percentile interval of the paired gap excludes 0 on the true side), over
     every table of n items drawn from the cell probabilities; the false-positive rate
@@ -7984,31 +7809,13 @@ class _PlanSummary:
 
 def _plan_summary(plan: PowerPlan, n: int, target) -> _PlanSummary:
     """Everything the plan line prints, computed once."""
-    verdict = None if plan.gap <= 0 or n > _EXACT_POWER_LIMIT else \
-        exact_verdict_power(plan.cells, n, plan.confidence)
+    verdict = None if plan.gap <= 0 or n > _EXACT_POWER_LIMIT else _upper_share(
+        plan.cells.a_only, plan.cells.b_only, n, float(1 - Fraction(plan.confidence)) / 2,
+        verdict=True)          # P(the verdict says "better"): the interval and McNemar's p
     return _PlanSummary(n, Fraction(target), plan.power(n), plan.exact_power(n),
                        plan.power(n, paired=False), plan.items_needed(target),
                        plan.exact_items_needed(target), plan.items_needed(target, paired=False),
                        verdict)
-
-
-def _minimum_detectable_gap(variance, n: int, confidence, power=Fraction("0.8"),
-                           binary: bool = True) -> float:
-    """The smallest gap this many items detect with the given power (normal approximation),
-    from the per-item variance of B - A: for 0/1 items ``variance = d - gap**2`` with d
-    the discordant share, so the gap solves ``sqrt(n)*g = k*sqrt(d - g**2)``."""
-    k = _z_value(confidence) + NormalDist().inv_cdf(float(power))
-    if binary:
-        return k * math.sqrt(float(variance) / (n + k * k))
-    return k * math.sqrt(float(variance) / n)
-
-
-def _items_to_detect(gap, variance, confidence, power=Fraction("0.8")) -> int | None:
-    """Items needed for the given power to detect *gap* (normal approximation)."""
-    if gap == 0 or variance <= 0:
-        return None
-    k = _z_value(confidence) + NormalDist().inv_cdf(float(power))
-    return max(2, math.ceil(k * k * float(variance) / float(gap) ** 2))
 
 
 @dataclass(frozen=True)
@@ -8050,13 +7857,16 @@ def act_plan(result) -> ActPlan:
         return ActPlan(float(power), k * math.sqrt(runs.variance) if runs.variance > 0 else None,
                        "runs",
                        float(runs.variance), items, runs_count)
+    # From the per-item variance of B - A; for 0/1 items ``variance = d - gap**2`` with d
+    # the discordant share, so the smallest gap solves ``sqrt(n)*g = k*sqrt(d - g**2)``.
     binary = result.binary and result.design is None
     spread = result.diff_variance + result.gap ** 2 if binary else result.diff_variance
-    smallest = _minimum_detectable_gap(spread, result.n, result.confidence, power,
-                                      binary=binary) if spread > 0 else None
+    smallest = None if spread <= 0 else k * math.sqrt(float(spread) / (
+        result.n + k * k if binary else result.n))
+    items = None if result.gap == 0 or result.diff_variance <= 0 else max(2, math.ceil(
+        k * k * float(result.diff_variance) / float(result.gap) ** 2))
     return ActPlan(float(power), smallest, "discordant" if binary else "sd",
-                   float(spread) if binary else math.sqrt(result.diff_variance),
-                   _items_to_detect(result.gap, result.diff_variance, result.confidence, power))
+                   float(spread) if binary else math.sqrt(result.diff_variance), items)
 
 
 @dataclass(frozen=True)
@@ -8095,14 +7905,9 @@ def _items_for_half_width(width, p: Fraction, target: float, start: int = 2) -> 
     return failing[-1] + 1 if failing else first
 
 
-def _wilson_half_width(successes, n: int, confidence) -> float:
-    low, high = wilson_interval(successes, n, confidence)
+def _half_width(interval, successes, n: int, confidence) -> float:
+    low, high = interval(successes, n, confidence)
     return (high - low) / 2
-
-
-def _clopper_pearson_half_width(successes: int, n: int, confidence) -> float:
-    lower, upper = clopper_pearson(successes, n, confidence)
-    return (upper - lower) / 2
 
 
 def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
@@ -8122,8 +7927,9 @@ def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
     """
     p, h, z = Fraction(accuracy), float(half_width), _z_value(confidence)
     wald = max(2, math.ceil(z * z * float(p * (1 - p)) / (h * h)))
-    wilson = _first_true(lambda n: _wilson_half_width(float(p) * n, n, confidence) <= h, wald)
-    exact = _items_for_half_width(lambda k, n: _clopper_pearson_half_width(k, n, confidence),
+    wilson = _first_true(lambda n: _half_width(wilson_interval, float(p) * n, n, confidence)
+                         <= h, wald)
+    exact = _items_for_half_width(lambda k, n: _half_width(clopper_pearson, k, n, confidence),
                                  p, h, wilson)
     return AccuracyPlan(p, Fraction(half_width), Fraction(confidence), wald, wilson, exact)
 
@@ -8342,8 +8148,8 @@ def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
                  f"{_format_interval(runs.interval, percent)} (the plain two-level spread "
                  f"{'widened' if scale >= 1 else 'narrowed'} x{scale:.2f} for {runs.a.count} and "
                  f"{runs.b.count} runs: the unbiased variance, Student's t on "
-                 f"{runs.df:.1f} df)")
-    lines.append(f"  two-level t test: t={runs.test.t:.2f} on {runs.df:.1f} df, "
+                 f"{runs.test.df:.1f} df)")
+    lines.append(f"  two-level t test: t={runs.test.t:.2f} on {runs.test.df:.1f} df, "
                  f"{_p_equals(runs.test.p)}")
     items, share_a, share_b = runs.shares
     unknown = [name for name, stats in zip(names, (runs.a, runs.b)) if stats.count == 1]
@@ -8913,7 +8719,7 @@ def _family_document(report: Report) -> list:
         r = c.analysis
         rows.append([c.candidate, _round_fixed(r.accuracy_b, 3), r.ci_b.as_proportions(),
                      _format_gap(r.gap, percent), _format_interval(c.decision.interval, percent),
-                     r.test_name, _format_p(r.p), _format_p(c.decision.p), c.decision.word])
+                     r.test.name, _format_p(r.p), _format_p(c.decision.p), c.decision.word])
     lines = []
     for c in comparisons:
         lines.append(f"{_printable(c.candidate)}: "
@@ -8949,7 +8755,7 @@ def _family_document(report: Report) -> list:
 
 
 def _test_json(result: Analysis) -> dict:
-    body = {"name": result.test_name, "p": result.p}
+    body = {"name": result.test.name, "p": result.p}
     if isinstance(result.test, PermutationTest):
         body.update(exact=result.test.exact, permutations=result.test.permutations,
                     saddlepoint=result.test.saddlepoint)
@@ -9210,7 +9016,7 @@ def _task_rows(report: _TasksReport) -> list:
             r = c.analysis
             rows.append([task.task, f"{task.n:,}", c.candidate, _round_fixed(r.accuracy_a, 3),
                          _round_fixed(r.accuracy_b, 3), _format_gap(r.gap, percent),
-                         _format_interval(c.decision.interval, percent), r.test_name,
+                         _format_interval(c.decision.interval, percent), r.test.name,
                          _format_p(r.p), _format_p(c.decision.p), c.decision.word]
                         + ([task.runs or "one run each"] if with_runs else []))
     return rows
@@ -9317,7 +9123,7 @@ def _pair_text(pair: PairGap, board: Leaderboard) -> str:
     return (f"{_printable(pair.first)} - {_printable(pair.second)}: "
             f"{_format_gap(pair.gap, board.percent)} "
             f"{_format_interval(pair.interval, board.percent)}"
-            f" ({_format_level(board.confidence)} joint); {pair.test_name} "
+            f" ({_format_level(board.confidence)} joint); {pair.test.name} "
             f"p={_format_p(pair.test.p)}, "
             f"{_ADJUST_NAMES[board.adjust]} {_format_p(pair.p_adjusted)}: {said}")
 
@@ -9343,7 +9149,7 @@ def _separate_text(board: Leaderboard) -> str:
 
 def _board_method(board: Leaderboard, params: dict) -> str:
     pairs = len(board.pairs)
-    tests = sorted({p.test_name for p in board.pairs})
+    tests = sorted({p.test.name for p in board.pairs})
     return (f"method: ranks and tiers from simultaneous {_format_level(board.confidence)} "
             f"intervals on all {pairs} gaps, the max-|t| intervals of the gaps' joint normal "
             f"approximation (covariance exact over {board.design}; critical value "
@@ -9397,7 +9203,7 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
 
 
 def _pair_json(pair: PairGap) -> dict:
-    test = {"name": pair.test_name, "p": pair.test.p}
+    test = {"name": pair.test.name, "p": pair.test.p}
     return {"first": pair.first, "second": pair.second, "gap": pair.gap,
             "interval": pair.interval.to_json(), "test": test, "p_adjusted": pair.p_adjusted,
             "apart": pair.apart, "differing": pair.differing}
@@ -9800,7 +9606,7 @@ class Result:
     gap = property(lambda self: self._first(lambda c: c.analysis.gap))
     interval = property(lambda self: self._first(lambda c: c.decision.interval))
     p = property(lambda self: self._first(lambda c: c.decision.p))
-    test = property(lambda self: self._first(lambda c: c.analysis.test_name))
+    test = property(lambda self: self._first(lambda c: c.analysis.test.name))
     n = property(lambda self: self._first(lambda c: c.analysis.n))
     method = property(lambda self: self._first(lambda c: _method_text(c.analysis)))
 
@@ -9830,7 +9636,7 @@ class Result:
         r = c.analysis
         return (f"Result(verdict={c.decision.word!r}, gap={_format_gap(r.gap, r.percent)}, "
                 f"interval={_format_interval(c.decision.interval, r.percent)}, "
-                f"p={_format_p(c.decision.p)} ({r.test_name}), n={r.n:,}, "
+                f"p={_format_p(c.decision.p)} ({r.test.name}), n={r.n:,}, "
                 f"method={_method_text(r)!r}, candidates={len(self.comparisons)})")
 
 
@@ -10858,7 +10664,7 @@ def _run_simulation(r: _Request, writes: list) -> Report:
     params = {**_simulation_params(r), "coverage_engine": engine if r.replays else None}
     by_runs = runs_plan(copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 \
         else None
-    comparison = _single_comparison(result, margin=margin)
+    comparison = Comparison("A", "B", result, result.p, result.p, decide(result, margin=margin))
     return Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=by_runs)
 
 
@@ -10878,7 +10684,8 @@ def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport
 
 def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
     table = _table(r)
-    constant = _constant_systems(table)
+    constant = [name for name, column in zip(table.systems, table.columns)
+                if len(set(column)) == 1]
     if constant and not r.allow_constant:
         name = constant[0]
         value = table.columns[table.systems.index(name)][0]
