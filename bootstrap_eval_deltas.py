@@ -2239,9 +2239,9 @@ def _lm_eval_model(real_path: str | None) -> str | None:
 
 
 def _lm_eval_claim(real_path: str | None, task: str, metric: str, filter_name: str):
-    """``(label, value, samples, shots)`` that the results file of the same run (beside the
-    samples file, of the same time) gives for this task, metric and filter (None where it
-    gives nothing); None without one."""
+    """``(label, value, samples, shots, lower)`` that the results file of the same run (beside
+    the samples file, of the same time) gives for this task, metric and filter (None where it
+    gives nothing; *lower*: its ``higher_is_better`` is false); None without one."""
     match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
     if match is None:
         return None
@@ -2255,14 +2255,16 @@ def _lm_eval_claim(real_path: str | None, task: str, metric: str, filter_name: s
     if not isinstance(results, dict):
         return None
     label = f"{metric},{filter_name}"
-    value, counts, shots = (part.get(task) if isinstance(part, dict) else None for part in
-                            map(results.get, ("results", "n-samples", "n-shot")))
+    value, counts, shots, higher = (
+        part.get(task) if isinstance(part, dict) else None for part in
+        map(results.get, ("results", "n-samples", "n-shot", "higher_is_better")))
     value = value.get(label) if isinstance(value, dict) else None
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or abs(value) > 1e300:
         value = None
     samples = counts.get("effective") if isinstance(counts, dict) else None
     return (label, None if value is None else float(value),
-            samples if type(samples) is int else None, shots if type(shots) is int else None)
+            samples if type(samples) is int else None, shots if type(shots) is int else None,
+            isinstance(higher, dict) and higher.get(metric) is False)
 
 
 def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name):
@@ -2290,16 +2292,21 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
             name.strip() in by_filter for name in wanted.split(",")):
         wanted = None                      # this task has one filter: the folder's is another's
     chosen = _choose(list(by_filter), wanted, path, "filter", _opt("filter"))
-    rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else parse_score(
-        value, lambda where=where: f"{path} {where}, key {_printable(metric)}"), digest])
-        for where, doc, value, digest in by_filter[chosen])
     match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
     task = match.group(1) if match else None
-    note = f"lm-eval filter {chosen}" if len(by_filter) > 1 else ""
+    claimed = task and _lm_eval_claim(real_path, task, metric, chosen)
+    sign = -1 if claimed and claimed[4] else 1          # lower is better: compared negated
+    rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else sign * parse_score(
+        value, lambda where=where: f"{path} {where}, key {_printable(metric)}"), digest])
+        for where, doc, value, digest in by_filter[chosen])
+    notes = [f"lm-eval filter {chosen}"] if len(by_filter) > 1 else []
+    if sign < 0:
+        notes.append(f"lower {_printable(metric)} is better, as the run's results file says: "
+                     f"compared as -{_printable(metric)}, so a positive gap is an improvement")
+    note = "; ".join(notes)
     stream = _RowStream("lm-eval", ("doc_id", metric), tuple(_flat_keys(first[1])), True, rows)
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), task, note,
-                        filters=tuple(by_filter),
-                        claimed=task and _lm_eval_claim(real_path, task, metric, chosen))
+                        filters=tuple(by_filter), claimed=claimed)
 
 
 def _inspect_value(value, place: str):
@@ -3505,6 +3512,13 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
         if differ:
             found.warnings.append(f"{len(differ)} id(s) hold different inputs in the two runs "
                                   f"(first: {_first(differ)}); compared anyway, as asked")
+    lower = {bool(read.log.claimed and read.log.claimed[4]): path for read, path in logs
+             if read.log.format == "lm-eval"}
+    if len(lower) > 1:
+        raise ToolError(f"{_printable(lower[True])} is a metric whose lower values are better, "
+                        f"as its run's results file says; {_printable(lower[False])} has no "
+                        "results file that says so: give each run's results file beside its "
+                        "samples")
     shots = [(read.log.claimed[3], path) for read, path in logs
              if read.log.claimed and read.log.claimed[3] is not None]
     if len({count for count, _ in shots}) > 1:
@@ -3547,10 +3561,11 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
 def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
     """A warning when the samples do not give what the run's results file says (a metric
     the harness aggregates otherwise than by a mean, or files not of one run)."""
-    label, value, samples, _ = claimed
+    label, value, samples, _, lower = claimed
     scores = collected.columns[0]
     if value is None:
         return []
+    value = -value if lower else value
     mean = math.fsum(map(float, scores)) / len(scores) if scores else math.nan
     if math.isclose(mean, value, rel_tol=1e-9, abs_tol=1e-12) and samples in (None, len(scores)):
         return []

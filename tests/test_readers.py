@@ -1298,6 +1298,31 @@ def test_a_pool_of_metrics_on_different_scales_is_warned_about(tmp_path):
     assert status == 0 and "mixes metrics" not in out, err
 
 
+def test_a_metric_whose_lower_values_are_better_gives_the_lower_system_the_win(tmp_path):
+    """abs_err with higher_is_better false in the results files: tuned's errors are lower on
+    every document, so tuned is better (it was called worse); the note says how it was
+    compared; a run without its results file cannot say which way is better: refused."""
+    rng = random.Random(11)
+    base_errors = [rng.randint(2, 8) for _ in range(60)]
+    tuned_errors = [max(0, e - rng.randint(1, 3)) for e in base_errors]
+    paths = []
+    for model, errors in (("org__base", base_errors), ("org__tuned", tuned_errors)):
+        paths.append(lm_samples(tmp_path / model / f"samples_arith_{STAMP}.jsonl", errors,
+                                metric="abs_err"))
+        write(tmp_path / model / f"results_{STAMP}.json", json.dumps({
+            "results": {"arith": {"abs_err,none": sum(errors) / len(errors)}},
+            "higher_is_better": {"arith": {"abs_err": False}},
+            "n-samples": {"arith": {"original": 60, "effective": 60}},
+            "n-shot": {"arith": 0}, "model_name": model.replace("__", "/")}))
+    status, out, err = cli("compare", *paths)
+    assert status == 0, err
+    assert out.startswith("verdict: better."), out
+    assert "lower abs_err is better, as the run's results file says: compared as -abs_err" in out
+    assert "results file gives" not in out
+    os.remove(tmp_path / "org__tuned" / f"results_{STAMP}.json")
+    assert_one_line_error(*cli("compare", *paths), "is a metric whose lower values are better")
+
+
 def test_an_lm_eval_log_from_stdin_is_named_stdin(tmp_path, stdin):
     """stdin has no file name to take the task from, nor a folder to find the model in: the
     system is "stdin", and the tasks (unknown, mc) differ unless allowed."""
