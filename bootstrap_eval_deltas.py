@@ -2156,8 +2156,7 @@ class _HarnessFile:
     held: int = 0                # samples it holds
     errors: tuple = ()           # items whose sample ended in an error (left out)
     filters: tuple = ()          # lm-eval: the filters the file offers
-    claimed: tuple | None = None  # lm-eval: (metric, value, samples, shots) its results file
-                                  # gives (each None where it says nothing)
+    claimed: tuple | None = None  # lm-eval: what its run's results file says (_LmEvalClaim)
 
     @property
     def complete(self) -> bool:
@@ -2238,10 +2237,15 @@ def _lm_eval_model(real_path: str | None) -> str | None:
     return os.path.basename(folder).replace("__", "/") if results else None
 
 
+# What an lm-eval run's results file says of one task's metric (None where it says nothing):
+# its value and sample count, the few-shot count, whether lower is better, the aggregation.
+_LmEvalClaim = collections.namedtuple("_LmEvalClaim",
+                                      "label value samples shots lower aggregation")
+
+
 def _lm_eval_claim(real_path: str | None, task: str, metric: str, filter_name: str):
-    """``(label, value, samples, shots, lower)`` that the results file of the same run (beside
-    the samples file, of the same time) gives for this task, metric and filter (None where it
-    gives nothing; *lower*: its ``higher_is_better`` is false); None without one."""
+    """The _LmEvalClaim of the results file of the same run (beside the samples file, of the
+    same time) for this task, metric and filter; None without one."""
     match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
     if match is None:
         return None
@@ -2255,16 +2259,22 @@ def _lm_eval_claim(real_path: str | None, task: str, metric: str, filter_name: s
     if not isinstance(results, dict):
         return None
     label = f"{metric},{filter_name}"
-    value, counts, shots, higher = (
+    value, counts, shots, higher, config = (
         part.get(task) if isinstance(part, dict) else None for part in
-        map(results.get, ("results", "n-samples", "n-shot", "higher_is_better")))
+        map(results.get, ("results", "n-samples", "n-shot", "higher_is_better", "configs")))
+    listed = config.get("metric_list") if isinstance(config, dict) else None
+    aggregation = next((entry.get("aggregation") for entry in listed if isinstance(entry, dict)
+                        and entry.get("metric") == metric), None) \
+        if isinstance(listed, list) else None
     value = value.get(label) if isinstance(value, dict) else None
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or abs(value) > 1e300:
         value = None
     samples = counts.get("effective") if isinstance(counts, dict) else None
-    return (label, None if value is None else float(value),
-            samples if type(samples) is int else None, shots if type(shots) is int else None,
-            isinstance(higher, dict) and higher.get(metric) is False)
+    return _LmEvalClaim(label, None if value is None else float(value),
+                        samples if type(samples) is int else None,
+                        shots if type(shots) is int else None,
+                        isinstance(higher, dict) and higher.get(metric) is False,
+                        aggregation if isinstance(aggregation, str) else None)
 
 
 def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name):
@@ -2295,7 +2305,12 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
     task = match.group(1) if match else None
     claimed = task and _lm_eval_claim(real_path, task, metric, chosen)
-    sign = -1 if claimed and claimed[4] else 1          # lower is better: compared negated
+    if claimed and claimed.aggregation not in (None, "mean"):
+        raise ToolError(f"{path}: lm-eval aggregates {_printable(metric)} by "
+                        f"{_printable(claimed.aggregation)}, not as a mean of per-sample values "
+                        "(its per-sample values are its inputs), so this tool cannot compare it; "
+                        "compare a per-sample metric (such as acc), or per-item scores")
+    sign = -1 if claimed and claimed.lower else 1       # lower is better: compared negated
     rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else sign * parse_score(
         value, lambda where=where: f"{path} {where}, key {_printable(metric)}"), digest])
         for where, doc, value, digest in by_filter[chosen])
@@ -3512,15 +3527,15 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
         if differ:
             found.warnings.append(f"{len(differ)} id(s) hold different inputs in the two runs "
                                   f"(first: {_first(differ)}); compared anyway, as asked")
-    lower = {bool(read.log.claimed and read.log.claimed[4]): path for read, path in logs
+    lower = {bool(read.log.claimed and read.log.claimed.lower): path for read, path in logs
              if read.log.format == "lm-eval"}
     if len(lower) > 1:
         raise ToolError(f"{_printable(lower[True])} is a metric whose lower values are better, "
                         f"as its run's results file says; {_printable(lower[False])} has no "
                         "results file that says so: give each run's results file beside its "
                         "samples")
-    shots = [(read.log.claimed[3], path) for read, path in logs
-             if read.log.claimed and read.log.claimed[3] is not None]
+    shots = [(read.log.claimed.shots, path) for read, path in logs
+             if read.log.claimed and read.log.claimed.shots is not None]
     if len({count for count, _ in shots}) > 1:
         shown = ", ".join(f"{_printable(path)} is {count}-shot" for count, path in shots[:3])
         if not options.allow_different_tasks:
@@ -3561,7 +3576,7 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
 def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
     """A warning when the samples do not give what the run's results file says (a metric
     the harness aggregates otherwise than by a mean, or files not of one run)."""
-    label, value, samples, _, lower = claimed
+    label, value, samples, _, lower, _ = claimed
     scores = collected.columns[0]
     if value is None:
         return []

@@ -1323,6 +1323,25 @@ def test_a_metric_whose_lower_values_are_better_gives_the_lower_system_the_win(t
     assert_one_line_error(*cli("compare", *paths), "is a metric whose lower values are better")
 
 
+def test_a_metric_the_harness_does_not_average_is_refused_naming_its_aggregation(tmp_path):
+    """lm-eval's perplexity: per sample a log-likelihood, aggregated as exp(-mean); compared
+    as a mean it would be the wrong metric, and negated (higher_is_better false) the wrong
+    way round: refused in one line naming the aggregation."""
+    paths = []
+    for model, shift in (("org__base", 0.0), ("org__tuned", 0.1)):
+        values = [-2.0 + shift + 0.01 * i for i in range(30)]
+        paths.append(lm_samples(tmp_path / model / f"samples_lambada_{STAMP}.jsonl", values,
+                                metric="perplexity"))
+        write(tmp_path / model / f"results_{STAMP}.json", json.dumps({
+            "results": {"lambada": {"perplexity,none": 7.0}},
+            "higher_is_better": {"lambada": {"perplexity": False}},
+            "configs": {"lambada": {"metric_list": [
+                {"metric": "perplexity", "aggregation": "perplexity",
+                 "higher_is_better": False}]}}}))
+    assert_one_line_error(*cli("compare", *paths), "lm-eval aggregates perplexity by "
+                          "perplexity, not as a mean of per-sample values")
+
+
 def test_an_lm_eval_log_from_stdin_is_named_stdin(tmp_path, stdin):
     """stdin has no file name to take the task from, nor a folder to find the model in: the
     system is "stdin", and the tasks (unknown, mc) differ unless allowed."""
