@@ -4334,14 +4334,37 @@ def _mc_advice(analysis) -> _Advice | None:
         settle = [analysis.distributions[name].settling(
             analysis.confidence, analysis.rules[name], analysis.gap,
             (analysis.jackknives or {}).get(name)) for name in ("paired", "unpaired")]
-        needed = None if None in settle else _nice_up(max(settle) * _ADVICE_SAFETY)
-        return _Advice("lattice", worst, needed if needed and needed <= MAX_RESAMPLES else None,
-                       grid)
+        needed = _nice_up(max(settle) * _ADVICE_SAFETY)
+        return _Advice("lattice", worst, needed if needed <= MAX_RESAMPLES else None, grid)
     sd = float(worst) / 1.96 * _ADVICE_SAFETY            # end_errors is 1.96 sd
     needed = _nice_up(analysis.resamples * (2.576 * sd / float(step / 2)) ** 2)
+    if needed <= analysis.resamples:     # the estimate of the error itself moved: ask for more
+        needed = _nice_up(2 * analysis.resamples)
     if needed > MAX_RESAMPLES:
         return _Advice("method", worst)
     return _Advice("resamples", worst, needed)
+
+
+_HOLDING_DRAWS = 4 * 10 ** 7    # item draws spent, at most, to hold the printed ends (~1 s)
+
+
+def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: int,
+                       n: int) -> int:
+    """The resamples that hold the gap intervals' printed ends at each confidence in
+    *levels* within half their last digit (on a lattice wider than that, within one of its
+    steps) in 99 runs of 100, as ``_mc_advice`` counts them, when at most _HOLDING_DRAWS item
+    draws reach it; else *resamples*."""
+    _, _, rules, _, jackknives = made
+    step, needed = Fraction(1, 1000), resamples     # the last digit printed: 0.1 pts, 0.001
+    for name, level in itertools.product(("paired", "unpaired"), levels):
+        dist, rule, jack = dists[name], rules[name], jackknives.get(name)
+        worst = 0 if rule in _UNRESAMPLED else max(dist.end_errors(level, rule, estimate, jack))
+        if worst == 0:
+            continue
+        within = max(step / 2, dist.grid or 0)     # on a lattice: within one of its steps
+        sd = float(worst) / 1.96 * _ADVICE_SAFETY            # end_errors is 1.96 sd
+        needed = max(needed, _nice_up(resamples * (2.576 * sd / float(within)) ** 2))
+    return needed if 5 * needed * n <= _HOLDING_DRAWS else resamples
 
 
 def _bca_levels(share, jackknife, confidence) -> tuple | str:
@@ -4513,15 +4536,14 @@ class Distribution(_Rules):
         """The resamples that settle both ends on the values they read now, in 99 runs of
         100, for a statistic on a lattice: a level at distance d from the edges of its
         value's share of the resamples stays inside it once 2.576 sd of the share a level
-        reads, sqrt(q(1 - q)/B), is below d.  None when an end sits at an edge."""
+        reads, sqrt(q(1 - q)/B), is below d (d at least half a resample's share: the shares
+        these resamples show are themselves drawn)."""
         size, needed = len(self.sums), 0
         for level in self.levels(confidence, rule, estimate, jackknife):
             value = self.sums[self.index(level)]
             low = Fraction(bisect.bisect_left(self.sums, value), size)
             high = Fraction(bisect.bisect_right(self.sums, value), size)
-            edge = min(level - low, high - level)
-            if edge <= 0:
-                return None
+            edge = max(min(level - low, high - level), Fraction(1, 2 * size))
             needed = max(needed, math.ceil(2.576 ** 2 * float(level * (1 - level) / edge ** 2)))
         return needed
 
@@ -6047,7 +6069,7 @@ def _paired_test(rng: random.Random, scores: Scores, settings: Settings, progres
 
 
 def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None, *,
-            progress=None, **options) -> Analysis:
+            progress=None, family: int = 1, **options) -> Analysis:
     """Means, per-system, paired and unpaired intervals, and the paired test.
 
     *settings* (or the same fields as keywords: resamples, confidence, interval,
@@ -6056,6 +6078,9 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     one, then the unpaired one; then, for the permutation test (real-valued
     scores, or clusters) with more than 20 nonzero differences, the Monte Carlo
     sign flips; then the calibration replays.  McNemar (0/1 items) draws nothing.
+    Where nothing exact fits and no resamples were asked for, the resampling is run again
+    with as many as hold the printed ends (at 95% and at the simultaneous level of a *family*
+    of that many comparisons), within about a second of work.
     *progress*, if given, is called as ``progress(done, total)``.
     """
     settings = _settings_of(settings, options)
@@ -6078,7 +6103,16 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         dists = saddlepoint_distributions(scores)
     else:
         dists = bootstrap(rng, scores, resamples, engine=engine, progress=resampling)
-    intervals, errors, rules, notes, jackknives = _intervals(scores, dists, settings)
+    made = _intervals(scores, dists, settings)
+    unasked = method == "bootstrap" and settings.resamples is None and scores.runs_a is None
+    levels = {confidence, 1 - (1 - confidence) / family}
+    holding = _holding_resamples(dists, made, scores.mean_b - scores.mean_a, levels, resamples,
+                                 scores.n) if unasked else 0
+    if holding > resamples:               # nothing exact fits: enough resamples for the digits
+        resamples = holding
+        dists = bootstrap(rng, scores, resamples, engine=engine)
+        made = _intervals(scores, dists, settings)
+    intervals, errors, rules, notes, jackknives = made
     runs, test = _paired_test(rng, scores, settings, permuting)
     calibration = None
     if settings.calibration and plain_binary and runs is None:
@@ -6096,7 +6130,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         cells=cells, distributions=dists, jackknives=jackknives,
         diff_variance=_diff_variance(scores), calibration=calibration, rules=rules, runs=runs,
         method=method,
-        unasked=method == "bootstrap" and settings.resamples is None and runs is None,
+        unasked=unasked,
         exact_distributions=exact)
 
 
@@ -6247,8 +6281,8 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
     per = 5 * (settings.resamples or RESAMPLES) + (settings.permutations or 0) + \
         2 * settings.calibration
     steps = _steps(progress, [per] * (len(table.systems) - 1))
-    analyses = [analyze(table.pair(index), rng, settings, progress=next(steps))
-                for index in range(1, len(table.systems))]
+    analyses = [analyze(table.pair(index), rng, settings, progress=next(steps),
+                        family=len(table.systems) - 1) for index in range(1, len(table.systems))]
     return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf, decision, p_bh)
             for name, analysis, (p_holm, p_bonf, p_bh, decision)
             in zip(table.systems[1:], analyses, _family_decisions(analyses, settings))]
@@ -8647,8 +8681,8 @@ def _method_text(result: Analysis) -> str:
     if result.method in _METHOD_NAMES:
         return _METHOD_NAMES[result.method]
     engine = "" if result.engine == "stream" else f", {result.engine} engine"
-    why = " (the saddlepoint approximation does not fit these scores)" if result.unasked \
-        else ""
+    why = "" if not result.unasked else " (the saddlepoint approximation does not fit these " \
+        "scores" + ("; as many as hold the printed ends)" if result.resamples > RESAMPLES else ")")
     return f"bootstrap, B={result.resamples:,} resamples{engine}{why}"
 
 

@@ -486,10 +486,35 @@ def test_the_hint_for_a_gap_on_a_lattice_counts_what_settles_an_end(tmp_path):
                                          seed)[1].splitlines() if "gap B - A" in line)
                for seed in ("1", "2", "3")}
     assert len(outputs) == 1, outputs
-    dist = bed.Distribution.of([0, 1, 1, 2], 1)
-    assert dist.settling(Fraction(1, 2)) is None       # level 1/4 at the edge of 0's share
+    dist = bed.Distribution.of([0, 1, 1, 2], 1)        # level 1/4 at the edge of 0's share:
+    assert dist.settling(Fraction(1, 2)) == math.ceil(2.576 ** 2 * 0.25 * 0.75 * 64)  # 1/8 off
     wide = bed.Distribution.of([0] * 10 + [1] * 80 + [2] * 10, 1)
     assert wide.settling(Fraction(1, 2)) == math.ceil(2.576 ** 2 * 0.25 * 0.75 / 0.15 ** 2)
+
+
+def test_where_nothing_exact_fits_the_resamples_hold_the_printed_ends(tmp_path):
+    """40 real-valued items (too few for the saddlepoint): at B = 2,000 the ends moved by a
+    printed digit from seed to seed; the tool now draws as many resamples as hold them (here
+    12,000 to 14,000, well within a second), so every seed prints the same intervals."""
+    rng = random.Random(7)
+    a = [round(0.5 + rng.uniform(-0.02, 0.02), 3) for _ in range(40)]
+    b = [round(min(1, max(0, x + rng.gauss(0.02, 0.03))), 3) for x in a]
+    path = tmp_path / "r.csv"
+    path.write_text("item,a,b\n" + "".join(f"{i},{x},{y}\n" for i, (x, y) in
+                                           enumerate(zip(a, b))))
+    shown, counts = set(), set()
+    for seed in ("1", "2", "3", "4"):
+        status, out, err = cli("compare", str(path), "--a-col", "a", "--b-col", "b", "--seed",
+                               seed, "--calibration", "0")
+        assert status == 0, err
+        shown.add(next(line for line in out.splitlines() if "gap B - A" in line))
+        counts.add(int(out.split("B=")[1].split(" resamples")[0].replace(",", "")))
+        assert "; as many as hold the printed ends)" in out
+    assert shown == {"  gap B - A: +1.4 pts; paired bootstrap 95% CI [+0.4, +2.3] pts; unpaired "
+                     "bootstrap 95% CI [+0.2, +2.5] pts (ignores the pairing)"}
+    assert min(counts) > bed.RESAMPLES and 5 * max(counts) * 40 <= bed._HOLDING_DRAWS
+    asked = cli("compare", str(path), "--a-col", "a", "--b-col", "b", "--resamples", "2000")[1]
+    assert "B=2,000 resamples" in asked
 
 
 def numpy_bootstrap_means(d, resamples=400_000, seed=0):
