@@ -123,7 +123,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.2.0"
+__version__ = "1.3.0"
 
 __all__ = [
     # compare, rank and plan
@@ -3045,6 +3045,7 @@ class Table:
     task_runs: tuple | None = None   # per task: (task, runs as above) when tasks differ in runs
     warnings: tuple = ()             # what the report says first: samples left out, ...
     incomplete: tuple = ()           # runs that did not end, compared as asked
+    slices: str | None = None        # tasks are slices of this column (--by), not tasks
 
     def __repr__(self) -> str:
         extra = "".join(f", {name}={len(set(labels)):,}" for name, labels in
@@ -6310,6 +6311,29 @@ class TasksResult:
     pool: str                    # "strata" or "clusters"
 
 
+def _too_small(units: int, family: int, alpha) -> int | None:
+    """The units a slice (or task) would need when its paired test could not reach *alpha*
+    across a *family* of slices even were every unit to favour one system -- the exact test's
+    smallest p is 2**(1 - n), Holm's first threshold alpha/family -- or None when it can.
+
+    >>> _too_small(6, 8, Fraction(1, 20)), _too_small(80, 8, Fraction(1, 20))
+    (9, None)
+    """
+    needed = units
+    while Fraction(2) ** (1 - needed) * family >= alpha:
+        needed += 1
+    return needed if needed > units else None
+
+
+def _regressions(result: TasksResult) -> list:
+    """``(task, candidate)`` of every slice that a gate judges regressed: its simultaneous
+    interval lies wholly below the margin (below 0 for a superiority margin: a slice need
+    not clear the overall gain, only not be shown worse)."""
+    return [(task.task, c.candidate) for task in result.tasks for c in task.comparisons
+            if c.decision.gate is not None and
+            c.decision.interval.hi < min(c.decision.gate.margin, 0)]
+
+
 def _subtable(table: Table, keep, task=None) -> tuple:
     """``(table, runs note)``: the items at positions *keep* (one task's), with their runs --
     the table's, or the task's own when tasks differ in runs; those are compared two-level
@@ -9081,7 +9105,8 @@ def _task_rows(report: _TasksReport) -> list:
             rows.append([task.task, f"{task.n:,}", c.candidate, _round_fixed(r.accuracy_a, 3),
                          _round_fixed(r.accuracy_b, 3), _format_gap(r.gap, percent),
                          _format_interval(c.decision.interval, percent), r.test.name,
-                         _format_p(r.p), _format_p(c.decision.p), c.decision.word]
+                         _format_p(r.p), _format_p(c.decision.p),
+                         "too small" if _slice_needs(task, c.decision) else c.decision.word]
                         + ([task.runs or "one run each"] if with_runs else []))
     return rows
 
@@ -9090,31 +9115,66 @@ def _tasks_document(report: _TasksReport) -> list:
     table, result = report.table, report.result
     tasks = len(result.tasks)
     first = result.tasks[0].comparisons[0].decision
-    lines = [f"{len(table.systems)} systems on {table.n:,} items in {tasks} tasks; baseline "
-             f"{table.systems[0]}",
-             f"per task: each candidate against {table.systems[0]} on the task's items; "
-             f"intervals {first.joint} at {_format_level(first.level)} over the {tasks} tasks, "
-             f"p {_ADJUST_NAMES[first.adjust]}-adjusted across them"]
+    noun, of = ("slice", f" of {_printable(table.slices)}") if table.slices else ("task", "")
+    lines = [f"{len(table.systems)} systems on {table.n:,} items in {tasks} {noun}s{of}; "
+             f"baseline {table.systems[0]}",
+             f"per {noun}: each candidate against {table.systems[0]} on the {noun}'s items; "
+             f"intervals {first.joint} at {_format_level(first.level)} over the {tasks} "
+             f"{noun}s, p {_ADJUST_NAMES[first.adjust]}-adjusted across them"]
     rows = _task_rows(report)
-    header = ["task", "items", "candidate", "base", "cand", "gap",
-              f"{_format_level(first.level)} CI", "test", "p", f"{_ADJUST_SHORT[first.adjust]} p",
-              "verdict", "runs"]
+    header = [_printable(table.slices) if table.slices else "task", "items", "candidate",
+              "base", "cand", "gap", f"{_format_level(first.level)} CI", "test", "p",
+              f"{_ADJUST_SHORT[first.adjust]} p", "verdict", "runs"]
     lines.append(_Grid(tuple(header[:len(rows[0])]), tuple(rows), frozenset({1, 3, 4, 5, 8, 9})))
-    how = {"strata": "each task a stratum (its items resampled within it, so each task keeps "
-                     "its size)",
-           "clusters": "each task a cluster (resampled whole)",
+    small = [(task, needed) for task in result.tasks if (needed := _slice_needs(task, first))]
+    lines += [f"too small to judge: {_printable(task.task)} ({task.n:,} items): even were every "
+              f"item to favour one system, its {_ADJUST_NAMES[first.adjust]}-adjusted p could not "
+              f"fall below {_format_decimal(first.alpha)}; it would take {needed:,} items at "
+              f"this family's level" for task, needed in small]
+    worse = [(task, c) for task in result.tasks for c in task.comparisons
+             if c.decision.word == "worse"] if table.slices else []
+    head = [f"worse in {len(worse)} slice(s) of {_printable(table.slices)} "
+            f"({_format_level(first.level)} {first.joint}): " + "; ".join(
+                f"{_printable(task.task)} {_format_gap(c.analysis.gap, table.proportions)} "
+                f"{_format_interval(c.decision.interval, table.proportions)}"
+                + (f" ({_printable(c.candidate)})" if len(table.systems) > 2 else "")
+                for task, c in worse)] if worse else []
+    if first.gate is not None and table.slices:
+        regressed = _regressions(result)
+        head.append(f"gate over the slices: FAIL: {len(regressed)} slice(s) shown worse than "
+                    f"the margin by their simultaneous intervals "
+                    f"({', '.join(_printable(t) for t, _ in regressed)})" if regressed else
+                    "gate over the slices: no slice is shown worse than the margin")
+    how = {"strata": f"each {noun} a stratum (its items resampled within it, so each {noun} "
+                     "keeps its size)",
+           "clusters": f"each {noun} a cluster (resampled whole)",
            "items": "items pooled plainly (runs and task strata together are not supported)"}
-    pooled = [f"pooled over all {table.n:,} items, {how[result.pool]}:"]
-    return pooled + _indented(_comparison_document(report.pooled)) + lines
+    pooled = [f"{'overall' if table.slices else 'pooled'} over all {table.n:,} items, "
+              f"{how[result.pool]}:"]
+    return head + pooled + _indented(_comparison_document(report.pooled)) + lines
+
+
+def _slice_needs(task: TaskComparison, decision: Decision) -> int | None:
+    """The units a task or slice would need to be judged at all (``too_small``)."""
+    design = task.comparisons[0].analysis.design
+    units = design.clusters if design is not None and design.clusters else task.n
+    return _too_small(units, decision.family, decision.alpha)
 
 
 def _tasks_json(report: _TasksReport) -> dict:
     """A whole harness run: the pooled comparisons, then each task's."""
-    body = {**_comparison_json(report.pooled), "kind": "tasks", "pool": report.result.pool}
-    body["tasks"] = [{"task": task.task, "items": task.n, "runs": task.runs, "comparisons": [
+    body = {**_comparison_json(report.pooled), "kind": "tasks", "pool": report.result.pool,
+            "by": report.table.slices}
+    body["tasks"] = [{"task": task.task, "items": task.n, "runs": task.runs,
+                      "too_small": _slice_needs(task, task.comparisons[0].decision),
+                      "comparisons": [
         {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
          "p_holm": c.p_holm, "verdict": c.decision.word, "decision": c.decision.to_json()}
         for c in task.comparisons]} for task in report.result.tasks]
+    if report.table.slices and "gate_passed" in body:
+        regressed = _regressions(report.result)
+        body["regressed"] = [{"slice": t, "candidate": c} for t, c in regressed]
+        body["gate_passed"] = body["gate_passed"] and not regressed
     return body
 
 
@@ -9676,9 +9736,12 @@ class Result:
 
     @property
     def passed(self) -> bool | None:
-        """Did every candidate clear the gate (None: no gate was asked for)?"""
+        """Did every candidate clear the gate (None: no gate was asked for)?  With slices, no
+        slice may be shown worse than the margin either."""
         gates = [c.decision.gate for c in self.comparisons if c.decision.gate is not None]
-        return all(g.passed for g in gates) if gates else None
+        sliced = isinstance(self.report, _TasksReport) and self.report.table.slices
+        return (all(g.passed for g in gates) and not (
+            sliced and _regressions(self.report.result))) if gates else None
 
     def to_dict(self) -> dict:
         """The JSON, as Python values (built from the report's fields)."""
@@ -9987,6 +10050,7 @@ class _Request:
     system_col: str | None = None
     cluster_col: str | None = None
     strata_col: str | None = None
+    by: str | None = None
     input_format: str | None = None
     allow_different_tasks: bool = False
     allow_incomplete: bool = False
@@ -10258,6 +10322,9 @@ def _check_design(request: _Request) -> None:
                         f"apply with {_opt(designed[0])}")
     if r.cluster_col is not None and r.cluster_col == r.strata_col:
         raise ToolError(f"{_opt('cluster_col')} and {_opt('strata_col')} name the same column")
+    if "by" in r.given and "strata_col" in r.given:
+        raise ToolError(f"{_opt('by')} makes each slice a stratum of the overall comparison; "
+                        f"give {_opt('by')} or {_opt('strata_col')}, not both")
     scores = {r.a_col, r.b_col, r.score_col} | set(r.systems or ()) | (
         {CSV_COLUMNS[1], CSV_COLUMNS[2]} if r.systems is None and r.a_col is None else set())
     for name in designed:
@@ -10567,12 +10634,13 @@ def _read_input(r: _Request, progress=None) -> Table:
             else [[r.csv]]
         every = () if r.command == "leaderboard" else None     # every model a folder holds
         return read_runs(groups, RunsSpec(r.score_col, r.id_col or ("item",), r.cluster_col,
-                                          r.strata_col, r.tasks, r.names, systems or every),
+                                          r.by or r.strata_col, r.tasks, r.names,
+                                          systems or every),
                          options)
     if r.command == "compare":
         systems = systems or (r.a_col or CSV_COLUMNS[1], r.b_col or CSV_COLUMNS[2])
     table = read_table(r.csv, TableSpec(systems or (), r.id_col, r.cluster_col,
-                                        r.strata_col, r.run_col, r.system_col,
+                                        r.by or r.strata_col, r.run_col, r.system_col,
                                         r.score_col), options)
     if r.names is not None and len(r.names) != len(table.systems):
         raise ToolError(f"{_opt('names')} gives {len(r.names)} names for the "
@@ -10660,16 +10728,28 @@ def _warn_simulation(r: _Request, engine: str) -> None:
 
 
 def _table(r: _Request) -> Table:
-    """The request's table: given from Python, or read from its files."""
+    """The request's table: given from Python, or read from its files; in slices (``by``)."""
     if r.table is not None:
-        return r.table
+        return _sliced(r.table, r.by) if r.by is not None else r.table
     with _progress(r, "reading (bytes)") as progress:
         table = _read_input(r, progress)
     repeated = [name for name in table.systems if table.systems.count(name) > 1]
     if repeated:                                 # the same file given twice
         raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
                         f"give them {_opt('names')}")
-    return table
+    return _sliced(table, r.by) if r.by is not None else table
+
+
+def _sliced(table: Table, by: str) -> Table:
+    """The table's items in slices of *by* (read as the strata): compared slice by slice, as a
+    harness run's tasks are, and overall with each slice a stratum."""
+    if table.tasks is not None or table.runs is not None:
+        raise ToolError(f"{_opt('by')} slices the items of one file of scores; these are "
+                        "several tasks or runs")
+    if table.strata is None:
+        raise ToolError(f"{_opt('by')} names a column of a file; with scores given from "
+                        "Python it gives each item's slice (a list, or a mapping by item id)")
+    return dataclasses.replace(table, tasks=table.strata, strata=None, slices=by)
 
 
 def _run_data(r: _Request, writes: list) -> Report:
@@ -10804,7 +10884,8 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
             systems: Sequence[str] | str | None = None, a_col: str | None = None,
             b_col: str | None = None, score_col: str | None = None,
             id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
-            strata_col: str | None = None, run_col: str | None = None,
+            strata_col: str | None = None, by: str | Sequence | None = None,
+            run_col: str | None = None,
             system_col: str | None = None, input_format: str | None = None,
             filter: str | None = None, split: str | None = None,
             tasks: Sequence[str] | str | None = None, pool: str = "strata",
@@ -10833,6 +10914,12 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
     >>> compare([0.2, 0.5, 0.7, 0.4] * 30, [0.3, 0.5, 0.9, 0.4] * 30).verdict
     'better'
     """
+    labels = None if by is None or isinstance(by, str) else by      # slices given per item
+    if labels is not None:
+        if strata is not None:
+            raise ToolError("by gives each item's slice, and each slice is a stratum of the "
+                            "overall comparison: give strata or by, not both")
+        strata, by = labels, "slice"
     request = _request("compare", locals())
     return _result(_with_inputs(request, (baseline,) + candidates, ids, clusters, strata))
 
@@ -11192,6 +11279,10 @@ _FLAGS = (
     _flag(f"{_C} {_L}", "your results", "--strata-col", metavar="NAME",
           help="resample within each value of this column (a class, a source), keeping "
                "each stratum's size"),
+    _flag(_C, "your results", "--by", metavar="COLUMN",
+          help="compare slice by slice (a category, a source): a row per value of this column, "
+               "intervals simultaneous and p adjusted across the slices, after the overall "
+               "comparison with each slice a stratum"),
     _flag(f"{_C} {_L}", "your results", "--input-format", choices=_FORMATS,
           help="force the input format (default: found from the file's content)"),
     _flag(f"{_C} {_L}", "your results", "--allow-different-tasks", action="store_true",

@@ -1,6 +1,6 @@
 """Write the synthetic examples in datasets/examples/ that are not harness logs (run by hand:
-python3 tests/make_examples.py): five seeds per system as a long CSV, an Excel workbook, and a
-leaderboard of ten systems on one test set.
+python3 tests/make_examples.py): five seeds per system as a long CSV, an Excel workbook, a
+leaderboard of ten systems on one test set, and two systems on topics of which one regressed.
 
 The harness logs beside them (lm-eval/, inspect/, helm/) are not written here: they are real
 output of lm-evaluation-harness, Inspect AI and HELM, run offline with mock models by the
@@ -116,8 +116,25 @@ def write_leaderboard():
         handle.write("\n".join(rows) + "\n")
 
 
+def write_topics():
+    """Seven topics of 300 items where the tuned system gains 6 points, geo (80 items) where
+    it loses 25, tiny (6 items): about +5 points overall.  Each topic's items in the four
+    cells of its 2x2 table (both right, base only, tuned only, neither), in that order."""
+    rows, item = ["item,topic,base,tuned"], 0
+    cells = [(topic, (190, 20, 38, 52)) for topic in
+             ("math", "code", "law", "bio", "chem", "art", "news")]
+    for topic, counts in cells + [("geo", (32, 24, 4, 20)), ("tiny", (2, 1, 2, 1))]:
+        for (a, b), count in zip(((1, 1), (1, 0), (0, 1), (0, 0)), counts):
+            for _ in range(count):
+                rows.append(f"{item},{topic},{a},{b}")
+                item += 1
+    with open(os.path.join(ROOT, "topics.csv"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
 if __name__ == "__main__":
     write_xlsx()
     write_seeds()
     write_leaderboard()
+    write_topics()
     print("written under", ROOT)

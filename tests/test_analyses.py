@@ -1310,3 +1310,52 @@ def test_the_leaderboards_top_two_that_no_plan_separates(systems, text, z, p):
     assert text in str(result).splitlines()
     pair = next(p for p in result.board.pairs if {p.first, p.second} == {"x", "y"})
     assert (pair.test.z, pair.test.p) == (z, p)
+
+
+TOPICS = os.path.join(EXAMPLES, "topics.csv")    # geo (80 items) loses 25 points, tiny has 6
+
+
+def test_by_names_the_slice_that_regressed_inside_a_better_average():
+    path = TOPICS
+    argv = ["compare", path, "--a-col", "base", "--b-col", "tuned", "--by", "topic"]
+    status, out, err = cli(*argv, "--gate")
+    assert status == 1, err                        # overall better; geo shown worse: fails
+    assert out.startswith("worse in 1 slice(s) of topic (99.44% simultaneous): geo -25.0 pts "
+                          "[-41.2, -8.8] pts\ngate over the slices: FAIL: 1 slice(s) shown "
+                          "worse than the margin by their simultaneous intervals (geo)\n"
+                          "overall over all 2,186 items")
+    assert "verdict: better." in out.splitlines()[3]
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")
+            and len(line.split()) > 8 and line.split()[1].replace(",", "").isdigit()}
+    assert rows["geo"].endswith("worse") and "-25.0 pts" in rows["geo"]
+    assert rows["tiny"].endswith("too small")
+    assert not any(row.endswith("worse") for topic, row in rows.items() if topic != "geo")
+    assert "too small to judge: tiny (6 items)" in out and "it would take 9 items" in out
+    body = json.loads(cli(*argv, "--gate", "--output", "json")[1])
+    assert body["by"] == "topic" and body["gate_passed"] is False
+    assert body["regressed"] == [{"slice": "geo", "candidate": "tuned"}]
+    assert [t["too_small"] for t in body["tasks"]] == [None] * 8 + [9]
+    status, out, _ = cli(*argv, "--output", "markdown")
+    assert status == 0 and "| topic | items |" in out
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    result = bed.compare([int(r["base"]) for r in rows], [int(r["tuned"]) for r in rows],
+                         by=[r["topic"] for r in rows], gate=True)
+    assert result.passed is False and result.verdict == "better"
+    assert bed.compare(path, a_col="base", b_col="tuned", by="topic").verdict == "better"
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--by", "topic", "--strata-col", "topic"], "--by makes each slice a stratum"),
+    (["--by", "nope"], "nope"),
+])
+def test_by_refusals_are_one_line(argv, fragment):
+    assert_one_line_error(*cli("compare", TOPICS, "--a-col", "base", "--b-col", "tuned", *argv),
+                          fragment)
+
+
+def test_by_from_python_takes_labels_or_refuses_a_column_name():
+    with pytest.raises(bed.ToolError, match="by names a column of a file"):
+        bed.compare([1, 0] * 20, [1, 1] * 20, by="topic")
+    with pytest.raises(bed.ToolError, match="give strata or by, not both"):
+        bed.compare([1, 0] * 20, [1, 1] * 20, by=["x", "y"] * 20, strata=["x", "y"] * 20)
