@@ -3447,6 +3447,7 @@ class RunsSpec:
     tasks: tuple | None = None
     names: tuple | None = None
     models: tuple | None = None
+    slices: bool = False          # the strata column is --by's: slices
 
 
 def _file_notes(pairs) -> list:
@@ -3747,12 +3748,16 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
                         "not both")
     label_spec = TableSpec((), cluster=spec.cluster, strata=spec.strata)
     labels = label_spec.labels
-    asked = " and ".join(_opt(name) for name, key in (("cluster_col", spec.cluster),
-                                                      ("strata_col", spec.strata)) if key)
+    asked = " and ".join(_opt(name) for name, key in (
+        ("cluster_col", spec.cluster), ("by" if spec.slices else "strata_col", spec.strata))
+        if key)
     harness_labels = ToolError(f"{asked} {'name' if ' and ' in asked else 'names'} a column "
-                               "of a file of scores; harness logs have "
-                               "no such column to read (the tasks of a harness run are already "
-                               "strata of its pooled comparison)")
+                               "of a file of scores; harness logs have no such column to read "
+                               + ("(slices from a log's own fields, such as an Inspect sample's "
+                                  "metadata, are not read yet: compare the tasks, or per-item "
+                                  "scores with the field as a column)" if spec.slices else
+                                  "(the tasks of a harness run are already strata of its pooled "
+                                  "comparison)"))
     if all(folders):
         if labels:
             raise harness_labels
@@ -10635,7 +10640,7 @@ def _read_input(r: _Request, progress=None) -> Table:
         every = () if r.command == "leaderboard" else None     # every model a folder holds
         return read_runs(groups, RunsSpec(r.score_col, r.id_col or ("item",), r.cluster_col,
                                           r.by or r.strata_col, r.tasks, r.names,
-                                          systems or every),
+                                          systems or every, r.by is not None),
                          options)
     if r.command == "compare":
         systems = systems or (r.a_col or CSV_COLUMNS[1], r.b_col or CSV_COLUMNS[2])
@@ -10749,6 +10754,12 @@ def _sliced(table: Table, by: str) -> Table:
     if table.strata is None:
         raise ToolError(f"{_opt('by')} names a column of a file; with scores given from "
                         "Python it gives each item's slice (a list, or a mapping by item id)")
+    sizes = collections.Counter(table.strata)
+    lonely = [label for label, size in sizes.items() if size < 2]
+    if lonely:
+        raise ToolError(f"{len(lonely):,} slice(s) of {_shorten(by)} hold one item (first: "
+                        f"{_shorten(str(lonely[0]))}); a slice needs two or more: merge them, "
+                        f"or compare without {_opt('by')}")
     return dataclasses.replace(table, tasks=table.strata, strata=None, slices=by)
 
 

@@ -1354,6 +1354,24 @@ def test_by_refusals_are_one_line(argv, fragment):
                           fragment)
 
 
+@pytest.mark.parametrize("argv, fragment", [
+    (["compare", os.path.join(EXAMPLES, "lm-eval", "main", "acme__base"),
+      os.path.join(EXAMPLES, "lm-eval", "main", "acme__tuned"), "--by", "doc.subject"],
+     "--by names a column of a file of scores; harness logs have no such column"),
+    (["leaderboard", TOPICS, "--by", "topic"], "--by does not apply to leaderboard"),
+])
+def test_by_where_it_does_not_apply_yet_is_refused(argv, fragment):
+    assert_one_line_error(*cli(*argv), fragment)
+
+
+def test_a_slice_of_one_item_is_refused_naming_it(tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("item,topic,a,b\n" + "".join(
+        f"{i},{'solo' if i == 0 else 'x'},{i % 2},{i // 2 % 2}\n" for i in range(40)))
+    assert_one_line_error(*cli("compare", str(path), "--a-col", "a", "--b-col", "b", "--by",
+                               "topic"), "1 slice(s) of 'topic' hold one item (first: 'solo')")
+
+
 def test_by_from_python_takes_labels_or_refuses_a_column_name():
     with pytest.raises(bed.ToolError, match="by names a column of a file"):
         bed.compare([1, 0] * 20, [1, 1] * 20, by="topic")
