@@ -2542,7 +2542,8 @@ def _helm_task(run_dir: str) -> str:
 def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str):
     """HELM ``per_instance_stats.json``: per instance and train trial, ``stats`` with
     ``name: {name, split, perturbation?}`` and ``mean``.  Unperturbed instances of the
-    chosen split; each train trial is a run."""
+    chosen split (test unless asked; instances with stats of other splits only are left
+    out); each train trial is a run."""
     _one_system("HELM's per-instance stats", path, fields)
     kept, names = [], []
     for where, record in records:
@@ -2557,7 +2558,8 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
                 continue
             names.append(name.get("name"))
             chosen[name.get("name")] = entry.get("mean", _ABSENT)
-        kept.append((where, record, chosen))
+        if chosen or not stats:            # an instance of another split is not this test's
+            kept.append((where, record, chosen))
     metric = _choose([n for n in names if isinstance(n, str)],
                      fields.scores[0] if fields.scores else None, path,
                      f"metric for split {split}", _opt("score_col"))

@@ -1342,6 +1342,23 @@ def test_a_metric_the_harness_does_not_average_is_refused_naming_its_aggregation
                           "perplexity, not as a mean of per-sample values")
 
 
+def test_a_helm_run_of_valid_and_test_instances_compares_the_test_split(tmp_path):
+    """9 valid and 15 test instances, as HELM writes a run with both splits: the test split
+    by default (it ended in '9 rows with a missing score'), the valid one when asked."""
+    def run(name, values):
+        records = [{"instance_id": f"id{i}", "train_trial_index": 0,
+                    "stats": [{"name": {"name": "exact_match", "split": split},
+                               "mean": value}]}
+                   for i, (split, value) in enumerate(values)]
+        return write(tmp_path / name / "per_instance_stats.json", json.dumps(records))
+    rng = random.Random(3)
+    splits = ["valid"] * 9 + ["test"] * 15
+    base = run("base", [(s, rng.randint(0, 1)) for s in splits])
+    tuned = run("tuned", [(s, rng.randint(0, 1)) for s in splits])
+    assert body(base, tuned)["input"]["items"] == 15
+    assert body(base, tuned, "--split", "valid")["input"]["items"] == 9
+
+
 def test_an_lm_eval_log_from_stdin_is_named_stdin(tmp_path, stdin):
     """stdin has no file name to take the task from, nor a folder to find the model in: the
     system is "stdin", and the tasks (unknown, mc) differ unless allowed."""
