@@ -6755,12 +6755,40 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
                        tuple(warnings))
 
 
+def _slice_scores(table: Table, confidence=CONFIDENCE) -> tuple:
+    """Every system's score in every slice of the table's items (``tasks``): per slice
+    ``(slice, items, ((system, score, Interval), ...))``, each interval marginal -- Wilson's
+    for 0/1 scores, else the normal one on the slice's standard error (clamped to [0, 1] for
+    proportions); for gaps within a slice, compare one slice by slice."""
+    if table.clusters is not None or table.runs is not None:
+        raise ToolError("scores by slice cover plain items: not with clusters or runs")
+    z = NormalDist().inv_cdf((1 + float(confidence)) / 2)
+    out = []
+    for label in dict.fromkeys(table.tasks):
+        keep = [i for i, task in enumerate(table.tasks) if task == label]
+        scores = []
+        for system, column in zip(table.systems, table.columns):
+            values = [Fraction(column[i]) for i in keep]
+            mean = sum(values) / len(values)
+            if set(values) <= {0, 1}:
+                lo, hi = wilson_interval(int(sum(values)), len(values), confidence)
+            else:
+                sd = math.sqrt(float(sum((v - mean) ** 2 for v in values)) / (len(values) - 1))
+                lo, hi = (float(mean) + sign * z * sd / math.sqrt(len(values)) for sign in (-1, 1))
+                lo, hi = (max(0.0, lo), min(1.0, hi)) if table.proportions else (lo, hi)
+            scores.append((system, mean, Interval(Fraction(lo), Fraction(hi))))
+        out.append((label, len(keep), tuple(scores)))
+    return tuple(out)
+
+
 def _board_design(table: Table, strata) -> str:
     parts = []
     if table.clusters is not None:
         parts.append(f"{sum(map(len, strata)):,} clusters")
     if table.strata is not None or table.tasks is not None:
-        parts.append(f"{len(strata):,} {'strata' if table.strata is not None else 'tasks as strata'}")
+        parts.append(f"{len(strata):,} " + ("strata" if table.strata is not None else
+                                             "slices as strata" if table.slices else
+                                             "tasks as strata"))
     if table.runs is not None:
         parts.append("each item's mean over its runs, plus the runs' own variance")
     return ", ".join(parts) or "items"
@@ -9220,12 +9248,13 @@ def _ledger_summary_json(report: _LedgerSummaryReport) -> dict:
 
 @dataclass(frozen=True)
 class _LeaderboardReport:
-    """A leaderboard as the command line reports it."""
+    """A leaderboard as the command line reports it (with --by, each slice's scores)."""
 
     params: dict
     table: Table
     board: Leaderboard
     details: bool = False
+    slices: tuple | None = None
 
 
 def _ranks_text(ranks: tuple) -> str:
@@ -9322,6 +9351,18 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
                  + ("every pair:" if report.details else "next to each other:"))
     lines += ["  " + _pair_text(p, board) for p in (board.pairs if report.details else
                                                       neighbours)]
+    if report.slices is not None:
+        order = [s.system for s in board.standings]
+        lines.append(f"by {_printable(table.slices)}: each system's score and its {level} "
+                     "interval in each slice (marginal; compare --by tells gaps apart slice by "
+                     "slice)")
+        rows = []
+        for label, n, scores in report.slices:
+            shown = {system: f"{_round_fixed(score, 3)} {interval.as_proportions(3)}"
+                     for system, score, interval in scores}
+            rows.append([_printable(label), f"{n:,}"] + [shown[system] for system in order])
+        lines.append(_Grid((_printable(table.slices), "items", *map(_printable, order)),
+                           tuple(rows), frozenset({1})))
     lines.append(_separate_text(board))
     lines += _dropped_lines(table)
     lines.append(_board_method(board, report.params))
@@ -9348,6 +9389,11 @@ def _leaderboard_json(report: _LeaderboardReport) -> dict:
                      "ranks": list(s.ranks), "tier": s.tier, "groups": s.groups}
                     for s in board.standings],
         "pairs": [_pair_json(p) for p in board.pairs],
+        "by": table.slices,
+        "slices": None if report.slices is None else [
+            {"slice": label, "items": n, "scores": [
+                {"system": system, "score": score, "interval": interval.to_json()}
+                for system, score, interval in scores]} for label, n, scores in report.slices],
         "tiers": max(s.tier for s in board.standings),
         "joint": {"confidence": board.confidence, "critical_value": board.critical,
                   "critical_error": board.critical_error, "draws": board.draws,
@@ -10857,7 +10903,8 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
     params = {"systems": len(table.systems), "n_items": table.n, "seed": r.seed,
               "confidence": r.confidence, "draws": r.draws, "adjust": r.adjust,
               "target_power": r.target_power, "permutations": r.permutations}
-    return _LeaderboardReport(params, table, board, r.details)
+    return _LeaderboardReport(params, table, board, r.details, _slice_scores(
+        table, r.confidence) if table.slices else None)
 
 
 _RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan,
@@ -10888,6 +10935,17 @@ def _result(request: _Request) -> Result:
     """From Python: check and run."""
     report, _ = _run(_validate(request))          # a Python call names no file to write
     return Result(report)
+
+
+def _slice_labels(by, strata) -> tuple:
+    """``(strata, by)``: slices given per item from Python (a sequence or mapping) are the
+    strata, named "slice"; a column name is read from the file."""
+    if by is None or isinstance(by, str):
+        return strata, by
+    if strata is not None:
+        raise ToolError("by gives each item's slice, and each slice is a stratum of the "
+                        "overall comparison: give strata or by, not both")
+    return by, "slice"
 
 
 # --- the entry points ---
@@ -10927,12 +10985,7 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
     >>> compare([0.2, 0.5, 0.7, 0.4] * 30, [0.3, 0.5, 0.9, 0.4] * 30).verdict
     'better'
     """
-    labels = None if by is None or isinstance(by, str) else by      # slices given per item
-    if labels is not None:
-        if strata is not None:
-            raise ToolError("by gives each item's slice, and each slice is a stratum of the "
-                            "overall comparison: give strata or by, not both")
-        strata, by = labels, "slice"
+    strata, by = _slice_labels(by, strata)
     request = _request("compare", locals())
     return _result(_with_inputs(request, (baseline,) + candidates, ids, clusters, strata))
 
@@ -10941,7 +10994,8 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
                 names: Sequence[str] | str | None = None,
                 systems: Sequence[str] | str | None = None, score_col: str | None = None,
                 id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
-                strata_col: str | None = None, run_col: str | None = None,
+                strata_col: str | None = None, by: str | Sequence | None = None,
+                run_col: str | None = None,
                 system_col: str | None = None, input_format: str | None = None,
                 filter: str | None = None, split: str | None = None,
                 tasks: Sequence[str] | str | None = None,
@@ -10962,6 +11016,7 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
     >>> [(s.system, s.ranks, s.tier) for s in board.board.standings]
     [('b', (1, 1), 1), ('a', (2, 2), 2), ('c', (3, 3), 3)]
     """
+    strata, by = _slice_labels(by, strata)
     request = _request("leaderboard", locals())
     if len(inputs) == 1 and isinstance(inputs[0], collections.abc.Mapping):
         if names is not None:
@@ -11292,10 +11347,11 @@ _FLAGS = (
     _flag(f"{_C} {_L}", "your results", "--strata-col", metavar="NAME",
           help="resample within each value of this column (a class, a source), keeping "
                "each stratum's size"),
-    _flag(_C, "your results", "--by", metavar="COLUMN",
-          help="compare slice by slice (a category, a source): a row per value of this column, "
-               "intervals simultaneous and p adjusted across the slices, after the overall "
-               "comparison with each slice a stratum"),
+    _flag(f"{_C} {_L}", "your results", "--by", metavar="COLUMN",
+          help="slice by slice (a category, a source): compare gives a row per value of this "
+               "column (intervals simultaneous and p adjusted across the slices) after the "
+               "overall comparison with each slice a stratum; leaderboard gives every "
+               "system's score in every slice beside the overall board"),
     _flag(f"{_C} {_L}", "your results", "--input-format", choices=_FORMATS,
           help="force the input format (default: found from the file's content)"),
     _flag(f"{_C} {_L}", "your results", "--allow-different-tasks", action="store_true",

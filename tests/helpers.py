@@ -220,3 +220,11 @@ def inspect_folder(folder, tasks, model=None):
              "eval": {"task": task, "model": folder.name if model is None else model},
              "samples": samples}, indent=2))
     return str(folder)
+
+
+def wilson(hits, n, z=1.959963984540054):
+    """Wilson's score interval, from its closed form."""
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    return centre - half, centre + half

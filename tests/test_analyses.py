@@ -35,6 +35,7 @@ from helpers import (
     multipletests,
     shipped_records,
     table_file,
+    wilson,
     write,
 )
 
@@ -1358,7 +1359,6 @@ def test_by_refusals_are_one_line(argv, fragment):
     (["compare", os.path.join(EXAMPLES, "lm-eval", "main", "acme__base"),
       os.path.join(EXAMPLES, "lm-eval", "main", "acme__tuned"), "--by", "doc.subject"],
      "--by names a column of a file of scores; harness logs have no such column"),
-    (["leaderboard", TOPICS, "--by", "topic"], "--by does not apply to leaderboard"),
 ])
 def test_by_where_it_does_not_apply_yet_is_refused(argv, fragment):
     assert_one_line_error(*cli(*argv), fragment)
@@ -1377,3 +1377,26 @@ def test_by_from_python_takes_labels_or_refuses_a_column_name():
         bed.compare([1, 0] * 20, [1, 1] * 20, by="topic")
     with pytest.raises(bed.ToolError, match="give strata or by, not both"):
         bed.compare([1, 0] * 20, [1, 1] * 20, by=["x", "y"] * 20, strata=["x", "y"] * 20)
+
+
+def test_leaderboard_by_gives_every_system_in_every_slice():
+    """Each system's score and its Wilson interval per slice, beside the overall board."""
+    status, out, err = cli("leaderboard", TOPICS, "--systems", "base,tuned", "--by", "topic")
+    assert status == 0, err
+    assert "by topic: each system's score and its 95% interval in each slice" in out
+    geo = next(line for line in out.splitlines() if line.startswith("  geo "))
+    assert geo.split() == ["geo", "80", "0.450", "[0.346,", "0.559]", "0.700", "[0.592,",
+                           "0.789]"]
+    assert "over 9 slices as strata" in out
+    body = json.loads(cli("leaderboard", TOPICS, "--systems", "base,tuned", "--by", "topic",
+                          "--output", "json")[1])
+    geo = next(s for s in body["slices"] if s["slice"] == "geo")
+    lo, hi = wilson(36, 80)
+    tuned = next(score for score in geo["scores"] if score["system"] == "tuned")
+    assert geo["items"] == 80 and tuned["interval"] == pytest.approx([lo, hi])
+    with open(TOPICS) as f:
+        rows = list(csv.DictReader(f))
+    board = bed.leaderboard({"base": [int(r["base"]) for r in rows],
+                             "tuned": [int(r["tuned"]) for r in rows]},
+                            by=[r["topic"] for r in rows])
+    assert board.to_dict()["slices"] == body["slices"]

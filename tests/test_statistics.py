@@ -27,6 +27,7 @@ from helpers import (
     quick_body,
     scores_of_cells,
     table_file,
+    wilson,
 )
 
 
@@ -1577,14 +1578,6 @@ def test_strata_without_clusters_keep_each_stratum_size(tmp_path):
     assert set(dists["a"].sums) == {40}
     plain = bed.bootstrap(random.Random(2), bed.Scores(a, b), 200)
     assert len(set(plain["a"].sums)) > 5
-
-
-def wilson(hits, n, z=1.959963984540054):
-    """Wilson's score interval, from its closed form."""
-    p = hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
-    return centre - half, centre + half
 
 
 def test_score_intervals_on_the_shipped_csv_are_wilson_and_clopper_pearson():
