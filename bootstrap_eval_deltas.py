@@ -9625,6 +9625,48 @@ def svg_forest(report: _LeaderboardReport) -> str:
     return canvas.svg("Leaderboard: scores, intervals, ranks and tiers")
 
 
+def svg_tasks(report: _TasksReport) -> str:
+    """A harness run's tasks, or slices, as a forest plot: each candidate's gap and its
+    simultaneous interval per task, the overall gap dashed, 0 marked, the verdict beside."""
+    result, percent = report.result, report.table.proportions
+    unit = 100 if percent else 1
+    rows = [(task, c) for task in result.tasks for c in task.comparisons]
+    pooled = report.pooled.comparisons[0].analysis.gap
+    ends = [float(e) * unit for _, c in rows for e in (c.decision.interval.lo,
+                                                        c.decision.interval.hi)] + [0.0]
+    lo, hi = min(ends), max(ends)
+    pad = (hi - lo) * 0.05 or 1.0
+    several = len(report.table.systems) > 2
+    canvas = _Svg(900, 90 + 26 * len(rows), (lo - pad, hi + pad), (len(rows) + 0.5, 0.5),
+                  margin=(230, 190, 50, 50))
+    bottom = canvas.height - canvas.bottom
+    canvas.line(canvas.x(0), canvas.top, canvas.x(0), bottom, stroke="#999")
+    canvas.line(canvas.x(float(pooled) * unit), canvas.top, canvas.x(float(pooled) * unit),
+                bottom, stroke="#c0504d", dash="6,4")
+    for index, (task, c) in enumerate(rows, start=1):
+        y = canvas.y(index)
+        x0, x1 = (canvas.x(float(e) * unit) for e in (c.decision.interval.lo,
+                                                       c.decision.interval.hi))
+        canvas.line(x0, y, x1, y, stroke="#3b75af", width=2.5)
+        canvas.add(f'<circle cx="{canvas.x(float(c.analysis.gap) * unit):.1f}" cy="{y:.1f}" '
+                   'r="5" fill="#1f4e79"/>')
+        label = f"{task.task} ({task.n:,})" + (f", {c.candidate}" if several else "")
+        canvas.text(canvas.left - 10, y + 4, _printable(label)[:36], size=12, anchor="end")
+        word = "too small" if _slice_needs(task, c.decision) else c.decision.word
+        canvas.text(canvas.width - canvas.right + 12, y + 4, word, size=12, anchor="start")
+    canvas.line(canvas.left, bottom, canvas.width - canvas.right, bottom)
+    for tick in _nice_ticks(lo - pad, hi + pad):
+        canvas.line(canvas.x(tick), bottom, canvas.x(tick), bottom + 5)
+        canvas.text(canvas.x(tick), bottom + 18, f"{tick:g}", size=12)
+    first = rows[0][1].decision
+    noun = "slice" if report.table.slices else "task"
+    canvas.text(canvas.width / 2, 24, f"gap B - A per {noun}, {_format_level(first.level)} "
+                f"{first.joint} intervals; dashed: the overall gap", size=15)
+    canvas.text((canvas.left + canvas.width - canvas.right) / 2, canvas.height - 8,
+                "gap (points)" if percent else "gap", size=12)
+    return canvas.svg(f"Gap per {noun}")
+
+
 # --- Rendering: a document in each format; one table of report type, document and JSON ---
 
 def _grid_lines(grid: _Grid) -> list:
@@ -10918,7 +10960,8 @@ _RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan
 # --plot's picture of each report that has one (a simulation marks its true gap).
 _PICTURES = {Report: lambda report: svg_histogram(report.analysis, None if report.table else
                                                   report.params["acc_b"] - report.params["acc_a"]),
-             _SweepReport: svg_power_curve, _LeaderboardReport: svg_forest}
+             _SweepReport: svg_power_curve, _LeaderboardReport: svg_forest,
+             _TasksReport: svg_tasks}
 
 
 def _run(request: _Request) -> tuple:
@@ -11467,7 +11510,8 @@ _FLAGS = (
           help="the whole report: Monte Carlo error, calibration, provenance (files, SHA-256), "
                "the gap's distribution (the JSON always has everything)"),
     _flag(f"{_C} {_S}", "output", "--plot", metavar="PATH.svg",
-          help="write an SVG picture (atomically): the paired gap's bootstrap distribution"),
+          help="write an SVG picture (atomically): the paired gap's bootstrap distribution; "
+               "with several tasks or --by, each task's or slice's gap and interval"),
     _flag(_P, "output", "--plot", metavar="PATH.svg",
           help="with --n-grid, write the power curve as an SVG picture (atomically)"),
     _flag(_L, "output", "--plot", metavar="PATH.svg",

@@ -1400,3 +1400,17 @@ def test_leaderboard_by_gives_every_system_in_every_slice():
                              "tuned": [int(r["tuned"]) for r in rows]},
                             by=[r["topic"] for r in rows])
     assert board.to_dict()["slices"] == body["slices"]
+
+
+def test_by_with_plot_draws_each_slices_gap(tmp_path):
+    """--plot was taken and nothing written for tasks and slices; now a forest plot of the
+    gaps, one row per slice, written only after the report."""
+    picture = tmp_path / "slices.svg"
+    status, out, err = cli("compare", TOPICS, "--a-col", "base", "--b-col", "tuned", "--by",
+                           "topic", "--plot", str(picture))
+    assert status == 0, err
+    text = picture.read_text()
+    assert text.count("<circle") == 9 and "geo (80)" in text and ">worse</text>" in text
+    assert "gap B - A per slice, 99.44% simultaneous intervals" in text
+    import xml.dom.minidom
+    xml.dom.minidom.parseString(text)
