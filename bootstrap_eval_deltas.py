@@ -2295,7 +2295,8 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
         doc = _item_id(_lookup_key(record, "doc_id", place))
         value = _lookup_key(record, metric, place)
         digest = record.get("doc_hash", record.get("prompt_hash", ""))
-        by_filter.setdefault(name, []).append((where, doc, value, str(digest)))
+        by_filter.setdefault(name, []).append((where, doc, value, [str(digest)] + _labels_of(
+            record, fields.labels, place)))
     loose = filter_name is not None and filter_name.startswith("\0")   # a folder's tasks
     wanted = filter_name.lstrip("\0") if filter_name is not None else None
     if loose and len(by_filter) == 1 and not any(
@@ -2312,14 +2313,15 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                         "compare a per-sample metric (such as acc), or per-item scores")
     sign = -1 if claimed and claimed.lower else 1       # lower is better: compared negated
     rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else sign * parse_score(
-        value, lambda where=where: f"{path} {where}, key {_printable(metric)}"), digest])
-        for where, doc, value, digest in by_filter[chosen])
+        value, lambda where=where: f"{path} {where}, key {_printable(metric)}")] + rest)
+        for where, doc, value, rest in by_filter[chosen])
     notes = [f"lm-eval filter {chosen}"] if len(by_filter) > 1 else []
     if sign < 0:
         notes.append(f"lower {_printable(metric)} is better, as the run's results file says: "
                      f"compared as -{_printable(metric)}, so a positive gap is an improvement")
     note = "; ".join(notes)
-    stream = _RowStream("lm-eval", ("doc_id", metric), tuple(_flat_keys(first[1])), True, rows)
+    stream = _RowStream("lm-eval", ("doc_id", metric) + fields.labels,
+                        tuple(_flat_keys(first[1])), True, rows, 2 + len(fields.labels))
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), task, note,
                         filters=tuple(by_filter), claimed=claimed)
 
@@ -2351,6 +2353,17 @@ def _digest(value) -> str:
     text = value if isinstance(value, str) else json.dumps(read(value), sort_keys=True,
                                                            default=_json_default)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _labels_of(record: dict, keys, place: str) -> list:
+    """A harness record's label fields (``--by metadata.category``): each as text, a missing
+    one as _MISSING (refused, or dropped and counted, as a missing score is)."""
+    labels = []
+    for key in keys:
+        value = _lookup_key(record, key, place)
+        labels.append(_MISSING if value is _ABSENT or value is None else value if isinstance(
+            value, str) else json.dumps(value, sort_keys=True, default=_json_default))
+    return labels
 
 
 def _reduce_epochs(values, reducer: str, grades=None):
@@ -2436,7 +2449,8 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
             score = _lookup_key(score, key, place)
         value = _MISSING if score is _ABSENT else _inspect_value(
             score, lambda place=place: f"{place}, scorer {_printable(scorer)}")
-        rows.append((where, (item, epoch), [value, _digest(sample.get("input", ""))]))
+        rows.append((where, (item, epoch), [value, _digest(sample.get("input", ""))]
+                     + _labels_of(sample, fields.labels, place)))
         grades[item, epoch] = score if isinstance(score, (str, int, Fraction)) else repr(score)
     config = spec.get("config") if isinstance(spec.get("config"), dict) else {}
     reducers = config.get("epochs_reducer") if isinstance(config.get("epochs_reducer"),
@@ -2448,8 +2462,8 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     dataset = spec.get("dataset") if isinstance(spec.get("dataset"), dict) else {}
     planned = dataset.get("sample_ids") if isinstance(dataset.get("sample_ids"), list) else None
     expected = len(planned) * epochs if planned else None
-    stream = _RowStream("inspect", ("id", "epoch", f"scores.{scorer}.value"), scorers,
-                        True, iter(rows))
+    stream = _RowStream("inspect", ("id", "epoch", f"scores.{scorer}.value") + fields.labels,
+                        scorers, True, iter(rows), 2 + len(fields.labels))
     model = spec.get("model") if isinstance(spec.get("model"), str) else None
     task = spec.get("task") if isinstance(spec.get("task"), str) else None
     status = log.get("status") if isinstance(log.get("status"), str) else "started"
@@ -2461,14 +2475,14 @@ def _reduced_rows(rows, reducer: str, headline, path: str, grades: dict) -> tupl
     """One row per sample, its epochs reduced as the log says (*grades*: each row's value
     as logged, by (item, epoch)); the note that says so."""
     by_item = {}
-    for where, key, (value, digest) in rows:
+    for where, key, (value, *digest) in rows:         # digest: the input's, then labels
         entry = by_item.setdefault(key[0], [where, [], digest, []])
         entry[1].append(value)
         entry[3].append(grades.get(key))
     shown = "" if headline is None else f"; Inspect's headline {_format_decimal(headline)}"
     unscored = any(v is _MISSING for _, values, _, _ in by_item.values() for v in values)
     reduced = [] if unscored else [
-        (where, (item, 1), [_reduce_epochs(values, reducer, logged), digest])
+        (where, (item, 1), [_reduce_epochs(values, reducer, logged)] + digest)
         for item, (where, values, digest, logged) in by_item.items()]
     if unscored or any(value is None for _, _, (value, _) in reduced):
         why = "an epoch without a score" if unscored else "a reducer the tool does not know"
@@ -3755,9 +3769,9 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
         if key)
     harness_labels = ToolError(f"{asked} {'name' if ' and ' in asked else 'names'} a column "
                                "of a file of scores; harness logs have no such column to read "
-                               + ("(slices from a log's own fields, such as an Inspect sample's "
-                                  "metadata, are not read yet: compare the tasks, or per-item "
-                                  "scores with the field as a column)" if spec.slices else
+                               + ("(slices are read from an lm-eval or Inspect log's own "
+                                  "fields, such as doc.subject or metadata.category, one log per "
+                                  "system; not from folders or HELM)" if spec.slices else
                                   "(the tasks of a harness run are already strata of its pooled "
                                   "comparison)"))
     if all(folders):
@@ -3768,6 +3782,10 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
              for path in group if _LM_EVAL_NAME.fullmatch(os.path.basename(path)) or
              os.path.basename(path) == "per_instance_stats.json" and
              ":" in os.path.basename(os.path.dirname(os.path.abspath(path)))]
+    logs_by_name = any(_LM_EVAL_NAME.fullmatch(os.path.basename(path)) or path.endswith(
+        (".eval", "per_instance_stats.json")) for group in groups for path in group)
+    if labels and logs_by_name and (spec.cluster is not None or not spec.slices):
+        raise harness_labels                 # before a log is read for a key it lacks
     _same_task([(log.task, log.path) for log in named if log is not None], options)
     fields = _Fields((spec.score,) if spec.score is not None else (),
                     spec.ids if spec.ids is not None else ("item",), labels)
@@ -3777,7 +3795,9 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
         reads = [_read_file(path, fields if index == 0 and i == 0 else
                            _Fields(fields.scores, fields.ids), options)
                  for i, path in enumerate(group)]
-        if labels and any(read.harness for read in reads):
+        if labels and any(read.harness for read in reads) and (
+                spec.cluster is not None or not spec.slices or
+                any(read.log.format == "helm" for read in reads if read.harness)):
             raise harness_labels
         runs = []
         for path, read in zip(group, reads):
@@ -3787,8 +3807,9 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
         if order is None:
             first = reads[0].collected
             order = [(item[0] if reads[0].harness else item) for item in first.ids]
-            if labels and not reads[0].harness:
-                item_labels = {item: values for item, *values in zip(first.ids, *first.columns[1:])}
+            if labels:                      # a harness log's labels follow its input digest
+                keys = [item[0] for item in first.ids] if reads[0].harness else first.ids
+                item_labels = dict(zip(keys, zip(*first.columns[2 if reads[0].harness else 1:])))
         models = {read.log and read.log.system for read in reads}
         names_found.append(models.pop() if len(models) == 1 else None)
         systems.append(runs)

@@ -1169,6 +1169,37 @@ def test_chat_message_inputs_compare_when_only_their_ids_differ(tmp_path):
                           "different input")
 
 
+def test_slices_from_a_harness_logs_own_fields(tmp_path):
+    """--by reads a dotted field of each sample: lm-eval's doc (here doc.label, the answer's
+    position), Inspect's metadata (also through a reducer); a sample without it is refused
+    as a missing label; HELM and folders are refused in one line."""
+    base = os.path.join(MAIN, "acme__base", next(n for n in sorted(os.listdir(
+        os.path.join(MAIN, "acme__base"))) if n.startswith("samples_mc_capitals")))
+    tuned = os.path.join(MAIN, "acme__tuned", next(n for n in sorted(os.listdir(
+        os.path.join(MAIN, "acme__tuned"))) if n.startswith("samples_mc_capitals")))
+    got = log_body("compare", base, tuned, "--metric", "acc", "--by", "doc.label")
+    assert got["by"] == "doc.label"
+    assert sorted(t["task"] for t in got["tasks"]) == ["0", "1", "2", "3"]
+    assert sum(t["items"] for t in got["tasks"]) == 30
+
+    def tagged(name, epochs, reducer=None, missing=()):
+        path = inspect_log(tmp_path / name, epochs, f"org/{name}", reducer=reducer)
+        data = json.loads(open(path).read())
+        for sample in data["samples"]:
+            if sample["id"] not in missing:
+                sample["metadata"] = {"category": "odd" if sample["id"] % 2 else "even"}
+        return write(path, json.dumps(data))
+    first = tagged("a.json", [["C", "I", "C", "I", "C", "C"]])
+    second = tagged("b.json", [["C", "C", "I", "C", "C", "C"], ["C", "C", "I", "C", "C", "I"]],
+                    reducer="max")
+    got = body(first, second, "--by", "metadata.category")
+    assert {t["task"]: t["items"] for t in got["tasks"]} == {"odd": 3, "even": 3}
+    assert got["comparisons"][0]["accuracy"] == {"a": 4 / 6, "b": 5 / 6}
+    lacking = tagged("c.json", [["C", "I", "C", "I", "C", "C"]], missing=(2,))
+    assert_one_line_error(*cli("compare", lacking, second, "--by", "metadata.category"),
+                          "1 row(s) with a missing score, id or label")
+
+
 def test_the_mode_reducer_counts_grades_as_inspect_does(tmp_path):
     """Epochs I, N, C, C: Inspect's mode counts the grades (C twice, I and N once each), so
     C; counting their scores (0, 0, 1, 1) would tie and give 0."""
