@@ -10171,6 +10171,7 @@ class _Request:
     allow_different_tasks: bool = False
     allow_incomplete: bool = False
     allow_constant: bool = False
+    lower_is_better: bool = False
     on_missing: str = "error"
     # the simulation and the plan
     n_items: int = N_ITEMS
@@ -10846,14 +10847,36 @@ def _warn_simulation(r: _Request, engine: str) -> None:
 def _table(r: _Request) -> Table:
     """The request's table: given from Python, or read from its files; in slices (``by``)."""
     if r.table is not None:
-        return _sliced(r.table, r.by) if r.by is not None else r.table
-    with _progress(r, "reading (bytes)") as progress:
-        table = _read_input(r, progress)
+        table = r.table
+    else:
+        with _progress(r, "reading (bytes)") as progress:
+            table = _read_input(r, progress)
+    table = _turned(table) if r.lower_is_better else table
     repeated = [name for name in table.systems if table.systems.count(name) > 1]
     if repeated:                                 # the same file given twice
         raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
                         f"give them {_opt('names')}")
     return _sliced(table, r.by) if r.by is not None else table
+
+
+def _turned(table: Table) -> Table:
+    """Scores whose lower values are better, turned so that a positive gap is an improvement:
+    proportions as 1 - score (0/1 stays 0/1: an error becomes a success), others negated."""
+    if any(source.format in ("lm-eval", "inspect", "helm") for source in table.sources):
+        raise ToolError(f"{_opt('lower_is_better', True)} is for files of scores; a harness "
+                        "log's metric has its own direction (lm-eval's higher_is_better is "
+                        "followed)")
+    proportions = table.proportions
+    turn = (lambda column: tuple(1 - v for v in column)) if proportions else \
+        (lambda column: tuple(-v for v in column))
+    runs = None if table.runs is None else tuple(
+        tuple((label, turn(column)) for label, column in system) for system in table.runs)
+    note = ("lower is better, as asked: each score compared as 1 - score (a success rate), so "
+            "a positive gap is an improvement") if proportions else (
+        "lower is better, as asked: each score compared negated, so a positive gap is an "
+        "improvement")
+    return dataclasses.replace(table, columns=tuple(map(turn, table.columns)), runs=runs,
+                               dropped_note="; ".join(filter(None, (table.dropped_note, note))))
 
 
 def _sliced(table: Table, by: str) -> Table:
@@ -11030,7 +11053,7 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
             accuracy_interval: str = "same", exact: bool = False, engine: str = "auto",
             calibration: int = CALIBRATION_REPLAYS, permutations: int | None = None,
             adjust: str = "holm", gate: bool = False, min_delta: float = 0,
-            details: bool = False) -> Result:
+            lower_is_better: bool = False, details: bool = False) -> Result:
     """Is each candidate better than the baseline?  The command line's ``compare``.
 
     *baseline* and each candidate: one system's scores -- 0/1 or real scores in item
@@ -11068,7 +11091,7 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
                 confidence: float = float(CONFIDENCE), seed: int = SEED,
                 permutations: int | None = None, adjust: str = "holm",
                 draws: int = LEADERBOARD_DRAWS, target_power: float = 0.8,
-                details: bool = False) -> Result:
+                lower_is_better: bool = False, details: bool = False) -> Result:
     """Rank many systems on the same items: the command line's ``leaderboard``.
 
     *inputs*: a mapping from each system's name to its scores, or the systems' scores one
@@ -11507,6 +11530,9 @@ _FLAGS = (
     _flag(_L, "resampling", "--draws", type=_count_arg, metavar="K",
           help=f"draws from the gaps' joint normal approximation for the max-|t| critical "
                f"value of the simultaneous intervals (default {LEADERBOARD_DRAWS:,})"),
+    _flag(f"{_C} {_L}", "your results", "--lower-is-better", action="store_true",
+          help="lower scores are better (an error rate, a latency): proportions are compared "
+               "as 1 - score, others negated, so that a positive gap is an improvement"),
     _flag(_L, "your results", "--allow-constant", action="store_true",
           help="rank a system that scores the same on every item (most often a run that "
                "failed, or the wrong --score-col); refused by default"),

@@ -1414,3 +1414,27 @@ def test_by_with_plot_draws_each_slices_gap(tmp_path):
     assert "gap B - A per slice, 99.44% simultaneous intervals" in text
     import xml.dom.minidom
     xml.dom.minidom.parseString(text)
+
+
+def test_lower_is_better_turns_the_scores_so_a_positive_gap_is_an_improvement(tmp_path):
+    """Error indicators (0/1) compare as successes (1 - score: still exact and McNemar);
+    latencies compare negated; a leaderboard puts the lowest first; logs are refused."""
+    path = tmp_path / "errors.csv"
+    a, b = [0, 1, 0, 0, 1, 0, 0, 0] * 20, [0, 0, 0, 0, 1, 0, 0, 0] * 20
+    path.write_text("item,base,tuned\n" + "".join(f"{i},{x},{y}\n" for i, (x, y) in
+                                                  enumerate(zip(a, b))))
+    status, out, err = cli("compare", str(path), "--systems", "base,tuned", "--lower-is-better")
+    assert status == 0, err
+    assert out.startswith("verdict: better.") and "McNemar" in out
+    assert "lower is better, as asked: each score compared as 1 - score" in out
+    assert bed.compare(a, b).verdict == "worse"
+    latency = bed.compare([1.2, 3.4, 2.2, 5.0] * 15, [1.0, 3.0, 2.1, 4.0] * 15,
+                          lower_is_better=True)
+    assert latency.verdict == "better" and latency.gap > 0
+    board = bed.leaderboard({"base": a, "tuned": b}, lower_is_better=True).board
+    assert [s.system for s in board.standings] == ["tuned", "base"]
+    logs = [os.path.join(EXAMPLES, "lm-eval", "main", name) for name in ("acme__base",
+                                                                         "acme__tuned")]
+    assert_one_line_error(*cli("compare", *logs, "--lower-is-better", "--metric",
+                               "acc,exact_match", "--filter", "strict-match"),
+                          "--lower-is-better is for files of scores")
