@@ -2214,6 +2214,18 @@ def _open_regular(path: str):
         raise
 
 
+def _results_file(path: str) -> dict | None:
+    """An lm-eval results file, decoded: None when it cannot be read whole as a JSON object
+    (it only adds to what the samples say, so it is never a reason to refuse them)."""
+    try:
+        with _open_regular(path) as handle:
+            data = handle.read(_RESULTS_BYTES + 1)
+        results = _JSON.decode(data.decode("utf-8")) if len(data) <= _RESULTS_BYTES else None
+    except (OSError, ToolError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return results if isinstance(results, dict) else None
+
+
 def _lm_eval_model(real_path: str | None) -> str | None:
     """The model of an lm-eval output folder: ``model_name`` in a results file beside the
     samples, else the folder's name when it is one (``org__model`` -> ``org/model``)."""
@@ -2226,12 +2238,7 @@ def _lm_eval_model(real_path: str | None) -> str | None:
     except OSError:
         return None
     for name in reversed(results):
-        try:
-            with _open_regular(os.path.join(folder, name)) as handle:
-                data = handle.read(_RESULTS_BYTES)
-            value = _JSON.decode(data.decode("utf-8")).get("model_name")
-        except (OSError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
-            continue
+        value = (_results_file(os.path.join(folder, name)) or {}).get("model_name")
         if isinstance(value, str) and value:
             return value
     return os.path.basename(folder).replace("__", "/") if results else None
@@ -2249,14 +2256,9 @@ def _lm_eval_claim(real_path: str | None, task: str, metric: str, filter_name: s
     match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
     if match is None:
         return None
-    try:
-        with _open_regular(os.path.join(os.path.dirname(real_path),
-                                        f"results_{match.group(2)}.json")) as handle:
-            data = handle.read(_RESULTS_BYTES + 1)
-        results = _JSON.decode(data.decode("utf-8")) if len(data) <= _RESULTS_BYTES else {}
-    except (OSError, ToolError, ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    if not isinstance(results, dict):
+    results = _results_file(os.path.join(os.path.dirname(real_path),
+                                         f"results_{match.group(2)}.json"))
+    if results is None:
         return None
     label = f"{metric},{filter_name}"
     value, counts, shots, higher, config = (
@@ -4343,6 +4345,14 @@ def _nice_up(value: float) -> int:
 _ADVICE_SAFETY = 1.2            # the sd behind the advice is itself read off B resamples
 
 
+def _resamples_for(error, resamples: int, within) -> int:
+    """The resamples that hold an end within *within* of its value at B = infinity in 99
+    runs of 100, from its Monte Carlo *error* at *resamples* (``end_errors``: 1.96 sd), the
+    sd taken a fifth larger for the error of its own estimate."""
+    sd = float(error) / 1.96 * _ADVICE_SAFETY
+    return _nice_up(resamples * (2.576 * sd / float(within)) ** 2)
+
+
 def _mc_advice(analysis) -> _Advice | None:
     """Advice when a gap interval's end moves by more than the last printed digit from seed
     to seed; None when it does not (or the ends are exact).  An end's Monte Carlo sd falls
@@ -4365,8 +4375,7 @@ def _mc_advice(analysis) -> _Advice | None:
             (analysis.jackknives or {}).get(name)) for name in ("paired", "unpaired")]
         needed = _nice_up(max(settle) * _ADVICE_SAFETY)
         return _Advice("lattice", worst, needed if needed <= MAX_RESAMPLES else None, grid)
-    sd = float(worst) / 1.96 * _ADVICE_SAFETY            # end_errors is 1.96 sd
-    needed = _nice_up(analysis.resamples * (2.576 * sd / float(step / 2)) ** 2)
+    needed = _resamples_for(worst, analysis.resamples, step / 2)
     if needed <= analysis.resamples:     # the estimate of the error itself moved: ask for more
         needed = _nice_up(2 * analysis.resamples)
     if needed > MAX_RESAMPLES:
@@ -4391,8 +4400,7 @@ def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: in
         if worst == 0:
             continue
         within = max(step / 2, dist.grid or 0)     # on a lattice: within one of its steps
-        sd = float(worst) / 1.96 * _ADVICE_SAFETY            # end_errors is 1.96 sd
-        needed = max(needed, _nice_up(resamples * (2.576 * sd / float(within)) ** 2))
+        needed = max(needed, _resamples_for(worst, resamples, within))
     return needed if 5 * needed * n <= _HOLDING_DRAWS else resamples
 
 
