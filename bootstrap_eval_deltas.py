@@ -9616,84 +9616,70 @@ def svg_power_curve(report: _SweepReport) -> str:
     return canvas.svg("Power of the paired bootstrap interval by eval-set size")
 
 
-def svg_forest(report: _LeaderboardReport) -> str:
-    """The leaderboard as a forest plot: each system's score and interval, highest first,
-    its rank interval, tier and letter groups beside it, tiers shaded in turn."""
-    board = report.board
-    unit = 100 if board.percent else 1
-    ends = [float(e) * unit for s in board.standings for e in (s.interval.lo, s.interval.hi)]
+def _forest(rows, unit: int, heading: str, xlabel: str, title: str, marks=()) -> str:
+    """The one forest plot: per row ``(label, point, interval, note, shaded)`` a point and its
+    interval (x *unit*), the label on the left, the note on the right, shaded rows banded;
+    *marks* are ``(value, stroke, dash)`` vertical lines drawn under the rows."""
+    ends = [float(e) * unit for row in rows for e in (row[2].lo, row[2].hi)] + [
+        value for value, _, _ in marks]
     lo, hi = min(ends), max(ends)
     pad = (hi - lo) * 0.05 or 1.0
-    rows = len(board.standings)
-    canvas = _Svg(900, 90 + 26 * rows, (lo - pad, hi + pad), (rows + 0.5, 0.5),
+    canvas = _Svg(900, 90 + 26 * len(rows), (lo - pad, hi + pad), (len(rows) + 0.5, 0.5),
                   margin=(230, 190, 50, 50))
-    for index, standing in enumerate(board.standings, start=1):
+    bottom = canvas.height - canvas.bottom
+    for value, stroke, dash in marks:
+        canvas.line(canvas.x(value), canvas.top, canvas.x(value), bottom, stroke=stroke,
+                    dash=dash)
+    for index, (label, point, interval, note, shaded) in enumerate(rows, start=1):
         y = canvas.y(index)
-        if standing.tier % 2 == 0:
+        if shaded:
             canvas.add(f'<rect x="10" y="{y - 13:.1f}" width="{canvas.width - 20}" height="26" '
                        'fill="#f1f4f8"/>')
-        x0, x1 = (canvas.x(float(e) * unit) for e in (standing.interval.lo, standing.interval.hi))
+        x0, x1 = (canvas.x(float(e) * unit) for e in (interval.lo, interval.hi))
         canvas.line(x0, y, x1, y, stroke="#3b75af", width=2.5)
-        canvas.add(f'<circle cx="{canvas.x(float(standing.score) * unit):.1f}" cy="{y:.1f}" '
+        canvas.add(f'<circle cx="{canvas.x(float(point) * unit):.1f}" cy="{y:.1f}" '
                    f'r="5" fill="#1f4e79"/>')
-        canvas.text(canvas.left - 10, y + 4, _printable(standing.system)[:32], size=12,
-                    anchor="end")
-        canvas.text(canvas.width - canvas.right + 12, y + 4,
-                    f"rank {_ranks_text(standing.ranks)}, tier {standing.tier}, "
-                    f"group {standing.groups or '-'}", size=12,
-                    anchor="start")
-    bottom = canvas.height - canvas.bottom
+        canvas.text(canvas.left - 10, y + 4, label, size=12, anchor="end")
+        canvas.text(canvas.width - canvas.right + 12, y + 4, note, size=12, anchor="start")
     canvas.line(canvas.left, bottom, canvas.width - canvas.right, bottom)
     for tick in _nice_ticks(lo - pad, hi + pad):
         canvas.line(canvas.x(tick), bottom, canvas.x(tick), bottom + 5)
         canvas.text(canvas.x(tick), bottom + 18, f"{tick:g}", size=12)
-    canvas.text(canvas.width / 2, 24, f"{_format_level(board.confidence)} interval of each "
-                "score; ranks jointly, tiers shaded in turn", size=15)
-    canvas.text((canvas.left + canvas.width - canvas.right) / 2, canvas.height - 8,
-                "score (points)" if board.percent else "score", size=12)
-    return canvas.svg("Leaderboard: scores, intervals, ranks and tiers")
+    canvas.text(canvas.width / 2, 24, heading, size=15)
+    canvas.text((canvas.left + canvas.width - canvas.right) / 2, canvas.height - 8, xlabel,
+                size=12)
+    return canvas.svg(title)
+
+
+def svg_forest(report: _LeaderboardReport) -> str:
+    """The leaderboard as a forest plot: each system's score and interval, highest first,
+    its rank interval, tier and letter groups beside it, tiers shaded in turn."""
+    board = report.board
+    rows = [(_printable(s.system)[:32], s.score, s.interval,
+             f"rank {_ranks_text(s.ranks)}, tier {s.tier}, group {s.groups or '-'}",
+             s.tier % 2 == 0) for s in board.standings]
+    return _forest(rows, 100 if board.percent else 1,
+                   f"{_format_level(board.confidence)} interval of each score; ranks jointly, "
+                   "tiers shaded in turn", "score (points)" if board.percent else "score",
+                   "Leaderboard: scores, intervals, ranks and tiers")
 
 
 def svg_tasks(report: _TasksReport) -> str:
     """A harness run's tasks, or slices, as a forest plot: each candidate's gap and its
     simultaneous interval per task, the overall gap dashed, 0 marked, the verdict beside."""
-    result, percent = report.result, report.table.proportions
+    percent, several = report.table.proportions, len(report.table.systems) > 2
     unit = 100 if percent else 1
-    rows = [(task, c) for task in result.tasks for c in task.comparisons]
-    pooled = report.pooled.comparisons[0].analysis.gap
-    ends = [float(e) * unit for _, c in rows for e in (c.decision.interval.lo,
-                                                        c.decision.interval.hi)] + [0.0]
-    lo, hi = min(ends), max(ends)
-    pad = (hi - lo) * 0.05 or 1.0
-    several = len(report.table.systems) > 2
-    canvas = _Svg(900, 90 + 26 * len(rows), (lo - pad, hi + pad), (len(rows) + 0.5, 0.5),
-                  margin=(230, 190, 50, 50))
-    bottom = canvas.height - canvas.bottom
-    canvas.line(canvas.x(0), canvas.top, canvas.x(0), bottom, stroke="#999")
-    canvas.line(canvas.x(float(pooled) * unit), canvas.top, canvas.x(float(pooled) * unit),
-                bottom, stroke="#c0504d", dash="6,4")
-    for index, (task, c) in enumerate(rows, start=1):
-        y = canvas.y(index)
-        x0, x1 = (canvas.x(float(e) * unit) for e in (c.decision.interval.lo,
-                                                       c.decision.interval.hi))
-        canvas.line(x0, y, x1, y, stroke="#3b75af", width=2.5)
-        canvas.add(f'<circle cx="{canvas.x(float(c.analysis.gap) * unit):.1f}" cy="{y:.1f}" '
-                   'r="5" fill="#1f4e79"/>')
-        label = f"{task.task} ({task.n:,})" + (f", {c.candidate}" if several else "")
-        canvas.text(canvas.left - 10, y + 4, _printable(label)[:36], size=12, anchor="end")
-        word = "too small" if _slice_needs(task, c.decision) else c.decision.word
-        canvas.text(canvas.width - canvas.right + 12, y + 4, word, size=12, anchor="start")
-    canvas.line(canvas.left, bottom, canvas.width - canvas.right, bottom)
-    for tick in _nice_ticks(lo - pad, hi + pad):
-        canvas.line(canvas.x(tick), bottom, canvas.x(tick), bottom + 5)
-        canvas.text(canvas.x(tick), bottom + 18, f"{tick:g}", size=12)
-    first = rows[0][1].decision
+    rows = [(_printable(f"{task.task} ({task.n:,})" + (f", {c.candidate}" if several else ""))
+             [:36], c.analysis.gap, c.decision.interval,
+             "too small" if _slice_needs(task, c.decision) else c.decision.word, False)
+            for task in report.result.tasks for c in task.comparisons]
+    first = report.result.tasks[0].comparisons[0].decision
+    pooled = float(report.pooled.comparisons[0].analysis.gap) * unit
     noun = "slice" if report.table.slices else "task"
-    canvas.text(canvas.width / 2, 24, f"gap B - A per {noun}, {_format_level(first.level)} "
-                f"{first.joint} intervals; dashed: the overall gap", size=15)
-    canvas.text((canvas.left + canvas.width - canvas.right) / 2, canvas.height - 8,
-                "gap (points)" if percent else "gap", size=12)
-    return canvas.svg(f"Gap per {noun}")
+    return _forest(rows, unit, f"gap B - A per {noun}, {_format_level(first.level)} "
+                   f"{first.joint} intervals; dashed: the overall gap",
+                   "gap (points)" if percent else "gap", f"Gap per {noun}",
+                   marks=((0.0, "#999", None), (pooled, "#c0504d", "6,4")))
 
 
 # --- Rendering: a document in each format; one table of report type, document and JSON ---
