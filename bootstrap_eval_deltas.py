@@ -142,12 +142,10 @@ __all__ = [
 
 # === Constants and the exception ===
 #
-# The article's parameters, the tool's limits (each one a refusal with a
-# message, never a silent cap) and exit statuses, and ToolError, the one
-# exception the library raises for bad input or options (a ValueError).
-# Every random draw behind a number the tool reports comes from the
-# ``random.Random`` the caller passes; nothing reads the clock but the ledger's
-# timestamp and the progress indicator.
+# The article's parameters, the tool's limits (each a refusal with a message, never a silent
+# cap), exit statuses and ToolError, the one exception for bad input or options (a ValueError).
+# Every random draw behind a reported number comes from the caller's ``random.Random``; nothing
+# reads the clock but the ledger's timestamp and the progress indicator.
 
 N_ITEMS = 500                 # items in the eval set (the article's N_ITEMS)
 CORR = Fraction("0.6")        # loading of each system's latent score on shared difficulty
@@ -196,8 +194,7 @@ EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 70, 130, 14
 # only the speed does (tests/test_statistics.py checks both paths against the naive loop).
 _CODE_REJECT = 255             # code of a word that randrange would reject
 _MAX_CODES = 254               # distinct score rows that fit the byte-code path
-# A code is one byte and never the reject code: the limit that keeps the sums exact.
-assert _MAX_CODES < _CODE_REJECT <= 0xFF
+assert _MAX_CODES < _CODE_REJECT <= 0xFF   # a code is one byte, never the reject: sums exact
 _CHUNK_WORDS = 1 << 14         # words per getrandbits call (64 KiB of bytes: stays in cache)
 _SELECT_MAX_BITS = 5           # low index bits resolved by a select tree (32 lookups)
 _FACTOR_CACHE_LIMIT = 1_000_000  # n up to which binomial ratio factors are cached whole
@@ -234,17 +231,15 @@ def _opt(name: str, value=None) -> str:
 
 # === Formatting: numbers in and out ===
 #
-# Exact parsing of the numbers users write and exact rounding of the numbers
-# the tool prints (half to even on Fractions, so 0.025 is 0.02 with no float
-# error, on every Python).  No randomness.
+# Exact parsing of the numbers users write and exact rounding of those the tool prints (half
+# to even on Fractions, so 0.025 is 0.02 with no float error, on every Python).  No randomness.
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?", re.ASCII)
 
 
 def _printable(text: str) -> str:
-    r"""*text* with control and format characters (ANSI escapes, bidi overrides, NUL,
-    line breaks) shown as backslash escapes, so that echoing a file's content can
-    never move the cursor, colour the terminal or break a one-line message.
+    r"""*text* with control and format characters (ANSI, bidi, NUL, line breaks) escaped:
+    echoing a file's content can never move the cursor, colour the terminal or split a line.
 
     >>> _printable("a\x1b[31mb\nc")
     'a\\x1b[31mb\\nc'
@@ -298,12 +293,9 @@ def _places_shown(value: Fraction, places: int) -> int:
 
 
 def _parse_number(text: str) -> Fraction | None:
-    """An exact number from its decimal text, or None when the text is not one.
-
-    ASCII digits only (an Arabic-Indic or full-width digit is not read as a
-    number), at most ``MAX_NUMBER_CHARS`` characters and a decimal exponent
-    within ``MAX_EXPONENT``, so that no number can overflow a float or cost
-    a long big-integer computation; ToolError names the limit.
+    """An exact number from its decimal text (ASCII digits only), or None when it is not one.
+    ToolError beyond MAX_NUMBER_CHARS characters or a decimal exponent beyond MAX_EXPONENT:
+    no number overflows a float or costs a long big-integer computation.
 
     >>> _parse_number("0.75"), _parse_number("2e-1"), _parse_number("x")
     (Fraction(3, 4), Fraction(1, 5), None)
@@ -333,9 +325,7 @@ def _round_fixed(value: Fraction, places: int, *, sign: bool = False) -> str:
     scaled = round(Fraction(value) * 10 ** places)
     digits = str(abs(scaled)).rjust(places + 1, "0")
     text = digits[:-places] + "." + digits[-places:] if places else digits
-    if scaled < 0:
-        return "-" + text
-    return ("+" if sign else "") + text
+    return ("-" if scaled < 0 else "+" if sign else "") + text
 
 
 def format_pts(gap: Fraction) -> str:
@@ -350,11 +340,7 @@ def _format_decimal(value: Fraction) -> str:
     ('0.72', '0.333333')
     """
     value = Fraction(value)
-    den = value.denominator
-    for prime in (2, 5):
-        while den % prime == 0:
-            den //= prime
-    if den != 1:
+    if 10 ** value.denominator.bit_length() % value.denominator:   # a prime other than 2, 5
         return f"{float(value):.6g}"
     places = 0
     while (value * 10 ** places).denominator != 1:
