@@ -376,10 +376,9 @@ def _p_equals(p: float) -> str:
 
 # === Binomial and normal helpers ===
 #
-# Exact or correctly rounded probability functions (Loader's saddle point
-# binomial, Student's t, the bivariate normal orthant) and the counts engine's
-# variates.  The probabilities are pure; the variates consume ``rng.random()``
-# only, never ``random.binomialvariate`` (3.12 and newer).
+# Exact or correctly rounded probability functions (Loader's saddle point binomial, Student's
+# t, the bivariate normal orthant) and the counts engine's variates.  The probabilities are
+# pure; the variates consume ``rng.random()`` only, never ``random.binomialvariate`` (3.12+).
 
 # --- Exact probabilities: binomial, beta, Student's t ---
 
@@ -391,10 +390,8 @@ def _stirlerr_table(size: int) -> list:
         pi = Decimal("3.141592653589793238462643383279502884197")
         table = [math.inf]                     # k = 0: the formula is undefined; never used
         for k in range(1, size):
-            dk = Decimal(k)
-            exact_log = Decimal(math.factorial(k)).ln()
-            stirling = (2 * pi * dk).ln() / 2 + dk * dk.ln() - dk
-            table.append(float(exact_log - stirling))
+            stirling = (2 * pi * k).ln() / 2 + k * Decimal(k).ln() - k
+            table.append(float(Decimal(math.factorial(k)).ln() - stirling))
     return table
 
 
@@ -416,14 +413,11 @@ def _bd0(x: float, mean: float) -> float:
         s = (x - mean) * v
         ej = 2 * x * v
         v *= v
-        j = 1
-        while True:
+        for odd in itertools.count(3, 2):
             ej *= v
-            s1 = s + ej / (2 * j + 1)
-            if s1 == s:
-                return s1
-            s = s1
-            j += 1
+            s, previous = s + ej / odd, s
+            if s == previous:
+                return s
     return x * math.log(x / mean) + mean - x
 
 
@@ -511,16 +505,12 @@ def student_t_quantile(p: float, df: float) -> float:
 
 def _binom_cdf_lower(k: int, n: int, p: float) -> float:
     """P(Binomial(n, p) <= k) for k at or below the mean, summed down from k."""
-    term = binom_pmf(k, n, p)
-    total = 0.0
-    ratio = (1 - p) / p
-    i = k
-    while term > 0 and i >= 0:
+    term, total, ratio = binom_pmf(k, n, p), 0.0, (1 - p) / p
+    for i in range(k, -1, -1):
         total += term
-        if term < total * 1e-17:
+        if not term or term < total * 1e-17:
             break
         term *= i * ratio / (n - i + 1)
-        i -= 1
     return total
 
 
@@ -645,13 +635,9 @@ def _btrd(rng, n, p, setup, v) -> int:
 
 
 def binomial_variates(rng: random.Random, trials, p: float) -> list:
-    """One Binomial(t, p) draw for each t in *trials* (same p), in order.
-
-    BTRD's setup is recomputed only when t changes and its fast path (most
-    draws: one ``rng.random()``, a few flops) runs inline, so a long run of
-    draws costs about a microsecond each.  ``binomial_variates(rng, [n]*k,
-    p)`` equals k calls of ``binomial_variate(rng, n, p)``.
-    """
+    """One Binomial(t, p) draw for each t in *trials* (same p), in order: the draws of one
+    ``binomial_variate`` call per t.  BTRD's setup is redone only when t changes; its fast path
+    (most draws: one ``rng.random()``) runs inline: about a microsecond a draw."""
     if p <= 0:
         return [0] * len(trials)
     if p >= 1:
@@ -659,8 +645,7 @@ def binomial_variates(rng: random.Random, trials, p: float) -> list:
     flip = p > 0.5
     q = 1 - p if flip else p
     random_, floor, sqrt = rng.random, math.floor, math.sqrt
-    out = []
-    last = None
+    out, last = [], None
     for t in trials:
         if t != last:
             last, small = t, t * q < 10
@@ -710,14 +695,10 @@ def _ratio_factors(n: int, lo: int, hi: int) -> list:
 
 @functools.lru_cache(maxsize=256)
 def _binomial_cdf_table(n: int, p: float) -> tuple:
-    """(lo, cumulative probabilities of lo..hi, the last set to exactly 1.0), Binomial(n, p).
-
-    lo..hi spans the mode +- (8.5 sd + 8); each tail left outside holds less
-    than 2**-54 of the mass, below what a 53-bit ``random()`` can resolve.
-    Probabilities are Loader's value at the mode times exact-ratio products,
-    good to about 1e-13 in total; clamping the last cumulative value to 1.0
-    moves that rounding residue to the top value.
-    """
+    """(lo, cumulative probabilities of lo..hi, the last exactly 1.0) of Binomial(n, p).
+    lo..hi is the mode +- (8.5 sd + 8): each tail outside holds under 2**-54, below what a
+    53-bit ``random()`` resolves.  Loader's pmf at the mode times exact ratios is good to
+    about 1e-13; clamping the last value to 1.0 moves that residue to the top value."""
     mode = min(n, math.floor((n + 1) * p))
     ratio = p / (1 - p)
     spread = 8.5 * math.sqrt(n * p * (1 - p)) + 8
@@ -739,9 +720,8 @@ def _binomial_cdf_table(n: int, p: float) -> tuple:
 
 
 def binomial_table_variates(rng: random.Random, n: int, p: float, count: int) -> list:
-    """*count* draws from Binomial(n, p) by inverting its cumulative table, computed once
-    per batch (``_binomial_cdf_table``); each draw is one ``rng.random()`` and a bisection,
-    both called from C (``map``), about 0.3 microseconds.
+    """*count* draws from Binomial(n, p) by inverting its cumulative table (computed once a
+    batch): one ``rng.random()`` and a bisection each, both run from C, about 0.3 microseconds.
 
     >>> rng = random.Random(1)
     >>> binomial_table_variates(rng, 500, 0.3, 4)
