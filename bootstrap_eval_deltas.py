@@ -748,11 +748,10 @@ def multinomial_variate(rng: random.Random, n: int, probs) -> tuple:
 
 # === Data model ===
 #
-# Frozen records for what flows through the tool: per-item scores, the 2x2
-# cells of 0/1 scores, the copula's parameters, intervals, the design
-# (clusters, strata) and the resampling settings -- the one record that carries
-# seed stream, resamples, confidence, interval rule and engine.  Validation
-# happens in their constructors; nothing here draws from the random stream.
+# Frozen records for what flows through the tool: per-item scores, the 2x2 cells of 0/1 scores,
+# the copula's parameters, intervals, the design (clusters, strata) and the resampling settings
+# -- the one record that carries seed stream, resamples, confidence, interval rule and engine.
+# Validation happens in their constructors; nothing here draws from the random stream.
 
 # --- Scores, cells and the simulator's parameters ---
 
@@ -874,8 +873,6 @@ class Scores:
     @functools.cached_property
     def scale(self) -> int:
         """The least common denominator of all scores (1 for integer scores)."""
-        if set(map(type, self.a)) | set(map(type, self.b)) <= {int}:
-            return 1
         return math.lcm(*(x.as_integer_ratio()[1] for x in self.distinct))
 
     @functools.cached_property
@@ -893,8 +890,7 @@ class Scores:
 
     @functools.cached_property
     def ints(self) -> tuple:
-        """Both columns as integers in units of 1/scale: ``(a, b)`` (each distinct object
-        converted once)."""
+        """Both columns as integers in units of 1/scale: ``(a, b)``, each object converted once."""
         if all(type(x) is int for x in self._objects.values()):    # ints already: no copy
             return self.a, self.b
         scale = self.scale                    # a multiple of every denominator: exact
@@ -919,9 +915,7 @@ class Scores:
             units_a, units_b, sizes = a, b, (1,) * self.n
             unit_strata = self.strata
         else:
-            index = {}
-            for label in self.clusters:
-                index.setdefault(label, len(index))
+            index = {label: u for u, label in enumerate(dict.fromkeys(self.clusters))}
             if len(index) < 2:
                 raise ToolError(f"need at least 2 clusters to resample, got {len(index)}")
             sums_a, sums_b, sizes = [0] * len(index), [0] * len(index), [0] * len(index)
@@ -1017,33 +1011,29 @@ class Design:
                 "strata": None if self.strata is None else list(self.strata)}
 
 
-def _icc(scores: Scores) -> float | None:
-    """One-way ANOVA estimate of the intra-cluster correlation of B - A per item."""
-    a, b = scores.ints
-    groups = {}
-    for label, x, y in zip(scores.clusters, a, b):
-        groups.setdefault(label, []).append(y - x)
-    total, count, k = sum(b) - sum(a), scores.n, len(groups)
-    if count == k:
-        return None
-    grand = total / count
-    between = math.fsum(len(g) * (sum(g) / len(g) - grand) ** 2 for g in groups.values())
-    within = math.fsum((x - sum(g) / len(g)) ** 2 for g in groups.values() for x in g)
-    msb, msw = between / (k - 1), within / (count - k)
-    n0 = (count - sum(len(g) ** 2 for g in groups.values()) / count) / (k - 1)
-    denominator = msb + (n0 - 1) * msw
-    return None if denominator == 0 else (msb - msw) / denominator
-
-
 def _design_of(scores: Scores) -> Design | None:
-    """The design summary of clustered or stratified scores (None for plain items)."""
+    """The design summary of clustered or stratified scores (None for plain items), with the
+    one-way ANOVA estimate of the intra-cluster correlation of B - A per item."""
     units = scores.units
     if units.simple:
         return None
     strata = None if units.strata is None else tuple(len(group) for group in units.strata)
     if not units.clustered:
         return Design(strata=strata)
-    return Design(units.count, scores.n / units.count, _icc(scores), strata)
+    a, b = scores.ints
+    groups = {}
+    for label, x, y in zip(scores.clusters, a, b):
+        groups.setdefault(label, []).append(y - x)
+    count, k, icc = scores.n, len(groups), None
+    if count > k:                       # else every cluster is one item: no ICC
+        grand = (sum(b) - sum(a)) / count
+        between = math.fsum(len(g) * (sum(g) / len(g) - grand) ** 2 for g in groups.values())
+        within = math.fsum((x - sum(g) / len(g)) ** 2 for g in groups.values() for x in g)
+        msb, msw = between / (k - 1), within / (count - k)
+        n0 = (count - sum(len(g) ** 2 for g in groups.values()) / count) / (k - 1)
+        denominator = msb + (n0 - 1) * msw
+        icc = None if denominator == 0 else (msb - msw) / denominator
+    return Design(units.count, scores.n / units.count, icc, strata)
 
 
 @dataclass(frozen=True)
