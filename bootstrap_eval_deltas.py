@@ -359,9 +359,7 @@ def _format_p(p: float) -> str:
     >>> _format_p(0.16771), _format_p(3.2e-12), _format_p(0.0)
     ('0.1677', '3.2e-12', '<1e-300')
     """
-    if p == 0:
-        return "<1e-300"
-    return f"{p:.4f}" if p >= 0.0001 else f"{p:.2g}"
+    return "<1e-300" if p == 0 else f"{p:.4f}" if p >= 0.0001 else f"{p:.2g}"
 
 
 def _p_equals(p: float) -> str:
