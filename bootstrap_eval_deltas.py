@@ -3925,15 +3925,10 @@ def _gather(table: bytes, index) -> bytes:
 
 @dataclass(frozen=True)
 class _Lookup:
-    """How one 32-bit word becomes the code of the item it draws (or is rejected).
-
-    ``kind`` is "byte" (k <= 8: one translate of the top byte), "class" (the
-    top byte's class of neighbouring items plus the next byte's low index bits,
-    then one translate), "select" (one translate per value of the low bits,
-    merged by masks), "gather" (index arithmetic in bulk, codes looked up by
-    ``operator.itemgetter``) or "index" (too many distinct codes: the accepted
-    indices themselves).
-    """
+    """How one 32-bit word becomes the code of the item it draws (or is rejected): ``kind``
+    "byte" (k <= 8), "class" (top byte's class of items plus the low index bits), "select"
+    (a translate per low-bits value, merged by masks), "gather" (bulk index arithmetic) or
+    "index" (too many distinct codes: the accepted indices)."""
 
     kind: str
     n: int
@@ -4023,18 +4018,12 @@ def _draw_parts(rng: random.Random, lookup: _Lookup, count: int):
 def draw_codes(rng: random.Random, lookup: _Lookup, count: int):
     """All codes (bytes) or indices (list) of *count* accepted draws, as ``_draw_parts``."""
     parts = list(_draw_parts(rng, lookup, count))
-    if lookup.kind == "index":
-        return [i for part in parts for i in part]
-    return b"".join(parts)
+    return [i for part in parts for i in part] if lookup.kind == "index" else b"".join(parts)
 
 
 def _planes(values, base: int) -> list:
-    """Split ``value - base`` into base-8 digits, each coded as a byte whose popcount is it.
-
-    Returns one tuple of bytes per digit plane, item by item: a resample's sum
-    is then ``base*n + sum(8**p * popcount(plane p of its draws))``, counted
-    with ``int.bit_count`` (no branch per byte, unlike ``bytes.count``).
-    """
+    """Per base-8 digit plane of ``value - base``, the items' bytes whose popcount is the
+    digit: a sum is ``base*n + sum(8**p * popcount(plane p))`` (``int.bit_count``)."""
     extras = [value - base for value in values]
     planes = []
     while True:
@@ -4071,18 +4060,12 @@ class _SumPlan:
             summers = ((bases[0], (None,)),)
         elif len(rows) <= _MAX_CODES:               # codes are distinct rows, planes translated
             codes = bytes(rows[row] for row in zip(*columns))
-            summers = tuple((base, tuple(cls._table(codes, plane) for plane in planes))
+            summers = tuple((base, tuple(bytes(dict(zip(codes, plane)).get(t, 0)   # code -> byte
+                                               for t in range(256)) for plane in planes))
                             for planes, base in zip(digit_planes, bases))
         else:                                      # too many distinct rows: indices
             codes = None
         return cls(n, tuple(columns), codes, summers, _lookup(n, codes))
-
-    @staticmethod
-    def _table(codes: bytes, plane) -> bytes:
-        table = bytearray(256)
-        for code, byte in zip(codes, plane):
-            table[code] = byte
-        return bytes(table)
 
     def sums(self, draws, column: int, rounds) -> list:
         """Sums of *column* over the given rounds' draws (round i: draws[i*n:(i+1)*n])."""
@@ -4102,14 +4085,10 @@ class _SumPlan:
 def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
                   progress=None) -> list:
     """Bootstrap sums: round r resamples the n units and sums ``columns[r % len(columns)]``.
-
-    Each column is a sequence of n integers (one per item, or per cluster).
-    Every resample draws its n indices exactly as ``[rng.randrange(n) for _ in
-    range(n)]`` would, round after round, and leaves the generator where that
-    loop would.  ``columns=(d,)`` gives the paired bootstrap of the difference
-    d; ``columns=(a, b)`` the unpaired one (A's resample, then B's).  With
-    *strata* (lists of unit indices), each round resamples every stratum in
-    turn, ``randrange(len(stratum))`` times, so stratum sizes are kept.
+    Each column holds n integers (per item or cluster); each resample draws as
+    ``[rng.randrange(n) for _ in range(n)]`` does and leaves rng where that loop would.
+    ``(d,)``: the paired bootstrap; ``(a, b)``: the unpaired one (A's resample, then B's).
+    *strata* (lists of unit indices): every stratum resampled in turn, keeping its size.
 
     >>> resample_sums(random.Random(5), [(0, 1, 1)], 4)
     [3, 3, 2, 2]
@@ -4167,12 +4146,9 @@ def _column_groups(columns) -> list:
 
 
 def resample_each(rng: random.Random, columns, rounds: int, progress=None) -> list:
-    """Per column, the sum of each round's resample -- every column summed over the *same*
-    resampled items (the draws consume rng as ``randrange(n)`` does), so several runs of
-    several systems stay paired item by item.  Columns whose rows together take few
-    values share one byte code per item; otherwise the items are drawn as indices once
-    and each group of columns reads its codes from them.  Rounds go in chunks of about
-    four million draws."""
+    """Per column, the sum of each round's resample, every column over the *same* resampled
+    items (drawn as ``randrange(n)``), so runs of several systems stay paired item by item;
+    too many distinct rows: indices drawn once, each group of columns gathering its codes."""
     n = len(columns[0])
     whole = _SumPlan.of(columns)
     groups = [list(range(len(columns)))] if whole.codes is not None else _column_groups(columns)
@@ -4208,17 +4184,12 @@ def resample_each(rng: random.Random, columns, rounds: int, progress=None) -> li
 # draws from the same distribution as the per-item engine, not the same stream.
 
 def _counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
-    """Resampled (B-only minus A-only) counts D of n draws from the observed cells.
-
-    Each draw adds -1, 0 or +1 with probabilities a, b, c (A only, agreement,
-    B only), so D's generating function is ``(a/z + b + c*z)**n``.  When
-    ``b*b >= 4*a*c`` (the systems agree more often than not, as on any real
-    eval) the quadratic ``a + b*z + c*z*z`` has real roots and factors, which
-    makes ``D + n`` exactly the sum of two independent binomials,
-    ``Binomial(n, p1) + Binomial(n, p2)``: two table draws per resample.
-    Otherwise D is drawn through the discordant total M ~ Binomial(n, a+c)
-    and the B-only count given M, Binomial(M, c/(a+c)).
-    """
+    """Resampled (B-only minus A-only) counts D of n draws from the observed cells, whose
+    generating function is ``(a/z + b + c*z)**n`` (a, b, c: A-only, agreeing, B-only
+    shares).  When ``b*b >= 4*a*c`` (as on any real eval) ``a + b*z + c*z*z`` factors over
+    the reals, so ``D + n`` is ``Binomial(n, p1) + Binomial(n, p2)``: two table draws.
+    Otherwise D comes from the discordant total M ~ Binomial(n, a+c) and the B-only count
+    given M, Binomial(M, c/(a+c))."""
     n, agree = cells.n, cells.both + cells.neither
     if cells.a_only == 0 or cells.b_only == 0:       # D is one binomial count (or 0)
         hits = binomial_table_variates(rng, n, (cells.b_only or cells.a_only) / n, resamples)
@@ -4237,10 +4208,8 @@ def _counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
 
 
 def _value_counts_sums(rng, column, resamples: int) -> list:
-    """Resampled sums of an integer column with few distinct values: how many of the n
-    draws land on each value is multinomial, so each resample is one multinomial draw
-    (conditional binomials, the most frequent value first) -- a cost set by the number
-    of distinct values, not by n."""
+    """Resampled sums of an integer column with few distinct values: one multinomial draw
+    of the values' counts per resample (conditional binomials, most frequent value first)."""
     n = len(column)
     tally = sorted(collections.Counter(column).items(), key=lambda kv: -kv[1])
     totals = [0] * resamples
@@ -4273,16 +4242,11 @@ def _distinct_values(scores: Scores) -> int:
 
 @dataclass(frozen=True)
 class _Advice:
-    """What to do about the Monte Carlo error of the gap intervals' ends.
-
-    ``exact``: 0/1 items -- the exact bootstrap (--exact) removes it at no cost.
-    ``resamples``: this many resamples hold every end within half its last printed digit
-    of its value at B = infinity in 99 runs of 100.  ``method``: more than MAX_RESAMPLES
-    would be needed; the method without --resamples has no Monte Carlo error.  ``lattice``:
-    the gap takes values a step apart (``step``), wider than half the printed digit, so an
-    end whose level falls at a step's edge moves by the step at any B; more resamples only
-    make that rarer.
-    """
+    """What to do about the gap ends' Monte Carlo error: ``exact`` (0/1 items: --exact),
+    ``resamples`` (this many hold every end as ``_resamples_for`` says), ``method`` (more
+    than MAX_RESAMPLES needed: a method without Monte Carlo error) or ``lattice`` (the gap
+    lives on steps wider than half the printed digit: an end at a step's edge moves by
+    ``step`` at any B, more resamples only make that rarer)."""
 
     kind: str
     worst: Fraction
@@ -4300,19 +4264,16 @@ _ADVICE_SAFETY = 1.2            # the sd behind the advice is itself read off B 
 
 
 def _resamples_for(error, resamples: int, within) -> int:
-    """The resamples that hold an end within *within* of its value at B = infinity in 99
-    runs of 100, from its Monte Carlo *error* at *resamples* (``end_errors``: 1.96 sd), the
-    sd taken a fifth larger for the error of its own estimate."""
+    """The resamples that hold an end within *within* of its B = infinity value in 99 runs of
+    100 (2.576 sd), from its *error* at *resamples* (``end_errors``: 1.96 sd), the sd taken
+    a fifth larger for the error of its own estimate."""
     sd = float(error) / 1.96 * _ADVICE_SAFETY
     return _nice_up(resamples * (2.576 * sd / float(within)) ** 2)
 
 
 def _mc_advice(analysis) -> _Advice | None:
     """Advice when a gap interval's end moves by more than the last printed digit from seed
-    to seed; None when it does not (or the ends are exact).  An end's Monte Carlo sd falls
-    like 1/sqrt(B); the advice is the B that makes 2.576 of them (99 runs of 100) at most
-    half a printed digit, from the sd these resamples show (``end_errors`` is 1.96 sd),
-    taken a fifth larger for the error of that estimate."""
+    to seed (an end's sd falls like 1/sqrt(B)); None when it does not or the ends are exact."""
     if analysis.exact is not None or analysis.method != "bootstrap":
         return None
     errors = analysis.errors
@@ -4342,10 +4303,9 @@ _HOLDING_DRAWS = 4 * 10 ** 7    # item draws spent, at most, to hold the printed
 
 def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: int,
                        n: int) -> int:
-    """The resamples that hold the gap intervals' printed ends at each confidence in
-    *levels* within half their last digit (on a lattice wider than that, within one of its
-    steps) in 99 runs of 100, as ``_mc_advice`` counts them, when at most _HOLDING_DRAWS item
-    draws reach it; else *resamples*."""
+    """The resamples that hold the gap ends at each of *levels* within half their last digit
+    (or a lattice step), as ``_mc_advice`` counts, if _HOLDING_DRAWS draws reach it; else
+    *resamples*."""
     _, _, rules, _, jackknives = made
     step, needed = Fraction(1, 1000), resamples     # the last digit printed: 0.1 pts, 0.001
     for name, level in itertools.product(("paired", "unpaired"), levels):
@@ -4359,10 +4319,9 @@ def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: in
 
 
 def _bca_levels(share, jackknife, confidence) -> tuple | str:
-    """BCa's two adjusted percentile levels, ``Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` for
-    z = Phi^-1(q) and Phi^-1(1 - q), z0 = Phi^-1(share of resamples below the estimate,
-    ties half), acc the jackknife's ``sum (m - t)^3 / (6 * (sum (m - t)^2)^1.5)`` (m their
-    mean, exact sums) -- or, where BCa is undefined, why.
+    """BCa's two levels ``Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))``, z = Phi^-1(q), Phi^-1(1-q),
+    z0 = Phi^-1(share below the estimate, ties half), acc the jackknife's
+    ``sum (m - t)^3 / (6 * (sum (m - t)^2)^1.5)`` (m their mean) -- or why BCa is undefined.
 
     >>> [round(level, 4) for level in _bca_levels(Fraction(1, 2), {0: 3, 1: 1}, 0.9)]
     [0.0253, 0.9222]
@@ -4389,13 +4348,9 @@ def _bca_levels(share, jackknife, confidence) -> tuple | str:
 
 
 def _jackknife(groups: dict, which: str, scale: int = 1) -> dict:
-    """Leave-one-unit-out estimates as {value: count}, from the units grouped as
-    {(a, b, size): count} -- identical units give identical estimates, so 0/1
-    items need at most four (``Units.groups``, ``Cells.groups``).
-
-    *which* is "a", "b", "paired" or "unpaired" (leave one unit out of A's
-    sample or of B's, the samples being independent).  With strata the units
-    are still left out one at a time across all strata, the usual
+    """Leave-one-unit-out estimates of *which* ("a", "b", "paired"; "unpaired" leaves a unit
+    out of A's sample or of B's) as {value: count}, from units grouped as {(a, b, size):
+    count} (``Units.groups``, ``Cells.groups``).  Strata are ignored, the usual
     approximation for a stratified BCa.
 
     >>> _jackknife(Cells(1, 1, 0, 2).groups(), "paired")    # gap -1/4 on 4 items
@@ -4421,9 +4376,8 @@ def _jackknife(groups: dict, which: str, scale: int = 1) -> dict:
 
 
 class _Rules:
-    """The percentile, basic and BCa rules, on any bootstrap distribution that can give a
-    quantile (``quantile(level)``: the smallest value whose cumulative probability exceeds
-    the level) and its mass below a value (``share_below``, ties half)."""
+    """The percentile, basic and BCa rules on a distribution with ``quantile(level)`` (the
+    smallest value whose cdf exceeds the level) and ``share_below`` (ties half)."""
 
     monte_carlo = False
 
@@ -4433,8 +4387,7 @@ class _Rules:
         return self.quantile(0.00025), self.quantile(0.99975)
 
     def levels(self, confidence, rule="percentile", estimate=None, jackknife=None) -> tuple:
-        """The two cumulative levels an interval reads: q and 1 - q, ``q = (1 - c) / 2``
-        exactly; for BCa ``Phi(z0 + (z0 + z)/(1 - acc*(z0 + z)))`` (``_bca_levels``)."""
+        """The levels an interval reads: q and 1 - q, q = (1 - c) / 2; BCa's (``_bca_levels``)."""
         if rule != "bca":
             q = (1 - Fraction(confidence)) / 2
             return q, 1 - q
@@ -4452,14 +4405,9 @@ class _Rules:
 
     def interval(self, confidence, rule: str = "percentile", estimate=None,
                  jackknife=None) -> Interval:
-        """The bootstrap interval by the percentile, basic or BCa rule.
-
-        percentile: the quantiles at q and 1 - q (for B resamples the order statistics at
-        floor(q*B) and floor((1-q)*B), the article's rule; B = infinity its limit).
-        basic: those reflected about the estimate, [2t - hi, 2t - lo].
-        bca: the quantiles at BCa's adjusted levels, z0 from the share of the distribution
-        below the estimate (ties count half), acc from the jackknife (``_acceleration``).
-        """
+        """The percentile interval (for B resamples the order statistics floor(q*B) and
+        floor((1-q)*B), the article's rule), basic (those reflected about the estimate) or
+        BCa (the quantiles at ``_bca_levels``)."""
         low, high = (self.quantile(level) for level in
                      self.levels(confidence, rule, estimate, jackknife))
         if rule == "basic":
@@ -4473,12 +4421,8 @@ class _Rules:
 
 @dataclass(frozen=True)
 class Distribution(_Rules):
-    """A Monte Carlo bootstrap distribution, sorted: statistic ``value / denominator``.
-
-    Values are integer sums over a common denominator (the mean of n items in
-    units of 1/scale), or exact Fractions with denominator 1 when the
-    statistic is a ratio (clusters of unequal size).
-    """
+    """A Monte Carlo bootstrap distribution, sorted: statistic ``sum / denominator``, sums
+    integers (a mean in units of 1/scale) or, for a ratio, Fractions over 1."""
 
     sums: tuple
     denominator: int
@@ -4524,11 +4468,9 @@ class Distribution(_Rules):
         return tuple(map(self.index, self.levels(confidence, rule, estimate, jackknife)))
 
     def settling(self, confidence, rule="percentile", estimate=None, jackknife=None):
-        """The resamples that settle both ends on the values they read now, in 99 runs of
-        100, for a statistic on a lattice: a level at distance d from the edges of its
-        value's share of the resamples stays inside it once 2.576 sd of the share a level
-        reads, sqrt(q(1 - q)/B), is below d (d at least half a resample's share: the shares
-        these resamples show are themselves drawn)."""
+        """The resamples that settle both ends on the lattice values they read now in 99 runs
+        of 100: once 2.576 sqrt(q(1 - q)/B) is below the level's distance d from the edges
+        of its value's share (d at least half a resample's: the shares are drawn too)."""
         size, needed = len(self.sums), 0
         for level in self.levels(confidence, rule, estimate, jackknife):
             value = self.sums[self.index(level)]
@@ -4539,9 +4481,8 @@ class Distribution(_Rules):
         return needed
 
     def end_errors(self, confidence, rule="percentile", estimate=None, jackknife=None):
-        """Monte Carlo error of the two interval ends: half the spread of the order
-        statistics whose rank is within 1.96 binomial standard deviations of the end's
-        (the rank of a quantile among B draws is Binomial(B, q))."""
+        """Monte Carlo error of the ends: half the spread of the order statistics within 1.96
+        sd of the end's rank (the rank of a quantile among B draws is Binomial(B, q))."""
         size = len(self.sums)
         errors = []
         for index in self.end_indices(confidence, rule, estimate, jackknife):
@@ -4554,9 +4495,8 @@ class Distribution(_Rules):
 
 @dataclass(frozen=True)
 class _Lattice(_Rules):
-    """An exact bootstrap distribution (B = infinity) on the grid k / denominator:
-    ``cdf(k)`` is P(statistic <= k / denominator), 0 below ``lo`` and 1 from ``hi`` on --
-    from a table (``table``: the cdf at lo, lo+1, ...) or computed when asked (``at``)."""
+    """An exact (B = infinity) distribution on k / denominator: ``cdf(k)``, 0 below ``lo``
+    and 1 from ``hi`` on, from ``table`` (the cdf at lo, lo+1, ...) or computed by ``at``."""
 
     lo: int
     hi: int
