@@ -4523,18 +4523,16 @@ class _Lattice(_Rules):
     def degenerate(self) -> bool:
         return self.hi == self.lo
 
-    def first(self, level: float) -> int:
-        """The smallest k whose cdf exceeds *level*."""
+    def quantile(self, level) -> Fraction:
+        """k / denominator for the smallest k whose cdf exceeds *level*."""
+        level = float(level)
         if self.table is not None:
-            return self.lo + bisect.bisect_right(self.table, level)
+            return Fraction(self.lo + bisect.bisect_right(self.table, level), self.denominator)
         low, high = self.lo - 1, self.hi                 # cdf(low) <= level < cdf(high)
         while high - low > 1:
             middle = (low + high) // 2
             low, high = (low, middle) if self.cdf(middle) > level else (middle, high)
-        return high
-
-    def quantile(self, level) -> Fraction:
-        return Fraction(self.first(float(level)), self.denominator)
+        return Fraction(high, self.denominator)
 
     def share_below(self, estimate) -> float:
         k = estimate * self.denominator
@@ -4546,14 +4544,10 @@ class _Lattice(_Rules):
 
 # --- The exact bootstrap (B = infinity) of 0/1 items ---
 #
-# With 0/1 scores and plain item resampling, every bootstrap distribution of
-# the report is a known discrete distribution of the cell counts: an accuracy
-# is Binomial(n, p)/n, the paired gap is (B-only - A-only)/n with the counts
-# multinomial, the unpaired gap a difference of two independent binomials.
-# Their quantiles need no resampling at all.  Tails beyond the tables' range
-# (less than 2**-54 of the mass each) are left out; the interval ends follow
-# the percentile rule in the limit B -> infinity: the smallest value whose
-# cumulative probability exceeds q.
+# With 0/1 items every distribution of the report is known exactly: an accuracy is
+# Binomial(n, p)/n, the paired gap (B-only - A-only)/n with multinomial counts, the
+# unpaired gap a difference of independent binomials.  Tails beyond the tables (under
+# 2**-54 of the mass each) are left out; an end is the percentile rule's limit.
 
 def _hits_cdf(n: int, hits: int) -> tuple:
     """(lo, cdf) of a resampled count of correct items, Binomial(n, hits/n): the
@@ -4568,9 +4562,8 @@ def _pmf(cdf) -> list:
 
 def _inward(n: int, a: float, b: float, c: float, start: int, stop: int, mean: float,
             sd: float) -> list:
-    """Unnormalised P[d] for d = start..stop (start >= 0), by the recurrence solved for
-    P[d-1] from far in the upper tail (11 sd and 20 beyond the mean) inward -- every
-    term positive, so stable (Miller's method)."""
+    """Unnormalised P[d], d = start..stop >= 0, by the recurrence solved for P[d-1] from 11 sd
+    and 20 beyond the mean inward: every term positive, so stable (Miller's method)."""
     top = max(stop, min(n, math.ceil(mean + 11 * sd + 20)))
     values = []
     append = values.append
@@ -4589,10 +4582,9 @@ def _inward(n: int, a: float, b: float, c: float, start: int, stop: int, mean: f
 
 
 def _upward(n: int, a: float, b: float, c: float, stop: int) -> list:
-    """Unnormalised P[D = -n + k] for k = 0..stop (stop <= n), from the exact start at
-    D = -n: the coefficients g_k of (a + b x + c x^2)^n satisfy
-    ``a(k+1) g[k+1] = b(n-k) g[k] + c(2n-k+1) g[k-1]``, every term positive up to k = n,
-    so no start is guessed and no error grows -- at a Python step per value from -n."""
+    """Unnormalised P[D = -n + k], k = 0..stop <= n, from the exact start at D = -n: the
+    coefficients of (a + b x + c x^2)^n satisfy ``a(k+1) g[k+1] = b(n-k) g[k] +
+    c(2n-k+1) g[k-1]``, all terms positive up to k = n, so no start is guessed."""
     values, before, here = [], 0.0, 1.0
     for k in range(stop):
         values.append(here)
@@ -4609,29 +4601,20 @@ _EXACT_WORK = 4 * 10 ** 7   # multiply-adds the stratified exact bootstrap may t
 
 
 def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
-    """(lo, cumulative probabilities of D = lo, lo+1, ...) for D = B-only minus A-only
-    count among n draws from the observed cells.
+    """(lo, cdf at lo, lo+1, ...) of D = B-only minus A-only count among n draws from the
+    cells, over mean +- (*width* sd + 10): each tail left out holds about exp(-width**2/2)
+    (9: below 1e-17; calibration, reading quantiles no further out than 0.1%, uses 7).
 
-    The table spans mean +- (*width* sd + 10): each tail left out holds less than
-    about exp(-width**2 / 2) of the mass (9: below 1e-17; calibration, which reads
-    quantiles no further out than 0.1%, uses 7).
-
-    D's probabilities satisfy ``a(n+d+1) P[d+1] + b d P[d] = c(n-d+1) P[d-1]``
-    (a, b, c: A-only, agreeing, B-only shares).  Solved for P[d-1] it adds only
-    positive terms when d > 0; -D satisfies the same with a and c swapped; so
-    each half is built from its tail inward by one function (``_inward``,
-    Miller's method) and the halves joined at 0: stable to about 1e-13, at a
-    Python step per value of D (~17 sd of them).  Where the systems rarely agree (an
-    agreeing share below _LOW_AGREEMENT) the recurrence has a second solution as large as
-    the first, Miller's guessed start never dies out (58% off at 16 agreeing items of
-    900), and each half is built instead from its exact end (``_upward``).
+    ``a(n+d+1) P[d+1] + b d P[d] = c(n-d+1) P[d-1]`` (a, b, c: A-only, agreeing, B-only
+    shares), solved for P[d-1], adds only positive terms when d > 0, and -D satisfies it
+    with a and c swapped: each half is built from its tail inward (``_inward``) and the two
+    joined at 0, stable to about 1e-13.  Below _LOW_AGREEMENT a second solution as large
+    as the first keeps Miller's start from dying out (58% off at 16 agreeing items of
+    900), so each half is built from its exact end instead (``_upward``).
     """
     n, a_only, b_only = cells.n, cells.a_only, cells.b_only
-    if a_only == 0 or b_only == 0:
-        hits = b_only or a_only
-        if hits == 0:
-            return 0, [1.0]
-        lo, cdf = _hits_cdf(n, hits)
+    if a_only == 0 or b_only == 0:                  # one binomial count, maybe negated
+        lo, cdf = _hits_cdf(n, b_only or a_only)
         if b_only:
             return lo, cdf
         return -(lo + len(cdf) - 1), list(itertools.accumulate(reversed(_pmf(cdf))))
@@ -4669,9 +4652,8 @@ def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
 
 
 def _unpaired_distribution(n: int, hits_a: int, hits_b: int) -> _Lattice:
-    """The exact bootstrap distribution of the unpaired gap, (X_B - X_A)/n with X_A and X_B
-    independent binomials: its cdf is summed when asked, ``sum over x of P(X_A = x)
-    P(X_B <= x + d)`` (a quantile takes a bisection of such sums, not the whole table)."""
+    """The exact unpaired gap (X_B - X_A)/n, independent binomials: its cdf summed when asked,
+    ``sum over x of P(X_A = x) P(X_B <= x + d)`` (a quantile bisects, no whole table)."""
     lo_a, cdf_a = _hits_cdf(n, hits_a)
     lo_b, cdf_b = _hits_cdf(n, hits_b)
     pmf_a = _pmf(cdf_a)
@@ -4687,12 +4669,8 @@ def _unpaired_distribution(n: int, hits_a: int, hits_b: int) -> _Lattice:
 
 
 def exact_distributions(cells) -> dict:
-    """The four bootstrap distributions of 0/1 items, exactly (B = infinity): a, b, paired,
-    unpaired -- what every resampling engine draws from, with no Monte Carlo error.
-
-    *cells* is the 2x2 table, or a sequence of them, one per stratum: items resampled
-    within each stratum, keeping its size, give sums of independent per-stratum counts,
-    whose distributions are the convolutions of the strata's.
+    """The four bootstrap distributions of 0/1 items exactly (B = infinity): a, b, paired,
+    unpaired.  *cells*: the 2x2 table, or one per stratum (their counts' convolutions).
 
     >>> strata = exact_distributions([Cells(10, 2, 5, 3), Cells(4, 6, 1, 9)])
     >>> print(strata["paired"].interval(CONFIDENCE), strata["a"].interval(CONFIDENCE))
@@ -4715,9 +4693,8 @@ def exact_distributions(cells) -> dict:
 
 
 def _convolve(first: tuple, second: tuple) -> tuple:
-    """``(lo, pmf)`` of the sum of two independent integer variables given the same way; the
-    tails holding less than 2**-64 of the mass are left out (a float sum in a fixed order,
-    so the same on every Python)."""
+    """``(lo, pmf)`` of the sum of two independent such variables, tails under 2**-64 of the
+    mass left out (a float sum in a fixed order, the same on every Python)."""
     (lo, p), (shift, q) = sorted((first, second), key=lambda part: -len(part[1]))
     out = [0.0] * (len(p) + len(q) - 1)
     for j, weight in enumerate(q):
@@ -4739,8 +4716,7 @@ def _cdf(pmf) -> list:
 
 
 def _exact_work(cells: tuple) -> int:
-    """The multiply-adds ``exact_distributions`` spends on strata, at most: per stratum, the
-    width of its tables (mean +- 9 sd + 10) times that of the sum so far."""
+    """At most the multiply-adds ``exact_distributions`` spends on strata (table widths)."""
     work, reach = 0, 0
     for c in sorted(cells, key=lambda c: c.n):
         width = min(c.n, 2 * (9 * math.sqrt(c.n / 4) + 10)) + 1
@@ -4773,14 +4749,9 @@ def exact_intervals(cells: Cells, confidence) -> dict:
 
 def _resampled_means(rng, units: Units, columns, rounds: int, scale: int, progress=None
                      ) -> tuple:
-    """``(means, denominator)``: per round, in round order, the resampled mean of the
-    round's column is ``means[r] / denominator``.
-
-    With units of one size the mean is ``sum / (items * scale)``.  With clusters of
-    unequal size it is a ratio, so each unit carries ``value + big * size`` and one
-    sum gives both numerator and item count (``big`` exceeds any numerator); the
-    means are then exact Fractions over denominator 1.
-    """
+    """``(means, denominator)``: round r's resampled mean is ``means[r] / denominator``.
+    For clusters of unequal size (a ratio) each unit carries ``value + big * size``, so one
+    sum gives numerator and item count (``big`` exceeds any numerator): Fractions over 1."""
     if units.equal_sizes:
         sums = resample_sums(rng, columns, rounds, strata=units.strata, progress=progress)
         return sums, units.count * units.size[0] * scale
@@ -4817,19 +4788,14 @@ def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str
     if engine == "counts":          # counts of the 2x2 cells, or over the distinct values
         if scores.binary:
             cells = scores.cells()
-            sums = {"a": binomial_table_variates(rng, cells.n, cells.a / cells.n, resamples),
-                    "b": binomial_table_variates(rng, cells.n, cells.b / cells.n, resamples),
-                    "paired": _counts_paired_sums(rng, cells, resamples)}
-            first = binomial_table_variates(rng, cells.n, cells.a / cells.n, resamples)
-            second = binomial_table_variates(rng, cells.n, cells.b / cells.n, resamples)
+            a, b = (functools.partial(binomial_table_variates, rng, cells.n, hits / cells.n,
+                                      resamples) for hits in (cells.a, cells.b))
+            paired = functools.partial(_counts_paired_sums, rng, cells, resamples)
         else:
-            a, b = scores.ints
-            sums = {"a": _value_counts_sums(rng, a, resamples),
-                    "b": _value_counts_sums(rng, b, resamples),
-                    "paired": _value_counts_sums(rng, scores.units.diff, resamples)}
-            first, second = _value_counts_sums(rng, a, resamples), _value_counts_sums(rng, b,
-                                                                                      resamples)
-        sums["unpaired"] = [y - x for x, y in zip(first, second)]
+            a, b, paired = (functools.partial(_value_counts_sums, rng, column, resamples)
+                            for column in (*scores.ints, scores.units.diff))
+        sums = {"a": a(), "b": b(), "paired": paired()}
+        sums["unpaired"] = [y - x for x, y in zip(a(), b())]      # fresh resamples of A, B
         return {key: Distribution.of(value, scores.n * scores.scale)
                 for key, value in sums.items()}
     units, scale = scores.units, scores.scale
@@ -5146,19 +5112,16 @@ def saddlepoint_distributions(scores: Scores) -> dict:
     def strata_of(column):
         return tuple(_Stratum.of([column[u] for u in members]) for members in groups)
 
+    out = {}
     if units.equal_sizes:
         denominator = units.count * units.size[0] * scale
-        columns = {name: (_lattice_of(column, groups), strata_of(column)) for name, column in
-                   (("a", units.a), ("b", units.b), ("paired", units.diff))}
-        out = {}
-        for name, signed in (("a", ((1, "a"),)), ("b", ((1, "b"),)), ("paired", ((1, "paired"),)),
-                             ("unpaired", ((1, "b"), (-1, "a")))):
-            base = sum(sign * columns[column][0][0] for sign, column in signed)
-            span = math.gcd(*(columns[column][0][1] for _, column in signed))
-            parts = tuple((sign, columns[column][1]) for sign, column in signed)
-            out[name] = _Saddlepoint(parts, denominator, span, base)
+        for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
+            base, span = _lattice_of(column, groups)
+            out[name] = _Saddlepoint(((1, strata_of(column)),), denominator, span, base)
+        a, b = out["a"], out["b"]                   # the unpaired gap: B's sum minus A's
+        out["unpaired"] = _Saddlepoint(b.parts + ((-1, a.parts[0][1]),), denominator,
+                                       math.gcd(b.span, a.span), b.base - a.base)
         return out
-    out = {}
     for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
         pairs = []                              # per stratum: distinct (y, m), their counts
         for members in groups:
@@ -5342,15 +5305,9 @@ def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
 
 @dataclass(frozen=True)
 class PermutationTest:
-    """Paired sign-flip permutation test of mean(B - A) = 0, two-sided.
-
-    Under "no difference" each item's B - A is as likely to have either sign,
-    so the observed |sum of differences| is compared with its values under
-    random sign flips: exactly over all 2**k patterns of the k nonzero
-    differences when k <= 20, else over R random patterns drawn from the
-    run's generator, with p = (hits + 1) / (R + 1) -- or, with many nonzero differences
-    and none dominant, by Robinson's saddlepoint approximation (no draws).
-    """
+    """Paired sign-flip permutation test of mean(B - A) = 0, two-sided: |sum of B - A|
+    against its values under sign flips, exact over all 2**k patterns, by R random ones
+    (p = (hits + 1) / (R + 1)) or by Robinson's saddlepoint approximation."""
 
     p: float
     exact: bool
@@ -5361,17 +5318,6 @@ class PermutationTest:
     def name(self) -> str:
         how = "exact" if self.exact else "saddlepoint" if self.saddlepoint else "Monte Carlo"
         return f"sign-flip permutation ({how})"
-
-
-def _sign_flip_counts(rng, nonzero, observed: int, permutations: int) -> PermutationTest:
-    """Random sign patterns drawn as counts: per distinct |d| (largest first) the number of
-    its items keeping their sign, one table draw per pattern."""
-    sums = [0] * permutations
-    for value, count in sorted(collections.Counter(map(abs, nonzero)).items(), reverse=True):
-        kept = binomial_table_variates(rng, count, 0.5, permutations)
-        sums = [s + value * (2 * k - count) for s, k in zip(sums, kept)]
-    hits = sum(abs(s) >= observed for s in sums)
-    return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
 
 
 def _signed_sums(values) -> list:
@@ -5423,13 +5369,10 @@ _SIGN_FLIP_LATTICE_WORK = 1 << 35  # bits shifted and added in all (a few tenths
 
 
 def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
-    """The sign-flip test exactly, over all 2**k patterns, by its generating function:
-    with d_i = |difference| / gcd and D their sum, the kept sum U = sum of the d_i whose
-    sign is kept has ``prod (1 + x**d_i)`` as its counts, held as one big integer whose
-    digits (k + 1 bits each, room for 2**k) are the coefficients, each factor one shift
-    and add; T = gcd * (2U - D), symmetric, so p = 2 P(U <= (D - |t|) / 2).  None when that
-    integer would pass _SIGN_FLIP_LATTICE_BITS (a fine lattice: real scores with many
-    decimals), or its work past _SIGN_FLIP_LATTICE_WORK.
+    """The sign-flip test exactly by its generating function: with d_i = |difference| / gcd,
+    the kept sum U has counts ``prod (1 + x**d_i)``, one big integer with (k + 1)-bit digits;
+    T = gcd * (2U - D), symmetric, so p = 2 P(U <= (D - |t|) / 2).  None past
+    _SIGN_FLIP_LATTICE_BITS (a fine lattice) or _SIGN_FLIP_LATTICE_WORK.
 
     >>> _sign_flip_lattice([1] * 30, 30).p == 2 ** -29
     True
@@ -5447,14 +5390,6 @@ def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
     tail = (counts & ((1 << (low * width)) - 1)) % ((1 << width) - 1)   # their digits' sum
     return PermutationTest(float(Fraction(2 * tail, 1 << len(units))), True,
                            2 ** len(units))
-
-
-def _sign_flip_fits(nonzero) -> bool:
-    """Many nonzero differences, none of which moves the sum by a third of its sd."""
-    if len(nonzero) < _SADDLEPOINT_SMOOTH_UNITS:
-        return False
-    spread = math.sqrt(sum(d * d for d in nonzero))
-    return _SADDLEPOINT_REACH * max(map(abs, nonzero)) <= spread
 
 
 def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *,
@@ -5491,25 +5426,30 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *
         exact = _sign_flip_lattice(nonzero, observed)
         if exact is not None:
             return exact
-        if _sign_flip_fits(nonzero):
+        spread = math.sqrt(sum(d * d for d in nonzero))     # many, none moving it by sd/3
+        if len(nonzero) >= _SADDLEPOINT_SMOOTH_UNITS and \
+                _SADDLEPOINT_REACH * max(map(abs, nonzero)) <= spread:
             return _sign_flip_saddlepoint(nonzero, observed)
         permutations = PERMUTATIONS
-    if counts:
-        return _sign_flip_counts(rng, nonzero, observed, permutations)
-    n = len(diffs)
-    low = min(diffs)
-    shifted = [d - low for d in diffs]              # >= 0, so digit planes are bit masks
-    planes = [int(bytes(48 + (d >> bit & 1) for d in reversed(shifted)), 2)
-              for bit in range(max(shifted).bit_length())]
-    total = sum(diffs)
-    hits = 0
-    for done in range(1, permutations + 1):
-        keep = rng.getrandbits(n)
-        kept = sum((keep & plane).bit_count() << bit for bit, plane in enumerate(planes))
-        kept += low * keep.bit_count()
-        hits += abs(2 * kept - total) >= observed
-        if progress is not None and done % 1024 == 0:
-            progress(done, permutations)
+    if counts:                      # per distinct |d|, largest first: how many keep their sign
+        sums = [0] * permutations
+        for value, count in sorted(collections.Counter(map(abs, nonzero)).items(), reverse=True):
+            kept = binomial_table_variates(rng, count, 0.5, permutations)
+            sums = [s + value * (2 * k - count) for s, k in zip(sums, kept)]
+        hits = sum(abs(s) >= observed for s in sums)
+    else:
+        low = min(diffs)
+        shifted = [d - low for d in diffs]              # >= 0, so digit planes are bit masks
+        planes = [int(bytes(48 + (d >> bit & 1) for d in reversed(shifted)), 2)
+                  for bit in range(max(shifted).bit_length())]
+        total, hits = sum(diffs), 0
+        for done in range(1, permutations + 1):
+            keep = rng.getrandbits(len(diffs))
+            kept = sum((keep & plane).bit_count() << bit for bit, plane in enumerate(planes))
+            kept += low * keep.bit_count()
+            hits += abs(2 * kept - total) >= observed
+            if progress is not None and done % 1024 == 0:
+                progress(done, permutations)
     return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
 
 
