@@ -3894,21 +3894,16 @@ def write_scores_csv(path: str, scores: Scores) -> None:
 
 # === Resampling engines ===
 #
-# How the engine is fast and still exact.  ``randrange(n)`` takes one 32-bit
-# Mersenne Twister word, keeps its top k = n.bit_length() bits and rejects
-# values >= n (taking the next word).  ``rng.getrandbits(32*m)`` returns the
-# next m words of the same stream, the first in the lowest bits.  The engine
-# asks for exactly as many words as draws are still missing -- every one of
-# them the naive loop would consume too -- so the generator ends where the
-# naive loop leaves it.  The words become bytes; the top byte of each word is
-# sliced out at C speed (``data[3::4]``) and mapped by ``bytes.translate`` to
-# the drawn item's *code*, rejected words deleted in the same call.  Items with
-# equal scores share a code, and a code is a byte whose popcount is the score
-# (in base-8 digit planes for larger integers), so a resample's sum is one
-# ``int.from_bytes(codes).bit_count()`` per plane.  When k > 8 the next byte
-# carries the low k-8 index bits; big integers, used as vectors of bytes, merge
-# the two lookups.  Real scores with more than _MAX_CODES distinct values use
-# bulk index arithmetic on the same draws.
+# How the engine is fast and still exact.  ``randrange(n)`` takes one 32-bit Mersenne
+# Twister word, keeps its top k = n.bit_length() bits and rejects values >= n;
+# ``rng.getrandbits(32*m)`` returns the next m words, the first lowest.  Asking for as
+# many words as draws are missing (each one the naive loop would consume too) leaves the
+# generator where the naive loop does.  Each word's top byte (``data[3::4]``) is mapped by
+# ``bytes.translate`` to the drawn item's *code*, rejected words deleted in the same call;
+# a code is a byte whose popcount is the score (base-8 digit planes for larger integers),
+# so a resample's sum is one ``int.from_bytes(codes).bit_count()`` per plane.  When k > 8
+# the next byte carries the low index bits (big integers as vectors of bytes merge the
+# lookups); more than _MAX_CODES distinct scores use bulk index arithmetic instead.
 
 @functools.lru_cache(maxsize=64)
 def _lanes(pattern: bytes, m: int) -> int:
@@ -3949,8 +3944,7 @@ class _Lookup:
             if self.kind == "index":
                 n = self.n
                 return [i for i in index if i < n]
-            looked = _gather(self.codes, index)
-            return looked.translate(None, self.delete)
+            return _gather(self.codes, index).translate(None, self.delete)
         data = words.to_bytes(4 * m, "little")
         top = data[3::4]
         if self.kind == "byte":
@@ -4004,8 +3998,7 @@ def _lookup(n: int, codes: bytes | None) -> _Lookup:
 
 
 def _draw_parts(rng: random.Random, lookup: _Lookup, count: int):
-    """Yield the codes (or indices) of *count* accepted draws, a chunk at a time,
-    consuming rng exactly as ``[rng.randrange(n) for _ in range(count)]`` would."""
+    """The codes (or indices) of *count* accepted draws, in chunks, using rng as randrange(n)."""
     missing = count
     getrandbits = rng.getrandbits
     while missing:
@@ -4034,10 +4027,8 @@ def _planes(values, base: int) -> list:
 
 @dataclass(frozen=True)
 class _SumPlan:
-    """How resample sums of some integer columns over n units are read off the draws:
-    the per-unit codes (None: too many distinct rows, use indices), per column its base and,
-    per digit plane, the translate table from code to plane byte (None when the codes
-    already are the plane bytes), and the word-to-code lookup."""
+    """How resample sums of integer columns are read off the draws: unit codes (None: use
+    indices), per column its base and per plane a code-to-byte table (None: codes are it)."""
 
     n: int
     columns: tuple
@@ -4082,8 +4073,7 @@ class _SumPlan:
         return totals
 
 
-def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None,
-                  progress=None) -> list:
+def resample_sums(rng: random.Random, columns, rounds: int, *, strata=None, progress=None) -> list:
     """Bootstrap sums: round r resamples the n units and sums ``columns[r % len(columns)]``.
     Each column holds n integers (per item or cluster); each resample draws as
     ``[rng.randrange(n) for _ in range(n)]`` does and leaves rng where that loop would.
@@ -4173,23 +4163,17 @@ def resample_each(rng: random.Random, columns, rounds: int, progress=None) -> li
 
 # --- The counts engine: multinomial cells instead of items ---
 #
-# For 0/1 scores a resample's accuracy gap depends only on how many of the n
-# draws land in each cell of the 2x2 table, and those counts are multinomial.
-# The counts engine draws them directly, at a cost that does not grow with n
-# (beyond a table of about 17 standard deviations), with its own binomial
-# samplers built on rng.random(): inversion of a table of exact probabilities
-# for batches with fixed parameters, BTRD (Hormann 1993) or sequential
-# inversion (n*p < 10) otherwise.  So a seed gives the same numbers on every
-# Python from 3.10 (``random.binomialvariate`` only exists from 3.12).  It
-# draws from the same distribution as the per-item engine, not the same stream.
+# For 0/1 scores a resample depends only on the multinomial counts of the 2x2 cells,
+# drawn directly at a cost that does not grow with n, by the module's own binomial
+# samplers on rng.random() (the same numbers on every Python from 3.10): the per-item
+# engine's distribution, not its stream.
 
 def _counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
-    """Resampled (B-only minus A-only) counts D of n draws from the observed cells, whose
-    generating function is ``(a/z + b + c*z)**n`` (a, b, c: A-only, agreeing, B-only
-    shares).  When ``b*b >= 4*a*c`` (as on any real eval) ``a + b*z + c*z*z`` factors over
-    the reals, so ``D + n`` is ``Binomial(n, p1) + Binomial(n, p2)``: two table draws.
-    Otherwise D comes from the discordant total M ~ Binomial(n, a+c) and the B-only count
-    given M, Binomial(M, c/(a+c))."""
+    """Resampled (B-only minus A-only) counts D of n draws from the cells, generating function
+    ``(a/z + b + c*z)**n`` (a, b, c: A-only, agreeing, B-only shares).  When ``b*b >= 4*a*c``
+    (any real eval) ``a + b*z + c*z*z`` factors over the reals: ``D + n`` is ``Binomial(n, p1)
+    + Binomial(n, p2)``, two table draws.  Else D comes from the discordant total
+    M ~ Binomial(n, a+c) and the B-only count given M, Binomial(M, c/(a+c))."""
     n, agree = cells.n, cells.both + cells.neither
     if cells.a_only == 0 or cells.b_only == 0:       # D is one binomial count (or 0)
         hits = binomial_table_variates(rng, n, (cells.b_only or cells.a_only) / n, resamples)
@@ -4210,18 +4194,15 @@ def _counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
 def _value_counts_sums(rng, column, resamples: int) -> list:
     """Resampled sums of an integer column with few distinct values: one multinomial draw
     of the values' counts per resample (conditional binomials, most frequent value first)."""
-    n = len(column)
+    mass = len(column)
     tally = sorted(collections.Counter(column).items(), key=lambda kv: -kv[1])
-    totals = [0] * resamples
-    left = [n] * resamples
-    mass = n
+    totals, left = [0] * resamples, [mass] * resamples
     for value, count in tally[:-1]:
-        p = count / mass
-        drawn = binomial_variates(rng, left, p)
+        drawn = binomial_variates(rng, left, count / mass)
         totals = [t + value * d for t, d in zip(totals, drawn)]
         left = [l - d for l, d in zip(left, drawn)]
         mass -= count
-    last = tally[-1][0]
+    last = tally[-1][0]                                 # the rest land on the last value
     return [t + last * l for t, l in zip(totals, left)]
 
 
@@ -4233,10 +4214,9 @@ def _distinct_values(scores: Scores) -> int:
 
 # === Intervals ===
 #
-# Percentile, basic and BCa intervals of a resampled distribution, the exact
-# bootstrap (B = infinity) of 0/1 items, score intervals that need no
-# resampling, and the Monte Carlo advice.  bootstrap() consumes the stream
-# once per resample; everything else here is pure.
+# Percentile, basic and BCa intervals of a resampled distribution, the exact bootstrap
+# (B = infinity) of 0/1 items, score intervals that need no resampling, and the Monte
+# Carlo advice.  bootstrap() consumes the stream once per resample; the rest is pure.
 
 # --- Monte Carlo advice: how many resamples fix the printed digit ---
 
@@ -4276,8 +4256,7 @@ def _mc_advice(analysis) -> _Advice | None:
     to seed (an end's sd falls like 1/sqrt(B)); None when it does not or the ends are exact."""
     if analysis.exact is not None or analysis.method != "bootstrap":
         return None
-    errors = analysis.errors
-    worst = max(errors["paired"] + errors["unpaired"])
+    worst = max(analysis.errors["paired"] + analysis.errors["unpaired"])
     step = Fraction(1, 1000)                  # the last digit printed: 0.1 pts, or 0.001
     if worst <= step:
         return None
@@ -4301,11 +4280,9 @@ def _mc_advice(analysis) -> _Advice | None:
 _HOLDING_DRAWS = 4 * 10 ** 7    # item draws spent, at most, to hold the printed ends (~1 s)
 
 
-def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: int,
-                       n: int) -> int:
+def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: int, n: int) -> int:
     """The resamples that hold the gap ends at each of *levels* within half their last digit
-    (or a lattice step), as ``_mc_advice`` counts, if _HOLDING_DRAWS draws reach it; else
-    *resamples*."""
+    (or a lattice step), if _HOLDING_DRAWS draws reach it; else *resamples*."""
     _, _, rules, _, jackknives = made
     step, needed = Fraction(1, 1000), resamples     # the last digit printed: 0.1 pts, 0.001
     for name, level in itertools.product(("paired", "unpaired"), levels):
@@ -4361,17 +4338,13 @@ def _jackknife(groups: dict, which: str, scale: int = 1) -> dict:
     items = sum(size * count for (_, _, size), count in groups.items())
     values = collections.Counter()
     for (a, b, size), count in groups.items():
-        left = items - size
-        if which == "a":
-            values[Fraction(total_a - a, left * scale)] += count
-        elif which == "b":
-            values[Fraction(total_b - b, left * scale)] += count
-        elif which == "paired":
-            values[Fraction(total_b - b - total_a + a, left * scale)] += count
+        rest_a = Fraction(total_a - a, (items - size) * scale)       # the means without it
+        rest_b = Fraction(total_b - b, (items - size) * scale)
+        if which == "unpaired":
+            values[Fraction(total_b, items * scale) - rest_a] += count
+            values[rest_b - Fraction(total_a, items * scale)] += count
         else:
-            mean_a, mean_b = Fraction(total_a, items * scale), Fraction(total_b, items * scale)
-            values[mean_b - Fraction(total_a - a, left * scale)] += count
-            values[Fraction(total_b - b, left * scale) - mean_a] += count
+            values[{"a": rest_a, "b": rest_b, "paired": rest_b - rest_a}[which]] += count
     return dict(values)
 
 
@@ -4550,8 +4523,7 @@ class _Lattice(_Rules):
 # 2**-54 of the mass each) are left out; an end is the percentile rule's limit.
 
 def _hits_cdf(n: int, hits: int) -> tuple:
-    """(lo, cdf) of a resampled count of correct items, Binomial(n, hits/n): the
-    sampler's table, or a point mass when every item or none is correct."""
+    """(lo, cdf) of Binomial(n, hits/n): the sampler's table, or a point mass at 0 or n."""
     return _binomial_cdf_table(n, hits / n) if 0 < hits < n else (hits, [1.0])
 
 
@@ -4747,8 +4719,7 @@ def exact_intervals(cells: Cells, confidence) -> dict:
     return {name: dist.interval(confidence) for name, dist in exact_distributions(cells).items()}
 
 
-def _resampled_means(rng, units: Units, columns, rounds: int, scale: int, progress=None
-                     ) -> tuple:
+def _resampled_means(rng, units: Units, columns, rounds: int, scale: int, progress=None) -> tuple:
     """``(means, denominator)``: round r's resampled mean is ``means[r] / denominator``.
     For clusters of unequal size (a ratio) each unit carries ``value + big * size``, so one
     sum gives numerator and item count (``big`` exceeds any numerator): Fractions over 1."""
@@ -4796,15 +4767,13 @@ def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str
                             for column in (*scores.ints, scores.units.diff))
         sums = {"a": a(), "b": b(), "paired": paired()}
         sums["unpaired"] = [y - x for x, y in zip(a(), b())]      # fresh resamples of A, B
-        return {key: Distribution.of(value, scores.n * scores.scale)
-                for key, value in sums.items()}
+        return {key: Distribution.of(value, scores.n * scores.scale) for key, value in sums.items()}
     units, scale = scores.units, scores.scale
     steps = _steps(progress, [resamples, resamples, resamples, 2 * resamples])
     dists = {}
     for key, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
-        means, denominator = _resampled_means(rng, units, (column,), resamples, scale,
-                                              next(steps))
-        dists[key] = Distribution.of(means, denominator)
+        dists[key] = Distribution.of(*_resampled_means(rng, units, (column,), resamples, scale,
+                                                       next(steps)))
     both, denominator = _resampled_means(rng, units, (units.a, units.b), 2 * resamples, scale,
                                          next(steps))
     dists["unpaired"] = Distribution.of([b - a for a, b in zip(both[0::2], both[1::2])],
@@ -4814,8 +4783,7 @@ def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str
 
 def paired_distribution(rng: random.Random, data, resamples: int, engine: str = "stream"
                         ) -> Distribution:
-    """The paired bootstrap distribution alone (the coverage loop's): *data* is
-    Scores for the stream engine, Cells for the counts engine."""
+    """The paired distribution alone (coverage): of Scores (stream) or Cells (counts)."""
     if engine == "counts":
         return Distribution.of(_counts_paired_sums(rng, data, resamples), data.n)
     units = data.units
@@ -4824,17 +4792,13 @@ def paired_distribution(rng: random.Random, data, resamples: int, engine: str = 
 
 # --- The saddlepoint approximation to the bootstrap (real scores, clusters, strata) ---
 #
-# A bootstrap mean is a sum of n draws from the units' values, so its cumulant
-# generating function is known exactly: K(s) = sum over strata of n_h log(mean_h
-# exp(s z)).  Lugannani and Rice's formula turns K into tail probabilities whose
-# relative error falls like n**-1.5 (Daniels 1987 for the lattice correction;
-# Davison and Hinkley 1988 for the bootstrap): no resampling, no Monte Carlo error,
-# a cost set by the number of distinct unit values.  It needs many units, none of
-# which moves the sum by much on its own; where that fails the Monte Carlo
-# bootstrap is used and the report says which.  A ratio (clusters of unequal size)
-# is handled exactly for one system and for the paired gap -- P(sum y*/sum m* <= t)
-# is P(sum (y - t m)* <= 0) -- and through its linear approximation for the
-# unpaired gap (Davison and Hinkley 1997, section 2.7).
+# A bootstrap mean's cumulant generating function is known exactly, K(s) = sum over
+# strata of n_h log(mean_h exp(s z)); Lugannani and Rice's formula turns it into tails
+# with relative error like n**-1.5 (Daniels 1987 for the lattice correction; Davison and
+# Hinkley 1988 for the bootstrap), given many units none of which moves the sum much.  A
+# ratio (clusters of unequal size) is exact for one system and the paired gap, as
+# P(sum (y - t m)* <= 0), and linearized for the unpaired gap (Davison and Hinkley 1997,
+# section 2.7).
 
 _SADDLEPOINT_UNITS = 1000        # from this many units the saddlepoint is used
 _SADDLEPOINT_SMOOTH_UNITS = 50   # ... or from this many, when no value holds 20% of them
@@ -4844,8 +4808,7 @@ _SADDLEPOINT_REACH = 3           # no unit may move the sum by more than sd/3 on
 
 @dataclass(frozen=True)
 class _Stratum:
-    """One stratum's distinct unit values (floats, centred on their mean) with their
-    counts, the mean itself, and the number of draws a resample makes from it."""
+    """One stratum's distinct unit values (centred), their counts, mean and draws."""
 
     values: tuple
     counts: tuple
@@ -4871,8 +4834,7 @@ class _Stratum:
 
 
 def _stratum_cgf(stratum: _Stratum, s: float) -> tuple:
-    """``(K, K', K'')`` of the sum of this stratum's draws at s (exponents shifted by their
-    largest, so no exp overflows; exactly rounded sums, the same on every Python)."""
+    """``(K, K', K'')`` of this stratum's resampled sum (no exp overflows; exact sums)."""
     top = s * (stratum.high if s > 0 else stratum.low)
     weights = list(map(operator.mul, stratum.counts,
                        map(math.exp, [s * v - top for v in stratum.values])))
@@ -4885,8 +4847,7 @@ def _stratum_cgf(stratum: _Stratum, s: float) -> tuple:
 
 
 def _root(parts, target: float, guess: float, spread: float) -> float:
-    """The saddle point s with K'(s) = target: Newton's method (K'' is the slope), within a
-    bracket that Illinois takes over if Newton strays."""
+    """The saddle point s with K'(s) = target: Newton's method, Illinois if it strays."""
     s = guess
     for _ in range(30):
         _, k1, k2 = _cgf(parts, s)
@@ -4902,14 +4863,12 @@ def _root(parts, target: float, guess: float, spread: float) -> float:
 def _cgf(parts, s: float) -> tuple:
     """``(K, K', K'')`` of a signed sum of independent resampled sums: *parts* holds
     ``(sign, strata)`` -- B's sum minus A's for the unpaired gap."""
-    total = [0.0, 0.0, 0.0]
+    k = k1 = k2 = 0.0
     for sign, strata in parts:
         for stratum in strata:
-            k, k1, k2 = _stratum_cgf(stratum, sign * s)
-            total[0] += k
-            total[1] += sign * k1
-            total[2] += k2
-    return tuple(total)
+            part, part1, part2 = _stratum_cgf(stratum, sign * s)
+            k, k1, k2 = k + part, k1 + sign * part1, k2 + part2
+    return k, k1, k2
 
 
 def _lugannani_rice(parts, s: float, span: float) -> tuple:
@@ -4935,8 +4894,7 @@ def _lugannani_rice(parts, s: float, span: float) -> tuple:
 
 
 def _solve(f, target: float, guess: float, scale: float) -> float:
-    """The s with f(s) = target, f increasing: a bracket grown from the guess, then the
-    Illinois method (a safeguarded secant)."""
+    """The s with f(s) = target, f increasing: a bracket, then Illinois (a safe secant)."""
     low, high = guess - scale, guess + scale
     f_low, f_high = f(low) - target, f(high) - target
     while f_low > 0:
@@ -4965,12 +4923,25 @@ def _solve(f, target: float, guess: float, scale: float) -> float:
     return (low + high) / 2
 
 
+def _newton(f, level: float, guess: float, width: float, passes: int) -> float:
+    """The value where a probability reaches *level*: ``f(t)`` gives (value, probability,
+    slope); Newton steps of at most *width* from *guess*, Illinois (``_solve``) if they stray."""
+    t = guess
+    for _ in range(passes):
+        value, p, slope = f(t)
+        if abs(level - p) < 1e-12 * max(1.0, min(level, 1 - level) * 1e3):
+            return value
+        if slope <= 0:
+            break
+        t += max(-width, min(width, (level - p) / slope))
+    return f(_solve(lambda t: f(t)[1], level, guess, width))[0]
+
+
 @dataclass(frozen=True)
 class _Saddlepoint(_Rules):
-    """The saddlepoint approximation to a bootstrap distribution of a mean: statistic
-    ``S / denominator``, S the signed sum of the parts' resampled unit values, which lie
-    on a lattice ``base + span*k`` (span 0: no lattice).  With ``sizes`` (clusters of
-    unequal size) the statistic is the ratio ``sum y* / (scale * sum m*)`` instead."""
+    """The saddlepoint approximation to a bootstrap mean ``S / denominator``, S the parts'
+    signed resampled sum, on the lattice ``base + span*k`` (span 0: none); with ``ratio``
+    (clusters of unequal size) the ratio ``sum y* / (scale * sum m*)`` instead."""
 
     parts: tuple
     denominator: int
@@ -4989,32 +4960,22 @@ class _Saddlepoint(_Rules):
 
     @property
     def grid(self) -> Fraction | None:
-        return Fraction(self.span, self.denominator) if self.span and self.ratio is None \
-            else None
-
-    def _sum_at(self, level: float) -> float:
-        """The point x (in units of S) where P(S < x) reaches the level: Newton's method on
-        the saddle point s (dP/ds is about phi(w) sqrt(K''(s))), three or four passes over
-        the values; a bracketing search if it does not settle."""
-        z = NormalDist().inv_cdf(min(max(level, 1e-15), 1 - 1e-15))
-        s = z / self.spread
-        for _ in range(8):
-            x, p, slope = _lugannani_rice(self.parts, s, self.span)
-            if abs(level - p) < 1e-12 * max(1.0, min(level, 1 - level) * 1e3):
-                return x
-            if slope <= 0:
-                break
-            s += max(-1 / self.spread, min(1 / self.spread, (level - p) / slope))
-        s = _solve(lambda s: _lugannani_rice(self.parts, s, self.span)[1], level,
-                   z / self.spread, 1 / self.spread)
-        return _lugannani_rice(self.parts, s, self.span)[0]
+        return Fraction(self.span, self.denominator) if self.span and self.ratio is None else None
 
     def quantile(self, level) -> Fraction:
-        """The smallest lattice value whose P(S <= x) exceeds the level (the value nearest
-        that point for a ratio or a continuous sum)."""
-        if self.ratio is not None:
-            return self._ratio_quantile(float(level))
-        x = self._sum_at(float(level))
+        """The smallest lattice value whose P(S <= x) exceeds the level (off a lattice: x, the
+        point where P(S < x) reaches it, by Newton's method on the saddle point s)."""
+        level = float(level)
+        if self.ratio is not None:                  # Newton's method in t
+            pairs, scale, items = self.ratio
+            centre = math.fsum(y * c for units, counts in pairs
+                               for (y, _), c in zip(units, counts)) / (scale * items)
+            width = self.spread / (scale * items)
+            return Fraction(_newton(lambda t: (t, *self._ratio_cdf(t, slope=True)), level,
+                                    centre + NormalDist().inv_cdf(level) * width, width, 12))
+        z = NormalDist().inv_cdf(min(max(level, 1e-15), 1 - 1e-15))
+        x = _newton(lambda s: _lugannani_rice(self.parts, s, self.span), level, z / self.spread,
+                    1 / self.spread, 8)
         if not self.span:
             return self.offset + Fraction(x) / self.denominator
         k = math.floor((x - self.span / 2 - self.base) / self.span) + 1
@@ -5041,8 +5002,7 @@ class _Saddlepoint(_Rules):
     # --- a ratio: P(sum y* / (scale * sum m*) <= t) = P(sum (y - t scale m)* <= 0) ---
 
     def _ratio_cdf(self, t: float, slope: bool = False):
-        """P(ratio < t); with *slope* also dP/dt, about the saddlepoint density of the sum
-        at 0 times scale * (items), the expected resampled item count."""
+        """P(ratio < t); with *slope* also dP/dt (the sum's density at 0 times scale*items)."""
         pairs, scale, items = self.ratio
         shift = t * scale
         parts = ((1, tuple(_Stratum.weighted([y - shift * m for y, m in units], counts)
@@ -5055,26 +5015,9 @@ class _Saddlepoint(_Rules):
             return p
         return p, ds / max(_cgf(parts, s)[2], 1e-300) * scale * items
 
-    def _ratio_quantile(self, level: float) -> Fraction:
-        """Newton's method in t (three or four evaluations), Illinois if it strays."""
-        pairs, scale, items = self.ratio
-        centre = math.fsum(y * c for units, counts in pairs for (y, _), c in zip(units, counts)) \
-            / (scale * items)
-        width = self.spread / (scale * items)
-        t = guess = centre + NormalDist().inv_cdf(level) * width
-        for _ in range(12):
-            p, slope = self._ratio_cdf(t, slope=True)
-            if abs(level - p) < 1e-12 * max(1.0, min(level, 1 - level) * 1e3):
-                return Fraction(t)
-            if slope <= 0:
-                break
-            t += max(-width, min(width, (level - p) / slope))
-        return Fraction(_solve(self._ratio_cdf, level, guess, width))
-
 
 def _saddlepoint_fits(columns, strata) -> bool:
-    """Is the saddlepoint approximation safe for these unit columns: enough units, smooth
-    enough values, and no unit that moves the sum by more than a third of its sd?"""
+    """Enough units, smooth enough values, and none moving a sum by a third of its sd?"""
     count = len(columns[0])
     if count < _SADDLEPOINT_SMOOTH_UNITS:
         return False
@@ -5092,8 +5035,7 @@ def _saddlepoint_fits(columns, strata) -> bool:
 
 
 def _lattice_of(column, groups) -> tuple:
-    """``(base, span)`` of the lattice a resampled sum of this integer column lies on (a
-    signed sum of columns: the signed sum of their bases, the gcd of their spans)."""
+    """``(base, span)`` of the lattice a resampled sum of this integer column lies on."""
     base, span = 0, 0
     for units in groups:
         first = column[units[0]]
@@ -5204,8 +5146,7 @@ def newcombe_paired(cells: Cells, confidence) -> Interval:
     return _clamp(newcombe_unpaired(cells.a, cells.b, n, confidence, psi), -1, 1)
 
 
-def newcombe_unpaired(hits_a: int, hits_b: int, n: int, confidence, psi: float = 0.0
-                      ) -> Interval:
+def newcombe_unpaired(hits_a: int, hits_b: int, n: int, confidence, psi: float = 0.0) -> Interval:
     """Newcombe's hybrid score ("square-and-add" Wilson) interval for B - A of two
     independent proportions: method 10 of R. G. Newcombe, "Interval estimation for
     the difference between independent proportions", Statistics in Medicine 17
@@ -5241,10 +5182,9 @@ def _interval_by(dist, confidence, rule: str, estimate=None, jack=None) -> tuple
 
 def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
                    scale: int = 1, cells: Cells | None = None, proportions: bool = True) -> dict:
-    """The paired gap's interval by each rule in *rules* ({rule: Interval}): where BCa is
-    undefined the percentile one stands in (a _FellBack), as analyze() shows it; None for
-    score without a 2x2 table.  Draws nothing: the coverage loop and calibration measure
-    every rule on the same replays this way, and so what a comparison would print."""
+    """The paired gap's interval by each rule in *rules*, as analyze() shows it (a _FellBack
+    where BCa is undefined; None for score without a 2x2 table).  Draws nothing: coverage
+    and calibration measure every rule on the same replays."""
     out = {}
     for rule in rules:
         if rule == "score":
@@ -5260,9 +5200,8 @@ def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
 
 # === Paired tests ===
 #
-# Exact McNemar, the paired sign-flip permutation test (exact enumeration when
-# small, else PERMUTATIONS random flips drawn after the intervals), and the
-# Holm and Bonferroni adjustments.
+# Exact McNemar, the paired sign-flip permutation test (exact when small, else
+# PERMUTATIONS random flips drawn after the intervals), and the p-value adjustments.
 
 @dataclass(frozen=True)
 class McNemar:
@@ -5328,11 +5267,9 @@ def _signed_sums(values) -> list:
 
 
 def _sign_flip_saddlepoint(nonzero, observed: int) -> PermutationTest:
-    """The sign-flip test's two-sided p by the saddlepoint approximation of its randomization
-    distribution (Robinson, "Saddlepoint approximations for permutation tests and
-    confidence intervals", JRSS B 44, 1982): T = sum of e_i d_i with e_i = +-1, so
-    ``K(s) = sum log cosh(s d_i)``; T lies on a lattice of span 2 gcd(d), whence Daniels'
-    continuity correction; p = 2 P(T >= |observed|)."""
+    """The sign-flip p by Robinson's saddlepoint approximation ("Saddlepoint approximations
+    for permutation tests and confidence intervals", JRSS B 44, 1982): T = sum of +-d_i,
+    ``K(s) = sum log cosh(s d_i)``, Daniels' correction for T's lattice of span 2 gcd(d)."""
     tally = collections.Counter(map(abs, nonzero))
     span = 2 * functools.reduce(math.gcd, tally)
     values, counts = tuple(map(float, tally)), tuple(map(float, tally.values()))
@@ -5388,8 +5325,7 @@ def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
         counts += counts << (unit * width)
     low = (total - observed // step) // 2 + 1           # U = 0 .. low - 1 are as extreme
     tail = (counts & ((1 << (low * width)) - 1)) % ((1 << width) - 1)   # their digits' sum
-    return PermutationTest(float(Fraction(2 * tail, 1 << len(units))), True,
-                           2 ** len(units))
+    return PermutationTest(float(Fraction(2 * tail, 1 << len(units))), True, 2 ** len(units))
 
 
 def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *,
