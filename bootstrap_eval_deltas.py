@@ -4171,9 +4171,9 @@ def resample_each(rng: random.Random, columns, rounds: int, progress=None) -> li
 def _counts_paired_sums(rng, cells: Cells, resamples: int) -> list:
     """Resampled (B-only minus A-only) counts D of n draws from the cells, generating function
     ``(a/z + b + c*z)**n`` (a, b, c: A-only, agreeing, B-only shares).  When ``b*b >= 4*a*c``
-    (any real eval) ``a + b*z + c*z*z`` factors over the reals: ``D + n`` is ``Binomial(n, p1)
-    + Binomial(n, p2)``, two table draws.  Else D comes from the discordant total
-    M ~ Binomial(n, a+c) and the B-only count given M, Binomial(M, c/(a+c))."""
+    (any real eval) ``a + b*z + c*z*z`` factors over the reals, so ``D + n`` is
+    ``Binomial(n, p1) + Binomial(n, p2)``: two table draws.  Else D comes from the discordant
+    total M ~ Binomial(n, a+c) and the B-only count given M, Binomial(M, c/(a+c))."""
     n, agree = cells.n, cells.both + cells.neither
     if cells.a_only == 0 or cells.b_only == 0:       # D is one binomial count (or 0)
         hits = binomial_table_variates(rng, n, (cells.b_only or cells.a_only) / n, resamples)
@@ -4327,8 +4327,8 @@ def _bca_levels(share, jackknife, confidence) -> tuple | str:
 def _jackknife(groups: dict, which: str, scale: int = 1) -> dict:
     """Leave-one-unit-out estimates of *which* ("a", "b", "paired"; "unpaired" leaves a unit
     out of A's sample or of B's) as {value: count}, from units grouped as {(a, b, size):
-    count} (``Units.groups``, ``Cells.groups``).  Strata are ignored, the usual
-    approximation for a stratified BCa.
+    count} (``Units.groups``, ``Cells.groups``).  With strata still one unit at a time across
+    all of them, the usual approximation for a stratified BCa.
 
     >>> _jackknife(Cells(1, 1, 0, 2).groups(), "paired")    # gap -1/4 on 4 items
     {Fraction(-1, 3): 3, Fraction(0, 1): 1}
@@ -5306,8 +5306,8 @@ _SIGN_FLIP_LATTICE_WORK = 1 << 35  # bits shifted and added in all (a few tenths
 
 
 def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
-    """The sign-flip test exactly by its generating function: with d_i = |difference| / gcd,
-    the kept sum U has counts ``prod (1 + x**d_i)``, one big integer with (k + 1)-bit digits;
+    """The sign-flip test exactly by its generating function: with d_i = |difference| / gcd and
+    D their sum, the kept sum U has counts ``prod (1 + x**d_i)``, a big integer of k+1-bit digits;
     T = gcd * (2U - D), symmetric, so p = 2 P(U <= (D - |t|) / 2).  None past
     _SIGN_FLIP_LATTICE_BITS (a fine lattice) or _SIGN_FLIP_LATTICE_WORK.
 
