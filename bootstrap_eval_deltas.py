@@ -1122,10 +1122,8 @@ def simulate_scores(rng: random.Random, n_items: int, corr, acc_a, acc_b, progre
     """
     corr = float(corr)
     w = math.sqrt(1 - corr ** 2)
-    za_cut = NormalDist().inv_cdf(float(acc_a))
-    zb_cut = NormalDist().inv_cdf(float(acc_b))
-    gauss = rng.gauss
-    a, b = [], []
+    za_cut, zb_cut = NormalDist().inv_cdf(float(acc_a)), NormalDist().inv_cdf(float(acc_b))
+    gauss, a, b = rng.gauss, [], []
     for i in range(n_items):
         if progress is not None and i & 0xFFFF == 0 and i:
             progress(i, n_items)
@@ -1139,14 +1137,10 @@ def simulate_scores(rng: random.Random, n_items: int, corr, acc_a, acc_b, progre
 
 def simulate_clustered(rng: random.Random, n_items: int, corr, acc_a, acc_b, cluster_size: int,
                        icc) -> Scores:
-    """Items in clusters of *cluster_size* (the last may be smaller): questions about one
-    passage, turns of one conversation.  Every latent part of the listing's model --
-    the shared difficulty d and each system's own noise -- is split into a cluster
-    part and an item part, ``sqrt(icc)*cluster + sqrt(1-icc)*item``: per cluster
-    three ``gauss(0, 1)`` (difficulty, A's noise, B's noise), per item three more.
-    Each part is still N(0, 1), so accuracies and the cells of one item are the
-    listing's; but items of a cluster move together, and so does B - A (a system
-    that is better on one topic is better on all its questions).
+    """Items in clusters of *cluster_size* (the last may be smaller).  Each latent part
+    of the listing (d, each system's noise) is ``sqrt(icc)*cluster + sqrt(1-icc)*item``,
+    still N(0, 1): the listing's accuracies and cells, but a cluster's items (and B - A)
+    move together.  Draws: per cluster d, A's, B's noise; per item three more.
 
     >>> s = simulate_clustered(random.Random(1), 6, 0.6, 0.72, 0.76, 3, 0.5)
     >>> s.clusters
@@ -1154,10 +1148,8 @@ def simulate_clustered(rng: random.Random, n_items: int, corr, acc_a, acc_b, clu
     """
     corr, icc = float(corr), float(icc)
     w, shared, own = math.sqrt(1 - corr ** 2), math.sqrt(icc), math.sqrt(1 - icc)
-    za_cut = NormalDist().inv_cdf(float(acc_a))
-    zb_cut = NormalDist().inv_cdf(float(acc_b))
-    gauss = rng.gauss
-    a, b, clusters = [], [], []
+    za_cut, zb_cut = NormalDist().inv_cdf(float(acc_a)), NormalDist().inv_cdf(float(acc_b))
+    gauss, a, b, clusters = rng.gauss, [], [], []
     for start in range(0, n_items, cluster_size):
         u, v_a, v_b = gauss(0, 1), gauss(0, 1), gauss(0, 1)
         for _ in range(min(cluster_size, n_items - start)):
@@ -1180,34 +1172,24 @@ def _run_shift_sd(run_sd: float, acc: float) -> float:
 
 
 def simulate_runs(rng: random.Random, n_items: int, copula) -> Scores:
-    """Items scored by both systems in several runs (seeds) each.
-
-    The listing's model, with runs: per item a shared difficulty d and each system's
-    own noise u (``gauss(0, 1)`` each: d, u_A, u_B); per system and run a shift rho
-    of its latent threshold (a seed makes a system a little better or worse as a
-    whole) and fresh per-item noise v (sampling), so that
-    ``z = corr*d + w*(sqrt(1-k)*u + sqrt(k)*v)`` with k = ``run_item_noise``, and the
-    item is correct when ``z < cut + rho``.  rho ~ N(0, tau^2) with tau set so that
-    the run-to-run sd of the accuracy is about ``run_sd``, and the cut is
-    ``Phi^-1(acc)*sqrt(1 + tau^2)``, so the expected accuracy over runs is exactly acc
-    and the true gap is acc_B - acc_A.  Draw order: the items' d, u_A, u_B; then A's
-    runs (rho, then v per item), then B's.
+    """Items scored by both systems in several runs (seeds) each: per item d, u_A, u_B;
+    per system and run a threshold shift rho ~ N(0, tau^2) (tau: an accuracy sd of about
+    ``run_sd``) and fresh noise v, ``z = corr*d + w*(sqrt(1-k)*u + sqrt(k)*v)``, k =
+    ``run_item_noise``; correct when ``z < Phi^-1(acc)*sqrt(1 + tau^2) + rho``, so the
+    expected accuracy is exactly acc.  Draws: d, u_A, u_B; A's runs (rho, v), then B's.
     """
-    corr, k = float(copula.corr), float(copula.run_item_noise)
-    w = math.sqrt(1 - corr ** 2)
-    gauss = rng.gauss
+    corr, k, gauss = float(copula.corr), float(copula.run_item_noise), rng.gauss
+    w, own, fresh = math.sqrt(1 - corr ** 2), math.sqrt(1 - k), math.sqrt(k)
     fixed = [(gauss(0, 1), gauss(0, 1), gauss(0, 1)) for _ in range(n_items)]
     systems = []
     for which, acc in ((1, copula.acc_a), (2, copula.acc_b)):
         tau = _run_shift_sd(float(copula.run_sd), float(acc))
         cut = NormalDist().inv_cdf(float(acc)) * math.sqrt(1 + tau * tau)
-        own, fresh = math.sqrt(1 - k), math.sqrt(k)
         runs = []
         for run in range(copula.runs):
             shift = gauss(0, 1) * tau
-            column = tuple(int(corr * item[0] + w * (own * item[which] + fresh * gauss(0, 1))
-                               < cut + shift) for item in fixed)
-            runs.append((run + 1, column))
+            runs.append((run + 1, tuple(int(corr * item[0] + w * (
+                own * item[which] + fresh * gauss(0, 1)) < cut + shift) for item in fixed)))
         systems.append(tuple(runs))
     means = [tuple(map(lambda *v: _run_mean(v), *(c for _, c in runs))) for runs in systems]
     return Scores(means[0], means[1], runs_a=systems[0], runs_b=systems[1])
@@ -1276,16 +1258,11 @@ class Copula:
                 total += math.exp(-d * d / 2) * both
             return total * step / math.sqrt(2 * math.pi)
 
-        step = 0.125
-        estimate = trapezoid(step)
-        while True:
-            step /= 2
+        step, estimate, finer = 0.125, None, trapezoid(0.125)
+        while estimate is None or abs(finer - estimate) >= 1e-13 and step >= 1e-4:
+            step, estimate = step / 2, finer
             finer = trapezoid(step)
-            if abs(finer - estimate) < 1e-13 or step < 1e-4:
-                break
-            estimate = finer
-        both = finer
-        both = min(max(both, 0.0, acc_a + acc_b - 1), acc_a, acc_b)   # a rounding step apart
+        both = min(max(finer, 0.0, acc_a + acc_b - 1), acc_a, acc_b)   # a rounding step apart
         return Cells(both, acc_a - both, acc_b - both, max(0.0, 1 - acc_a - acc_b + both))
 
     def simulate_cells(self, rng: random.Random, n_items: int) -> Cells:
@@ -1323,14 +1300,8 @@ _MAGIC = (                                   # (leading bytes, what the file is)
 
 
 class _CheckedReader(io.RawIOBase):
-    """A raw binary stream that checks and fingerprints every chunk it passes on.
-
-    At C speed per chunk: SHA-256 of the bytes; no NUL byte (a binary file);
-    valid UTF-8 (an incremental decoder, so a character split across chunks
-    is fine); no line longer than MAX_LINE_BYTES (so an endless line such as
-    /dev/zero's cannot grow memory without bound).  Line numbers come from
-    counting newlines in the chunks already passed.
-    """
+    """A raw binary stream that hashes every chunk it passes on and checks it as text
+    (see above); the line limit keeps an endless line (/dev/zero's) from growing memory."""
 
     def __init__(self, raw, path: str, line_limit: int = MAX_LINE_BYTES, progress=None):
         self.raw, self.path, self.line_limit = raw, path, line_limit
@@ -1397,28 +1368,20 @@ class _CheckedReader(io.RawIOBase):
 
 
 class _InputFile:
-    """One input (a path, or ``-`` for stdin) opened for checked reading.
-
-    Use it as a context manager; ``head`` holds the first bytes (for format
-    detection), ``text`` the decoded text stream (a leading byte-order mark
-    dropped, line ends kept as they are), ``finish()`` reads to the end and
-    returns the SHA-256 of the raw bytes.
-    """
+    """One input (a path, or ``-`` for stdin) opened for checked reading, as a context
+    manager: ``head`` its first bytes, ``text`` (set by the reader) the decoded text."""
 
     def __init__(self, path: str, line_limit: int = MAX_LINE_BYTES, progress=None):
-        self.path = "<stdin>" if path == "-" else path
-        self.raw = None
+        self.path, self.owned = "<stdin>" if path == "-" else path, path != "-"
         if path == "-":
             self.raw = getattr(sys.stdin, "buffer", None)
             if self.raw is None or self.raw.closed:
                 raise ToolError("cannot read stdin: it is closed")
-            self.owned = False
         else:
             try:
                 self.raw = open(path, "rb")
             except OSError as err:
                 raise ToolError(f"cannot read {_printable(path)}: {err.strerror}") from None
-            self.owned = True
         self.checked = _CheckedReader(self.raw, _printable(self.path), line_limit, progress)
         self.buffer = io.BufferedReader(self.checked, buffer_size=1 << 16)
         try:
@@ -1435,7 +1398,7 @@ class _InputFile:
         self.close()
 
     def close(self) -> None:
-        if self.owned and self.raw is not None:
+        if self.owned:
             self.raw.close()
             self.owned = False
 
@@ -1554,12 +1517,8 @@ _ABSENT = _Missing()
 
 
 def _lookup_key(record: dict, key: str, where: str = ""):
-    """A JSON field by name, or by dotted path into nested objects (``metrics.acc``).
-
-    Returns _ABSENT when there is none.  A key repeated in one object, or a
-    dotted name that is both a key and a nested path, is ambiguous: refused,
-    but only when the comparison uses it.
-    """
+    """A JSON field by name or dotted path (``metrics.acc``), else _ABSENT; a repeated key,
+    or a name both a key and a path, is refused only when the comparison uses it."""
     nested = record
     for part in key.split("."):
         if not isinstance(nested, dict) or part not in nested:
@@ -1599,9 +1558,8 @@ def _where(where) -> str:
 
 
 def parse_score(value, where=""):
-    """An exact score from a cell's text or a JSON value: 0/1 (also true/false) or a finite
-    real, read exactly from its decimal digits; MISSING for an empty cell or null.
-    *where* (text, or a function returning it) names the place in an error.
+    """An exact score from a cell's text or a JSON value: 0/1, true/false or a finite real;
+    MISSING for an empty cell or null.  *where* (text, or a function) names the place.
 
     >>> parse_score("0.75"), parse_score("true"), parse_score("2e-1"), parse_score(" ")
     (Fraction(3, 4), 1, Fraction(1, 5), MISSING)
@@ -1653,10 +1611,8 @@ def _json_default(value):
 
 
 def _item_id(value):
-    """An item id, the same whatever wrote it: "17", 17, " 17", 17.0 and "17.0" are one item
-    (pandas writes integer ids as floats once a column holds a NaN); an int also halves
-    the memory a million ids take.  Other numbers become their exact decimal text, any
-    other text stays text; a JSON list or object becomes its canonical JSON text.
+    """An item id, the same whatever wrote it: "17", 17, " 17", 17.0 and "17.0" are one (pandas
+    writes int ids as floats once a column holds a NaN); other values as exact text.
 
     >>> _item_id("17"), _item_id(Fraction(17)), _item_id("17.0"), _item_id(Fraction(3, 2))
     (17, 17, 17, '1.5')
