@@ -1646,9 +1646,8 @@ def _item_id(value):
 
 @dataclass(frozen=True)
 class _Fields:
-    """What a reader takes from each row: score columns (or JSON keys, dotted for nested
-    ones), the id column(s) -- a name, several for a composite id, () for row numbers,
-    None for ``item`` when the file has it -- and label columns read like ids."""
+    """What a reader takes from each row: score columns (or dotted JSON keys), the id
+    column(s) (() row numbers, None ``item`` if the file has it), label columns."""
 
     scores: tuple | None         # None: every column but the ids and labels (a leaderboard)
     ids: tuple | None = None
@@ -1656,22 +1655,19 @@ class _Fields:
     table: bool = False          # one file with several systems: a harness log is refused
 
     def resolve(self, available, has) -> tuple:
-        """``(fields, id keys, keys used)``: the id columns -- the named ones, or ``item``
-        when the file has it (*has*) and none is named -- and the scores named: all that
-        *available* holds but the ids and labels, when none were."""
+        """``(fields, id keys, keys used)``, the scores (if none are named) all that
+        *available* holds but the ids and labels; *has* says if the file has ``item``."""
         id_keys = (("item",) if has("item") else ()) if self.ids is None else self.ids
-        fields = self if self.scores is not None else dataclasses.replace(
-            self, scores=self._every_other(available, id_keys))
+        fields = self
+        if self.scores is None:
+            chosen = tuple(key for key in available if key not in id_keys + self.labels)
+            if any(not str(key).strip() for key in chosen):
+                raise ToolError(f"a column has no name; name it, or list the systems with "
+                                f"{_opt('systems')}")
+            if not chosen:
+                raise ToolError("the file has no column besides the ids and labels to rank")
+            fields = dataclasses.replace(self, scores=chosen)
         return fields, id_keys, id_keys + tuple(fields.scores) + tuple(fields.labels)
-
-    def _every_other(self, available, id_keys) -> tuple:
-        chosen = tuple(key for key in available if key not in id_keys and key not in self.labels)
-        if any(not str(key).strip() for key in chosen):
-            raise ToolError(f"a column has no name; name it, or list the systems with "
-                            f"{_opt('systems')}")
-        if not chosen:
-            raise ToolError("the file has no column besides the ids and labels to rank")
-        return chosen
 
 
 @dataclass(frozen=True)
@@ -1691,8 +1687,8 @@ def _sniff_delimiter(path: str, header: str) -> str:
     counts = {d: header.count(d) for d in (",", "\t", ";")}
     best = max(counts.values())
     found = [d for d, c in counts.items() if c == best]
-    if best == 0 and header.strip() in ("null", "true", "false") or \
-            best == 0 and _NUMBER.fullmatch(header.strip()):
+    if best == 0 and (header.strip() in ("null", "true", "false")
+                      or _NUMBER.fullmatch(header.strip())):
         raise ToolError(f"{path} holds the JSON value {_shorten(header.strip())}, not a table "
                         "or a list of records")
     if best == 0:
@@ -1748,44 +1744,30 @@ class _CsvRows:
             raise ToolError(f"{self.path} line {line}: {len(row)} fields, expected {self.width}")
         if self.blank:
             raise ToolError(f"{self.path} line {self.blank}: blank line")
-        values = [_BINARY_TEXT.get(row[p]) for p in self.positions]
-        if any(v is None for v in values):     # not a plain 0/1: parse, or name the place
-            values = [self.seen.get(row[p]) for p in self.positions]
-            if any(v is None for v in values):
-                values = [parse_score(row[p], lambda name=name: f"{self.path} line {line}, "
-                                                              f"column {_printable(name)}")
-                          for p, name in zip(self.positions, self.names)]
-                if len(self.seen) < 1 << 16:
-                    self.seen.update(zip((row[p] for p in self.positions), values))
-        if self.label_positions:
-            values += [_item_id(row[p]) for p in self.label_positions]
-        if self.single is not None:                # the common case: one id column
-            text = row[self.single]
-            item = int(text) if text.isdigit() and len(text) <= MAX_ID_DIGITS and \
-                text.isascii() and (text[0] != "0" or len(text) == 1) else _item_id(text)
-        elif self.id_positions:
-            item = _compose([_item_id(row[p]) for p in self.id_positions])
-        else:
-            item = line
-        return line, item, values
+        values = [self.seen.get(row[p]) for p in self.positions]
+        if any(v is None for v in values):     # a new text: parse it, or name the place
+            values = [parse_score(row[p], lambda name=name: f"{self.path} line {line}, "
+                                                          f"column {_printable(name)}")
+                      for p, name in zip(self.positions, self.names)]
+            if len(self.seen) < 1 << 16:
+                self.seen.update(zip((row[p] for p in self.positions), values))
+        values += [_item_id(row[p]) for p in self.label_positions]
+        if not self.id_positions:
+            return line, line, values
+        return line, _compose([_item_id(row[p]) for p in self.id_positions]), values
 
-    def rows(self, reader):
+    def rows(self, reader, batched: bool):
+        """The rows, or with *batched* clean batches at C speed as ``(BATCH, ids, columns)``
+        (integer ids checked by printing them back); a batch with anything else goes row by
+        row through ``row``, which names the place."""
         try:
-            for row in reader:
-                parsed = self.row(row, reader.line_num)
-                if parsed is not None:
-                    yield parsed
-        except csv.Error as err:
-            raise ToolError(f"{self.path} line {reader.line_num}: {_printable(str(err))}") \
-                from None
-
-    def batches(self, reader):
-        """Batches of clean rows at C speed -- cells mapped through the 0/1 table, integer
-        ids read and checked by printing them back -- as ``(BATCH, ids, columns)``; a batch
-        with anything else (a ragged or blank row, another number, a missing cell, a text
-        id, a blank line before it) goes row by row through ``row``, which names the place."""
-        get = operator.itemgetter(*self.positions)
-        try:
+            if not batched:
+                for row in reader:
+                    parsed = self.row(row, reader.line_num)
+                    if parsed is not None:
+                        yield parsed
+                return
+            get = operator.itemgetter(*self.positions)
             while True:
                 start = reader.line_num
                 batch = list(itertools.islice(reader, _CSV_BATCH))
@@ -1871,10 +1853,9 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
     id_positions = [header.index(name) for name in id_keys]
     state = _CsvRows(path, len(header), positions, fields.scores, label_positions,
                      id_positions)
-    fast = len(id_positions) <= 1 and positions
     return _RowStream("csv", wanted, tuple(header), bool(id_keys),
-                     state.batches(reader) if fast else state.rows(reader),
-                     len(fields.scores) + len(fields.labels))
+                      state.rows(reader, bool(len(id_positions) <= 1 and positions)),
+                      len(fields.scores) + len(fields.labels))
 
 
 def _jsonl_records(f: _InputFile):
@@ -1893,19 +1874,8 @@ def _jsonl_records(f: _InputFile):
         yield f"line {line}", record
 
 
-def _json_document(f: _InputFile):
-    """The one JSON value of a JSON document (an Inspect log, HELM's per-instance stats,
-    a list of records), read whole; the line limit is lifted for it."""
-    f.checked.line_limit = 1 << 62
-    text = f.text.read()
-    if not text.strip():
-        raise ToolError(f"{_printable(f.path)} is empty")
-    return _decode_json(text, _printable(f.path))
-
-
 def _document_records(value, path: str):
-    """``(where, record)`` of a JSON document holding records: a list of objects, or an
-    object with exactly one list of objects among its values."""
+    """``(where, record)`` of a list of objects, or of an object holding exactly one."""
     if isinstance(value, dict):
         lists = [key for key, item in value.items()
                  if isinstance(item, list) and item and isinstance(item[0], dict)]
@@ -1921,22 +1891,6 @@ def _document_records(value, path: str):
         yield f"record {index}", record
 
 
-def _record_generator(records, fields, id_keys, path):
-    for where, record in records:
-        place = f"{path} {where}"
-        values = []
-        for key in fields.scores:
-            value = _lookup_key(record, key, place)
-            values.append(_MISSING if value is _ABSENT else parse_score(
-                value, lambda key=key: f"{place}, key {_printable(key)}"))
-        values += [_item_id(_lookup_key(record, key, place)) for key in fields.labels]
-        if id_keys:
-            item = _compose([_item_id(_lookup_key(record, key, place)) for key in id_keys])
-        else:
-            item = int(where.split()[-1])
-        yield where, item, values
-
-
 def _record_rows(records, fields: _Fields, path: str, fmt: str) -> _RowStream:
     """Rows from JSON records (JSON lines, or a document's list)."""
     records = iter(records)
@@ -1945,9 +1899,22 @@ def _record_rows(records, fields: _Fields, path: str, fmt: str) -> _RowStream:
         raise ToolError(f"{path} has no records")
     fields, id_keys, wanted = fields.resolve(tuple(first[1]),
                                              lambda key: _lookup_key(first[1], key) is not _ABSENT)
-    return _RowStream(fmt, wanted, tuple(_flat_keys(first[1])), bool(id_keys),
-                     _record_generator(itertools.chain([first], records), fields, id_keys,
-                                       path), len(fields.scores) + len(fields.labels))
+
+    def rows():
+        for where, record in itertools.chain([first], records):
+            place = f"{path} {where}"
+            values = []
+            for key in fields.scores:
+                value = _lookup_key(record, key, place)
+                values.append(_MISSING if value is _ABSENT else parse_score(
+                    value, lambda key=key: f"{place}, key {_printable(key)}"))
+            values += [_item_id(_lookup_key(record, key, place)) for key in fields.labels]
+            item = _compose([_item_id(_lookup_key(record, key, place)) for key in id_keys]) \
+                if id_keys else int(where.split()[-1])
+            yield where, item, values
+
+    return _RowStream(fmt, wanted, tuple(_flat_keys(first[1])), bool(id_keys), rows(),
+                      len(fields.scores) + len(fields.labels))
 
 
 # --- Collecting rows: missing and repeated ids, counted or refused ---
@@ -1991,8 +1958,7 @@ def _repeated_ids(ids) -> set:
 
 def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Collected:
     """Keep every complete row; a missing score, id or label, or a repeated id, is an error
-    that counts them and quotes the first few -- unless *on_missing* is "drop": then those
-    rows are left out and counted in the note."""
+    quoting the first few, or with *on_missing* "drop" left out and counted in the note."""
     ids, columns = array.array("q"), [[] for _ in range(width)]
     missing, rows_read = [], 0
     for where, item, values in stream.rows:
@@ -2160,12 +2126,10 @@ _LmEvalClaim = collections.namedtuple("_LmEvalClaim",
                                       "label value samples shots lower aggregation")
 
 
-def _lm_eval_claim(real_path: str | None, task: str, metric: str, filter_name: str):
+def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
     """The _LmEvalClaim of the results file of the same run (beside the samples file, of the
-    same time) for this task, metric and filter; None without one."""
-    match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
-    if match is None:
-        return None
+    same time: *match* of its name) for this task, metric and filter; None without one."""
+    task = match.group(1)
     results = _results_file(os.path.join(os.path.dirname(real_path),
                                          f"results_{match.group(2)}.json"))
     if results is None:
@@ -2216,8 +2180,7 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
         wanted = None                      # this task has one filter: the folder's is another's
     chosen = _choose(list(by_filter), wanted, path, "filter", _opt("filter"))
     match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
-    task = match.group(1) if match else None
-    claimed = task and _lm_eval_claim(real_path, task, metric, chosen)
+    claimed = match and _lm_eval_claim(real_path, match, metric, chosen)
     if claimed and claimed.aggregation not in (None, "mean"):
         raise ToolError(f"{path}: lm-eval aggregates {_printable(metric)} by "
                         f"{_printable(claimed.aggregation)}, not as a mean of per-sample values "
@@ -2234,14 +2197,13 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     note = "; ".join(notes)
     stream = _RowStream("lm-eval", ("doc_id", metric) + fields.labels,
                         tuple(_flat_keys(first[1])), True, rows, 2 + len(fields.labels))
-    return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), task, note,
-                        filters=tuple(by_filter), claimed=claimed)
+    return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), match and match.group(1),
+                        note, filters=tuple(by_filter), claimed=claimed)
 
 
 def _inspect_value(value, place: str):
-    """An Inspect score value as a number, the way Inspect's value_to_float reads it:
-    C 1, P 0.5, I and N 0, yes/true 1, no/false 0, numbers as they are; NaN (an
-    unscored sample) is missing."""
+    """An Inspect score value as a number, as Inspect's value_to_float reads it (C 1, P 0.5,
+    I and N 0, yes/true 1, no/false 0); NaN (an unscored sample) is missing."""
     if isinstance(value, str):
         mapped = _INSPECT_VALUES.get(value, _INSPECT_VALUES.get(value.lower()))
         if mapped is not None:
@@ -2279,9 +2241,8 @@ def _labels_of(record: dict, keys, place: str) -> list:
 
 
 def _reduce_epochs(values, reducer: str, grades=None):
-    """One score from a sample's epochs, by an Inspect reducer (None: not one the tool
-    knows): mean, median, mode, max, min.  The mode is Inspect's: the first of the most
-    common *grades* (the values as logged, so I and N are two grades, though both score 0)."""
+    """One score from a sample's epochs by an Inspect reducer (None: one the tool does not
+    know); the mode is the first most common of *grades*, as logged (I and N differ)."""
     if reducer == "mean":
         return _run_mean(values)
     if reducer == "mode":
@@ -2307,12 +2268,10 @@ def _inspect_headline(log: dict):
 
 
 def _inspect_scorer(samples, wanted, path: str) -> tuple:
-    """``(scorer, key)``: the scorer asked for (``scorer.key`` for a dict value) or the only
-    one; a dict value without a key is refused with its keys and the spelling."""
-    scorers = []
-    for sample in samples:
-        if isinstance(sample.get("scores"), dict):
-            scorers.extend(sample["scores"])
+    """``(scorer, key, scorers)``: the scorer asked for (``scorer.key`` for a dict value) or
+    the only one; a dict value without a key is refused with its keys and the spelling."""
+    scorers = [name for sample in samples if isinstance(sample.get("scores"), dict)
+               for name in sample["scores"]]
     scorer, key = wanted, None
     if wanted is not None and wanted not in scorers and "." in wanted:
         scorer, key = wanted.split(".", 1)
@@ -2330,11 +2289,9 @@ def _inspect_scorer(samples, wanted, path: str) -> tuple:
 
 
 def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFile:
-    """An Inspect AI log (``.json``, or the header and samples of an ``.eval`` archive):
-    ``samples[].scores.<scorer>.value``.  A sample written twice (a journal) counts once;
-    one that ended in an error has no score and is left out (Inspect's metrics leave it
-    out too).  Several epochs are several runs -- or, when the log names another reducer
-    than the mean, one score per sample by that reducer, as Inspect's headline has it."""
+    """An Inspect AI log (``.json``, or an ``.eval``'s header and samples): a journal's later
+    copy of a sample wins; one that ended in an error is left out (as Inspect's metrics do);
+    epochs are runs, or reduced by the log's reducer when it is not the mean."""
     _one_system("an Inspect log", path, fields)
     spec = log.get("eval") if isinstance(log.get("eval"), dict) else {}
     unique = {}
@@ -2384,8 +2341,8 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
 
 
 def _reduced_rows(rows, reducer: str, headline, path: str, grades: dict) -> tuple:
-    """One row per sample, its epochs reduced as the log says (*grades*: each row's value
-    as logged, by (item, epoch)); the note that says so."""
+    """One row per sample, its epochs reduced as the log says (*grades*: values as logged,
+    by (item, epoch)), and the note that says so."""
     by_item = {}
     for where, key, (value, *digest) in rows:         # digest: the input's, then labels
         entry = by_item.setdefault(key[0], [where, [], digest, []])
@@ -2415,7 +2372,7 @@ def _inspect_samples(log: dict, path: str):
 
 def _helm_model(real_path: str | None, run_dir: str) -> str | None:
     """The model named in ``run_spec.json`` beside the stats, else in the run folder's name
-    (``...,model=org_m``), if either names one."""
+    (``...,model=org_m``)."""
     try:
         with _open_regular(os.path.join(os.path.dirname(real_path), "run_spec.json")) as handle:
             spec = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
@@ -2429,9 +2386,8 @@ def _helm_model(real_path: str | None, run_dir: str) -> str | None:
 
 
 def _helm_inputs(real_path: str | None) -> dict:
-    """{instance id: fingerprint of its input text} from the ``instances.json`` helm-run
-    writes beside the stats: read whole, or refused -- a check that cannot read its file
-    would pass every edited input.  Nothing when there is no such file."""
+    """{instance id: fingerprint of its input} from ``instances.json`` beside the stats ({}
+    without one): read whole or refused -- a check that cannot read it passes any edit."""
     path = None if real_path is None else \
         os.path.join(os.path.dirname(real_path), "instances.json")
     if path is None or not os.path.lexists(path):
@@ -2453,8 +2409,7 @@ def _helm_inputs(real_path: str | None) -> dict:
 
 
 def _helm_task(run_dir: str) -> str:
-    """A HELM run's task: its folder's name without the model (``mmlu:subject=anatomy,
-    method=multiple_choice_joint,model=org_m`` -> ``mmlu:subject=anatomy,method=...``).
+    """A HELM run's task: its folder's name without the model.
 
     >>> _helm_task("runs/v1/mmlu:subject=anatomy,model=acme_base-7b")
     'mmlu:subject=anatomy'
@@ -2466,10 +2421,8 @@ def _helm_task(run_dir: str) -> str:
 
 
 def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str):
-    """HELM ``per_instance_stats.json``: per instance and train trial, ``stats`` with
-    ``name: {name, split, perturbation?}`` and ``mean``.  Unperturbed instances of the
-    chosen split (test unless asked; instances with stats of other splits only are left
-    out); each train trial is a run."""
+    """HELM ``per_instance_stats.json``: the unperturbed ``stats`` (``name: {name, split}``,
+    ``mean``) of the chosen split, instances of other splits left out; trials are runs."""
     _one_system("HELM's per-instance stats", path, fields)
     kept, names = [], []
     for where, record in records:
@@ -2518,9 +2471,8 @@ _ZSTD = 93                       # ZIP's method number for Zstandard (Inspect's 
 
 
 def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
-    """Zstandard data, every frame of it, at most *size* + 1 bytes: by ``compression.zstd``
-    (Python 3.14+) or the ``zstandard`` module wherever it is importable (Inspect installs
-    it); neither is ever required."""
+    """Zstandard data, every frame, at most *size* + 1 bytes: by ``compression.zstd`` (3.14+)
+    or the ``zstandard`` module (Inspect installs it), neither required."""
     import importlib                  # optional modules, looked up by name, never required
     try:
         zstd = importlib.import_module("compression.zstd")
@@ -2545,13 +2497,10 @@ def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
 
 
 class _Zip:
-    """A zip archive (an Inspect ``.eval``, an Excel workbook), the one way the tool reads
-    one: a member's name held twice is refused (which one would count?), each member is
-    inflated no further than the size its header declares (zipfile alone inflates up to
-    2 GiB before it checks), and at most MAX_ARCHIVE_BYTES are inflated from the whole
-    archive.  A Zstandard member (method 93) that this Python's zipfile cannot open is
-    read raw from its local header and decompressed here, its CRC checked as zipfile
-    would.  *source* is a path (a regular file) or bytes."""
+    """A zip archive (an Inspect ``.eval``, an Excel workbook) read safely: a name held twice
+    is refused, no member inflates past its declared size (zipfile alone goes to 2 GiB),
+    nor the archive past MAX_ARCHIVE_BYTES; a Zstandard member zipfile cannot open is read
+    raw and CRC-checked here.  *source* is a path (a regular file) or bytes."""
 
     def __init__(self, source, path: str):
         import zipfile
@@ -2677,20 +2626,6 @@ _XLSX_GRID = (1_048_576, 16_384)     # Excel's rows and columns: A1 to XFD104857
 _CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
 
 
-def _xlsx_column(reference: str, default: int, path: str) -> int:
-    """A cell reference's column (0-based), within Excel's grid; *default* without one."""
-    if not reference:
-        return default
-    match = _CELL.fullmatch(reference)
-    column = 0
-    for ch in match.group(1) if match else "":
-        column = column * 26 + ord(ch) - 64
-    if not match or column > _XLSX_GRID[1] or int(match.group(2)) > _XLSX_GRID[0]:
-        raise ToolError(f"{path}: cell reference {_shorten(reference)} is not a cell of an Excel "
-                        "sheet (A1 to XFD1048576)")
-    return column - 1
-
-
 def _xlsx_sheet(archive: _Zip, path: str) -> str:
     """The member of the workbook's first sheet."""
     book = _xml(archive, "xl/workbook.xml", path)
@@ -2709,10 +2644,8 @@ def _xlsx_sheet(archive: _Zip, path: str) -> str:
 
 
 def _xlsx_rows(archive: _Zip, path: str):
-    """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (the
-    sheet is parsed as it is unpacked, each row forgotten once read), numbers exactly as the
-    workbook stores them (its shortest decimal text).  A cell outside Excel's grid, or a
-    shared string the workbook's table does not hold, is refused with the cell named."""
+    """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (each
+    row forgotten once read), numbers as stored (their shortest decimal text)."""
     import xml.etree.ElementTree as ElementTree
     import zipfile
     import zlib
@@ -2745,8 +2678,14 @@ def _xlsx_cells(row, shared, path: str) -> list:
     """One row's cell texts by column (shared strings looked up, booleans as true/false)."""
     cells = {}
     for cell in row.iter(f"{_XLSX}c"):
-        reference = cell.get("r", "")
-        column = _xlsx_column(reference, len(cells), path)
+        reference, column = cell.get("r", ""), len(cells) + 1  # 1-based; no reference: the next
+        if reference:
+            match, column = _CELL.fullmatch(reference), 0
+            for ch in match.group(1) if match else "":
+                column = column * 26 + ord(ch) - 64
+            if not match or column > _XLSX_GRID[1] or int(match.group(2)) > _XLSX_GRID[0]:
+                raise ToolError(f"{path}: cell reference {_shorten(reference)} is not a cell of "
+                                "an Excel sheet (A1 to XFD1048576)")
         kind, value = cell.get("t", "n"), cell.find(f"{_XLSX}v")
         text = value.text or "" if value is not None else ""
         if kind == "s":
@@ -2760,14 +2699,13 @@ def _xlsx_cells(row, shared, path: str) -> list:
             text = "".join(t.text or "" for t in cell.iter(f"{_XLSX}t"))
         elif kind == "b":
             text = "true" if text == "1" else "false"
-        cells[column] = text
+        cells[column - 1] = text
     return [cells.get(i, "") for i in range(max(cells, default=-1) + 1)]
 
 
 def _tsv_lines(header, rows):
-    """Rows of cells as the lines of a tab-separated text, made one at a time as the CSV
-    reader asks, rows of empty cells skipped -- so a sheet of a million rows never sits in
-    memory as text."""
+    """Rows of cells as tab-separated lines, made as the CSV reader asks (a big sheet never
+    sits in memory as text), rows of empty cells skipped."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
     for cells in itertools.chain([header], (cells + [""] * (len(header) - len(cells))
@@ -2867,7 +2805,11 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
                 "filter" in first[1] or "metrics" in first[1]):
             return _lm_eval_file(records, path, _real(f), fields, options.filter)
         return _record_rows(records, fields, path, "jsonl")
-    value = _json_document(f)
+    f.checked.line_limit = 1 << 62          # a JSON document is read whole: no line limit
+    text = f.text.read()
+    if not text.strip():
+        raise ToolError(f"{path} is empty")
+    value = _decode_json(text, path)
     if fmt == "inspect" or fmt == "json" and _is_inspect_log(value):
         if not isinstance(value, dict):
             raise ToolError(f"{path} is not an Inspect log (a JSON object with eval and samples)")
