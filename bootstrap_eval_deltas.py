@@ -2752,12 +2752,12 @@ class Source:
 
 @dataclass(frozen=True)
 class _FileRead:
-    """One file, read: the rows kept, where they came from, and what a harness log said
-    about itself (its model and task).  Harness ids are ``(item, run)`` pairs."""
+    """One file, read: the rows kept, their source, what a harness log said of itself (then
+    ids are ``(item, run)`` pairs)."""
 
     collected: _Collected
     source: Source
-    log: _HarnessFile | None = None     # what a harness log said of itself (status, errors)
+    log: _HarnessFile | None = None
 
     @property
     def harness(self) -> bool:
@@ -2766,10 +2766,8 @@ class _FileRead:
     @property
     def inputs(self) -> dict:
         """{item: fingerprint of its input} (harness logs that record one)."""
-        if not self.harness:
-            return {}
         return {item: digest for (item, _), digest in zip(self.collected.ids,
-                                                          self.collected.columns[1]) if digest}
+                self.collected.columns[1]) if digest} if self.harness else {}
 
 
 def _real(f: _InputFile) -> str | None:
@@ -2851,9 +2849,8 @@ def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOption
 
 
 def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions()) -> _FileRead:
-    """Read the named scores (then labels) of one file, detecting its format from its
-    content: CSV/TSV, JSON lines, a JSON document, an Excel workbook, or a harness log
-    (lm-evaluation-harness samples, an Inspect log, HELM per-instance stats)."""
+    """Read the named scores (then labels) of one file, its format (CSV/TSV, JSON lines or
+    document, Excel, a harness log) detected from its content."""
     with _InputFile(path, progress=options.progress) as f:
         shown = _printable(f.path)
         kind = _binary_kind(f.head)
@@ -2955,9 +2952,8 @@ class _SystemRuns:
 
 @dataclass(frozen=True)
 class _Joined:
-    """Systems' runs joined on their items: the items all of them scored (in order), per
-    system the column of per-item means over its runs, the runs themselves (None when every
-    system has one), the items dropped and the notes that say so."""
+    """Systems' runs joined on the items all scored: per system the means over its runs, the
+    runs (None when each system has one), the items dropped and the notes that say so."""
 
     items: tuple
     columns: tuple
@@ -2967,24 +2963,16 @@ class _Joined:
 
 
 def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined:
-    """The items every run of every system scored, in *order*; per system the mean over its
-    runs, and the runs themselves.
-
-    An item missing from some run is an error that counts them and quotes the first
-    few, unless *on_missing* is "drop": then it is left out everywhere and counted.
-    *excluded* items (a sample that ended in an error) are left out everywhere; their
-    readers say so.
-    """
+    """The items every run of every system scored, in *order*; one missing from some run is
+    an error quoting the first few, or with *on_missing* "drop" left out and counted.
+    *excluded* items (samples that ended in an error) are left out; their readers say so."""
     for system in systems:
         if len(system.runs) > MAX_RUNS:
             raise ToolError(f"{_printable(system.name)} has {len(system.runs):,} runs; the tool "
                             f"takes at most {MAX_RUNS} per system")
     single = all(len(system.runs) == 1 for system in systems)
-    common = set(systems[0].runs[0][1])
-    for system in systems:
-        for _, scores in system.runs:
-            common.intersection_update(scores)
-    common.difference_update(excluded)
+    common = set(systems[0].runs[0][1]).intersection(
+        *(scores for system in systems for _, scores in system.runs)) - excluded
     systems = [_SystemRuns(system.name, tuple(
         (label, {item: v for item, v in scores.items() if item not in excluded})
         for label, scores in system.runs)) for system in systems]
@@ -3023,9 +3011,8 @@ def _stem(path: str) -> str:
 
 
 def _system_names(found, paths, names=None) -> list:
-    """Names for the systems: *names* when given; else the model each harness log names,
-    when every system has one and they differ; else the file (or folder) names; else the
-    paths."""
+    """Names for the systems: *names*; else the models the logs name, if all do and differ;
+    else the file (or folder) names; else the paths."""
     if names:
         if len(names) != len(paths):
             raise ToolError(f"{_opt('names')} gives {len(names)} name(s) for {len(paths)} systems")
@@ -3038,9 +3025,8 @@ def _system_names(found, paths, names=None) -> list:
 
 @dataclass(frozen=True)
 class TableSpec:
-    """Which columns of one file hold what: a column per system (wide), or a system column
-    and a score column (long); the id column(s); optional cluster, stratum and run columns
-    (with a run column, each item has a row per run)."""
+    """Which columns of one file hold what: a column per system (wide), or a system and a
+    score column (long); the ids; optional cluster, stratum and run (a row per run) columns."""
 
     systems: tuple
     ids: tuple | None = None
@@ -3056,8 +3042,8 @@ class TableSpec:
 
 
 def _split_labels(columns, spec: TableSpec, items=None) -> tuple:
-    """``(clusters, strata)`` from the label columns read in ``spec.labels`` order -- or, with
-    *items*, from *columns* {item: its labels} for those items."""
+    """``(clusters, strata)`` from the label columns (``spec.labels`` order), or with *items*
+    from *columns* {item: its labels}."""
     if items is not None:
         columns = [[columns[item][k] for item in items] for k in range(len(spec.labels))]
     columns = [tuple(column) for column in columns]
@@ -3153,8 +3139,8 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
 # complete log used), a HELM suite of run folders (symlinks followed).
 
 def _expand_paths(value: str) -> list:
-    """The files one --baseline or --candidate names: a path, a comma-separated list of
-    paths, or a glob pattern (quoted, so the tool expands it); several are runs."""
+    """The files one --baseline or --candidate names: a path, comma-separated paths, or a
+    (quoted) glob pattern; several are runs."""
     import glob
     if value == "-" or os.path.exists(value):
         return [value]
@@ -3174,9 +3160,8 @@ def _expand_paths(value: str) -> list:
 
 
 def _inspect_header(path: str) -> dict:
-    """An Inspect log's header -- its eval spec and status -- without its samples: the
-    header member of an ``.eval`` (the journal's start when the run was killed), or the
-    head of a ``.json`` log (its spec comes before its samples)."""
+    """An Inspect log's eval spec and status without its samples: an ``.eval``'s header (or
+    journal start), or the head of a ``.json`` log (its spec comes before its samples)."""
     import zipfile
     try:
         if path.endswith(".eval"):
@@ -3214,7 +3199,7 @@ def _looks_inspect(path: str) -> bool:
 @dataclass(frozen=True)
 class _LogFile:
     """One harness log found in a folder: which model ran which task, and whether the run
-    ended (a harness without a status counts as ended)."""
+    ended (always, for a harness without a status)."""
 
     path: str
     task: str
@@ -3226,8 +3211,8 @@ _LISTINGS = ("logs.json", "eval-set.json")     # Inspect's listings of an eval s
 
 
 def _log_of(root: str, name: str) -> _LogFile | None:
-    """The harness log a file is, if it is one; a file named as a log that is not a regular
-    file (a pipe, a device) is refused before it is opened."""
+    """The harness log a file is, if any; one named as a log that is not a regular file (a
+    pipe, a device) is refused before it is opened."""
     path = os.path.join(root, name)
     if name.endswith((".json", ".jsonl", ".eval")):
         try:
@@ -3254,8 +3239,7 @@ def _log_of(root: str, name: str) -> _LogFile | None:
 
 def _harness_logs(folder: str) -> list:
     """Every harness log in a folder and its subfolders (four levels: a HELM
-    ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each; a file
-    named as a log that is a pipe or a device is refused before it is opened."""
+    ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each."""
     found, seen = [], set()
     top = os.path.normpath(folder).count(os.sep)
     for root, dirs, files in os.walk(folder, followlinks=True):
@@ -3306,9 +3290,8 @@ def _models_in(folder: str, logs) -> dict:
 
 @dataclass(frozen=True)
 class RunsSpec:
-    """How run files are read: the score column or key (a metric or scorer for harness
-    logs; None: the only one offered), the id column(s), labels, and for harness folders
-    the tasks to compare and the models to take from a folder that holds several."""
+    """How run files are read: the score column or key (a harness log's metric or scorer;
+    None: the only one), ids, labels; for harness folders the tasks and models to take."""
 
     score: str | None = None
     ids: tuple | None = None
@@ -3341,8 +3324,7 @@ def _file_notes(pairs) -> list:
 
 
 def _file_runs(read: _FileRead, path: str, named: bool) -> list:
-    """The runs in one file: ``[(label, {item: score})]`` -- one for a plain file; one per
-    epoch or train trial for a harness log."""
+    """The runs in one file, ``[(label, {item: score})]``: a harness log's epochs or trials."""
     got = read.collected
     if not read.harness:
         return [(_stem(path), dict(zip(got.ids, got.columns[0])))]
@@ -3362,8 +3344,8 @@ def _common(paths) -> str:
 
 @dataclass
 class _Findings:
-    """What the readers found about the runs as a whole, gathered while reading: notes,
-    warnings for the report's head, incomplete runs (for the verdict line), rows left out."""
+    """What the readers found about the runs as a whole: notes, warnings for the report's
+    head, incomplete runs (for the verdict line), rows left out."""
 
     notes: list = dataclasses.field(default_factory=list)     # (path, note)
     warnings: list = dataclasses.field(default_factory=list)
@@ -3381,10 +3363,8 @@ def _same_task(logs, options: ReadOptions) -> None:
 
 
 def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> frozenset:
-    """The checks that make a comparison of harness logs one of the same test: the same
-    task (unless allowed), the same input under each id where both logs record it, runs that
-    ended (unless allowed).  Returns the items to leave out: samples that ended in an error
-    in any of them, said in a warning."""
+    """Checks that harness logs are of one test (the same task, inputs, shots; runs that
+    ended), unless allowed; returns the items to leave out, samples that ended in an error."""
     logs = [(read, path) for read, path in zip(reads, paths) if read.harness]
     _same_task([(read.log.task, path) for read, path in logs], options)
     first = logs[0][0].inputs if logs else {}
@@ -3441,13 +3421,13 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
                                   "Inspect's own metrics leave them out")
     for read, path in zip(reads, paths):
         found.dropped += read.collected.dropped
-        found.notes += [(read.source.path, n) for n in (read.collected.note, read.log and read.log.note) if n]
+        found.notes += [(read.source.path, note) for note in (
+            read.collected.note, read.log and read.log.note) if note]
     return frozenset(excluded)
 
 
 def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
-    """A warning when the samples do not give what the run's results file says (a metric
-    the harness aggregates otherwise than by a mean, or files not of one run)."""
+    """A warning when the samples' mean is not what the run's results file says."""
     label, value, samples, _, lower, _ = claimed
     scores = collected.columns[0]
     if value is None:
@@ -3463,14 +3443,9 @@ def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
             "one run; compared here: the per-sample mean"]
 
 
-def _on_missing(options: ReadOptions, found: _Findings) -> str:
-    """An incomplete run compared as asked holds fewer items: the others are dropped."""
-    return "drop" if found.incomplete else options.on_missing
-
-
 def _shared_tasks(listings: list, wanted) -> tuple:
-    """``(shared, lonely)``: the tasks every folder holds (those *wanted*, if given), and
-    those only some hold, which are left out with a note."""
+    """``(shared, lonely)``: the tasks (*wanted*, if given) every folder holds, and those only
+    some hold."""
     tasks = list(listings[0])
     if wanted is not None:
         unknown = [t for t in wanted if not any(t in listing for listing in listings)]
@@ -3488,8 +3463,8 @@ def _shared_tasks(listings: list, wanted) -> tuple:
 
 
 def _folder_systems(groups, spec: RunsSpec, notes: list) -> tuple:
-    """``(names the folders give, [{task: path}] per system)``: one folder per system, each
-    holding one model's logs -- or one folder holding several models', chosen by name."""
+    """``(names, [{task: path}] per system)``: a folder per system, each of one model's
+    logs, or one folder holding several models', chosen by name."""
     if any(len(group) > 1 for group in groups):
         raise ToolError("give one harness folder per system")
     found = [_models_in(group[0], _harness_logs(group[0])) for group in groups]
@@ -3516,8 +3491,8 @@ def _folder_systems(groups, spec: RunsSpec, notes: list) -> tuple:
 
 
 def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
-    """Harness folders: logs matched by task, items joined on (task, id) task by task, each
-    task with the runs it has (epochs, trials)."""
+    """Harness folders: logs matched by task, items joined on (task, id), each task with the
+    runs it has."""
     found, notes = _Findings(), []
     names, listings = _folder_systems(groups, spec, notes)
     shared, lonely = _shared_tasks(listings, spec.tasks)
@@ -3525,7 +3500,6 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
     loose = dataclasses.replace(options, filter=None if options.filter is None else
                                 "\0" + options.filter)
     sources, per_task, offered, metrics = [], [], set(), {}
-    model_names = names
     for task in shared:
         paths = [listing[task] for listing in listings]
         reads = [_read_file(path, fields, loose) for path in paths]
@@ -3539,13 +3513,12 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
         systems = [_SystemRuns(name, tuple(_file_runs(read, path, False)))
                    for name, read, path in zip(names, reads, paths)]
         order = list(dict.fromkeys(item for item, _ in reads[0].collected.ids))
-        per_task.append((task, _join_runs(systems, order, _on_missing(options, found),
-                                          excluded)))
+        per_task.append((task, _join_runs(systems, order, "drop" if found.incomplete else
+                                          options.on_missing, excluded)))
     if options.filter is not None and not any(
             name.strip() in offered for name in options.filter.split(",")):
         raise ToolError(f"{_opt('filter')} {_shorten(options.filter)}: no task in the folders "
-                        f"offers "
-                        f"that lm-eval filter (they offer: "
+                        "offers that lm-eval filter (they offer: "
                         f"{_printable(', '.join(sorted(offered)))[:200]})")
     if lonely:
         notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
@@ -3555,9 +3528,8 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
     columns = tuple(tuple(v for _, joined in per_task for v in joined.columns[k])
                     for k in range(len(names)))
     runs, task_runs = _task_runs(per_task, len(names), notes)
-    names = _system_names(model_names, [g[0] for g in groups] if len(groups) > 1
-                          else model_names, spec.names)
-    return Table(tuple(names), columns, items, tuple(sources),
+    return Table(tuple(_system_names(names, [g[0] for g in groups] if len(groups) > 1 else names,
+                                     spec.names)), columns, items, tuple(sources),
                  found.dropped + sum(j.dropped for _, j in per_task),
                  "; ".join(_file_notes(found.notes) + notes +
                            [n for _, j in per_task for n in j.notes]),
@@ -3567,8 +3539,8 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
 
 
 def _mixed_scales(metrics: dict, per_task) -> list:
-    """A warning when the pooled tasks are scored by different metrics, not all of them
-    proportions: one mean over them (acc on 0/1 with abs_err on 0..20) has no one scale."""
+    """A warning when the pooled tasks' metrics differ and are not all proportions (acc on
+    0/1 with abs_err on 0..20): their mean has no one scale."""
     if len(set(metrics.values())) < 2 or all(
             0 <= value <= 1 for _, joined in per_task for column in joined.columns
             for value in set(column)):
@@ -3580,10 +3552,8 @@ def _mixed_scales(metrics: dict, per_task) -> list:
 
 
 def _task_runs(per_task, systems: int, notes: list) -> tuple:
-    """``(runs, task_runs)`` of harness folders, each task compared with the runs it has:
-    two-level where every system has two or more, by each item's mean (single-run) where
-    one has a single run.  The runs are one table when every task has the same runs for
-    each system (concatenated task by task); else each task keeps its own (``task_runs``)."""
+    """``(runs, task_runs)`` of harness folders: one table of runs when every task has the
+    same runs (none if a system has one), else each task's own (``task_runs``)."""
     shapes = [None if joined.runs is None else tuple(tuple(label for label, _ in system)
                                                      for system in joined.runs)
               for _, joined in per_task]
@@ -3671,8 +3641,8 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     names = _system_names(names_found, [group[0] if len(group) == 1 else _common(group)
                                         for group in groups], spec.names)
     named = [_SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
-    joined = _join_runs(named, list(dict.fromkeys(order)), _on_missing(options, found),
-                        excluded)
+    joined = _join_runs(named, list(dict.fromkeys(order)),      # an incomplete run: drop
+                        "drop" if found.incomplete else options.on_missing, excluded)
     clusters, strata = _split_labels(item_labels, label_spec, joined.items)
     return Table(tuple(names), joined.columns, joined.items, tuple(sources),
                  found.dropped + joined.dropped,
@@ -3691,23 +3661,16 @@ def read_scores_csv(path: str, a_col: str = CSV_COLUMNS[1], b_col: str = CSV_COL
 # --- Files written: atomic, never over an input ---
 
 class _Progress:
-    """A one-line progress indicator on stderr, only on a terminal and only for slow loops.
-
-    Nothing is drawn during the first second, nor ever when the stream is not
-    a TTY; stdout is never touched.  Call it as ``progress(done, total)``.
-    """
+    """``progress(done, total)``: a line on stderr, only on a terminal and after *delay*."""
 
     def __init__(self, label: str, stream=None, enabled: bool = True, delay: float = 1.0):
-        self.label = label
+        self.label, self.delay, self.last, self.drawn = label, delay, 0.0, False
         self.stream = stream if stream is not None else sys.stderr
         try:                                    # stderr may be closed (2>&-): then no progress
             self.enabled = enabled and self.stream.isatty()
         except (AttributeError, OSError, ValueError):
             self.enabled = False
-        self.delay = delay
         self.start = time.monotonic()
-        self.last = 0.0
-        self.drawn = False
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
@@ -3744,9 +3707,8 @@ def _umask() -> int:
 
 def atomic_write(path: str, text: str) -> None:
     """Write *text* to *path* whole or not at all: a temporary file beside the target, then
-    a rename.  A symlink is followed (the file it names is replaced, the link stays); a
-    replaced file keeps its permissions and a new one gets ``0666 & ~umask``, as ``open()``
-    would give it; the temporary file is removed on any error or signal."""
+    a rename.  A symlink's target is replaced; a replaced file keeps its permissions, a new
+    one gets ``0666 & ~umask``; the temporary file is removed on any error or signal."""
     target = os.path.realpath(path)
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
