@@ -1299,6 +1299,16 @@ _MAGIC = (                                   # (leading bytes, what the file is)
 )
 
 
+class _Closing:
+    """A context manager that closes itself on exit."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 class _CheckedReader(io.RawIOBase):
     """A raw binary stream that hashes every chunk it passes on and checks it as text
     (see above); the line limit keeps an endless line (/dev/zero's) from growing memory."""
@@ -1367,7 +1377,7 @@ class _CheckedReader(io.RawIOBase):
         self.lines += chunk.count(b"\n")
 
 
-class _InputFile:
+class _InputFile(_Closing):
     """One input (a path, or ``-`` for stdin) opened for checked reading, as a context
     manager: ``head`` its first bytes, ``text`` (set by the reader) the decoded text."""
 
@@ -1390,12 +1400,6 @@ class _InputFile:
             self.close()
             raise
         self.text = None
-
-    def __enter__(self) -> _InputFile:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def close(self) -> None:
         if self.owned:
@@ -1553,10 +1557,6 @@ def _flat_keys(record: dict, limit: int = 40) -> list:
     return keys
 
 
-def _where(where) -> str:
-    return where() if callable(where) else where
-
-
 def parse_score(value, where=""):
     """An exact score from a cell's text or a JSON value: 0/1, true/false or a finite real;
     MISSING for an empty cell or null.  *where* (text, or a function) names the place.
@@ -1577,26 +1577,25 @@ def parse_score(value, where=""):
         try:
             number = _parse_number(text)
         except ToolError as err:
-            raise ToolError(f"{_where(where)}: {err}") from None
-        if number is not None:
-            return number.numerator if number.denominator == 1 else number
-        if text.lower() in _NONFINITE:
-            raise ToolError(f"{_where(where)}: {_shorten(value)} is not a finite number")
-        raise ToolError(f"{_where(where)}: {_shorten(value)} is not a number (scores are 0/1, "
-                        "true/false or finite reals)")
-    if value is None or value is _MISSING:
+            problem = str(err)
+        else:
+            if number is not None:
+                return number.numerator if number.denominator == 1 else number
+            problem = f"{_shorten(value)} is not a " + (
+                "finite number" if text.lower() in _NONFINITE else
+                "number (scores are 0/1, true/false or finite reals)")
+    elif value is None or value is _MISSING:
         return _MISSING
-    if isinstance(value, bool):
+    elif isinstance(value, bool):
         return int(value)
-    if isinstance(value, (int, Fraction)):
-        if max(len(str(abs(value.numerator))), len(str(value.denominator))) > MAX_NUMBER_CHARS:
-            raise ToolError(f"{_where(where)}: a number with more than {MAX_NUMBER_CHARS} "
-                            "digits, the longest the tool reads")
-        return value.numerator if value.denominator == 1 else value
-    if isinstance(value, _Unusable):
-        raise ToolError(f"{_where(where)}: {value.reason}")
-    shown = json.dumps(value, default=repr)
-    raise ToolError(f"{_where(where)}: {_shorten(shown)} is not a number")
+    elif isinstance(value, (int, Fraction)):
+        if max(len(str(abs(value.numerator))), len(str(value.denominator))) <= MAX_NUMBER_CHARS:
+            return value.numerator if value.denominator == 1 else value
+        problem = f"a number with more than {MAX_NUMBER_CHARS} digits, the longest the tool reads"
+    else:
+        problem = value.reason if isinstance(value, _Unusable) else \
+            f"{_shorten(json.dumps(value, default=repr))} is not a number"
+    raise ToolError(f"{where() if callable(where) else where}: {problem}")
 
 
 _FLOAT_ID = re.compile(r"[0-9]{1,18}\.0*", re.ASCII)
@@ -2033,10 +2032,6 @@ class _HarnessFile:
     errors: tuple = ()           # items whose sample ended in an error (left out)
     filters: tuple = ()          # lm-eval: the filters the file offers
     claimed: tuple | None = None  # lm-eval: what its run's results file says (_LmEvalClaim)
-
-    @property
-    def complete(self) -> bool:
-        return self.status == "success"
 
 
 _RESULTS_BYTES = 1 << 26        # the most read of an lm-eval results file (64 MiB)
@@ -2496,7 +2491,7 @@ def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
         return reader.read(size + 1)
 
 
-class _Zip:
+class _Zip(_Closing):
     """A zip archive (an Inspect ``.eval``, an Excel workbook) read safely: a name held twice
     is refused, no member inflates past its declared size (zipfile alone goes to 2 GiB),
     nor the archive past MAX_ARCHIVE_BYTES; a Zstandard member zipfile cannot open is read
@@ -2521,12 +2516,6 @@ class _Zip:
     def close(self) -> None:
         self.zip.close()
         self.handle.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def _budget(self, name: str):
         info = self.zip.getinfo(name)
@@ -3107,13 +3096,11 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
     if len(set(spec.systems)) != len(spec.systems):
         raise ToolError(f"a system is named twice: {_printable(', '.join(spec.systems))}")
     keyed = spec.system is not None or spec.run is not None
-    ids = spec.ids
-    if keyed:
-        ids = (ids or ("item",)) + tuple(k for k in (spec.system, spec.run) if k is not None)
+    ids = (spec.ids or ("item",)) + tuple(k for k in (spec.system, spec.run) if k is not None) \
+        if keyed else spec.ids
     scores = (spec.score,) if spec.system is not None else spec.systems or None
     read = _read_file(path, _Fields(scores, ids, spec.labels, table=True), options)
     got, source = read.collected, read.source
-    shown = source.path
     width = len(got.columns) - len(spec.labels)
     labels = got.columns[width:]
     if spec.system is None and not spec.systems:      # every column: named as the file has them
@@ -3121,7 +3108,7 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
         spec = dataclasses.replace(spec, systems=tuple(source.columns[used - width:used]))
     if not keyed:
         if len(got.ids) < 2:
-            raise ToolError(f"{_printable(shown)}: need at least 2 items, got {len(got.ids)}")
+            raise ToolError(f"{_printable(source.path)}: need at least 2 items, got {len(got.ids)}")
         clusters, strata = _split_labels(labels, spec)
         return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:width]),
                      got.ids, (source,), got.dropped, got.note, clusters, strata)
@@ -3280,14 +3267,6 @@ def _by_task(logs, folder: str, notes: list) -> dict:
     return chosen
 
 
-def _models_in(folder: str, logs) -> dict:
-    """{model: its logs} of one folder (logs that name no model go with the folder's name)."""
-    models = {}
-    for log in logs:
-        models.setdefault(log.model or _stem(folder), []).append(log)
-    return models
-
-
 @dataclass(frozen=True)
 class RunsSpec:
     """How run files are read: the score column or key (a harness log's metric or scorer;
@@ -3398,7 +3377,7 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
     for read, path in logs:
         log = read.log
         held = f"{log.held} of {log.expected}" if log.expected else f"{log.held}"
-        if not log.complete:
+        if log.status != "success":
             what = "no header: it was stopped" if log.status == "started" else \
                 f"status {_printable(log.status)}"
             if not options.allow_incomplete:
@@ -3467,7 +3446,10 @@ def _folder_systems(groups, spec: RunsSpec, notes: list) -> tuple:
     logs, or one folder holding several models', chosen by name."""
     if any(len(group) > 1 for group in groups):
         raise ToolError("give one harness folder per system")
-    found = [_models_in(group[0], _harness_logs(group[0])) for group in groups]
+    found = [{} for _ in groups]              # per folder {model: its logs}
+    for models, group in zip(found, groups):
+        for log in _harness_logs(group[0]):  # a log that names no model: the folder's name
+            models.setdefault(log.model or _stem(group[0]), []).append(log)
     if len(groups) == 1:
         models, folder = found[0], groups[0][0]
         if spec.models == ():                   # a leaderboard: every model the folder holds
@@ -3660,7 +3642,7 @@ def read_scores_csv(path: str, a_col: str = CSV_COLUMNS[1], b_col: str = CSV_COL
 
 # --- Files written: atomic, never over an input ---
 
-class _Progress:
+class _Progress(_Closing):
     """``progress(done, total)``: a line on stderr, only on a terminal and after *delay*."""
 
     def __init__(self, label: str, stream=None, enabled: bool = True, delay: float = 1.0):
@@ -3691,12 +3673,6 @@ class _Progress:
             self.stream.write("\r\033[K")
             self.stream.flush()
             self.drawn = False
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def _umask() -> int:
