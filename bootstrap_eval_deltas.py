@@ -1381,7 +1381,7 @@ class _InputFile(_Closing):
     """One input (a path, or ``-`` for stdin) opened for checked reading, as a context
     manager: ``head`` its first bytes, ``text`` (set by the reader) the decoded text."""
 
-    def __init__(self, path: str, line_limit: int = MAX_LINE_BYTES, progress=None):
+    def __init__(self, path: str, progress=None):
         self.path, self.owned = "<stdin>" if path == "-" else path, path != "-"
         if path == "-":
             self.raw = getattr(sys.stdin, "buffer", None)
@@ -1392,7 +1392,7 @@ class _InputFile(_Closing):
                 self.raw = open(path, "rb")
             except OSError as err:
                 raise ToolError(f"cannot read {_printable(path)}: {err.strerror}") from None
-        self.checked = _CheckedReader(self.raw, _printable(self.path), line_limit, progress)
+        self.checked = _CheckedReader(self.raw, _printable(self.path), progress=progress)
         self.buffer = io.BufferedReader(self.checked, buffer_size=1 << 16)
         try:
             self.head = self.buffer.peek(64)[:64]
@@ -1790,25 +1790,18 @@ class _CsvRows:
             return None
         picked = map(get, batch) if len(self.positions) > 1 else ((row[self.positions[0]],)
                                                                   for row in batch)
-        columns = []
-        for texts in zip(*picked):
-            for text in set(texts).difference(self.seen):       # each new text parsed once
+        columns, parts = [], [(texts, self.seen, parse_score) for texts in zip(*picked)]
+        parts += [([row[p] for row in batch], self.labels, _item_id) for p in self.label_positions]
+        for texts, known, read in parts:                        # scores, then labels
+            for text in set(texts).difference(known):          # each new text read once
                 try:
-                    value = parse_score(text)
+                    value = read(text)
                 except ToolError:
                     return None                                  # row by row names the place
-                if value is _MISSING or len(self.seen) >= 1 << 16:
+                if value is _MISSING or len(known) >= 1 << 16:
                     return None
-                self.seen[text] = value
-            columns.append(list(map(self.seen.__getitem__, texts)))
-        for p in self.label_positions:
-            texts = [row[p] for row in batch]
-            for text in set(texts).difference(self.labels):
-                label = _item_id(text)
-                if label is _MISSING or len(self.labels) >= 1 << 16:
-                    return None
-                self.labels[text] = label
-            columns.append(list(map(self.labels.__getitem__, texts)))
+                known[text] = value
+            columns.append(list(map(known.__getitem__, texts)))
         if self.single is None:
             return None
         texts = [row[self.single] for row in batch]
@@ -2189,11 +2182,10 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     if sign < 0:
         notes.append(f"lower {_printable(metric)} is better, as the run's results file says: "
                      f"compared as -{_printable(metric)}, so a positive gap is an improvement")
-    note = "; ".join(notes)
     stream = _RowStream("lm-eval", ("doc_id", metric) + fields.labels,
                         tuple(_flat_keys(first[1])), True, rows, 2 + len(fields.labels))
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), match and match.group(1),
-                        note, filters=tuple(by_filter), claimed=claimed)
+                        "; ".join(notes), filters=tuple(by_filter), claimed=claimed)
 
 
 def _inspect_value(value, place: str):
@@ -3655,11 +3647,9 @@ class _Progress(_Closing):
         self.start = time.monotonic()
 
     def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
         now = time.monotonic()
         elapsed = now - self.start
-        if elapsed < self.delay or (now - self.last < 0.2 and done < total):
+        if not self.enabled or elapsed < self.delay or (now - self.last < 0.2 and done < total):
             return
         self.last = now
         left = elapsed * (total - done) / done if done else 0.0
