@@ -1840,9 +1840,8 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
     if len(set(header)) != len(header):
         repeated = sorted({h for h in header if header.count(h) > 1})
         raise ToolError(f"{path}: column {_shorten(repeated[0])} appears twice in the header")
-    positions = [header.index(name) for name in fields.scores]
-    label_positions = [header.index(name) for name in fields.labels]
-    id_positions = [header.index(name) for name in id_keys]
+    positions, label_positions, id_positions = (
+        [header.index(name) for name in names] for names in (fields.scores, fields.labels, id_keys))
     state = _CsvRows(path, len(header), positions, fields.scores, label_positions,
                      id_positions)
     return _RowStream("csv", wanted, tuple(header), bool(id_keys),
@@ -2375,8 +2374,7 @@ def _helm_model(real_path: str | None, run_dir: str) -> str | None:
 def _helm_inputs(real_path: str | None) -> dict:
     """{instance id: fingerprint of its input} from ``instances.json`` beside the stats ({}
     without one): read whole or refused -- a check that cannot read it passes any edit."""
-    path = None if real_path is None else \
-        os.path.join(os.path.dirname(real_path), "instances.json")
+    path = real_path and os.path.join(os.path.dirname(real_path), "instances.json")
     if path is None or not os.path.lexists(path):
         return {}
     try:
