@@ -5352,8 +5352,7 @@ class RunsAnalysis:
         return self.interval_at(self.confidence)
 
     def scale(self, confidence) -> float:
-        """How much the plain two-level bootstrap's spread is widened: to the unbiased
-        variance, and by Student's t over the normal at this confidence."""
+        """The plain two-level spread's widening: to the unbiased variance, times t / normal."""
         values = [float(Fraction(s, self.distribution.denominator))
                   for s in self.distribution.sums]
         mean = math.fsum(values) / len(values)
@@ -5408,13 +5407,11 @@ def analyze_runs(rng: random.Random, runs_a, runs_b, scale: int, confidence,
                  resamples: int, progress=None) -> RunsAnalysis:
     """The two-level bootstrap of the gap of mean scores, its variance split and test.
 
-    *runs_a*, *runs_b*: per system ``((label, column), ...)`` of integer scores in units
-    of 1/scale.  Each round resamples the n items once (every run of both systems summed
-    over the same items, ``resample_each``), then each system's runs with replacement
-    (``randrange(R)`` R times per system, A's first); the gap is B's mean over its drawn
-    runs minus A's.  The variance split is the one-way random-effects decomposition:
-    items, ``Var(d_i)/n`` with d_i the per-item gap of run means; runs, per system
-    ``max(0, S^2 - s_w^2 / n) / R`` with S^2 the variance of the run scores and s_w^2
+    *runs_a*, *runs_b*: per system ``((label, column), ...)`` of integer scores in units of
+    1/scale.  Each round resamples the n items once for every run (``resample_each``), then
+    each system's runs (``randrange(R)`` R times, A's first).  The variance split is the
+    one-way random-effects one: items ``Var(d_i)/n``, d_i the per-item gap of run means;
+    per system ``max(0, S^2 - s_w^2 / n) / R``, S^2 the variance of the run scores and s_w^2
     the mean within-item variance across runs (so item noise is not counted twice).
     """
     n = len(runs_a[0][1])
@@ -5536,10 +5533,8 @@ class Analysis:
 
 
 def _choose_method(scores: Scores, settings: Settings) -> str:
-    """How the bootstrap distributions are computed: ``bootstrap`` (Monte Carlo, B
-    resamples) when resamples are asked for, or for several runs per system; else
-    ``exact`` (B = infinity) for 0/1 items (within strata while the convolution is
-    small), ``saddlepoint`` where its approximation
+    """``bootstrap`` (Monte Carlo) when resamples are asked for or with runs; else ``exact``
+    for 0/1 items (within strata while the convolution is small), ``saddlepoint`` where it
     is safe (many units, none dominant), the Monte Carlo bootstrap otherwise."""
     units = scores.units
     if settings.resamples is not None or scores.runs_a is not None:
@@ -5553,12 +5548,9 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
 
 
 def _choose_engine(requested: str, draws, *, stream=False, counts=lambda: True) -> str:
-    """The engine "auto" picks, for a comparison, a coverage loop or a sweep: the stream
-    engine (bit-exact with the article's listing) when *stream* says the design or size
-    needs it (clusters, strata, the article's run) or the work is small -- at most
-    _STREAM_BUDGET item *draws*, a few seconds; else the counts engine, which draws the
-    same distributions at a cost independent of n, where *counts()* says it can (0/1
-    scores, or real scores with at most _MAX_COUNTS_VALUES distinct values)."""
+    """The engine "auto" picks: stream (bit-exact with the article's listing) when *stream*
+    says the design or size needs it or the work is at most _STREAM_BUDGET item *draws*;
+    else counts (a cost independent of n) where *counts()* says it can."""
     if requested != "auto":
         return requested
     return "stream" if stream or draws <= _STREAM_BUDGET or not counts() else "counts"
@@ -5618,10 +5610,8 @@ _UNRESAMPLED = ("score", "wilson", "clopper-pearson")
 
 
 def _one_interval(name, rule, dist, estimate, jack, confidence, scores) -> tuple:
-    """``(interval, rule used, note)``: one of the four intervals by *rule*, or the fallback
-    it needs, the note saying why ("" when the rule asked for was used).  A per-system
-    interval of zero width on 0/1 scores (30 of 30) becomes the exact Clopper-Pearson one,
-    [0.884, 1] at 30 of 30: the two-sided form of the rule of three."""
+    """``(interval, rule used, note)``: one interval by *rule*, or its fallback and why.  At 30
+    of 30 Clopper-Pearson gives [0.884, 1]: the two-sided form of the rule of three."""
     if rule in _UNRESAMPLED:
         cells = scores.cells()
         if name == "paired":
@@ -5643,20 +5633,14 @@ def _one_interval(name, rule, dist, estimate, jack, confidence, scores) -> tuple
 
 
 def _intervals(scores: Scores, dists: dict, settings: Settings) -> tuple:
-    """``(intervals, errors, rules, notes, jackknives)``: the four intervals (keys ``a``,
-    ``b``, ``paired``, ``unpaired``) by the chosen rule, each with its Monte Carlo error,
-    the rule used and the jackknife BCa read, and the notes in words -- with the fallbacks
-    a careful reader expects: an undefined BCa interval falls back to the percentile one,
-    a per-system interval of zero width on 0/1 scores (every item right, or every item
-    wrong) to the exact Clopper-Pearson one -- each said in a note; proportions stay
-    within [0, 1]."""
+    """``(intervals, errors, rules, notes, jackknives)`` keyed ``a``, ``b``, ``paired``,
+    ``unpaired``: undefined BCa falls back to percentile, a zero-width per-system interval on
+    0/1 scores to Clopper-Pearson, each said in a note; proportions stay within [0, 1]."""
     confidence, rule = settings.confidence, settings.interval
     estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
                  "unpaired": scores.mean_b - scores.mean_a}
     groups = scores.units.groups() if rule == "bca" else None
     intervals, errors, rules, notes, jacks = {}, {}, {}, [], {}
-    labels = {"a": "A's interval", "b": "B's interval", "paired": "the paired interval",
-              "unpaired": "the unpaired interval"}
     for name, dist in dists.items():
         chosen = rule if name in ("paired", "unpaired") or settings.accuracy_interval == \
             "same" else settings.accuracy_interval
@@ -5664,7 +5648,8 @@ def _intervals(scores: Scores, dists: dict, settings: Settings) -> tuple:
         interval, used, note = _one_interval(name, chosen, dist, estimates[name], jack,
                                              confidence, scores)
         if note:
-            notes.append(f"{labels[name]}: {note}")
+            label = {"a": "A's interval", "b": "B's interval"}.get(name, f"the {name} interval")
+            notes.append(f"{label}: {note}")
         low, high = (0, 1) if name in ("a", "b") else (-1, 1)
         intervals[name] = _clamp(interval, low, high) if scores.proportions else interval
         rules[name], jacks[name] = used, jack if used == "bca" else None
@@ -5674,8 +5659,8 @@ def _intervals(scores: Scores, dists: dict, settings: Settings) -> tuple:
 
 
 def _diff_variance(scores: Scores) -> Fraction:
-    """The variance of B - A over items (population form), exactly: from the 2x2 table for
-    0/1 scores (the discordant share minus the gap squared)."""
+    """The variance of B - A over items (population form), exactly; for 0/1 scores the
+    discordant share minus the gap squared."""
     if scores.binary:
         cells = scores.cells()
         return Fraction(cells.a_only + cells.b_only, cells.n) - Fraction(cells.b - cells.a,
@@ -5760,21 +5745,16 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         errors=errors, design=_design_of(scores), binary=scores.binary, notes=notes,
         cells=cells, distributions=dists, jackknives=jackknives,
         diff_variance=_diff_variance(scores), calibration=calibration, rules=rules, runs=runs,
-        method=method,
-        unasked=unasked,
-        exact_distributions=exact)
+        method=method, unasked=unasked, exact_distributions=exact)
 
 
 # --- The release gate: the verdict against a margin ---
 
 @dataclass(frozen=True)
 class Gate:
-    """A release gate on one candidate: pass only if it is better than the baseline by more
-    than *margin* (superiority, margin >= 0; at 0 this is the verdict "better"), or not
-    worse by more than -margin (non-inferiority, margin < 0) -- judged by the lower end of
-    the interval the verdict reads, and with the same verdict: a superiority gate needs
-    "better", no gate passes an "unreliable" one.  At a true gap equal to the margin it
-    passes at most (1 - confidence)/2 of the time (the tool's coverage loop measures it)."""
+    """A release gate: pass if the verdict's interval's lower end is above *margin*
+    (superiority, margin >= 0, also needing "better"; non-inferiority, margin < 0), never on
+    "unreliable".  At a true gap equal to the margin it passes at most (1 - confidence)/2."""
 
     margin: Fraction
     passed: bool
@@ -5795,9 +5775,7 @@ class Gate:
 
 def _gate_passes(lower: Fraction, word: str, margin: Fraction) -> bool:
     """The gate's rule, one function for reports and simulations alike."""
-    if word == "unreliable" or not lower > margin:
-        return False
-    return word == "better" if margin >= 0 else True
+    return word != "unreliable" and lower > margin and (margin < 0 or word == "better")
 
 
 # --- One verdict, made once ---
@@ -5858,10 +5836,9 @@ def _verdict_word(interval: Interval, p, alpha, clusters=None) -> str:
 
 def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str = "holm",
            discoveries: int = 1) -> Decision:
-    """The one verdict on a comparison: the paired interval (at the family's simultaneous
-    level, 1 - alpha/m; with Benjamini-Hochberg, 1 - R alpha/m for its R discoveries, the
-    false-coverage-rate interval) and the paired test (its p adjusted in a family) read
-    together; with a *margin*, the release gate on the same interval and verdict."""
+    """The one verdict: the paired interval (at 1 - alpha/m; with Benjamini-Hochberg the FCR
+    interval, 1 - R alpha/m for R discoveries) and the paired test's adjusted p, read together;
+    with a *margin*, the release gate on the same interval and verdict."""
     alpha = 1 - analysis.confidence
     level = 1 - alpha * (max(1, discoveries) if adjust == "bh" else 1) / family
     interval = analysis.runs.interval_at(level) if analysis.runs is not None else \
@@ -5891,8 +5868,7 @@ class Comparison:
 
 
 def _family_decisions(analyses, settings: Settings) -> list:
-    """``(p_holm, p_bonferroni, p_bh, decision)`` per comparison of a family: p adjusted
-    every way, the verdict read with the adjustment *settings* choose."""
+    """``(p_holm, p_bonferroni, p_bh, decision)`` per comparison, by *settings*' adjustment."""
     ps = [a.p for a in analyses]
     family = len(ps)
     adjusted = {how: _ADJUST[how](ps) for how in ADJUSTMENTS}
@@ -5905,9 +5881,8 @@ def _family_decisions(analyses, settings: Settings) -> list:
 
 def compare_systems(table: Table, rng: random.Random, settings: Settings | None = None, *,
                     progress=None, **options) -> list:
-    """Each candidate against the baseline, in input order, on one generator; then
-    Holm- and Bonferroni-adjusted p-values across the family of comparisons, and one
-    verdict per candidate."""
+    """Each candidate against the baseline, in input order, on one generator; then p adjusted
+    across the family, and one verdict per candidate."""
     settings = _settings_of(settings, options)
     per = 5 * (settings.resamples or RESAMPLES) + (settings.permutations or 0) + \
         2 * settings.calibration
@@ -5956,18 +5931,16 @@ def _too_small(units: int, family: int, alpha) -> int | None:
 
 
 def _regressions(result: TasksResult) -> list:
-    """``(task, candidate)`` of every slice that a gate judges regressed: its simultaneous
-    interval lies wholly below the margin (below 0 for a superiority margin: a slice need
-    not clear the overall gain, only not be shown worse)."""
+    """``(task, candidate)`` of each slice whose interval lies below min(margin, 0): a slice
+    need not clear the overall gain, only not be shown worse."""
     return [(task.task, c.candidate) for task in result.tasks for c in task.comparisons
             if c.decision.gate is not None and
             c.decision.interval.hi < min(c.decision.gate.margin, 0)]
 
 
 def _subtable(table: Table, keep, task=None) -> tuple:
-    """``(table, runs note)``: the items at positions *keep* (one task's), with their runs --
-    the table's, or the task's own when tasks differ in runs; those are compared two-level
-    only when every system has two or more, else by each item's mean (single-run)."""
+    """``(table, runs note)``: one task's items with their runs, compared two-level only when
+    every system has two or more, else by each item's mean."""
     pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda seq: (seq[keep[0]],))
     runs = None if table.runs is None else tuple(
         tuple((label, tuple(pick(column))) for label, column in system) for system in table.runs)
@@ -5989,9 +5962,8 @@ def _subtable(table: Table, keep, task=None) -> tuple:
 
 def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = None, *,
                   pool: str = "strata", progress=None, **options) -> TasksResult:
-    """Each task on its own (a family across the tasks: Holm-adjusted p, simultaneous
-    intervals), then every item pooled with its task as a stratum -- resampled within
-    its task, so each task keeps its size -- or, with ``pool="clusters"``, as a cluster."""
+    """Each task on its own (a family across the tasks), then every item pooled with its
+    task as a stratum (each task keeps its size) or, with ``pool="clusters"``, a cluster."""
     settings = _settings_of(settings, options)
     if pool not in ("strata", "clusters"):
         raise ToolError(f"pool must be strata or clusters; got {pool!r}")
@@ -6107,8 +6079,7 @@ def _dot(a, b) -> int:
 
 
 def _design_strata(table: Table) -> list:
-    """Per stratum (a --strata-col value, a harness task, else one), per unit (an item, or
-    a cluster within the stratum): ``(units' item positions)``."""
+    """Per stratum (strata, tasks, else one), per unit (item or cluster): its positions."""
     labels = table.strata if table.strata is not None else table.tasks
     strata = {}
     for index in range(table.n):
@@ -6119,11 +6090,9 @@ def _design_strata(table: Table) -> list:
 
 
 def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
-    """``(means, covariance, cross)`` of the k systems' mean scores, exactly: the ratio
-    estimator linearized over units, each stratum's units centred on their mean, with the
-    factor n_h / (n_h - 1) of each stratum's n_h units (the delta method of survey
-    sampling); ``cross[i][j]`` sums the products of units' totals (for 0/1 items: the
-    items both score 1, counted on bit sets)."""
+    """``(means, covariance, cross)`` of the k mean scores, exactly: the ratio estimator
+    linearized over units, centred per stratum, times n_h / (n_h - 1) (the delta method of
+    survey sampling); ``cross[i][j]`` sums products of unit totals (0/1 items: on bit sets)."""
     k = len(columns)
     total_n = sum(len(unit) for units in strata for unit in units)
     totals = [sum(column) for column in columns]
@@ -6163,8 +6132,7 @@ def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
 
 
 def _cholesky(cov) -> list:
-    """The lower Cholesky factor of a covariance matrix in floats; a pivot that vanishes
-    (a system identical to, or an average of, others) leaves its column zero."""
+    """The lower Cholesky factor in floats; a vanishing pivot leaves its column zero."""
     k = len(cov)
     lower = [[0.0] * k for _ in range(k)]
     for i in range(k):
@@ -6180,8 +6148,7 @@ def _cholesky(cov) -> list:
 def _max_t_critical(rng: random.Random, cov, variances, confidence, draws: int,
                     progress=None) -> tuple:
     """``(critical value, its Monte Carlo +-, draws made)``: the *confidence* quantile of
-    max over pairs |Z_j - Z_i| / se_ij for Z ~ N(0, cov), from *draws* draws of
-    ``rng.gauss`` (k per draw), summed with math.fsum so that every Python gives the same."""
+    max |Z_j - Z_i| / se_ij, Z ~ N(0, cov), k ``rng.gauss`` per draw, summed with fsum."""
     k = len(cov)
     inverse = [[1 / math.sqrt(variances[i][j]) if variances[i][j] else 0.0
                 for j in range(i + 1, k)] for i in range(k)]
@@ -6213,8 +6180,7 @@ def _max_t_critical(rng: random.Random, cov, variances, confidence, draws: int,
 
 @dataclass(frozen=True)
 class ZTest:
-    """A leaderboard pair's z test: the gap over its design-based standard error (the one
-    its interval uses), two-sided."""
+    """A leaderboard pair's two-sided z test on its design-based standard error."""
 
     z: float
     p: float
@@ -6222,9 +6188,8 @@ class ZTest:
 
 
 def _pair_tests(rng, table: Table, order, cells, means, variances, settings) -> list:
-    """Each pair's own test: compare's exact McNemar from the discordant counts for plain
-    0/1 items and its two-level t for runs; else the z test on the design-based standard
-    error (compare's sign flips would take k(k-1)/2 saddlepoints or exact sums)."""
+    """Each pair's test: compare's McNemar (plain 0/1 items) or two-level t (runs); else a z
+    test (compare's sign flips would take k(k-1)/2 saddlepoints or exact sums)."""
     tests = []
     for x, i in enumerate(order):
         for j in order[x + 1:]:
@@ -6244,8 +6209,7 @@ def _pair_tests(rng, table: Table, order, cells, means, variances, settings) -> 
 
 
 def _tiers(order, apart) -> dict:
-    """Tier per system: the leader and all not told apart from it, then the same among the
-    rest, until every system has one."""
+    """Tier per system: the leader and all not told apart from it, then so on among the rest."""
     tiers, rest, tier = {}, list(order), 1
     while rest:
         top = rest[0]
@@ -6371,18 +6335,15 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
         warnings.append(f"only {units} {'clusters' if table.clusters is not None else 'items'}: "
                         "the normal approximation behind the intervals, ranks and tiers may "
                         "not hold")
-    proportions = table.proportions
     return Leaderboard(tuple(standings), tuple(pairs), table.n, units, critical, error, draws,
-                       settings.confidence, settings.adjust, proportions, binary,
+                       settings.confidence, settings.adjust, table.proportions, binary,
                        _board_design(table, strata), Fraction(target_power), separate,
                        tuple(warnings))
 
 
 def _slice_scores(table: Table, confidence=CONFIDENCE) -> tuple:
-    """Every system's score in every slice of the table's items (``tasks``): per slice
-    ``(slice, items, ((system, score, Interval), ...))``, each interval marginal -- Wilson's
-    for 0/1 scores, else the normal one on the slice's standard error (clamped to [0, 1] for
-    proportions); for gaps within a slice, compare one slice by slice."""
+    """Per slice (``tasks``) ``(slice, items, ((system, score, Interval), ...))``: marginal
+    intervals, Wilson's for 0/1 scores, else normal (clamped to [0, 1] for proportions)."""
     if table.clusters is not None or table.runs is not None:
         raise ToolError("scores by slice cover plain items: not with clusters or runs")
     z = NormalDist().inv_cdf((1 + float(confidence)) / 2)
@@ -6458,9 +6419,8 @@ class LedgerEntry:
 
 @dataclass(frozen=True)
 class LedgerNote:
-    """What the ledger says about this run's comparisons: their numbers on the test set
-    (k of K) and the p of each, Holm-adjusted over every comparison the ledger holds for
-    the test set (this run's included)."""
+    """This run's comparisons on their test set: numbered k of K, and each p Holm-adjusted
+    over every comparison the ledger holds for the test set (this run's included)."""
 
     path: str
     test_set: str
@@ -6596,10 +6556,8 @@ def _ledger_time() -> str:
 
 
 def _lock_ledger(path: str) -> int:
-    """The ledger's folder, locked exclusively: from the moment a run counts what the
-    ledger holds to its append, no other run appends, so two runs never both say
-    "comparison 2 of 2".  The folder, not the file, so that a run that cannot print its
-    report leaves no ledger behind it."""
+    """The ledger's folder, locked exclusively from counting to appending, so two runs never
+    both say "comparison 2 of 2"; not the file, so a run that fails leaves no ledger."""
     import fcntl
     fd = None
     try:
@@ -6614,10 +6572,8 @@ def _lock_ledger(path: str) -> int:
 
 
 def _append_lines(path: str, lines) -> None:
-    """Append whole lines under an exclusive lock on the file, all or nothing: on any
-    failure (a full disk, a short write, a signal) the file is cut back to its old length,
-    so the ledger is never left torn; a ledger that is no longer whole (another writer's
-    torn line) is refused, checked under that lock."""
+    """Append whole lines under an exclusive lock on the file, all or nothing: on any failure
+    the file is cut back to its old length; a ledger no longer whole is refused."""
     import fcntl
     shown = _printable(path)
     mode = 0o666 & ~_umask()
@@ -6805,11 +6761,8 @@ class Coverage:
 
 def _detects(interval: Interval, true_gap: Fraction) -> bool:
     """Does the interval exclude 0 on the side of the true gap (either side when it is 0)?"""
-    if true_gap > 0:
-        return interval.lo > 0
-    if true_gap < 0:
-        return interval.hi < 0
-    return interval.excludes_zero()
+    return interval.lo > 0 if true_gap > 0 else interval.hi < 0 if true_gap < 0 else \
+        interval.excludes_zero()
 
 
 class _Study:
@@ -6849,9 +6802,8 @@ def _study_rules(chosen: str, plain_binary: bool = True) -> tuple:
 
 def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: int,
                    confidence, progress, margin=None) -> Coverage:
-    """Coverage of the two-level interval over replays of simulated runs, with the
-    single-run interval (run 1 of each system, items resampled) side by side in
-    ``item_level``: the one a user with one seed per system would have reported."""
+    """Coverage of the two-level interval over simulated runs, with the single-run interval
+    (run 1 of each system: what one seed per system would report) in ``item_level``."""
     two_level = _Study(copula.true_gap, ("two-level",))
     single = _Study(copula.true_gap, ("percentile",))
     passes = 0
@@ -6874,9 +6826,8 @@ def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: i
 
 def _table_intervals(rng, table: Cells, resamples: int, confidence, rules,
                      width: float | None = None) -> dict:
-    """Every rule's paired interval for one 2x2 table: its bootstrap resampled (counts
-    engine) or, with *width*, taken exactly (B = infinity, the cdf to mean +- width sd),
-    by the same function; score is Newcombe's.
+    """Every rule's paired interval for one 2x2 table: resampled (counts engine) or, with
+    *width*, exact (B = infinity, the cdf to mean +- width sd); score is Newcombe's.
 
     >>> got = _table_intervals(None, Cells(289, 67, 85, 59), 0, CONFIDENCE, ("percentile",), 9)
     >>> print(got["percentile"])
@@ -6950,18 +6901,15 @@ _EXACT_SLACK = Fraction(1, 10)   # an exact study holds within a tenth of 1 - no
 
 
 def _slack(cov: Coverage, rate, nominal) -> float:
-    """How far a measured rate may miss its target before the interval is said not to hold:
-    2 Monte Carlo standard errors, or for an exact study a tenth of 1 - nominal (95%: 0.5
-    pts; exact coverage of a discrete statistic moves around nominal from n to n)."""
-    if cov.exact:
-        return float(_EXACT_SLACK * (1 - Fraction(nominal)))
-    return 2 * max(cov.standard_error(rate), 1e-12)
+    """How far a rate may miss its target: 2 Monte Carlo standard errors, or for an exact
+    study a tenth of 1 - nominal (exact coverage of a discrete statistic moves with n)."""
+    return float(_EXACT_SLACK * (1 - Fraction(nominal))) if cov.exact else \
+        2 * max(cov.standard_error(rate), 1e-12)
 
 
 def _shortfalls(cov: Coverage, nominal, null: Coverage | None = None) -> tuple:
-    """Where the interval misses: ``("covers", rate)`` when coverage falls more than the
-    slack below nominal, ``("false", rate)`` when false positives (with a null study) rise
-    more than the slack above 1 - nominal."""
+    """Where the interval misses by more than the slack: ``("covers", rate)`` below nominal,
+    ``("false", rate)`` false positives (with a null study) above 1 - nominal."""
     out = []
     if float(cov.covers_rate) < float(nominal) - _slack(cov, cov.covers_rate, nominal):
         out.append(("covers", cov.covers_rate))
@@ -6973,14 +6921,12 @@ def _shortfalls(cov: Coverage, nominal, null: Coverage | None = None) -> tuple:
 
 
 def _holds(cov: Coverage, nominal: Fraction, null: Coverage | None = None) -> bool:
-    """Does an interval hold its nominal level: coverage within the slack of nominal, and
-    (with a null study) false positives within it of 1 - nominal?"""
+    """Does an interval hold its nominal level (``_shortfalls`` finds nothing)?"""
     return not _shortfalls(cov, nominal, null)
 
 
 def _recommended(cov: Coverage, nominal: Fraction, null: Coverage | None = None):
-    """The rule to use instead when the chosen one does not hold: among those that do,
-    the one whose coverage is nearest nominal (None: none holds, or the chosen one does)."""
+    """When the chosen rule does not hold, the holding one with coverage nearest nominal."""
     if _holds(cov, nominal, null):
         return None
     good = [m for m in cov.rules[1:]
@@ -6990,10 +6936,8 @@ def _recommended(cov: Coverage, nominal: Fraction, null: Coverage | None = None)
 
 @dataclass(frozen=True)
 class Calibration:
-    """The chosen interval measured on the user's own setting: replays of the file's
-    2x2 table (the simulator fitted to it: the two accuracies and the correlation its
-    cells imply) at the file's n, covering the observed gap; and replays of the same
-    table with no gap (the discordant items split evenly), counting false positives."""
+    """The chosen interval on the user's own 2x2 table at its n: replays covering the
+    observed gap, and replays with the discordant items split evenly (false positives)."""
 
     n: int
     replays: int
@@ -7025,17 +6969,15 @@ _CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples eac
 
 
 def _calibrates_exactly(probs, n: int) -> bool:
-    """Take each table's bootstrap exactly (its distribution is about 17 sd wide, a step of
-    Python per value) while that is cheaper than resampling it: up to an sd of the
-    discordant count of CALIBRATION_EXACT_SD."""
+    """Take each table's bootstrap exactly (about 17 sd wide, a Python step per value) while
+    cheaper than resampling: the discordant count's sd up to _CALIBRATION_EXACT_SD."""
     return n * (probs[1] + probs[2]) <= _CALIBRATION_EXACT_SD ** 2
 
 
 def _interval_study(rng, probs, n: int, true_gap: Fraction, rules, confidence, replays: int,
                    resamples: int, progress=None) -> Coverage:
-    """Every rule measured on *replays* 2x2 tables of n items drawn from the cell
-    probabilities *probs*: each table's bootstrap taken exactly up to
-    CALIBRATION_EXACT_LIMIT items (no resampling), by the counts engine beyond."""
+    """Every rule measured on *replays* 2x2 tables of n items drawn from *probs*, each
+    table's bootstrap exact while ``_calibrates_exactly``, else resampled (counts)."""
     study = _Study(true_gap, rules)
     exact = _calibrates_exactly(probs, n)
     for replay in range(replays):
@@ -7049,9 +6991,8 @@ def _interval_study(rng, probs, n: int, true_gap: Fraction, rules, confidence, r
 
 def calibrate_cells(rng: random.Random, cells: Cells, confidence, rule: str, resamples: int,
                     replays: int, progress=None) -> Calibration:
-    """Measure every paired interval rule on *replays* tables drawn from the observed
-    cells at the file's n (coverage of the observed gap), then on as many drawn with
-    the discordant share split evenly (no gap: false positives)."""
+    """Every paired rule on *replays* tables drawn from the observed cells (coverage of the
+    observed gap), then on as many with the discordant share split evenly (no gap)."""
     n, confidence = cells.n, Fraction(confidence)
     truth = tuple(count / n for count in cells.as_tuple())
     half = (cells.a_only + cells.b_only) / (2 * n)
@@ -7078,18 +7019,14 @@ def calibrate_cells(rng: random.Random, cells: Cells, confidence, rule: str, res
 
 
 def _percentile_study(probs, n: int, gap: int, confidence) -> Coverage:
-    """The exact percentile interval's coverage of gap/n and its rate of excluding 0 on the
-    gap's side (either side when it is 0), as probabilities: summed over every 2x2 table of
-    n items drawn from the cell probabilities *probs* (``_upper_share``), no replays."""
+    """The exact percentile interval's coverage of gap/n and rate of excluding 0 on the gap's
+    side, as probabilities summed over every 2x2 table (``_upper_share``), no replays."""
     q = float(1 - Fraction(confidence)) / 2
     a, c = probs[1], probs[2]
     above = _upper_share(a, c, n, q, gap, exact=False)       # lower end above gap/n
     below = _upper_share(c, a, n, q, -gap, exact=False)      # upper end below gap/n
-    if gap == 0:
-        detects = above + below
-    else:
-        detects = _upper_share(a, c, n, q, 0, exact=False) if gap > 0 else \
-            _upper_share(c, a, n, q, 0, exact=False)
+    detects = above + below if gap == 0 else _upper_share(
+        *((a, c) if gap > 0 else (c, a)), n, q, 0, exact=False)
     return Coverage(0, max(0.0, 1 - above - below), detects, exact=True)
 
 
@@ -7123,9 +7060,8 @@ class CalibrationTable:
 
 def calibration_table(rng: random.Random, pairs, grid, corr, confidence, replays: int,
                       progress=None) -> CalibrationTable:
-    """For each accuracy pair and n: *replays* tables from the copula (coverage of the true
-    gap) and as many with both accuracies at their mean (false positives), every rule
-    measured on the same tables, each table's bootstrap exact."""
+    """Per accuracy pair and n: *replays* tables from the copula (coverage of the true gap)
+    and as many with both at their mean (false positives), every rule on the same tables."""
     confidence, rows = Fraction(confidence), []
     steps = _steps(progress, [2 * replays] * (len(pairs) * len(grid)))
     for acc_a, acc_b in pairs:
@@ -7155,16 +7091,14 @@ _TABLE_SADDLEPOINT_SD = 5        # calibration: beyond this sd of D, a table's c
 
 @functools.lru_cache(maxsize=4096)
 def _table_gap_cdf(n: int, x: int, y: int) -> tuple:
-    """``(lo, cdf)`` of D* for a table with x A-only and y B-only items among n (cached:
-    neighbouring thresholds and studies visit the same tables)."""
+    """``(lo, cdf)`` of D* for x A-only and y B-only items among n (studies revisit tables)."""
     return _paired_gap_cdf(Cells(0, x, y, n - x - y))
 
 
 def _table_saddlepoint_cdf(n: int, x: int, y: int, t: int) -> float:
-    """P(D* <= t) by the saddlepoint approximation with Daniels' continuity correction:
-    D* is a sum of n draws of -1, 0, +1 with shares a = x/n, b, c = y/n, so its cumulant
-    generating function is ``n log(a e^-s + b + c e^s)`` and the saddle point solves a
-    quadratic in e^s -- a few operations per table instead of a table of its distribution."""
+    """P(D* <= t) by the saddlepoint approximation with Daniels' continuity correction: D*
+    sums n draws of -1, 0, +1 (shares a = x/n, b, c = y/n), its cumulant generating function
+    ``n log(a e^-s + b + c e^s)``, so the saddle point solves a quadratic in e^s."""
     a, c = x / n, y / n
     b = 1 - a - c
     target = t + 0.5                                  # P(D <= t) = P(D < t + 1/2)
@@ -7186,9 +7120,8 @@ def _table_saddlepoint_cdf(n: int, x: int, y: int, t: int) -> float:
 
 
 def _table_cdf(n: int, x: int, y: int, t: int, exact: bool = True) -> float:
-    """P*(D* <= t) for the paired bootstrap of a table with x A-only and y B-only items:
-    exactly, or -- with ``exact=False``, for tables whose D has an sd above
-    TABLE_SADDLEPOINT_SD -- by the closed-form saddlepoint approximation."""
+    """P*(D* <= t) for a table with x A-only and y B-only items: exactly, or with
+    ``exact=False`` by the saddlepoint when D's sd is above _TABLE_SADDLEPOINT_SD."""
     if not exact and min(x, y) > 0 and x + y < n and \
             n * (x / n + y / n - ((y - x) / n) ** 2) > _TABLE_SADDLEPOINT_SD ** 2:
         return _table_saddlepoint_cdf(n, x, y, t)
@@ -7199,14 +7132,10 @@ def _table_cdf(n: int, x: int, y: int, t: int, exact: bool = True) -> float:
 
 def _first_true(predicate, start: int | None = None, low: int = 2, high: int | None = None,
                 gallop: bool = True) -> int:
-    """The one integer search: the smallest n in low..high with predicate(n), for a
-    predicate false then true (high + 1 when none holds; no high: unbounded).
-
-    From *start* it gallops -- steps of 1, 2, 4, ... down while the predicate holds, up
-    while it does not -- then bisects the last step; with no start it bisects low..high.
-    ``gallop=False`` walks one n at a time instead, to the edge of start's own run: for a
-    predicate that is monotone only near its edge (the exact power at a few items).
-    """
+    """The smallest n in low..high with predicate(n), false then true (high + 1: none).
+    From *start* it gallops (steps 1, 2, 4, ...) then bisects the last step, else bisects
+    low..high; ``gallop=False`` walks one n at a time, for a predicate monotone only near
+    its edge (the exact power at a few items)."""
     no, yes = low - 1, None if high is None else high + 1     # predicate false / true there
     if start is None and high is None:
         start = low
@@ -7235,18 +7164,12 @@ def _first_true(predicate, start: int | None = None, low: int = 2, high: int | N
     return yes
 
 
-def _threshold(fits, rest: int, guess) -> int:
-    """The smallest y <= rest with fits(y) (rest + 1: none), from the last x's threshold
-    (a step or two when it moved little; by bisection over 0..rest when there is none)."""
-    return _first_true(fits, guess, 0, rest)
 
 
 class _BinomialTail:
-    """P(Binomial(m, r) >= k) for a sequence of (m, k) that moves by a step or two each
-    time (m falling by one, k moving a little), kept up to date by the recurrences
+    """P(Binomial(m, r) >= k) along (m, k) moving a step or two at a time, by the recurrences
     ``P(Bin(m-1) >= k) = P(Bin(m) >= k) - r P(Bin(m-1) = k-1)`` and
-    ``P(Bin(m) >= k+1) = P(Bin(m) >= k) - P(Bin(m) = k)`` -- a few Loader probabilities per
-    step instead of a tail sum of some standard deviations' length."""
+    ``P(Bin(m) >= k+1) = P(Bin(m) >= k) - P(Bin(m) = k)``."""
 
     def __init__(self, r: float):
         self.r, self.m, self.k, self.tail = r, None, None, None
@@ -7278,9 +7201,8 @@ _SHARE_ROWS = 1024               # calibration: A-only counts summed one by one,
 
 
 def _share_rows(n: int, p_a: float) -> tuple:
-    """``(first, last, block)``: the A-only counts a table sum visits (9 sd and 10 beyond
-    the mean each way) and, past SHARE_ROWS of them, the block of counts one
-    evaluation stands for (1: every count on its own)."""
+    """``(first, last, block)``: the A-only counts a sum visits (mean +- 9 sd + 10) and, past
+    _SHARE_ROWS of them, how many counts one evaluation stands for."""
     spread = 9 * math.sqrt(n * p_a * (1 - p_a)) + 10
     first, last = max(0, math.floor(n * p_a - spread)), min(n, math.ceil(n * p_a + spread))
     return first, last, max(1, math.ceil((last - first + 1) / _SHARE_ROWS))
@@ -7288,15 +7210,12 @@ def _share_rows(n: int, p_a: float) -> tuple:
 
 def _upper_share(p_a: float, p_b: float, n: int, q: float, t: int = 0,
                  exact: bool = True, verdict: bool = False) -> float:
-    """P over every table of n items that its paired bootstrap puts at most q of its mass
-    at D* <= t -- that its exact percentile interval's lower end lies above t/n (power for
-    t = 0).  For each A-only count x (Binomial(n, p_a)) the B-only counts y (Binomial(n - x,
-    p_b / (1 - p_a)) given x) at or above the smallest y*(x) that does; y*(x) rises with x,
-    so each is found from the last by a step or two.  With ``exact=False`` (calibration)
-    large tables' cdfs come from the saddlepoint, and past SHARE_ROWS counts x a block of
-    them is weighed at its middle count (the midpoint rule on a smooth sum).  With
-    ``verdict`` a table counts only when McNemar's p is below 2q too: the verdict "better"
-    (p falls as y rises, so both conditions together still start at one y*(x))."""
+    """P over tables of n items that the bootstrap puts at most q of its mass at D* <= t:
+    the exact percentile interval's lower end is above t/n (power for t = 0).  Per A-only
+    count x, the B-only counts y from the smallest y*(x) that does (y*(x) rises with x).
+    ``exact=False``: saddlepoint cdfs, and past _SHARE_ROWS counts x a block weighed at its
+    middle (the midpoint rule).  ``verdict``: McNemar's p below 2q too (the verdict "better";
+    p falls as y rises, so both together still start at one y*(x))."""
     share = 0.0
     for share, _ in _partial_shares(p_a, p_b, n, q, t, exact, verdict):
         pass
@@ -7305,9 +7224,8 @@ def _upper_share(p_a: float, p_b: float, n: int, q: float, t: int = 0,
 
 def _partial_shares(p_a: float, p_b: float, n: int, q: float, t: int = 0,
                     exact: bool = True, verdict: bool = False):
-    """``_upper_share``'s sum as it grows, row by row: ``(sum so far, weight of the rows
-    still to come)``.  A row adds its weight times a tail (at most 1) and takes nothing
-    away, so the whole sum lies between the two; the last sum is the whole one."""
+    """``_upper_share``'s sum row by row: ``(sum so far, weight of the rows to come)``, so
+    the whole sum lies between the sum and the sum plus the weight."""
     if p_b <= 0:
         yield 0.0, 0.0
         return
@@ -7327,8 +7245,8 @@ def _partial_shares(p_a: float, p_b: float, n: int, q: float, t: int = 0,
     share, threshold, tail = 0.0, None, _BinomialTail(conditional)
     for (x, weight), rest_weight in zip(rows, later[1:]):
         rest = n - x
-        threshold = _threshold(lambda y: _table_cdf(n, x, y, t, exact) <= q and (
-            not verdict or y > x and mcnemar_exact(x, y).p < 2 * q), rest, threshold)
+        threshold = _first_true(lambda y: _table_cdf(n, x, y, t, exact) <= q and (
+            not verdict or y > x and mcnemar_exact(x, y).p < 2 * q), threshold, 0, rest)
         if threshold <= rest:
             share += weight * tail(rest, threshold)
         yield share, rest_weight
@@ -7349,9 +7267,8 @@ _SHARE_SLACK = 1e-9              # widens a share's upper bound: far above its r
 
 
 class _ExactPowerBounds:
-    """One exact power, summed only as far as the questions asked of it need: while its
-    share (the side of the true gap) is partly summed, the sum so far is a lower bound
-    and, with the weight of the rows to come and SHARE_SLACK added, an upper one."""
+    """One exact power, summed only as far as needed: the partial sum is a lower bound, with
+    the weight to come and _SHARE_SLACK added an upper one."""
 
     def __init__(self, probs: tuple, n: int, confidence: Fraction):
         cells, q = Cells(*probs), float(1 - confidence) / 2
@@ -7361,9 +7278,7 @@ class _ExactPowerBounds:
         self.lower = self.upper = None
 
     def settle(self, answer):
-        """``answer(lower, upper)``: what both bounds give, or None when they differ.  The
-        sum goes on until it answers; once it is whole, lower and upper are the exact
-        power itself, and any answer is the one the exact power gives."""
+        """Sum until ``answer(lower, upper)`` is not None (once whole, both are the power)."""
         while self.lower is None or (result := answer(self.lower, self.upper)) is None:
             try:
                 share, rest = next(self._sums)
@@ -7384,13 +7299,10 @@ def exact_power(cells: Cells, n: int, confidence) -> float:
 class PowerPlan:
     """Power of the paired (and unpaired) interval from the cell probabilities.
 
-    Analytic: the paired gap averages per-item differences in {-1, 0, +1} with
-    variance ``sd**2 = P(B only) + P(A only) - gap**2``; its interval is close to
-    ``gap +- z*sd/sqrt(n)``, so it excludes 0 on the true side with probability
-    ``Phi(sqrt(n)*|gap|/sd - z)``.  Unpaired: ``sd**2 = a(1-a) + b(1-b)``.
-    Exact (``exact_power``): the probability, summed over every 2x2 table n items
-    can give, that the exact (B = infinity) percentile interval of that table
-    excludes 0 -- no normal approximation.
+    Analytic: per-item differences in {-1, 0, +1} have ``sd**2 = P(B only) + P(A only) -
+    gap**2`` (unpaired: ``a(1-a) + b(1-b)``), so the interval ``gap +- z*sd/sqrt(n)`` excludes
+    0 on the true side with probability ``Phi(sqrt(n)*|gap|/sd - z)``.  Exact
+    (``exact_power``): summed over every 2x2 table, with no normal approximation.
 
     >>> plan = PowerPlan(Copula(CORR, ACC_A, ACC_B).cells, CONFIDENCE)
     >>> round(plan.power(500), 4), round(plan.exact_power(500), 4)
@@ -7408,9 +7320,8 @@ class PowerPlan:
 
     def sd(self, paired: bool = True) -> float:
         c = self.cells
-        if paired:
-            return math.sqrt(max(0.0, c.a_only + c.b_only - self.gap ** 2))
-        return math.sqrt(c.a * (1 - c.a) + c.b * (1 - c.b))
+        return math.sqrt(max(0.0, c.a_only + c.b_only - self.gap ** 2) if paired else
+                         c.a * (1 - c.a) + c.b * (1 - c.b))
 
     def power(self, n: int, paired: bool = True) -> float:
         """P(the interval excludes 0 on the true gap's side); 1 - confidence when the gap is 0."""
@@ -7432,22 +7343,14 @@ class PowerPlan:
         return _z_value(self.confidence) * self.sd(paired) / math.sqrt(n)
 
     def exact_power(self, n: int) -> float | None:
-        """The paired exact-bootstrap interval's power at n, exactly (None above
-        EXACT_POWER_LIMIT items, where it would take seconds per n)."""
-        if n > _EXACT_POWER_LIMIT:
-            return None
-        return exact_power(self.cells, n, self.confidence)
+        """The exact power at n (None above _EXACT_POWER_LIMIT items: seconds per n)."""
+        return None if n > _EXACT_POWER_LIMIT else exact_power(self.cells, n, self.confidence)
 
     def exact_items_needed(self, target):
-        """The n from which on the exact power reaches *target*: exact power is an average
-        over all tables, smooth and rising in n, so the first n that reaches it is the one
-        after which every larger n does (the tests check it on a grid).  None when the gap
-        is 0 or the answer lies above EXACT_POWER_LIMIT.
-
-        Newton steps on the analytic curve's slope, then to the boundary one n at a time.
-        A step needs only the rounding of (target - power) / slope, the walk only the side
-        of the target the power lies on: each exact power is summed until they are
-        settled (``_ExactPowerBounds``), seldom to its last rows."""
+        """The first n whose exact power reaches *target* (smooth and rising in n, so every
+        larger n does too; the tests check it on a grid); None for no gap or above
+        _EXACT_POWER_LIMIT.  Newton steps on the analytic slope, then one n at a time, each
+        exact power summed only until the step or side is settled (``_ExactPowerBounds``)."""
         n = self.items_needed(target)
         if n is None or n > _EXACT_POWER_LIMIT:
             return None
@@ -7496,8 +7399,7 @@ class RunsPlan:
                                 - _z_value(self.confidence))
 
     def items_needed(self, runs: int, target) -> int | None:
-        """Items for *target* power at this many runs (None: the runs' variance alone is
-        already too large, no number of items reaches it)."""
+        """Items for *target* power at these runs (None: the runs' variance alone is too large)."""
         k = _z_value(self.confidence) + NormalDist().inv_cdf(float(target))
         room = self.gap ** 2 / k ** 2 - (self.runs_a + self.runs_b) / runs
         if self.gap == 0 or room <= 0:
@@ -7525,9 +7427,8 @@ def _accuracy_variance(run_sd: float, acc: float) -> float:
 
 
 def runs_plan(copula: Copula, confidence, rng: random.Random) -> RunsPlan:
-    """The variance parts of a simulated setting with runs: the per-item parts from
-    RUNS_PLAN_ITEMS simulated items with one run and with two; each system's run part
-    from its threshold shift, Var(Phi(cut + rho)), by quadrature."""
+    """The variance parts of a setting with runs: per item from _RUNS_PLAN_ITEMS simulated
+    items with one run and two; per system Var(Phi(cut + rho)), by quadrature."""
     one = dataclasses.replace(copula, runs=2, run_sd=Fraction(0))
     data = simulate_runs(rng, _RUNS_PLAN_ITEMS, one)
     first = Scores(data.runs_a[0][1], data.runs_b[0][1])
@@ -7601,8 +7502,7 @@ def act_plan(result) -> ActPlan:
             scale = v_runs / (budget - runs.variance_items)
             runs_count = math.ceil(scale * max(runs.a.count, runs.b.count))
         return ActPlan(float(power), k * math.sqrt(runs.variance) if runs.variance > 0 else None,
-                       "runs",
-                       float(runs.variance), items, runs_count)
+                       "runs", float(runs.variance), items, runs_count)
     # From the per-item variance of B - A; for 0/1 items ``variance = d - gap**2`` with d
     # the discordant share, so the smallest gap solves ``sqrt(n)*g = k*sqrt(d - g**2)``.
     binary = result.binary and result.design is None
@@ -7628,15 +7528,10 @@ class AccuracyPlan:
 
 
 def _items_for_half_width(width, p: Fraction, target: float, start: int = 2) -> int:
-    """The smallest n from which on ``width(round(p*n), n) <= target`` for every n.
-
-    *width(k, n)* is an interval's half-width with k of n correct.  The first n
-    that fits is found by galloping and bisection; the rounding of p*n can still
-    lift a larger n above the target, but not once the envelope -- the wider of
-    the widths at k = floor(p*n - 1/2) and ceil(p*n + 1/2), which bracket every
-    value round(p*n) can take nearby -- fits as well, so every n in between is
-    checked one by one.
-    """
+    """The smallest n from which on ``width(round(p*n), n) <= target`` for every n (*width(k,
+    n)*: a half-width at k of n correct).  Rounding p*n can lift a larger n above the target,
+    but not once the envelope (the widths at floor(p*n - 1/2) and ceil(p*n + 1/2)) fits too,
+    so the n in between are checked one by one."""
     def at(n):
         return width(round(p * n), n)
 
@@ -7659,13 +7554,10 @@ def _half_width(interval, successes, n: int, confidence) -> float:
 def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
     """Items for a +-half_width interval on one accuracy near *accuracy*, three ways.
 
-    Wald: ``n = z**2 p(1-p) / h**2``.  Wilson: the smallest n whose score
-    interval around p is no wider (its width falls steadily with n).
-    Clopper-Pearson (exact): the n from which on *every* larger n gives a
-    half-width within the target when round(p*n) of the n items are correct --
-    not merely the first n that does: rounding p*n makes the exact width jump,
-    most near 0 and 1 (at 0.999 +- 0.005 it first fits at 368 items, no longer
-    fits from 501 and fits for good from 553).
+    Wald: ``n = z**2 p(1-p) / h**2``.  Wilson: the smallest n whose score interval is no
+    wider (its width falls steadily with n).  Clopper-Pearson: the n from which on *every*
+    larger n fits with round(p*n) correct, as rounding makes the exact width jump (at 0.999
+    +- 0.005 it first fits at 368 items, no longer from 501, for good from 553).
 
     >>> plan = plan_accuracy(Fraction("0.85"), Fraction("0.015"), CONFIDENCE)
     >>> plan.wald, plan.wilson, plan.clopper_pearson
@@ -7709,10 +7601,9 @@ class Sweep:
 
 def sweep(rng: random.Random, copula: Copula, grid, settings: Settings | None = None, *,
           replays: int, target_power, progress=None, **options) -> Sweep:
-    """Analytic, exact and simulated power and coverage at each n of *grid*, then the n
-    for *target_power* (by the exact power where it can be computed) confirmed by one
-    more simulation at that n.  *settings* (or its fields as keywords) as for coverage();
-    the engine defaults to counts here."""
+    """Analytic, exact and simulated power and coverage at each n of *grid*, then the n for
+    *target_power* (exact where it can be) confirmed by one more simulation at that n.
+    *settings* (or its fields as keywords) as for coverage(); the engine defaults to counts."""
     settings = _settings_of(settings, {"engine": "counts", **options} if settings is None
                             else options)
     plan = PowerPlan(copula.cells, settings.confidence)

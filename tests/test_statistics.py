@@ -1751,7 +1751,7 @@ def test_the_threshold_search_gallops_down_from_a_guess_above(guess):
         calls.append(y)
         return y >= 5
 
-    assert bed._threshold(fits, 100, guess) == 5
+    assert bed._first_true(fits, guess, 0, 100) == 5
     assert calls[0] == guess
 
 
