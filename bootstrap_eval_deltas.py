@@ -5570,19 +5570,6 @@ def _coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
                           stream=copula.clustered or n_items <= N_ITEMS)
 
 
-def _analyze_score_runs(rng, scores: Scores, settings: Settings, progress) -> RunsAnalysis:
-    """The two-level analysis of a pair's runs (plain items only), scores made integers."""
-    if not scores.units.simple:
-        raise ToolError(f"several runs per system with {_opt('cluster_col')} or "
-                        f"{_opt('strata_col')} are not "
-                        "supported; compare the run means, or one run at a time")
-    values = {value for runs in (scores.runs_a, scores.runs_b) for _, column in runs
-              for value in set(column)}
-    scale = math.lcm(*(Fraction(v).denominator for v in values))
-    as_ints = lambda runs: tuple((label, tuple(int(Fraction(v) * scale) for v in column))
-                                 for label, column in runs)
-    return analyze_runs(rng, as_ints(scores.runs_a), as_ints(scores.runs_b), scale,
-                        settings.confidence, settings.resamples or RESAMPLES, progress)
 
 
 def _check_applicable(scores: Scores, settings: Settings) -> None:
@@ -5673,10 +5660,21 @@ def _diff_variance(scores: Scores) -> Fraction:
 
 
 def _paired_test(rng: random.Random, scores: Scores, settings: Settings, progress) -> tuple:
-    """``(runs, test)``: the two-level t test when there are runs, exact McNemar for plain
-    0/1 items (no draws), else the sign-flip test per item or per cluster."""
+    """``(runs, test)``: the two-level t test when there are runs (plain items only, scores
+    made integers), exact McNemar for plain 0/1 items (no draws), else the sign-flip test
+    per item or per cluster."""
     if scores.runs_a is not None:
-        runs = _analyze_score_runs(rng, scores, settings, progress)
+        if not scores.units.simple:
+            raise ToolError(f"several runs per system with {_opt('cluster_col')} or "
+                            f"{_opt('strata_col')} are not "
+                            "supported; compare the run means, or one run at a time")
+        values = {value for runs in (scores.runs_a, scores.runs_b) for _, column in runs
+                  for value in set(column)}
+        scale = math.lcm(*(Fraction(v).denominator for v in values))
+        as_ints = lambda runs: tuple((label, tuple(int(Fraction(v) * scale) for v in column))
+                                     for label, column in runs)
+        runs = analyze_runs(rng, as_ints(scores.runs_a), as_ints(scores.runs_b), scale,
+                            settings.confidence, settings.resamples or RESAMPLES, progress)
         return runs, runs.test
     if scores.binary and not scores.units.clustered:
         return None, mcnemar_exact(scores.cells().a_only, scores.cells().b_only)
@@ -5788,12 +5786,10 @@ _MIN_CLUSTERS = 30              # fewer clusters: a cluster bootstrap's interval
 class Decision:
     """The verdict on one candidate against the baseline, and what it read.
 
-    ``better``/``worse``: the paired interval excludes 0 and the paired test agrees
-    at the same level.  ``cannot tell``: neither does.  ``borderline``: they
-    disagree (each number is printed).  ``unreliable``: the interval would claim a
-    winner, but with fewer than 30 clusters a cluster bootstrap cannot be trusted.
-    In a family of m candidates the interval is the simultaneous one at level
-    1 - alpha/m (Bonferroni) and p is Holm-adjusted, so the two read alike.
+    ``better``/``worse``: the paired interval excludes 0 and the paired test agrees at the
+    same level.  ``cannot tell``: neither does.  ``borderline``: they disagree.
+    ``unreliable``: a winner, but from fewer than 30 clusters.  In a family of m the
+    interval is at 1 - alpha/m (Bonferroni) and p Holm-adjusted, so the two read alike.
     """
 
     word: str
@@ -6131,18 +6127,6 @@ def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
     return means, cov, cross
 
 
-def _cholesky(cov) -> list:
-    """The lower Cholesky factor in floats; a vanishing pivot leaves its column zero."""
-    k = len(cov)
-    lower = [[0.0] * k for _ in range(k)]
-    for i in range(k):
-        for j in range(i + 1):
-            rest = float(cov[i][j]) - math.fsum(lower[i][m] * lower[j][m] for m in range(j))
-            if i == j:
-                lower[i][i] = math.sqrt(rest) if rest > 1e-12 * float(cov[i][i]) else 0.0
-            else:
-                lower[i][j] = rest / lower[j][j] if lower[j][j] else 0.0
-    return lower
 
 
 def _max_t_critical(rng: random.Random, cov, variances, confidence, draws: int,
@@ -6159,7 +6143,14 @@ def _max_t_critical(rng: random.Random, cov, variances, confidence, draws: int,
     low, high = (NormalDist().inv_cdf(1 - float(1 - p) / 2 / m) for m in (1, max(1, pairs)))
     if pairs <= 1:
         return low, 0.0, 0
-    lower = _cholesky(cov)
+    lower = [[0.0] * k for _ in range(k)]       # cov's Cholesky factor in floats: a pivot
+    for i in range(k):                          # that vanishes leaves its column zero
+        for j in range(i + 1):
+            rest = float(cov[i][j]) - math.fsum(lower[i][m] * lower[j][m] for m in range(j))
+            if i == j:
+                lower[i][i] = math.sqrt(rest) if rest > 1e-12 * float(cov[i][i]) else 0.0
+            else:
+                lower[i][j] = rest / lower[j][j] if lower[j][j] else 0.0
     gauss, fsum, mul, sub = rng.gauss, math.fsum, operator.mul, operator.sub
     maxima = []
     for done in range(draws):
@@ -6396,8 +6387,9 @@ _LEDGER_VERSION = 1
 def _test_set_digest(table: Table) -> str:
     """SHA-256 of the test set: each item's id with the baseline's score, sorted by id, so
     the same items and baseline scores give the same digest whatever else the file holds."""
-    lines = sorted(f"{json.dumps(item if not isinstance(item, tuple) else list(item), default=_json_default)}"
-                   f"\t{_format_decimal(score)}" for item, score in zip(table.ids, table.columns[0]))
+    lines = sorted(json.dumps(list(item) if isinstance(item, tuple) else item,
+                              default=_json_default) + f"\t{_format_decimal(score)}"
+                   for item, score in zip(table.ids, table.columns[0]))
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
@@ -6432,9 +6424,8 @@ class LedgerNote:
 MAX_LEDGER_BYTES = 1 << 30       # a ledger, read whole (1 GiB: millions of comparisons)
 
 
-def _ledger_number(record: dict, key: str, low=None, high=None):
-    """A field that must be a finite number (not a boolean), within [low, high] if given."""
-    value = record.get(key)
+def _ledger_number(value, low=None, high=None):
+    """*value* if a finite number (not a boolean) within [low, high] if given, else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or \
             abs(value) > sys.float_info.max or not math.isfinite(value) or \
             low is not None and value < low or high is not None and value > high:
@@ -6458,14 +6449,14 @@ def _ledger_entry(record, number: int, shown: str) -> LedgerEntry:
     if record.get("verdict") not in _VERDICTS:
         raise bad("field verdict is not one of " + ", ".join(_VERDICTS))
     checks = (("n", 2, None), ("gap", None, None), ("level", 0, 1), ("p", 0, 1))
-    values = {key: _ledger_number(record, key, low, high) for key, low, high in checks}
+    values = {key: _ledger_number(record.get(key), low, high) for key, low, high in checks}
     for key, value in values.items():
         if value is None or key == "n" and not isinstance(value, int) or \
                 key == "level" and not 0 < value < 1:
             raise bad(f"field {key} is not a valid number")
     interval = record.get("interval")
     if not isinstance(interval, list) or len(interval) != 2 or None in (
-            _ledger_number({"x": x}, "x") for x in interval) or interval[0] > interval[1]:
+            _ledger_number(x) for x in interval) or interval[0] > interval[1]:
         raise bad("field interval is not two finite numbers, low then high")
     if not isinstance(record.get("percent", True), bool):
         raise bad("field percent is not true or false")
@@ -6525,26 +6516,6 @@ def read_ledger(path: str) -> list:
         raise ToolError(f"cannot read the ledger {shown}: {err.strerror}") from None
     with handle:
         return _parse_ledger(handle, path)
-
-
-def _ledger_json_lines(table: Table, comparisons, digest: str, when: str) -> list:
-    """The lines this run appends: one per comparison (nothing that is not a finite number
-    ever gets in: json refuses NaN and infinities here)."""
-    lines = []
-    for c in comparisons:
-        decision = c.decision
-        record = {"tool": _LEDGER_TOOL, "ledger_version": _LEDGER_VERSION, "test_set": digest,
-                  "time": when, "version": __version__, "baseline": c.baseline,
-                  "candidate": c.candidate, "n": table.n, "gap": float(c.analysis.gap),
-                  "interval": decision.interval.to_json(), "level": float(decision.level),
-                  "p": float(c.analysis.p), "verdict": decision.word,
-                  "percent": c.analysis.percent}
-        try:
-            lines.append(json.dumps(record, sort_keys=True, allow_nan=False) + "\n")
-        except ValueError:
-            raise ToolError("a comparison with a non-finite number cannot go in the ledger") \
-                from None
-    return lines
 
 
 def _ledger_time() -> str:
@@ -6627,8 +6598,20 @@ class _PendingAppend:
 def _ledger_append(path: str, table: Table, comparisons, when: str | None = None) -> tuple:
     """``(note, append)``: where this run's comparisons stand on their test set, counted
     under the ledger's lock, and the _PendingAppend that releases it."""
-    digest = _test_set_digest(table)
-    lines = _ledger_json_lines(table, comparisons, digest, when or _ledger_time())
+    digest, when, lines = _test_set_digest(table), when or _ledger_time(), []
+    for c in comparisons:           # a line each: json refuses NaN and infinities here
+        decision = c.decision
+        record = {"tool": _LEDGER_TOOL, "ledger_version": _LEDGER_VERSION, "test_set": digest,
+                  "time": when, "version": __version__, "baseline": c.baseline,
+                  "candidate": c.candidate, "n": table.n, "gap": float(c.analysis.gap),
+                  "interval": decision.interval.to_json(), "level": float(decision.level),
+                  "p": float(c.analysis.p), "verdict": decision.word,
+                  "percent": c.analysis.percent}
+        try:
+            lines.append(json.dumps(record, sort_keys=True, allow_nan=False) + "\n")
+        except ValueError:
+            raise ToolError("a comparison with a non-finite number cannot go in the ledger") \
+                from None
     lock = _lock_ledger(path)
     try:
         before = [e.p for e in read_ledger(path) if e.test_set == digest]
@@ -6718,34 +6701,25 @@ class Coverage:
         return self.width_sum / (2 * max(1, self.replays))
 
     def standard_error(self, rate) -> float:
-        """Monte Carlo standard error of one of these rates, ``sqrt(p(1-p)/K)`` (0 when
-        exact)."""
-        if self.exact:
-            return 0.0
-        return math.sqrt(float(rate * (1 - rate)) / max(1, self.replays))
+        """Monte Carlo standard error of one of these rates, ``sqrt(p(1-p)/K)`` (0: exact)."""
+        return 0.0 if self.exact else math.sqrt(float(rate * (1 - rate)) / max(1, self.replays))
 
     def of(self, rule: str) -> Coverage:
         """The study of another rule, measured on the same replays."""
-        if rule == self.rule:
-            return self
-        return dict(self.others)[rule]
+        return self if rule == self.rule else dict(self.others)[rule]
 
     @property
     def rules(self) -> tuple:
         return (self.rule,) + tuple(m for m, _ in self.others)
 
     def to_json(self) -> dict:
-        body = {
-            "replays": self.replays,
-            "interval": self.rule,
-            "covers": float(self.covers_rate),
-            "covers_se": self.standard_error(self.covers_rate),
-            "excludes_zero": float(self.excludes_zero_rate),
-            "excludes_zero_se": self.standard_error(self.excludes_zero_rate),
-            "mean_half_width": None if self.exact else float(self.mean_half_width),
-            "undefined": self.undefined,
-            "exact": self.exact,
-        }
+        body = {"replays": self.replays, "interval": self.rule,
+                "covers": float(self.covers_rate),
+                "covers_se": self.standard_error(self.covers_rate),
+                "excludes_zero": float(self.excludes_zero_rate),
+                "excludes_zero_se": self.standard_error(self.excludes_zero_rate),
+                "mean_half_width": None if self.exact else float(self.mean_half_width),
+                "undefined": self.undefined, "exact": self.exact}
         if self.item_level is not None:
             body["item_level"] = self.item_level.to_json()
         if self.others:
@@ -6842,10 +6816,9 @@ def _table_intervals(rng, table: Cells, resamples: int, confidence, rules,
 def _scores_intervals(rng, data: Scores, resamples: int, confidence, rules) -> dict:
     """Every rule's paired interval for one simulated set of items (stream engine)."""
     units, dist = data.units, paired_distribution(rng, data, resamples)
-    cells = data.cells() if units.simple else None
     return _gap_intervals(dist, data.mean_b - data.mean_a, confidence, rules,
                          groups=units.groups() if "bca" in rules else None, scale=data.scale,
-                         cells=cells)
+                         cells=data.cells() if units.simple else None)
 
 
 def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Settings | None = None,
@@ -7002,10 +6975,9 @@ def calibrate_cells(rng: random.Random, cells: Cells, confidence, rule: str, res
     exact = 0 if _calibrates_exactly(truth, n) else resamples
     if rule != "percentile":
         rules = _study_rules(rule)
-        return Calibration(n, replays, exact, confidence, _interval_study(
-            rng, truth, n, Fraction(gap, n), rules, confidence, replays, resamples, next(steps)),
-            _interval_study(rng, null, n, Fraction(0), rules, confidence, replays, resamples,
-                            next(steps)))
+        return Calibration(n, replays, exact, confidence, *(_interval_study(
+            rng, probs, n, Fraction(g, n), rules, confidence, replays, resamples, next(steps))
+            for probs, g in ((truth, gap), (null, 0))))
     at_gap = _percentile_study(truth, n, gap, confidence)
     no_gap = _percentile_study(null, n, 0, confidence)
     if _holds(at_gap, confidence, no_gap) or not replays:
@@ -7377,10 +7349,9 @@ class PowerPlan:
 
 @dataclass(frozen=True)
 class RunsPlan:
-    """Power over items and runs (normal approximation): the gap's variance at n items
-    and R runs per system is ``(fixed + fresh / R) / n + (runs_a + runs_b) / R`` -- the
-    per-item variance of the gap from what stays fixed across runs, from what each run
-    draws afresh, and each system's run-to-run variance of its accuracy."""
+    """Power over items and runs (normal approximation): the gap's variance at n items and R
+    runs is ``(fixed + fresh / R) / n + (runs_a + runs_b) / R``: per item, what stays fixed
+    across runs and what each run draws afresh; per system, its accuracy's run variance."""
 
     gap: float
     confidence: Fraction
@@ -7467,11 +7438,9 @@ def _plan_summary(plan: PowerPlan, n: int, target) -> _PlanSummary:
 
 @dataclass(frozen=True)
 class ActPlan:
-    """What a verdict that claims nothing would take to settle (normal approximation, 80%
-    power): the smallest gap detectable now, and the items -- or, with runs, the items at
-    these runs or the runs at these items -- that the observed gap would need.  ``basis`` says
-    what the spread came from: ``discordant`` (0/1 items: the discordant share), ``sd`` (the
-    per-item sd of B - A) or ``runs`` (the two-level variance of items and runs)."""
+    """What would settle a verdict that claims nothing (normal approximation, 80% power): the
+    smallest gap detectable now, and the items (with runs: or the runs) the observed gap
+    needs.  ``basis``: ``discordant`` (share), ``sd`` (of B - A) or ``runs`` (two-level)."""
 
     power: float
     detectable: float | None        # None: no item tells the systems apart
@@ -7616,10 +7585,8 @@ def sweep(rng: random.Random, copula: Copula, grid, settings: Settings | None = 
         simulated = coverage(rng, copula, n, settings, replays=replays, progress=next(steps))
         rows.append(_SweepRow(n, plan.power(n), plan.power(n, paired=False), plan.half_width(n),
                              plan.half_width(n, paired=False), simulated, plan.exact_power(n)))
-    confirmation = None
-    if n_needed is not None:
-        confirmation = coverage(rng, copula, n_needed, settings, replays=replays,
-                                progress=next(steps))
+    confirmation = None if n_needed is None else coverage(
+        rng, copula, n_needed, settings, replays=replays, progress=next(steps))
     return Sweep(copula, tuple(rows), Fraction(target_power), n_needed,
                  plan.items_needed(target_power, paired=False), confirmation, analytic,
                  exact is not None)
