@@ -5265,22 +5265,17 @@ _ADJUST_SHORT = {"holm": "Holm", "bh": "BH", "bonferroni": "Bonf."}
 
 # === Analysis ===
 #
-# analyze() consumes the generator in the article's order (A's interval, B's,
-# the paired one, the unpaired one), then the permutation test's sign flips
-# (real-valued scores or clusters), then, if asked, the calibration replays.
-# Every verdict is made once, by decide(), from the paired interval and the
-# paired test together; renderers only print it.
+# analyze() draws from the generator in the article's order (A's interval, B's, the paired
+# one, the unpaired one), then the permutation test's sign flips, then any calibration
+# replays.  Every verdict is made once, by decide(), from the paired interval and test.
 
 # --- Several runs per system: the seed's spread and a two-level interval ---
 #
-# A run (a training seed, a sampling epoch, a HELM trial) shifts a system's
-# score as a whole.  The gap of the mean scores then varies with the items and
-# with the runs.  The two-level bootstrap resamples items (the same items for
-# both systems, so the pairing stays) and, within each system, its runs.  With
-# a handful of runs a plain bootstrap of runs is too narrow (it sees (R-1)/R of
-# their variance and has normal tails), so its interval is widened to the
-# unbiased variance split below and to Student's t with Satterthwaite's degrees
-# of freedom; the test is the matching t test.  The coverage loop measures both.
+# A run (a training seed, a sampling epoch, a HELM trial) shifts a system's score as a whole.
+# The two-level bootstrap resamples items (the same for both systems: the pairing stays) and,
+# within each system, its runs.  A plain bootstrap of a handful of runs is too narrow (it sees
+# (R-1)/R of their variance and has normal tails), so its interval is widened to the unbiased
+# variance split below and to Student's t with Satterthwaite's df; the test is the matching t.
 
 @dataclass(frozen=True)
 class RunStats:
@@ -5378,11 +5373,9 @@ class RunsAnalysis:
 def _item_variance(runs_a, runs_b, n: int, scale: int) -> float:
     """Var(d_i)/n, d_i the per-item gap of run means (sample variance, n - 1)."""
     ra, rb = len(runs_a), len(runs_b)
-    sums_a = list(map(sum, zip(*(column for _, column in runs_a))))
-    sums_b = list(map(sum, zip(*(column for _, column in runs_b))))
+    sums_a, sums_b = (map(sum, zip(*(column for _, column in runs))) for runs in (runs_a, runs_b))
     diffs = [ra * y - rb * x for x, y in zip(sums_a, sums_b)]     # in units of 1/(scale ra rb)
-    total = sum(diffs)
-    square = sum(d * d for d in diffs)
+    total, square = sum(diffs), sum(d * d for d in diffs)
     variance = Fraction(square * n - total * total, n * (n - 1)) / (scale * ra * rb) ** 2
     return float(variance) / n
 
@@ -5851,8 +5844,7 @@ def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str
 
 @dataclass(frozen=True)
 class Comparison:
-    """One candidate against the baseline, with its p adjusted across the family and the
-    verdict made from both."""
+    """One candidate against the baseline: its analysis, family-adjusted p and verdict."""
 
     baseline: str
     candidate: str
@@ -5894,8 +5886,7 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
 
 @dataclass(frozen=True)
 class TaskComparison:
-    """One task of a harness run: each candidate against the baseline on its items, the
-    verdicts read across the tasks (Holm over tasks, simultaneous intervals)."""
+    """One task of a harness run: each candidate's comparison, a family across the tasks."""
 
     task: str
     n: int
@@ -5994,23 +5985,18 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
 
 # --- Leaderboards: k systems on the same items, every pair ---
 #
-# Ranks and tiers need intervals that hold for all k(k-1)/2 gaps at once.  They come from
-# the gaps' joint normal approximation: the k scores' covariance is computed exactly under
-# the design (items, clusters, strata; a harness run's tasks are strata), and the critical
-# value of the largest |gap / se| over all pairs is simulated from it -- the max-t
-# simultaneous intervals of Hothorn, Bretz & Westfall (2008).  A system's rank interval
-# runs from 1 + the systems surely above it to k - the systems surely below it; since the
-# gaps' intervals hold together, every system's rank lies in its interval together, with
-# confidence at least the level (Mogstad, Romano, Shaikh & Wilhelm 2024).  Tiers read
-# the same intervals: the leader and every system not told apart from it, then the same
-# among the rest -- greedy, so a tier boundary can fall between two systems the board does
-# not tell apart.  Letter groups (Piepho 2004) do not: two systems share a letter exactly
-# when they are not told apart.  Each pair's own test is compare's, adjusted across the pairs.
+# Ranks and tiers need intervals that hold for all k(k-1)/2 gaps at once: the k scores'
+# covariance is computed exactly under the design (a harness run's tasks are strata), and the
+# critical value of the largest |gap / se| is simulated from it -- the max-t simultaneous
+# intervals of Hothorn, Bretz & Westfall (2008).  A rank interval runs from 1 + the systems
+# surely above to k - those surely below; all hold together with confidence at least the level
+# (Mogstad, Romano, Shaikh & Wilhelm 2024).  Tiers are greedy (the leader and all not told
+# apart from it, then so on), so a tier boundary can fall between systems not told apart;
+# letter groups (Piepho 2004) cannot.  Each pair's own test is compare's, adjusted.
 
 @dataclass(frozen=True)
 class Standing:
-    """One system on a leaderboard: its score and interval, the ranks it may hold (1 is the
-    top) jointly with every other system's, and its tier."""
+    """One system on a leaderboard: score, interval, the ranks it may hold (1: top), tier."""
 
     system: str
     score: Fraction
@@ -6022,8 +6008,7 @@ class Standing:
 
 @dataclass(frozen=True)
 class PairGap:
-    """Two systems of a leaderboard, the higher-scoring first: the gap, its simultaneous
-    interval, the pair's own test and its p adjusted across all pairs."""
+    """Two systems of a leaderboard, the higher first: gap, joint interval, test, adjusted p."""
 
     first: str
     second: str
@@ -6371,14 +6356,11 @@ def _board_design(table: Table, strata) -> str:
 
 # --- The ledger: every comparison made on a test set ---
 #
-# An append-only JSON-lines file the user keeps (in the repository, say).  Each
-# comparison adds one line: the test set's SHA-256 (of its item ids and the
-# baseline's scores, so a re-export with other columns is the same test set),
-# the systems, the gap, its interval and p, the time and the tool's version.
-# Reading and appending happen under an exclusive lock (flock), the new lines in
-# one write of one buffer, so two CI jobs appending at once leave whole lines.
-# A ledger with a line that is not the tool's -- truncated, foreign, corrupt -- is
-# refused with its line number and never rewritten.
+# An append-only JSON-lines file the user keeps: a line per comparison with the test set's
+# SHA-256 (of item ids and baseline scores: a re-export with other columns is the same test
+# set), the systems, gap, interval, p, time and version.  Appends hold an exclusive lock
+# (flock) and write one buffer, so concurrent CI jobs leave whole lines; a ledger with a line
+# not the tool's (truncated, foreign, corrupt) is refused by line number, never rewritten.
 
 _LEDGER_TOOL = "bootstrap-eval-deltas"
 _LEDGER_VERSION = 1
@@ -6657,12 +6639,10 @@ def summarize_ledger(path: str, confidence) -> LedgerSummary:
 
 # === Simulation studies: coverage, calibration and power ===
 #
-# A coverage study replays a simulation whose true gap is known and counts how
-# often each interval rule covers it and excludes 0 -- every rule on the same
-# replays, so one loop answers "does the chosen interval hold here, and if not,
-# which does?".  Calibration is the same study on the user's own 2x2 table.
-# Each replay draws its items and then its resamples from one stream, in that
-# order; the planners are exact sums and draw nothing.
+# A coverage study replays a simulation whose true gap is known and counts how often each
+# interval rule covers it and excludes 0, every rule on the same replays.  Calibration is the
+# same study on the user's own 2x2 table.  Each replay draws its items, then its resamples,
+# from one stream; the planners are exact sums and draw nothing.
 
 @dataclass(frozen=True)
 class Coverage:
@@ -6740,8 +6720,7 @@ def _detects(interval: Interval, true_gap: Fraction) -> bool:
 
 
 class _Study:
-    """Running counts of several interval rules' coverage over the same replays (the first
-    is reported): per rule, [covers, excludes 0 on the true side, width sum, undefined]."""
+    """Per rule, over the same replays: [covers, excludes 0 on the true side, width, undefined]."""
 
     def __init__(self, true_gap: Fraction, rules):
         self.true_gap, self.rules = true_gap, tuple(rules)
@@ -7021,8 +7000,8 @@ class _CalibrationRow:
 
 @dataclass(frozen=True)
 class CalibrationTable:
-    """Coverage and false-positive rate of every paired interval the tool offers, over
-    eval-set sizes and accuracy pairs (the README's table comes from here)."""
+    """Every paired interval's coverage and false positives over sizes and accuracy pairs
+    (the README's table comes from here)."""
 
     corr: Fraction
     confidence: Fraction
