@@ -5563,8 +5563,6 @@ def _coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
                           stream=copula.clustered or n_items <= N_ITEMS)
 
 
-
-
 def _check_applicable(scores: Scores, settings: Settings) -> None:
     """Refuse a rule that needs what the data lack (0/1 scores, plain items)."""
     needs_binary = settings.interval == "score" or settings.exact or \
@@ -6110,8 +6108,6 @@ def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
                 for df, sums_ij in by_df.items() if df) for j in range(k)] for i in range(k)]
     means = [Fraction(t, total_n * scale) for t in totals]
     return means, cov, cross
-
-
 
 
 def _max_t_critical(rng: random.Random, cov, variances, confidence, draws: int,
@@ -6850,6 +6846,9 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Setting
 
 
 _EXACT_SLACK = Fraction(1, 10)   # an exact study holds within a tenth of 1 - nominal
+_CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples each table (counts)
+_CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_LARGE_REPLAYS
+_CALIBRATION_LARGE_REPLAYS = 300  # tables each way (s.e. about 1.3 pts at 95%)
 
 
 def _slack(cov: Coverage, rate, nominal) -> float:
@@ -6915,9 +6914,6 @@ class Calibration:
                 "interval": self.rule, "holds": self.holds,
                 "recommended": self.recommended,
                 "coverage": self.coverage.to_json(), "null": self.null.to_json()}
-
-
-_CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples each table (counts)
 
 
 def _calibrates_exactly(probs, n: int) -> bool:
@@ -7028,16 +7024,13 @@ def calibration_table(rng: random.Random, pairs, grid, corr, confidence, replays
     return CalibrationTable(Fraction(corr), confidence, replays, tuple(rows))
 
 
-_CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_LARGE_REPLAYS
-_CALIBRATION_LARGE_REPLAYS = 300     # tables each way (s.e. about 1.3 pts at 95%)
-
-
 # --- Planning: power and items needed, analytic and exact ---
 
 _EXACT_POWER_LIMIT = 20_000      # largest n whose exact power the planner computes
-
-
 _TABLE_SADDLEPOINT_SD = 5        # calibration: beyond this sd of D, a table's cdf by saddlepoint
+_SHARE_ROWS = 1024               # calibration: A-only counts summed one by one, at most
+_SHARE_SLACK = 1e-9              # widens a share's upper bound: far above its rounding error
+_RUNS_PLAN_ITEMS = 20_000        # simulated items behind a RunsPlan's variance parts
 
 
 @functools.lru_cache(maxsize=4096)
@@ -7115,8 +7108,6 @@ def _first_true(predicate, start: int | None = None, low: int = 2, high: int | N
     return yes
 
 
-
-
 class _BinomialTail:
     """P(Binomial(m, r) >= k) along (m, k) moving a step or two at a time, by the recurrences
     ``P(Bin(m-1) >= k) = P(Bin(m) >= k) - r P(Bin(m-1) = k-1)`` and
@@ -7146,9 +7137,6 @@ class _BinomialTail:
             tail += binom_pmf(at, here, r)
         self.m, self.k, self.tail = here, at, min(1.0, max(0.0, tail))
         return self.tail
-
-
-_SHARE_ROWS = 1024               # calibration: A-only counts summed one by one, at most
 
 
 def _share_rows(n: int, p_a: float) -> tuple:
@@ -7205,16 +7193,12 @@ def _partial_shares(p_a: float, p_b: float, n: int, q: float, t: int = 0,
 
 @functools.lru_cache(maxsize=512)
 def _exact_power(probs: tuple, n: int, confidence: Fraction) -> float:
-    cells = Cells(*probs)
-    q = float(1 - confidence) / 2
+    cells, q = Cells(*probs), float(1 - confidence) / 2
     upper = _upper_share(cells.a_only, cells.b_only, n, q)
     if cells.b_only > cells.a_only:
         return upper
     lower = _upper_share(cells.b_only, cells.a_only, n, q)
     return lower if cells.a_only > cells.b_only else upper + lower
-
-
-_SHARE_SLACK = 1e-9              # widens a share's upper bound: far above its rounding error
 
 
 class _ExactPowerBounds:
@@ -7357,17 +7341,13 @@ class RunsPlan:
         return max(2, math.ceil((self.fixed + self.fresh / runs) / room))
 
 
-_RUNS_PLAN_ITEMS = 20_000          # simulated items behind a RunsPlan's variance parts
-
-
 def _accuracy_variance(run_sd: float, acc: float) -> float:
     """Var over runs of a system's expected accuracy Phi(cut + rho), rho ~ N(0, tau^2)."""
     tau = _run_shift_sd(run_sd, acc)
     if tau == 0:
         return 0.0
-    cut = NormalDist().inv_cdf(acc) * math.sqrt(1 + tau * tau)
-    normal = NormalDist()
-    step, total, square = 0.01, 0.0, 0.0
+    normal, step, total, square = NormalDist(), 0.01, 0.0, 0.0
+    cut = normal.inv_cdf(acc) * math.sqrt(1 + tau * tau)
     for i in range(-900, 901):
         weight = normal.pdf(i * step) * step
         value = normal.cdf(cut + tau * i * step)
