@@ -5702,12 +5702,9 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     resampling, permuting, calibrating = _steps(progress, [
         5 * resamples if method == "bootstrap" else 0, settings.permutations or 0,
         2 * settings.calibration])
-    if method == "exact":
-        dists = _exact_of(scores)
-    elif method == "saddlepoint":
-        dists = saddlepoint_distributions(scores)
-    else:
-        dists = bootstrap(rng, scores, resamples, engine=engine, progress=resampling)
+    dists = (_exact_of(scores) if method == "exact" else
+             saddlepoint_distributions(scores) if method == "saddlepoint" else
+             bootstrap(rng, scores, resamples, engine=engine, progress=resampling))
     made = _intervals(scores, dists, settings)
     unasked = method == "bootstrap" and settings.resamples is None and scores.runs_a is None
     levels = {confidence, 1 - (1 - confidence) / family}
@@ -6192,9 +6189,6 @@ def _tiers(order, apart) -> dict:
     return tiers
 
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"   # letter groups, at most 52
-
-
 def _letter_groups(order, apart) -> dict:
     """Compact letter display (Piepho 2004's insert-and-absorb): per system, letters such
     that two systems share a letter exactly when the board does not tell them apart; ``{}``
@@ -6221,6 +6215,7 @@ def _letter_groups(order, apart) -> dict:
                             if system in column) for system in order}
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"   # letter groups, at most 52
 _FEW_DIFFERING = 20              # 0/1 pairs scored differently on fewer items: warned about
 _FEW_UNITS = 30                  # fewer units: the normal approximation is warned about
 
@@ -6360,6 +6355,7 @@ def _board_design(table: Table, strata) -> str:
 
 _LEDGER_TOOL = "bootstrap-eval-deltas"
 _LEDGER_VERSION = 1
+MAX_LEDGER_BYTES = 1 << 30       # a ledger, read whole (1 GiB: millions of comparisons)
 
 
 def _test_set_digest(table: Table) -> str:
@@ -6397,9 +6393,6 @@ class LedgerNote:
     first: int                  # the number of this run's first comparison on the test set
     total: int                  # comparisons on the test set, this run's included
     p_holm: tuple               # per this run's comparison
-
-
-MAX_LEDGER_BYTES = 1 << 30       # a ledger, read whole (1 GiB: millions of comparisons)
 
 
 def _ledger_number(value, low=None, high=None):
