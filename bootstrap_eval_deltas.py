@@ -5987,7 +5987,7 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
 # surely above to k - those surely below; all hold together with confidence at least the level
 # (Mogstad, Romano, Shaikh & Wilhelm 2024).  Tiers are greedy (the leader and all not told
 # apart from it, then so on), so a tier boundary can fall between systems not told apart;
-# letter groups (Piepho 2004) cannot.  Each pair's own test is compare's, adjusted.
+# letter groups (Piepho 2004) never do.  Each pair's own test is compare's, adjusted.
 
 @dataclass(frozen=True)
 class Standing:
