@@ -7585,10 +7585,9 @@ class _TasksReport:
     @property
     def pooled(self) -> Report:
         """The pooled comparison as a report of its own (the usual renderers draw it)."""
-        strata = self.result.pool == "strata"
-        pooled = dataclasses.replace(self.table, strata=self.table.tasks if strata else None,
-                                     clusters=self.table.tasks if self.result.pool == "clusters"
-                                     else None)
+        pool, tasks = self.result.pool, self.table.tasks
+        pooled = dataclasses.replace(self.table, strata=tasks if pool == "strata" else None,
+                                     clusters=tasks if pool == "clusters" else None)
         return Report(self.params, "tasks", self.result.pooled, table=pooled,
                       ledger=self.ledger, details=self.details)
 
@@ -7615,8 +7614,7 @@ _MARKDOWN = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_"
 
 
 def _md(text) -> str:
-    """Text from an input (a system name, a path) made inert in a markdown table cell:
-    ``|`` cannot add a cell, HTML is shown as text, emphasis marks are literal.
+    """Text from an input made inert in markdown: no new cell, HTML as text, marks literal.
 
     >>> _md("a|b <i>x</i>")
     'a\\\\|b &lt;i&gt;x&lt;/i&gt;'
@@ -7632,8 +7630,7 @@ def _md(text) -> str:
 
 @dataclass(frozen=True)
 class _Grid:
-    """A table: its header, its rows of cells, the columns aligned right, and how many
-    spaces in the text renderer sets it."""
+    """A table: header, rows, the columns aligned right, the text renderer's indent."""
 
     header: tuple
     rows: tuple
@@ -7649,8 +7646,7 @@ class _Pre:
 
 
 def _indented(document: list) -> list:
-    """A document nested in another (a pooled comparison in a run's report): two spaces
-    further in."""
+    """A document nested in another (a run's pooled comparison), two spaces further in."""
     return [f"  {block}" if isinstance(block, str) else
             dataclasses.replace(block, indent=block.indent + 2) if isinstance(block, _Grid)
             else _Pre(tuple(f"  {line}" for line in block.lines)) for block in document]
@@ -7675,12 +7671,12 @@ def _interval_label(result: Analysis, name: str) -> str:
     """``paired bootstrap 95% CI`` (the article's words), ``... (BCa)``, or the score rule."""
     rule = result.rules[name] if result.rules else result.interval
     tail = "" if rule == "percentile" else f" ({_INTERVAL_NAMES[rule]})"
-    return f"{name} {'score' if rule == 'score' else 'bootstrap'} {_format_level(result.confidence)} CI{tail}"
+    return (f"{name} {'score' if rule == 'score' else 'bootstrap'} "
+            f"{_format_level(result.confidence)} CI{tail}")
 
 
-def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
-    """Each system's runs, their spread and overlap, the two-level interval, its test and
-    the variance split."""
+def _runs_lines(runs: RunsAnalysis, percent: bool) -> list:
+    """Each system's runs, spread and overlap; the two-level interval, test, variance split."""
     unit = (lambda v: _round_fixed(Fraction(v) * 100, 1)) if percent else \
         (lambda v: _round_fixed(Fraction(v), 3))
     names = ("A", "B")
@@ -7731,14 +7727,14 @@ def _test_line(result: Analysis) -> str:
     how = (f"exact over {patterns} sign patterns" if test.exact
            else "the saddlepoint approximation of Robinson 1982" if test.saddlepoint
            else f"Monte Carlo, {test.permutations:,} random sign patterns")
+    head = f"  paired sign-flip permutation test ({how}): "
     if test.exact or test.saddlepoint:
-        return f"  paired sign-flip permutation test ({how}): {_p_equals(test.p)}"
+        return head + _p_equals(test.p)
     if test.p <= 1 / (test.permutations + 1):
-        return (f"  paired sign-flip permutation test ({how}): p<={_format_p(test.p)} (no pattern "
-                "as extreme: the smallest p this many patterns can give)")
+        return (f"{head}p<={_format_p(test.p)} (no pattern as extreme: the smallest p this many "
+                "patterns can give)")
     error = math.sqrt(test.p * (1 - test.p) / test.permutations)
-    return (f"  paired sign-flip permutation test ({how}): {_p_equals(test.p)} +-"
-            f"{_format_p(error)} (its Monte Carlo s.e.)")
+    return f"{head}{_p_equals(test.p)} +-{_format_p(error)} (its Monte Carlo s.e.)"
 
 
 def _engine_lines(report: Report, result: Analysis) -> list:
@@ -7781,8 +7777,9 @@ def _magnitude(value: Fraction, percent: bool) -> str:
 
 
 def _advice_line(advice: _Advice, result: Analysis) -> str:
-    moves = (f"hint: the gap intervals' ends move by up to +-{_magnitude(advice.worst, result.percent)} "
-             f"from seed to seed at B={result.resamples:,}, more than the last digit printed; ")
+    moves = (f"hint: the gap intervals' ends move by up to "
+             f"+-{_magnitude(advice.worst, result.percent)} from seed to seed at "
+             f"B={result.resamples:,}, more than the last digit printed; ")
     if advice.kind == "exact":
         return moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at no cost"
     half = "0.05 pts" if result.percent else "0.0005"
@@ -7811,13 +7808,9 @@ def _precision_lines(result: Analysis) -> list:
     pct, errors = result.percent, result.errors
     if result.method != "bootstrap" or all(m in _UNRESAMPLED for m in result.rules.values()):
         return []
-    parts = []
-    for name, label in (("a", "A"), ("b", "B"), ("paired", "paired"), ("unpaired", "unpaired")):
-        lo, hi = errors[name]
-        if name in ("a", "b"):
-            parts.append(f"{label} +-{_round_fixed(lo, 3)}/+-{_round_fixed(hi, 3)}")
-        else:
-            parts.append(f"{label} +-{_magnitude(lo, pct)}/+-{_magnitude(hi, pct)}")
+    parts = [f"{label} +-{_magnitude(errors[name][0], p)}/+-{_magnitude(errors[name][1], p)}"
+             for name, label, p in (("a", "A", False), ("b", "B", False),
+                                    ("paired", "paired", pct), ("unpaired", "unpaired", pct))]
     lines = [f"Monte Carlo error of the interval ends (B={result.resamples:,}): "
              + ", ".join(parts)]
     advice = _mc_advice(result)
@@ -7839,17 +7832,17 @@ def _input_names(table: Table) -> str:
 
 def _input_lines(table: Table, seed, labels) -> list:
     """Provenance: each input file with its format, rows and SHA-256; columns; seed."""
-    lines = []
-    if len(table.sources) > 4:                 # many files: a line per folder
-        folders = collections.Counter(os.path.dirname(s.path) for s in table.sources)
-        kinds = sorted({s.format for s in table.sources})
-        rows = sum(s.rows for s in table.sources)
-        lines.append(f"input: {len(table.sources)} files ({', '.join(kinds)}), {rows:,} rows: "
-                     + ", ".join(f"{count} in {folder or '.'}" for folder, count in
-                                 folders.items()) + " (each file's SHA-256: --json)")
-    for source in table.sources if len(table.sources) <= 4 else ():
-        lines.append(f"input: {source.path} ({source.format}, {source.rows:,} rows, "
-                     f"sha256 {source.sha256}); columns used: {', '.join(source.columns)}")
+    sources = table.sources
+    if len(sources) > 4:                 # many files: a line per folder
+        folders = collections.Counter(os.path.dirname(s.path) for s in sources)
+        kinds = sorted({s.format for s in sources})
+        lines = [f"input: {len(sources)} files ({', '.join(kinds)}), "
+                 f"{sum(s.rows for s in sources):,} rows: "
+                 + ", ".join(f"{count} in {folder or '.'}" for folder, count in folders.items())
+                 + " (each file's SHA-256: --json)"]
+    else:
+        lines = [f"input: {s.path} ({s.format}, {s.rows:,} rows, sha256 {s.sha256}); "
+                 f"columns used: {', '.join(s.columns)}" for s in sources]
     if labels is None:
         lines.append(f"systems: baseline {table.systems[0]}; candidates "
                      f"{', '.join(table.systems[1:])}; seed {seed}")
@@ -7930,17 +7923,14 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
     return lines + _holds_lines(cov, None, nominal)
 
 
-def _calibration_warnings(result: Analysis) -> list:
-    """The calibration's warning alone, when the interval does not hold at this n."""
-    cal = result.calibration
-    return [] if cal is None else _holds_lines(cal.coverage, cal.null, cal.nominal)
-
-
-def _calibration_lines(result: Analysis) -> list:
+def _calibration_lines(result: Analysis, details: bool) -> list:
+    """The calibration (with *details*) and its warning when the interval does not hold."""
     cal = result.calibration
     if cal is None:
         return []
     cov, null = cal.coverage, cal.null
+    if not details:
+        return _holds_lines(cov, null, cal.nominal)
     how = (f"exact: summed over every 2x2 table of {cal.n:,} items drawn from this one, and "
            f"from it with no gap; each table's bootstrap exact, past an sd of "
            f"{_TABLE_SADDLEPOINT_SD} by its saddlepoint approximation" if cov.exact else
@@ -8070,40 +8060,36 @@ def _ledger_lines(report) -> list:
 
 def _act_lines(comparison: Comparison) -> list:
     """For a verdict that claims nothing: its :class:`ActPlan` in words."""
-    decision, result = comparison.decision, comparison.analysis
-    if decision.claims:
+    result = comparison.analysis
+    if comparison.decision.claims:
         return []
     act = act_plan(result)
-    unit = (lambda v: f"+-{_round_fixed(Fraction(v) * 100, 1)} pts") if result.percent else \
-        (lambda v: f"+-{_round_fixed(Fraction(v), 3)}")
-    observed = _format_gap(result.gap, result.percent)
     if act.detectable is None:
         return ["to act on it: the two systems score alike on every item, so this set holds "
                 "no information about a gap between them; only other items can tell them apart"]
+    gap = f"a gap of +-{_magnitude(Fraction(act.detectable), result.percent)} or more"
+    observed = f"the observed {_format_gap(result.gap, result.percent)}"
     if act.basis == "runs":
         runs = result.runs
         text = (f"to act on it: with 80% power these {result.n:,} items and {runs.a.count}+"
-                f"{runs.b.count} runs detect a gap of {unit(act.detectable)} or more")
-        options = []
-        if act.items_needed is not None:
-            options.append(f"about {act.items_needed:,} items at these runs")
-        if act.runs_needed is not None:
-            options.append(f"about {act.runs_needed:,} runs per system at these items")
+                f"{runs.b.count} runs detect {gap}")
+        options = [f"about {count:,} {what}" for count, what in (
+            (act.items_needed, "items at these runs"),
+            (act.runs_needed, "runs per system at these items")) if count is not None]
         if runs.gap == 0:
             return [text + "; the observed gap is 0"]
         if not options:
             return [text + "; the observed gap needs both more items and more runs"]
-        return [text + f"; detecting the observed {observed} would take "
-                       f"{' or '.join(options)} (normal approximation)"]
+        return [text + f"; detecting {observed} would take {' or '.join(options)} (normal "
+                       "approximation)"]
     basis = (f"its discordant items: {_round_fixed(Fraction(act.basis_value) * 100, 1)}%"
              if act.basis == "discordant" else
              f"per-item sd of B - A: {_round_fixed(Fraction(act.basis_value), 3)}")
-    text = (f"to act on it: with 80% power this set detects a gap of {unit(act.detectable)} "
-            f"or more ({basis}); ")
+    text = f"to act on it: with 80% power this set detects {gap} ({basis}); "
     if act.items_needed is None:
         return [text + "the observed gap is 0, which no number of items can tell from 0"]
-    return [text + f"detecting the observed {observed} would take about "
-                   f"{act.items_needed:,} items (normal approximation)"]
+    return [text + f"detecting {observed} would take about {act.items_needed:,} items (normal "
+                   "approximation)"]
 
 
 def _histogram_bins(dist, bins: int) -> list:
@@ -8129,11 +8115,15 @@ def _distribution_words(dist) -> str:
         else ", the saddlepoint approximation to its bootstrap distribution"
 
 
-def _text_histogram(dist, interval: Interval, level: str, percent: bool = True,
-                   bins: int = 12, what: str = "paired gap") -> list:
-    """A compact ASCII histogram of the paired gap: '#' inside the interval, '.' outside;
-    each bin's count of resamples, or its share of an exact or approximated distribution."""
-    rows = _histogram_bins(dist, bins)
+def _histogram_lines(result: Analysis) -> list:
+    """An ASCII histogram of the gap, '#' inside the interval, '.' outside; each bin's count
+    of resamples, or its share of an exact or approximated distribution."""
+    if result.runs is not None:
+        dist, interval = result.runs.distribution, result.runs.interval
+        what = "two-level gap (plain, before rescaling)"
+    else:
+        dist, interval, what = result.paired_distribution, result.paired, "paired gap"
+    rows = _histogram_bins(dist, 12)
     tallest = max(share for _, _, share in rows)
     lines = []
     for lo, hi, share in rows:
@@ -8142,25 +8132,16 @@ def _text_histogram(dist, interval: Interval, level: str, percent: bool = True,
         zero = "  <- 0" if lo <= 0 < hi else ""
         amount = f"{int(share * len(dist.sums)):>6}" if dist.monte_carlo else \
             f"{100 * float(share):>5.1f}%"
-        lines.append(f"  {_format_gap(lo, percent):>10} |{bar:<40} {amount}{zero}")
-    return [f"{what}{_distribution_words(dist)} (bins from the value shown; "
-            f"'#' inside the {level} CI, '.' outside):", _Pre(tuple(lines))]
+        lines.append(f"  {_format_gap(lo, result.percent):>10} |{bar:<40} {amount}{zero}")
+    return [f"{what}{_distribution_words(dist)} (bins from the value shown; '#' inside the "
+            f"{_format_level(result.confidence)} CI, '.' outside):", _Pre(tuple(lines))]
 
 
 def _comparison_document(report: Report) -> list:
-    """Several candidates as a family table; a simulated run in the article's layout; the
-    user's data verdict first."""
+    """A family table, a simulated run in the article's layout, or the user's data."""
     if len(report.comparisons) > 1:
         return _family_document(report)
     return _simulation_document(report) if report.table is None else _data_document(report)
-
-
-def _histogram_lines(result: Analysis) -> list:
-    level = _format_level(result.confidence)
-    if result.runs is not None:
-        return _text_histogram(result.runs.distribution, result.runs.interval, level,
-                               result.percent, what="two-level gap (plain, before rescaling)")
-    return _text_histogram(result.paired_distribution, result.paired, level, result.percent)
 
 
 _METHOD_NAMES = {"exact": "exact bootstrap (B = infinity)",
@@ -8183,28 +8164,26 @@ def _warning_lines(table: Table) -> list:
 
 
 def _data_document(report: Report) -> list:
-    """The verdict, each system, the gap and the test, what would settle it; with
-    ``details`` the Monte Carlo error, calibration, provenance and the histogram too."""
+    """The verdict, each system, the gap, the test, what would settle it; with ``details``
+    the Monte Carlo error, calibration, provenance and the histogram too."""
     comparison = report.comparisons[0]
     result, table, percent = comparison.analysis, report.table, comparison.analysis.percent
-    names = [_printable(name) for name in table.systems[:2]]
     lines = [_verdict_sentence(comparison, ("A", "B"), table.incomplete)]
     lines += _warning_lines(table) + _gate_lines(comparison, percent)
-    for label, name, mean, ci in (("A", names[0], result.accuracy_a, result.ci_a),
-                                  ("B", names[1], result.accuracy_b, result.ci_b)):
-        lines.append(f"  {label} = {name}: {_round_fixed(mean, 3)} {ci.as_proportions()}")
+    lines += [f"  {label} = {_printable(name)}: {_round_fixed(mean, 3)} {ci.as_proportions()}"
+              for label, name, mean, ci in zip("AB", table.systems, (result.accuracy_a,
+                                               result.accuracy_b), (result.ci_a, result.ci_b))]
     lines.append(f"  gap B - A: {_format_gap(result.gap, percent)}; "
                  f"{_interval_label(result, 'paired')} {_format_interval(result.paired, percent)}; "
                  f"{_interval_label(result, 'unpaired')} "
                  f"{_format_interval(result.unpaired, percent)} (ignores the pairing)")
     lines.append(_test_line(result))
     if result.runs is not None:
-        lines += _runs_lines(result.runs, percent, table)
+        lines += _runs_lines(result.runs, percent)
     lines += _design_lines(result.design)
     lines += [f"note: {note}" for note in result.notes] + _dropped_lines(table)
-    lines += _calibration_lines(result) if report.details else _calibration_warnings(result)
-    lines += _ledger_lines(report)
-    lines += _act_lines(comparison)
+    lines += (_calibration_lines(result, report.details) + _ledger_lines(report)
+              + _act_lines(comparison))
     if not report.details:
         kind = "0/1 scores" if result.binary else "real-valued scores"
         if result.runs is not None:
@@ -8242,45 +8221,37 @@ def _simulation_document(report: Report) -> list:
         _test_line(result),
     ]
     if result.runs is not None:
-        lines += _runs_lines(result.runs, result.percent, report.table)
+        lines += _runs_lines(result.runs, result.percent)
     if report.coverage is not None:
         lines += _coverage_lines(report.coverage, p["acc_b"] - p["acc_a"], result.confidence)
     if report.plan is not None:
         lines.append(_plan_line(report.plan))
     if report.runs_plan is not None:
         lines += _runs_plan_lines(report.runs_plan, result.n, p)
-    lines += _design_lines(result.design)
-    lines += _precision_lines(result)
-    lines += [f"note: {note}" for note in result.notes]
-    lines += _engine_lines(report, result)
+    lines += _design_lines(result.design) + _precision_lines(result)
+    lines += [f"note: {note}" for note in result.notes] + _engine_lines(report, result)
     lines.append(_verdict_sentence(comparison, ("A", "B")))
     return lines + _gate_lines(comparison, result.percent) + _histogram_lines(result)
 
 
 def _family_document(report: Report) -> list:
-    """Several candidates against one baseline: the verdicts, a table, what would settle
-    them; with ``details`` the family's adjustment and the inputs."""
+    """Several candidates against one baseline: the verdicts, a table; with ``details`` the
+    family's adjustment and the inputs."""
     comparisons, table = report.comparisons, report.table
-    first = comparisons[0].analysis
-    decision = comparisons[0].decision
-    level = _format_level(first.confidence)
-    percent = all(c.analysis.percent for c in comparisons)
+    first, decision = comparisons[0].analysis, comparisons[0].decision
     base = comparisons[0].baseline
-    header = ["system", "mean", f"{level} CI", f"gap vs {base}",
+    percent = all(c.analysis.percent for c in comparisons)
+    header = ["system", "mean", f"{_format_level(first.confidence)} CI", f"gap vs {base}",
               f"{decision.joint} {_format_level(decision.level)} CI", "test", "p",
               f"{_ADJUST_SHORT[decision.adjust]} p", "verdict"]
-    rows = [[base, _round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()]
-            + [""] * 6]
+    rows = [[base, _round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()] + [""] * 6]
     for c in comparisons:
         r = c.analysis
         rows.append([c.candidate, _round_fixed(r.accuracy_b, 3), r.ci_b.as_proportions(),
                      _format_gap(r.gap, percent), _format_interval(c.decision.interval, percent),
                      r.test.name, _format_p(r.p), _format_p(c.decision.p), c.decision.word])
-    lines = []
-    for c in comparisons:
-        lines.append(f"{_printable(c.candidate)}: "
-                     + _verdict_sentence(c, None, table.incomplete))
-        lines += [f"{_printable(c.candidate)}: {line}" for line in _gate_lines(c, percent)]
+    lines = [f"{_printable(c.candidate)}: {line}" for c in comparisons
+             for line in [_verdict_sentence(c, None, table.incomplete), *_gate_lines(c, percent)]]
     lines += _warning_lines(table)
     lines.append(f"{len(table.systems)} systems on {table.n:,} items from "
                  f"{_input_names(table)}; baseline {base}; each candidate against it, p "
@@ -8288,10 +8259,10 @@ def _family_document(report: Report) -> list:
                  f"intervals {decision.joint} at {_format_level(decision.level)}")
     lines.append(_Grid(tuple(header), tuple(rows), frozenset({1, 3, 6, 7})))
     lines += _ledger_lines(report) + _dropped_lines(table)
-    calibration = _calibration_lines if report.details else _calibration_warnings
     for c in comparisons:
         lines += [f"note: {c.candidate}: {note}" for note in c.analysis.notes]
-        lines += [f"{c.candidate}: {line}" for line in calibration(c.analysis)]
+        lines += [f"{c.candidate}: {line}" for line in
+                  _calibration_lines(c.analysis, report.details)]
     if report.details:
         lines += [f"{c.candidate}: Monte Carlo error of the {c.decision.joint} interval's ends "
                   f"(B={c.analysis.resamples:,}): +-{_magnitude(c.decision.errors[0], percent)}"
@@ -8310,17 +8281,7 @@ def _family_document(report: Report) -> list:
     return lines
 
 
-def _test_json(result: Analysis) -> dict:
-    body = {"name": result.test.name, "p": result.p}
-    if isinstance(result.test, PermutationTest):
-        body.update(exact=result.test.exact, permutations=result.test.permutations,
-                    saddlepoint=result.test.saddlepoint)
-    elif isinstance(result.test, RunsTest):
-        body.update(t=result.test.t, df=result.test.df)
-    return body
-
-
-def _runs_json(runs: RunsAnalysis, percent: bool) -> dict:
+def _runs_json(runs: RunsAnalysis) -> dict:
     items, share_a, share_b = runs.shares
     return {"a": runs.a.to_json(), "b": runs.b.to_json(), "gap": float(runs.gap),
             "overlap": runs.overlap, "interval": runs.interval.to_json(),
@@ -8332,7 +8293,7 @@ def _runs_json(runs: RunsAnalysis, percent: bool) -> dict:
 
 
 def _analysis_json(result: Analysis) -> dict:
-    advice = _mc_advice(result)
+    advice, test = _mc_advice(result), result.test
     return {
         "method": result.method,
         "resamples": result.resamples if result.method == "bootstrap" else None,
@@ -8351,42 +8312,39 @@ def _analysis_json(result: Analysis) -> dict:
         "mcnemar": None if result.mcnemar is None else {
             "a_only": result.mcnemar.a_only, "b_only": result.mcnemar.b_only,
             "p": result.mcnemar.p},
-        "test": _test_json(result),
-        "runs": None if result.runs is None else _runs_json(result.runs, result.percent),
+        "test": {"name": test.name, "p": result.p, **(
+            {"exact": test.exact, "permutations": test.permutations,
+             "saddlepoint": test.saddlepoint} if isinstance(test, PermutationTest) else
+            {"t": test.t, "df": test.df} if isinstance(test, RunsTest) else {})},
+        "runs": None if result.runs is None else _runs_json(result.runs),
         "notes": list(result.notes),
         "calibration": None if result.calibration is None else result.calibration.to_json(),
     }
 
 
-def _histogram_json(dist) -> list:
-    """The paired gap's histogram: each bin's share, and its count of resamples when the
-    distribution was resampled."""
-    return [{"lo": float(lo), "hi": float(hi), "share": float(share),
-             **({"count": int(share * len(dist.sums))} if dist.monte_carlo else {})}
-            for lo, hi, share in _histogram_bins(dist, 12)]
-
-
 def _one_comparison_json(c: Comparison) -> dict:
-    """One candidate against the baseline: what was computed and what it says."""
+    """One candidate against the baseline: what was computed and what it says; the paired
+    gap's histogram has each bin's count of resamples when there were resamples."""
+    dist = c.analysis.paired_distribution
     return {"baseline": c.baseline, "candidate": c.candidate, "engine": c.analysis.engine,
             **_analysis_json(c.analysis), "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
             "p_bh": c.p_bh, "verdict": c.decision.word, "decision": c.decision.to_json(),
             "act": None if c.decision.claims else act_plan(c.analysis).to_json(),
-            "histogram": _histogram_json(c.analysis.paired_distribution)}
+            "histogram": [{"lo": float(lo), "hi": float(hi), "share": float(share),
+                           **({"count": int(share * len(dist.sums))} if dist.monte_carlo
+                              else {})} for lo, hi, share in _histogram_bins(dist, 12)]}
 
 
 def _comparison_json(report: Report) -> dict:
     """A comparison report: where the scores came from and how, then each candidate's
     comparison (no key of a comparison repeats at the top)."""
     body = {"kind": "simulation" if report.table is None else "comparison"}
-    if report.table is not None:
-        table = report.table
+    if (table := report.table) is not None:
         body["input"] = {**table.sources[0].to_json(),
                          "files": [s.to_json() for s in table.sources],
                          "systems": list(table.systems), "items": table.n,
                          "dropped": table.dropped, "dropped_note": table.dropped_note,
-                         "warnings": list(table.warnings),
-                         "incomplete": list(table.incomplete)}
+                         "warnings": list(table.warnings), "incomplete": list(table.incomplete)}
     body["family_size"] = len(report.comparisons)
     gates = [c.decision.gate for c in report.comparisons if c.decision.gate is not None]
     if gates:
@@ -8507,51 +8465,41 @@ def _plan_json(plan: _PlanSummary) -> dict:
             "unpaired_n_needed": plan.unpaired_n_needed}
 
 
-def _runs_plan_json(plan: RunsPlan, n: int, target) -> dict:
-    return {"variance_parts": {"fixed": plan.fixed, "fresh": plan.fresh, "runs_a": plan.runs_a,
-                               "runs_b": plan.runs_b},
-            "rows": [{"runs": runs, "items_needed": plan.items_needed(runs, target),
-                      "power_at_n": plan.power(n, runs)} for runs in _RUNS_TABLE]}
-
-
 def _power_plan_json(report: _PowerPlanReport) -> dict:
-    summary, plan = report.summary, report.plan
+    summary, plan, runs = report.summary, report.plan, report.runs_plan
     body = {"n": summary.n, "plan": _plan_json(summary),
             "half_width": {"paired": plan.half_width(summary.n),
                            "unpaired": plan.half_width(summary.n, paired=False)}}
-    if report.runs_plan is not None:
-        body["runs_plan"] = _runs_plan_json(report.runs_plan, summary.n,
-                                            report.params["target_power"])
+    if runs is not None:
+        target = report.params["target_power"]
+        body["runs_plan"] = {
+            "variance_parts": {"fixed": runs.fixed, "fresh": runs.fresh, "runs_a": runs.runs_a,
+                               "runs_b": runs.runs_b},
+            "rows": [{"runs": count, "items_needed": runs.items_needed(count, target),
+                      "power_at_n": runs.power(summary.n, count)} for count in _RUNS_TABLE]}
     return body
 
 
-def _calibration_rows(report: _CalibrationTableReport) -> list:
-    """Rows of the interval table: per setting and rule, coverage and false positives."""
+def _calibration_table_document(report: _CalibrationTableReport) -> list:
     table, rows = report.table, []
-    for row in table.rows:
+    level = _format_level(table.confidence)
+    for row in table.rows:                      # per setting and rule: covers, false positives
         best = row.recommended(table.confidence)
         for rule in INTERVALS:
             cov, none = row.coverage.of(rule), row.null.of(rule)
-            rows.append([f"{_format_decimal(row.acc_a)}/{_format_decimal(row.acc_b)}", f"{row.n:,}",
-                         _INTERVAL_NAMES[rule], _rate(cov.covers_rate, cov),
+            rows.append([f"{_format_decimal(row.acc_a)}/{_format_decimal(row.acc_b)}",
+                         f"{row.n:,}", _INTERVAL_NAMES[rule], _rate(cov.covers_rate, cov),
                          _rate(none.excludes_zero_rate, none),
                          "yes" if _holds(cov, table.confidence, none) else "no",
                          "<- recommended" if rule == best else ""])
-    return rows
-
-
-def _calibration_table_document(report: _CalibrationTableReport) -> list:
-    table = report.table
-    level = _format_level(table.confidence)
-    header = ["A/B", "n", "interval", "covers (s.e.)", "false + (s.e.)", "holds", ""]
-    lines = [f"paired {level} intervals measured: {table.replays:,} tables per setting drawn "
-             f"from the copula (corr={_format_decimal(table.corr)}), each table's bootstrap "
-             "exact; false positives with both accuracies at their mean; Monte Carlo s.e. in "
-             "parentheses; 'holds': coverage at most 2 s.e. below "
-             f"{level} and false positives at most 2 s.e. above "
-             f"{_format_level(1 - table.confidence)}"]
-    return lines + [_Grid(tuple(header), tuple(_calibration_rows(report)), frozenset({1, 3, 4})),
-                    "recommended: the narrowest interval that holds at that setting"]
+    header = ("A/B", "n", "interval", "covers (s.e.)", "false + (s.e.)", "holds", "")
+    return [f"paired {level} intervals measured: {table.replays:,} tables per setting drawn "
+            f"from the copula (corr={_format_decimal(table.corr)}), each table's bootstrap "
+            "exact; false positives with both accuracies at their mean; Monte Carlo s.e. in "
+            f"parentheses; 'holds': coverage at most 2 s.e. below {level} and false positives "
+            f"at most 2 s.e. above {_format_level(1 - table.confidence)}",
+            _Grid(header, tuple(rows), frozenset({1, 3, 4})),
+            "recommended: the narrowest interval that holds at that setting"]
 
 
 def _calibration_table_json(report: _CalibrationTableReport) -> dict:
@@ -8562,25 +8510,8 @@ def _calibration_table_json(report: _CalibrationTableReport) -> dict:
                      for row in table.rows]}
 
 
-def _task_rows(report: _TasksReport) -> list:
-    """One row per task and candidate; the runs column only when some task has runs."""
-    rows = []
-    percent = report.table.proportions
-    with_runs = any(task.runs for task in report.result.tasks)
-    for task in report.result.tasks:
-        for c in task.comparisons:
-            r = c.analysis
-            rows.append([task.task, f"{task.n:,}", c.candidate, _round_fixed(r.accuracy_a, 3),
-                         _round_fixed(r.accuracy_b, 3), _format_gap(r.gap, percent),
-                         _format_interval(c.decision.interval, percent), r.test.name,
-                         _format_p(r.p), _format_p(c.decision.p),
-                         "too small" if _slice_needs(task, c.decision) else c.decision.word]
-                        + ([task.runs or "one run each"] if with_runs else []))
-    return rows
-
-
 def _tasks_document(report: _TasksReport) -> list:
-    table, result = report.table, report.result
+    table, result, percent = report.table, report.result, report.table.proportions
     tasks = len(result.tasks)
     first = result.tasks[0].comparisons[0].decision
     noun, of = ("slice", f" of {_printable(table.slices)}") if table.slices else ("task", "")
@@ -8589,11 +8520,18 @@ def _tasks_document(report: _TasksReport) -> list:
              f"per {noun}: each candidate against {table.systems[0]} on the {noun}'s items; "
              f"intervals {first.joint} at {_format_level(first.level)} over the {tasks} "
              f"{noun}s, p {_ADJUST_NAMES[first.adjust]}-adjusted across them"]
-    rows = _task_rows(report)
+    with_runs = any(task.runs for task in result.tasks)    # the runs column only then
+    rows = tuple([task.task, f"{task.n:,}", c.candidate, _round_fixed(c.analysis.accuracy_a, 3),
+                  _round_fixed(c.analysis.accuracy_b, 3), _format_gap(c.analysis.gap, percent),
+                  _format_interval(c.decision.interval, percent), c.analysis.test.name,
+                  _format_p(c.analysis.p), _format_p(c.decision.p),
+                  "too small" if _slice_needs(task, c.decision) else c.decision.word]
+                 + ([task.runs or "one run each"] if with_runs else [])
+                 for task in result.tasks for c in task.comparisons)
     header = [_printable(table.slices) if table.slices else "task", "items", "candidate",
               "base", "cand", "gap", f"{_format_level(first.level)} CI", "test", "p",
               f"{_ADJUST_SHORT[first.adjust]} p", "verdict", "runs"]
-    lines.append(_Grid(tuple(header[:len(rows[0])]), tuple(rows), frozenset({1, 3, 4, 5, 8, 9})))
+    lines.append(_Grid(tuple(header[:len(rows[0])]), rows, frozenset({1, 3, 4, 5, 8, 9})))
     small = [(task, needed) for task in result.tasks if (needed := _slice_needs(task, first))]
     lines += [f"too small to judge: {_printable(task.task)} ({task.n:,} items): even were every "
               f"item to favour one system, its {_ADJUST_NAMES[first.adjust]}-adjusted p could not "
@@ -8603,8 +8541,8 @@ def _tasks_document(report: _TasksReport) -> list:
              if c.decision.word == "worse"] if table.slices else []
     head = [f"worse in {len(worse)} slice(s) of {_printable(table.slices)} "
             f"({_format_level(first.level)} {first.joint}): " + "; ".join(
-                f"{_printable(task.task)} {_format_gap(c.analysis.gap, table.proportions)} "
-                f"{_format_interval(c.decision.interval, table.proportions)}"
+                f"{_printable(task.task)} {_format_gap(c.analysis.gap, percent)} "
+                f"{_format_interval(c.decision.interval, percent)}"
                 + (f" ({_printable(c.candidate)})" if len(table.systems) > 2 else "")
                 for task, c in worse)] if worse else []
     if first.gate is not None and table.slices:
@@ -8646,27 +8584,21 @@ def _tasks_json(report: _TasksReport) -> dict:
     return body
 
 
-def _ledger_rows(summary: LedgerSummary) -> list:
-    rows = []
+def _ledger_summary_document(report: _LedgerSummaryReport) -> list:
+    summary, rows = report.summary, []
     for digest, entries, adjusted in summary.sets:
         for k, (entry, p_holm) in enumerate(zip(entries, adjusted), start=1):
             after = entry.verdict if Fraction(p_holm) < summary.alpha or entry.verdict in (
                 "cannot tell", "borderline") else "cannot tell"
-            gap = (_format_gap(Fraction(entry.gap), entry.percent))
-            rows.append([digest[:12], str(k), entry.time, entry.baseline, entry.candidate, gap,
-                         _format_p(entry.p), _format_p(p_holm), entry.verdict, after])
-    return rows
-
-
-def _ledger_summary_document(report: _LedgerSummaryReport) -> list:
-    summary = report.summary
-    total = sum(len(entries) for _, entries, _ in summary.sets)
-    header = ["test set", "#", "time", "baseline", "candidate", "gap", "p", "Holm p", "verdict",
-              "after Holm"]
-    lines = [f"ledger {summary.path}: {len(summary.sets)} test set(s), {total} comparison(s); "
-             f"p adjusted by Holm over every comparison on each test set, alpha "
-             f"{_format_decimal(summary.alpha)}"]
-    return lines + [_Grid(tuple(header), tuple(_ledger_rows(summary)), frozenset({1, 5, 6, 7}))]
+            rows.append([digest[:12], str(k), entry.time, entry.baseline, entry.candidate,
+                         _format_gap(Fraction(entry.gap), entry.percent), _format_p(entry.p),
+                         _format_p(p_holm), entry.verdict, after])
+    header = ("test set", "#", "time", "baseline", "candidate", "gap", "p", "Holm p", "verdict",
+              "after Holm")
+    return [f"ledger {summary.path}: {len(summary.sets)} test set(s), {len(rows)} comparison(s); "
+            f"p adjusted by Holm over every comparison on each test set, alpha "
+            f"{_format_decimal(summary.alpha)}",
+            _Grid(header, tuple(rows), frozenset({1, 5, 6, 7}))]
 
 
 def _ledger_summary_json(report: _LedgerSummaryReport) -> dict:
