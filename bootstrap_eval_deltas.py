@@ -8627,49 +8627,45 @@ def _ranks_text(ranks: tuple) -> str:
 
 
 def _board_headline(board: Leaderboard, n_text: str, incomplete=()) -> str:
-    """The first line: how many tiers, and whom the leader is told apart from (and which
-    runs did not finish)."""
+    """The first line: how many tiers, whom the leader is told apart from, which runs did not
+    finish."""
     n_text += f" ({'; '.join(incomplete)})" if incomplete else ""
-    top = board.standings[0]
-    others = len(board.standings) - 1
+    top, count = board.standings[0], len(board.standings)
     beaten = sum(p.apart for p in board.pairs if top.system in (p.first, p.second))
-    tiers = max(s.tier for s in board.standings)
-    level = _format_level(board.confidence)
+    head, level = f"leaderboard of {count} systems on {n_text}: ", _format_level(board.confidence)
     if beaten == 0:
-        return (f"leaderboard of {len(board.standings)} systems on {n_text}: no system is told "
-                f"apart from the leader, {_printable(top.system)} ({level} joint): one tier")
-    return (f"leaderboard of {len(board.standings)} systems on {n_text}: {tiers} tiers; the "
-            f"leader, {_printable(top.system)}, is told apart from {beaten} of the other "
-            f"{others} ({level} joint)")
+        return (f"{head}no system is told apart from the leader, {_printable(top.system)} "
+                f"({level} joint): one tier")
+    return (f"{head}{max(s.tier for s in board.standings)} tiers; the leader, "
+            f"{_printable(top.system)}, is told apart from {beaten} of the other {count - 1} "
+            f"({level} joint)")
 
 
 def _pair_text(pair: PairGap, board: Leaderboard) -> str:
-    said = "told apart" if pair.apart else "not told apart"
     return (f"{_printable(pair.first)} - {_printable(pair.second)}: "
             f"{_format_gap(pair.gap, board.percent)} "
             f"{_format_interval(pair.interval, board.percent)}"
             f" ({_format_level(board.confidence)} joint); {pair.test.name} "
-            f"p={_format_p(pair.test.p)}, "
-            f"{_ADJUST_NAMES[board.adjust]} {_format_p(pair.p_adjusted)}: {said}")
+            f"p={_format_p(pair.test.p)}, {_ADJUST_NAMES[board.adjust]} "
+            f"{_format_p(pair.p_adjusted)}: {'told apart' if pair.apart else 'not told apart'}")
 
 
 def _separate_text(board: Leaderboard) -> str:
     first, second = board.standings[0].system, board.standings[1].system
-    if board.separate is None and board.pair(first, second).apart:
-        return (f"to separate the top two ({_printable(first)}, {_printable(second)}): every "
-                "item scores them the same distance apart, so any number of items does")
-    if board.separate is None and "runs" in board.design:
-        return (f"to separate the top two ({_printable(first)}, {_printable(second)}): not "
-                "planned in items, since the runs' own variance does not shrink with them "
-                "(plan --runs plans items x runs)")
-    if board.separate is None:
-        return (f"to separate the top two ({_printable(first)}, {_printable(second)}): they "
-                "score the same here, which no number of items can tell apart")
-    alone, jointly = board.separate
-    return (f"to separate the top two ({_printable(first)}, {_printable(second)}) with "
-            f"{_format_level(board.target_power)} power: about n={alone:,} items as a pair alone, "
-            f"n={jointly:,} within this board's {_format_level(board.confidence)} joint "
-            "intervals (normal approximation, from the observed gap and its variance)")
+    head = f"to separate the top two ({_printable(first)}, {_printable(second)})"
+    if board.separate is not None:
+        alone, jointly = board.separate
+        return (f"{head} with {_format_level(board.target_power)} power: about n={alone:,} "
+                f"items as a pair alone, n={jointly:,} within this board's "
+                f"{_format_level(board.confidence)} joint intervals (normal approximation, from "
+                "the observed gap and its variance)")
+    if board.pair(first, second).apart:
+        return head + (": every item scores them the same distance apart, so any number of "
+                       "items does")
+    if "runs" in board.design:
+        return head + (": not planned in items, since the runs' own variance does not shrink "
+                       "with them (plan --runs plans items x runs)")
+    return head + ": they score the same here, which no number of items can tell apart"
 
 
 def _board_method(board: Leaderboard, params: dict) -> str:
@@ -8689,8 +8685,7 @@ def _board_method(board: Leaderboard, params: dict) -> str:
 
 def _leaderboard_document(report: _LeaderboardReport) -> list:
     board, table = report.board, report.table
-    n_text = f"{table.n:,} items"
-    lines = [_board_headline(board, n_text, table.incomplete)]
+    lines = [_board_headline(board, f"{table.n:,} items", table.incomplete)]
     lines += _warning_lines(table) + [f"warning: {w}" for w in board.warnings]
     level = _format_level(board.confidence)
     rows = [[_ranks_text(s.ranks), _printable(s.system), _round_fixed(s.score, 3),
@@ -8710,14 +8705,11 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
                      f"{_printable(above.system)} above it is; a system measured less "
                      "precisely can share a tier that a closer one does not")
     order = [s.system for s in board.standings]
-    neighbours = [board.pair(a, b) for a, b in zip(order, order[1:])]
-    told = sum(p.apart for p in board.pairs)
-    lines.append(f"pairs told apart: {told} of {len(board.pairs)} ({level} joint); "
-                 + ("every pair:" if report.details else "next to each other:"))
-    lines += ["  " + _pair_text(p, board) for p in (board.pairs if report.details else
-                                                      neighbours)]
+    pairs = board.pairs if report.details else [board.pair(*two) for two in zip(order, order[1:])]
+    lines.append(f"pairs told apart: {sum(p.apart for p in board.pairs)} of {len(board.pairs)} "
+                 f"({level} joint); {'every pair' if report.details else 'next to each other'}:")
+    lines += ["  " + _pair_text(p, board) for p in pairs]
     if report.slices is not None:
-        order = [s.system for s in board.standings]
         lines.append(f"by {_printable(table.slices)}: each system's score and its {level} "
                      "interval in each slice (marginal; compare --by tells gaps apart slice by "
                      "slice)")
@@ -8728,22 +8720,13 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
             rows.append([_printable(label), f"{n:,}"] + [shown[system] for system in order])
         lines.append(_Grid((_printable(table.slices), "items", *map(_printable, order)),
                            tuple(rows), frozenset({1})))
-    lines.append(_separate_text(board))
-    lines += _dropped_lines(table)
-    lines.append(_board_method(board, report.params))
+    lines += [_separate_text(board), *_dropped_lines(table), _board_method(board, report.params)]
     if report.details:
         lines += _input_lines(table, report.params["seed"], None)[:-1]
     else:
         lines.append(f"n={table.n:,} items from {_printable(_input_names(table))}; --details for "
                      "every pair and the inputs")
     return lines
-
-
-def _pair_json(pair: PairGap) -> dict:
-    test = {"name": pair.test.name, "p": pair.test.p}
-    return {"first": pair.first, "second": pair.second, "gap": pair.gap,
-            "interval": pair.interval.to_json(), "test": test, "p_adjusted": pair.p_adjusted,
-            "apart": pair.apart, "differing": pair.differing}
 
 
 def _leaderboard_json(report: _LeaderboardReport) -> dict:
@@ -8753,7 +8736,10 @@ def _leaderboard_json(report: _LeaderboardReport) -> dict:
         "systems": [{"system": s.system, "score": s.score, "interval": s.interval.to_json(),
                      "ranks": list(s.ranks), "tier": s.tier, "groups": s.groups}
                     for s in board.standings],
-        "pairs": [_pair_json(p) for p in board.pairs],
+        "pairs": [{"first": p.first, "second": p.second, "gap": p.gap,
+                   "interval": p.interval.to_json(), "test": {"name": p.test.name, "p": p.test.p},
+                   "p_adjusted": p.p_adjusted, "apart": p.apart, "differing": p.differing}
+                  for p in board.pairs],
         "by": table.slices,
         "slices": None if report.slices is None else [
             {"slice": label, "items": n, "scores": [
@@ -8779,13 +8765,10 @@ def _leaderboard_json(report: _LeaderboardReport) -> dict:
 
 def _nice_ticks(lo: float, hi: float, count: int = 6) -> list:
     """Round tick values covering [lo, hi]."""
-    span = max(hi - lo, 1e-12)
-    raw = span / count
+    raw = max(hi - lo, 1e-12) / count
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-    first = math.ceil(lo / step) * step
-    ticks = []
-    value = first
+    value, ticks = math.ceil(lo / step) * step, []
     while value <= hi + step * 1e-9:
         ticks.append(round(value, 10))
         value += step
@@ -8853,11 +8836,9 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
     scale = len(dist.sums) if dist.monte_carlo else 100      # counts, or percent of the mass
     rows = [(lo, hi, share * scale) for lo, hi, share in _histogram_bins(dist, bins)]
     unit = 100 if result.percent else 1
-    pts = [float(edge) * unit for edge in [rows[0][0], rows[-1][1]]]
-    marks = [0.0, float(result.gap) * unit]
-    if true_gap is not None:
-        marks.append(float(true_gap) * unit)
-    lo, hi = min(pts + marks), max(pts + marks)
+    ends = [float(value) * unit for value in (rows[0][0], rows[-1][1], 0, result.gap, true_gap)
+            if value is not None]                     # the bars, 0 and the gaps marked
+    lo, hi = min(ends), max(ends)
     pad = (hi - lo) * 0.05 or 1.0
     tallest = max(count for _, _, count in rows)
     canvas = _Svg(760, 440, (lo - pad, hi + pad), (0, tallest * 1.15))
