@@ -7679,9 +7679,8 @@ def _runs_lines(runs: RunsAnalysis, percent: bool) -> list:
     """Each system's runs, spread and overlap; the two-level interval, test, variance split."""
     unit = (lambda v: _round_fixed(Fraction(v) * 100, 1)) if percent else \
         (lambda v: _round_fixed(Fraction(v), 3))
-    names = ("A", "B")
-    lines = []
-    for name, stats in zip(names, (runs.a, runs.b)):
+    systems, lines = (("A", runs.a), ("B", runs.b)), []
+    for name, stats in systems:
         spread = "spread unknown (one run)" if stats.sd is None else (
             f"sd {unit(stats.sd)}, range {unit(min(stats.scores))} to {unit(max(stats.scores))}")
         lines.append(f"runs: {name} ({stats.count}): {', '.join(unit(s) for s in stats.scores)}"
@@ -7694,17 +7693,16 @@ def _runs_lines(runs: RunsAnalysis, percent: bool) -> list:
             better = "B" if min(runs.b.scores) > max(runs.a.scores) else "A"
             lines.append(f"  the run scores do not overlap: every {better} run beats every "
                          f"{'A' if better == 'B' else 'B'} run")
-    level = _format_level(runs.confidence)
     scale = runs.scale(runs.confidence)
-    lines.append(f"  two-level bootstrap {level} CI (items and runs): "
-                 f"{_format_interval(runs.interval, percent)} (the plain two-level spread "
-                 f"{'widened' if scale >= 1 else 'narrowed'} x{scale:.2f} for {runs.a.count} and "
-                 f"{runs.b.count} runs: the unbiased variance, Student's t on "
-                 f"{runs.test.df:.1f} df)")
-    lines.append(f"  two-level t test: t={runs.test.t:.2f} on {runs.test.df:.1f} df, "
-                 f"{_p_equals(runs.test.p)}")
+    lines += [f"  two-level bootstrap {_format_level(runs.confidence)} CI (items and runs): "
+              f"{_format_interval(runs.interval, percent)} (the plain two-level spread "
+              f"{'widened' if scale >= 1 else 'narrowed'} x{scale:.2f} for {runs.a.count} and "
+              f"{runs.b.count} runs: the unbiased variance, Student's t on "
+              f"{runs.test.df:.1f} df)",
+              f"  two-level t test: t={runs.test.t:.2f} on {runs.test.df:.1f} df, "
+              f"{_p_equals(runs.test.p)}"]
     items, share_a, share_b = runs.shares
-    unknown = [name for name, stats in zip(names, (runs.a, runs.b)) if stats.count == 1]
+    unknown = [name for name, stats in systems if stats.count == 1]
     lines.append(f"  variance of the gap: {100 * items:.0f}% from the item sample, "
                  f"{100 * (share_a + share_b):.0f}% from runs (A {100 * share_a:.0f}%, "
                  f"B {100 * share_b:.0f}%)" + (
@@ -7741,15 +7739,14 @@ def _engine_lines(report: Report, result: Analysis) -> list:
     """Which engine drew the resamples, when it is not the article's per-item stream."""
     chosen = " (chosen by --engine auto: the stream engine would take minutes here; " \
              "--engine stream forces it)" if report.params.get("engine") == "auto" else ""
-    lines = []
     if result.engine == "counts":
         what = "cell counts" if result.binary else "counts of each distinct value"
-        lines.append(f"note: counts engine: resamples drawn as multinomial {what} (the same "
-                     f"distribution as resampling items, not the article's random stream){chosen}")
-    if report.params.get("coverage_engine") == "counts" and result.engine != "counts":
-        lines.append(f"note: the coverage loop used the counts engine (replays drawn as "
-                     f"multinomial cell counts){chosen}")
-    return lines
+        return [f"note: counts engine: resamples drawn as multinomial {what} (the same "
+                f"distribution as resampling items, not the article's random stream){chosen}"]
+    if report.params.get("coverage_engine") == "counts":
+        return [f"note: the coverage loop used the counts engine (replays drawn as multinomial "
+                f"cell counts){chosen}"]
+    return []
 
 
 def _design_lines(design) -> list:
@@ -7813,8 +7810,7 @@ def _precision_lines(result: Analysis) -> list:
                                     ("paired", "paired", pct), ("unpaired", "unpaired", pct))]
     lines = [f"Monte Carlo error of the interval ends (B={result.resamples:,}): "
              + ", ".join(parts)]
-    advice = _mc_advice(result)
-    if advice is not None:
+    if (advice := _mc_advice(result)) is not None:
         lines.append(_advice_line(advice, result))
     if result.exact is not None:
         ex = result.exact
@@ -7843,13 +7839,10 @@ def _input_lines(table: Table, seed, labels) -> list:
     else:
         lines = [f"input: {s.path} ({s.format}, {s.rows:,} rows, sha256 {s.sha256}); "
                  f"columns used: {', '.join(s.columns)}" for s in sources]
-    if labels is None:
-        lines.append(f"systems: baseline {table.systems[0]}; candidates "
-                     f"{', '.join(table.systems[1:])}; seed {seed}")
-    else:
-        roles = ", ".join(f"{label} = {name}" for label, name in zip(labels, table.systems))
-        lines.append(f"systems: {roles}; seed {seed}")
-    return lines
+    roles = (f"baseline {table.systems[0]}; candidates {', '.join(table.systems[1:])}"
+             if labels is None else
+             ", ".join(f"{label} = {name}" for label, name in zip(labels, table.systems)))
+    return lines + [f"systems: {roles}; seed {seed}"]
 
 
 def _dropped_lines(table: Table) -> list:
@@ -7887,15 +7880,16 @@ def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
         alt, alt_null = cov.of(better), null.of(better) if null is not None else None
         fix = (f"the {_INTERVAL_NAMES[better]} interval (--interval {better}) covers "
                f"{_measured(alt, alt.covers_rate)}"
-               + (f" and excludes 0 under no gap {_round_fixed(alt_null.excludes_zero_rate * 100, 1)}%"
+               + (" and excludes 0 under no gap "
+                  f"{_round_fixed(alt_null.excludes_zero_rate * 100, 1)}%"
                   if alt_null is not None else "") + " here")
     return [f"warning: at this n the {_INTERVAL_NAMES[cov.rule]} interval "
             f"{' and '.join(problems)}; {fix}"]
 
 
 def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
-    sign = "+" if true_gap >= 0 else "-"
-    which = f"a 'significant' {sign}gap" if true_gap != 0 else "a false positive"
+    which = (f"a 'significant' {'+' if true_gap >= 0 else '-'}gap" if true_gap != 0
+             else "a false positive")
     kind = "two-level" if cov.rule == "two-level" else "paired"
     lines = [
         f"over {cov.replays} replays: {kind} CI covers the true gap "
@@ -7910,9 +7904,9 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
         lines.append(f"  (those are {other} covers {_rate_text(items.covers_rate, items, '')} "
                      f"and excludes zero {_rate_text(items.excludes_zero_rate, items, '')})")
     if cov.undefined:
-        lines.append(f"  ({cov.undefined} of {cov.replays} replays had no {_INTERVAL_NAMES[cov.rule]} "
-                     "interval (undefined); the percentile interval stood in, as it does in a "
-                     "comparison)")
+        lines.append(f"  ({cov.undefined} of {cov.replays} replays had no "
+                     f"{_INTERVAL_NAMES[cov.rule]} interval (undefined); the percentile interval "
+                     "stood in, as it does in a comparison)")
     if cov.gate_passes is not None:
         rate = Fraction(cov.gate_passes, max(1, cov.replays))
         margin = _format_gap(cov.margin, True)
@@ -7929,25 +7923,22 @@ def _calibration_lines(result: Analysis, details: bool) -> list:
     if cal is None:
         return []
     cov, null = cal.coverage, cal.null
+    warning = _holds_lines(cov, null, cal.nominal)
     if not details:
-        return _holds_lines(cov, null, cal.nominal)
+        return warning
     how = (f"exact: summed over every 2x2 table of {cal.n:,} items drawn from this one, and "
            f"from it with no gap; each table's bootstrap exact, past an sd of "
            f"{_TABLE_SADDLEPOINT_SD} by its saddlepoint approximation" if cov.exact else
            f"{cal.replays:,} tables drawn from this 2x2 table, and as many with no gap; "
            + ("each table's bootstrap exact" if cal.resamples == 0 else
               f"B={cal.resamples:,} per table"))
-    line = (f"calibration: at n={cal.n:,} and these accuracies the paired "
+    return [f"calibration: at n={cal.n:,} and these accuracies the paired "
             f"{_format_level(cal.nominal)} {_INTERVAL_NAMES[cal.rule]} CI covers the gap "
             f"{_measured(cov, cov.covers_rate)} of the time and excludes 0 under no gap "
-            f"{_measured(null, null.excludes_zero_rate)} ({how})")
-    return [line] + _holds_lines(cov, null, cal.nominal)
+            f"{_measured(null, null.excludes_zero_rate)} ({how})"] + warning
 
 
 def _plan_line(plan: _PlanSummary) -> str:
-    def needed(value, how):
-        return "never (the true gap is 0)" if value is None else f"n={value:,}{how}"
-
     target = _format_percent(plan.target)
     if plan.exact_power is None:
         paired = f"{100 * plan.power:.1f}% that the paired interval excludes 0 (normal " \
@@ -7958,17 +7949,15 @@ def _plan_line(plan: _PlanSummary) -> str:
     if plan.verdict_power is not None:
         paired += (f", {100 * plan.verdict_power:.1f}% that the verdict says better (the "
                    "interval and McNemar's p together, exact)")
-    if plan.exact_n_needed is not None:
-        paired_n = (f"n={plan.exact_n_needed:,} paired (exact; the approximation says "
-                    f"{plan.n_needed:,})")
-    else:
-        paired_n = needed(plan.n_needed, " paired (normal approximation)")
     head = (f"plan: power at n={plan.n:,}: {paired}, {100 * plan.unpaired_power:.1f}% for the "
             "unpaired interval; ")
-    if plan.n_needed is None:
-        return head + f"no n reaches {target} power (the true gap is 0: that is the false-positive rate)"
-    return head + (f"{target} interval power needs {paired_n}, "
-                   f"{needed(plan.unpaired_n_needed, ' unpaired')}")
+    if plan.n_needed is None:           # the true gap is 0, so no n is needed unpaired either
+        return head + (f"no n reaches {target} power (the true gap is 0: that is the "
+                       "false-positive rate)")
+    paired_n = (f"n={plan.exact_n_needed:,} paired (exact; the approximation says "
+                f"{plan.n_needed:,})" if plan.exact_n_needed is not None else
+                f"n={plan.n_needed:,} paired (normal approximation)")
+    return head + f"{target} interval power needs {paired_n}, n={plan.unpaired_n_needed:,} unpaired"
 
 
 _RUNS_TABLE = (1, 2, 3, 5, 10)
@@ -7996,37 +7985,34 @@ def _runs_plan_lines(plan: RunsPlan, n: int, params: dict) -> list:
 
 
 def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str:
-    """The verdict, with the numbers that decided it, in one sentence (its first words say
-    which runs did not finish)."""
+    """The verdict and the numbers that decided it in one sentence (its first words say which
+    runs did not finish)."""
     decision, result = comparison.decision, comparison.analysis
+    family = decision.family > 1
     base, cand = labels or (comparison.baseline, comparison.candidate)
-    interval = _format_interval(decision.interval, result.percent)
-    kind = "two-level" if result.runs is not None else "paired"
-    which = f"{kind} {_format_level(decision.level)} CI" + (
-        f" ({decision.joint})" if decision.family > 1 else "")
-    adjusted = f"{_ADJUST_NAMES[decision.adjust]}-adjusted " if decision.family > 1 else ""
+    ci = (f"{'two-level' if result.runs is not None else 'paired'} "
+          f"{_format_level(decision.level)} CI{f' ({decision.joint})' if family else ''} "
+          f"{_format_interval(decision.interval, result.percent)}")
     test = ("McNemar's" if result.mcnemar is not None else "the two-level t test's"
-            if result.runs is not None else "the sign-flip test's") + \
-        f" {adjusted}{_p_equals(decision.p)}"
-    alpha = _format_decimal(decision.alpha)
+            if result.runs is not None else "the sign-flip test's")
     below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
+    decided = (f"{test} {f'{_ADJUST_NAMES[decision.adjust]}-adjusted ' if family else ''}"
+               f"{_p_equals(decision.p)} {below} {_format_decimal(decision.alpha)}")
     word, gap = decision.word, _format_gap(result.gap, result.percent)
     head = f"verdict: {word}" + (f" ({'; '.join(incomplete)})" if incomplete else "")
     if word in ("better", "worse"):
-        return (f"{head}. {cand} is likely {word} than {base} ({gap}): the {which} "
-                f"{interval} excludes 0 and {test} {below} {alpha}.")
+        return (f"{head}. {cand} is likely {word} than {base} ({gap}): the {ci} excludes 0 and "
+                f"{decided}.")
     if word == "cannot tell":
-        return (f"{head}. The {which} {interval} includes 0 and {test} {below} "
-                f"{alpha}, so the observed {gap} may be noise.")
+        return f"{head}. The {ci} includes 0 and {decided}, so the observed {gap} may be noise."
     if word == "borderline":
         side = "excludes" if decision.interval.excludes_zero() else "includes"
-        return (f"{head}. The observed {gap}: the {which} {interval} {side} 0 but "
-                f"{test} {below} {alpha}; the interval and the test disagree, too close to call "
-                "at this level.")
+        return (f"{head}. The observed {gap}: the {ci} {side} 0 but {decided}; the interval and "
+                "the test disagree, too close to call at this level.")
     clusters = result.design.clusters if result.design else None
-    return (f"{head}. The observed {gap}: the {which} {interval} excludes 0 and "
-            f"{test} {below} {alpha}, but with {clusters} clusters a cluster bootstrap cannot be "
-            f"trusted (it wants about {_MIN_CLUSTERS}); do not claim a winner.")
+    return (f"{head}. The observed {gap}: the {ci} excludes 0 and {decided}, but with {clusters} "
+            f"clusters a cluster bootstrap cannot be trusted (it wants about {_MIN_CLUSTERS}); do "
+            "not claim a winner.")
 
 
 def _gate_lines(comparison: Comparison, percent: bool) -> list:
@@ -8034,15 +8020,13 @@ def _gate_lines(comparison: Comparison, percent: bool) -> list:
     gate = comparison.decision.gate
     if gate is None:
         return []
-    decision = comparison.decision
     lower, margin = _format_gap(gate.lower, percent), _format_gap(gate.margin, percent)
-    which = f"the {'two-level' if comparison.analysis.runs else 'paired'} " \
-            f"{_format_level(decision.level)} CI"
     above = "is above" if gate.lower > gate.margin else "is not above"
     need = (f" and the verdict is {gate.word}" if gate.kind == "superiority" else
             " (the verdict is unreliable)" if gate.word == "unreliable" else "")
     return [f"gate: {'PASS' if gate.passed else 'FAIL'} ({gate.kind} at {margin}): the lower "
-            f"end of {which}, {lower}, {above} {margin}{need}"]
+            f"end of the {'two-level' if comparison.analysis.runs else 'paired'} "
+            f"{_format_level(comparison.decision.level)} CI, {lower}, {above} {margin}{need}"]
 
 
 def _ledger_lines(report) -> list:
@@ -8445,9 +8429,9 @@ def _accuracy_plan_json(report: _AccuracyPlanReport) -> dict:
 
 def _power_plan_document(report: _PowerPlanReport) -> list:
     p, plan, summary = report.params, report.plan, report.summary
-    lines = [f"plan: true accuracies A={_format_decimal(p['acc_a'])} B={_format_decimal(p['acc_b'])}"
-             f" (true gap {format_pts(p['acc_b'] - p['acc_a'])}), corr={_format_decimal(p['corr'])}"
-             f", n={summary.n:,}; computed, not simulated"]
+    lines = [f"plan: true accuracies A={_format_decimal(p['acc_a'])} "
+             f"B={_format_decimal(p['acc_b'])} (true gap {format_pts(p['acc_b'] - p['acc_a'])}), "
+             f"corr={_format_decimal(p['corr'])}, n={summary.n:,}; computed, not simulated"]
     if report.runs_plan is not None:                 # one run's power would mislead here
         return lines + _runs_plan_lines(report.runs_plan, summary.n, p)
     lines += ["  " + _plan_line(summary).removeprefix("plan: "),
