@@ -7800,8 +7800,7 @@ def _advice_line(advice: _Advice, result: Analysis) -> str:
 
 
 def _precision_lines(result: Analysis) -> list:
-    """Monte Carlo error of every interval end, advice when B is too small for the digits
-    printed, and the exact (B = infinity) intervals when asked for."""
+    """Monte Carlo error of each interval end, advice when B is too small, exact intervals."""
     pct, errors = result.percent, result.errors
     if result.method != "bootstrap" or all(m in _UNRESAMPLED for m in result.rules.values()):
         return []
@@ -7865,8 +7864,7 @@ def _measured(cov: Coverage, rate) -> str:
 
 
 def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
-    """A warning when the interval misses its nominal level by more than the slack, naming
-    a rule that holds here (or saying none does)."""
+    """A warning when the interval misses its level by more than the slack, and the remedy."""
     problems = [f"covers {_measured(cov, rate)} of the time, short of its "
                 f"{_format_level(nominal)}" if kind == "covers" else
                 f"excludes 0 under no gap {_measured(null, rate)} of the time, above "
@@ -7964,8 +7962,7 @@ _RUNS_TABLE = (1, 2, 3, 5, 10)
 
 
 def _runs_plan_lines(plan: RunsPlan, n: int, params: dict) -> list:
-    """Items x runs: the items each number of runs needs for the target power, the power
-    at this n, and whether more runs or more items help more here."""
+    """Items x runs: items needed and power at n per run count; whether runs or items help."""
     target, runs = params["target_power"], params.get("runs", 1)
     lines = [f"plan (items x runs, normal approximation; variance parts from "
              f"{_RUNS_PLAN_ITEMS:,} simulated items): {_format_percent(target)} power needs"]
@@ -7985,8 +7982,7 @@ def _runs_plan_lines(plan: RunsPlan, n: int, params: dict) -> list:
 
 
 def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str:
-    """The verdict and the numbers that decided it in one sentence (its first words say which
-    runs did not finish)."""
+    """The verdict and the numbers that decided it (first: which runs did not finish)."""
     decision, result = comparison.decision, comparison.analysis
     family = decision.family > 1
     base, cand = labels or (comparison.baseline, comparison.candidate)
@@ -8077,9 +8073,8 @@ def _act_lines(comparison: Comparison) -> list:
 
 
 def _histogram_bins(dist, bins: int) -> list:
-    """[(lo, hi, share)] over the distribution's range -- share the part of the resamples
-    (or of the exact or approximated distribution) in [lo, hi) -- edges exact and, for
-    statistics on a grid (k/n), on it; ratio statistics get equal bins."""
+    """[(lo, hi, share of the mass in [lo, hi))]: exact edges, on the statistic's grid (k/n)
+    when it has one (ratio statistics get equal bins)."""
     low, high = dist.support
     step = dist.grid
     if step is None:
@@ -8100,8 +8095,7 @@ def _distribution_words(dist) -> str:
 
 
 def _histogram_lines(result: Analysis) -> list:
-    """An ASCII histogram of the gap, '#' inside the interval, '.' outside; each bin's count
-    of resamples, or its share of an exact or approximated distribution."""
+    """The gap's ASCII histogram, '#' inside the interval: counts of resamples, or shares."""
     if result.runs is not None:
         dist, interval = result.runs.distribution, result.runs.interval
         what = "two-level gap (plain, before rescaling)"
@@ -8148,8 +8142,7 @@ def _warning_lines(table: Table) -> list:
 
 
 def _data_document(report: Report) -> list:
-    """The verdict, each system, the gap, the test, what would settle it; with ``details``
-    the Monte Carlo error, calibration, provenance and the histogram too."""
+    """The verdict, systems, gap and test; ``details`` add errors, provenance, histogram."""
     comparison = report.comparisons[0]
     result, table, percent = comparison.analysis, report.table, comparison.analysis.percent
     lines = [_verdict_sentence(comparison, ("A", "B"), table.incomplete)]
@@ -8219,8 +8212,7 @@ def _simulation_document(report: Report) -> list:
 
 
 def _family_document(report: Report) -> list:
-    """Several candidates against one baseline: the verdicts, a table; with ``details`` the
-    family's adjustment and the inputs."""
+    """Candidates against one baseline: verdicts, a table; ``details`` add the inputs."""
     comparisons, table = report.comparisons, report.table
     first, decision = comparisons[0].analysis, comparisons[0].decision
     base = comparisons[0].baseline
@@ -8266,14 +8258,13 @@ def _family_document(report: Report) -> list:
 
 
 def _runs_json(runs: RunsAnalysis) -> dict:
-    items, share_a, share_b = runs.shares
     return {"a": runs.a.to_json(), "b": runs.b.to_json(), "gap": float(runs.gap),
             "overlap": runs.overlap, "interval": runs.interval.to_json(),
             "scale": runs.scale(runs.confidence),
             "test": {"t": runs.test.t, "df": runs.test.df, "p": runs.test.p},
             "variance": {"items": runs.variance_items, "runs_a": runs.variance_runs_a,
                          "runs_b": runs.variance_runs_b,
-                         "shares": {"items": items, "runs_a": share_a, "runs_b": share_b}}}
+                         "shares": dict(zip(("items", "runs_a", "runs_b"), runs.shares))}}
 
 
 def _analysis_json(result: Analysis) -> dict:
@@ -8281,8 +8272,7 @@ def _analysis_json(result: Analysis) -> dict:
     return {
         "method": result.method,
         "resamples": result.resamples if result.method == "bootstrap" else None,
-        "interval_method": result.interval,
-        "interval_methods": dict(result.rules),
+        "interval_method": result.interval, "interval_methods": dict(result.rules),
         "mc_error": {name: [float(lo), float(hi)] for name, (lo, hi) in result.errors.items()},
         "mc_advice": None if advice is None else {
             "kind": advice.kind, "resamples": advice.resamples, "worst": float(advice.worst)},
@@ -8307,8 +8297,7 @@ def _analysis_json(result: Analysis) -> dict:
 
 
 def _one_comparison_json(c: Comparison) -> dict:
-    """One candidate against the baseline: what was computed and what it says; the paired
-    gap's histogram has each bin's count of resamples when there were resamples."""
+    """One candidate against the baseline: what was computed and what it says."""
     dist = c.analysis.paired_distribution
     return {"baseline": c.baseline, "candidate": c.candidate, "engine": c.analysis.engine,
             **_analysis_json(c.analysis), "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
@@ -8320,8 +8309,7 @@ def _one_comparison_json(c: Comparison) -> dict:
 
 
 def _comparison_json(report: Report) -> dict:
-    """A comparison report: where the scores came from and how, then each candidate's
-    comparison (no key of a comparison repeats at the top)."""
+    """Where the scores came from, then each comparison (none of whose keys repeats here)."""
     body = {"kind": "simulation" if report.table is None else "comparison"}
     if (table := report.table) is not None:
         body["input"] = {**table.sources[0].to_json(),
@@ -8516,11 +8504,11 @@ def _tasks_document(report: _TasksReport) -> list:
               "base", "cand", "gap", f"{_format_level(first.level)} CI", "test", "p",
               f"{_ADJUST_SHORT[first.adjust]} p", "verdict", "runs"]
     lines.append(_Grid(tuple(header[:len(rows[0])]), rows, frozenset({1, 3, 4, 5, 8, 9})))
-    small = [(task, needed) for task in result.tasks if (needed := _slice_needs(task, first))]
     lines += [f"too small to judge: {_printable(task.task)} ({task.n:,} items): even were every "
               f"item to favour one system, its {_ADJUST_NAMES[first.adjust]}-adjusted p could not "
               f"fall below {_format_decimal(first.alpha)}; it would take {needed:,} items at "
-              f"this family's level" for task, needed in small]
+              f"this family's level" for task in result.tasks
+              if (needed := _slice_needs(task, first))]
     worse = [(task, c) for task in result.tasks for c in task.comparisons
              if c.decision.word == "worse"] if table.slices else []
     head = [f"worse in {len(worse)} slice(s) of {_printable(table.slices)} "
@@ -8539,9 +8527,9 @@ def _tasks_document(report: _TasksReport) -> list:
                      "keeps its size)",
            "clusters": f"each {noun} a cluster (resampled whole)",
            "items": "items pooled plainly (runs and task strata together are not supported)"}
-    pooled = [f"{'overall' if table.slices else 'pooled'} over all {table.n:,} items, "
-              f"{how[result.pool]}:"]
-    return head + pooled + _indented(_comparison_document(report.pooled)) + lines
+    head.append(f"{'overall' if table.slices else 'pooled'} over all {table.n:,} items, "
+                f"{how[result.pool]}:")
+    return head + _indented(_comparison_document(report.pooled)) + lines
 
 
 def _slice_needs(task: TaskComparison, decision: Decision) -> int | None:
@@ -8611,8 +8599,7 @@ def _ranks_text(ranks: tuple) -> str:
 
 
 def _board_headline(board: Leaderboard, n_text: str, incomplete=()) -> str:
-    """The first line: how many tiers, whom the leader is told apart from, which runs did not
-    finish."""
+    """The first line: tiers, whom the leader is told apart from, runs that did not finish."""
     n_text += f" ({'; '.join(incomplete)})" if incomplete else ""
     top, count = board.standings[0], len(board.standings)
     beaten = sum(p.apart for p in board.pairs if top.system in (p.first, p.second))
@@ -8765,8 +8752,7 @@ class _Svg:
     def __init__(self, width, height, xrange, yrange, margin=(70, 30, 70, 60)):
         self.width, self.height = width, height
         self.left, self.right, self.top, self.bottom = margin
-        self.x0, self.x1 = xrange
-        self.y0, self.y1 = yrange
+        (self.x0, self.x1), (self.y0, self.y1) = xrange, yrange
         self.parts = []
 
     def x(self, value):
@@ -8814,8 +8800,7 @@ class _Svg:
 
 
 def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
-    """The paired gap's bootstrap distribution: bars, the interval shaded, 0 and the
-    observed and (for a simulation) the true gap marked."""
+    """The gap's bootstrap distribution, the interval shaded; 0, observed and true gap marked."""
     dist = result.paired_distribution
     scale = len(dist.sums) if dist.monte_carlo else 100      # counts, or percent of the mass
     rows = [(lo, hi, share * scale) for lo, hi, share in _histogram_bins(dist, bins)]
@@ -8887,10 +8872,8 @@ def svg_power_curve(report: _SweepReport) -> str:
                     canvas.y(target), stroke="#c0392b", dash="5,4")
         canvas.text(canvas.x(result.n_needed) + 4, canvas.y(0.04), f"n={result.n_needed:,}",
                     size=12, anchor="start", extra=' fill="#c0392b"')
-    simulated = [(row.n, row.simulated) for row in result.rows]
-    if result.confirmation is not None:
-        simulated.append((result.n_needed, result.confirmation))
-    for n, cov in simulated:
+    for n, cov in [(row.n, row.simulated) for row in result.rows] + (
+            [(result.n_needed, result.confirmation)] if result.confirmation is not None else []):
         rate = float(cov.excludes_zero_rate)
         se = cov.standard_error(cov.excludes_zero_rate)
         canvas.line(canvas.x(n), canvas.y(max(0, rate - 1.96 * se)), canvas.x(n),
@@ -8918,9 +8901,8 @@ def svg_power_curve(report: _SweepReport) -> str:
 
 
 def _forest(rows, unit: int, heading: str, xlabel: str, title: str, marks=()) -> str:
-    """The one forest plot: per row ``(label, point, interval, note, shaded)`` a point and its
-    interval (x *unit*), the label on the left, the note on the right, shaded rows banded;
-    *marks* are ``(value, stroke, dash)`` vertical lines drawn under the rows."""
+    """The one forest plot: rows ``(label, point, interval, note, shaded)`` (values x *unit*);
+    *marks* ``(value, stroke, dash)`` are vertical lines drawn under them."""
     ends = [float(e) * unit for row in rows for e in (row[2].lo, row[2].hi)] + [
         value for value, _, _ in marks]
     lo, hi = min(ends), max(ends)
@@ -8953,8 +8935,7 @@ def _forest(rows, unit: int, heading: str, xlabel: str, title: str, marks=()) ->
 
 
 def svg_forest(report: _LeaderboardReport) -> str:
-    """The leaderboard as a forest plot: each system's score and interval, highest first,
-    its rank interval, tier and letter groups beside it, tiers shaded in turn."""
+    """The leaderboard as a forest plot: scores, intervals, ranks, tiers (shaded) and groups."""
     board = report.board
     rows = [(_printable(s.system)[:32], s.score, s.interval,
              f"rank {_ranks_text(s.ranks)}, tier {s.tier}, group {s.groups or '-'}",
@@ -8966,8 +8947,7 @@ def svg_forest(report: _LeaderboardReport) -> str:
 
 
 def svg_tasks(report: _TasksReport) -> str:
-    """A harness run's tasks, or slices, as a forest plot: each candidate's gap and its
-    simultaneous interval per task, the overall gap dashed, 0 marked, the verdict beside."""
+    """Each task's or slice's gaps and simultaneous intervals, the overall gap dashed."""
     percent, several = report.table.proportions, len(report.table.systems) > 2
     unit = 100 if percent else 1
     rows = [(_printable(f"{task.task} ({task.n:,})" + (f", {c.candidate}" if several else ""))
@@ -8995,8 +8975,7 @@ def _grid_lines(grid: _Grid) -> list:
 
 
 def _text(document: list) -> str:
-    """For a terminal: the lines as they are, tables padded; a control character from an
-    input (a line break in a name could forge a line) shown escaped."""
+    """For a terminal: tables padded; an input's control characters (forged lines) escaped."""
     lines = []
     for block in document:
         lines += [_printable(block)] if isinstance(block, str) else \
@@ -9005,8 +8984,7 @@ def _text(document: list) -> str:
 
 
 def _markdown(document: list) -> str:
-    """For a pull request or a notebook: the first line in bold, a line's details as a list,
-    tables as pipe tables, a histogram fenced; text from inputs made inert (_md)."""
+    """For a pull request: first line bold, details a list, pipe tables, inputs inert (_md)."""
     lines = []
     for index, block in enumerate(document):
         if isinstance(block, _Grid):
@@ -9020,10 +8998,7 @@ def _markdown(document: list) -> str:
             lines.append(f"- {_md(block.strip())}")
         else:
             lines += ["", f"**{_md(block)}**" if index == 0 else _md(block)]
-    text = "\n".join(lines).strip("\n")
-    while "\n\n\n" in text:
-        text = text.replace("\n\n\n", "\n\n")
-    return text + "\n"
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines).strip("\n")) + "\n"
 
 
 def _html(document: list) -> str:
@@ -9090,8 +9065,7 @@ def _plain(value):
 
 
 def _json_dict(report) -> dict:
-    """The report's JSON object, built from its fields: the schema, the tool's version, the
-    kind of report, and its body."""
+    """The report's JSON: the schema, the tool's version, the kind of report, its body."""
     _, build, source = _RENDERERS[type(report)]
     body = build(report)
     source = source or report.source
