@@ -7625,30 +7625,18 @@ def _md(text) -> str:
 # --- Documents: each report is a list of blocks that every format draws ---
 #
 # A block is a line of text (a str; two spaces in marks a detail of the line above), a
-# _Grid (a table) or a _Pre (lines kept as they are: a histogram's bars).  One function per
-# kind of report builds its document; _text, _markdown and _html draw any document.
+# _Grid (a table: its header, rows, the columns aligned right and the text renderer's indent)
+# or a _Pre (lines kept as they are: a histogram's bars).  One function per kind of report
+# builds its document; _text, _markdown and _html draw any document.
 
-@dataclass(frozen=True)
-class _Grid:
-    """A table: header, rows, the columns aligned right, the text renderer's indent."""
-
-    header: tuple
-    rows: tuple
-    right: frozenset = frozenset()
-    indent: int = 2
-
-
-@dataclass(frozen=True)
-class _Pre:
-    """Lines drawn as they are in every format (a histogram's bars)."""
-
-    lines: tuple
+_Grid = collections.namedtuple("_Grid", "header rows right indent", defaults=(frozenset(), 2))
+_Pre = collections.namedtuple("_Pre", "lines")
 
 
 def _indented(document: list) -> list:
     """A document nested in another (a run's pooled comparison), two spaces further in."""
     return [f"  {block}" if isinstance(block, str) else
-            dataclasses.replace(block, indent=block.indent + 2) if isinstance(block, _Grid)
+            block._replace(indent=block.indent + 2) if isinstance(block, _Grid)
             else _Pre(tuple(f"  {line}" for line in block.lines)) for block in document]
 
 
@@ -7657,9 +7645,8 @@ def _indented(document: list) -> list:
 def _format_level(level) -> str:
     """A confidence level as a percentage, four significant digits at most: 98.33%."""
     text = _format_decimal(Fraction(level) * 100)
-    if len(text.replace(".", "")) > 5:
-        text = f"{float(Fraction(level) * 100):.4g}"
-    return text + "%"
+    short = text if len(text.replace(".", "")) <= 5 else f"{float(Fraction(level) * 100):.4g}"
+    return short + "%"
 
 
 _INTERVAL_NAMES = {"percentile": "percentile", "basic": "basic", "bca": "BCa",
@@ -7685,14 +7672,12 @@ def _runs_lines(runs: RunsAnalysis, percent: bool) -> list:
             f"sd {unit(stats.sd)}, range {unit(min(stats.scores))} to {unit(max(stats.scores))}")
         lines.append(f"runs: {name} ({stats.count}): {', '.join(unit(s) for s in stats.scores)}"
                      f"{' pts' if percent else ''}; mean {unit(stats.mean)}, {spread}")
-    if runs.a.count > 1 and runs.b.count > 1:
-        if runs.overlap:
-            lines.append("  the two systems' run scores overlap: by the seed-spread rule the gap "
-                         "of their means is not a finding on its own")
-        else:
-            better = "B" if min(runs.b.scores) > max(runs.a.scores) else "A"
-            lines.append(f"  the run scores do not overlap: every {better} run beats every "
-                         f"{'A' if better == 'B' else 'B'} run")
+    if runs.a.count > 1 and runs.b.count > 1 and runs.overlap:
+        lines.append("  the two systems' run scores overlap: by the seed-spread rule the gap "
+                     "of their means is not a finding on its own")
+    elif runs.a.count > 1 and runs.b.count > 1:
+        better, worse = ("B", "A") if min(runs.b.scores) > max(runs.a.scores) else ("A", "B")
+        lines.append(f"  the run scores do not overlap: every {better} run beats every {worse} run")
     scale = runs.scale(runs.confidence)
     lines += [f"  two-level bootstrap {_format_level(runs.confidence)} CI (items and runs): "
               f"{_format_interval(runs.interval, percent)} (the plain two-level spread "
@@ -7889,11 +7874,9 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
     which = (f"a 'significant' {'+' if true_gap >= 0 else '-'}gap" if true_gap != 0
              else "a false positive")
     kind = "two-level" if cov.rule == "two-level" else "paired"
-    lines = [
-        f"over {cov.replays} replays: {kind} CI covers the true gap "
-        f"{_rate_text(cov.covers_rate, cov)};",
-        f"CI excludes zero ({which}) {_rate_text(cov.excludes_zero_rate, cov)}",
-    ]
+    lines = [f"over {cov.replays} replays: {kind} CI covers the true gap "
+             f"{_rate_text(cov.covers_rate, cov)};",
+             f"CI excludes zero ({which}) {_rate_text(cov.excludes_zero_rate, cov)}"]
     if cov.item_level is not None:
         items, other = cov.item_level, (
             "the two-level interval's, over every run; the single-run interval, one run per "
@@ -8185,18 +8168,15 @@ def _simulation_document(report: Report) -> list:
     """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
     p, comparison = report.params, report.comparisons[0]
     result = comparison.analysis
-    lines = [
-        f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
-        f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(p['acc_b'] - p['acc_a'])}",
-        f"observed: A={_round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
-        f"B={_round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
-        f"observed gap: {_format_gap(result.gap, result.percent)}",
-        f"  {_interval_label(result, 'paired')}:   "
-        f"{_format_interval(result.paired, result.percent)}",
-        f"  {_interval_label(result, 'unpaired')}: "
-        f"{_format_interval(result.unpaired, result.percent)}",
-        _test_line(result),
-    ]
+    lines = [f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
+             f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(p['acc_b'] - p['acc_a'])}",
+             f"observed: A={_round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
+             f"B={_round_fixed(result.accuracy_b, 3)} {result.ci_b.as_proportions()}",
+             f"observed gap: {_format_gap(result.gap, result.percent)}",
+             f"  {_interval_label(result, 'paired')}:   "
+             f"{_format_interval(result.paired, result.percent)}",
+             f"  {_interval_label(result, 'unpaired')}: "
+             f"{_format_interval(result.unpaired, result.percent)}", _test_line(result)]
     if result.runs is not None:
         lines += _runs_lines(result.runs, result.percent)
     if report.coverage is not None:
@@ -8269,31 +8249,29 @@ def _runs_json(runs: RunsAnalysis) -> dict:
 
 def _analysis_json(result: Analysis) -> dict:
     advice, test = _mc_advice(result), result.test
-    return {
-        "method": result.method,
-        "resamples": result.resamples if result.method == "bootstrap" else None,
-        "interval_method": result.interval, "interval_methods": dict(result.rules),
-        "mc_error": {name: [float(lo), float(hi)] for name, (lo, hi) in result.errors.items()},
-        "mc_advice": None if advice is None else {
-            "kind": advice.kind, "resamples": advice.resamples, "worst": float(advice.worst)},
-        "exact": None if result.exact is None else {
-            name: interval.to_json() for name, interval in result.exact.items()},
-        "design": None if result.design is None else result.design.to_json(),
-        "accuracy": {"a": float(result.accuracy_a), "b": float(result.accuracy_b)},
-        "gap": float(result.gap),
-        "ci": {"a": result.ci_a.to_json(), "b": result.ci_b.to_json(),
-               "paired": result.paired.to_json(), "unpaired": result.unpaired.to_json()},
-        "mcnemar": None if result.mcnemar is None else {
-            "a_only": result.mcnemar.a_only, "b_only": result.mcnemar.b_only,
-            "p": result.mcnemar.p},
-        "test": {"name": test.name, "p": result.p, **(
-            {"exact": test.exact, "permutations": test.permutations,
-             "saddlepoint": test.saddlepoint} if isinstance(test, PermutationTest) else
-            {"t": test.t, "df": test.df} if isinstance(test, RunsTest) else {})},
-        "runs": None if result.runs is None else _runs_json(result.runs),
-        "notes": list(result.notes),
-        "calibration": None if result.calibration is None else result.calibration.to_json(),
-    }
+    return {"method": result.method,
+            "resamples": result.resamples if result.method == "bootstrap" else None,
+            "interval_method": result.interval, "interval_methods": dict(result.rules),
+            "mc_error": {name: [float(lo), float(hi)] for name, (lo, hi) in result.errors.items()},
+            "mc_advice": None if advice is None else {
+                "kind": advice.kind, "resamples": advice.resamples, "worst": float(advice.worst)},
+            "exact": None if result.exact is None else {
+                name: interval.to_json() for name, interval in result.exact.items()},
+            "design": None if result.design is None else result.design.to_json(),
+            "accuracy": {"a": float(result.accuracy_a), "b": float(result.accuracy_b)},
+            "gap": float(result.gap),
+            "ci": {"a": result.ci_a.to_json(), "b": result.ci_b.to_json(),
+                   "paired": result.paired.to_json(), "unpaired": result.unpaired.to_json()},
+            "mcnemar": None if result.mcnemar is None else {
+                "a_only": result.mcnemar.a_only, "b_only": result.mcnemar.b_only,
+                "p": result.mcnemar.p},
+            "test": {"name": test.name, "p": result.p, **(
+                {"exact": test.exact, "permutations": test.permutations,
+                 "saddlepoint": test.saddlepoint} if isinstance(test, PermutationTest) else
+                {"t": test.t, "df": test.df} if isinstance(test, RunsTest) else {})},
+            "runs": None if result.runs is None else _runs_json(result.runs),
+            "notes": list(result.notes),
+            "calibration": None if result.calibration is None else result.calibration.to_json()}
 
 
 def _one_comparison_json(c: Comparison) -> dict:
@@ -8338,68 +8316,60 @@ def _rate(value: Fraction, cov: Coverage) -> str:
 
 def _sweep_document(report: _SweepReport) -> list:
     p, result = report.params, report.sweep
-    level = _format_percent(p["confidence"])
-    copula = result.copula
-    lines = [
-        f"power sweep: true accuracies A={_format_decimal(copula.acc_a)} "
-        f"B={_format_decimal(copula.acc_b)} (true gap {format_pts(copula.true_gap)}), "
-        f"corr={_format_decimal(copula.corr)}, paired {level} percentile CI",
-        f"  {p['engine']} engine, {p['replays']} replays x {p['resamples']} resamples per n, "
-        f"seed {p['seed']}; simulated rates with Monte Carlo s.e. in parentheses",
-        _Grid(("n", "analytic power", "exact power", "simulated power", "coverage", "paired +-",
-               "unpaired +-"),
-              tuple((f"{row.n:,}", f"{100 * row.power:.1f}%",
-                     "-" if row.exact_power is None else f"{100 * row.exact_power:.1f}%",
-                     _rate(row.simulated.excludes_zero_rate, row.simulated),
-                     _rate(row.simulated.covers_rate, row.simulated),
-                     f"{100 * row.half_width:.2f} pts", f"{100 * row.unpaired_half_width:.2f} pts")
-                    for row in result.rows), frozenset(range(7)))]
-    target = _format_percent(result.target_power)
+    copula, target = result.copula, _format_percent(result.target_power)
+    lines = [f"power sweep: true accuracies A={_format_decimal(copula.acc_a)} "
+             f"B={_format_decimal(copula.acc_b)} (true gap {format_pts(copula.true_gap)}), "
+             f"corr={_format_decimal(copula.corr)}, paired {_format_percent(p['confidence'])} "
+             "percentile CI",
+             f"  {p['engine']} engine, {p['replays']} replays x {p['resamples']} resamples per n, "
+             f"seed {p['seed']}; simulated rates with Monte Carlo s.e. in parentheses",
+             _Grid(("n", "analytic power", "exact power", "simulated power", "coverage",
+                    "paired +-", "unpaired +-"),
+                   tuple((f"{row.n:,}", f"{100 * row.power:.1f}%",
+                          "-" if row.exact_power is None else f"{100 * row.exact_power:.1f}%",
+                          _rate(row.simulated.excludes_zero_rate, row.simulated),
+                          _rate(row.simulated.covers_rate, row.simulated),
+                          f"{100 * row.half_width:.2f} pts",
+                          f"{100 * row.unpaired_half_width:.2f} pts") for row in result.rows),
+                   frozenset(range(7)))]
     if result.n_needed is None:
         lines.append(f"{target} power: never reached, the true gap is 0")
     else:
         conf = result.confirmation
         how = (f"exact power, B=infinity; the normal approximation says "
                f"{result.analytic_n_needed:,}" if result.exact else "normal approximation")
-        lines.append(
-            f"{target} power needs n={result.n_needed:,} paired ({how}; simulated at "
-            f"n={result.n_needed:,}: {_rate(conf.excludes_zero_rate, conf)} power, "
-            f"{_rate(conf.covers_rate, conf)} coverage); unpaired needs "
-            f"n={result.unpaired_n_needed:,}")
-    lines.append("(+- columns: analytic half-width of the interval, z*sd/sqrt(n); exact power: "
-                 f"the exact bootstrap interval's, summed over every 2x2 table; '-' above "
-                 f"{_EXACT_POWER_LIMIT:,} items)")
-    return lines
+        lines.append(f"{target} power needs n={result.n_needed:,} paired ({how}; simulated at "
+                     f"n={result.n_needed:,}: {_rate(conf.excludes_zero_rate, conf)} power, "
+                     f"{_rate(conf.covers_rate, conf)} coverage); unpaired needs "
+                     f"n={result.unpaired_n_needed:,}")
+    return lines + ["(+- columns: analytic half-width of the interval, z*sd/sqrt(n); exact power: "
+                    "the exact bootstrap interval's, summed over every 2x2 table; '-' above "
+                    f"{_EXACT_POWER_LIMIT:,} items)"]
 
 
 def _sweep_json(report: _SweepReport) -> dict:
     result = report.sweep
-    return {
-        "rows": [{"n": row.n, "analytic_power": row.power, "exact_power": row.exact_power,
-                  "analytic_unpaired_power": row.unpaired_power,
-                  "paired_half_width": row.half_width,
-                  "unpaired_half_width": row.unpaired_half_width,
-                  "simulated": row.simulated.to_json()} for row in result.rows],
-        "target_power": float(result.target_power),
-        "n_needed": result.n_needed,
-        "n_needed_by": "exact" if result.exact else "analytic",
-        "analytic_n_needed": result.analytic_n_needed,
-        "unpaired_n_needed": result.unpaired_n_needed,
-        "confirmation": result.confirmation.to_json() if result.confirmation else None,
-    }
+    return {"rows": [{"n": row.n, "analytic_power": row.power, "exact_power": row.exact_power,
+                      "analytic_unpaired_power": row.unpaired_power,
+                      "paired_half_width": row.half_width,
+                      "unpaired_half_width": row.unpaired_half_width,
+                      "simulated": row.simulated.to_json()} for row in result.rows],
+            "target_power": float(result.target_power), "n_needed": result.n_needed,
+            "n_needed_by": "exact" if result.exact else "analytic",
+            "analytic_n_needed": result.analytic_n_needed,
+            "unpaired_n_needed": result.unpaired_n_needed,
+            "confirmation": result.confirmation.to_json() if result.confirmation else None}
 
 
 def _accuracy_plan_document(report: _AccuracyPlanReport) -> list:
     plan = report.plan
-    level = _format_percent(plan.confidence)
-    lines = [
-        f"items needed for a {level} interval of +-{_round_fixed(plan.half_width * 100, 2)} pts "
-        f"on one accuracy near {_format_decimal(plan.accuracy)}:",
-        f"  Wald (normal approximation):  n={plan.wald:,}",
-        f"  Wilson score interval:        n={plan.wilson:,}",
-        f"  Clopper-Pearson (exact):      n={plan.clopper_pearson:,} (and every larger n)",
-        "(the half-width shrinks as 1/sqrt(n): halving it takes four times the items)",
-    ]
+    lines = [f"items needed for a {_format_percent(plan.confidence)} interval of "
+             f"+-{_round_fixed(plan.half_width * 100, 2)} pts on one accuracy near "
+             f"{_format_decimal(plan.accuracy)}:",
+             f"  Wald (normal approximation):  n={plan.wald:,}",
+             f"  Wilson score interval:        n={plan.wilson:,}",
+             f"  Clopper-Pearson (exact):      n={plan.clopper_pearson:,} (and every larger n)",
+             "(the half-width shrinks as 1/sqrt(n): halving it takes four times the items)"]
     expected = plan.wald * float(min(plan.accuracy, 1 - plan.accuracy))
     if expected < 10:
         lines.append(f"warning: Wald's n expects {expected:.1f} "
@@ -8702,34 +8672,32 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
 
 def _leaderboard_json(report: _LeaderboardReport) -> dict:
     board, table = report.board, report.table
-    return {
-        "headline": _board_headline(board, f"{table.n:,} items"),
-        "systems": [{"system": s.system, "score": s.score, "interval": s.interval.to_json(),
-                     "ranks": list(s.ranks), "tier": s.tier, "groups": s.groups}
-                    for s in board.standings],
-        "pairs": [{"first": p.first, "second": p.second, "gap": p.gap,
-                   "interval": p.interval.to_json(), "test": {"name": p.test.name, "p": p.test.p},
-                   "p_adjusted": p.p_adjusted, "apart": p.apart, "differing": p.differing}
-                  for p in board.pairs],
-        "by": table.slices,
-        "slices": None if report.slices is None else [
-            {"slice": label, "items": n, "scores": [
-                {"system": system, "score": score, "interval": interval.to_json()}
-                for system, score, interval in scores]} for label, n, scores in report.slices],
-        "tiers": max(s.tier for s in board.standings),
-        "joint": {"confidence": board.confidence, "critical_value": board.critical,
-                  "critical_error": board.critical_error, "draws": board.draws,
-                  "design": board.design},
-        "adjust": board.adjust,
-        "separate_top_two": None if board.separate is None else {
-            "power": board.target_power, "items_alone": board.separate[0],
-            "items_jointly": board.separate[1]},
-        "warnings": list(table.warnings) + list(board.warnings),
-        "method": _board_method(board, report.params),
-        "input": {"files": [s.to_json() for s in table.sources], "systems": list(table.systems),
-                  "items": table.n, "dropped": table.dropped,
-                  "dropped_note": table.dropped_note, "incomplete": list(table.incomplete)},
-    }
+    return {"headline": _board_headline(board, f"{table.n:,} items"),
+            "systems": [{"system": s.system, "score": s.score, "interval": s.interval.to_json(),
+                         "ranks": list(s.ranks), "tier": s.tier, "groups": s.groups}
+                        for s in board.standings],
+            "pairs": [{"first": p.first, "second": p.second, "gap": p.gap,
+                       "interval": p.interval.to_json(),
+                       "test": {"name": p.test.name, "p": p.test.p}, "p_adjusted": p.p_adjusted,
+                       "apart": p.apart, "differing": p.differing} for p in board.pairs],
+            "by": table.slices,
+            "slices": None if report.slices is None else [
+                {"slice": label, "items": n, "scores": [
+                    {"system": system, "score": score, "interval": interval.to_json()}
+                    for system, score, interval in scores]} for label, n, scores in report.slices],
+            "tiers": max(s.tier for s in board.standings),
+            "joint": {"confidence": board.confidence, "critical_value": board.critical,
+                      "critical_error": board.critical_error, "draws": board.draws,
+                      "design": board.design},
+            "adjust": board.adjust,
+            "separate_top_two": None if board.separate is None else {
+                "power": board.target_power, "items_alone": board.separate[0],
+                "items_jointly": board.separate[1]},
+            "warnings": list(table.warnings) + list(board.warnings),
+            "method": _board_method(board, report.params),
+            "input": {"files": [s.to_json() for s in table.sources],
+                      "systems": list(table.systems), "items": table.n, "dropped": table.dropped,
+                      "dropped_note": table.dropped_note, "incomplete": list(table.incomplete)}}
 
 
 # --- Pictures: self-contained SVG, no dependencies ---
