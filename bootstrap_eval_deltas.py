@@ -8133,11 +8133,11 @@ def _data_document(report: Report) -> list:
     lines += [f"  {label} = {_printable(name)}: {_round_fixed(mean, 3)} {ci.as_proportions()}"
               for label, name, mean, ci in zip("AB", table.systems, (result.accuracy_a,
                                                result.accuracy_b), (result.ci_a, result.ci_b))]
-    lines.append(f"  gap B - A: {_format_gap(result.gap, percent)}; "
-                 f"{_interval_label(result, 'paired')} {_format_interval(result.paired, percent)}; "
-                 f"{_interval_label(result, 'unpaired')} "
-                 f"{_format_interval(result.unpaired, percent)} (ignores the pairing)")
-    lines.append(_test_line(result))
+    lines += [f"  gap B - A: {_format_gap(result.gap, percent)}; "
+              f"{_interval_label(result, 'paired')} {_format_interval(result.paired, percent)}; "
+              f"{_interval_label(result, 'unpaired')} "
+              f"{_format_interval(result.unpaired, percent)} (ignores the pairing)",
+              _test_line(result)]
     if result.runs is not None:
         lines += _runs_lines(result.runs, percent)
     lines += _design_lines(result.design)
@@ -8145,16 +8145,15 @@ def _data_document(report: Report) -> list:
     lines += (_calibration_lines(result, report.details) + _ledger_lines(report)
               + _act_lines(comparison))
     if not report.details:
-        kind = "0/1 scores" if result.binary else "real-valued scores"
-        if result.runs is not None:
-            kind = f"each item's mean over {result.runs.a.count} and {result.runs.b.count} runs"
+        kind = (f"each item's mean over {result.runs.a.count} and {result.runs.b.count} runs"
+                if result.runs is not None else "0/1 scores" if result.binary else
+                "real-valued scores")
         error = "Monte Carlo error, " if result.method == "bootstrap" else ""
         lines.append(f"n={result.n:,} items from {_input_names(table)} ({kind}); "
                      f"{_method_text(result)}; seed {report.params['seed']}; --details for "
                      f"{error}calibration, provenance and the gap's distribution")
         return lines
-    lines += _precision_lines(result)
-    lines += _input_lines(table, report.params["seed"], ("A", "B"))
+    lines += _precision_lines(result) + _input_lines(table, report.params["seed"], ("A", "B"))
     if len(table.sources) == 1 and table.sources[0].columns == CSV_COLUMNS:   # --write-csv's
         how = (f"resampled from Random({report.params['seed']}) afresh, match it by Monte "
                "Carlo error" if result.method == "bootstrap" else
@@ -8197,23 +8196,22 @@ def _family_document(report: Report) -> list:
     first, decision = comparisons[0].analysis, comparisons[0].decision
     base = comparisons[0].baseline
     percent = all(c.analysis.percent for c in comparisons)
-    header = ["system", "mean", f"{_format_level(first.confidence)} CI", f"gap vs {base}",
+    header = ("system", "mean", f"{_format_level(first.confidence)} CI", f"gap vs {base}",
               f"{decision.joint} {_format_level(decision.level)} CI", "test", "p",
-              f"{_ADJUST_SHORT[decision.adjust]} p", "verdict"]
+              f"{_ADJUST_SHORT[decision.adjust]} p", "verdict")
     rows = [[base, _round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()] + [""] * 6]
-    for c in comparisons:
-        r = c.analysis
-        rows.append([c.candidate, _round_fixed(r.accuracy_b, 3), r.ci_b.as_proportions(),
-                     _format_gap(r.gap, percent), _format_interval(c.decision.interval, percent),
-                     r.test.name, _format_p(r.p), _format_p(c.decision.p), c.decision.word])
+    rows += [[c.candidate, _round_fixed(c.analysis.accuracy_b, 3), c.analysis.ci_b.as_proportions(),
+              _format_gap(c.analysis.gap, percent), _format_interval(c.decision.interval, percent),
+              c.analysis.test.name, _format_p(c.analysis.p), _format_p(c.decision.p),
+              c.decision.word] for c in comparisons]
     lines = [f"{_printable(c.candidate)}: {line}" for c in comparisons
              for line in [_verdict_sentence(c, None, table.incomplete), *_gate_lines(c, percent)]]
     lines += _warning_lines(table)
-    lines.append(f"{len(table.systems)} systems on {table.n:,} items from "
-                 f"{_input_names(table)}; baseline {base}; each candidate against it, p "
-                 f"{_ADJUST_NAMES[decision.adjust]}-adjusted over the {len(comparisons)}, "
-                 f"intervals {decision.joint} at {_format_level(decision.level)}")
-    lines.append(_Grid(tuple(header), tuple(rows), frozenset({1, 3, 6, 7})))
+    lines += [f"{len(table.systems)} systems on {table.n:,} items from "
+              f"{_input_names(table)}; baseline {base}; each candidate against it, p "
+              f"{_ADJUST_NAMES[decision.adjust]}-adjusted over the {len(comparisons)}, "
+              f"intervals {decision.joint} at {_format_level(decision.level)}",
+              _Grid(header, tuple(rows), frozenset({1, 3, 6, 7}))]
     lines += _ledger_lines(report) + _dropped_lines(table)
     for c in comparisons:
         lines += [f"note: {c.candidate}: {note}" for note in c.analysis.notes]
@@ -8237,18 +8235,8 @@ def _family_document(report: Report) -> list:
     return lines
 
 
-def _runs_json(runs: RunsAnalysis) -> dict:
-    return {"a": runs.a.to_json(), "b": runs.b.to_json(), "gap": float(runs.gap),
-            "overlap": runs.overlap, "interval": runs.interval.to_json(),
-            "scale": runs.scale(runs.confidence),
-            "test": {"t": runs.test.t, "df": runs.test.df, "p": runs.test.p},
-            "variance": {"items": runs.variance_items, "runs_a": runs.variance_runs_a,
-                         "runs_b": runs.variance_runs_b,
-                         "shares": dict(zip(("items", "runs_a", "runs_b"), runs.shares))}}
-
-
 def _analysis_json(result: Analysis) -> dict:
-    advice, test = _mc_advice(result), result.test
+    advice, test, runs = _mc_advice(result), result.test, result.runs
     return {"method": result.method,
             "resamples": result.resamples if result.method == "bootstrap" else None,
             "interval_method": result.interval, "interval_methods": dict(result.rules),
@@ -8269,7 +8257,14 @@ def _analysis_json(result: Analysis) -> dict:
                 {"exact": test.exact, "permutations": test.permutations,
                  "saddlepoint": test.saddlepoint} if isinstance(test, PermutationTest) else
                 {"t": test.t, "df": test.df} if isinstance(test, RunsTest) else {})},
-            "runs": None if result.runs is None else _runs_json(result.runs),
+            "runs": None if runs is None else {
+                "a": runs.a.to_json(), "b": runs.b.to_json(), "gap": float(runs.gap),
+                "overlap": runs.overlap, "interval": runs.interval.to_json(),
+                "scale": runs.scale(runs.confidence),
+                "test": {"t": runs.test.t, "df": runs.test.df, "p": runs.test.p},
+                "variance": {"items": runs.variance_items, "runs_a": runs.variance_runs_a,
+                             "runs_b": runs.variance_runs_b,
+                             "shares": dict(zip(("items", "runs_a", "runs_b"), runs.shares))}},
             "notes": list(result.notes),
             "calibration": None if result.calibration is None else result.calibration.to_json()}
 
@@ -8310,8 +8305,7 @@ def _comparison_json(report: Report) -> dict:
 
 
 def _rate(value: Fraction, cov: Coverage) -> str:
-    se = cov.standard_error(value)
-    return f"{100 * float(value):.1f}% ({100 * se:.1f})"
+    return f"{100 * float(value):.1f}% ({100 * cov.standard_error(value):.1f})"
 
 
 def _sweep_document(report: _SweepReport) -> list:
@@ -8933,21 +8927,18 @@ def svg_tasks(report: _TasksReport) -> str:
 
 # --- Rendering: a document in each format; one table of report type, document and JSON ---
 
-def _grid_lines(grid: _Grid) -> list:
-    """A plain-text table: columns padded to their widest cell, some aligned right."""
-    rows = [[_printable(cell) for cell in row] for row in (grid.header, *grid.rows)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(grid.header))]
-    return [" " * grid.indent + "  ".join(cell.rjust(w) if i in grid.right else cell.ljust(w)
-                                          for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
-            for row in rows]
-
-
 def _text(document: list) -> str:
     """For a terminal: tables padded; an input's control characters (forged lines) escaped."""
     lines = []
     for block in document:
-        lines += [_printable(block)] if isinstance(block, str) else \
-            _grid_lines(block) if isinstance(block, _Grid) else list(block.lines)
+        if isinstance(block, _Grid):             # columns padded to their widest cell
+            rows = [[_printable(cell) for cell in row] for row in (block.header, *block.rows)]
+            widths = [max(len(row[i]) for row in rows) for i in range(len(block.header))]
+            lines += [" " * block.indent + "  ".join(
+                cell.rjust(w) if i in block.right else cell.ljust(w)
+                for i, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
+        else:
+            lines += [_printable(block)] if isinstance(block, str) else list(block.lines)
     return "\n".join(lines) + "\n"
 
 
