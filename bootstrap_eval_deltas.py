@@ -7805,9 +7805,8 @@ def _precision_lines(result: Analysis) -> list:
 
 
 def _input_names(table: Table) -> str:
-    if len(table.sources) > 3:
-        return f"{len(table.sources)} files"
-    return ", ".join(source.path for source in table.sources)
+    sources = table.sources
+    return f"{len(sources)} files" if len(sources) > 3 else ", ".join(s.path for s in sources)
 
 
 def _input_lines(table: Table, seed, labels) -> list:
@@ -8294,12 +8293,11 @@ def _comparison_json(report: Report) -> dict:
     gates = [c.decision.gate for c in report.comparisons if c.decision.gate is not None]
     if gates:
         body["gate_passed"] = all(g.passed for g in gates)
-    if report.ledger is not None:
-        body["ledger"] = dataclasses.asdict(report.ledger)
-    if report.coverage is not None:
-        body["coverage"] = report.coverage.to_json()
-    if report.plan is not None:
-        body["plan"] = _plan_json(report.plan)
+    for key, part, build in (("ledger", report.ledger, dataclasses.asdict),
+                             ("coverage", report.coverage, lambda cov: cov.to_json()),
+                             ("plan", report.plan, _plan_json)):
+        if part is not None:
+            body[key] = build(part)
     body["comparisons"] = [_one_comparison_json(c) for c in report.comparisons]
     return body
 
@@ -8386,12 +8384,11 @@ def _power_plan_document(report: _PowerPlanReport) -> list:
              f"corr={_format_decimal(p['corr'])}, n={summary.n:,}; computed, not simulated"]
     if report.runs_plan is not None:                 # one run's power would mislead here
         return lines + _runs_plan_lines(report.runs_plan, summary.n, p)
-    lines += ["  " + _plan_line(summary).removeprefix("plan: "),
-              f"  expected half-width at n={summary.n:,}: paired "
-              f"+-{100 * plan.half_width(summary.n):.2f} pts, unpaired "
-              f"+-{100 * plan.half_width(summary.n, paired=False):.2f} pts (normal "
-              "approximation, z*sd/sqrt(n))"]
-    return lines
+    return lines + ["  " + _plan_line(summary).removeprefix("plan: "),
+                    f"  expected half-width at n={summary.n:,}: paired "
+                    f"+-{100 * plan.half_width(summary.n):.2f} pts, unpaired "
+                    f"+-{100 * plan.half_width(summary.n, paired=False):.2f} pts (normal "
+                    "approximation, z*sd/sqrt(n))"]
 
 
 def _plan_json(plan: _PlanSummary) -> dict:
@@ -8576,15 +8573,6 @@ def _board_headline(board: Leaderboard, n_text: str, incomplete=()) -> str:
             f"({level} joint)")
 
 
-def _pair_text(pair: PairGap, board: Leaderboard) -> str:
-    return (f"{_printable(pair.first)} - {_printable(pair.second)}: "
-            f"{_format_gap(pair.gap, board.percent)} "
-            f"{_format_interval(pair.interval, board.percent)}"
-            f" ({_format_level(board.confidence)} joint); {pair.test.name} "
-            f"p={_format_p(pair.test.p)}, {_ADJUST_NAMES[board.adjust]} "
-            f"{_format_p(pair.p_adjusted)}: {'told apart' if pair.apart else 'not told apart'}")
-
-
 def _separate_text(board: Leaderboard) -> str:
     first, second = board.standings[0].system, board.standings[1].system
     head = f"to separate the top two ({_printable(first)}, {_printable(second)})"
@@ -8643,7 +8631,11 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     pairs = board.pairs if report.details else [board.pair(*two) for two in zip(order, order[1:])]
     lines.append(f"pairs told apart: {sum(p.apart for p in board.pairs)} of {len(board.pairs)} "
                  f"({level} joint); {'every pair' if report.details else 'next to each other'}:")
-    lines += ["  " + _pair_text(p, board) for p in pairs]
+    lines += [f"  {_printable(p.first)} - {_printable(p.second)}: "
+              f"{_format_gap(p.gap, board.percent)} {_format_interval(p.interval, board.percent)}"
+              f" ({level} joint); {p.test.name} p={_format_p(p.test.p)}, "
+              f"{_ADJUST_NAMES[board.adjust]} {_format_p(p.p_adjusted)}: "
+              f"{'told apart' if p.apart else 'not told apart'}" for p in pairs]
     if report.slices is not None:
         lines.append(f"by {_printable(table.slices)}: each system's score and its {level} "
                      "interval in each slice (marginal; compare --by tells gaps apart slice by "
@@ -8773,7 +8765,6 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
     pad = (hi - lo) * 0.05 or 1.0
     tallest = max(count for _, _, count in rows)
     canvas = _Svg(760, 440, (lo - pad, hi + pad), (0, tallest * 1.15))
-    level = _format_percent(result.confidence)
     ci_lo, ci_hi = float(result.paired.lo) * unit, float(result.paired.hi) * unit
     canvas.add(f'<rect x="{canvas.x(ci_lo):.1f}" y="{canvas.top}" '
                f'width="{canvas.x(ci_hi) - canvas.x(ci_lo):.1f}" '
@@ -8804,7 +8795,7 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
                     extra=' fill="#c0392b"')
     canvas.text(canvas.width / 2, 22, "Paired bootstrap distribution of the gap "
                 f"{_distribution_words(dist).lstrip(', ')}", size=15)
-    canvas.text(canvas.width / 2, 40, f"shaded: {level} CI "
+    canvas.text(canvas.width / 2, 40, f"shaded: {_format_percent(result.confidence)} CI "
                 f"{_format_interval(result.paired, result.percent)}", size=12,
                 extra=' fill="#2c5d8a"')
     return canvas.svg("Paired bootstrap distribution of the accuracy gap")
