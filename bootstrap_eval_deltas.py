@@ -7931,7 +7931,7 @@ def _plan_line(plan: _PlanSummary) -> str:
                    "interval and McNemar's p together, exact)")
     head = (f"plan: power at n={plan.n:,}: {paired}, {100 * plan.unpaired_power:.1f}% for the "
             "unpaired interval; ")
-    if plan.n_needed is None:           # the true gap is 0, so no n is needed unpaired either
+    if plan.n_needed is None:        # a zero gap: then no n exists unpaired either (items_needed)
         return head + (f"no n reaches {target} power (the true gap is 0: that is the "
                        "false-positive rate)")
     paired_n = (f"n={plan.exact_n_needed:,} paired (exact; the approximation says "
@@ -8129,9 +8129,9 @@ def _data_document(report: Report) -> list:
     result, table, percent = comparison.analysis, report.table, comparison.analysis.percent
     lines = [_verdict_sentence(comparison, ("A", "B"), table.incomplete)]
     lines += _warning_lines(table) + _gate_lines(comparison, percent)
+    means, cis = (result.accuracy_a, result.accuracy_b), (result.ci_a, result.ci_b)
     lines += [f"  {label} = {_printable(name)}: {_round_fixed(mean, 3)} {ci.as_proportions()}"
-              for label, name, mean, ci in zip("AB", table.systems, (result.accuracy_a,
-                                               result.accuracy_b), (result.ci_a, result.ci_b))]
+              for label, name, mean, ci in zip("AB", table.systems, means, cis)]
     lines += [f"  gap B - A: {_format_gap(result.gap, percent)}; "
               f"{_interval_label(result, 'paired')} {_format_interval(result.paired, percent)}; "
               f"{_interval_label(result, 'unpaired')} "
@@ -9017,8 +9017,7 @@ def _plain(value):
 def _json_dict(report) -> dict:
     """The report's JSON: the schema, the tool's version, the kind of report, its body."""
     _, build, source = _RENDERERS[type(report)]
-    body = build(report)
-    source = source or report.source
+    body, source = build(report), source or report.source
     params = {key: value for key, value in report.params.items() if value is not None}
     return _plain({"schema": JSON_SCHEMA, "version": __version__,
                    "kind": body.pop("kind", source), "source": source, "params": params,
