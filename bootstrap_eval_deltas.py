@@ -7662,7 +7662,7 @@ def _interval_label(result: Analysis, name: str) -> str:
             f"{_format_level(result.confidence)} CI{tail}")
 
 
-def _runs_lines(runs: RunsAnalysis, percent: bool) -> list:
+def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
     """Each system's runs, spread and overlap; the two-level interval, test, variance split."""
     unit = (lambda v: _round_fixed(Fraction(v) * 100, 1)) if percent else \
         (lambda v: _round_fixed(Fraction(v), 3))
