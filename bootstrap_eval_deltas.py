@@ -9104,9 +9104,8 @@ class Result:
 # --- scores given from Python: taken by their type ---
 
 def _score_of(value, where: str):
-    """One score from Python: a number (numpy's too, without importing it; a float by its
-    shortest decimal, as a CSV would hold it), a bool (numpy's too), or text as a file holds
-    it; None, NaN, pandas' NA and numpy's masked value are missing."""
+    """One score from Python: a number or a bool (numpy's too; a float by its shortest decimal,
+    as a CSV holds it) or text; None, NaN, pandas' NA and numpy's masked value are missing."""
     value = _plain_number(value)
     if value is None:
         return _MISSING
@@ -9133,8 +9132,7 @@ def _python_id(value, where: str):
 
 
 def _index_of(values):
-    """The index of an indexed sequence (a pandas Series: ``.index`` that is not a method),
-    else None."""
+    """A pandas Series' index (``.index`` that is not a method), else None."""
     index = getattr(values, "index", None)
     return None if index is None or callable(index) else index
 
@@ -9191,9 +9189,8 @@ def _is_run(value) -> bool:
 
 
 def _is_runs(data, where: str) -> bool:
-    """A list of runs (each a sequence or a mapping of scores), not one run's scores?  A list
-    of pairs is refused (an (id, score) pair and a run of two items look alike), and so are
-    more runs than items (a list of each item's samples looks like runs)."""
+    """A list of runs, not one run's scores?  Refused: a list of pairs (an (id, score) pair looks
+    like a run of two items) and more runs than items (each item's samples look like runs)."""
     if not isinstance(data, (list, tuple)) or not data or not all(map(_is_run, data)):
         return False
     if all(not _keyed(run) and len(run) == 2 for run in data):
@@ -9234,9 +9231,8 @@ def _labels(column, ids, keyed: bool, items, positions, label: str) -> tuple:
 
 
 def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
-    """Scores given from Python as a Table, joined on their items as run files are: items
-    named by mappings or Series in sorted order (so their order cannot change a seeded
-    result), items in order by their positions, every sequence of one length."""
+    """Scores given from Python as a Table, joined as run files are: named items sorted (their
+    order cannot change a seeded result), items in order by position, of one length."""
     if ids is not None:
         ids = [_python_id(i, "ids") for i in _sequence(ids, "ids")]
         if len(set(ids)) != len(ids):
@@ -9312,9 +9308,8 @@ _MISSING_MARKERS = frozenset({"NAType", "NaTType", "MaskedConstant"})   # pandas
 
 
 def _plain_number(value):
-    """numpy's and pandas' scalars as Python's: an integral number as int, a real as float,
-    a bool as bool, their missing markers (``pd.NA``, ``np.ma.masked``) as None; anything
-    else -- complex numbers too -- as it is."""
+    """numpy's and pandas' scalars as Python's int, float or bool, their missing markers
+    (``pd.NA``, ``np.ma.masked``) as None; anything else (complex too) as it is."""
     if value is None or isinstance(value, (bool, int, float, Fraction, str, complex)):
         return value
     if type(value).__name__ in _MISSING_MARKERS:
@@ -9494,9 +9489,8 @@ def _defaults(command: str) -> dict:
 
 
 def _request(command: str, options: dict, given=None, **outputs) -> _Request:
-    """A request from an entry point's keyword values (those not given at their default),
-    every value taken as _taken takes it.  *given*: the options the command line typed;
-    from Python, those whose value differs from the default."""
+    """A request from an entry point's keyword values, each as _taken takes it.  *given*: the
+    flags typed; from Python, the options whose value differs from the default."""
     defaults = _defaults(command)
     values = {name: _taken(name, options.get(name, default), default)
               for name, default in defaults.items()}
@@ -9508,11 +9502,11 @@ def _request(command: str, options: dict, given=None, **outputs) -> _Request:
 
 def _python_paths(value) -> str | list:
     """A system given as a path, or as a list of paths (its runs)."""
-    paths = [os.fspath(value)] if isinstance(value, (str, os.PathLike)) else \
-        [os.fspath(p) for p in value]
+    single = isinstance(value, (str, os.PathLike))
+    paths = [os.fspath(p) for p in ([value] if single else value)]
     if any("\0" in p for p in paths):
         raise ToolError("a path holds a NUL character")
-    return paths[0] if isinstance(value, (str, os.PathLike)) else paths
+    return paths[0] if single else paths
 
 
 def _is_paths(value) -> bool:
@@ -9537,9 +9531,8 @@ _READING = ("systems", "a_col", "b_col", "score_col", "id_col", "cluster_col", "
 
 
 def _with_inputs(request: _Request, inputs, ids=None, clusters=None, strata=None) -> _Request:
-    """The request with its inputs in place: a Table (alone), paths to read (one file with
-    a column per system, or one file or folder per system), or scores given from Python
-    (sequences, mappings or Series, or runs of them)."""
+    """The request with its inputs in place: a Table (alone), paths to read, or scores given
+    from Python (sequences, mappings or Series, or runs of them)."""
     command = request.command
     labels = any(value is not None for value in (ids, clusters, strata))
     reading = [name for name in _READING if name in request.given]
@@ -9581,23 +9574,25 @@ def _in_open_unit(value) -> bool:
     return 0 < value < 1 and 0 < float(value) < 1
 
 
-_COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS, ""), ("resamples", 1, MAX_RESAMPLES, ""),
-                 ("draws", 100, MAX_RESAMPLES, ""),
-                 ("replays", 0, MAX_REPLAYS, "0 or more"),
-                 ("permutations", 1, MAX_PERMUTATIONS, ""),
-                 ("calibration", 0, MAX_REPLAYS, "0 or more"), ("runs", 1, MAX_RUNS, ""),
-                 ("seed", 0, 10 ** MAX_NUMBER_CHARS, "0 or more"))
+_COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS), ("resamples", 1, MAX_RESAMPLES),
+                 ("draws", 100, MAX_RESAMPLES), ("replays", 0, MAX_REPLAYS),
+                 ("permutations", 1, MAX_PERMUTATIONS), ("calibration", 0, MAX_REPLAYS),
+                 ("runs", 1, MAX_RUNS), ("seed", 0, 10 ** MAX_NUMBER_CHARS))
 _UNIT_OPTIONS = ("acc_a", "acc_b", "confidence", "target_power")
 
 
 def _check_numbers(request: _Request) -> None:
     """Every number the entry point takes, within its range."""
-    options = _defaults(request.command) if request.command != "read" else {}
-    for name, low, high, wording in _COUNT_LIMITS:
-        value = getattr(request, name)
-        if name in options and value is not None and value < low:
-            raise ToolError(f"{_opt(name)} must be {wording or f'at least {low}'}, got {value}")
-        if name in options and value is not None and value > high:
+    options = _defaults(request.command)          # read() validates as compare or leaderboard
+    if request.command == "leaderboard" and request.target_power <= Fraction(1, 2):
+        raise ToolError(f"{_opt('target_power')} must be above 0.5 to plan items for it "
+                        "(below it, the normal formula for the items needed no longer holds)")
+    for name, low, high in _COUNT_LIMITS:
+        value = getattr(request, name) if name in options else None
+        if value is not None and value < low:
+            least = "0 or more" if low == 0 else f"at least {low}"
+            raise ToolError(f"{_opt(name)} must be {least}, got {value}")
+        if value is not None and value > high:
             raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
     for name in _UNIT_OPTIONS:
         value = getattr(request, name)
@@ -9817,17 +9812,9 @@ def _check_calibrate(request: _Request) -> None:
         raise ToolError(f"calibrate simulates: {_opt('replays')} must be at least 1")
 
 
-def _check_leaderboard(request: _Request) -> None:
-    """leaderboard: its inputs as compare's; the power its plan line plans for."""
-    _check_compare(request)
-    if request.target_power <= Fraction(1, 2):
-        raise ToolError(f"{_opt('target_power')} must be above 0.5 to plan items for it "
-                        "(below it, the normal formula for the items needed no longer holds)")
-
-
 _CHECKS = {"compare": _check_compare, "simulate": _check_simulate, "plan": _check_plan,
            "calibrate": _check_calibrate, "ledger": lambda request: None,
-           "leaderboard": _check_leaderboard}
+           "leaderboard": _check_compare}
 
 
 def _validate(request: _Request) -> _Request:
@@ -9909,34 +9896,30 @@ def _simulation_params(r: _Request) -> dict:
     return params
 
 
-def _run_power_plan(r: _Request, writes: list) -> _PowerPlanReport:
-    """plan at one size: exact and analytic power, the items a target needs, half-widths;
-    with runs the items x runs table."""
-    copula = _copula(r)
-    params = {**_simulation_params(r), "replays": None, "resamples": None, "engine": None}
-    plan = PowerPlan(copula.cells, r.confidence)
-    by_runs = runs_plan(copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 \
-        else None
-    return _PowerPlanReport(params, plan, _plan_summary(plan, r.n_items, r.target_power),
-                            by_runs)
+def _runs_plan(r: _Request, copula: Copula):
+    """The items x runs table, when the systems have several runs."""
+    return runs_plan(copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 else None
 
 
 def _run_plan(r: _Request, writes: list):
-    if r.half_width is not None:                 # one accuracy's interval, by formula
+    """One accuracy's interval by formula; a power sweep over n_grid; or at one size: exact
+    and analytic power, the items a target needs, half-widths (with runs, items x runs)."""
+    if r.half_width is not None:
         accuracy = r.accuracy if r.accuracy is not None else Fraction(1, 2)
         params = {"half_width": r.half_width, "accuracy": accuracy, "confidence": r.confidence}
         return _AccuracyPlanReport(params, plan_accuracy(accuracy, r.half_width, r.confidence))
-    return _run_sweep(r, writes) if r.n_grid is not None else _run_power_plan(r, writes)
-
-
-def _run_sweep(r: _Request, writes: list) -> _SweepReport:
-    params = _simulation_params(r)
-    params.update(n_items=None, n_grid=list(r.n_grid), engine=_engine(r))
-    with _progress(r, "power sweep") as progress:
-        result = sweep(random.Random(r.seed), _copula(r), r.n_grid,
-                       Settings(r.resamples, r.confidence, engine=_engine(r)),
-                       replays=r.replays, target_power=r.target_power, progress=progress)
-    return _SweepReport(params, result)
+    copula, params = _copula(r), _simulation_params(r)
+    if r.n_grid is not None:
+        params.update(n_items=None, n_grid=list(r.n_grid), engine=_engine(r))
+        with _progress(r, "power sweep") as progress:
+            result = sweep(random.Random(r.seed), copula, r.n_grid,
+                           Settings(r.resamples, r.confidence, engine=_engine(r)),
+                           replays=r.replays, target_power=r.target_power, progress=progress)
+        return _SweepReport(params, result)
+    params.update(replays=None, resamples=None, engine=None)
+    plan = PowerPlan(copula.cells, r.confidence)
+    return _PowerPlanReport(params, plan, _plan_summary(plan, r.n_items, r.target_power),
+                            _runs_plan(r, copula))
 
 
 def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None) -> Settings:
@@ -9945,17 +9928,6 @@ def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None)
     return Settings(r.resamples, r.confidence, r.interval, engine or r.engine,
                     r.permutations, r.exact, r.accuracy_interval, calibration,
                     adjust=r.adjust)
-
-
-def _run_tasks(r: _Request, table: Table, params: dict, settings: Settings,
-               writes: list) -> _TasksReport:
-    """A whole harness run: per task, and pooled."""
-    params.update(tasks=len(set(table.tasks)), pool=r.pool)
-    with _progress(r, "tasks") as progress:
-        result = compare_tasks(table, random.Random(r.seed), settings, pool=r.pool,
-                               progress=progress)
-    return _TasksReport(params, table, result, _ledger_after(r, table, result.pooled, writes),
-                        r.details)
 
 
 def _read_input(r: _Request, progress=None) -> Table:
@@ -10085,14 +10057,14 @@ def _turned(table: Table) -> Table:
                         "log's metric has its own direction (lm-eval's higher_is_better is "
                         "followed)")
     proportions = table.proportions
-    turn = (lambda column: tuple(1 - v for v in column)) if proportions else \
-        (lambda column: tuple(-v for v in column))
+
+    def turn(column):
+        return tuple(1 - v if proportions else -v for v in column)
     runs = None if table.runs is None else tuple(
         tuple((label, turn(column)) for label, column in system) for system in table.runs)
-    note = ("lower is better, as asked: each score compared as 1 - score (a success rate), so "
-            "a positive gap is an improvement") if proportions else (
-        "lower is better, as asked: each score compared negated, so a positive gap is an "
-        "improvement")
+    how = "as 1 - score (a success rate)" if proportions else "negated"
+    note = (f"lower is better, as asked: each score compared {how}, so a positive gap is an "
+            "improvement")
     return dataclasses.replace(table, columns=tuple(map(turn, table.columns)), runs=runs,
                                dropped_note="; ".join(filter(None, (table.dropped_note, note))))
 
@@ -10128,8 +10100,13 @@ def _run_data(r: _Request, writes: list) -> Report:
         margin = r.min_delta / 100 if table.proportions else r.min_delta
         params.update(gate=True, min_delta=r.min_delta)
     settings = dataclasses.replace(_settings_from(r, r.calibration), margin=margin)
-    if table.tasks is not None:
-        return _run_tasks(r, table, params, settings, writes)
+    if table.tasks is not None:                  # a whole harness run: per task, and pooled
+        params.update(tasks=len(set(table.tasks)), pool=r.pool)
+        with _progress(r, "tasks") as progress:
+            result = compare_tasks(table, random.Random(r.seed), settings, pool=r.pool,
+                                   progress=progress)
+        return _TasksReport(params, table, result,
+                            _ledger_after(r, table, result.pooled, writes), r.details)
     with _progress(r, "resampling") as progress:
         comparisons = compare_systems(table, random.Random(r.seed), settings,
                                       progress=progress)
@@ -10169,10 +10146,9 @@ def _run_simulation(r: _Request, writes: list) -> Report:
     plan = None if copula.clustered or copula.runs > 1 else _plan_summary(
         PowerPlan(copula.cells, r.confidence), r.n_items, r.target_power)
     params = {**_simulation_params(r), "coverage_engine": engine if r.replays else None}
-    by_runs = runs_plan(copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 \
-        else None
     comparison = Comparison("A", "B", result, result.p, result.p, decide(result, margin=margin))
-    return Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=by_runs)
+    return Report(params, "simulation", (comparison,), cov, plan=plan,
+                  runs_plan=_runs_plan(r, copula))
 
 
 def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport:
