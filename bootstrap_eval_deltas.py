@@ -9349,84 +9349,6 @@ _DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), F
 _DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
 
 
-@dataclass(frozen=True)
-class _Request:
-    """One call of an entry point, its values taken and placed: what _validate checks and
-    _run carries out.  ``given`` names the options the caller set (from Python: those
-    that differ from the entry point's default; on the command line: the flags typed).
-    The inputs are a Table (``table``), one file (``csv``) or one file or folder per system
-    (``baseline`` and ``candidate``, each a path or a list of run paths).  The outputs are
-    the command line's alone."""
-
-    command: str
-    given: frozenset = frozenset()
-    table: Table | None = None
-    csv: str | None = None
-    baseline: object = None
-    candidate: tuple = ()
-    # how to read the user's files
-    systems: tuple | None = None
-    a_col: str | None = None
-    b_col: str | None = None
-    score_col: str | None = None
-    id_col: tuple | None = None
-    names: tuple | None = None
-    filter: str | None = None
-    split: str | None = None
-    tasks: tuple | None = None
-    pool: str = "strata"
-    run_col: str | None = None
-    system_col: str | None = None
-    cluster_col: str | None = None
-    strata_col: str | None = None
-    by: str | None = None
-    input_format: str | None = None
-    allow_different_tasks: bool = False
-    allow_incomplete: bool = False
-    allow_constant: bool = False
-    lower_is_better: bool = False
-    on_missing: str = "error"
-    # the simulation and the plan
-    n_items: int = N_ITEMS
-    corr: Fraction = CORR
-    acc_a: Fraction = ACC_A
-    acc_b: Fraction = ACC_B
-    replays: int = REPLAYS
-    cluster_size: int = 1
-    icc: Fraction = Fraction("0.3")
-    runs: int = 1
-    run_sd: Fraction = Fraction("0.01")
-    run_item_noise: Fraction = Fraction("0.3")
-    n_grid: tuple | None = None
-    target_power: Fraction = Fraction("0.8")
-    half_width: Fraction | None = None
-    accuracy: Fraction | None = None
-    acc_pairs: tuple | None = None
-    # resampling and tests
-    seed: int = SEED
-    resamples: int | None = None
-    confidence: Fraction = CONFIDENCE
-    interval: str = "percentile"
-    accuracy_interval: str = "same"
-    exact: bool = False
-    engine: str = "auto"
-    calibration: int = CALIBRATION_REPLAYS
-    permutations: int | None = None
-    adjust: str = "holm"
-    draws: int = LEADERBOARD_DRAWS
-    gate: bool = False
-    min_delta: Fraction = Fraction(0)
-    details: bool = False
-    # the command line's outputs
-    ledger: str | None = None
-    ledger_summary: str | None = None
-    output: str | None = None
-    json: bool = False
-    quiet: bool = True
-    plot: str | None = None
-    write_csv: str | None = None
-
-
 # How a Python value is taken, by the option's kind (the command line's flags arrive
 # already parsed by their types, and pass these checks unchanged).
 _NUMBER_OPTIONS = frozenset({"confidence", "min_delta", "corr", "acc_a", "acc_b", "icc",
@@ -10433,6 +10355,25 @@ def ledger(path: str, *, confidence: float = float(CONFIDENCE)) -> Result:
         raise ToolError(f"ledger reads a ledger file, got {_shorten(repr(path))}")
     request = _request("ledger", {"confidence": confidence})
     return _result(dataclasses.replace(request, ledger_summary=os.fspath(path)))
+
+
+# A request: one call of an entry point, its values taken and placed, what _validate checks
+# and _run carries out.  ``given`` names the options the caller set (from Python: those that
+# differ from the entry point's default; on the command line: the flags typed).  The inputs
+# are a Table (``table``), one file (``csv``) or one file or folder per system (``baseline``
+# and ``candidate``, each a path or a list of run paths).  The options are every entry
+# point's keywords, at their defaults as taken, so that each command reads those it lacks at
+# their defaults (compare comes last: resamples is None, as it is there).  The outputs are
+# the command line's alone.
+_Request = dataclasses.make_dataclass("_Request", [
+    ("command", str), ("given", frozenset, frozenset()), ("table", Table, None),
+    ("csv", str, None), ("baseline", object, None), ("candidate", tuple, ()),
+    *((name, object, _taken(name, default, default)) for name, default in {
+        name: default for command in ("leaderboard", "plan", "simulate", "calibrate", "compare")
+        for name, default in _defaults(command).items()}.items()),
+    ("ledger", str, None), ("ledger_summary", str, None), ("output", str, None),
+    ("json", bool, False), ("quiet", bool, True), ("plot", str, None), ("write_csv", str, None),
+], frozen=True)
 
 
 # === CLI ===
