@@ -9293,8 +9293,7 @@ def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
 
 
 def _names(value, keyword: str) -> tuple | None:
-    """Names given from Python: a list of names (a name may hold a comma), or one text
-    that separates them with commas, as the command line does."""
+    """Names from Python: a list (a name may hold a comma), or one text separated by commas."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -9432,8 +9431,7 @@ def _python_paths(value) -> str | list:
 
 
 def _is_paths(value) -> bool:
-    """A path, or a list of paths (a system's runs); a list of numbers written as text is
-    scores."""
+    """A path, or a list of paths (a system's runs); a list of numbers as text is scores."""
     if isinstance(value, (str, os.PathLike)):
         return True
     if not isinstance(value, (list, tuple)) or not value or \
@@ -9500,7 +9498,6 @@ _COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS), ("resamples", 1, MAX_RESAMPLES),
                  ("draws", 100, MAX_RESAMPLES), ("replays", 0, MAX_REPLAYS),
                  ("permutations", 1, MAX_PERMUTATIONS), ("calibration", 0, MAX_REPLAYS),
                  ("runs", 1, MAX_RUNS), ("seed", 0, 10 ** MAX_NUMBER_CHARS))
-_UNIT_OPTIONS = ("acc_a", "acc_b", "confidence", "target_power")
 
 
 def _check_numbers(request: _Request) -> None:
@@ -9516,7 +9513,7 @@ def _check_numbers(request: _Request) -> None:
             raise ToolError(f"{_opt(name)} must be {least}, got {value}")
         if value is not None and value > high:
             raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
-    for name in _UNIT_OPTIONS:
+    for name in ("acc_a", "acc_b", "confidence", "target_power"):
         value = getattr(request, name)
         if name in options and not _in_open_unit(value):
             close = " (so close that it rounds to 0 or 1)" if 0 < value < 1 else ""
@@ -9665,14 +9662,12 @@ def _check_simulate(request: _Request) -> None:
                             f"{_opt('cluster_size')})")
 
 
-_ACCURACY_PLAN_OPTIONS = ("half_width", "accuracy", "confidence", "output", "json", "quiet")
-
-
 def _check_plan(request: _Request) -> None:
     """plan: one accuracy's half-width, a sweep over sizes, or the power at one size."""
     r = request
     if r.half_width is not None:
-        others = sorted(r.given - set(_ACCURACY_PLAN_OPTIONS))
+        others = sorted(r.given - {"half_width", "accuracy", "confidence", "output", "json",
+                                   "quiet"})
         if others:
             raise ToolError(f"{_opt('half_width')} plans one accuracy by formula; "
                             f"{', '.join(map(_opt, others))} do not apply to it")
@@ -9740,8 +9735,7 @@ _CHECKS = {"compare": _check_compare, "simulate": _check_simulate, "plan": _chec
 
 
 def _validate(request: _Request) -> _Request:
-    """Check the values and their combinations; raise ToolError with a one-line message.
-    Changes nothing: returns the request."""
+    """Raise ToolError (one line) for a bad value or combination; else return the request."""
     if request.json and request.output not in (None, "json"):
         raise ToolError(f"--json means --output json; it conflicts with --output "
                         f"{request.output}")
@@ -9797,14 +9791,6 @@ def _copula(r: _Request) -> Copula:
                   r.run_item_noise)
 
 
-def _engine(r: _Request) -> str:
-    """The engine of a sweep (counts) or a simulated run's coverage loop (the stream engine
-    at the article's size or below; data choose per comparison)."""
-    if r.n_grid is not None:
-        return _choose_engine(r.engine, math.inf)
-    return _coverage_engine(r.engine, _copula(r), r.n_items, r.replays, r.resamples)
-
-
 def _simulation_params(r: _Request) -> dict:
     params = {"n_items": r.n_items, "corr": r.corr, "acc_a": r.acc_a,
               "acc_b": r.acc_b, "seed": r.seed, "resamples": r.resamples,
@@ -9832,10 +9818,11 @@ def _run_plan(r: _Request, writes: list):
         return _AccuracyPlanReport(params, plan_accuracy(accuracy, r.half_width, r.confidence))
     copula, params = _copula(r), _simulation_params(r)
     if r.n_grid is not None:
-        params.update(n_items=None, n_grid=list(r.n_grid), engine=_engine(r))
+        engine = _choose_engine(r.engine, math.inf)            # a sweep: counts
+        params.update(n_items=None, n_grid=list(r.n_grid), engine=engine)
         with _progress(r, "power sweep") as progress:
             result = sweep(random.Random(r.seed), copula, r.n_grid,
-                           Settings(r.resamples, r.confidence, engine=_engine(r)),
+                           Settings(r.resamples, r.confidence, engine=engine),
                            replays=r.replays, target_power=r.target_power, progress=progress)
         return _SweepReport(params, result)
     params.update(replays=None, resamples=None, engine=None)
@@ -9845,8 +9832,7 @@ def _run_plan(r: _Request, writes: list):
 
 
 def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None) -> Settings:
-    """The resampling settings a request asks for: compare resamples only when resamples
-    is given (else the exact or saddlepoint bootstrap where they apply)."""
+    """The resampling settings asked for (compare resamples only when resamples is given)."""
     return Settings(r.resamples, r.confidence, r.interval, engine or r.engine,
                     r.permutations, r.exact, r.accuracy_interval, calibration,
                     adjust=r.adjust)
@@ -9878,8 +9864,7 @@ def _read_input(r: _Request, progress=None) -> Table:
 
 
 def _ledger_after(r: _Request, table: Table, comparisons, writes: list) -> LedgerNote | None:
-    """The ledger note the report prints; the append itself waits until the report is out
-    (the last thing a run does)."""
+    """The ledger note the report prints; the append waits in *writes* until it is out."""
     if r.ledger is None:
         return None
     note, append = _ledger_append(r.ledger, table, comparisons)
@@ -9903,8 +9888,7 @@ def _say_if_long(seconds: float, what: str, shorter: str) -> None:
 
 
 def _refuse_idle_options(r: _Request, table: Table) -> None:
-    """An option given that these data would ignore is refused, saying why (it was taken
-    and did nothing)."""
+    """An option given that these data would ignore is refused, saying why."""
     logs = [s.format in ("lm-eval", "inspect", "helm") for s in table.sources]
     asked = {"permutations", "calibration"} & set(r.given)
     binary = bool(asked) and all(set(column) <= {0, 1} for column in table.columns)
@@ -10045,7 +10029,8 @@ def _cells_as_scores(cells: Cells) -> Scores:
 
 
 def _run_simulation(r: _Request, writes: list) -> Report:
-    rng, copula, engine = random.Random(r.seed), _copula(r), _engine(r)
+    rng, copula = random.Random(r.seed), _copula(r)
+    engine = _coverage_engine(r.engine, copula, r.n_items, r.replays, r.resamples)
     _warn_simulation(r, engine)
     margin = r.min_delta / 100 if r.gate else None
     items = engine == "stream" or r.engine == "auto" and (
@@ -10395,15 +10380,12 @@ def _prog() -> str:
         else "python3 bootstrap_eval_deltas.py"
 
 
-_EXIT_STATUSES = """\
-exit status: 0 success,{gate} 2 bad input or flags (one line on stderr),
-70 internal error, 130 interrupted, 141 the reader of stdout went away, 143 terminated"""
-
-
 def _exit_statuses(command: str | None) -> str:
     """The exit statuses a command can end with (only compare's --gate fails with 1)."""
     gate = {"compare": " 1 the --gate failed,", None: " 1 compare's --gate failed,"}
-    return _EXIT_STATUSES.format(gate=gate.get(command, ""))
+    return (f"exit status: 0 success,{gate.get(command, '')} 2 bad input or flags (one line on "
+            "stderr),\n70 internal error, 130 interrupted, 141 the reader of stdout went away, "
+            "143 terminated")
 
 # Each subcommand: what it does, and two or three examples (%(prog)s is the subcommand).
 _COMMANDS = {
@@ -10788,9 +10770,8 @@ _OUTPUT_FLAGS = ("output", "json", "quiet", "plot", "write_csv", "ledger")
 
 
 def _cli_inputs(command: str, given: dict) -> list:
-    """The paths a compare or leaderboard reads: ``FILE`` is one file with a column per
-    system (``--csv FILE``), ``BASELINE CANDIDATE...`` a file or folder per system
-    (``--baseline``, ``--candidate``)."""
+    """The paths a compare or leaderboard reads: ``FILE`` (``--csv``), one file with a column
+    per system, or ``BASELINE CANDIDATE...``, a file or folder per system."""
     inputs, csv, baseline = given["inputs"], given.get("csv"), given.get("baseline")
     candidates = given.get("candidate", [])
     if inputs and (csv is not None or baseline is not None or candidates):
@@ -10830,9 +10811,8 @@ def _negative_values_joined(parser: argparse.ArgumentParser, argv) -> list:
 
 
 def _refuse_repeated_flags(parser: argparse.ArgumentParser, argv) -> None:
-    """A flag with a value given twice is refused (argparse would keep the last value
-    without a word), but for one that collects a list (``--candidate``); a switch given
-    twice says the same thing twice."""
+    """A flag with a value given twice is refused (argparse would keep the last without a
+    word), but for one that collects a list (``--candidate``) and a switch."""
     seen = {}
     for token in itertools.takewhile(lambda t: t != "--", argv):
         action = parser._option_string_actions.get(token.split("=", 1)[0])
@@ -10845,8 +10825,7 @@ def _refuse_repeated_flags(parser: argparse.ArgumentParser, argv) -> None:
 
 
 def _parse_args(argv) -> _Request:
-    """The request a command line makes: its flags parsed (only those typed), the
-    entry point's defaults for the rest, its inputs in place."""
+    """The request a command line makes: the flags typed, defaults for the rest, its inputs."""
     argv = list(argv)
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(_top_help())
@@ -10875,22 +10854,13 @@ def _parse_args(argv) -> _Request:
 
 # --- outputs: checked against the inputs before any work ---
 
-_OUTPUT_SUFFIXES = {"plot": (".svg",), "write_csv": (".csv",)}
-
-
 def _input_paths(request: _Request) -> list:
     """Every file the command line reads (harness folders expanded), stdin as ``-``."""
-    paths = []
-    if request.csv is not None:
-        paths.append(request.csv)
-    if request.baseline is not None:
-        for value in (request.baseline,) + request.candidate:
-            for path in _expand_paths(value):
-                if os.path.isdir(path):
-                    paths += [os.path.join(root, name) for root, _, names in os.walk(path)
-                              for name in names]
-                else:
-                    paths.append(path)
+    paths = [] if request.csv is None else [request.csv]
+    for value in () if request.baseline is None else (request.baseline,) + request.candidate:
+        for path in _expand_paths(value):
+            paths += [os.path.join(root, name) for root, _, names in os.walk(path)
+                      for name in names] if os.path.isdir(path) else [path]
     return paths
 
 
@@ -10946,10 +10916,10 @@ def _check_outputs(outputs, inputs) -> None:
             raise ToolError(f"{flag} needs a file name")
         if path.endswith(("/", os.sep)) or os.path.isdir(path):
             raise ToolError(f"cannot write {shown}: it is a folder ({flag})")
-        suffixes = _OUTPUT_SUFFIXES.get(flag.lstrip("-").replace("-", "_"), ())
-        if suffixes and not path.lower().endswith(suffixes):
-            raise ToolError(f"{flag} writes {suffixes[0][1:].upper()}: give a path ending in "
-                            f"{suffixes[0]}, got {shown}")
+        suffix = {"--plot": ".svg", "--write-csv": ".csv"}.get(flag)
+        if suffix and not path.lower().endswith(suffix):
+            raise ToolError(f"{flag} writes {suffix[1:].upper()}: give a path ending in "
+                            f"{suffix}, got {shown}")
         real = os.path.realpath(path)
         _check_target(real, shown, flag)
         if real in seen:
@@ -11015,11 +10985,6 @@ def _emit(text: str) -> None:
         raise ToolError(f"cannot write the report to stdout: {reason}") from None
 
 
-def _gate_failed(report) -> bool:
-    """Did a --gate on the user's data fail (the exit status is then 1)?"""
-    return Result(report).passed is False and report.table is not None   # not simulated
-
-
 def _main(argv) -> int:
     request = _validate(_parse_args(argv))
     _check_outputs([(f"--{name.replace('_', '-')}", getattr(request, name))
@@ -11041,7 +11006,8 @@ def _main(argv) -> int:
     finally:
         for write in writes:                    # a ledger still locked: let it go
             getattr(write, "release", lambda: None)()
-    return EXIT_GATE_FAILED if _gate_failed(report) else EXIT_OK
+    gate_failed = Result(report).passed is False and report.table is not None  # not simulated
+    return EXIT_GATE_FAILED if gate_failed else EXIT_OK
 
 
 def main(argv=None) -> int:
