@@ -10593,8 +10593,7 @@ _FLAGS = (
     _flag(f"{_S} {_P}", "simulation", "--run-sd", type=_number_arg, metavar="S",
           help="with --runs: run-to-run sd of a system's accuracy, as a "
                             "proportion (default 0.01: 1 pt)"),
-    _flag(f"{_S} {_P}", "simulation", "--run-item-noise", type=_number_arg,
-          metavar="F",
+    _flag(f"{_S} {_P}", "simulation", "--run-item-noise", type=_number_arg, metavar="F",
           help="with --runs: share of each system's own per-item noise drawn afresh in every "
                "run, 0 <= F <= 1 (default 0.3)"),
     # --- planning ---
@@ -10658,8 +10657,7 @@ _FLAGS = (
           help="a release gate: exit status 1 unless every candidate clears --min-delta "
                "(judged by the lower end of the interval the verdict reads); with simulate, "
                "the coverage loop measures how often it passes"),
-    _flag(f"{_C} {_S}", "gate and ledger", "--min-delta", type=_number_arg,
-          metavar="D",
+    _flag(f"{_C} {_S}", "gate and ledger", "--min-delta", type=_number_arg, metavar="D",
           help="the gate's margin, in points for scores in [0, 1] (else in score units): "
                "1.0 = better by more than 1 pt, -0.5 = not worse by more than 0.5 pts"),
     _flag(_C, "gate and ledger", "--ledger", metavar="FILE",
