@@ -9525,9 +9525,8 @@ def _check_numbers(request: _Request) -> None:
                         "latent score and no item could separate them)")
 
 
-def _check_columns(request: _Request) -> None:
+def _check_columns(r: _Request) -> None:
     """Options that name systems and columns: complete and consistent."""
-    r = request
     if r.system_col is not None:
         if r.score_col is None or r.systems is None and r.command == "compare":
             raise ToolError(f"{_opt('system_col')} reads a long file: it needs "
@@ -9556,9 +9555,8 @@ def _check_columns(request: _Request) -> None:
             raise ToolError(f"{_opt('systems')} needs a baseline and at least one candidate")
 
 
-def _check_design(request: _Request) -> None:
+def _check_design(r: _Request) -> None:
     """Clusters, strata and pictures: what they go with."""
-    r = request
     designed = [name for name in ("cluster_col", "strata_col") if name in r.given]
     if designed and r.engine == "counts":
         raise ToolError(f"{_opt(designed[0])} needs the per-item engine: the counts engine "
@@ -9587,9 +9585,8 @@ def _check_design(request: _Request) -> None:
                         "candidates")
 
 
-def _check_compare(request: _Request) -> None:
+def _check_compare(r: _Request) -> None:
     """compare: one file with a column per system, or one file (or folder) per system."""
-    r = request
     if r.table is None:
         folder = r.csv not in (None, "-") and os.path.isdir(r.csv)
         one_file = _named(r, ("a_col", "b_col", "run_col", "system_col"))
@@ -9617,8 +9614,7 @@ def _check_compare(request: _Request) -> None:
                         "saddlepoint bootstrap where they apply, which draw nothing)")
 
 
-def _check_runs(request: _Request) -> None:
-    r = request
+def _check_runs(r: _Request) -> None:
     for name in _named(r, ("run_sd", "run_item_noise")):
         if "runs" not in r.given:
             raise ToolError(f"{name} goes with {_opt('runs')}")
@@ -9634,8 +9630,7 @@ def _check_runs(request: _Request) -> None:
         _run_shift_sd(r.run_sd, acc)
 
 
-def _check_simulate(request: _Request) -> None:
-    r = request
+def _check_simulate(r: _Request) -> None:
     _check_runs(r)
     if r.runs > 1 and (r.cluster_size > 1 or r.engine == "counts"):
         raise ToolError(f"{_opt('runs')} simulates runs item by item: no "
@@ -9662,9 +9657,8 @@ def _check_simulate(request: _Request) -> None:
                             f"{_opt('cluster_size')})")
 
 
-def _check_plan(request: _Request) -> None:
+def _check_plan(r: _Request) -> None:
     """plan: one accuracy's half-width, a sweep over sizes, or the power at one size."""
-    r = request
     if r.half_width is not None:
         others = sorted(r.given - {"half_width", "accuracy", "confidence", "output", "json",
                                    "quiet"})
