@@ -9924,8 +9924,7 @@ def _warn_data(r: _Request, table: Table) -> None:
 
 
 def _warn_simulation(r: _Request, engine: str) -> None:
-    n, b, replays = r.n_items, r.resamples, r.replays
-    runs = max(1, r.runs)
+    n, b, replays, runs = r.n_items, r.resamples, r.replays, r.runs      # runs: 1 or more
     stream = 5 * b * n / _DRAWS_PER_SECOND if 5 * b * n <= _STREAM_BUDGET else 5 * b * 4e-6
     per_replay = (runs * n / _ITEMS_PER_SECOND + runs * b * n / _DRAWS_PER_SECOND) \
         if engine == "stream" else b * 4e-6 + 1e-4
