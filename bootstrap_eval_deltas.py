@@ -10341,14 +10341,13 @@ def ledger(path: str, *, confidence: float = float(CONFIDENCE)) -> Result:
 # are a Table (``table``), one file (``csv``) or one file or folder per system (``baseline``
 # and ``candidate``, each a path or a list of run paths).  The options are every entry
 # point's keywords, at their defaults as taken, so that each command reads those it lacks at
-# their defaults (compare comes last: resamples is None, as it is there).  The outputs are
-# the command line's alone.
+# their defaults (compare's first: resamples is None, as it is there).  The outputs are the
+# command line's alone.
 _Request = dataclasses.make_dataclass("_Request", [
     ("command", str), ("given", frozenset, frozenset()), ("table", Table, None),
     ("csv", str, None), ("baseline", object, None), ("candidate", tuple, ()),
-    *((name, object, _taken(name, default, default)) for name, default in {
-        name: default for command in ("leaderboard", "plan", "simulate", "calibrate", "compare")
-        for name, default in _defaults(command).items()}.items()),
+    *((name, object, _taken(name, default, default)) for name, default in collections.ChainMap(
+        *map(_defaults, ("compare", "leaderboard", "plan", "simulate", "calibrate"))).items()),
     ("ledger", str, None), ("ledger_summary", str, None), ("output", str, None),
     ("json", bool, False), ("quiet", bool, True), ("plot", str, None), ("write_csv", str, None),
 ], frozen=True)
