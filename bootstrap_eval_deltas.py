@@ -10739,9 +10739,7 @@ def _refuse_foreign_flags(command: str, argv) -> None:
     """A flag of another subcommand, given to this one: refused in one line naming where it
     belongs (argparse alone would only say it is unrecognized)."""
     own = {name for flag in _FLAGS if command in flag.commands for name in flag.names}
-    for token in argv:
-        if token == "--":
-            return
+    for token in itertools.takewhile(lambda t: t != "--", argv):
         name = token.split("=", 1)[0]
         if not name.startswith("--") or name in own or name in ("--help", "--version"):
             continue
