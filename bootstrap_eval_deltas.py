@@ -5263,6 +5263,162 @@ _ADJUST_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "bonferroni": "Bonf
 _ADJUST_SHORT = {"holm": "Holm", "bh": "BH", "bonferroni": "Bonf."}
 
 
+# --- Metrics of a confusion matrix: F1, precision, recall, MCC, kappa ---
+#
+# A metric such as macro-F1 is a function of the whole confusion matrix, not a mean of
+# per-item numbers, so it is recomputed on every resample.  Two systems' predictions of
+# the same labelled items reduce to counts over (label, A's prediction, B's prediction)
+# cells; a paired resample of n items is a multinomial draw over those cells (the counts
+# engine's idea), at a cost set by the number of cells, not by n.
+
+METRICS = ("accuracy", "macro-f1", "micro-f1", "f1", "precision", "recall",
+           "balanced-accuracy", "mcc", "kappa")
+_CLASS_METRICS = ("f1", "precision", "recall")        # of one class: needs ``positive``
+_SIGNED_METRICS = ("mcc", "kappa")                      # in [-1, 1]: gaps in score units
+
+
+@dataclass(frozen=True)
+class Confusions:
+    """Two systems' predictions of the same labelled items as counts over (label, A's
+    prediction, B's prediction) cells: all a paired resample of a confusion-matrix metric
+    sees.  ``classes`` are every class in the labels or either system's predictions
+    (sorted as numbers where all are numbers); a cell's key holds their indices.
+
+    >>> c = Confusions.of(["x", "y", "y"], ["x", "y", "x"], ["x", "x", "y"])
+    >>> c.classes, c.cells, c.n
+    (('x', 'y'), (((0, 0, 0), 1), ((1, 0, 1), 1), ((1, 1, 0), 1)), 3)
+    """
+
+    classes: tuple
+    cells: tuple
+
+    @classmethod
+    def of(cls, labels, preds_a, preds_b) -> Confusions:
+        if not len(labels) == len(preds_a) == len(preds_b):
+            raise ToolError(f"{len(labels):,} labels, {len(preds_a):,} and {len(preds_b):,} "
+                            "predictions: give one of each per item")
+        names = set(labels) | set(preds_a) | set(preds_b)
+        numeric = all(isinstance(name, (int, float, Fraction)) for name in names)
+        classes = tuple(sorted(names, key=None if numeric else str))
+        index = {name: i for i, name in enumerate(classes)}
+        counts = collections.Counter(zip(map(index.__getitem__, labels),
+                                         map(index.__getitem__, preds_a),
+                                         map(index.__getitem__, preds_b)))
+        return cls(classes, tuple(sorted(counts.items())))
+
+    @property
+    def n(self) -> int:
+        return sum(count for _, count in self.cells)
+
+
+def _ratio(top, bottom) -> Fraction:
+    """top / bottom exactly, 0 where bottom is 0 (scikit-learn's ``zero_division=0``)."""
+    return Fraction(top, bottom) if bottom else Fraction(0)
+
+
+def _float_ratio(top, bottom) -> float:
+    return top / bottom if bottom else 0.0
+
+
+def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
+                 exact: bool = True):
+    """One system's *metric* from per-class counts (labels, right, predicted): a Fraction,
+    but for ``mcc`` whose square root is rounded (then held as a Fraction); floats with
+    *exact* false.  Undefined ratios are 0, as scikit-learn's ``zero_division=0``; a class
+    absent from the labels is left out of balanced accuracy, as scikit-learn leaves it; the
+    kappa of one class alone is 0 (scikit-learn: NaN).
+
+    >>> metric_value("macro-f1", [2, 1], [1, 1], [1, 2])     # F1 2/3 and 2/3
+    Fraction(2, 3)
+    >>> metric_value("kappa", [2, 1], [1, 1], [1, 2])
+    Fraction(2, 5)
+    """
+    ratio = _ratio if exact else _float_ratio
+    n, right = sum(true), sum(tp)
+    if metric in ("accuracy", "micro-f1"):
+        return ratio(right, n)
+    if metric in _CLASS_METRICS:
+        t, p, x = true[positive], predicted[positive], tp[positive]
+        return ratio(2 * x, t + p) if metric == "f1" else \
+            ratio(x, p if metric == "precision" else t)
+    if metric == "macro-f1":
+        return sum(map(ratio, (2 * x for x in tp), map(operator.add, true, predicted))) / \
+            len(true)
+    if metric == "balanced-accuracy":
+        recalls = [ratio(x, t) for x, t in zip(tp, true) if t]
+        return sum(recalls) / len(recalls)
+    chance = sum(map(operator.mul, true, predicted))
+    if metric == "kappa":
+        return ratio(n * right - chance, n * n - chance)
+    spread = (n * n - sum(t * t for t in true)) * (n * n - sum(p * p for p in predicted))
+    value = (n * right - chance) / math.sqrt(spread) if spread else 0.0
+    return Fraction(value) if exact else value
+
+
+def _metric_columns(confusions: Confusions, metric: str, positive, keyed,
+                    exact: bool = True) -> tuple:
+    """A's and B's *metric* in each resample, from ``((label, a, b), column)`` pairs, a
+    column giving the cell's count in every resample: the columns add into per-class
+    totals first, so that a resample's metric costs the classes, not the cells."""
+    sums, size = {}, len(keyed[0][1])
+    for (y, a, b), column in keyed:
+        for key in (("t", y), ("pa", a), ("pb", b)) + ((("ta", y),) if a == y else ()) + \
+                ((("tb", y),) if b == y else ()):
+            sums[key] = list(map(operator.add, sums[key], column)) if key in sums else column
+    rows = lambda tag: zip(*(sums.get((tag, k), itertools.repeat(0, size))
+                             for k in range(len(confusions.classes))))
+    true = list(rows("t"))
+    return tuple([metric_value(metric, t, x, p, positive, exact) for t, x, p in
+                  zip(true, rows("t" + s), rows("p" + s))] for s in ("a", "b"))
+
+
+def _cell_draws(rng: random.Random, counts, resamples: int) -> list:
+    """Per cell, its count in each of *resamples* multinomial resamples of all the items
+    (conditional binomials, the largest cell first): a column per cell."""
+    order = sorted(range(len(counts)), key=lambda j: -counts[j])
+    columns, left, mass = [None] * len(counts), [sum(counts)] * resamples, sum(counts)
+    for j in order[:-1]:
+        columns[j] = binomial_variates(rng, left, counts[j] / mass)
+        left = list(map(operator.sub, left, columns[j]))
+        mass -= counts[j]
+    columns[order[-1]] = left
+    return columns
+
+
+def metric_permutation_test(rng: random.Random, confusions: Confusions, metric: str,
+                            positive=None, permutations: int = PERMUTATIONS) -> PermutationTest:
+    """The paired permutation test of "A and B have the same *metric*": each item's two
+    predictions swapped with probability 1/2, |gap| compared with the observed one, p =
+    (hits + 1) / (R + 1); 1 when the gap is 0.  A cell (y, a, b) and its mirror (y, b, a)
+    holding m items together hold Binomial(m, 1/2) of them after the swaps (the kept of
+    one plus the swapped of the other), one table draw per pair; the gaps are screened in
+    floats and those within 1e-9 of the observed one recomputed exactly."""
+    cells = dict(confusions.cells)
+    (a_value,), (b_value,) = _metric_columns(confusions, metric, positive,
+                                             [(key, [count]) for key, count in cells.items()])
+    observed = abs(b_value - a_value)
+    if observed == 0:
+        return PermutationTest(1.0, True, 1)
+    keyed = []
+    for (y, a, b), count in cells.items():
+        if a == b:
+            keyed.append(((y, a, b), itertools.repeat(count, permutations)))
+        elif a < b or (y, b, a) not in cells:
+            total = count + cells.get((y, b, a), 0)
+            kept = binomial_table_variates(rng, total, 0.5, permutations)
+            keyed += [((y, a, b), kept), ((y, b, a), [total - k for k in kept])]
+    keyed = [(key, list(column)) for key, column in keyed]
+    gaps = list(map(operator.sub, *reversed(_metric_columns(confusions, metric, positive,
+                                                            keyed, exact=False))))
+    near = [i for i, gap in enumerate(gaps) if abs(abs(gap) - float(observed)) <= 1e-9]
+    exact_gaps = dict(zip(near, map(operator.sub, *reversed(_metric_columns(
+        confusions, metric, positive, [(key, [column[i] for i in near]) for key, column in
+                                       keyed]))))) if near else {}
+    hits = sum(abs(exact_gaps[i]) >= observed if i in exact_gaps else abs(gap) > observed
+               for i, gap in enumerate(gaps))
+    return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
+
+
 # === Analysis ===
 #
 # analyze() draws from the generator in the article's order (A's interval, B's, the paired
@@ -5466,6 +5622,7 @@ class Analysis:
     method: str = "bootstrap"   # bootstrap (Monte Carlo), exact (B = infinity), saddlepoint
     unasked: bool = False       # resampled though no resamples were asked: nothing exact fits
     exact_distributions: dict | None = None   # exact ones beside a Monte Carlo run (--exact)
+    metric: str | None = None   # a confusion-matrix metric (METRICS); None: the mean score
 
     def __repr__(self) -> str:
         return (f"Analysis(n={self.n:,}, gap={float(self.gap):.4g}, "
@@ -5732,6 +5889,94 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         cells=cells, distributions=dists, jackknives=jackknives,
         diff_variance=_diff_variance(scores), calibration=calibration, rules=rules, runs=runs,
         method=method, unasked=unasked, exact_distributions=exact)
+
+
+def _one_system_draws(rng, confusions: Confusions, metric: str, positive, side: int,
+                      resamples: int) -> list:
+    """One system's *metric* in resamples of its own (label, prediction) cells (*side* 1:
+    A, 2: B), for the unpaired interval."""
+    cells = collections.Counter()
+    for key, count in confusions.cells:
+        cells[key[0], key[side], key[side]] += count
+    keys, counts = zip(*sorted(cells.items()))
+    return _metric_columns(confusions, metric, positive,
+                           list(zip(keys, _cell_draws(rng, counts, resamples))))[0]
+
+
+_METRIC_NAMES = {"accuracy": "accuracy", "macro-f1": "macro-F1", "micro-f1": "micro-F1",
+                 "f1": "F1", "precision": "precision", "recall": "recall",
+                 "balanced-accuracy": "balanced accuracy", "mcc": "MCC", "kappa": "Cohen's kappa"}
+
+
+def analyze_metric(confusions: Confusions, rng: random.Random, settings: Settings | None = None,
+                   *, metric: str, positive=None, **options) -> Analysis:
+    """A's and B's *metric* (``METRICS``), each recomputed on every paired resample of the
+    items -- a multinomial draw over the (label, A, B) cells -- with per-system, paired and
+    unpaired intervals (percentile, basic or BCa, BCa's jackknife leaving out one item of
+    each cell), and the paired permutation test (``metric_permutation_test``).  *positive*
+    names the class of ``f1``, ``precision`` and ``recall``.  The generator is consumed in
+    this order: the paired resamples, the unpaired ones (A's, then B's), the permutations.
+    """
+    settings = _settings_of(settings, options)
+    if metric not in METRICS:
+        raise ToolError(f"metric must be one of {', '.join(METRICS)}; got {metric!r}")
+    if settings.interval not in ("percentile", "basic", "bca") or settings.exact or \
+            settings.accuracy_interval != "same":
+        raise ToolError("a metric of the confusion matrix takes percentile, basic or bca "
+                        "intervals, resampled")
+    index = None
+    if metric in _CLASS_METRICS:
+        if positive not in confusions.classes:
+            raise ToolError(f"{metric} is of one class: name it as positive (classes: "
+                            f"{', '.join(map(str, confusions.classes))})")
+        index = confusions.classes.index(positive)
+    keys, counts = zip(*confusions.cells)
+    measure = lambda columns: _metric_columns(confusions, metric, index, list(zip(keys,
+                                                                                 columns)))
+    (a_value,), (b_value,) = measure([[count] for count in counts])
+    resamples = settings.resamples or RESAMPLES
+    a_draws, b_draws = measure(_cell_draws(rng, counts, resamples))
+    unpaired_a, unpaired_b = (_one_system_draws(rng, confusions, metric, index, side,
+                                                resamples) for side in (1, 2))
+    dists = {"a": Distribution.of(a_draws), "b": Distribution.of(b_draws),
+             "paired": Distribution.of(map(operator.sub, b_draws, a_draws)),
+             "unpaired": Distribution.of(map(operator.sub, unpaired_b, unpaired_a))}
+    estimates = {"a": a_value, "b": b_value, "paired": b_value - a_value,
+                 "unpaired": b_value - a_value}
+    jacks = {}
+    if settings.interval == "bca":       # leave one item of each cell out
+        left_a, left_b = measure([[count - (i == j) for j in range(len(counts))]
+                                  for i, count in enumerate(counts)])
+        for name, values in (("a", left_a), ("b", left_b), ("paired", map(
+                operator.sub, left_b, left_a))):
+            jacks[name] = collections.Counter()
+            for value, count in zip(values, counts):
+                jacks[name][value] += count
+        jacks["unpaired"] = jacks["paired"]
+    low = -1 if metric in _SIGNED_METRICS else 0
+    intervals, errors, rules, notes = {}, {}, {}, []
+    for name, dist in dists.items():
+        interval, rules[name], why = _interval_by(dist, settings.confidence, settings.interval,
+                                                  estimates[name], jacks.get(name))
+        if why:
+            notes.append(f"{name}: BCa is undefined ({why}); the percentile interval is shown")
+        intervals[name] = _clamp(interval, low, 1) if name in ("a", "b") else \
+            _clamp(interval, low - 1, 1 - low)
+        errors[name] = dist.end_errors(settings.confidence, rules[name], estimates[name],
+                                       jacks.get(name))
+    test = metric_permutation_test(rng, confusions, metric, index,
+                                   settings.permutations or PERMUTATIONS)
+    notes.insert(0, f"{_METRIC_NAMES[metric]} recomputed on each resample of the items (a "
+                    f"multinomial draw over {len(counts):,} (label, A, B) cells); p by "
+                    "swapping the two systems' predictions item by item")
+    return Analysis(
+        n=confusions.n, accuracy_a=a_value, accuracy_b=b_value, ci_a=intervals["a"],
+        ci_b=intervals["b"], paired=intervals["paired"], unpaired=intervals["unpaired"],
+        resamples=resamples, confidence=settings.confidence, engine="counts", test=test,
+        percent=metric not in _SIGNED_METRICS, interval=settings.interval, errors=errors,
+        binary=False, notes=tuple(notes), distributions=dists,
+        jackknives={name: jack for name, jack in jacks.items() if rules[name] == "bca"},
+        rules=rules, metric=metric)
 
 
 # --- The release gate: the verdict against a margin ---

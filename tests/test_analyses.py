@@ -1438,3 +1438,80 @@ def test_lower_is_better_turns_the_scores_so_a_positive_gap_is_an_improvement(tm
     assert_one_line_error(*cli("compare", *logs, "--lower-is-better", "--metric",
                                "acc,exact_match", "--filter", "strict-match"),
                           "--lower-is-better is for files of scores")
+
+
+# --- Confusion-matrix metrics (issue 30): NumPy's item-level paired bootstrap as oracle ---
+
+def _numpy_metric_bootstrap(labels, a, b, metric, resamples, seed=11):
+    """Percentile ends of A's, B's and the paired gap's *metric* over *resamples* NumPy
+    resamples of the items (indices drawn with replacement), in chunks."""
+    np = pytest.importorskip("numpy")
+    y, pa, pb = map(np.array, (labels, a, b))
+    classes = sorted(set(labels) | set(a) | set(b))
+    n, rng, out = len(labels), np.random.default_rng(seed), {"a": [], "b": [], "paired": []}
+
+    def value(yy, pp):
+        true = np.stack([np.sum(yy == k, axis=1) for k in classes])
+        pred = np.stack([np.sum(pp == k, axis=1) for k in classes])
+        tp = np.stack([np.sum((yy == k) & (pp == k), axis=1) for k in classes])
+        if metric == "macro-f1":
+            return np.mean(np.where(true + pred > 0, 2 * tp / np.maximum(true + pred, 1), 0),
+                           axis=0)
+        if metric == "mcc":
+            right, size = tp.sum(axis=0), yy.shape[1]
+            chance = np.sum(true * pred, axis=0)
+            spread = (size ** 2 - np.sum(true ** 2, axis=0)) * \
+                (size ** 2 - np.sum(pred ** 2, axis=0))
+            return np.where(spread > 0, (size * right - chance) /
+                            np.sqrt(np.maximum(spread, 1)), 0)
+        raise AssertionError(metric)
+
+    for start in range(0, resamples, 20000):
+        idx = rng.integers(0, n, (min(20000, resamples - start), n))
+        va, vb = value(y[idx], pa[idx]), value(y[idx], pb[idx])
+        out["a"].append(va)
+        out["b"].append(vb)
+        out["paired"].append(vb - va)
+    return {name: np.quantile(np.concatenate(values), [0.025, 0.975])
+            for name, values in out.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("metric, classes", [("macro-f1", 3), ("mcc", 2)])
+def test_metric_intervals_equal_a_numpy_item_bootstrap_to_one_percent_of_the_width(
+        metric, classes):
+    rng = random.Random(classes)
+    labels = [rng.randrange(classes) for _ in range(300)]
+    a = [y if rng.random() < 0.7 else rng.randrange(classes) for y in labels]
+    b = [y if rng.random() < 0.8 or x == y else rng.randrange(classes)
+         for y, x in zip(labels, a)]
+    confusions = bed.Confusions.of(labels, a, b)
+    analysis = bed.analyze_metric(confusions, random.Random(5), metric=metric,
+                                  resamples=60000, permutations=200)
+    truth = _numpy_metric_bootstrap(labels, a, b, metric, 200000)
+    for name, ours in (("a", analysis.ci_a), ("b", analysis.ci_b),
+                       ("paired", analysis.paired)):
+        lo, hi = truth[name]
+        assert abs(float(ours.lo) - lo) < 0.01 * (hi - lo), name
+        assert abs(float(ours.hi) - hi) < 0.01 * (hi - lo), name
+    assert analysis.metric == metric and analysis.percent == (metric != "mcc")
+
+
+def test_analyze_metric_reports_the_gap_its_test_and_refuses_what_does_not_apply():
+    rng = random.Random(2)
+    labels = [rng.randrange(2) for _ in range(200)]
+    a = [y if rng.random() < 0.6 else 1 - y for y in labels]
+    b = [y if rng.random() < 0.9 else 1 - y for y in labels]
+    confusions = bed.Confusions.of(labels, a, b)
+    analysis = bed.analyze_metric(confusions, random.Random(1), metric="f1", positive=1)
+    assert analysis.gap == analysis.accuracy_b - analysis.accuracy_a > 0
+    assert analysis.paired.lo > 0 and analysis.p < 0.001
+    assert analysis.resamples == bed.RESAMPLES and "F1 recomputed" in analysis.notes[0]
+    bca = bed.analyze_metric(confusions, random.Random(1), metric="f1", positive=1,
+                             interval="bca")
+    assert bca.rules["paired"] == "bca" and bca.paired != analysis.paired
+    for options, words in (({"metric": "f1"}, "name it as positive"),
+                           ({"metric": "auc"}, "metric must be one of"),
+                           ({"metric": "mcc", "interval": "score"}, "percentile, basic or bca")):
+        with pytest.raises(bed.ToolError, match=words):
+            bed.analyze_metric(confusions, random.Random(1), **options)

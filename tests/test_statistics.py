@@ -1817,3 +1817,95 @@ def test_the_paired_gap_table_is_exact_where_the_systems_rarely_agree(n, a_only,
     lo, cdf = bed._paired_gap_cdf(bed.Cells(n - a_only - b_only, a_only, b_only, 0))
     got = np.array(cdf)
     assert np.max(np.abs(got - truth[lo + n:lo + n + len(cdf)])) < 1e-12
+
+
+# --- Metrics of a confusion matrix (issue 30): scikit-learn and NumPy as oracles ---
+
+def _sklearn_metric(metric, labels, preds, classes, positive):
+    """scikit-learn's value of *metric* on one system's predictions, the classes fixed."""
+    sk = pytest.importorskip("sklearn.metrics")
+    if metric in ("accuracy", "micro-f1"):
+        return sk.accuracy_score(labels, preds)
+    if metric in ("macro-f1", "f1", "precision", "recall"):
+        scorer = {"precision": sk.precision_score, "recall": sk.recall_score}.get(
+            metric, sk.f1_score)
+        return scorer(labels, preds, labels=[positive] if metric != "macro-f1" else classes,
+                      average="macro", zero_division=0)
+    if metric == "balanced-accuracy":
+        return sk.balanced_accuracy_score(labels, preds)
+    if metric == "mcc":
+        return sk.matthews_corrcoef(labels, preds)
+    return sk.cohen_kappa_score(labels, preds)
+
+
+def _metric_pair(confusions, metric, positive=None):
+    (a,), (b,) = bed._metric_columns(confusions, metric, positive,
+                                     [(key, [count]) for key, count in confusions.cells])
+    return a, b
+
+
+@pytest.mark.filterwarnings("ignore")
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_every_metric_equals_scikit_learn_on_random_and_degenerate_tables(data):
+    k = data.draw(st.integers(1, 5))
+    n = data.draw(st.integers(1, 30))
+    item = st.integers(0, k - 1)
+    labels = data.draw(st.lists(item, min_size=n, max_size=n))
+    a = data.draw(st.lists(st.integers(0, data.draw(st.integers(0, k - 1))), min_size=n,
+                           max_size=n))                  # often a class never predicted
+    b = data.draw(st.lists(item, min_size=n, max_size=n))
+    confusions = bed.Confusions.of(labels, a, b)
+    positive = data.draw(st.sampled_from(confusions.classes))
+    for metric in bed.METRICS:
+        index = confusions.classes.index(positive)
+        got = _metric_pair(confusions, metric, index)
+        for value, preds in zip(got, (a, b)):
+            if metric == "kappa" and len(set(labels) | set(preds)) == 1:
+                assert value == 0                       # undefined; scikit-learn: NaN
+                continue
+            truth = _sklearn_metric(metric, labels, preds, list(confusions.classes), positive)
+            assert float(value) == pytest.approx(truth, abs=1e-12), metric
+        floats = bed._metric_columns(confusions, metric, index, [
+            (key, [count]) for key, count in confusions.cells], exact=False)
+        assert [column[0] for column in floats] == pytest.approx(list(map(float, got)),
+                                                                 abs=1e-12)
+
+
+def test_rational_metrics_are_exact_fractions_and_mcc_a_rounded_one():
+    confusions = bed.Confusions.of([0, 0, 1, 2], [0, 1, 1, 2], [0, 0, 2, 2])
+    a, b = _metric_pair(confusions, "macro-f1")
+    assert (a, b) == (Fraction(7, 9), Fraction(5, 9))   # (2/3 + 2/3 + 1)/3, (1 + 0 + 2/3)/3
+    assert isinstance(_metric_pair(confusions, "mcc")[0], Fraction)
+
+
+def test_metric_permutation_test_equals_a_brute_force_item_swap_within_monte_carlo_error():
+    np = pytest.importorskip("numpy")
+    rng = random.Random(3)
+    labels = [rng.randrange(3) for _ in range(120)]
+    a = [y if rng.random() < 0.6 else rng.randrange(3) for y in labels]
+    b = [y if rng.random() < 0.75 else rng.randrange(3) for y in labels]
+    confusions = bed.Confusions.of(labels, a, b)
+    test = bed.metric_permutation_test(random.Random(1), confusions, "macro-f1", None, 20000)
+    y, pa, pb = map(np.array, (labels, a, b))
+
+    def macro_f1(pred):
+        scores = []
+        for k in range(3):
+            tp = np.sum((pred == k) & (y == k), axis=-1)
+            total = np.sum(pred == k, axis=-1) + np.sum(y == k)
+            scores.append(np.where(total > 0, 2 * tp / np.maximum(total, 1), 0.0))
+        return np.mean(scores, axis=0)
+
+    observed = abs(macro_f1(pb) - macro_f1(pa))
+    swap = np.random.default_rng(7).random((20000, len(labels))) < 0.5
+    gaps = np.abs(macro_f1(np.where(swap, pa, pb)) - macro_f1(np.where(swap, pb, pa)))
+    truth = (np.sum(gaps >= observed - 1e-12) + 1) / 20001
+    assert 0.01 < truth < 0.5                       # a p with room on both sides
+    assert test.p == pytest.approx(truth, abs=4 * math.sqrt(truth * (1 - truth) / 10000))
+    assert not test.exact and test.permutations == 20000
+
+
+def test_metric_permutation_test_is_one_when_the_metrics_are_equal():
+    confusions = bed.Confusions.of([0, 1, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0])
+    assert bed.metric_permutation_test(random.Random(1), confusions, "accuracy").p == 1.0
