@@ -49,6 +49,10 @@ Building blocks                 What it does
 ``newcombe_unpaired``           Newcombe's interval of an unpaired difference
 ``mcnemar_exact``, ``McNemar``  exact two-sided McNemar p-value
 ``sign_flip_test``              paired permutation test (real scores, clusters)
+``Confusions``, ``METRICS``     predictions and labels: counts of (label, A, B)
+``analyze_metric``              a confusion-matrix metric (macro-F1, MCC, ...)
+``metric_value``                one system's metric from per-class counts
+``metric_permutation_test``     paired test of a metric: predictions swapped
 ``holm``, ``benjamini_hochberg``  p-values adjusted across a family
 ``bonferroni``                  the Bonferroni adjustment
 ``rank_systems``, ``Leaderboard``  the leaderboard's standings and pairs
@@ -123,7 +127,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.3.0"
+__version__ = "1.4.0"
 
 __all__ = [
     # compare, rank and plan
@@ -136,7 +140,8 @@ __all__ = [
     "bootstrap", "exact_intervals", "saddlepoint_distributions", "wilson_interval",
     "clopper_pearson", "newcombe_paired", "newcombe_unpaired", "mcnemar_exact", "McNemar",
     "sign_flip_test", "holm", "benjamini_hochberg", "bonferroni", "rank_systems",
-    "Leaderboard", "coverage", "Coverage", "exact_power",
+    "Leaderboard", "coverage", "Coverage", "exact_power", "Confusions", "METRICS",
+    "analyze_metric", "metric_value", "metric_permutation_test",
 ]
 
 
@@ -1652,6 +1657,7 @@ class _Fields:
     ids: tuple | None = None
     labels: tuple = ()
     table: bool = False          # one file with several systems: a harness log is refused
+    text: bool = False           # the score columns hold predictions: read as labels are
 
     def resolve(self, available, has) -> tuple:
         """``(fields, id keys, keys used)``, the scores (if none are named) all that
@@ -1726,11 +1732,13 @@ class _CsvRows:
     """The rows of one CSV file: each checked and parsed (``row``), or, for the plain wide
     file, a batch at a time (``batches``)."""
 
-    def __init__(self, path, width, positions, names, label_positions, id_positions):
+    def __init__(self, path, width, positions, names, label_positions, id_positions,
+                 text=False):
         self.path, self.width, self.positions, self.names = path, width, positions, names
         self.label_positions, self.id_positions = label_positions, id_positions
         self.single = id_positions[0] if len(id_positions) == 1 else None
-        self.seen = dict(_BINARY_TEXT)  # one object per value text: cheap to store and scale
+        self.parse = _item_id if text else parse_score       # predictions, or scores
+        self.seen = {} if text else dict(_BINARY_TEXT)   # one object per value text: cheap
         self.labels = {}                # label text -> label, read as ids are
         self.blank = None               # the first blank line, an error if a row follows
 
@@ -1747,6 +1755,7 @@ class _CsvRows:
         if any(v is None for v in values):     # a new text: parse it, or name the place
             values = [parse_score(row[p], lambda name=name: f"{self.path} line {line}, "
                                                           f"column {_printable(name)}")
+                      if self.parse is parse_score else self.parse(row[p])
                       for p, name in zip(self.positions, self.names)]
             if len(self.seen) < 1 << 16:
                 self.seen.update(zip((row[p] for p in self.positions), values))
@@ -1790,7 +1799,7 @@ class _CsvRows:
             return None
         picked = map(get, batch) if len(self.positions) > 1 else ((row[self.positions[0]],)
                                                                   for row in batch)
-        columns, parts = [], [(texts, self.seen, parse_score) for texts in zip(*picked)]
+        columns, parts = [], [(texts, self.seen, self.parse) for texts in zip(*picked)]
         parts += [([row[p] for row in batch], self.labels, _item_id) for p in self.label_positions]
         for texts, known, read in parts:                        # scores, then labels
             for text in set(texts).difference(known):          # each new text read once
@@ -1843,7 +1852,7 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
     positions, label_positions, id_positions = (
         [header.index(name) for name in names] for names in (fields.scores, fields.labels, id_keys))
     state = _CsvRows(path, len(header), positions, fields.scores, label_positions,
-                     id_positions)
+                     id_positions, fields.text)
     return _RowStream("csv", wanted, tuple(header), bool(id_keys),
                       state.rows(reader, bool(len(id_positions) <= 1 and positions)),
                       len(fields.scores) + len(fields.labels))
@@ -2892,6 +2901,7 @@ class Table:
     warnings: tuple = ()             # what the report says first: samples left out, ...
     incomplete: tuple = ()           # runs that did not end, compared as asked
     slices: str | None = None        # tasks are slices of this column (--by), not tasks
+    gold: tuple | None = None        # the true label per item: columns hold predictions
 
     def __repr__(self) -> str:
         extra = "".join(f", {name}={len(set(labels)):,}" for name, labels in
@@ -2911,8 +2921,10 @@ class Table:
 
     @property
     def proportions(self) -> bool:
-        """Every score within [0, 1]: gaps and margins are in points."""
-        return all(0 <= value <= 1 for column in self.columns for value in set(column))
+        """Every score within [0, 1]: gaps and margins are in points (predictions: a
+        metric's, but for MCC and kappa, whose analyses say so)."""
+        return self.gold is not None or all(0 <= value <= 1 for column in self.columns
+                                            for value in set(column))
 
     def pair(self, candidate: int) -> Scores:
         """Baseline (as A) against the given candidate (as B), with the design and runs."""
@@ -3014,10 +3026,11 @@ class TableSpec:
     run: str | None = None
     system: str | None = None
     score: str | None = None
+    gold: str | None = None      # the true labels: the systems' columns hold predictions
 
     @property
     def labels(self) -> tuple:
-        return tuple(key for key in (self.cluster, self.strata) if key is not None)
+        return tuple(key for key in (self.gold, self.cluster, self.strata) if key is not None)
 
 
 def _split_labels(columns, spec: TableSpec, items=None) -> tuple:
@@ -3089,7 +3102,11 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
     ids = (spec.ids or ("item",)) + tuple(k for k in (spec.system, spec.run) if k is not None) \
         if keyed else spec.ids
     scores = (spec.score,) if spec.system is not None else spec.systems or None
-    read = _read_file(path, _Fields(scores, ids, spec.labels, table=True), options)
+    if spec.gold is not None and (keyed or options.input_format not in (None, "csv")):
+        raise ToolError(f"{_opt('label_col')} reads a CSV file with a column of predictions "
+                        "per system")
+    read = _read_file(path, _Fields(scores, ids, spec.labels, table=True,
+                                    text=spec.gold is not None), options)
     got, source = read.collected, read.source
     width = len(got.columns) - len(spec.labels)
     labels = got.columns[width:]
@@ -3099,9 +3116,10 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
     if not keyed:
         if len(got.ids) < 2:
             raise ToolError(f"{_printable(source.path)}: need at least 2 items, got {len(got.ids)}")
-        clusters, strata = _split_labels(labels, spec)
+        gold = tuple(labels[0]) if spec.gold is not None else None
+        clusters, strata = _split_labels(labels[gold is not None:], spec)
         return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:width]),
-                     got.ids, (source,), got.dropped, got.note, clusters, strata)
+                     got.ids, (source,), got.dropped, got.note, clusters, strata, gold=gold)
     return _long_table(got, source, spec, len(spec.ids or ("item",)), labels,
                        options.on_missing)
 
@@ -5076,11 +5094,12 @@ class PermutationTest:
     exact: bool
     permutations: int          # 2**k when exact, R for Monte Carlo, 0 for the saddlepoint
     saddlepoint: bool = False
+    swaps: bool = False        # a metric's test: the two systems' predictions swapped
 
     @property
     def name(self) -> str:
         how = "exact" if self.exact else "saddlepoint" if self.saddlepoint else "Monte Carlo"
-        return f"sign-flip permutation ({how})"
+        return f"{'prediction-swap' if self.swaps else 'sign-flip'} permutation ({how})"
 
 
 def _signed_sums(values) -> list:
@@ -5297,9 +5316,7 @@ class Confusions:
         if not len(labels) == len(preds_a) == len(preds_b):
             raise ToolError(f"{len(labels):,} labels, {len(preds_a):,} and {len(preds_b):,} "
                             "predictions: give one of each per item")
-        names = set(labels) | set(preds_a) | set(preds_b)
-        numeric = all(isinstance(name, (int, float, Fraction)) for name in names)
-        classes = tuple(sorted(names, key=None if numeric else str))
+        classes = _classes(set(labels) | set(preds_a) | set(preds_b))
         index = {name: i for i, name in enumerate(classes)}
         counts = collections.Counter(zip(map(index.__getitem__, labels),
                                          map(index.__getitem__, preds_a),
@@ -5311,13 +5328,15 @@ class Confusions:
         return sum(count for _, count in self.cells)
 
 
+def _classes(names) -> tuple:
+    """Class names in order: as numbers where all are numbers, else as text."""
+    numeric = all(isinstance(name, (int, float, Fraction)) for name in names)
+    return tuple(sorted(names, key=None if numeric else str))
+
+
 def _ratio(top, bottom) -> Fraction:
     """top / bottom exactly, 0 where bottom is 0 (scikit-learn's ``zero_division=0``)."""
     return Fraction(top, bottom) if bottom else Fraction(0)
-
-
-def _float_ratio(top, bottom) -> float:
-    return top / bottom if bottom else 0.0
 
 
 def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
@@ -5333,7 +5352,7 @@ def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
     >>> metric_value("kappa", [2, 1], [1, 1], [1, 2])
     Fraction(2, 5)
     """
-    ratio = _ratio if exact else _float_ratio
+    ratio = _ratio if exact else lambda top, bottom: top / bottom if bottom else 0.0
     n, right = sum(true), sum(tp)
     if metric in ("accuracy", "micro-f1"):
         return ratio(right, n)
@@ -5372,9 +5391,18 @@ def _metric_columns(confusions: Confusions, metric: str, positive, keyed,
                   zip(true, rows("t" + s), rows("p" + s))] for s in ("a", "b"))
 
 
-def _cell_draws(rng: random.Random, counts, resamples: int) -> list:
+def _cell_draws(rng: random.Random, counts, resamples: int, groups=None) -> list:
     """Per cell, its count in each of *resamples* multinomial resamples of all the items
-    (conditional binomials, the largest cell first): a column per cell."""
+    (conditional binomials, the largest cell first): a column per cell.  With *groups* (a
+    group per cell), within each group in turn, keeping its size (strata)."""
+    if groups is not None:
+        columns = [None] * len(counts)
+        for group in dict.fromkeys(groups):
+            members = [j for j, g in enumerate(groups) if g == group]
+            for j, column in zip(members, _cell_draws(rng, [counts[j] for j in members],
+                                                      resamples)):
+                columns[j] = column
+        return columns
     order = sorted(range(len(counts)), key=lambda j: -counts[j])
     columns, left, mass = [None] * len(counts), [sum(counts)] * resamples, sum(counts)
     for j in order[:-1]:
@@ -5398,7 +5426,7 @@ def metric_permutation_test(rng: random.Random, confusions: Confusions, metric: 
                                              [(key, [count]) for key, count in cells.items()])
     observed = abs(b_value - a_value)
     if observed == 0:
-        return PermutationTest(1.0, True, 1)
+        return PermutationTest(1.0, True, 1, swaps=True)
     keyed = []
     for (y, a, b), count in cells.items():
         if a == b:
@@ -5416,7 +5444,7 @@ def metric_permutation_test(rng: random.Random, confusions: Confusions, metric: 
                                        keyed]))))) if near else {}
     hits = sum(abs(exact_gaps[i]) >= observed if i in exact_gaps else abs(gap) > observed
                for i, gap in enumerate(gaps))
-    return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
+    return PermutationTest((hits + 1) / (permutations + 1), False, permutations, swaps=True)
 
 
 # === Analysis ===
@@ -5892,15 +5920,16 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
 
 
 def _one_system_draws(rng, confusions: Confusions, metric: str, positive, side: int,
-                      resamples: int) -> list:
+                      resamples: int, within: bool) -> list:
     """One system's *metric* in resamples of its own (label, prediction) cells (*side* 1:
-    A, 2: B), for the unpaired interval."""
+    A, 2: B), for the unpaired interval; *within* each label."""
     cells = collections.Counter()
     for key, count in confusions.cells:
         cells[key[0], key[side], key[side]] += count
     keys, counts = zip(*sorted(cells.items()))
+    groups = [key[0] for key in keys] if within else None
     return _metric_columns(confusions, metric, positive,
-                           list(zip(keys, _cell_draws(rng, counts, resamples))))[0]
+                           list(zip(keys, _cell_draws(rng, counts, resamples, groups))))[0]
 
 
 _METRIC_NAMES = {"accuracy": "accuracy", "macro-f1": "macro-F1", "micro-f1": "micro-F1",
@@ -5909,13 +5938,15 @@ _METRIC_NAMES = {"accuracy": "accuracy", "macro-f1": "macro-F1", "micro-f1": "mi
 
 
 def analyze_metric(confusions: Confusions, rng: random.Random, settings: Settings | None = None,
-                   *, metric: str, positive=None, **options) -> Analysis:
+                   *, metric: str, positive=None, within_classes: bool = False,
+                   **options) -> Analysis:
     """A's and B's *metric* (``METRICS``), each recomputed on every paired resample of the
     items -- a multinomial draw over the (label, A, B) cells -- with per-system, paired and
     unpaired intervals (percentile, basic or BCa, BCa's jackknife leaving out one item of
     each cell), and the paired permutation test (``metric_permutation_test``).  *positive*
-    names the class of ``f1``, ``precision`` and ``recall``.  The generator is consumed in
-    this order: the paired resamples, the unpaired ones (A's, then B's), the permutations.
+    names the class of ``f1``, ``precision`` and ``recall``; *within_classes* resamples
+    within each label, keeping its count (strata).  The generator is consumed in this order:
+    the paired resamples, the unpaired ones (A's, then B's), the permutations.
     """
     settings = _settings_of(settings, options)
     if metric not in METRICS:
@@ -5927,7 +5958,7 @@ def analyze_metric(confusions: Confusions, rng: random.Random, settings: Setting
     index = None
     if metric in _CLASS_METRICS:
         if positive not in confusions.classes:
-            raise ToolError(f"{metric} is of one class: name it as positive (classes: "
+            raise ToolError(f"{metric} is of one class: name it with {_opt('positive')} (classes: "
                             f"{', '.join(map(str, confusions.classes))})")
         index = confusions.classes.index(positive)
     keys, counts = zip(*confusions.cells)
@@ -5935,9 +5966,10 @@ def analyze_metric(confusions: Confusions, rng: random.Random, settings: Setting
                                                                                  columns)))
     (a_value,), (b_value,) = measure([[count] for count in counts])
     resamples = settings.resamples or RESAMPLES
-    a_draws, b_draws = measure(_cell_draws(rng, counts, resamples))
+    groups = [key[0] for key in keys] if within_classes else None
+    a_draws, b_draws = measure(_cell_draws(rng, counts, resamples, groups))
     unpaired_a, unpaired_b = (_one_system_draws(rng, confusions, metric, index, side,
-                                                resamples) for side in (1, 2))
+                                                resamples, within_classes) for side in (1, 2))
     dists = {"a": Distribution.of(a_draws), "b": Distribution.of(b_draws),
              "paired": Distribution.of(map(operator.sub, b_draws, a_draws)),
              "unpaired": Distribution.of(map(operator.sub, unpaired_b, unpaired_a))}
@@ -5967,8 +5999,9 @@ def analyze_metric(confusions: Confusions, rng: random.Random, settings: Setting
     test = metric_permutation_test(rng, confusions, metric, index,
                                    settings.permutations or PERMUTATIONS)
     notes.insert(0, f"{_METRIC_NAMES[metric]} recomputed on each resample of the items (a "
-                    f"multinomial draw over {len(counts):,} (label, A, B) cells); p by "
-                    "swapping the two systems' predictions item by item")
+                    f"multinomial draw over {len(counts):,} (label, A, B) cells"
+                    f"{', within each label' if within_classes else ''}); p by swapping the "
+                    "two systems' predictions item by item")
     return Analysis(
         n=confusions.n, accuracy_a=a_value, accuracy_b=b_value, ci_a=intervals["a"],
         ci_b=intervals["b"], paired=intervals["paired"], unpaired=intervals["unpaired"],
@@ -5976,7 +6009,9 @@ def analyze_metric(confusions: Confusions, rng: random.Random, settings: Setting
         percent=metric not in _SIGNED_METRICS, interval=settings.interval, errors=errors,
         binary=False, notes=tuple(notes), distributions=dists,
         jackknives={name: jack for name, jack in jacks.items() if rules[name] == "bca"},
-        rules=rules, metric=metric)
+        rules=rules, metric=metric, diff_variance=Fraction(confusions.n * math.fsum(
+            (float(x) - float(estimates["paired"])) ** 2 for x in dists["paired"].sums) /
+            resamples))      # per item, as a mean's: what the act plan reads
 
 
 # --- The release gate: the verdict against a margin ---
@@ -6108,15 +6143,24 @@ def _family_decisions(analyses, settings: Settings) -> list:
 
 
 def compare_systems(table: Table, rng: random.Random, settings: Settings | None = None, *,
-                    progress=None, **options) -> list:
+                    progress=None, metric: str = "accuracy", positive=None,
+                    within_classes: bool = False, **options) -> list:
     """Each candidate against the baseline, in input order, on one generator; then p adjusted
-    across the family, and one verdict per candidate."""
+    across the family, and one verdict per candidate.  A table of predictions (``gold``)
+    compares *metric* (``analyze_metric``)."""
     settings = _settings_of(settings, options)
     per = 5 * (settings.resamples or RESAMPLES) + (settings.permutations or 0) + \
         2 * settings.calibration
     steps = _steps(progress, [per] * (len(table.systems) - 1))
-    analyses = [analyze(table.pair(index), rng, settings, progress=next(steps),
-                        family=len(table.systems) - 1) for index in range(1, len(table.systems))]
+    if table.gold is not None:
+        analyses = [analyze_metric(Confusions.of(table.gold, table.columns[0], column), rng,
+                                   settings, metric=metric, positive=positive,
+                                   within_classes=within_classes)
+                    for column in table.columns[1:]]
+    else:
+        analyses = [analyze(table.pair(index), rng, settings, progress=next(steps),
+                            family=len(table.systems) - 1)
+                    for index in range(1, len(table.systems))]
     return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf, decision, p_bh)
             for name, analysis, (p_holm, p_bonf, p_bh, decision)
             in zip(table.systems[1:], analyses, _family_decisions(analyses, settings))]
@@ -6221,6 +6265,38 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
         settings, engine="stream" if pool != "items" and settings.engine == "counts" else
         settings.engine))
     return TasksResult(tuple(tasks), tuple(pooled), pool)
+
+
+def compare_classes(table: Table, rng: random.Random, settings: Settings | None = None, *,
+                    metric: str = "macro-f1", within_classes: bool = False,
+                    **options) -> TasksResult:
+    """A table of predictions (``gold``): *metric* over all the items, then class by class
+    the metric it averages -- each class's F1 for macro-F1, its recall for accuracy and
+    balanced accuracy -- on the cells collapsed to that class or not (which leaves the
+    class's F1 and recall as they are), p adjusted and intervals simultaneous across the
+    classes, so that a rare class's regression is seen.  *within_classes* holds each label's
+    count over all the items, and the class's and the rest's in its own row."""
+    settings = _settings_of(settings, options)
+    pooled = compare_systems(table, rng, settings, metric=metric,
+                             within_classes=within_classes)
+    each = "f1" if metric == "macro-f1" else "recall"
+    classes = _classes(set(table.gold).union(*table.columns))
+    per_class = [[] for _ in classes]
+    for candidate, column in zip(table.systems[1:], table.columns[1:]):
+        confusions, analyses = Confusions.of(table.gold, table.columns[0], column), []
+        for name in classes:
+            cells = collections.Counter()
+            for key, count in confusions.cells:
+                cells[tuple(confusions.classes[i] == name for i in key)] += count
+            analyses.append(analyze_metric(Confusions((False, True), tuple(sorted(
+                cells.items()))), rng, settings, metric=each, positive=True,
+                within_classes=within_classes))
+        for row, analysis, (p_holm, p_bonf, p_bh, decision) in zip(
+                per_class, analyses, _family_decisions(analyses, settings)):
+            row.append(Comparison(table.systems[0], candidate, analysis, p_holm, p_bonf,
+                                  decision, p_bh))
+    return TasksResult(tuple(TaskComparison(str(name), table.gold.count(name), tuple(row))
+                             for name, row in zip(classes, per_class)), tuple(pooled), each)
 
 
 # --- Leaderboards: k systems on the same items, every pair ---
@@ -7954,8 +8030,12 @@ def _test_line(result: Analysis) -> str:
         f"all 2^{test.permutations.bit_length() - 1}"
     how = (f"exact over {patterns} sign patterns" if test.exact
            else "the saddlepoint approximation of Robinson 1982" if test.saddlepoint
-           else f"Monte Carlo, {test.permutations:,} random sign patterns")
-    head = f"  paired sign-flip permutation test ({how}): "
+           else f"Monte Carlo, {test.permutations:,} random sign patterns" if not test.swaps
+           else f"Monte Carlo, {test.permutations:,} random swaps of the two systems' "
+                "predictions")
+    head = f"  paired {'sign-flip ' * (not test.swaps)}permutation test ({how}): "
+    if test.swaps and test.exact:
+        return head.replace(f" ({how})", "") + "p=1 (the two metrics are equal)"
     if test.exact or test.saddlepoint:
         return head + _p_equals(test.p)
     if test.p <= 1 / (test.permutations + 1):
@@ -8217,7 +8297,8 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
           f"{_format_level(decision.level)} CI{f' ({decision.joint})' if family else ''} "
           f"{_format_interval(decision.interval, result.percent)}")
     test = ("McNemar's" if result.mcnemar is not None else "the two-level t test's"
-            if result.runs is not None else "the sign-flip test's")
+            if result.runs is not None else "the permutation test's" if result.metric else
+            "the sign-flip test's")
     below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
     decided = (f"{test} {f'{_ADJUST_NAMES[decision.adjust]}-adjusted ' if family else ''}"
                f"{_p_equals(decision.p)} {below} {_format_decimal(decision.alpha)}")
@@ -8375,8 +8456,10 @@ def _data_document(report: Report) -> list:
     lines = [_verdict_sentence(comparison, ("A", "B"), table.incomplete)]
     lines += _warning_lines(table) + _gate_lines(comparison, percent)
     means, cis = (result.accuracy_a, result.accuracy_b), (result.ci_a, result.ci_b)
-    lines += [f"  {label} = {_printable(name)}: {_round_fixed(mean, 3)} {ci.as_proportions()}"
-              for label, name, mean, ci in zip("AB", table.systems, means, cis)]
+    what = f"{_METRIC_NAMES[result.metric]} " if result.metric else ""
+    lines += [f"  {label} = {_printable(name)}: {what}{_round_fixed(mean, 3)} "
+              f"{ci.as_proportions()}" for label, name, mean, ci in zip("AB", table.systems,
+                                                                        means, cis)]
     lines += [f"  gap B - A: {_format_gap(result.gap, percent)}; "
               f"{_interval_label(result, 'paired')} {_format_interval(result.paired, percent)}; "
               f"{_interval_label(result, 'unpaired')} "
@@ -8391,7 +8474,7 @@ def _data_document(report: Report) -> list:
     if not report.details:
         kind = (f"each item's mean over {result.runs.a.count} and {result.runs.b.count} runs"
                 if result.runs is not None else "0/1 scores" if result.binary else
-                "real-valued scores")
+                "predictions and labels" if result.metric else "real-valued scores")
         error = "Monte Carlo error, " if result.method == "bootstrap" else ""
         lines.append(f"n={result.n:,} items from {_input_names(table)} ({kind}); "
                      f"{_method_text(result)}; seed {report.params['seed']}; --details for "
@@ -8491,6 +8574,7 @@ def _analysis_json(result: Analysis) -> dict:
                 name: interval.to_json() for name, interval in result.exact.items()},
             "design": None if result.design is None else result.design.to_json(),
             "accuracy": {"a": float(result.accuracy_a), "b": float(result.accuracy_b)},
+            **({"metric": result.metric} if result.metric else {}),
             "gap": float(result.gap),
             "ci": {"a": result.ci_a.to_json(), "b": result.ci_b.to_json(),
                    "paired": result.paired.to_json(), "unpaired": result.unpaired.to_json()},
@@ -8693,11 +8777,15 @@ def _tasks_document(report: _TasksReport) -> list:
     tasks = len(result.tasks)
     first = result.tasks[0].comparisons[0].decision
     noun, of = ("slice", f" of {_printable(table.slices)}") if table.slices else ("task", "")
-    lines = [f"{len(table.systems)} systems on {table.n:,} items in {tasks} {noun}s{of}; "
+    each = f"on the {noun}'s items"
+    if result.pool in ("f1", "recall"):                  # compare_classes
+        noun, each = "class", f"by the class's {_METRIC_NAMES[result.pool]} (all items)"
+    nouns = "classes" if noun == "class" else f"{noun}s"
+    lines = [f"{len(table.systems)} systems on {table.n:,} items in {tasks} {nouns}{of}; "
              f"baseline {table.systems[0]}",
-             f"per {noun}: each candidate against {table.systems[0]} on the {noun}'s items; "
+             f"per {noun}: each candidate against {table.systems[0]} {each}; "
              f"intervals {first.joint} at {_format_level(first.level)} over the {tasks} "
-             f"{noun}s, p {_ADJUST_NAMES[first.adjust]}-adjusted across them"]
+             f"{nouns}, p {_ADJUST_NAMES[first.adjust]}-adjusted across them"]
     with_runs = any(task.runs for task in result.tasks)    # the runs column only then
     rows = tuple([task.task, f"{task.n:,}", c.candidate, _round_fixed(c.analysis.accuracy_a, 3),
                   _round_fixed(c.analysis.accuracy_b, 3), _format_gap(c.analysis.gap, percent),
@@ -8717,7 +8805,8 @@ def _tasks_document(report: _TasksReport) -> list:
               if (needed := _slice_needs(task, first))]
     worse = [(task, c) for task in result.tasks for c in task.comparisons
              if c.decision.word == "worse"] if table.slices else []
-    head = [f"worse in {len(worse)} slice(s) of {_printable(table.slices)} "
+    head = [f"worse in {len(worse)} {'class(es)' if noun == 'class' else 'slice(s)'} of "
+            f"{_printable(table.slices)} "
             f"({_format_level(first.level)} {first.joint}): " + "; ".join(
                 f"{_printable(task.task)} {_format_gap(c.analysis.gap, percent)} "
                 f"{_format_interval(c.decision.interval, percent)}"
@@ -8732,7 +8821,9 @@ def _tasks_document(report: _TasksReport) -> list:
     how = {"strata": f"each {noun} a stratum (its items resampled within it, so each {noun} "
                      "keeps its size)",
            "clusters": f"each {noun} a cluster (resampled whole)",
-           "items": "items pooled plainly (runs and task strata together are not supported)"}
+           "items": "items pooled plainly (runs and task strata together are not supported)",
+           "f1": "macro-F1", "recall": _METRIC_NAMES[
+               result.pooled[0].analysis.metric or "accuracy"]}
     head.append(f"{'overall' if table.slices else 'pooled'} over all {table.n:,} items, "
                 f"{how[result.pool]}:")
     return head + _indented(_comparison_document(report.pooled)) + lines
@@ -9663,6 +9754,11 @@ def _request(command: str, options: dict, given=None, **outputs) -> _Request:
     if given is None:
         given = {name for name, value in values.items()
                  if value != _taken(name, defaults[name], defaults[name])}
+    if values.get("metric") is not None and values["label_col"] is None:   # a log's metric
+        if values["score_col"] is not None:
+            raise ToolError(f"{_opt('metric')} and {_opt('score_col')} name one thing; give one")
+        values.update(score_col=values["metric"], metric=None)
+        given = set(given) - {"metric"} | {"score_col"}
     return _Request(command, frozenset(given), **values, **outputs)
 
 
@@ -9853,10 +9949,35 @@ def _check_compare(r: _Request) -> None:
                                 f"one file; with one file per system use {_opt('score_col')}")
         _check_columns(r)
     _check_design(r)
+    _check_metric(r)
     if "engine" in r.given and r.resamples is None:
         raise ToolError(f"{_opt('engine')} chooses how resamples are drawn; give "
                         f"{_opt('resamples')} too (without it compare uses the exact or "
                         "saddlepoint bootstrap where they apply, which draw nothing)")
+
+
+def _check_metric(r: _Request) -> None:
+    """label_col, metric and positive: a metric of the confusion matrix, of one CSV file."""
+    if r.label_col is None:
+        for name in _named(r, ("positive",)):
+            raise ToolError(f"{name} names a class of {_opt('label_col')}'s labels; give it too")
+        return
+    if r.csv is None or r.table is not None:
+        raise ToolError(f"{_opt('label_col')} reads one CSV file with a column of predictions "
+                        "per system")
+    for name in _named(r, ("score_col", "system_col", "run_col", "cluster_col", "by",
+                           "lower_is_better", "exact")):
+        raise ToolError(f"{name} does not apply to a metric of predictions "
+                        f"({_opt('label_col')})")
+    if r.strata_col not in (None, r.label_col):
+        raise ToolError(f"{_opt('strata_col')} with {_opt('label_col')} resamples within "
+                        "each label: name the label column")
+    if (r.metric or "accuracy") not in METRICS:
+        raise ToolError(f"{_opt('metric')} with {_opt('label_col')} is one of "
+                        f"{', '.join(METRICS)}; got {_shorten(r.metric)}")
+    if (r.metric in _CLASS_METRICS) != (r.positive is not None):
+        raise ToolError(f"{_opt('positive')} names the class of {_opt('metric')} f1, precision "
+                        "or recall, and goes with them alone")
 
 
 def _check_runs(r: _Request) -> None:
@@ -10091,11 +10212,11 @@ def _read_input(r: _Request, progress=None) -> Table:
                                           r.by or r.strata_col, r.tasks, r.names,
                                           systems or every, r.by is not None),
                          options)
-    if r.command == "compare":
+    if r.command == "compare" and (r.label_col is None or r.a_col or r.b_col):
         systems = systems or (r.a_col or CSV_COLUMNS[1], r.b_col or CSV_COLUMNS[2])
     table = read_table(r.csv, TableSpec(systems or (), r.id_col, r.cluster_col,
                                         r.by or r.strata_col, r.run_col, r.system_col,
-                                        r.score_col), options)
+                                        r.score_col, r.label_col), options)
     if r.names is not None and len(r.names) != len(table.systems):
         raise ToolError(f"{_opt('names')} gives {len(r.names)} names for the "
                         f"{len(table.systems)} systems of {_printable(r.csv)}")
@@ -10239,9 +10360,10 @@ def _run_data(r: _Request, writes: list) -> Report:
               "accuracy_interval": r.accuracy_interval, "calibration": r.calibration,
               "resamples": r.resamples, "engine": None if r.resamples is None else r.engine,
               "permutations": r.permutations}          # None: did not apply
-    margin = None
+    margin, metric = None, r.metric or "accuracy"
     if r.gate:
-        margin = r.min_delta / 100 if table.proportions else r.min_delta
+        margin = r.min_delta / 100 if table.proportions and metric not in _SIGNED_METRICS \
+            else r.min_delta
         params.update(gate=True, min_delta=r.min_delta)
     settings = dataclasses.replace(_settings_from(r, r.calibration), margin=margin)
     if table.tasks is not None:                  # a whole harness run: per task, and pooled
@@ -10251,9 +10373,21 @@ def _run_data(r: _Request, writes: list) -> Report:
                                    progress=progress)
         return _TasksReport(params, table, result,
                             _ledger_after(r, table, result.pooled, writes), r.details)
+    if table.gold is not None and metric in ("accuracy", "micro-f1", "macro-f1",
+                                             "balanced-accuracy"):
+        result = compare_classes(dataclasses.replace(table, tasks=table.gold,
+                                                     slices=r.label_col),
+                                 random.Random(r.seed), settings, metric=metric,
+                                 within_classes=table.strata is not None)
+        return _TasksReport(params, dataclasses.replace(table, tasks=table.gold,
+                                                        slices=r.label_col), result,
+                            _ledger_after(r, table, result.pooled, writes), r.details)
     with _progress(r, "resampling") as progress:
         comparisons = compare_systems(table, random.Random(r.seed), settings,
-                                      progress=progress)
+                                      progress=progress, metric=metric,
+                                      positive=None if r.positive is None else
+                                      _item_id(r.positive),
+                                      within_classes=table.strata is not None)
     source = "runs" if r.baseline is not None else table.sources[0].format
     return Report(params, source, tuple(comparisons), table=table,
                   ledger=_ledger_after(r, table, comparisons, writes), details=r.details)
@@ -10380,6 +10514,7 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
             names: Sequence[str] | str | None = None,
             systems: Sequence[str] | str | None = None, a_col: str | None = None,
             b_col: str | None = None, score_col: str | None = None,
+            label_col: str | None = None, metric: str | None = None, positive=None,
             id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
             strata_col: str | None = None, by: str | Sequence | None = None,
             run_col: str | None = None,
@@ -10404,6 +10539,10 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
     ``gate=True`` judges ``min_delta`` (points for scores in [0, 1], else score units).
     The rest say how to read paths: the columns (``systems``, ``a_col``, ``score_col``,
     ``id_col``, ...), harness logs (``filter``, ``split``, ``tasks``), missing scores.
+    With ``label_col`` the systems' columns hold predictions of that column's labels and
+    ``metric`` (``METRICS``: macro-f1, mcc, ...; ``positive`` names the class of f1,
+    precision and recall) is recomputed on each resample; without it ``metric`` is
+    ``score_col``, the metric of a harness log.
 
     >>> result = compare([1, 1, 0, 1, 0, 1, 1, 1] * 5, [1, 1, 1, 1, 0, 1, 1, 0] * 5)
     >>> result.verdict, result.n, str(result.interval), result.method
@@ -10755,12 +10894,21 @@ _FLAGS = (
           help="several systems' columns of one file, the baseline first: each candidate "
                "against it, with adjusted p-values (\\, is a comma inside a name, as in "
                "--names, --id-col and --tasks)"),
-    _flag(f"{_C} {_L}", "your results", "--score-col", "--metric", "--scorer", dest="score_col",
+    _flag(f"{_C} {_L}", "your results", "--score-col", "--scorer", dest="score_col",
           metavar="NAME",
           help="the score column or key of run files (dots reach into nested JSON: "
                "metrics.acc), the lm-eval metric, the Inspect scorer (scorer.key for a dict "
                "value) or the HELM stat -- found by itself when a harness log offers one; "
                "with --system-col: the score column of a long file"),
+    _flag(f"{_C}", "your results", "--metric", metavar="NAME",
+          help="with --label-col: the metric of the confusion matrix (" + ", ".join(METRICS)
+               + "), recomputed on every resample; else the same as --score-col"),
+    _flag(f"{_L}", "your results", "--metric", dest="score_col", metavar="NAME",
+          help="the same as --score-col"),
+    _flag(f"{_C}", "your results", "--label-col", metavar="NAME",
+          help="the column of true labels: each system's column holds its predictions"),
+    _flag(f"{_C}", "your results", "--positive", metavar="CLASS",
+          help="the class whose f1, precision or recall --metric compares"),
     _flag(f"{_C} {_L}", "your results", "--id-col", type=_names_arg, metavar="NAME",
           help="item id column or key (default: item when the file has one; needed to join "
                "run files)"),

@@ -1510,8 +1510,21 @@ def test_analyze_metric_reports_the_gap_its_test_and_refuses_what_does_not_apply
     bca = bed.analyze_metric(confusions, random.Random(1), metric="f1", positive=1,
                              interval="bca")
     assert bca.rules["paired"] == "bca" and bca.paired != analysis.paired
-    for options, words in (({"metric": "f1"}, "name it as positive"),
+    for options, words in (({"metric": "f1"}, "name it with positive"),
                            ({"metric": "auc"}, "metric must be one of"),
                            ({"metric": "mcc", "interval": "score"}, "percentile, basic or bca")):
         with pytest.raises(bed.ToolError, match=words):
             bed.analyze_metric(confusions, random.Random(1), **options)
+
+
+def test_within_classes_holds_each_labels_count_in_every_resample():
+    labels = [0] * 30 + [1] * 20
+    a = [0] * 30 + [0] * 20                 # right on every 0, wrong on every 1: 30/50
+    b = [0] * 25 + [1] * 5 + [1] * 20
+    confusions = bed.Confusions.of(labels, a, b)
+    held = bed.analyze_metric(confusions, random.Random(1), metric="accuracy",
+                              within_classes=True)
+    free = bed.analyze_metric(confusions, random.Random(1), metric="accuracy")
+    assert held.ci_a.lo == held.ci_a.hi == Fraction(3, 5)     # the 30 zeros stay 30
+    assert free.ci_a.lo < Fraction(3, 5) < free.ci_a.hi
+    assert "within each label" in held.notes[0] and "within" not in free.notes[0]
