@@ -65,6 +65,19 @@ def write_real(path, n, systems=2, seed=2):
             f.write(f"{i},{cluster},{cluster % 10}," + ",".join(f"{v:.4f}" for v in row) + "\n")
 
 
+def write_predictions(path, n, classes, seed=3):
+    """A label and two classifiers' predictions per item, right 70% and 72% of the time
+    (independently), wrong uniformly: every one of the classes^3 cells is populated."""
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        f.write("item,label,base,tuned\n")
+        for i in range(n):
+            y = rng.randrange(classes)
+            a = y if rng.random() < 0.7 else rng.randrange(classes)
+            b = y if rng.random() < 0.72 else rng.randrange(classes)
+            f.write(f"{i},{y},{a},{b}\n")
+
+
 def run(argv, cap):
     """(seconds, peak MB, exit status) of one process; seconds None when stopped at *cap*."""
     start = time.monotonic()
@@ -166,6 +179,13 @@ def workloads(folder, quick):
                                                        enumerate(lines[1:])]) + "\n")
         rows.append((f"{kind}, n=100,000, 50 slices (--by)",
                      ["compare", path, "--systems", "s0,s1", "--by", "slice"], 3, None))
+    for n, classes in ((10_000, 10), (1_000_000, 10)):     # issue 30: predictions, labels
+        path = os.path.join(folder, f"preds{n}.csv")
+        write_predictions(path, n, classes)
+        for metric in ("macro-f1", "mcc"):
+            rows.append((f"{metric}, n={n:,}, {classes} classes",
+                         ["compare", path, "--label-col", "label", "--metric", metric],
+                         5, None))
     for kind, k, n, target, extra in (("0/1", 20, 10_000, 10, []), ("0/1", 50, 100_000, 60, []),
                                       ("real", 20, 10_000, None, []),
                                       ("0/1", 20, 10_000, None, ["--cluster-col", "cluster"])):
