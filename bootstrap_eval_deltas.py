@@ -2182,6 +2182,12 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                         f"{_printable(claimed.aggregation)}, not as a mean of per-sample values "
                         "(its per-sample values are its inputs), so this tool cannot compare it; "
                         "compare a per-sample metric (such as acc), or per-item scores")
+    pair = next((value for _, _, value, _ in by_filter[chosen] if value is not _ABSENT), None)
+    if isinstance(pair, list) and len(pair) == 2:
+        raise ToolError(f"{path}: lm-eval's {_printable(metric)} holds a [gold, prediction] pair "
+                        "per sample, for a metric of the whole corpus (F1, MCC); compare "
+                        "a per-sample metric (such as acc), or the golds and predictions as a "
+                        f"CSV with {_opt('label_col')} and {_opt('metric')}")
     sign = -1 if claimed and claimed.lower else 1       # lower is better: compared negated
     rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else sign * parse_score(
         value, lambda where=where: f"{path} {where}, key {_printable(metric)}")] + rest)

@@ -2084,3 +2084,21 @@ def test_an_option_these_data_would_ignore_is_refused(tmp_path, inputs, flags, f
         argv = ["compare", write(tmp_path / "x.csv", body), *AB]
     assert cli(*argv, "--json")[0] == 0
     assert_one_line_error(*cli(*argv, *flags), fragment)
+
+
+def test_lm_eval_corpus_metrics_are_refused_naming_the_pair_and_what_works():
+    """lm-eval 0.4.13 writes a GLUE-style task's f1 and mcc as a [gold, prediction] pair per
+    sample (tests/fixtures/lm-eval/glue, made by the harness): the refusal says so and names
+    what compares; acc of the same logs compares, its means equal to the harness's."""
+    folder = os.path.join(FIXTURES, "lm-eval", "glue", "logs", "glue")
+    base, tuned = (os.path.join(folder, model, name) for model in ("acme__base", "acme__tuned")
+                   for name in sorted(os.listdir(os.path.join(folder, model)))
+                   if name.startswith("samples_"))
+    truth = json.load(open(os.path.join(FIXTURES, "lm-eval", "glue", "truth.json")))
+    assert "[1, 1]" in json.dumps(json.loads(open(base).readline())["f1"])
+    for metric in ("f1", "mcc"):
+        assert_one_line_error(*cli("compare", base, tuned, "--metric", metric),
+                              f"lm-eval's {metric} holds a [gold, prediction] pair per sample")
+    means = bed.compare(base, tuned, metric="acc").to_dict()["comparisons"][0]["accuracy"]
+    harness = [run["results"]["acc,none"] for run in truth["runs"]]
+    assert [means["a"], means["b"]] == harness == [23 / 30, 53 / 60]
