@@ -1476,7 +1476,7 @@ def _numpy_metric_bootstrap(labels, a, b, metric, resamples, seed=11):
             for name, values in out.items()}
 
 
-@pytest.mark.slow
+@pytest.mark.once
 @pytest.mark.parametrize("metric, classes", [("macro-f1", 3), ("mcc", 2)])
 def test_metric_intervals_equal_a_numpy_item_bootstrap_to_one_percent_of_the_width(
         metric, classes):

@@ -1086,7 +1086,7 @@ def test_label_col_compares_macro_f1_and_names_the_rare_class_that_regressed(tmp
     sk = pytest.importorskip("sklearn.metrics")
     path = _predictions_csv(tmp_path)
     status, out, err = cli("compare", path, "--label-col", "gold", "--id-col", "id",
-                           "--metric", "macro-f1", "--gate")
+                           "--metric", "macro-f1", "--gate", "--permutations", "2000")
     assert status == 1 and err == ""
     assert out.startswith("worse in 1 class(es) of gold (99% simultaneous): rare -")
     assert "gate over the slices: FAIL: 1 slice(s) shown worse" in out
@@ -1098,7 +1098,7 @@ def test_label_col_compares_macro_f1_and_names_the_rare_class_that_regressed(tmp
     macro = {name: sk.f1_score(gold, [r[name] for r in rows], average="macro")
              for name in ("base", "tuned")}
     report = cli_json("compare", path, "--label-col", "gold", "--id-col", "id", "--metric",
-                      "macro-f1")
+                      "macro-f1", "--permutations", "2000")
     assert report["kind"] == "tasks" and report["comparisons"][0]["metric"] == "macro-f1"
     assert report["comparisons"][0]["accuracy"]["a"] == pytest.approx(macro["base"], abs=1e-12)
     assert report["comparisons"][0]["gap"] == pytest.approx(macro["tuned"] - macro["base"],

@@ -1844,6 +1844,7 @@ def _metric_pair(confusions, metric, positive=None):
     return a, b
 
 
+@pytest.mark.once
 @pytest.mark.filterwarnings("ignore")
 @settings(max_examples=300, deadline=None)
 @given(st.data())
