@@ -10381,12 +10381,10 @@ def _run_data(r: _Request, writes: list) -> Report:
                             _ledger_after(r, table, result.pooled, writes), r.details)
     if table.gold is not None and metric in ("accuracy", "micro-f1", "macro-f1",
                                              "balanced-accuracy"):
-        result = compare_classes(dataclasses.replace(table, tasks=table.gold,
-                                                     slices=r.label_col),
-                                 random.Random(r.seed), settings, metric=metric,
+        by_class = dataclasses.replace(table, tasks=table.gold, slices=r.label_col)
+        result = compare_classes(by_class, random.Random(r.seed), settings, metric=metric,
                                  within_classes=table.strata is not None)
-        return _TasksReport(params, dataclasses.replace(table, tasks=table.gold,
-                                                        slices=r.label_col), result,
+        return _TasksReport(params, by_class, result,
                             _ledger_after(r, table, result.pooled, writes), r.details)
     with _progress(r, "resampling") as progress:
         comparisons = compare_systems(table, random.Random(r.seed), settings,
