@@ -737,6 +737,82 @@ def binomial_table_variates(rng: random.Random, n: int, p: float, count: int) ->
     return list(map(lo.__add__, map(bisect.bisect_right, itertools.repeat(cdf), uniforms)))
 
 
+@functools.lru_cache(maxsize=4096)
+def _poisson_cdf_table(mean: int) -> tuple:
+    """(lo, cumulative probabilities of lo..hi, the last exactly 1.0) of Poisson(*mean*), an
+    integer: lo..hi is the mode +- (9 sd + 12), each tail outside under 2**-60; exact ratios
+    from the mode, normalised (the mode's own probability cancels)."""
+    spread = 9 * math.sqrt(mean) + 12
+    lo, hi = max(0, math.floor(mean - spread)), math.ceil(mean + spread)
+    up = itertools.accumulate(map(operator.truediv, itertools.repeat(mean),
+                                  range(mean + 1, hi + 1)), operator.mul, initial=1.0)
+    down = list(itertools.accumulate(map(operator.truediv, range(mean, lo, -1),
+                                         itertools.repeat(mean)), operator.mul, initial=1.0))
+    down.reverse()
+    down.pop()
+    cdf = list(itertools.accumulate(itertools.chain(down, up)))
+    total = cdf[-1]
+    cdf = [value / total for value in cdf]
+    cdf[-1] = 1.0
+    return lo, cdf
+
+
+def _uniform_below(rng: random.Random, size: int, count: int) -> list:
+    """*count* integers uniform on 0..size-1 (size < 2**50), from ``random()`` at C speed."""
+    uniforms = itertools.starmap(rng.random, itertools.repeat((), count))
+    return list(map(math.floor, map(operator.mul, uniforms, itertools.repeat(size))))
+
+
+def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
+    """Per cell, its count in each of *resamples* draws from Multinomial(n, counts / n),
+    n = sum(counts): a column per cell, each draw's columns adding to n.  Poisson counts
+    given their total are multinomial, so each cell's count is drawn as Poisson(its count)
+    from its table (one ``random()`` and a bisection, from C), then each draw is brought to
+    n exactly: the items missing drawn from the cells' shares, or the surplus taken out at
+    random without replacement.  The cost is the cells plus |total - n| (about 0.8 sqrt(n))
+    per draw; where that is more than BTRD's conditional binomials (few cells, many items),
+    those are drawn instead, the largest cell first.
+
+    >>> columns = multinomial_columns(random.Random(1), [50, 30, 20], 3)
+    >>> columns, [sum(draw) for draw in zip(*columns)]
+    ([[41, 48, 52], [36, 32, 34], [23, 20, 14]], [100, 100, 100])
+    """
+    n, cells = sum(counts), len(counts)
+    if 0.4 * math.sqrt(n) > 3.2 * cells:
+        order = sorted(range(cells), key=lambda j: -counts[j])
+        columns, left, mass = [None] * cells, [n] * resamples, n
+        for j in order[:-1]:
+            columns[j] = binomial_variates(rng, left, counts[j] / mass)
+            left = list(map(operator.sub, left, columns[j]))
+            mass -= counts[j]
+        columns[order[-1]] = left
+        return columns
+    rows = []
+    for count in counts:
+        lo, cdf = _poisson_cdf_table(count)
+        uniforms = itertools.starmap(rng.random, itertools.repeat((), resamples))
+        rows.append(map(lo.__add__, map(bisect.bisect_right, itertools.repeat(cdf), uniforms)))
+    draws = list(map(list, zip(*rows)))
+    shares = list(itertools.accumulate(counts))
+    for draw in draws:
+        total = sum(draw)
+        if total < n:                 # the missing items, each from the cells' shares
+            picks = map(operator.mul, itertools.starmap(rng.random, itertools.repeat(
+                (), n - total)), itertools.repeat(n))        # bisected as they are
+            ends, sign = shares, 1
+        elif total > n:               # distinct positions among the items drawn: taken out
+            picks = set(_uniform_below(rng, total, total - n))
+            while len(picks) < total - n:
+                picks.update(_uniform_below(rng, total, total - n - len(picks)))
+            ends, sign = list(itertools.accumulate(draw)), -1
+        else:
+            continue
+        for j, moved in collections.Counter(map(bisect.bisect_right, itertools.repeat(ends),
+                                                picks)).items():
+            draw[j] += sign * moved
+    return list(map(list, zip(*draws)))
+
+
 def multinomial_variate(rng: random.Random, n: int, probs) -> tuple:
     """Counts of n draws over cells with the given probabilities (conditional binomials)."""
     counts, left, mass = [], n, 1.0
@@ -4251,7 +4327,12 @@ class Distribution(_Rules):
 
     @classmethod
     def of(cls, sums, denominator: int = 1) -> Distribution:
-        return cls(tuple(sorted(sums)), denominator)
+        sums = list(sums)
+        if sums and isinstance(sums[0], Fraction):     # by float first: the same order, fast
+            sums.sort(key=lambda value: (float(value), value))
+        else:
+            sums.sort()
+        return cls(tuple(sums), denominator)
 
     def value(self, index: int) -> Fraction:
         return Fraction(self.sums[index], self.denominator)
@@ -5318,16 +5399,17 @@ class Confusions:
     cells: tuple
 
     @classmethod
-    def of(cls, labels, preds_a, preds_b) -> Confusions:
+    def of(cls, labels, preds_a, preds_b, classes=None) -> Confusions:
+        """*classes* (all those seen, by default) may name more, in order: those another
+        system predicts, say."""
         if not len(labels) == len(preds_a) == len(preds_b):
             raise ToolError(f"{len(labels):,} labels, {len(preds_a):,} and {len(preds_b):,} "
                             "predictions: give one of each per item")
-        classes = _classes(set(labels) | set(preds_a) | set(preds_b))
+        named = collections.Counter(zip(labels, preds_a, preds_b))
+        classes = classes or _classes({name for key in named for name in key})
         index = {name: i for i, name in enumerate(classes)}
-        counts = collections.Counter(zip(map(index.__getitem__, labels),
-                                         map(index.__getitem__, preds_a),
-                                         map(index.__getitem__, preds_b)))
-        return cls(classes, tuple(sorted(counts.items())))
+        return cls(classes, tuple(sorted((tuple(map(index.__getitem__, key)), count)
+                                         for key, count in named.items())))
 
     @property
     def n(self) -> int:
@@ -5366,12 +5448,17 @@ def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
         t, p, x = true[positive], predicted[positive], tp[positive]
         return ratio(2 * x, t + p) if metric == "f1" else \
             ratio(x, p if metric == "precision" else t)
-    if metric == "macro-f1":
-        return sum(map(ratio, (2 * x for x in tp), map(operator.add, true, predicted))) / \
-            len(true)
-    if metric == "balanced-accuracy":
-        recalls = [ratio(x, t) for x, t in zip(tp, true) if t]
-        return sum(recalls) / len(recalls)
+    if metric in ("macro-f1", "balanced-accuracy"):
+        tops, bottoms = ([2 * x for x in tp], list(map(operator.add, true, predicted))) if \
+            metric == "macro-f1" else (tp, true)
+        count = len(true) if metric == "macro-f1" else len(true) - true.count(0)
+        if not exact:
+            return sum(map(ratio, tops, bottoms)) / count
+        top, bottom = 0, 1           # on one common denominator: one reduction, not many
+        for x, d in zip(tops, bottoms):
+            if d:
+                top, bottom = top * d + x * bottom, bottom * d
+        return Fraction(top, bottom * count)
     chance = sum(map(operator.mul, true, predicted))
     if metric == "kappa":
         return ratio(n * right - chance, n * n - chance)
@@ -5380,42 +5467,42 @@ def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
     return Fraction(value) if exact else value
 
 
-def _metric_columns(confusions: Confusions, metric: str, positive, keyed,
-                    exact: bool = True) -> tuple:
-    """A's and B's *metric* in each resample, from ``((label, a, b), column)`` pairs, a
-    column giving the cell's count in every resample: the columns add into per-class
-    totals first, so that a resample's metric costs the classes, not the cells."""
+def _metric_columns(keyed, classes: int, specs, exact: bool = True) -> list:
+    """Per ``(metric, class index)`` of *specs*, A's and B's metric in each resample, from
+    ``((label, a, b), column)`` pairs, a column giving the cell's count in every resample:
+    the columns add into per-class totals first, so that a resample's metrics cost the
+    classes, not the cells, and every metric reads the same totals."""
     sums, size = {}, len(keyed[0][1])
     for (y, a, b), column in keyed:
         for key in (("t", y), ("pa", a), ("pb", b)) + ((("ta", y),) if a == y else ()) + \
                 ((("tb", y),) if b == y else ()):
             sums[key] = list(map(operator.add, sums[key], column)) if key in sums else column
-    rows = lambda tag: zip(*(sums.get((tag, k), itertools.repeat(0, size))
-                             for k in range(len(confusions.classes))))
-    true = list(rows("t"))
-    return tuple([metric_value(metric, t, x, p, positive, exact) for t, x, p in
-                  zip(true, rows("t" + s), rows("p" + s))] for s in ("a", "b"))
+    return _metrics_of({tag: list(zip(*(sums.get((tag, k), itertools.repeat(0, size))
+                                         for k in range(classes))))
+                        for tag in ("t", "ta", "tb", "pa", "pb")}, specs, exact)
+
+
+def _metrics_of(totals: dict, specs, exact: bool = True) -> list:
+    """Per ``(metric, class index)`` of *specs*, A's and B's metric in each resample, from
+    per-class totals: "t" the labels, "ta"/"tb" A's/B's right, "pa"/"pb" their predictions
+    (a row of classes per resample)."""
+    return [tuple([metric_value(metric, t, x, p, positive, exact) for t, x, p in
+                   zip(totals["t"], totals["t" + s], totals["p" + s])] for s in ("a", "b"))
+            for metric, positive in specs]
 
 
 def _cell_draws(rng: random.Random, counts, resamples: int, groups=None) -> list:
     """Per cell, its count in each of *resamples* multinomial resamples of all the items
-    (conditional binomials, the largest cell first): a column per cell.  With *groups* (a
-    group per cell), within each group in turn, keeping its size (strata)."""
-    if groups is not None:
-        columns = [None] * len(counts)
-        for group in dict.fromkeys(groups):
-            members = [j for j, g in enumerate(groups) if g == group]
-            for j, column in zip(members, _cell_draws(rng, [counts[j] for j in members],
-                                                      resamples)):
-                columns[j] = column
-        return columns
-    order = sorted(range(len(counts)), key=lambda j: -counts[j])
-    columns, left, mass = [None] * len(counts), [sum(counts)] * resamples, sum(counts)
-    for j in order[:-1]:
-        columns[j] = binomial_variates(rng, left, counts[j] / mass)
-        left = list(map(operator.sub, left, columns[j]))
-        mass -= counts[j]
-    columns[order[-1]] = left
+    (``multinomial_columns``): a column per cell.  With *groups* (a group per cell), within
+    each group in turn, keeping its size (strata)."""
+    if groups is None:
+        return multinomial_columns(rng, counts, resamples)
+    columns = [None] * len(counts)
+    for group in dict.fromkeys(groups):
+        members = [j for j, g in enumerate(groups) if g == group]
+        for j, column in zip(members, multinomial_columns(rng, [counts[j] for j in members],
+                                                          resamples)):
+            columns[j] = column
     return columns
 
 
@@ -5427,30 +5514,60 @@ def metric_permutation_test(rng: random.Random, confusions: Confusions, metric: 
     holding m items together hold Binomial(m, 1/2) of them after the swaps (the kept of
     one plus the swapped of the other), one table draw per pair; the gaps are screened in
     floats and those within 1e-9 of the observed one recomputed exactly."""
-    cells = dict(confusions.cells)
-    (a_value,), (b_value,) = _metric_columns(confusions, metric, positive,
-                                             [(key, [count]) for key, count in cells.items()])
-    observed = abs(b_value - a_value)
-    if observed == 0:
-        return PermutationTest(1.0, True, 1, swaps=True)
-    keyed = []
-    for (y, a, b), count in cells.items():
+    return _permutation_tests(rng, confusions, [(metric, positive)], permutations)[0]
+
+
+def _permutation_tests(rng: random.Random, confusions: Confusions, specs,
+                       permutations: int) -> list:
+    """``metric_permutation_test`` of each ``(metric, class index)`` of *specs*, on the same
+    swaps (none drawn when every observed gap is 0).  Swaps leave the labels and both
+    systems' sums as they are, so B's totals are those sums less A's; mirror pairs that move
+    A's totals alike (the same two predictions, and the label the first, the second or
+    neither) are one Binomial draw (a sum of independent Binomial(m, 1/2) is one)."""
+    k = len(confusions.classes)
+    observed = [abs(b - a) for (a,), (b,) in _metric_columns(
+        [(key, [count]) for key, count in confusions.cells], k, specs)]
+    if not any(observed):
+        return [PermutationTest(1.0, True, 1, swaps=True)] * len(specs)
+    labels, both_right, both_said = [0] * k, [0] * k, [0] * k
+    right, said, groups = [0] * k, [0] * k, collections.Counter()
+    for (y, a, b), count in confusions.cells:
+        labels[y] += count
+        both_said[a] += count
+        both_said[b] += count
+        both_right[y] += count * ((a == y) + (b == y))
         if a == b:
-            keyed.append(((y, a, b), itertools.repeat(count, permutations)))
-        elif a < b or (y, b, a) not in cells:
-            total = count + cells.get((y, b, a), 0)
-            kept = binomial_table_variates(rng, total, 0.5, permutations)
-            keyed += [((y, a, b), kept), ((y, b, a), [total - k for k in kept])]
-    keyed = [(key, list(column)) for key, column in keyed]
-    gaps = list(map(operator.sub, *reversed(_metric_columns(confusions, metric, positive,
-                                                            keyed, exact=False))))
-    near = [i for i, gap in enumerate(gaps) if abs(abs(gap) - float(observed)) <= 1e-9]
-    exact_gaps = dict(zip(near, map(operator.sub, *reversed(_metric_columns(
-        confusions, metric, positive, [(key, [column[i] for i in near]) for key, column in
-                                       keyed]))))) if near else {}
-    hits = sum(abs(exact_gaps[i]) >= observed if i in exact_gaps else abs(gap) > observed
-               for i, gap in enumerate(gaps))
-    return PermutationTest((hits + 1) / (permutations + 1), False, permutations, swaps=True)
+            said[a] += count
+            right[y] += count * (a == y)
+        else:            # A's side: a for the kept, b for the swapped of (y, min, max)
+            low, high = min(a, b), max(a, b)
+            groups[low, high, (y == low) - (y == high)] += count
+    said_columns = [[count] * permutations for count in said]
+    right_columns = [[count] * permutations for count in right]
+    for (low, high, hit), total in groups.items():
+        kept = binomial_table_variates(rng, total, 0.5, permutations)
+        moved = [total - x for x in kept]
+        said_columns[low] = list(map(operator.add, said_columns[low], kept))
+        said_columns[high] = list(map(operator.add, said_columns[high], moved))
+        if hit:
+            j, column = (low, kept) if hit == 1 else (high, moved)
+            right_columns[j] = list(map(operator.add, right_columns[j], column))
+    rows = {"t": [tuple(labels)] * permutations, "ta": list(zip(*right_columns)),
+            "pa": list(zip(*said_columns))}
+    rows["tb"] = [tuple(map(operator.sub, both_right, row)) for row in rows["ta"]]
+    rows["pb"] = [tuple(map(operator.sub, both_said, row)) for row in rows["pa"]]
+    tests = []
+    for spec, seen, (a_gaps, b_gaps) in zip(specs, observed, _metrics_of(rows, specs,
+                                                                         exact=False)):
+        gaps = list(map(operator.sub, b_gaps, a_gaps))
+        near = [i for i, gap in enumerate(gaps) if abs(abs(gap) - float(seen)) <= 1e-9]
+        exact_gaps = dict(zip(near, map(operator.sub, *reversed(_metrics_of(
+            {tag: [values[i] for i in near] for tag, values in rows.items()}, [spec])[0]))))
+        hits = sum(abs(exact_gaps[i]) >= seen if i in exact_gaps else abs(gap) > seen
+                   for i, gap in enumerate(gaps))
+        tests.append(PermutationTest(1.0, True, 1, swaps=True) if not seen else PermutationTest(
+            (hits + 1) / (permutations + 1), False, permutations, swaps=True))
+    return tests
 
 
 # === Analysis ===
@@ -5925,17 +6042,17 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         method=method, unasked=unasked, exact_distributions=exact)
 
 
-def _one_system_draws(rng, confusions: Confusions, metric: str, positive, side: int,
-                      resamples: int, within: bool) -> list:
-    """One system's *metric* in resamples of its own (label, prediction) cells (*side* 1:
-    A, 2: B), for the unpaired interval; *within* each label."""
+def _one_system_draws(rng, confusions: Confusions, specs, side: int, resamples: int,
+                      within: bool) -> list:
+    """One system's metric of each of *specs* in resamples of its own (label, prediction)
+    cells (*side* 1: A, 2: B), for the unpaired interval; *within* each label."""
     cells = collections.Counter()
     for key, count in confusions.cells:
         cells[key[0], key[side], key[side]] += count
     keys, counts = zip(*sorted(cells.items()))
     groups = [key[0] for key in keys] if within else None
-    return _metric_columns(confusions, metric, positive,
-                           list(zip(keys, _cell_draws(rng, counts, resamples, groups))))[0]
+    return [a for a, _ in _metric_columns(list(zip(keys, _cell_draws(
+        rng, counts, resamples, groups))), len(confusions.classes), specs)]
 
 
 _METRIC_NAMES = {"accuracy": "accuracy", "macro-f1": "macro-F1", "micro-f1": "micro-F1",
@@ -5957,34 +6074,55 @@ def analyze_metric(confusions: Confusions, rng: random.Random, settings: Setting
     settings = _settings_of(settings, options)
     if metric not in METRICS:
         raise ToolError(f"metric must be one of {', '.join(METRICS)}; got {metric!r}")
-    if settings.interval not in ("percentile", "basic", "bca") or settings.exact or \
-            settings.accuracy_interval != "same":
-        raise ToolError("a metric of the confusion matrix takes percentile, basic or bca "
-                        "intervals, resampled")
     index = None
     if metric in _CLASS_METRICS:
         if positive not in confusions.classes:
             raise ToolError(f"{metric} is of one class: name it with {_opt('positive')} (classes: "
                             f"{', '.join(map(str, confusions.classes))})")
         index = confusions.classes.index(positive)
+    return _metric_analyses(confusions, rng, settings, [(metric, index)], within_classes)[0]
+
+
+def _metric_analyses(confusions: Confusions, rng: random.Random, settings: Settings, specs,
+                     within_classes: bool) -> list:
+    """``analyze_metric`` of each ``(metric, class index)`` of *specs*, all on the same
+    resamples and the same swaps (so a per-class table costs its classes, not new draws)."""
+    if settings.interval not in ("percentile", "basic", "bca") or settings.exact or \
+            settings.accuracy_interval != "same":
+        raise ToolError("a metric of the confusion matrix takes percentile, basic or bca "
+                        "intervals, resampled")
     keys, counts = zip(*confusions.cells)
-    measure = lambda columns: _metric_columns(confusions, metric, index, list(zip(keys,
-                                                                                 columns)))
-    (a_value,), (b_value,) = measure([[count] for count in counts])
+    measure = lambda columns: _metric_columns(list(zip(keys, columns)),
+                                              len(confusions.classes), specs)
+    values = measure([[count] for count in counts])
     resamples = settings.resamples or RESAMPLES
     groups = [key[0] for key in keys] if within_classes else None
-    a_draws, b_draws = measure(_cell_draws(rng, counts, resamples, groups))
-    unpaired_a, unpaired_b = (_one_system_draws(rng, confusions, metric, index, side,
-                                                resamples, within_classes) for side in (1, 2))
+    paired = measure(_cell_draws(rng, counts, resamples, groups))
+    unpaired_a, unpaired_b = (_one_system_draws(rng, confusions, specs, side, resamples,
+                                                within_classes) for side in (1, 2))
+    left = measure([[count - (i == j) for j in range(len(counts))] for i, count in
+                    enumerate(counts)]) if settings.interval == "bca" else [None] * len(specs)
+    tests = _permutation_tests(rng, confusions, specs, settings.permutations or PERMUTATIONS)
+    return [_metric_analysis(confusions, settings, spec, *parts, counts, within_classes)
+            for spec, *parts in zip(specs, values, paired, unpaired_a, unpaired_b, left,
+                                    tests)]
+
+
+def _metric_analysis(confusions: Confusions, settings: Settings, spec, values, draws,
+                     unpaired_a, unpaired_b, left, test, counts, within_classes) -> Analysis:
+    """One metric's Analysis from its values, paired and unpaired draws, leave-one-out
+    values (BCa) and test."""
+    metric, resamples = spec[0], len(unpaired_a)
+    (a_value,), (b_value,) = values
+    a_draws, b_draws = draws
     dists = {"a": Distribution.of(a_draws), "b": Distribution.of(b_draws),
              "paired": Distribution.of(map(operator.sub, b_draws, a_draws)),
              "unpaired": Distribution.of(map(operator.sub, unpaired_b, unpaired_a))}
     estimates = {"a": a_value, "b": b_value, "paired": b_value - a_value,
                  "unpaired": b_value - a_value}
     jacks = {}
-    if settings.interval == "bca":       # leave one item of each cell out
-        left_a, left_b = measure([[count - (i == j) for j in range(len(counts))]
-                                  for i, count in enumerate(counts)])
+    if left is not None:                 # leave one item of each cell out
+        left_a, left_b = left
         for name, values in (("a", left_a), ("b", left_b), ("paired", map(
                 operator.sub, left_b, left_a))):
             jacks[name] = collections.Counter()
@@ -6002,8 +6140,6 @@ def analyze_metric(confusions: Confusions, rng: random.Random, settings: Setting
             _clamp(interval, low - 1, 1 - low)
         errors[name] = dist.end_errors(settings.confidence, rules[name], estimates[name],
                                        jacks.get(name))
-    test = metric_permutation_test(rng, confusions, metric, index,
-                                   settings.permutations or PERMUTATIONS)
     notes.insert(0, f"{_METRIC_NAMES[metric]} recomputed on each resample of the items (a "
                     f"multinomial draw over {len(counts):,} (label, A, B) cells"
                     f"{', within each label' if within_classes else ''}); p by swapping the "
@@ -6278,31 +6414,29 @@ def compare_classes(table: Table, rng: random.Random, settings: Settings | None 
                     **options) -> TasksResult:
     """A table of predictions (``gold``): *metric* over all the items, then class by class
     the metric it averages -- each class's F1 for macro-F1, its recall for accuracy and
-    balanced accuracy -- on the cells collapsed to that class or not (which leaves the
-    class's F1 and recall as they are), p adjusted and intervals simultaneous across the
-    classes, so that a rare class's regression is seen.  *within_classes* holds each label's
-    count over all the items, and the class's and the rest's in its own row."""
+    balanced accuracy -- all on the same resamples and swaps, p adjusted and intervals
+    simultaneous across the classes, so that a rare class's regression is seen.
+    *within_classes* holds each label's count."""
     settings = _settings_of(settings, options)
-    pooled = compare_systems(table, rng, settings, metric=metric,
-                             within_classes=within_classes)
     each = "f1" if metric == "macro-f1" else "recall"
     classes = _classes(set(table.gold).union(*table.columns))
-    per_class = [[] for _ in classes]
+    specs = [(metric, None)] + [(each, index) for index in range(len(classes))]
+    pooled, per_class = [], [[] for _ in classes]
     for candidate, column in zip(table.systems[1:], table.columns[1:]):
-        confusions, analyses = Confusions.of(table.gold, table.columns[0], column), []
-        for name in classes:
-            cells = collections.Counter()
-            for key, count in confusions.cells:
-                cells[tuple(confusions.classes[i] == name for i in key)] += count
-            analyses.append(analyze_metric(Confusions((False, True), tuple(sorted(
-                cells.items()))), rng, settings, metric=each, positive=True,
-                within_classes=within_classes))
+        analyses = _metric_analyses(Confusions.of(table.gold, table.columns[0], column, classes),
+                                    rng, settings, specs, within_classes)
+        pooled.append(analyses[0])
         for row, analysis, (p_holm, p_bonf, p_bh, decision) in zip(
-                per_class, analyses, _family_decisions(analyses, settings)):
+                per_class, analyses[1:], _family_decisions(analyses[1:], settings)):
             row.append(Comparison(table.systems[0], candidate, analysis, p_holm, p_bonf,
                                   decision, p_bh))
     return TasksResult(tuple(TaskComparison(str(name), table.gold.count(name), tuple(row))
-                             for name, row in zip(classes, per_class)), tuple(pooled), each)
+                             for name, row in zip(classes, per_class)),
+                       tuple(Comparison(table.systems[0], name, analysis, p_holm, p_bonf,
+                                        decision, p_bh)
+                             for name, analysis, (p_holm, p_bonf, p_bh, decision) in zip(
+                                 table.systems[1:], pooled, _family_decisions(pooled, settings))),
+                       each)
 
 
 # --- Leaderboards: k systems on the same items, every pair ---

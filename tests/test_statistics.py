@@ -1026,6 +1026,59 @@ def test_multinomial_counts_add_up_and_edge_probabilities():
     assert bed.multinomial_variate(rng, 5, (0.0, 1.0, 0.0)) == (0, 5, 0)
 
 
+def multinomial(n, counts) -> dict:
+    """{outcome: probability} of Multinomial(n, counts / sum(counts)), exactly."""
+    total, out = sum(counts), {}
+    for outcome in itertools.product(range(n + 1), repeat=len(counts) - 1):
+        if sum(outcome) <= n:
+            draw = outcome + (n - sum(outcome),)
+            ways = math.factorial(n)
+            for x, c in zip(draw, counts):
+                ways = ways * Fraction(c, total) ** x / math.factorial(x)
+            out[draw] = float(ways)
+    return out
+
+
+@pytest.mark.parametrize("counts", [(3, 2, 1), (5, 1, 1, 1), (1, 1)])
+def test_multinomial_columns_fit_the_multinomial_topping_up_and_taking_out(counts):
+    """Poisson counts brought to n (items added when short, taken out when over) are
+    exactly multinomial: every outcome's frequency against its probability."""
+    columns = bed.multinomial_columns(random.Random(len(counts)), counts, 60_000)
+    draws = list(zip(*columns))
+    assert {sum(draw) for draw in draws} == {sum(counts)}
+    assert abs(chi_square_z(draws, multinomial(sum(counts), counts))) < 4
+
+
+@pytest.mark.parametrize("counts", [[400 + 7 * j for j in range(200)],    # Poisson tables
+                                    [60_000, 30_000, 9_000, 1_000]])      # conditional BTRD
+def test_multinomial_columns_have_the_multinomial_moments_on_both_paths(counts):
+    n, draws = sum(counts), 4_000
+    columns = bed.multinomial_columns(random.Random(7), counts, draws)
+    assert all(sum(draw) == n for draw in zip(*columns))
+    for j in (0, 1, len(counts) - 1):
+        p = counts[j] / n
+        mean, var = sum(columns[j]) / draws, n * p * (1 - p)
+        assert abs(mean - n * p) < 4.5 * math.sqrt(var / draws)
+        sample_var = sum((x - mean) ** 2 for x in columns[j]) / (draws - 1)
+        assert abs(sample_var / var - 1) < 4.5 * math.sqrt(2 / draws)
+    half = len(counts) // 2       # the first cells together: Binomial(n, P), not Poisson
+    share = sum(counts[:half]) / n
+    totals = [sum(draw[:half]) for draw in zip(*columns)]
+    mean = sum(totals) / draws
+    sample_var = sum((x - mean) ** 2 for x in totals) / (draws - 1)
+    assert abs(sample_var / (n * share * (1 - share)) - 1) < 4.5 * math.sqrt(2 / draws)
+
+
+@pytest.mark.parametrize("mean", [1, 2, 7, 30, 1_000, 123_457, 10_000_000])
+def test_poisson_tables_hold_all_but_2_to_the_minus_60_and_match_scipy(mean):
+    stats = pytest.importorskip("scipy.stats")
+    lo, cdf = bed._poisson_cdf_table(mean)
+    hi = lo + len(cdf) - 1
+    assert stats.poisson.cdf(lo - 1, mean) + stats.poisson.sf(hi, mean) < 2 ** -60
+    for k in range(max(lo, mean - 3 * math.isqrt(mean)), mean + 3 * math.isqrt(mean) + 3):
+        assert cdf[k - lo] == pytest.approx(stats.poisson.cdf(k, mean), abs=1e-12)
+
+
 @pytest.mark.parametrize("engine,cells", [
     ("counts", bed.Cells(18, 6, 9, 7)),       # agreement dominates: two-binomial factorisation
     ("counts", bed.Cells(2, 15, 16, 7)),      # mostly discordant: the conditional route
@@ -1839,8 +1892,8 @@ def _sklearn_metric(metric, labels, preds, classes, positive):
 
 
 def _metric_pair(confusions, metric, positive=None):
-    (a,), (b,) = bed._metric_columns(confusions, metric, positive,
-                                     [(key, [count]) for key, count in confusions.cells])
+    ((a,), (b,)), = bed._metric_columns([(key, [count]) for key, count in confusions.cells],
+                                        len(confusions.classes), [(metric, positive)])
     return a, b
 
 
@@ -1867,8 +1920,8 @@ def test_every_metric_equals_scikit_learn_on_random_and_degenerate_tables(data):
                 continue
             truth = _sklearn_metric(metric, labels, preds, list(confusions.classes), positive)
             assert float(value) == pytest.approx(truth, abs=1e-12), metric
-        floats = bed._metric_columns(confusions, metric, index, [
-            (key, [count]) for key, count in confusions.cells], exact=False)
+        floats, = bed._metric_columns([(key, [count]) for key, count in confusions.cells],
+                                      len(confusions.classes), [(metric, index)], exact=False)
         assert [column[0] for column in floats] == pytest.approx(list(map(float, got)),
                                                                  abs=1e-12)
 
