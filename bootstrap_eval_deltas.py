@@ -2109,6 +2109,7 @@ class _HarnessFile:
     errors: tuple = ()           # items whose sample ended in an error (left out)
     filters: tuple = ()          # lm-eval: the filters the file offers
     claimed: tuple | None = None  # lm-eval: what its run's results file says (_LmEvalClaim)
+    corpus: tuple | None = None  # lm-eval: (metric, positive) its [gold, prediction] pairs are for
 
 
 _RESULTS_BYTES = 1 << 26        # the most read of an lm-eval results file (64 MiB)
@@ -2259,23 +2260,58 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                         "(its per-sample values are its inputs), so this tool cannot compare it; "
                         "compare a per-sample metric (such as acc), or per-item scores")
     pair = next((value for _, _, value, _ in by_filter[chosen] if value is not _ABSENT), None)
-    if isinstance(pair, list) and len(pair) == 2:
-        raise ToolError(f"{path}: lm-eval's {_printable(metric)} holds a [gold, prediction] pair "
-                        "per sample, for a metric of the whole corpus (F1, MCC); compare "
-                        "a per-sample metric (such as acc), or the golds and predictions as a "
-                        f"CSV with {_opt('label_col')} and {_opt('metric')}")
+    corpus = isinstance(pair, list) and len(pair) == 2 and _lm_eval_corpus(metric, pair, path)
     sign = -1 if claimed and claimed.lower else 1       # lower is better: compared negated
-    rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else sign * parse_score(
-        value, lambda where=where: f"{path} {where}, key {_printable(metric)}")] + rest)
-        for where, doc, value, rest in by_filter[chosen])
+    read = (lambda value, where: _lm_eval_pair(value, f"{path} {where}, key "
+                                               f"{_printable(metric)}")) if corpus else \
+        (lambda value, where: sign * parse_score(
+            value, lambda: f"{path} {where}, key {_printable(metric)}"))
+    rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else read(value, where)] + rest)
+            for where, doc, value, rest in by_filter[chosen])
     notes = [f"lm-eval filter {chosen}"] if len(by_filter) > 1 else []
+    if corpus:
+        notes.append(f"lm-eval's {_printable(metric)}: a [gold, prediction] pair per sample, "
+                     "the metric computed over all of them as the harness's registry does (" +
+                     ("F1 of class 1, scikit-learn's f1_score" if corpus[0] == "f1" else
+                      "scikit-learn's matthews_corrcoef") + ")")
     if sign < 0:
         notes.append(f"lower {_printable(metric)} is better, as the run's results file says: "
                      f"compared as -{_printable(metric)}, so a positive gap is an improvement")
     stream = _RowStream("lm-eval", ("doc_id", metric) + fields.labels,
                         tuple(_flat_keys(first[1])), True, rows, 2 + len(fields.labels))
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), match and match.group(1),
-                        "; ".join(notes), filters=tuple(by_filter), claimed=claimed)
+                        "; ".join(notes), filters=tuple(by_filter),
+                        claimed=None if corpus else claimed, corpus=corpus or None)
+
+
+# lm-eval's corpus metrics whose per-sample value is a [gold, prediction] pair, as its
+# registry aggregates them: f1 by scikit-learn's f1_score (binary, class 1), mcc by
+# matthews_corrcoef.  Text metrics (bleu, chrf, ter) are sacrebleu's, over [references,
+# prediction] texts, with its tokenisation: not recomputed here.
+_LM_EVAL_CORPUS = {"f1": ("f1", 1), "mcc": ("mcc", None)}
+
+
+def _lm_eval_corpus(metric: str, pair: list, path: str) -> tuple:
+    """(metric, positive) of the tool for lm-eval's corpus *metric*, or a refusal."""
+    if metric in _LM_EVAL_CORPUS and not any(isinstance(v, (list, dict)) for v in pair):
+        return _LM_EVAL_CORPUS[metric]
+    texts = any(isinstance(v, (str, list)) for v in pair)
+    raise ToolError(f"{path}: lm-eval's {_printable(metric)} holds a "
+                    f"{'[references, prediction] pair of texts' if texts else '[gold, prediction] pair'} "
+                    "per sample, for a metric of the whole corpus" + (
+                        " that the harness computes with sacrebleu's tokenisation (BLEU, chrF, "
+                        "TER), which this tool does not recompute" if texts else
+                        " this tool does not know (it computes f1 and mcc)") +
+                    "; compare a per-sample metric (such as acc), or per-item scores")
+
+
+def _lm_eval_pair(value, place: str) -> tuple:
+    """A sample's (gold, prediction) of a corpus metric, as class names."""
+    if not (isinstance(value, list) and len(value) == 2 and all(
+            isinstance(v, (int, str, Fraction)) and not isinstance(v, bool) for v in value)):
+        raise ToolError(f"{place}: {_printable(repr(value))[:80]} is not a [gold, prediction] "
+                        "pair, as the file's other samples hold")
+    return _item_id(value[0]), _item_id(value[1])
 
 
 def _inspect_value(value, place: str):
@@ -2984,6 +3020,7 @@ class Table:
     incomplete: tuple = ()           # runs that did not end, compared as asked
     slices: str | None = None        # tasks are slices of this column (--by), not tasks
     gold: tuple | None = None        # the true label per item: columns hold predictions
+    metric: tuple | None = None      # (metric, positive) the predictions are for (lm-eval's)
 
     def __repr__(self) -> str:
         extra = "".join(f", {name}={len(set(labels)):,}" for name, labels in
@@ -3578,6 +3615,10 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
         for read, path in zip(reads, paths):
             if not read.harness:
                 raise ToolError(f"{_printable(path)}: not a harness log")
+            if read.log.corpus:
+                raise ToolError(f"{_printable(path)}: lm-eval's {read.log.corpus[0]} is a metric "
+                                "of the whole corpus, not pooled across tasks: compare this "
+                                "task's samples files, one per system")
             sources.append(read.source)
             offered.update(read.log.filters)
         excluded = _vet(reads, paths, options, found, task)
@@ -3716,11 +3757,34 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     joined = _join_runs(named, list(dict.fromkeys(order)),      # an incomplete run: drop
                         "drop" if found.incomplete else options.on_missing, excluded)
     clusters, strata = _split_labels(item_labels, label_spec, joined.items)
-    return Table(tuple(names), joined.columns, joined.items, tuple(sources),
+    corpus = {read.log.corpus for read, _ in all_reads if read.harness}
+    gold, columns = _golds(names, joined, corpus, bool(labels))
+    return Table(tuple(names), columns, joined.items, tuple(sources),
                  found.dropped + joined.dropped,
                  "; ".join(_file_notes(found.notes) + list(joined.notes)),
                  clusters, strata, joined.runs, warnings=tuple(found.warnings),
-                 incomplete=tuple(found.incomplete))
+                 incomplete=tuple(found.incomplete), gold=gold,
+                 metric=corpus.pop() if gold is not None else None)
+
+
+def _golds(names, joined: _Joined, corpus: set, labelled: bool) -> tuple:
+    """``(gold, columns)``: lm-eval's [gold, prediction] pairs split into the golds (the same
+    in every log, or refused) and each system's predictions; else (None, the columns)."""
+    if corpus <= {None}:
+        return None, joined.columns
+    if len(corpus) > 1 or joined.runs is not None or labelled:
+        raise ToolError("lm-eval's corpus metrics (f1, mcc) compare one log per system, all of "
+                        "the same metric, without slices or clusters" if len(corpus) > 1 or
+                        None in corpus else "lm-eval's corpus metrics (f1, mcc) compare one log "
+                        "per system (no runs to average), without slices or clusters")
+    gold = tuple(g for g, _ in joined.columns[0])
+    for name, column in zip(names[1:], joined.columns[1:]):
+        for item, label, (other, _) in zip(joined.items, gold, column):
+            if label != other:
+                raise ToolError(f"item {_first([item])}: gold {_printable(str(label))} in "
+                                f"{_printable(names[0])}'s log, {_printable(str(other))} in "
+                                f"{_printable(name)}'s: the logs are not of the same data")
+    return gold, tuple(tuple(p for _, p in column) for column in joined.columns)
 
 
 def read_scores_csv(path: str, a_col: str = CSV_COLUMNS[1], b_col: str = CSV_COLUMNS[2],
@@ -10500,7 +10564,8 @@ def _run_data(r: _Request, writes: list) -> Report:
               "accuracy_interval": r.accuracy_interval, "calibration": r.calibration,
               "resamples": r.resamples, "engine": None if r.resamples is None else r.engine,
               "permutations": r.permutations}          # None: did not apply
-    margin, metric = None, r.metric or "accuracy"
+    metric, positive = table.metric or (r.metric or "accuracy", r.positive)
+    margin = None
     if r.gate:
         margin = r.min_delta / 100 if table.proportions and metric not in _SIGNED_METRICS \
             else r.min_delta
@@ -10523,8 +10588,8 @@ def _run_data(r: _Request, writes: list) -> Report:
     with _progress(r, "resampling") as progress:
         comparisons = compare_systems(table, random.Random(r.seed), settings,
                                       progress=progress, metric=metric,
-                                      positive=None if r.positive is None else
-                                      _item_id(r.positive),
+                                      positive=None if positive is None else
+                                      _item_id(positive),
                                       within_classes=table.strata is not None)
     source = "runs" if r.baseline is not None else table.sources[0].format
     return Report(params, source, tuple(comparisons), table=table,

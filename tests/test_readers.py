@@ -2086,19 +2086,67 @@ def test_an_option_these_data_would_ignore_is_refused(tmp_path, inputs, flags, f
     assert_one_line_error(*cli(*argv, *flags), fragment)
 
 
-def test_lm_eval_corpus_metrics_are_refused_naming_the_pair_and_what_works():
-    """lm-eval 0.4.13 writes a GLUE-style task's f1 and mcc as a [gold, prediction] pair per
-    sample (tests/fixtures/lm-eval/glue, made by the harness): the refusal says so and names
-    what compares; acc of the same logs compares, its means equal to the harness's."""
+def _glue_logs():
     folder = os.path.join(FIXTURES, "lm-eval", "glue", "logs", "glue")
     base, tuned = (os.path.join(folder, model, name) for model in ("acme__base", "acme__tuned")
                    for name in sorted(os.listdir(os.path.join(folder, model)))
                    if name.startswith("samples_"))
-    truth = json.load(open(os.path.join(FIXTURES, "lm-eval", "glue", "truth.json")))
+    return folder, base, tuned, json.load(open(os.path.join(FIXTURES, "lm-eval", "glue",
+                                                            "truth.json")))
+
+
+def test_lm_eval_corpus_metrics_compare_from_the_pairs_and_equal_the_harness_numbers():
+    """lm-eval 0.4.13 writes a GLUE-style task's f1 and mcc as a [gold, prediction] pair per
+    sample (tests/fixtures/lm-eval/glue, made by the harness): compared as the harness
+    aggregates them (f1 of class 1, MCC), each system's value equal to its results file's."""
+    _, base, tuned, truth = _glue_logs()
     assert "[1, 1]" in json.dumps(json.loads(open(base).readline())["f1"])
-    for metric in ("f1", "mcc"):
-        assert_one_line_error(*cli("compare", base, tuned, "--metric", metric),
-                              f"lm-eval's {metric} holds a [gold, prediction] pair per sample")
-    means = bed.compare(base, tuned, metric="acc").to_dict()["comparisons"][0]["accuracy"]
-    harness = [run["results"]["acc,none"] for run in truth["runs"]]
-    assert [means["a"], means["b"]] == harness == [23 / 30, 53 / 60]
+    for metric in ("f1", "mcc", "acc"):
+        result = bed.compare(base, tuned, metric=metric).comparisons[0]
+        harness = [run["results"][f"{metric},none"] for run in truth["runs"]]
+        assert [float(result.analysis.accuracy_a), float(result.analysis.accuracy_b)] == \
+            pytest.approx(harness, abs=1e-15 if metric == "mcc" else 0)
+        assert result.analysis.metric == (None if metric == "acc" else metric)
+    assert [float(result.analysis.accuracy_a), float(result.analysis.accuracy_b)] == \
+        [23 / 30, 53 / 60]
+    status, out, _ = cli("compare", base, tuned, "--metric", "f1")
+    assert status == 0 and "A = acme/base: F1 0.731" in out and "B = acme/tuned: F1 0.851" in out
+
+
+def _rewritten(tmp_path, path, name, change):
+    """A copy of an lm-eval samples file under *name* with each record changed by *change*."""
+    target = tmp_path / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(path) as f:
+        records = [json.loads(line) for line in f]
+    for index, record in enumerate(records):
+        change(index, record)
+    target.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(target)
+
+
+def test_lm_eval_corpus_pairs_refused_in_one_line_where_they_cannot_compare(tmp_path):
+    folder, base, tuned, _ = _glue_logs()
+    def texts(_, record):
+        record["bleu"] = [["the reference"], "a prediction"]
+        record["metrics"] = ["bleu"]
+    def unknown(_, record):
+        record["f1_macro"] = record.pop("f1")
+        record["metrics"] = ["f1_macro"]
+    def other_gold(index, record):
+        if index == 3:
+            record["f1"] = [1 - record["f1"][0], record["f1"][1]]
+    name = os.path.basename(base)
+    for change, fragment, flags in (
+            (texts, "sacrebleu's tokenisation", ["--metric", "bleu"]),
+            (unknown, "a metric of the whole corpus this tool does not know", ["--metric",
+                                                                                "f1_macro"])):
+        b, t = (_rewritten(tmp_path, path, f"{tag}/{name}", change)
+                for tag, path in (("b", base), ("t", tuned)))
+        assert_one_line_error(*cli("compare", b, t, *flags), fragment)
+    t = _rewritten(tmp_path, tuned, f"g/{name}", other_gold)
+    assert_one_line_error(*cli("compare", base, t, "--metric", "f1"),
+                          "the logs are not of the same data")
+    assert_one_line_error(*cli("compare", os.path.join(folder, "acme__base"),
+                               os.path.join(folder, "acme__tuned"), "--metric", "f1"),
+                          "is a metric of the whole corpus, not pooled across tasks")
