@@ -5623,12 +5623,12 @@ def _permutation_tests(rng: random.Random, confusions: Confusions, specs,
     tests = []
     for spec, seen, (a_gaps, b_gaps) in zip(specs, observed, _metrics_of(rows, specs,
                                                                          exact=False)):
-        gaps = list(map(operator.sub, b_gaps, a_gaps))
-        near = [i for i, gap in enumerate(gaps) if abs(abs(gap) - float(seen)) <= 1e-9]
-        exact_gaps = dict(zip(near, map(operator.sub, *reversed(_metrics_of(
-            {tag: [values[i] for i in near] for tag, values in rows.items()}, [spec])[0]))))
-        hits = sum(abs(exact_gaps[i]) >= seen if i in exact_gaps else abs(gap) > seen
-                   for i, gap in enumerate(gaps))
+        gaps, level = list(map(abs, map(operator.sub, b_gaps, a_gaps))), float(seen)
+        near = [i for i, gap in enumerate(gaps) if abs(gap - level) <= 1e-9]
+        exact = _metrics_of({tag: [values[i] for i in near] for tag, values in rows.items()},
+                            [spec])[0]      # the near ones, exactly; the rest as floats
+        hits = sum(gap > level for gap in gaps) - sum(gaps[i] > level for i in near) + sum(
+            abs(b - a) >= seen for a, b in zip(*exact))
         tests.append(PermutationTest(1.0, True, 1, swaps=True) if not seen else PermutationTest(
             (hits + 1) / (permutations + 1), False, permutations, swaps=True))
     return tests
