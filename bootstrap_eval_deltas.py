@@ -6434,13 +6434,17 @@ def _subtable(table: Table, keep, task=None) -> tuple:
         note = " and ".join(str(len(system)) for system in runs) + " runs, two-level"
     return dataclasses.replace(table, columns=tuple(tuple(pick(c)) for c in table.columns),
                                ids=tuple(pick(table.ids)), runs=runs, tasks=None,
-                               clusters=None, strata=None, task_runs=None), note
+                               clusters=None, strata=None, task_runs=None,
+                               gold=None if table.gold is None else tuple(pick(table.gold))), note
 
 
 def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = None, *,
-                  pool: str = "strata", progress=None, **options) -> TasksResult:
+                  pool: str = "strata", progress=None, metric: str = "accuracy",
+                  positive=None, **options) -> TasksResult:
     """Each task on its own (a family across the tasks), then every item pooled with its
-    task as a stratum (each task keeps its size) or, with ``pool="clusters"``, a cluster."""
+    task as a stratum (each task keeps its size) or, with ``pool="clusters"``, a cluster.
+    A table of predictions (``gold``) compares *metric* in each and over all the items
+    (resampled as one: a metric's cells are not held per task)."""
     settings = _settings_of(settings, options)
     if pool not in ("strata", "clusters"):
         raise ToolError(f"pool must be strata or clusters; got {pool!r}")
@@ -6450,7 +6454,8 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
         keep = [i for i, t in enumerate(table.tasks) if t == task]
         sub, note = _subtable(table, keep, task)
         run_notes.append(note)
-        per_task.append(compare_systems(sub, rng, dataclasses.replace(settings, calibration=0)))
+        per_task.append(compare_systems(sub, rng, dataclasses.replace(settings, calibration=0),
+                                        metric=metric, positive=positive))
         if progress is not None:
             progress(index + 1, len(order) + 1)
     for k in range(len(table.systems) - 1):
@@ -6463,13 +6468,13 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
     tasks = [TaskComparison(task, table.tasks.count(task), tuple(comparisons), note)
              for task, comparisons, note in zip(order, per_task, run_notes)]
     labels = tuple(table.tasks)
-    if table.runs is not None:                 # runs and strata together: pooled plainly
+    if table.runs is not None or table.gold is not None:     # pooled plainly
         pool = "items"
     pooled_table = dataclasses.replace(table, strata=labels if pool == "strata" else None,
                                        clusters=labels if pool == "clusters" else None)
     pooled = compare_systems(pooled_table, rng, dataclasses.replace(
         settings, engine="stream" if pool != "items" and settings.engine == "counts" else
-        settings.engine))
+        settings.engine), metric=metric, positive=positive)
     return TasksResult(tuple(tasks), tuple(pooled), pool)
 
 
@@ -9025,7 +9030,10 @@ def _tasks_document(report: _TasksReport) -> list:
     how = {"strata": f"each {noun} a stratum (its items resampled within it, so each {noun} "
                      "keeps its size)",
            "clusters": f"each {noun} a cluster (resampled whole)",
-           "items": "items pooled plainly (runs and task strata together are not supported)",
+           "items": "items pooled plainly (" + ("a metric's resamples are not held per slice"
+                                                if table.gold is not None else
+                                                "runs and task strata together are not "
+                                                "supported") + ")",
            "f1": "macro-F1", "recall": _METRIC_NAMES[
                result.pooled[0].analysis.metric or "accuracy"]}
     head.append(f"{'overall' if table.slices else 'pooled'} over all {table.n:,} items, "
@@ -10169,7 +10177,7 @@ def _check_metric(r: _Request) -> None:
     if r.csv is None or r.table is not None:
         raise ToolError(f"{_opt('label_col')} reads one CSV file with a column of predictions "
                         "per system")
-    for name in _named(r, ("score_col", "system_col", "run_col", "cluster_col", "by",
+    for name in _named(r, ("score_col", "system_col", "run_col", "cluster_col",
                            "lower_is_better", "exact")):
         raise ToolError(f"{name} does not apply to a metric of predictions "
                         f"({_opt('label_col')})")
@@ -10575,6 +10583,8 @@ def _run_data(r: _Request, writes: list) -> Report:
         params.update(tasks=len(set(table.tasks)), pool=r.pool)
         with _progress(r, "tasks") as progress:
             result = compare_tasks(table, random.Random(r.seed), settings, pool=r.pool,
+                                   metric=metric, positive=None if positive is None else
+                                   _item_id(positive),
                                    progress=progress)
         return _TasksReport(params, table, result,
                             _ledger_after(r, table, result.pooled, writes), r.details)

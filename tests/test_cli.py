@@ -1127,13 +1127,43 @@ def test_label_col_with_mcc_gives_score_units_and_one_comparison(tmp_path):
     assert result.verdict == "worse" and "pts" in str(result.interval)
 
 
+def test_label_col_by_slice_gives_each_slices_metric_and_the_overall_one(tmp_path):
+    """--by with --label-col: a row per slice with the slice's own macro-F1 (scikit-learn's
+    on the slice's rows), and the overall metric over all items, resampled as one."""
+    sk = pytest.importorskip("sklearn.metrics")
+    with open(_predictions_csv(tmp_path)) as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        row["half"] = ("even", "odd")[int(row["id"]) % 2]
+    path = write(tmp_path / "sliced.csv", "id,gold,base,tuned,half\n" + "".join(
+        ",".join(r[k] for k in ("id", "gold", "base", "tuned", "half")) + "\n" for r in rows))
+    report = cli_json("compare", path, "--label-col", "gold", "--id-col", "id", "--metric",
+                      "macro-f1", "--by", "half", "--permutations", "500")
+    assert report["pool"] == "items" and report["by"] == "half"
+    assert report["comparisons"][0]["accuracy"]["a"] == pytest.approx(sk.f1_score(
+        [r["gold"] for r in rows], [r["base"] for r in rows], average="macro"), abs=1e-12)
+    for task in report["tasks"]:
+        part = [r for r in rows if r["half"] == task["task"]]
+        assert task["items"] == len(part)
+        for name, key in (("base", "a"), ("tuned", "b")):
+            truth = sk.f1_score([r["gold"] for r in part], [r[name] for r in part],
+                                average="macro")
+            assert task["comparisons"][0]["accuracy"][key] == pytest.approx(truth, abs=1e-12)
+        assert task["comparisons"][0]["metric"] == "macro-f1"
+    status, out, _ = cli("compare", path, "--label-col", "gold", "--id-col", "id", "--metric",
+                         "macro-f1", "--by", "half", "--permutations", "500")
+    assert status == 0 and "items pooled plainly (a metric's resamples are not held per " \
+        "slice)" in out and "2 slices of half" in out
+
+
 @pytest.mark.parametrize("argv, fragment", [
     (["--label-col", "gold", "--metric", "auc"], "--metric with --label-col is one of accuracy"),
     (["--label-col", "gold", "--metric", "f1"], "--positive names the class of --metric f1"),
     (["--label-col", "gold", "--metric", "f1", "--positive", "zebra"],
      "f1 is of one class: name it with --positive (classes: a, b, c, d, rare)"),
     (["--positive", "a"], "--positive names a class of --label-col's labels"),
-    (["--label-col", "gold", "--by", "gold"], "--by does not apply to a metric of predictions"),
+    (["--label-col", "gold", "--cluster-col", "gold"],
+     "--cluster-col does not apply to a metric of predictions"),
     (["--label-col", "nothing"], "no column 'nothing'"),
     (["--label-col", "gold", "--input-format", "jsonl"], "--label-col reads a CSV file"),
 ])
