@@ -8122,21 +8122,18 @@ class _TasksReport:
                       ledger=self.ledger, details=self.details)
 
 
-# The records of a sweep, a ledger's summary, an interval table and one accuracy's plan.
+# The records of a sweep, a ledger's summary, an interval table, one accuracy's plan, plan at
+# one size (the power there and the items a target needs, no simulation) and a leaderboard as
+# the command line reports it (with --by, each slice's scores).
 _SweepReport = collections.namedtuple("_SweepReport", "params sweep")
 _LedgerSummaryReport = collections.namedtuple("_LedgerSummaryReport", "params summary")
 _CalibrationTableReport = collections.namedtuple("_CalibrationTableReport", "params table")
 _AccuracyPlanReport = collections.namedtuple("_AccuracyPlanReport", "params plan")
-
-
-@dataclass(frozen=True)
-class _PowerPlanReport:
-    """plan at one size: the power there and the items a target needs, no simulation."""
-
-    params: dict
-    plan: PowerPlan
-    summary: _PlanSummary
-    runs_plan: RunsPlan | None = None
+_PowerPlanReport = collections.namedtuple("_PowerPlanReport", "params plan summary runs_plan",
+                                          defaults=(None,))
+_LeaderboardReport = collections.namedtuple("_LeaderboardReport",
+                                            "params table board details slices",
+                                            defaults=(False, None))
 
 
 _MARKDOWN = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
@@ -9091,17 +9088,6 @@ def _ledger_summary_json(report: _LedgerSummaryReport) -> dict:
 
 
 # --- Leaderboards ---
-
-@dataclass(frozen=True)
-class _LeaderboardReport:
-    """A leaderboard as the command line reports it (with --by, each slice's scores)."""
-
-    params: dict
-    table: Table
-    board: Leaderboard
-    details: bool = False
-    slices: tuple | None = None
-
 
 def _ranks_text(ranks: tuple) -> str:
     return str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
