@@ -8784,9 +8784,7 @@ def _analysis_json(result: Analysis) -> dict:
             "gap": float(result.gap),
             "ci": {"a": result.ci_a.to_json(), "b": result.ci_b.to_json(),
                    "paired": result.paired.to_json(), "unpaired": result.unpaired.to_json()},
-            "mcnemar": None if result.mcnemar is None else {
-                "a_only": result.mcnemar.a_only, "b_only": result.mcnemar.b_only,
-                "p": result.mcnemar.p},
+            "mcnemar": None if result.mcnemar is None else dataclasses.asdict(result.mcnemar),
             "test": {"name": test.name, "p": result.p, **(
                 {"exact": test.exact, "permutations": test.permutations,
                  "saddlepoint": test.saddlepoint} if isinstance(test, PermutationTest) else
@@ -8906,12 +8904,6 @@ def _accuracy_plan_document(report: _AccuracyPlanReport) -> list:
     return lines
 
 
-def _accuracy_plan_json(report: _AccuracyPlanReport) -> dict:
-    plan = report.plan
-    return {"n_needed": {"wald": plan.wald, "wilson": plan.wilson,
-                         "clopper_pearson": plan.clopper_pearson}}
-
-
 def _power_plan_document(report: _PowerPlanReport) -> list:
     p, plan, summary = report.params, report.plan, report.summary
     lines = [f"plan: true accuracies A={_format_decimal(p['acc_a'])} "
@@ -8968,14 +8960,6 @@ def _calibration_table_document(report: _CalibrationTableReport) -> list:
             f"at most 2 s.e. above {_format_level(1 - table.confidence)}",
             _Grid(header, tuple(rows), frozenset({1, 3, 4})),
             "recommended: the narrowest interval that holds at that setting"]
-
-
-def _calibration_table_json(report: _CalibrationTableReport) -> dict:
-    table = report.table
-    return {"rows": [{"acc_a": float(row.acc_a), "acc_b": float(row.acc_b), "n": row.n,
-                      "recommended": row.recommended(table.confidence),
-                      "coverage": row.coverage.to_json(), "null": row.null.to_json()}
-                     for row in table.rows]}
 
 
 def _tasks_document(report: _TasksReport) -> list:
@@ -9077,14 +9061,6 @@ def _ledger_summary_document(report: _LedgerSummaryReport) -> list:
             f"p adjusted by Holm over every comparison on each test set, alpha "
             f"{_format_decimal(summary.alpha)}",
             _Grid(header, tuple(rows), frozenset({1, 5, 6, 7}))]
-
-
-def _ledger_summary_json(report: _LedgerSummaryReport) -> dict:
-    summary = report.summary
-    return {"test_sets": [{"test_set": digest, "comparisons": [
-                {"time": e.time, "baseline": e.baseline, "candidate": e.candidate,
-                 "gap": e.gap, "p": e.p, "p_holm": p, "verdict": e.verdict}
-                for e, p in zip(entries, adjusted)]} for digest, entries, adjusted in summary.sets]}
 
 
 # --- Leaderboards ---
@@ -9504,16 +9480,25 @@ def _html(document: list) -> str:
 
 _FORMATTERS = {"text": _text, "markdown": _markdown, "html": _html}
 
-# One row per report type: its document, its JSON body (a dict built from its fields) and
-# the JSON's source (None: the report's own).
+# One row per report type: its document, its JSON body (a dict built from its fields; the
+# smallest written here) and the JSON's source (None: the report's own).
 _RENDERERS = {
     Report: (_comparison_document, _comparison_json, None),
     _TasksReport: (_tasks_document, _tasks_json, "tasks"),
-    _LedgerSummaryReport: (_ledger_summary_document, _ledger_summary_json, "ledger summary"),
-    _CalibrationTableReport: (_calibration_table_document, _calibration_table_json,
-                              "calibration table"),
+    _LedgerSummaryReport: (_ledger_summary_document, lambda report: {"test_sets": [
+        {"test_set": digest, "comparisons": [
+            {"time": e.time, "baseline": e.baseline, "candidate": e.candidate, "gap": e.gap,
+             "p": e.p, "p_holm": p, "verdict": e.verdict} for e, p in zip(entries, adjusted)]}
+        for digest, entries, adjusted in report.summary.sets]}, "ledger summary"),
+    _CalibrationTableReport: (_calibration_table_document, lambda report: {"rows": [
+        {"acc_a": float(row.acc_a), "acc_b": float(row.acc_b), "n": row.n,
+         "recommended": row.recommended(report.table.confidence),
+         "coverage": row.coverage.to_json(), "null": row.null.to_json()}
+        for row in report.table.rows]}, "calibration table"),
     _SweepReport: (_sweep_document, _sweep_json, "sweep"),
-    _AccuracyPlanReport: (_accuracy_plan_document, _accuracy_plan_json, "accuracy plan"),
+    _AccuracyPlanReport: (_accuracy_plan_document, lambda report: {"n_needed": {
+        "wald": report.plan.wald, "wilson": report.plan.wilson,
+        "clopper_pearson": report.plan.clopper_pearson}}, "accuracy plan"),
     _PowerPlanReport: (_power_plan_document, _power_plan_json, "power plan"),
     _LeaderboardReport: (_leaderboard_document, _leaderboard_json, "leaderboard"),
 }
