@@ -6106,19 +6106,6 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         method=method, unasked=unasked, exact_distributions=exact)
 
 
-def _one_system_draws(rng, confusions: Confusions, specs, side: int, resamples: int,
-                      within: bool) -> list:
-    """One system's metric of each of *specs* in resamples of its own (label, prediction)
-    cells (*side* 1: A, 2: B), for the unpaired interval; *within* each label."""
-    cells = collections.Counter()
-    for key, count in confusions.cells:
-        cells[key[0], key[side], key[side]] += count
-    keys, counts = zip(*sorted(cells.items()))
-    groups = [key[0] for key in keys] if within else None
-    return [a for a, _ in _metric_columns(list(zip(keys, _cell_draws(
-        rng, counts, resamples, groups))), len(confusions.classes), specs)]
-
-
 _METRIC_NAMES = {"accuracy": "accuracy", "macro-f1": "macro-F1", "micro-f1": "micro-F1",
                  "f1": "F1", "precision": "precision", "recall": "recall",
                  "balanced-accuracy": "balanced accuracy", "mcc": "MCC", "kappa": "Cohen's kappa"}
@@ -6133,7 +6120,7 @@ def analyze_metric(confusions: Confusions, rng: random.Random, settings: Setting
     each cell), and the paired permutation test (``metric_permutation_test``).  *positive*
     names the class of ``f1``, ``precision`` and ``recall``; *within_classes* resamples
     within each label, keeping its count (strata).  The generator is consumed in this order:
-    the paired resamples, the unpaired ones (A's, then B's), the permutations.
+    the paired resamples, then the permutations.
     """
     settings = _settings_of(settings, options)
     if metric not in METRICS:
@@ -6162,26 +6149,24 @@ def _metric_analyses(confusions: Confusions, rng: random.Random, settings: Setti
     resamples = settings.resamples or RESAMPLES
     groups = [key[0] for key in keys] if within_classes else None
     paired = measure(_cell_draws(rng, counts, resamples, groups))
-    unpaired_a, unpaired_b = (_one_system_draws(rng, confusions, specs, side, resamples,
-                                                within_classes) for side in (1, 2))
     left = measure([[count - (i == j) for j in range(len(counts))] for i, count in
                     enumerate(counts)]) if settings.interval == "bca" else [None] * len(specs)
     tests = _permutation_tests(rng, confusions, specs, settings.permutations or PERMUTATIONS)
     return [_metric_analysis(confusions, settings, spec, *parts, counts, within_classes)
-            for spec, *parts in zip(specs, values, paired, unpaired_a, unpaired_b, left,
-                                    tests)]
+            for spec, *parts in zip(specs, values, paired, left, tests)]
 
 
 def _metric_analysis(confusions: Confusions, settings: Settings, spec, values, draws,
-                     unpaired_a, unpaired_b, left, test, counts, within_classes) -> Analysis:
-    """One metric's Analysis from its values, paired and unpaired draws, leave-one-out
-    values (BCa) and test."""
-    metric, resamples = spec[0], len(unpaired_a)
+                     left, test, counts, within_classes) -> Analysis:
+    """One metric's Analysis from its values, its paired draws, leave-one-out values (BCa)
+    and test.  The unpaired interval sets A's metric in each resample against B's in the
+    next: two independent resamples of the items, as the unpaired bootstrap draws them."""
+    metric, resamples = spec[0], len(draws[0])
     (a_value,), (b_value,) = values
     a_draws, b_draws = draws
     dists = {"a": Distribution.of(a_draws), "b": Distribution.of(b_draws),
              "paired": Distribution.of(map(operator.sub, b_draws, a_draws)),
-             "unpaired": Distribution.of(map(operator.sub, unpaired_b, unpaired_a))}
+             "unpaired": Distribution.of(map(operator.sub, b_draws[1:] + b_draws[:1], a_draws))}
     estimates = {"a": a_value, "b": b_value, "paired": b_value - a_value,
                  "unpaired": b_value - a_value}
     jacks = {}
