@@ -6551,6 +6551,7 @@ class Leaderboard:
     target_power: Fraction
     separate: tuple | None
     warnings: tuple = ()
+    metric: str | None = None    # a metric of predictions (``METRICS``), else mean scores
 
     def __repr__(self) -> str:
         return (f"Leaderboard(n={self.n:,}, systems={tuple(s.system for s in self.standings)!r}"
@@ -6737,25 +6738,33 @@ _FEW_UNITS = 30                  # fewer units: the normal approximation is warn
 
 def rank_systems(table: Table, rng: random.Random, settings: Settings | None = None, *,
                 draws: int = LEADERBOARD_DRAWS, target_power=Fraction("0.8"),
-                progress=None, **options) -> Leaderboard:
+                progress=None, metric: str = "accuracy", positive=None,
+                **options) -> Leaderboard:
     """Rank the table's systems: each one's score and interval, every pair's gap with
     simultaneous intervals and its own test (p adjusted by ``settings.adjust``), the rank
-    interval and tier of each, and the items that would separate the top two."""
+    interval and tier of each, and the items that would separate the top two.  A table of
+    predictions (``gold``) ranks *metric*, its covariance from paired resamples of the items
+    and each pair's test the predictions' swaps (``metric_permutation_test``)."""
     settings = _settings_of(settings, options)
     k = len(table.systems)
     if not 2 <= k <= MAX_SYSTEMS:
         raise ToolError(f"a leaderboard needs 2 to {MAX_SYSTEMS} systems, got {k}")
-    scale = math.lcm(*{Fraction(v).denominator for column in table.columns
-                       for v in set(column)})
-    columns = table.columns if scale == 1 else [tuple(int(v * scale) for v in column)
-                                                for column in table.columns]
-    labels = table.strata if table.strata is not None else table.tasks
-    if labels is not None or table.clusters is not None:     # the design's checks: compare's
-        Scores(table.columns[0], table.columns[1], table.clusters, labels).units
     strata = _design_strata(table)
     units = sum(map(len, strata))
-    binary = all(set(column) <= {0, 1} for column in table.columns)
-    means, cov, cross = _score_covariance(columns, strata, scale, binary)
+    if table.gold is not None:
+        means, cov, design = _metric_covariance(table, rng, metric, positive,
+                                                settings.resamples or RESAMPLES)
+        binary, cross = False, None
+    else:
+        scale = math.lcm(*{Fraction(v).denominator for column in table.columns
+                           for v in set(column)})
+        columns = table.columns if scale == 1 else [tuple(int(v * scale) for v in column)
+                                                    for column in table.columns]
+        labels = table.strata if table.strata is not None else table.tasks
+        if labels is not None or table.clusters is not None:   # the design's checks: compare's
+            Scores(table.columns[0], table.columns[1], table.clusters, labels).units
+        binary, design = all(set(column) <= {0, 1} for column in table.columns), None
+        means, cov, cross = _score_covariance(columns, strata, scale, binary)
     for s, runs in enumerate(table.runs or ()):     # a run shifts a whole system: the run
         run_scale = math.lcm(*{Fraction(v).denominator    # component, as compare's
                                for _, column in runs for v in set(column)})
@@ -6769,7 +6778,9 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
     plain = binary and table.clusters is None and table.runs is None
     cells = None if not plain else [[sum(columns[i]) - cross[i][j] for j in range(k)]
                                     for i in range(k)]    # i scores 1 and j scores 0
-    tests = _pair_tests(rng, table, order, cells, means, variances, settings)
+    tests = _pair_tests(rng, table, order, cells, means, variances, settings) if design is \
+        None else [_metric_pair_test(rng, table, i, j, metric, positive, settings)
+                   for x, i in enumerate(order) for j in order[x + 1:]]
     adjusted = _ADJUST[settings.adjust]([t.p for t in tests])
     c = Fraction(critical)
     apart = [[False] * k for _ in range(k)]
@@ -6794,7 +6805,7 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
             half = z * math.sqrt(cov[s][s])
             lo, hi = float(means[s]) - half, float(means[s]) + half
             if table.proportions:
-                lo, hi = max(0.0, lo), min(1.0, hi)
+                lo, hi = max(-1.0 if metric in _SIGNED_METRICS else 0.0, lo), min(1.0, hi)
         standings.append(Standing(table.systems[s], means[s],
                                   Interval(Fraction(lo), Fraction(hi)), (1 + above, k - below),
                                   tiers[s], letters.get(s, "")))
@@ -6818,9 +6829,54 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
                         "the normal approximation behind the intervals, ranks and tiers may "
                         "not hold")
     return Leaderboard(tuple(standings), tuple(pairs), table.n, units, critical, error, draws,
-                       settings.confidence, settings.adjust, table.proportions, binary,
-                       _board_design(table, strata), Fraction(target_power), separate,
-                       tuple(warnings))
+                       settings.confidence, settings.adjust, table.proportions and
+                       metric not in _SIGNED_METRICS, binary,
+                       design or _board_design(table, strata), Fraction(target_power),
+                       separate, tuple(warnings), None if design is None else metric)
+
+
+def _metric_covariance(table: Table, rng: random.Random, metric: str, positive,
+                       resamples: int) -> tuple:
+    """``(values, covariance, design)`` of the systems' *metric*: the covariance over paired
+    resamples of the items, a multinomial draw over (label, each system's prediction)
+    cells, each system's metric read from the cells it sees."""
+    classes = _classes(set(table.gold).union(*table.columns))
+    if metric not in METRICS or (metric in _CLASS_METRICS) != (positive in classes):
+        raise ToolError(f"metric must be one of {', '.join(METRICS)}, and positive a class "
+                        f"of f1, precision or recall ({', '.join(map(str, classes))})")
+    index = {name: i for i, name in enumerate(classes)}
+    spec = [(metric, index.get(positive))]
+    keys, counts = zip(*collections.Counter(zip(table.gold, *table.columns)).items())
+    draws = multinomial_columns(rng, counts, resamples)
+    values, samples = [], []
+    for s in range(len(table.systems)):
+        seen = {}
+        for key, count, column in zip(keys, counts, draws):
+            cell = (index[key[0]], index[key[s + 1]], index[key[s + 1]])
+            total, drawn = seen.get(cell, (0, None))
+            seen[cell] = (total + count, column if drawn is None else
+                          list(map(operator.add, drawn, column)))
+        cells = list(seen.items())
+        ((value,), _), = _metric_columns([(key, [total]) for key, (total, _) in cells],
+                                         len(classes), spec)
+        values.append(value)
+        samples.append(list(map(float, _metric_columns([(key, drawn) for key, (_, drawn) in
+                                                        cells], len(classes), spec)[0][0])))
+    centred = [[x - math.fsum(sample) / resamples for x in sample] for sample in samples]
+    cov = [[Fraction(math.fsum(map(operator.mul, a, b)) / (resamples - 1)) for b in centred]
+           for a in centred]
+    return values, cov, (f"{_METRIC_NAMES[metric]}'s {resamples:,} paired resamples of the "
+                         "items")
+
+
+def _metric_pair_test(rng, table: Table, i: int, j: int, metric: str, positive,
+                      settings: Settings) -> PermutationTest:
+    """A leaderboard pair's test of a metric: the swaps of their predictions."""
+    classes = _classes(set(table.gold).union(*table.columns))
+    confusions = Confusions.of(table.gold, table.columns[j], table.columns[i], classes)
+    return metric_permutation_test(rng, confusions, metric, None if positive is None else
+                                   classes.index(positive), settings.permutations or
+                                   PERMUTATIONS)
 
 
 def _slice_scores(table: Table, confidence=CONFIDENCE) -> tuple:
@@ -9091,14 +9147,16 @@ def _board_method(board: Leaderboard, params: dict) -> str:
     tests = sorted({p.test.name for p in board.pairs})
     return (f"method: ranks and tiers from simultaneous {_format_level(board.confidence)} "
             f"intervals on all {pairs} gaps, the max-|t| intervals of the gaps' joint normal "
-            f"approximation (covariance exact over {board.design}; critical value "
+            f"approximation (covariance {'from' if board.metric else 'exact over'} "
+            f"{board.design}; critical value "
             + (f"{board.critical:.3f} +-{board.critical_error:.3f} from {board.draws:,} draws, "
                f"seed {params['seed']}" if board.draws else
                f"{board.critical:.3f}, exact: one pair to compare")
             + f"); each pair's test: {', '.join(tests)}, p adjusted by "
             f"{_ADJUST_NAMES[board.adjust]} over {pairs} pairs; each score's interval: "
             + ("Wilson" if board.binary and "clusters" not in board.design and
-               "runs" not in board.design else "normal, design-based standard error"))
+               "runs" not in board.design else "normal, " + (
+                   "bootstrap" if board.metric else "design-based") + " standard error"))
 
 
 def _leaderboard_document(report: _LeaderboardReport) -> list:
@@ -9108,7 +9166,8 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     level = _format_level(board.confidence)
     rows = [[_ranks_text(s.ranks), _printable(s.system), _round_fixed(s.score, 3),
              s.interval.as_proportions(3), str(s.tier), s.groups] for s in board.standings]
-    lines.append(_Grid(("rank", "system", "score", f"{level} CI", "tier", "groups"),
+    lines.append(_Grid(("rank", "system", _METRIC_NAMES.get(board.metric, "score"),
+                        f"{level} CI", "tier", "groups"),
                        tuple(rows), frozenset({0, 2})))
     lines.append(f"groups: systems that share a letter are not told apart ({level} joint), "
                  "those that share none are; tiers are greedy, so a tier boundary alone is not "
@@ -10137,6 +10196,9 @@ def _check_metric(r: _Request) -> None:
                            "lower_is_better", "exact")):
         raise ToolError(f"{name} does not apply to a metric of predictions "
                         f"({_opt('label_col')})")
+    if r.command == "leaderboard" and (r.strata_col or r.by):
+        raise ToolError(f"{_opt('strata_col' if r.strata_col else 'by')} does not apply to a "
+                        f"leaderboard of predictions ({_opt('label_col')})")
     if r.strata_col not in (None, r.label_col):
         raise ToolError(f"{_opt('strata_col')} with {_opt('label_col')} resamples within "
                         "each label: name the label column")
@@ -10616,7 +10678,7 @@ def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport
 def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
     table = _table(r)
     constant = [name for name, column in zip(table.systems, table.columns)
-                if len(set(column)) == 1]
+                if len(set(column)) == 1 and table.gold is None]
     if constant and not r.allow_constant:
         name = constant[0]
         value = table.columns[table.systems.index(name)][0]
@@ -10625,9 +10687,11 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
                         f"{_opt('allow_constant', True)} ranks it anyway")
     settings = Settings(None, r.confidence, permutations=r.permutations, calibration=0,
                         adjust=r.adjust)
+    metric, positive = table.metric or (r.metric or "accuracy", r.positive)
     with _progress(r, "leaderboard draws") as progress:
         board = rank_systems(table, random.Random(r.seed), settings, draws=r.draws,
-                             target_power=r.target_power, progress=progress)
+                             target_power=r.target_power, progress=progress, metric=metric,
+                             positive=None if positive is None else _item_id(positive))
     params = {"systems": len(table.systems), "n_items": table.n, "seed": r.seed,
               "confidence": r.confidence, "draws": r.draws, "adjust": r.adjust,
               "target_power": r.target_power, "permutations": r.permutations}
@@ -10727,6 +10791,7 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
 def leaderboard(*inputs, ids=None, clusters=None, strata=None,
                 names: Sequence[str] | str | None = None,
                 systems: Sequence[str] | str | None = None, score_col: str | None = None,
+                label_col: str | None = None, metric: str | None = None, positive=None,
                 id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
                 strata_col: str | None = None, by: str | Sequence | None = None,
                 run_col: str | None = None,
@@ -11069,14 +11134,12 @@ _FLAGS = (
                "metrics.acc), the lm-eval metric, the Inspect scorer (scorer.key for a dict "
                "value) or the HELM stat -- found by itself when a harness log offers one; "
                "with --system-col: the score column of a long file"),
-    _flag(f"{_C}", "your results", "--metric", metavar="NAME",
+    _flag(f"{_C} {_L}", "your results", "--metric", metavar="NAME",
           help="with --label-col: the metric of the confusion matrix (" + ", ".join(METRICS)
                + "), recomputed on every resample; else the same as --score-col"),
-    _flag(f"{_L}", "your results", "--metric", dest="score_col", metavar="NAME",
-          help="the same as --score-col"),
-    _flag(f"{_C}", "your results", "--label-col", metavar="NAME",
+    _flag(f"{_C} {_L}", "your results", "--label-col", metavar="NAME",
           help="the column of true labels: each system's column holds its predictions"),
-    _flag(f"{_C}", "your results", "--positive", metavar="CLASS",
+    _flag(f"{_C} {_L}", "your results", "--positive", metavar="CLASS",
           help="the class whose f1, precision or recall --metric compares"),
     _flag(f"{_C} {_L}", "your results", "--id-col", type=_names_arg, metavar="NAME",
           help="item id column or key (default: item when the file has one; needed to join "

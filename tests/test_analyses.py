@@ -1528,3 +1528,40 @@ def test_within_classes_holds_each_labels_count_in_every_resample():
     assert held.ci_a.lo == held.ci_a.hi == Fraction(3, 5)     # the 30 zeros stay 30
     assert free.ci_a.lo < Fraction(3, 5) < free.ci_a.hi
     assert "within each label" in held.notes[0] and "within" not in free.notes[0]
+
+
+def _predictions_table(n=1500, qualities=(0.7, 0.74, 0.8, 0.5), seed=4):
+    rng = random.Random(seed)
+    gold, columns = [], [[] for _ in qualities]
+    for _ in range(n):
+        y = rng.choice("abcd")
+        gold.append(y)
+        for column, q in zip(columns, qualities):
+            column.append(y if rng.random() < q else rng.choice("abcd"))
+    names = tuple(f"s{i}" for i in range(len(qualities)))
+    return bed.Table(names, tuple(map(tuple, columns)), tuple(range(n)), (), gold=tuple(gold))
+
+
+@pytest.mark.parametrize("metric", ["macro-f1", "mcc"])
+def test_leaderboard_of_predictions_ranks_the_metric_with_bootstrap_covariance(metric):
+    """Each system's value is scikit-learn's; each pair's joint interval is the max-|t| one
+    on the resampled covariance, whose gap variance matches the pair's own paired
+    bootstrap (analyze_metric) within Monte Carlo error; the pair's test swaps predictions."""
+    sk = pytest.importorskip("sklearn.metrics")
+    table = _predictions_table()
+    board = bed.rank_systems(table, random.Random(1), metric=metric)
+    assert board.metric == metric and board.percent == (metric != "mcc")
+    for standing in board.standings:
+        column = table.columns[table.systems.index(standing.system)]
+        truth = sk.f1_score(table.gold, column, average="macro") if metric == "macro-f1" \
+            else sk.matthews_corrcoef(table.gold, column)
+        assert float(standing.score) == pytest.approx(truth, abs=1e-12)
+    assert [s.system for s in board.standings] == ["s2", "s1", "s0", "s3"]
+    pair = board.pair("s1", "s0")
+    pairwise = bed.analyze_metric(bed.Confusions.of(table.gold, table.columns[0],
+                                                    table.columns[1]),
+                                  random.Random(2), metric=metric, resamples=4000)
+    half = float(pair.interval.hi - pair.interval.lo) / 2 / board.critical
+    sd = float(pairwise.paired.hi - pairwise.paired.lo) / 2 / 1.96
+    assert half == pytest.approx(sd, rel=0.12)
+    assert pair.test.swaps and pair.test.name == "prediction-swap permutation (Monte Carlo)"

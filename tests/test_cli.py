@@ -1156,6 +1156,20 @@ def test_label_col_by_slice_gives_each_slices_metric_and_the_overall_one(tmp_pat
         "slice)" in out and "2 slices of half" in out
 
 
+def test_leaderboard_of_predictions_names_its_metric_and_refuses_slices(tmp_path):
+    path = _predictions_csv(tmp_path)
+    status, out, err = cli("leaderboard", path, "--label-col", "gold", "--id-col", "id",
+                           "--metric", "f1", "--positive", "rare", "--permutations", "500")
+    assert status == 0 and err == ""
+    assert "  rank  system     F1  95% CI" in out and "covariance from F1's 2,000 paired resamples" in out
+    assert "1  base" in out                          # tuned fell on the rare class
+    assert_one_line_error(*cli("leaderboard", path, "--label-col", "gold", "--id-col", "id",
+                               "--by", "gold"), "--by does not apply to a leaderboard of "
+                                                "predictions")
+    board = bed.leaderboard(path, label_col="gold", id_col="id", metric="macro-f1").board
+    assert board.metric == "macro-f1" and len(board.standings) == 2
+
+
 @pytest.mark.parametrize("argv, fragment", [
     (["--label-col", "gold", "--metric", "auc"], "--metric with --label-col is one of accuracy"),
     (["--label-col", "gold", "--metric", "f1"], "--positive names the class of --metric f1"),
