@@ -8619,7 +8619,8 @@ def _act_lines(comparison: Comparison) -> list:
                        "approximation)"]
     basis = (f"its discordant items: {_round_fixed(Fraction(act.basis_value) * 100, 1)}%"
              if act.basis == "discordant" else
-             f"per-item sd of B - A: {_round_fixed(Fraction(act.basis_value), 3)}")
+             f"{'sqrt(n) x the bootstrap sd' if result.metric else 'per-item sd'} of B - A: "
+             f"{_round_fixed(Fraction(act.basis_value), 3)}")
     text = f"to act on it: with 80% power this set detects {gap} ({basis}); "
     if act.items_needed is None:
         return [text + "the observed gap is 0, which no number of items can tell from 0"]
@@ -10591,6 +10592,9 @@ def _run_data(r: _Request, writes: list) -> Report:
               "resamples": r.resamples, "engine": None if r.resamples is None else r.engine,
               "permutations": r.permutations}          # None: did not apply
     metric, positive = table.metric or (r.metric or "accuracy", r.positive)
+    if table.gold is not None:        # a metric's resamples: no calibration, no exact method
+        params.update(metric=metric, calibration=0, resamples=r.resamples or RESAMPLES,
+                      engine="counts", permutations=r.permutations or PERMUTATIONS)
     margin = None
     if r.gate:
         margin = r.min_delta / 100 if table.proportions and metric not in _SIGNED_METRICS \

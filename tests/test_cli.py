@@ -1100,6 +1100,10 @@ def test_label_col_compares_macro_f1_and_names_the_rare_class_that_regressed(tmp
     report = cli_json("compare", path, "--label-col", "gold", "--id-col", "id", "--metric",
                       "macro-f1", "--permutations", "2000")
     assert report["kind"] == "tasks" and report["comparisons"][0]["metric"] == "macro-f1"
+    assert {k: report["params"][k] for k in ("metric", "calibration", "resamples", "engine",
+                                             "permutations")} == {
+        "metric": "macro-f1", "calibration": 0, "resamples": 2000, "engine": "counts",
+        "permutations": 2000}                # what ran: no calibration, 2,000 resamples
     assert report["comparisons"][0]["accuracy"]["a"] == pytest.approx(macro["base"], abs=1e-12)
     assert report["comparisons"][0]["gap"] == pytest.approx(macro["tuned"] - macro["base"],
                                                             abs=1e-12)
