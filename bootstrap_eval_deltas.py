@@ -6149,11 +6149,31 @@ def _metric_analyses(confusions: Confusions, rng: random.Random, settings: Setti
     resamples = settings.resamples or RESAMPLES
     groups = [key[0] for key in keys] if within_classes else None
     paired = measure(_cell_draws(rng, counts, resamples, groups))
-    left = measure([[count - (i == j) for j in range(len(counts))] for i, count in
-                    enumerate(counts)]) if settings.interval == "bca" else [None] * len(specs)
+    left = _leave_one_out(confusions, specs) if settings.interval == "bca" else \
+        [None] * len(specs)
     tests = _permutation_tests(rng, confusions, specs, settings.permutations or PERMUTATIONS)
     return [_metric_analysis(confusions, settings, spec, *parts, counts, within_classes)
             for spec, *parts in zip(specs, values, paired, left, tests)]
+
+
+def _leave_one_out(confusions: Confusions, specs) -> list:
+    """Per ``(metric, class index)`` of *specs*, A's and B's metric with one item of each
+    cell left out in turn (BCa's jackknife): the per-class totals less that item, so the
+    memory is the cells times the classes, not the cells squared."""
+    k = len(confusions.classes)
+    full = {tag: [0] * k for tag in ("t", "ta", "tb", "pa", "pb")}
+    for (y, a, b), count in confusions.cells:
+        for tag, j, hit in (("t", y, 1), ("pa", a, 1), ("pb", b, 1), ("ta", y, a == y),
+                            ("tb", y, b == y)):
+            full[tag][j] += count * hit
+    rows = {tag: [] for tag in full}
+    for (y, a, b), _ in confusions.cells:
+        for tag, j, hit in (("t", y, 1), ("pa", a, 1), ("pb", b, 1), ("ta", y, a == y),
+                            ("tb", y, b == y)):
+            row = list(full[tag])
+            row[j] -= hit
+            rows[tag].append(tuple(row))
+    return _metrics_of(rows, specs)
 
 
 def _metric_analysis(confusions: Confusions, settings: Settings, spec, values, draws,

@@ -1963,3 +1963,22 @@ def test_metric_permutation_test_equals_a_brute_force_item_swap_within_monte_car
 def test_metric_permutation_test_is_one_when_the_metrics_are_equal():
     confusions = bed.Confusions.of([0, 1, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0])
     assert bed.metric_permutation_test(random.Random(1), confusions, "accuracy").p == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3),
+                                             st.integers(0, 3)), min_size=2, max_size=40))
+def test_leave_one_out_equals_each_cells_table_less_one_item(k, items):
+    """BCa's jackknife for a metric, from per-class totals: the same values as the metric
+    of each cell's table with one of its items taken out."""
+    items = [(y % k, a % k, b % k) for y, a, b in items]
+    confusions = bed.Confusions.of(*zip(*items))
+    specs = [(metric, 0 if metric in ("f1", "precision", "recall") else None)
+             for metric in bed.METRICS]
+    got = bed._leave_one_out(confusions, specs)
+    for index, (key, _) in enumerate(confusions.cells):
+        less = [(cell, count - (cell == key)) for cell, count in confusions.cells]
+        truth = bed._metric_columns([(cell, [count]) for cell, count in less],
+                                    len(confusions.classes), specs)
+        for (a, b), ((ta,), (tb,)) in zip(got, truth):
+            assert (a[index], b[index]) == (ta, tb)
