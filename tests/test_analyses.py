@@ -1565,3 +1565,22 @@ def test_leaderboard_of_predictions_ranks_the_metric_with_bootstrap_covariance(m
     sd = float(pairwise.paired.hi - pairwise.paired.lo) / 2 / 1.96
     assert half == pytest.approx(sd, rel=0.12)
     assert pair.test.swaps and pair.test.name == "prediction-swap permutation (Monte Carlo)"
+
+
+@pytest.mark.once
+def test_slices_with_no_true_gap_call_some_slice_better_or_worse_in_at_most_5_percent():
+    """200 files of 20 equal slices of 50 items, A and B the same 0/1 system in truth: the
+    share of files where any slice is called better or worse is the familywise error of the
+    slice table, at most 5% + 2 Monte Carlo s.e. (issue 29)."""
+    rng, files, flagged = random.Random(29), 200, 0
+    for _ in range(files):
+        truth = [rng.random() < 0.7 for _ in range(1000)]
+        a = [int(t if rng.random() < 0.8 else rng.random() < 0.7) for t in truth]
+        b = [int(t if rng.random() < 0.8 else rng.random() < 0.7) for t in truth]
+        body = bed.compare(a, b, by=[f"s{i % 20}" for i in range(1000)], calibration=0,
+                           seed=rng.randrange(10 ** 6)).to_dict()
+        flagged += any(t["comparisons"][0]["verdict"] in ("better", "worse")
+                       for t in body["tasks"])
+    rate = flagged / files
+    print(f"files with a slice called better or worse: {flagged}/{files} = {rate:.3f}")
+    assert rate <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / files)
