@@ -6387,6 +6387,7 @@ class TaskComparison:
     n: int
     comparisons: tuple
     runs: str = ""               # the runs each system has here, and how they were compared
+    rates: tuple = ()            # a class: per candidate, base's and its precision and recall
 
 
 @dataclass(frozen=True)
@@ -6495,17 +6496,25 @@ def compare_classes(table: Table, rng: random.Random, settings: Settings | None 
     each = "f1" if metric == "macro-f1" else "recall"
     classes = _classes(set(table.gold).union(*table.columns))
     specs = [(metric, None)] + [(each, index) for index in range(len(classes))]
-    pooled, per_class = [], [[] for _ in classes]
+    pooled, per_class, rates = [], [[] for _ in classes], [[] for _ in classes]
     for candidate, column in zip(table.systems[1:], table.columns[1:]):
-        analyses = _metric_analyses(Confusions.of(table.gold, table.columns[0], column, classes),
-                                    rng, settings, specs, within_classes)
+        confusions = Confusions.of(table.gold, table.columns[0], column, classes)
+        analyses = _metric_analyses(confusions, rng, settings, specs, within_classes)
         pooled.append(analyses[0])
+        values = _metric_columns([(key, [count]) for key, count in confusions.cells],
+                                 len(classes), [(name, index) for index in range(len(classes))
+                                                for name in ("precision", "recall")])
+        for index, row in enumerate(rates):     # base's precision and recall, then its
+            (pa,), (pb,) = values[2 * index]
+            (ra,), (rb,) = values[2 * index + 1]
+            row.append((pa, ra, pb, rb))
         for row, analysis, (p_holm, p_bonf, p_bh, decision) in zip(
                 per_class, analyses[1:], _family_decisions(analyses[1:], settings)):
             row.append(Comparison(table.systems[0], candidate, analysis, p_holm, p_bonf,
                                   decision, p_bh))
-    return TasksResult(tuple(TaskComparison(str(name), table.gold.count(name), tuple(row))
-                             for name, row in zip(classes, per_class)),
+    return TasksResult(tuple(TaskComparison(str(name), table.gold.count(name), tuple(row),
+                                            rates=tuple(rate))
+                             for name, row, rate in zip(classes, per_class, rates)),
                        tuple(Comparison(table.systems[0], name, analysis, p_holm, p_bonf,
                                         decision, p_bh)
                              for name, analysis, (p_holm, p_bonf, p_bh, decision) in zip(
@@ -9050,6 +9059,13 @@ def _tasks_document(report: _TasksReport) -> list:
               "base", "cand", "gap", f"{_format_level(first.level)} CI", "test", "p",
               f"{_ADJUST_SHORT[first.adjust]} p", "verdict", "runs"]
     lines.append(_Grid(tuple(header[:len(rows[0])]), rows, frozenset({1, 3, 4, 5, 8, 9})))
+    if result.tasks[0].rates:
+        lines.append("each class's precision (of the items predicted as it) and recall (of its "
+                     "items):")
+        lines.append(_Grid(("class", "candidate", "base P", "base R", "cand P", "cand R"), tuple(
+            [task.task, c.candidate, *(_round_fixed(v, 3) for v in rate)]
+            for task in result.tasks for c, rate in zip(task.comparisons, task.rates)),
+            frozenset({2, 3, 4, 5})))
     lines += [f"too small to judge: {_printable(task.task)} ({task.n:,} items): even were every "
               f"item to favour one system, its {_ADJUST_NAMES[first.adjust]}-adjusted p could not "
               f"fall below {_format_decimal(first.alpha)}; it would take {needed:,} items at "
@@ -9099,8 +9115,11 @@ def _tasks_json(report: _TasksReport) -> dict:
                       "too_small": _slice_needs(task, task.comparisons[0].decision),
                       "comparisons": [
         {"baseline": c.baseline, "candidate": c.candidate, **_analysis_json(c.analysis),
-         "p_holm": c.p_holm, "verdict": c.decision.word, "decision": c.decision.to_json()}
-        for c in task.comparisons]} for task in report.result.tasks]
+         "p_holm": c.p_holm, "verdict": c.decision.word, "decision": c.decision.to_json(),
+         **({"precision": {"a": float(rate[0]), "b": float(rate[2])},
+             "recall": {"a": float(rate[1]), "b": float(rate[3])}} if rate else {})}
+        for c, rate in itertools.zip_longest(task.comparisons, task.rates)]}
+        for task in report.result.tasks]
     if report.table.slices and "gate_passed" in body:
         regressed = _regressions(report.result)
         body["regressed"] = [{"slice": t, "candidate": c} for t, c in regressed]

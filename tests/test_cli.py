@@ -1092,6 +1092,7 @@ def test_label_col_compares_macro_f1_and_names_the_rare_class_that_regressed(tmp
     assert "gate over the slices: FAIL: 1 slice(s) shown worse" in out
     assert "in 5 classes of gold" in out and "per class: each candidate against base by the" \
         in out
+    assert "\n  class  candidate  base P  base R  cand P  cand R\n" in out
     with open(path) as f:
         rows = list(csv.DictReader(f))
     gold = [r["gold"] for r in rows]
@@ -1114,6 +1115,10 @@ def test_label_col_compares_macro_f1_and_names_the_rare_class_that_regressed(tmp
             truth = sk.f1_score(gold, [r[name] for r in rows], labels=[task["task"]],
                                 average="macro")
             assert task["comparisons"][0]["accuracy"][key] == pytest.approx(truth, abs=1e-12)
+            for rate, score in (("precision", sk.precision_score), ("recall", sk.recall_score)):
+                truth = score(gold, [r[name] for r in rows], labels=[task["task"]],
+                              average="macro", zero_division=0)
+                assert task["comparisons"][0][rate][key] == pytest.approx(truth, abs=1e-12)
         assert task["items"] == gold.count(task["task"])
     assert [t["comparisons"][0]["verdict"] for t in report["tasks"]].count("worse") == 1
 
