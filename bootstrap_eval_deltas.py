@@ -7342,30 +7342,6 @@ def _study_rules(chosen: str, plain_binary: bool = True) -> tuple:
     return (chosen,) + tuple(m for m in usable if m != chosen)
 
 
-def _runs_coverage(rng, copula: Copula, n_items: int, replays: int, resamples: int,
-                   confidence, progress, margin=None) -> Coverage:
-    """Coverage of the two-level interval over simulated runs, with the single-run interval
-    (run 1 of each system: what one seed per system would report) in ``item_level``."""
-    two_level = _Study(copula.true_gap, ("two-level",))
-    single = _Study(copula.true_gap, ("percentile",))
-    passes = 0
-    for replay in range(replays):
-        data = copula.simulate(rng, n_items)
-        first = Scores(data.runs_a[0][1], data.runs_b[0][1])
-        single.add({"percentile": paired_distribution(rng, first, resamples).interval(
-            confidence)})
-        runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
-        two_level.add({"two-level": runs.interval})
-        if margin is not None:
-            word = _verdict_word(runs.interval, runs.test.p, 1 - confidence)
-            passes += _gate_passes(runs.interval.lo, word, Fraction(margin))
-        if progress:
-            progress(replay + 1, replays)
-    result = two_level.result(replays, single.result(replays))
-    return result if margin is None else dataclasses.replace(result, gate_passes=passes,
-                                                             margin=Fraction(margin))
-
-
 def _table_intervals(rng, table: Cells, resamples: int, confidence, rules,
                      width: float | None = None) -> dict:
     """Every rule's paired interval for one 2x2 table: resampled (counts engine) or, with
@@ -7403,39 +7379,58 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Setting
     one is reported, the others are in ``others``); only the resampling draws.  The
     ``counts`` engine simulates each replay's cell counts as one multinomial draw.
     With clustered items each replay computes the interval that ignores the
-    clusters, then the cluster bootstrap's, so both coverages come out side by side.
+    clusters, then the cluster bootstrap's, so both coverages come out side by side;
+    with runs, the single-run interval (run 1 of each system: what one seed per system
+    would report), then the two-level one.
     """
     settings = _settings_of(settings, options)
     confidence, interval = settings.confidence, settings.interval
     resamples, margin = settings.resamples or RESAMPLES, settings.margin
     engine = _coverage_engine(settings.engine, copula, n_items, replays, resamples)
-    if copula.runs > 1:
-        return _runs_coverage(rng, copula, n_items, replays, resamples, confidence, progress,
-                              margin)
-    rules = _study_rules(interval, not copula.clustered)
-    study, items = _Study(copula.true_gap, rules), _Study(copula.true_gap, (interval,))
+    rules = ("two-level",) if copula.runs > 1 else _study_rules(interval, not copula.clustered)
+    study = _Study(copula.true_gap, rules)
+    items = _Study(copula.true_gap, ("percentile",) if copula.runs > 1 else rules[:1])
     passes = 0
     for replay in range(replays):
-        if engine == "counts":
-            table = copula.simulate_cells(rng, n_items)
-            intervals = _table_intervals(rng, table, resamples, confidence, rules)
-        else:
-            data = copula.simulate(rng, n_items)
-            if copula.clustered:
-                items.add(_scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
-                                            (interval,)))
-            intervals = _scores_intervals(rng, data, resamples, confidence, rules)
-            table = None if copula.clustered else data.cells()
+        intervals, single, p_value = _replay(rng, copula, n_items, engine, resamples,
+                                             confidence, rules)
         study.add(intervals)
-        if margin is not None and table is not None and intervals[interval] is not None:
-            word = _verdict_word(intervals[interval], mcnemar_exact(table.a_only, table.b_only).p,
-                                1 - confidence)
-            passes += _gate_passes(intervals[interval].lo, word, Fraction(margin))
+        if single is not None:
+            items.add(single)
+        chosen = intervals[rules[0]]
+        if margin is not None and p_value is not None and chosen is not None:
+            word = _verdict_word(chosen, p_value(), 1 - confidence)
+            passes += _gate_passes(chosen.lo, word, Fraction(margin))
         if progress:
             progress(replay + 1, replays)
-    result = study.result(replays, items.result(replays) if copula.clustered else None)
+    nested = copula.runs > 1 or copula.clustered
+    result = study.result(replays, items.result(replays) if nested else None)
     return result if margin is None else dataclasses.replace(result, gate_passes=passes,
                                                              margin=Fraction(margin))
+
+
+def _replay(rng, copula: Copula, n_items: int, engine: str, resamples: int, confidence,
+            rules) -> tuple:
+    """One replay of a coverage study: every rule's intervals, the item-level intervals (the
+    ones that ignore the clusters, or run 1's, drawn first; else None), and the p-value the
+    verdict reads as a function (None: no 2x2 table to gate on)."""
+    if copula.runs > 1:
+        data = copula.simulate(rng, n_items)
+        first = Scores(data.runs_a[0][1], data.runs_b[0][1])
+        single = {"percentile": paired_distribution(rng, first, resamples).interval(confidence)}
+        runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
+        return {"two-level": runs.interval}, single, lambda: runs.test.p
+    if engine == "counts":
+        table = copula.simulate_cells(rng, n_items)
+        intervals = _table_intervals(rng, table, resamples, confidence, rules)
+    else:
+        data = copula.simulate(rng, n_items)
+        if copula.clustered:
+            single = _scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
+                                       rules[:1])
+            return _scores_intervals(rng, data, resamples, confidence, rules), single, None
+        intervals, table = _scores_intervals(rng, data, resamples, confidence, rules), data.cells()
+    return intervals, None, lambda: mcnemar_exact(table.a_only, table.b_only).p
 
 
 _EXACT_SLACK = Fraction(1, 10)   # an exact study holds within a tenth of 1 - nominal
