@@ -7532,25 +7532,21 @@ def calibrate_cells(rng: random.Random, cells: Cells, confidence, rule: str, res
     n, confidence = cells.n, Fraction(confidence)
     truth = tuple(count / n for count in cells.as_tuple())
     half = (cells.a_only + cells.b_only) / (2 * n)
-    null = (cells.both / n, half, half, cells.neither / n)
-    gap = cells.b_only - cells.a_only
+    settings = ((truth, cells.b_only - cells.a_only),
+                ((cells.both / n, half, half, cells.neither / n), 0))
+    rules, exact = _study_rules(rule), 0 if _calibrates_exactly(truth, n) else resamples
+    if rule == "percentile":              # summed exactly, no replays
+        at_gap, no_gap = (_percentile_study(probs, n, g, confidence) for probs, g in settings)
+        if _holds(at_gap, confidence, no_gap) or not replays:
+            return Calibration(n, 0, 0, confidence, at_gap, no_gap)
+        rules = rules[1:]                 # it does not hold: measure the others to name one
     steps = _steps(progress, [replays, replays])
-    exact = 0 if _calibrates_exactly(truth, n) else resamples
-    if rule != "percentile":
-        rules = _study_rules(rule)
-        return Calibration(n, replays, exact, confidence, *(_interval_study(
-            rng, probs, n, Fraction(g, n), rules, confidence, replays, resamples, next(steps))
-            for probs, g in ((truth, gap), (null, 0))))
-    at_gap = _percentile_study(truth, n, gap, confidence)
-    no_gap = _percentile_study(null, n, 0, confidence)
-    if _holds(at_gap, confidence, no_gap) or not replays:
-        return Calibration(n, 0, 0, confidence, at_gap, no_gap)
-    rules = _study_rules(rule)[1:]        # it does not hold: measure the others to name one
-    others = [_interval_study(rng, probs, n, Fraction(g, n), rules, confidence, replays,
-                              resamples, next(steps)) for probs, g in ((truth, gap), (null, 0))]
-    return Calibration(n, replays, exact, confidence, *(
-        dataclasses.replace(study, others=tuple((m, other.of(m)) for m in rules))
-        for study, other in zip((at_gap, no_gap), others)))
+    studies = [_interval_study(rng, probs, n, Fraction(g, n), rules, confidence, replays,
+                               resamples, next(steps)) for probs, g in settings]
+    if rule == "percentile":
+        studies = [dataclasses.replace(study, others=tuple((m, other.of(m)) for m in rules))
+                   for study, other in zip((at_gap, no_gap), studies)]
+    return Calibration(n, replays, exact, confidence, *studies)
 
 
 def _percentile_study(probs, n: int, gap: int, confidence) -> Coverage:
