@@ -7439,22 +7439,21 @@ _CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_L
 _CALIBRATION_LARGE_REPLAYS = 300  # tables each way (s.e. about 1.3 pts at 95%)
 
 
-def _slack(cov: Coverage, rate, nominal) -> float:
-    """How far a rate may miss its target: 2 Monte Carlo standard errors, or for an exact
-    study a tenth of 1 - nominal (exact coverage of a discrete statistic moves with n)."""
-    return float(_EXACT_SLACK * (1 - Fraction(nominal))) if cov.exact else \
-        2 * max(cov.standard_error(rate), 1e-12)
-
-
 def _shortfalls(cov: Coverage, nominal, null: Coverage | None = None) -> tuple:
     """Where the interval misses by more than the slack: ``("covers", rate)`` below nominal,
-    ``("false", rate)`` false positives (with a null study) above 1 - nominal."""
+    ``("false", rate)`` false positives (with a null study) above 1 - nominal.  The slack is
+    2 Monte Carlo standard errors, or for an exact study a tenth of 1 - nominal (exact
+    coverage of a discrete statistic moves with n)."""
+    def slack(study: Coverage, rate) -> float:
+        return float(_EXACT_SLACK * (1 - Fraction(nominal))) if study.exact else \
+            2 * max(study.standard_error(rate), 1e-12)
+
     out = []
-    if float(cov.covers_rate) < float(nominal) - _slack(cov, cov.covers_rate, nominal):
+    if float(cov.covers_rate) < float(nominal) - slack(cov, cov.covers_rate):
         out.append(("covers", cov.covers_rate))
     if null is not None:
         false = null.excludes_zero_rate
-        if float(false) > float(1 - Fraction(nominal)) + _slack(null, false, nominal):
+        if float(false) > float(1 - Fraction(nominal)) + slack(null, false):
             out.append(("false", false))
     return tuple(out)
 
