@@ -7302,14 +7302,9 @@ class Coverage:
         return body
 
 
-def _detects(interval: Interval, true_gap: Fraction) -> bool:
-    """Does the interval exclude 0 on the side of the true gap (either side when it is 0)?"""
-    return interval.lo > 0 if true_gap > 0 else interval.hi < 0 if true_gap < 0 else \
-        interval.excludes_zero()
-
-
 class _Study:
-    """Per rule, over the same replays: [covers, excludes 0 on the true side, width, undefined]."""
+    """Per rule, over the same replays: [covers, excludes 0 on the side of the true gap (either
+    side when it is 0), width, undefined]."""
 
     def __init__(self, true_gap: Fraction, rules):
         self.true_gap, self.rules = true_gap, tuple(rules)
@@ -7322,18 +7317,18 @@ class _Study:
                 count[3] += 1
                 if interval is None:
                     continue
-            count[0] += self.true_gap in interval
-            count[1] += _detects(interval, self.true_gap)
+            gap = self.true_gap
+            count[0] += gap in interval
+            count[1] += interval.lo > 0 if gap > 0 else interval.hi < 0 if gap < 0 else \
+                interval.excludes_zero()
             count[2] += interval.hi - interval.lo
 
     def result(self, replays: int, item_level=None) -> Coverage:
-        def one(rule, others=(), item_level=None):
-            covers, hits, width, undefined = self.counts[rule]
-            return Coverage(replays, covers, hits, Fraction(width), undefined, item_level, rule,
-                            tuple(others))
-
+        made = {rule: Coverage(replays, covers, hits, Fraction(width), undefined, rule=rule)
+                for rule, (covers, hits, width, undefined) in self.counts.items()}
         first, *rest = self.rules
-        return one(first, [(m, one(m)) for m in rest], item_level)
+        return dataclasses.replace(made[first], item_level=item_level,
+                                   others=tuple((m, made[m]) for m in rest))
 
 
 def _study_rules(chosen: str, plain_binary: bool = True) -> tuple:
