@@ -8033,30 +8033,6 @@ class AccuracyPlan:
     clopper_pearson: int
 
 
-def _items_for_half_width(width, p: Fraction, target: float, start: int = 2) -> int:
-    """The smallest n from which on ``width(round(p*n), n) <= target`` for every n (*width(k,
-    n)*: a half-width at k of n correct).  Rounding p*n can lift a larger n above the target,
-    but not once the envelope (the widths at floor(p*n - 1/2) and ceil(p*n + 1/2)) fits too,
-    so the n in between are checked one by one."""
-    def at(n):
-        return width(round(p * n), n)
-
-    def envelope(n):
-        low = max(0, math.floor(p * n - Fraction(1, 2)))
-        high = min(n, math.ceil(p * n + Fraction(1, 2)))
-        return max(width(low, n), width(high, n))
-
-    first = _first_true(lambda n: at(n) <= target, start)
-    end = _first_true(lambda n: envelope(n) <= target, first)
-    failing = [n for n in range(first, end) if at(n) > target]
-    return failing[-1] + 1 if failing else first
-
-
-def _half_width(interval, successes, n: int, confidence) -> float:
-    low, high = interval(successes, n, confidence)
-    return (high - low) / 2
-
-
 def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
     """Items for a +-half_width interval on one accuracy near *accuracy*, three ways.
 
@@ -8070,11 +8046,26 @@ def plan_accuracy(accuracy, half_width, confidence) -> AccuracyPlan:
     (2177, 2177, 2241)
     """
     p, h, z = Fraction(accuracy), float(half_width), _z_value(confidence)
+
+    def width(interval, k, n: int) -> float:         # the half-width at k of n correct
+        low, high = interval(k, n, confidence)
+        return (high - low) / 2
+
+    def exact_fits(n: int) -> bool:
+        return width(clopper_pearson, round(p * n), n) <= h
+
+    def envelope_fits(n: int) -> bool:   # the exact widths at floor(p*n - 1/2), ceil(p*n + 1/2)
+        low = max(0, math.floor(p * n - Fraction(1, 2)))
+        high = min(n, math.ceil(p * n + Fraction(1, 2)))
+        return max(width(clopper_pearson, low, n), width(clopper_pearson, high, n)) <= h
+
     wald = max(2, math.ceil(z * z * float(p * (1 - p)) / (h * h)))
-    wilson = _first_true(lambda n: _half_width(wilson_interval, float(p) * n, n, confidence)
-                         <= h, wald)
-    exact = _items_for_half_width(lambda k, n: _half_width(clopper_pearson, k, n, confidence),
-                                 p, h, wilson)
+    wilson = _first_true(lambda n: width(wilson_interval, float(p) * n, n) <= h, wald)
+    # Rounding p*n can lift a larger n above h, but not once the envelope fits too, so the
+    # n in between are checked one by one.
+    first = _first_true(exact_fits, wilson)
+    failing = [n for n in range(first, _first_true(envelope_fits, first)) if not exact_fits(n)]
+    exact = failing[-1] + 1 if failing else first
     return AccuracyPlan(p, Fraction(half_width), Fraction(confidence), wald, wilson, exact)
 
 
