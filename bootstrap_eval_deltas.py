@@ -740,8 +740,9 @@ def binomial_table_variates(rng: random.Random, n: int, p: float, count: int) ->
 @functools.lru_cache(maxsize=4096)
 def _poisson_cdf_table(mean: int) -> tuple:
     """(lo, cumulative probabilities of lo..hi, the last exactly 1.0) of Poisson(*mean*), an
-    integer: lo..hi is the mode +- (9 sd + 12), each tail outside under 2**-60; exact ratios
-    from the mode, normalised (the mode's own probability cancels)."""
+    integer: lo..hi is the mode +- (9 sd + 12), each tail outside under 2**-60; products of
+    the ratios from the mode (good to about 1e-14), normalised (the mode's own probability
+    cancels)."""
     spread = 9 * math.sqrt(mean) + 12
     lo, hi = max(0, math.floor(mean - spread)), math.ceil(mean + spread)
     up = itertools.accumulate(map(operator.truediv, itertools.repeat(mean),
@@ -778,7 +779,7 @@ def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
     ([[41, 48, 52], [36, 32, 34], [23, 20, 14]], [100, 100, 100])
     """
     n, cells = sum(counts), len(counts)
-    if 0.4 * math.sqrt(n) > 3.2 * cells:
+    if math.sqrt(n) > 3.5 * cells:
         order = sorted(range(cells), key=lambda j: -counts[j])
         columns, left, mass = [None] * cells, [n] * resamples, n
         for j in order[:-1]:
@@ -2271,9 +2272,11 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     notes = [f"lm-eval filter {chosen}"] if len(by_filter) > 1 else []
     if corpus:
         notes.append(f"lm-eval's {_printable(metric)}: a [gold, prediction] pair per sample, "
-                     "the metric computed over all of them as the harness's registry does (" +
-                     ("F1 of class 1, scikit-learn's f1_score" if corpus[0] == "f1" else
-                      "scikit-learn's matthews_corrcoef") + ")")
+                     "the metric computed over all of them as the harness's registry does by "
+                     "default (" + ("F1 of class 1, scikit-learn's f1_score" if corpus[0] ==
+                                    "f1" else "scikit-learn's matthews_corrcoef") + ")" + (
+                         "" if claimed else "; no results file beside the samples says the "
+                         "task's own aggregation"))
     if sign < 0:
         notes.append(f"lower {_printable(metric)} is better, as the run's results file says: "
                      f"compared as -{_printable(metric)}, so a positive gap is an improvement")
@@ -2281,7 +2284,7 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                         tuple(_flat_keys(first[1])), True, rows, 2 + len(fields.labels))
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), match and match.group(1),
                         "; ".join(notes), filters=tuple(by_filter),
-                        claimed=None if corpus else claimed, corpus=corpus or None)
+                        claimed=claimed, corpus=corpus or None)
 
 
 # lm-eval's corpus metrics whose per-sample value is a [gold, prediction] pair, as its
@@ -3536,7 +3539,7 @@ def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
     """A warning when the samples' mean is not what the run's results file says."""
     label, value, samples, _, lower, _ = claimed
     scores = collected.columns[0]
-    if value is None:
+    if value is None or scores and isinstance(scores[0], tuple):    # a corpus metric's pairs
         return []
     value = -value if lower else value
     mean = math.fsum(map(float, scores)) / len(scores) if scores else math.nan
@@ -5452,7 +5455,8 @@ class Confusions:
     """Two systems' predictions of the same labelled items as counts over (label, A's
     prediction, B's prediction) cells: all a paired resample of a confusion-matrix metric
     sees.  ``classes`` are every class in the labels or either system's predictions
-    (sorted as numbers where all are numbers); a cell's key holds their indices.
+    (sorted as numbers where all are numbers), or more where given; a cell's key holds
+    their indices.
 
     >>> c = Confusions.of(["x", "y", "y"], ["x", "y", "x"], ["x", "x", "y"])
     >>> c.classes, c.cells, c.n
@@ -5495,9 +5499,10 @@ def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
                  exact: bool = True):
     """One system's *metric* from per-class counts (labels, right, predicted): a Fraction,
     but for ``mcc`` whose square root is rounded (then held as a Fraction); floats with
-    *exact* false.  Undefined ratios are 0, as scikit-learn's ``zero_division=0``; a class
-    absent from the labels is left out of balanced accuracy, as scikit-learn leaves it; the
-    kappa of one class alone is 0 (scikit-learn: NaN).
+    *exact* false.  Undefined ratios are 0, as scikit-learn's ``zero_division=0``; macro-F1
+    averages the classes in the labels or this system's predictions, and balanced accuracy
+    those in the labels, as scikit-learn does on the same items; the kappa of one class
+    alone is 0 (scikit-learn: NaN).
 
     >>> metric_value("macro-f1", [2, 1], [1, 1], [1, 2])     # F1 2/3 and 2/3
     Fraction(2, 3)
@@ -5515,7 +5520,7 @@ def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
     if metric in ("macro-f1", "balanced-accuracy"):
         tops, bottoms = ([2 * x for x in tp], list(map(operator.add, true, predicted))) if \
             metric == "macro-f1" else (tp, true)
-        count = len(true) if metric == "macro-f1" else len(true) - true.count(0)
+        count = len(bottoms) - bottoms.count(0)    # classes in the labels or predicted
         if not exact:
             return sum(map(ratio, tops, bottoms)) / count
         top, bottom = 0, 1           # on one common denominator: one reduction, not many
@@ -5576,8 +5581,9 @@ def metric_permutation_test(rng: random.Random, confusions: Confusions, metric: 
     predictions swapped with probability 1/2, |gap| compared with the observed one, p =
     (hits + 1) / (R + 1); 1 when the gap is 0.  A cell (y, a, b) and its mirror (y, b, a)
     holding m items together hold Binomial(m, 1/2) of them after the swaps (the kept of
-    one plus the swapped of the other), one table draw per pair; the gaps are screened in
-    floats and those within 1e-9 of the observed one recomputed exactly."""
+    one plus the swapped of the other), one table draw per group of pairs that move A's
+    totals alike; the gaps are screened in floats and those within 1e-9 of the observed one
+    recomputed exactly."""
     return _permutation_tests(rng, confusions, [(metric, positive)], permutations)[0]
 
 
@@ -6127,9 +6133,11 @@ def analyze_metric(confusions: Confusions, rng: random.Random, settings: Setting
         raise ToolError(f"metric must be one of {', '.join(METRICS)}; got {metric!r}")
     index = None
     if metric in _CLASS_METRICS:
-        if positive not in confusions.classes:
+        if positive is None:
             raise ToolError(f"{metric} is of one class: name it with {_opt('positive')} (classes: "
                             f"{', '.join(map(str, confusions.classes))})")
+        if positive not in confusions.classes:      # none of these items has it: F1 etc. 0
+            confusions = Confusions(confusions.classes + (positive,), confusions.cells)
         index = confusions.classes.index(positive)
     return _metric_analyses(confusions, rng, settings, [(metric, index)], within_classes)[0]
 
@@ -6147,6 +6155,8 @@ def _metric_analyses(confusions: Confusions, rng: random.Random, settings: Setti
                                               len(confusions.classes), specs)
     values = measure([[count] for count in counts])
     resamples = settings.resamples or RESAMPLES
+    if resamples < 2:
+        raise ToolError(f"a metric's intervals need {_opt('resamples')} of 2 or more")
     groups = [key[0] for key in keys] if within_classes else None
     paired = measure(_cell_draws(rng, counts, resamples, groups))
     left = _leave_one_out(confusions, specs) if settings.interval == "bca" else \
@@ -6493,16 +6503,20 @@ def compare_classes(table: Table, rng: random.Random, settings: Settings | None 
     simultaneous across the classes, so that a rare class's regression is seen.
     *within_classes* holds each label's count."""
     settings = _settings_of(settings, options)
+    if metric not in ("accuracy", "micro-f1", "macro-f1", "balanced-accuracy"):
+        raise ToolError(f"compare_classes takes a metric that averages the classes (accuracy, "
+                        f"micro-f1, macro-f1, balanced-accuracy); got {metric!r}")
     each = "f1" if metric == "macro-f1" else "recall"
     classes = _classes(set(table.gold).union(*table.columns))
-    specs = [(metric, None)] + [(each, index) for index in range(len(classes))]
-    pooled, per_class, rates = [], [[] for _ in classes], [[] for _ in classes]
+    labelled = [index for index, name in enumerate(classes) if name in set(table.gold)]
+    specs = [(metric, None)] + [(each, index) for index in labelled]
+    pooled, per_class, rates = [], [[] for _ in labelled], [[] for _ in labelled]
     for candidate, column in zip(table.systems[1:], table.columns[1:]):
         confusions = Confusions.of(table.gold, table.columns[0], column, classes)
         analyses = _metric_analyses(confusions, rng, settings, specs, within_classes)
         pooled.append(analyses[0])
         values = _metric_columns([(key, [count]) for key, count in confusions.cells],
-                                 len(classes), [(name, index) for index in range(len(classes))
+                                 len(classes), [(name, index) for index in labelled
                                                 for name in ("precision", "recall")])
         for index, row in enumerate(rates):     # base's precision and recall, then its
             (pa,), (pb,) = values[2 * index]
@@ -6512,9 +6526,9 @@ def compare_classes(table: Table, rng: random.Random, settings: Settings | None 
                 per_class, analyses[1:], _family_decisions(analyses[1:], settings)):
             row.append(Comparison(table.systems[0], candidate, analysis, p_holm, p_bonf,
                                   decision, p_bh))
-    return TasksResult(tuple(TaskComparison(str(name), table.gold.count(name), tuple(row),
-                                            rates=tuple(rate))
-                             for name, row, rate in zip(classes, per_class, rates)),
+    return TasksResult(tuple(TaskComparison(str(classes[index]), table.gold.count(
+        classes[index]), tuple(row), rates=tuple(rate))
+                             for index, row, rate in zip(labelled, per_class, rates)),
                        tuple(Comparison(table.systems[0], name, analysis, p_holm, p_bonf,
                                         decision, p_bh)
                              for name, analysis, (p_holm, p_bonf, p_bh, decision) in zip(
@@ -6868,29 +6882,34 @@ def _metric_covariance(table: Table, rng: random.Random, metric: str, positive,
                        resamples: int) -> tuple:
     """``(values, covariance, design)`` of the systems' *metric*: the covariance over paired
     resamples of the items, a multinomial draw over (label, each system's prediction)
-    cells, each system's metric read from the cells it sees."""
-    classes = _classes(set(table.gold).union(*table.columns))
-    if metric not in METRICS or (metric in _CLASS_METRICS) != (positive in classes):
-        raise ToolError(f"metric must be one of {', '.join(METRICS)}, and positive a class "
-                        f"of f1, precision or recall ({', '.join(map(str, classes))})")
+    cells, each system's metric read from the cells it sees; drawn 100 resamples at a time
+    (memory: the cells times 100)."""
+    classes = _classes(set(table.gold).union(*table.columns, [positive] if positive is not None
+                                             else []))
+    if metric not in METRICS or (metric in _CLASS_METRICS) != (positive is not None):
+        raise ToolError(f"metric must be one of {', '.join(METRICS)}; positive names the class "
+                        "of f1, precision or recall, and goes with them alone")
+    if resamples < 2:
+        raise ToolError(f"a metric's intervals need {_opt('resamples')} of 2 or more")
     index = {name: i for i, name in enumerate(classes)}
     spec = [(metric, index.get(positive))]
     keys, counts = zip(*collections.Counter(zip(table.gold, *table.columns)).items())
-    draws = multinomial_columns(rng, counts, resamples)
-    values, samples = [], []
-    for s in range(len(table.systems)):
-        seen = {}
-        for key, count, column in zip(keys, counts, draws):
-            cell = (index[key[0]], index[key[s + 1]], index[key[s + 1]])
-            total, drawn = seen.get(cell, (0, None))
-            seen[cell] = (total + count, column if drawn is None else
-                          list(map(operator.add, drawn, column)))
-        cells = list(seen.items())
-        ((value,), _), = _metric_columns([(key, [total]) for key, (total, _) in cells],
-                                         len(classes), spec)
-        values.append(value)
-        samples.append(list(map(float, _metric_columns([(key, drawn) for key, (_, drawn) in
-                                                        cells], len(classes), spec)[0][0])))
+    values, samples = [], [[] for _ in table.systems]
+    for start in range(0, resamples, 100):
+        draws = multinomial_columns(rng, counts, min(100, resamples - start))
+        for s, sample in enumerate(samples):
+            seen = {}
+            for key, count, column in zip(keys, counts, draws):
+                cell = (index[key[0]], index[key[s + 1]], index[key[s + 1]])
+                total, drawn = seen.get(cell, (0, None))
+                seen[cell] = (total + count, column if drawn is None else
+                              list(map(operator.add, drawn, column)))
+            if start == 0:
+                ((value,), _), = _metric_columns([(key, [total]) for key, (total, _) in
+                                                  seen.items()], len(classes), spec)
+                values.append(value)
+            sample += map(float, _metric_columns([(key, drawn) for key, (_, drawn) in
+                                                  seen.items()], len(classes), spec)[0][0])
     centred = [[x - math.fsum(sample) / resamples for x in sample] for sample in samples]
     cov = [[Fraction(math.fsum(map(operator.mul, a, b)) / (resamples - 1)) for b in centred]
            for a in centred]
@@ -6901,10 +6920,13 @@ def _metric_covariance(table: Table, rng: random.Random, metric: str, positive,
 def _metric_pair_test(rng, table: Table, i: int, j: int, metric: str, positive,
                       settings: Settings) -> PermutationTest:
     """A leaderboard pair's test of a metric: the swaps of their predictions."""
-    classes = _classes(set(table.gold).union(*table.columns))
-    confusions = Confusions.of(table.gold, table.columns[j], table.columns[i], classes)
-    return metric_permutation_test(rng, confusions, metric, None if positive is None else
-                                   classes.index(positive), settings.permutations or
+    confusions = Confusions.of(table.gold, table.columns[j], table.columns[i])
+    index = None
+    if positive is not None:
+        if positive not in confusions.classes:     # neither has it: F1 etc. 0 for both
+            confusions = Confusions(confusions.classes + (positive,), confusions.cells)
+        index = confusions.classes.index(positive)
+    return metric_permutation_test(rng, confusions, metric, index, settings.permutations or
                                    PERMUTATIONS)
 
 
@@ -10598,6 +10620,20 @@ def _sliced(table: Table, by: str) -> Table:
     return dataclasses.replace(table, tasks=table.strata, strata=None, slices=by)
 
 
+def _metric_of(r: _Request, table: Table) -> tuple:
+    """``(metric, positive)``: a log's own (lm-eval's f1 and mcc), else the request's, the
+    positive class one the labels or predictions hold (a misspelt class is refused)."""
+    if table.metric is not None:
+        return table.metric
+    positive = None if r.positive is None else _item_id(r.positive)
+    if positive is not None and table.gold is not None and positive not in set(
+            table.gold).union(*table.columns):
+        raise ToolError(f"{_opt('positive')} {_shorten(str(r.positive))} is not a class of the "
+                        f"labels or predictions (classes: "
+                        f"{_printable(', '.join(map(str, _classes(set(table.gold).union(*table.columns)))))[:200]})")
+    return r.metric or "accuracy", positive
+
+
 def _run_data(r: _Request, writes: list) -> Report:
     table = _table(r)
     _refuse_idle_options(r, table)
@@ -10606,7 +10642,7 @@ def _run_data(r: _Request, writes: list) -> Report:
               "accuracy_interval": r.accuracy_interval, "calibration": r.calibration,
               "resamples": r.resamples, "engine": None if r.resamples is None else r.engine,
               "permutations": r.permutations}          # None: did not apply
-    metric, positive = table.metric or (r.metric or "accuracy", r.positive)
+    metric, positive = _metric_of(r, table)
     if table.gold is not None:        # a metric's resamples: no calibration, no exact method
         params.update(metric=metric, calibration=0, resamples=r.resamples or RESAMPLES,
                       engine="counts", permutations=r.permutations or PERMUTATIONS)
@@ -10620,9 +10656,7 @@ def _run_data(r: _Request, writes: list) -> Report:
         params.update(tasks=len(set(table.tasks)), pool=r.pool)
         with _progress(r, "tasks") as progress:
             result = compare_tasks(table, random.Random(r.seed), settings, pool=r.pool,
-                                   metric=metric, positive=None if positive is None else
-                                   _item_id(positive),
-                                   progress=progress)
+                                   metric=metric, positive=positive, progress=progress)
         return _TasksReport(params, table, result,
                             _ledger_after(r, table, result.pooled, writes), r.details)
     if table.gold is not None and metric in ("accuracy", "micro-f1", "macro-f1",
@@ -10634,9 +10668,7 @@ def _run_data(r: _Request, writes: list) -> Report:
                             _ledger_after(r, table, result.pooled, writes), r.details)
     with _progress(r, "resampling") as progress:
         comparisons = compare_systems(table, random.Random(r.seed), settings,
-                                      progress=progress, metric=metric,
-                                      positive=None if positive is None else
-                                      _item_id(positive),
+                                      progress=progress, metric=metric, positive=positive,
                                       within_classes=table.strata is not None)
     source = "runs" if r.baseline is not None else table.sources[0].format
     return Report(params, source, tuple(comparisons), table=table,
@@ -10706,11 +10738,11 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
                         f"{_opt('allow_constant', True)} ranks it anyway")
     settings = Settings(None, r.confidence, permutations=r.permutations, calibration=0,
                         adjust=r.adjust)
-    metric, positive = table.metric or (r.metric or "accuracy", r.positive)
+    metric, positive = _metric_of(r, table)
     with _progress(r, "leaderboard draws") as progress:
         board = rank_systems(table, random.Random(r.seed), settings, draws=r.draws,
                              target_power=r.target_power, progress=progress, metric=metric,
-                             positive=None if positive is None else _item_id(positive))
+                             positive=positive)
     params = {"systems": len(table.systems), "n_items": table.n, "seed": r.seed,
               "confidence": r.confidence, "draws": r.draws, "adjust": r.adjust,
               "target_power": r.target_power, "permutations": r.permutations}

@@ -1455,8 +1455,9 @@ def _numpy_metric_bootstrap(labels, a, b, metric, resamples, seed=11):
         pred = np.stack([np.sum(pp == k, axis=1) for k in classes])
         tp = np.stack([np.sum((yy == k) & (pp == k), axis=1) for k in classes])
         if metric == "macro-f1":
-            return np.mean(np.where(true + pred > 0, 2 * tp / np.maximum(true + pred, 1), 0),
-                           axis=0)
+            seen = true + pred > 0          # the labels' and this system's classes
+            return np.sum(np.where(seen, 2 * tp / np.maximum(true + pred, 1), 0),
+                          axis=0) / np.sum(seen, axis=0)
         if metric == "mcc":
             right, size = tp.sum(axis=0), yy.shape[1]
             chance = np.sum(true * pred, axis=0)
@@ -1584,3 +1585,50 @@ def test_slices_with_no_true_gap_call_some_slice_better_or_worse_in_at_most_5_pe
     rate = flagged / files
     print(f"files with a slice called better or worse: {flagged}/{files} = {rate:.3f}")
     assert rate <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / files)
+
+
+def test_a_systems_macro_f1_is_the_same_whatever_the_other_systems_predict():
+    """Macro-F1 averages the classes in the labels or this system's predictions (scikit-learn's
+    default), so a class only another system predicts leaves it alone: pairwise, per class,
+    on a leaderboard (a review's case: a third system predicting "z")."""
+    sk = pytest.importorskip("sklearn.metrics")
+    gold = tuple("ab" * 100)
+    a = tuple(x if i % 5 else "b" for i, x in enumerate(gold))
+    c = tuple(x if i % 7 else "z" for i, x in enumerate(gold))
+    truth = {name: sk.f1_score(gold, column, average="macro") for name, column in
+             (("A", a), ("C", c))}
+    table = bed.Table(("A", "B", "C"), (a, a, c), tuple(range(200)), (), gold=gold)
+    board = bed.rank_systems(table, random.Random(1), metric="macro-f1", resamples=50,
+                             permutations=50)
+    assert {s.system: float(s.score) for s in board.standings} == pytest.approx(
+        {"A": truth["A"], "B": truth["A"], "C": truth["C"]}, abs=1e-12)
+    pooled = bed.compare_classes(table, random.Random(1), resamples=50, permutations=50).pooled
+    assert [float(p.analysis.accuracy_a) for p in pooled] == pytest.approx([truth["A"]] * 2)
+    assert float(pooled[1].analysis.accuracy_b) == pytest.approx(truth["C"], abs=1e-12)
+    rows = bed.compare_classes(table, random.Random(1), resamples=50, permutations=50).tasks
+    assert [t.task for t in rows] == ["a", "b"]            # classes of the labels only
+
+
+def test_metrics_refuse_one_resample_and_compare_classes_an_unaveraged_metric():
+    table = _predictions_table(n=100)
+    with pytest.raises(bed.ToolError, match="need resamples of 2 or more"):
+        bed.rank_systems(table, random.Random(1), metric="mcc", resamples=1)
+    with pytest.raises(bed.ToolError, match="need resamples of 2 or more"):
+        bed.analyze_metric(bed.Confusions.of(table.gold, *table.columns[:2]),
+                           random.Random(1), metric="mcc", resamples=1)
+    with pytest.raises(bed.ToolError, match="a metric that averages the classes"):
+        bed.compare_classes(table, random.Random(1), metric="f1")
+
+
+def test_a_positive_class_no_item_has_gives_0_and_a_misspelt_one_is_refused(tmp_path):
+    """--positive a class absent from a slice: its F1 is 0 there (scikit-learn's
+    zero_division=0); a class absent from the whole file is a typo, refused."""
+    path = tmp_path / "p.csv"
+    path.write_text("item,gold,a,b,part\n" + "".join(
+        f"{i},{g},{x},{y},{'x' if i < 4 else 'y'}\n"
+        for i, (g, x, y) in enumerate(zip("aaaabbbb", "aaaabbbb", "aaabbbbb"))))
+    body = cli_json("compare", str(path), "--label-col", "gold", "--metric", "f1",
+                    "--positive", "a", "--by", "part", "--permutations", "100")
+    assert [t["comparisons"][0]["accuracy"] for t in body["tasks"]][1] == {"a": 0, "b": 0}
+    assert_one_line_error(*cli("compare", str(path), "--label-col", "gold", "--metric", "f1",
+                               "--positive", "q"), "--positive 'q' is not a class of the labels")

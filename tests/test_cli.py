@@ -1183,7 +1183,8 @@ def test_leaderboard_of_predictions_names_its_metric_and_refuses_slices(tmp_path
     (["--label-col", "gold", "--metric", "auc"], "--metric with --label-col is one of accuracy"),
     (["--label-col", "gold", "--metric", "f1"], "--positive names the class of --metric f1"),
     (["--label-col", "gold", "--metric", "f1", "--positive", "zebra"],
-     "f1 is of one class: name it with --positive (classes: a, b, c, d, rare)"),
+     "--positive 'zebra' is not a class of the labels or predictions (classes: a, b, c, d, "
+     "rare)"),
     (["--positive", "a"], "--positive names a class of --label-col's labels"),
     (["--label-col", "gold", "--cluster-col", "gold"],
      "--cluster-col does not apply to a metric of predictions"),

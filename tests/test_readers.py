@@ -2150,3 +2150,12 @@ def test_lm_eval_corpus_pairs_refused_in_one_line_where_they_cannot_compare(tmp_
     assert_one_line_error(*cli("compare", os.path.join(folder, "acme__base"),
                                os.path.join(folder, "acme__tuned"), "--metric", "f1"),
                           "is a metric of the whole corpus, not pooled across tasks")
+    copy = tmp_path / "shots"                 # the results files still speak: 0- vs 5-shot
+    shutil.copytree(folder, copy)
+    results = next((copy / "acme__tuned").glob("results_*.json"))
+    body = json.loads(results.read_text())
+    body["n-shot"] = {task: 5 for task in body["n-shot"]}
+    results.write_text(json.dumps(body))
+    b, t = (str(next((copy / model).glob("samples_*.jsonl")))
+            for model in ("acme__base", "acme__tuned"))
+    assert_one_line_error(*cli("compare", b, t, "--metric", "f1"), "not the same test")

@@ -1875,14 +1875,15 @@ def test_the_paired_gap_table_is_exact_where_the_systems_rarely_agree(n, a_only,
 # --- Metrics of a confusion matrix (issue 30): scikit-learn and NumPy as oracles ---
 
 def _sklearn_metric(metric, labels, preds, classes, positive):
-    """scikit-learn's value of *metric* on one system's predictions, the classes fixed."""
+    """scikit-learn's value of *metric* on one system's predictions (its default classes:
+    the labels' and this system's predictions')."""
     sk = pytest.importorskip("sklearn.metrics")
     if metric in ("accuracy", "micro-f1"):
         return sk.accuracy_score(labels, preds)
     if metric in ("macro-f1", "f1", "precision", "recall"):
         scorer = {"precision": sk.precision_score, "recall": sk.recall_score}.get(
             metric, sk.f1_score)
-        return scorer(labels, preds, labels=[positive] if metric != "macro-f1" else classes,
+        return scorer(labels, preds, labels=[positive] if metric != "macro-f1" else None,
                       average="macro", zero_division=0)
     if metric == "balanced-accuracy":
         return sk.balanced_accuracy_score(labels, preds)
