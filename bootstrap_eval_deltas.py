@@ -4268,7 +4268,7 @@ def _mc_advice(analysis) -> _Advice | None:
     return _Advice("resamples", worst, needed)
 
 
-_HOLDING_DRAWS = 4 * 10 ** 7    # item draws spent, at most, to hold the printed ends (~1 s)
+_HOLDING_DRAWS = 4 * 10 ** 6    # item draws spent, at most, to hold the printed ends (~1-3 s)
 
 
 def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: int, n: int) -> int:
