@@ -3740,6 +3740,10 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
                 any(read.log.format == "helm" for read in reads if read.harness)):
             raise harness_labels
         runs = []
+        if len(group) > 1 and any(read.harness and read.log.corpus for read in reads):
+            raise ToolError("lm-eval's corpus metrics (f1, mcc) compare one log per system: "
+                            "a metric of the whole corpus has no per-sample value to average "
+                            "over runs")
         for path, read in zip(group, reads):
             runs += _file_runs(read, path, len(group) > 1)
             sources.append(read.source)
@@ -4268,6 +4272,8 @@ def _mc_advice(analysis) -> _Advice | None:
     return _Advice("resamples", worst, needed)
 
 
+_MAX_CLASS_ROWS = 100          # classes up to which a metric's per-class table is given
+_CELL_DRAWS = 4 * 10 ** 6       # a metric's cell counts held at once: resamples drawn in chunks
 _HOLDING_DRAWS = 4 * 10 ** 6    # item draws spent, at most, to hold the printed ends (~1-3 s)
 
 
@@ -5612,32 +5618,34 @@ def _permutation_tests(rng: random.Random, confusions: Confusions, specs,
         else:            # A's side: a for the kept, b for the swapped of (y, min, max)
             low, high = min(a, b), max(a, b)
             groups[low, high, (y == low) - (y == high)] += count
-    said_columns = [[count] * permutations for count in said]
-    right_columns = [[count] * permutations for count in right]
-    for (low, high, hit), total in groups.items():
-        kept = binomial_table_variates(rng, total, 0.5, permutations)
-        moved = [total - x for x in kept]
-        said_columns[low] = list(map(operator.add, said_columns[low], kept))
-        said_columns[high] = list(map(operator.add, said_columns[high], moved))
-        if hit:
-            j, column = (low, kept) if hit == 1 else (high, moved)
-            right_columns[j] = list(map(operator.add, right_columns[j], column))
-    rows = {"t": [tuple(labels)] * permutations, "ta": list(zip(*right_columns)),
-            "pa": list(zip(*said_columns))}
-    rows["tb"] = [tuple(map(operator.sub, both_right, row)) for row in rows["ta"]]
-    rows["pb"] = [tuple(map(operator.sub, both_said, row)) for row in rows["pa"]]
-    tests = []
-    for spec, seen, (a_gaps, b_gaps) in zip(specs, observed, _metrics_of(rows, specs,
-                                                                         exact=False)):
-        gaps, level = list(map(abs, map(operator.sub, b_gaps, a_gaps))), float(seen)
-        near = [i for i, gap in enumerate(gaps) if abs(gap - level) <= 1e-9]
-        exact = _metrics_of({tag: [values[i] for i in near] for tag, values in rows.items()},
-                            [spec])[0]      # the near ones, exactly; the rest as floats
-        hits = sum(gap > level for gap in gaps) - sum(gaps[i] > level for i in near) + sum(
-            abs(b - a) >= seen for a, b in zip(*exact))
-        tests.append(PermutationTest(1.0, True, 1, swaps=True) if not seen else PermutationTest(
-            (hits + 1) / (permutations + 1), False, permutations, swaps=True))
-    return tests
+    hits, chunk = [0] * len(specs), max(1, _CELL_DRAWS // (len(groups) + 2 * k))
+    for start in range(0, permutations, chunk):    # memory: the groups x chunk swaps
+        size = min(chunk, permutations - start)
+        said_columns = [[count] * size for count in said]
+        right_columns = [[count] * size for count in right]
+        for (low, high, hit), total in groups.items():
+            kept = binomial_table_variates(rng, total, 0.5, size)
+            moved = [total - x for x in kept]
+            said_columns[low] = list(map(operator.add, said_columns[low], kept))
+            said_columns[high] = list(map(operator.add, said_columns[high], moved))
+            if hit:
+                j, column = (low, kept) if hit == 1 else (high, moved)
+                right_columns[j] = list(map(operator.add, right_columns[j], column))
+        rows = {"t": [tuple(labels)] * size, "ta": list(zip(*right_columns)),
+                "pa": list(zip(*said_columns))}
+        rows["tb"] = [tuple(map(operator.sub, both_right, row)) for row in rows["ta"]]
+        rows["pb"] = [tuple(map(operator.sub, both_said, row)) for row in rows["pa"]]
+        for index, (spec, seen, (a_gaps, b_gaps)) in enumerate(zip(
+                specs, observed, _metrics_of(rows, specs, exact=False))):
+            gaps, level = list(map(abs, map(operator.sub, b_gaps, a_gaps))), float(seen)
+            near = [i for i, gap in enumerate(gaps) if abs(gap - level) <= 1e-9]
+            exact = _metrics_of({tag: [values[i] for i in near] for tag, values in
+                                 rows.items()}, [spec])[0]   # the near ones, exactly
+            hits[index] += sum(gap > level for gap in gaps) - sum(
+                gaps[i] > level for i in near) + sum(abs(b - a) >= seen for a, b in zip(*exact))
+    return [PermutationTest((hit + 1) / (permutations + 1), False, permutations, swaps=True)
+            if seen else PermutationTest(1.0, True, 1, swaps=True)
+            for hit, seen in zip(hits, observed)]
 
 
 # === Analysis ===
@@ -6158,7 +6166,12 @@ def _metric_analyses(confusions: Confusions, rng: random.Random, settings: Setti
     if resamples < 2:
         raise ToolError(f"a metric's intervals need {_opt('resamples')} of 2 or more")
     groups = [key[0] for key in keys] if within_classes else None
-    paired = measure(_cell_draws(rng, counts, resamples, groups))
+    paired, chunk = [([], []) for _ in specs], max(1, _CELL_DRAWS // len(counts))
+    for start in range(0, resamples, chunk):          # memory: the cells x chunk draws
+        for (a, b), (more_a, more_b) in zip(paired, measure(_cell_draws(
+                rng, counts, min(chunk, resamples - start), groups))):
+            a += more_a
+            b += more_b
     left = _leave_one_out(confusions, specs) if settings.interval == "bca" else \
         [None] * len(specs)
     tests = _permutation_tests(rng, confusions, specs, settings.permutations or PERMUTATIONS)
@@ -10234,6 +10247,9 @@ def _check_metric(r: _Request) -> None:
                            "lower_is_better", "exact")):
         raise ToolError(f"{name} does not apply to a metric of predictions "
                         f"({_opt('label_col')})")
+    if r.label_col in (r.systems or ()) or r.label_col in (r.a_col, r.b_col):
+        raise ToolError(f"{_opt('label_col')} {_shorten(r.label_col)} is also named as a "
+                        "system: the true labels are not a system's predictions")
     if r.command == "leaderboard" and (r.strata_col or r.by):
         raise ToolError(f"{_opt('strata_col' if r.strata_col else 'by')} does not apply to a "
                         f"leaderboard of predictions ({_opt('label_col')})")
@@ -10659,8 +10675,13 @@ def _run_data(r: _Request, writes: list) -> Report:
                                    metric=metric, positive=positive, progress=progress)
         return _TasksReport(params, table, result,
                             _ledger_after(r, table, result.pooled, writes), r.details)
-    if table.gold is not None and metric in ("accuracy", "micro-f1", "macro-f1",
-                                             "balanced-accuracy"):
+    averaged = metric in ("accuracy", "micro-f1", "macro-f1", "balanced-accuracy")
+    if table.gold is not None and averaged and len(set(table.gold)) > _MAX_CLASS_ROWS:
+        table = dataclasses.replace(table, dropped_note="; ".join(filter(None, (
+            table.dropped_note, f"no per-class table: {len(set(table.gold)):,} classes in the "
+            f"labels (it is given for up to {_MAX_CLASS_ROWS}); {_opt('metric')} f1 "
+            f"{_opt('positive')} CLASS compares one class"))))
+    elif table.gold is not None and averaged:
         by_class = dataclasses.replace(table, tasks=table.gold, slices=r.label_col)
         result = compare_classes(by_class, random.Random(r.seed), settings, metric=metric,
                                  within_classes=table.strata is not None)

@@ -1632,3 +1632,32 @@ def test_a_positive_class_no_item_has_gives_0_and_a_misspelt_one_is_refused(tmp_
     assert [t["comparisons"][0]["accuracy"] for t in body["tasks"]][1] == {"a": 0, "b": 0}
     assert_one_line_error(*cli("compare", str(path), "--label-col", "gold", "--metric", "f1",
                                "--positive", "q"), "--positive 'q' is not a class of the labels")
+
+
+def test_many_classes_skip_the_per_class_table_and_many_cells_are_drawn_in_chunks(
+        tmp_path, monkeypatch):
+    """Over _MAX_CLASS_ROWS classes the per-class table is left out, with a note that says
+    how to compare one class; past _CELL_DRAWS cell counts the resamples and swaps are drawn
+    in chunks (memory bounded), with the same distribution."""
+    table = _predictions_table(n=800)
+    rows = ["item,gold," + ",".join(table.systems)] + [
+        f"{i},{g}," + ",".join(column[i] for column in table.columns)
+        for i, g in enumerate(table.gold)]
+    path = tmp_path / "p.csv"
+    path.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(bed, "_MAX_CLASS_ROWS", 3)
+    result = bed.compare(str(path), label_col="gold", systems=["s0", "s1"],
+                         metric="macro-f1", permutations=500)
+    assert "note: no per-class table: 4 classes in the labels (it is given for up to 3)" in \
+        str(result) and "per class:" not in str(result)
+    confusions = bed.Confusions.of(table.gold, table.columns[0], table.columns[1])
+    whole = bed.analyze_metric(confusions, random.Random(3), metric="mcc", resamples=4000,
+                               permutations=4000)
+    monkeypatch.setattr(bed, "_CELL_DRAWS", 500)
+    chunked = bed.analyze_metric(confusions, random.Random(3), metric="mcc", resamples=4000,
+                                 permutations=4000)
+    assert chunked.paired != whole.paired                   # drawn otherwise ...
+    for got, want in ((chunked.paired.lo, whole.paired.lo), (chunked.paired.hi,
+                                                            whole.paired.hi)):
+        assert abs(float(got - want)) < 0.2 * float(whole.paired.hi - whole.paired.lo)
+    assert abs(chunked.test.p - whole.test.p) < 5 * math.sqrt(whole.test.p / 4000) + 0.002

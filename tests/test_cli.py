@@ -1186,6 +1186,7 @@ def test_leaderboard_of_predictions_names_its_metric_and_refuses_slices(tmp_path
      "--positive 'zebra' is not a class of the labels or predictions (classes: a, b, c, d, "
      "rare)"),
     (["--positive", "a"], "--positive names a class of --label-col's labels"),
+    (["--label-col", "gold", "--systems", "gold,base"], "is also named as a system"),
     (["--label-col", "gold", "--cluster-col", "gold"],
      "--cluster-col does not apply to a metric of predictions"),
     (["--label-col", "nothing"], "no column 'nothing'"),

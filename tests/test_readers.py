@@ -2159,3 +2159,5 @@ def test_lm_eval_corpus_pairs_refused_in_one_line_where_they_cannot_compare(tmp_
     b, t = (str(next((copy / model).glob("samples_*.jsonl")))
             for model in ("acme__base", "acme__tuned"))
     assert_one_line_error(*cli("compare", b, t, "--metric", "f1"), "not the same test")
+    assert_one_line_error(*cli("compare", "--baseline", base, "--candidate", f"{tuned},{t}",
+                               "--metric", "f1"), "no per-sample value to average over runs")
