@@ -10008,6 +10008,8 @@ def _taken(name: str, value, default):
         if name == "n_grid":
             return tuple(_count(size, where) for size in value)
         return tuple((_exact(a, where), _exact(b, where)) for a, b in value)
+    if name == "positive" and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return str(_item_id(value))          # a class named by its number, as labels are read
     if not isinstance(value, str):
         raise ToolError(f"{where} is text, got {_shorten(repr(value))}")
     if name in _CHOICES and value not in _CHOICES[name]:
@@ -10259,7 +10261,10 @@ def _check_metric(r: _Request) -> None:
     if (r.metric or "accuracy") not in METRICS:
         raise ToolError(f"{_opt('metric')} with {_opt('label_col')} is one of "
                         f"{', '.join(METRICS)}; got {_shorten(r.metric)}")
-    if (r.metric in _CLASS_METRICS) != (r.positive is not None):
+    if r.metric in _CLASS_METRICS and r.positive is None:
+        raise ToolError(f"{_opt('metric')} {r.metric} is of one class: name it with "
+                        f"{_opt('positive')} CLASS")
+    if r.metric not in _CLASS_METRICS and r.positive is not None:
         raise ToolError(f"{_opt('positive')} names the class of {_opt('metric')} f1, precision "
                         "or recall, and goes with them alone")
 

@@ -1134,6 +1134,9 @@ def test_label_col_with_mcc_gives_score_units_and_one_comparison(tmp_path):
         "predictions)" in out
     result = bed.compare(path, label_col="gold", id_col="id", metric="f1", positive="rare")
     assert result.verdict == "worse" and "pts" in str(result.interval)
+    numbered = write(tmp_path / "n.csv", "id,gold,base,tuned\n" + "".join(
+        f"{i},{i % 2},{i % 2},{(i // 3) % 2}\n" for i in range(60)))
+    assert bed.compare(numbered, label_col="gold", metric="f1", positive=1).n == 60
 
 
 def test_label_col_by_slice_gives_each_slices_metric_and_the_overall_one(tmp_path):
@@ -1181,7 +1184,10 @@ def test_leaderboard_of_predictions_names_its_metric_and_refuses_slices(tmp_path
 
 @pytest.mark.parametrize("argv, fragment", [
     (["--label-col", "gold", "--metric", "auc"], "--metric with --label-col is one of accuracy"),
-    (["--label-col", "gold", "--metric", "f1"], "--positive names the class of --metric f1"),
+    (["--label-col", "gold", "--metric", "f1"],
+     "--metric f1 is of one class: name it with --positive CLASS"),
+    (["--label-col", "gold", "--metric", "mcc", "--positive", "a"],
+     "--positive names the class of --metric f1, precision or recall"),
     (["--label-col", "gold", "--metric", "f1", "--positive", "zebra"],
      "--positive 'zebra' is not a class of the labels or predictions (classes: a, b, c, d, "
      "rare)"),
