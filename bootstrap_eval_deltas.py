@@ -2312,8 +2312,10 @@ def _lm_eval_pair(value, place: str) -> tuple:
     """A sample's (gold, prediction) of a corpus metric, as class names."""
     if not (isinstance(value, list) and len(value) == 2 and all(
             isinstance(v, (int, str, Fraction)) and not isinstance(v, bool) for v in value)):
-        raise ToolError(f"{place}: {_printable(repr(value))[:80]} is not a [gold, prediction] "
-                        "pair, as the file's other samples hold")
+        shown = json.dumps(value, default=lambda v: float(v) if isinstance(v, Fraction) else
+                           str(v))
+        raise ToolError(f"{place}: {_printable(shown)[:80]} is not a [gold, prediction] pair "
+                        "of class names")
     return _item_id(value[0]), _item_id(value[1])
 
 

@@ -574,6 +574,7 @@ def test_the_shipped_board_groups_equally_good_systems_across_tiers():
     assert not board.pair("merge", "dpo-beta").apart
 
 
+@pytest.mark.once
 def test_truly_tied_systems_rarely_lose_a_shared_letter():
     """8 systems on 500 items, two pairs tied in truth: greedy tiers split a tied pair 27
     times in these 240 chances; letters split it only when the board tells the pair apart,
@@ -866,6 +867,7 @@ def test_several_candidates_are_each_gated_with_the_family_adjustment(tmp_path):
     assert "simultaneous 97.5% CI" in out
 
 
+@pytest.mark.once
 def test_the_gates_false_pass_rate_at_the_margin_is_within_error():
     """True gap = margin = 1 pt: the gate may pass only by chance, at most 2.5%."""
     status, out, _ = cli("simulate", "--acc-a", "0.72", "--acc-b", "0.73", "--n-items", "3000",

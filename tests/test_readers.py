@@ -2144,6 +2144,12 @@ def test_lm_eval_corpus_pairs_refused_in_one_line_where_they_cannot_compare(tmp_
         b, t = (_rewritten(tmp_path, path, f"{tag}/{name}", change)
                 for tag, path in (("b", base), ("t", tuned)))
         assert_one_line_error(*cli("compare", b, t, *flags), fragment)
+    def scalar(index, record):
+        if index == 2:
+            record["f1"] = 0.5
+    assert_one_line_error(*cli("compare", _rewritten(tmp_path, base, f"s/{name}", scalar),
+                               tuned, "--metric", "f1"),
+                          "line 3, key f1: 0.5 is not a [gold, prediction] pair of class names")
     t = _rewritten(tmp_path, tuned, f"g/{name}", other_gold)
     assert_one_line_error(*cli("compare", base, t, "--metric", "f1"),
                           "the logs are not of the same data")

@@ -467,6 +467,7 @@ def test_exact_beside_resamples_with_strata_and_the_hint_that_points_to_it(tmp_p
     assert json.loads(out)["comparisons"][0]["ci"] == exact
 
 
+@pytest.mark.once
 def test_the_hint_for_a_gap_on_a_lattice_counts_what_settles_an_end(tmp_path):
     """40 passages of 3 questions, 0/1 scores: the cluster bootstrap's gap moves in steps of
     1/120 (0.8 pts), so the hint speaks of settling each end on a value, counted from how
@@ -552,6 +553,7 @@ def skewed_pair(rng, n):
     return a, b
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("seed, n, skewed", [(1, 300, False), (2, 1000, False),
                                              (3, 1000, True), (4, 2000, True)])
 def test_the_saddlepoint_ends_match_a_large_bootstrap(seed, n, skewed):
@@ -573,6 +575,7 @@ def test_the_saddlepoint_ends_match_a_large_bootstrap(seed, n, skewed):
     assert abs(float(result.interval.hi) - hi) < 0.01 * width
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("rule", ["bca", "basic"])
 def test_bca_and_basic_by_the_saddlepoint_match_a_large_bootstrap(rule):
     """Skewed differences, where BCa moves the ends: its bias correction reads the
@@ -592,6 +595,7 @@ def test_bca_and_basic_by_the_saddlepoint_match_a_large_bootstrap(rule):
     assert abs(float(result.interval.hi) - hi) < 0.01 * width
 
 
+@pytest.mark.once
 def test_a_unit_that_moves_the_sum_on_its_own_keeps_the_bootstrap():
     """300 skewed differences, one of them more than a third of the sum's spread: the
     saddlepoint is not trusted there, and the report says the bootstrap ran instead."""
@@ -812,6 +816,7 @@ def test_bca_with_a_symmetric_jackknife_and_the_median_estimate_is_the_percentil
     assert (low, high) == (pytest.approx(0.025, abs=1e-15), pytest.approx(0.975, abs=1e-15))
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
 def test_interval_coverage_on_the_article_setting_is_nominal(method):
     """1,500 replays (counts engine, 1,000 resamples): 95% within 3.5 Monte Carlo s.e."""
@@ -1094,6 +1099,7 @@ def test_paired_bootstrap_distribution_is_the_exact_multinomial_one(engine, cell
     assert abs(chi_square_z(dist.sums, exact)) < 4
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("n,acc_a,acc_b,corr", [
     (60, "0.72", "0.76", "0.6"), (150, "0.5", "0.6", "0.3"), (120, "0.8", "0.8", "0.6"),
 ])
@@ -1110,6 +1116,7 @@ def test_counts_and_item_engines_agree_on_coverage_and_power(n, acc_a, acc_b, co
         assert abs(float(a - b)) < 4 * se, (rate, float(a), float(b))
 
 
+@pytest.mark.once
 def test_counts_engine_coverage_is_nominal_and_power_is_analytic():
     cov = bed.coverage(random.Random(8), ARTICLE, 500, replays=2000, resamples=1000,
                        confidence=bed.CONFIDENCE, engine="counts")
@@ -1231,6 +1238,7 @@ def test_calibration_of_the_shipped_file_holds():
     assert abs(cal["coverage"]["covers"] - 0.95) < 0.005
 
 
+@pytest.mark.once
 def test_the_coverage_loop_warns_below_nominal_and_the_named_interval_holds():
     status, out, _ = cli("simulate", "--n-items", "30", "--replays", "600", "--resamples", "500")
     warning = next(l for l in out.splitlines() if l.startswith("warning: at this n"))
@@ -1284,6 +1292,7 @@ def test_exact_power_equals_enumeration_of_every_table(acc):
         assert bed.exact_power(cells, n, C95) == pytest.approx(want, abs=1e-9)
 
 
+@pytest.mark.once
 def test_exact_power_of_the_article_and_the_items_it_needs():
     plan = bed.PowerPlan(bed.Copula(bed.CORR, bed.ACC_A, bed.ACC_B).cells, C95)
     assert round(plan.exact_power(500), 4) == 0.3567
@@ -1437,6 +1446,7 @@ def test_counts_and_stream_agree_on_real_scores(tmp_path):
         assert abs(stream["ci"]["paired"][end] - counts["ci"]["paired"][end]) < 0.06
 
 
+@pytest.mark.once
 @pytest.mark.slow
 def test_two_level_interval_covers_and_the_single_run_one_does_not():
     copula = bed.Copula(bed.CORR, Fraction("0.7"), Fraction("0.75"), runs=3,
@@ -1448,6 +1458,7 @@ def test_two_level_interval_covers_and_the_single_run_one_does_not():
     assert float(single) < 0.88
 
 
+@pytest.mark.once
 @pytest.mark.slow
 def test_with_no_run_noise_both_intervals_agree():
     copula = bed.Copula(bed.CORR, Fraction("0.7"), Fraction("0.75"), runs=3,
@@ -1459,6 +1470,7 @@ def test_with_no_run_noise_both_intervals_agree():
     assert abs(float(one) - 0.95) < 3 * cov.item_level.standard_error(one) + 0.01
 
 
+@pytest.mark.once
 @pytest.mark.slow
 def test_the_two_level_test_holds_its_type_one_error():
     copula = bed.Copula(bed.CORR, Fraction("0.7"), Fraction("0.7"), runs=3,
