@@ -5544,15 +5544,30 @@ def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
     return Fraction(value) if exact else value
 
 
+def _cell_roles(y: int, a: int, b: int) -> tuple:
+    """``(tag, class, 0 or 1)``: the per-class totals an item of cell (y, a, b) counts in."""
+    return (("t", y, 1), ("pa", a, 1), ("pb", b, 1), ("ta", y, int(a == y)),
+            ("tb", y, int(b == y)))
+
+
+def _class_totals(confusions: Confusions) -> dict:
+    """The per-class totals of all the items: "t" the labels, "ta"/"tb" A's/B's right,
+    "pa"/"pb" their predictions."""
+    full = {tag: [0] * len(confusions.classes) for tag in ("t", "ta", "tb", "pa", "pb")}
+    for key, count in confusions.cells:
+        for tag, j, hit in _cell_roles(*key):
+            full[tag][j] += count * hit
+    return full
+
+
 def _metric_columns(keyed, classes: int, specs, exact: bool = True) -> list:
     """Per ``(metric, class index)`` of *specs*, A's and B's metric in each resample, from
     ``((label, a, b), column)`` pairs, a column giving the cell's count in every resample:
     the columns add into per-class totals first, so that a resample's metrics cost the
     classes, not the cells, and every metric reads the same totals."""
     sums, size = {}, len(keyed[0][1])
-    for (y, a, b), column in keyed:
-        for key in (("t", y), ("pa", a), ("pb", b)) + ((("ta", y),) if a == y else ()) + \
-                ((("tb", y),) if b == y else ()):
+    for cell, column in keyed:
+        for key in ((tag, j) for tag, j, hit in _cell_roles(*cell) if hit):
             sums[key] = list(map(operator.add, sums[key], column)) if key in sums else column
     return _metrics_of({tag: list(zip(*(sums.get((tag, k), itertools.repeat(0, size))
                                          for k in range(classes))))
@@ -5607,13 +5622,11 @@ def _permutation_tests(rng: random.Random, confusions: Confusions, specs,
         [(key, [count]) for key, count in confusions.cells], k, specs)]
     if not any(observed):
         return [PermutationTest(1.0, True, 1, swaps=True)] * len(specs)
-    labels, both_right, both_said = [0] * k, [0] * k, [0] * k
+    full = _class_totals(confusions)
+    labels, both_right, both_said = full["t"], list(map(operator.add, full["ta"], full["tb"])), \
+        list(map(operator.add, full["pa"], full["pb"]))
     right, said, groups = [0] * k, [0] * k, collections.Counter()
     for (y, a, b), count in confusions.cells:
-        labels[y] += count
-        both_said[a] += count
-        both_said[b] += count
-        both_right[y] += count * ((a == y) + (b == y))
         if a == b:
             said[a] += count
             right[y] += count * (a == y)
@@ -6185,16 +6198,10 @@ def _leave_one_out(confusions: Confusions, specs) -> list:
     """Per ``(metric, class index)`` of *specs*, A's and B's metric with one item of each
     cell left out in turn (BCa's jackknife): the per-class totals less that item, so the
     memory is the cells times the classes, not the cells squared."""
-    k = len(confusions.classes)
-    full = {tag: [0] * k for tag in ("t", "ta", "tb", "pa", "pb")}
-    for (y, a, b), count in confusions.cells:
-        for tag, j, hit in (("t", y, 1), ("pa", a, 1), ("pb", b, 1), ("ta", y, a == y),
-                            ("tb", y, b == y)):
-            full[tag][j] += count * hit
+    full = _class_totals(confusions)
     rows = {tag: [] for tag in full}
-    for (y, a, b), _ in confusions.cells:
-        for tag, j, hit in (("t", y, 1), ("pa", a, 1), ("pb", b, 1), ("ta", y, a == y),
-                            ("tb", y, b == y)):
+    for key, _ in confusions.cells:
+        for tag, j, hit in _cell_roles(*key):
             row = list(full[tag])
             row[j] -= hit
             rows[tag].append(tuple(row))
