@@ -30,6 +30,7 @@ What they take and return       What it is
 ``Result``                      a report: str() the text, to_dict() the JSON
 ``Table``                       several systems' per-item scores on one item set
 ``Interval``                    a closed interval with exact ends and its unit
+``Battles``                     head-to-head judgments: who won each battle
 ``ToolError``                   the one exception: bad input or options
 ==============================  ================================================
 
@@ -56,6 +57,10 @@ Building blocks                 What it does
 ``holm``, ``benjamini_hochberg``  p-values adjusted across a family
 ``bonferroni``                  the Bonferroni adjustment
 ``rank_systems``, ``Leaderboard``  the leaderboard's standings and pairs
+``battles``, ``read_battles``   battles from records, or from judges' files
+``battle_table``                two systems' battles as a table of who won
+``bradley_terry``               ratings of battles (Davidson's ties), robust covariance
+``BradleyTerry``, ``rank_battles``  the fit; a leaderboard of its ratings
 ``coverage``, ``Coverage``      replay the simulation: coverage and power
 ``exact_power``                 power of the paired interval, summed exactly
 ==============================  ================================================
@@ -134,14 +139,15 @@ __all__ = [
     "compare", "leaderboard", "read", "assert_not_worse", "plan", "simulate", "calibrate",
     "ledger", "main",
     # what they take and return
-    "Result", "Table", "Interval", "ToolError",
+    "Result", "Table", "Interval", "Battles", "ToolError",
     # building blocks
     "simulate_scores", "Copula", "Scores", "Cells", "Settings", "analyze", "Analysis",
     "bootstrap", "exact_intervals", "saddlepoint_distributions", "wilson_interval",
     "clopper_pearson", "newcombe_paired", "newcombe_unpaired", "mcnemar_exact", "McNemar",
     "sign_flip_test", "holm", "benjamini_hochberg", "bonferroni", "rank_systems",
     "Leaderboard", "coverage", "Coverage", "exact_power", "Confusions", "METRICS",
-    "analyze_metric", "metric_value", "metric_permutation_test",
+    "analyze_metric", "metric_value", "metric_permutation_test", "battles", "read_battles",
+    "battle_table", "bradley_terry", "BradleyTerry", "rank_battles",
 ]
 
 
@@ -2829,7 +2835,7 @@ def _tsv_lines(header, rows):
 
 # --- Reading one file, whatever its format ---
 
-_FORMATS = ("csv", "jsonl", "json", "xlsx", "lm-eval", "inspect", "helm")
+_FORMATS = ("csv", "jsonl", "json", "xlsx", "lm-eval", "inspect", "helm", "battles")
 
 
 @dataclass(frozen=True)
@@ -2998,6 +3004,273 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
     return _FileRead(collected, source, parsed if harness else None)
 
 
+# --- Preference judgments: who won each head-to-head battle ---
+#
+# Each format as its writer leaves it (FastChat's battles, MT-bench's pairwise judgments, AlpacaEval's
+# annotations, Arena-Hard's judgments, a plain table): per battle the two systems, the first's
+# share of the win (1 won, 1/2 tie, 0 lost; AlpacaEval's weighted judges give a probability)
+# and its prompt.  Where the writer records it, the system named first was shown first.
+
+_HALF = Fraction(1, 2)
+_SHARES = {"model_a": 1, "a": 1, "model_1": 1, "model_b": 0, "b": 0, "model_2": 0,
+           "tie": _HALF, "tie (bothbad)": _HALF, "draw": _HALF}
+_ARENA_HARD = {"A>>B": 1, "A>B": 1, "A=B": _HALF, "B>A": 0, "B>>A": 0}
+_BATTLE_KINDS = (                 # (keys a format's records hold, the format), in this order
+    (frozenset({"model_1", "model_2", "g1_winner", "g2_winner"}), "mt-bench"),
+    (frozenset({"judge", "model", "games"}), "arena-hard"),
+    (frozenset({"generator_1", "generator_2", "preference"}), "alpaca-eval"),
+    (frozenset({"model_a", "model_b", "winner"}), "fastchat"),
+    (frozenset({"system_a", "system_b", "winner"}), "battles"))
+_PROMPT_KEYS = {"mt-bench": ("question_id",), "arena-hard": ("question_id", "uid"),
+                "alpaca-eval": ("instruction",),
+                "fastchat": ("question_id",), "battles": ("prompt", "prompt_id", "question_id",
+                                                          "item", "id")}
+_POSITIONED = frozenset({"mt-bench", "arena-hard", "fastchat"})   # the first was shown first
+ARENA_HARD_BASELINE = "baseline"    # Arena-Hard's records do not name their baseline
+
+
+def _battle_kind(keys) -> str | None:
+    """The preference format whose keys a first record holds (None: not one).
+
+    >>> _battle_kind(["model_a", "model_b", "winner", "tstamp"]), _battle_kind(["item", "a"])
+    ('fastchat', None)
+    """
+    keys = set(keys)
+    return next((kind for needed, kind in _BATTLE_KINDS if needed <= keys), None)
+
+
+def _first_keys(path: str) -> tuple:
+    """The keys of a file's first record (a CSV header, a JSON line, a list's first object)
+    from its first MiB; () when it has none read that way (then it is not battles)."""
+    try:
+        if not os.path.isfile(path):    # a FIFO or a device is not opened here
+            return ()
+        with open(path, "rb") as f:
+            text = f.read(1 << 20).decode("utf-8-sig", "replace").lstrip()
+        first = text.split("\n", 1)[0]
+        if text.startswith("["):
+            value = json.JSONDecoder().raw_decode(text, len(text) - len(text[1:].lstrip()))[0]
+        elif text.startswith("{"):
+            value = json.loads(first)
+        else:
+            value = dict.fromkeys(next(csv.reader([first.rstrip("\r")],
+                                                  delimiter=_sniff_delimiter(path, first))))
+    except (OSError, ValueError, ToolError, csv.Error, RecursionError):
+        return ()             # not battles: the reader of tables says what is wrong
+    return tuple(value) if isinstance(value, dict) else ()
+
+
+def _share(verdict, first: str, second: str, place: str):
+    """The first system's share of one verdict (None: the judge gave none, e.g. "error")."""
+    if verdict is None or isinstance(verdict, str) and verdict.strip().lower() in (
+            "", "error", "null", "none", "nan", "inconsistent"):
+        return None
+    text = str(verdict).strip()
+    if text in (first, second) and first != second:
+        return 1 if text == first else 0
+    share = _SHARES.get(text.lower())
+    if share is None:
+        raise ToolError(f"{place}: the winner {_shorten(text)} is neither system "
+                        f"({_shorten(first)}, {_shorten(second)}) nor a tie")
+    return share
+
+
+def _alpaca_share(preference, place: str):
+    """AlpacaEval's preference as the first generator's share: 1 -> 1, 2 -> 0, 1.5 a tie (and
+    0, an older tie), a probability between them as is (None: no preference)."""
+    if preference is None or isinstance(preference, str) and not preference.strip():
+        return None
+    value = parse_score(preference, lambda: f"{place}, key 'preference'")
+    if value == 0:
+        return _HALF
+    if not 1 <= value <= 2:
+        raise ToolError(f"{place}: preference {_format_decimal(value)} is not between 1 "
+                        "(generator_1 preferred) and 2 (generator_2)")
+    return 2 - value
+
+
+def _record_battles(kind: str, record, place: str) -> list:
+    """``[(prompt, first, second, share), ...]``: one record's battles."""
+    def get(key):
+        if key in getattr(record, "duplicates", ()):
+            raise ToolError(f"{place}: key {_shorten(key)} appears twice")
+        return record.get(key, _ABSENT)
+
+    def name(key):
+        value = get(key)
+        if not isinstance(value, (str, int)) or isinstance(value, bool) or not str(value).strip():
+            raise ToolError(f"{place}: {key} is not a system's name")
+        return str(value).strip()
+
+    prompt = next((_item_id(get(key)) for key in _PROMPT_KEYS[kind] if get(key) is not _ABSENT),
+                  _MISSING)
+    if kind == "mt-bench":           # game 1 shows model_1 first, game 2 model_2
+        a, b = name("model_1"), name("model_2")
+        g1, g2 = (_share(get(key), "", "", place) for key in ("g1_winner", "g2_winner"))
+        return [(prompt, a, b, g1), (prompt, b, a, None if g2 is None else 1 - g2)]
+    if kind == "arena-hard":         # game 1 shows the baseline first (as A), game 2 the model
+        model, games = name("model"), get("games")
+        baseline = ARENA_HARD_BASELINE if get("baseline") is _ABSENT else name("baseline")
+        if not isinstance(games, list) or not all(g is None or isinstance(g, dict)
+                                                  for g in games):
+            raise ToolError(f"{place}: games is not a list of judgments")
+        battles = []
+        for index, game in enumerate(games[:2]):
+            score = None if game is None else game.get("score")
+            if score is not None and score not in _ARENA_HARD:
+                raise ToolError(f"{place}: game {index + 1}'s score {_shorten(str(score))} is "
+                                "not one of A>>B, A>B, A=B, B>A, B>>A")
+            pair = (baseline, model) if index == 0 else (model, baseline)
+            battles.append((prompt, *pair, None if score is None else _ARENA_HARD[score]))
+        return battles
+    if kind == "alpaca-eval":
+        return [(prompt, name("generator_1"), name("generator_2"),
+                 _alpaca_share(get("preference"), place))]
+    keys = ("model_a", "model_b") if kind == "fastchat" else ("system_a", "system_b")
+    a, b = map(name, keys)
+    return [(prompt, a, b, _share(get("winner"), a, b, place))]
+
+
+def _csv_records(lines, path: str):
+    """``(where, record)`` for each row of a CSV file, keyed by its header."""
+    header_line = next(lines, "")
+    csv.field_size_limit(MAX_FIELD_CHARS)
+    reader = csv.reader(itertools.chain([header_line], lines),
+                        delimiter=_sniff_delimiter(path, header_line), strict=True)
+    try:
+        header = next(reader)
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise ToolError(f"{path} line {reader.line_num}: {len(row)} fields, the header "
+                                f"has {len(header)}")
+            yield f"line {reader.line_num}", dict(zip(header, row))
+    except csv.Error as err:
+        raise ToolError(f"{path} line {reader.line_num}: {err}") from None
+
+
+@dataclass(frozen=True)
+class Battles:
+    """Head-to-head judgments of several systems: per battle the two systems (indexes into
+    ``systems``; the first was shown first when ``positioned``), the first's share of the
+    win (1 won, 1/2 a tie, 0 lost; a judge's probability otherwise) and its prompt -- the
+    battles of one prompt (both orders, several turns) are resampled together.
+
+    >>> battles([("p1", "a", "b", 1), ("p1", "b", "a", 0.5), ("p2", "a", "b", 0)])
+    Battles(systems=('a', 'b'), battles=3, prompts=2, kind='battles')
+    """
+
+    systems: tuple
+    first: tuple
+    second: tuple
+    shares: tuple
+    prompts: tuple
+    positioned: bool = False
+    sources: tuple = ()
+    notes: tuple = ()
+    kind: str = "battles"
+
+    incomplete = warnings = ()       # as a Table's: what a report of it says first
+    slices, dropped = None, 0
+
+    @property
+    def dropped_note(self) -> str:
+        return "; ".join(self.notes)
+
+    def __repr__(self) -> str:
+        return (f"Battles(systems={_shorten(repr(self.systems), 200)[1:-1]}, "
+                f"battles={self.n:,}, prompts={len(set(self.prompts)):,}, kind={self.kind!r})")
+
+    @property
+    def n(self) -> int:
+        return len(self.shares)
+
+
+def battles(records, *, kind: str = "battles", positioned: bool = False, sources=(),
+            notes=()) -> Battles:
+    """Battles from ``(prompt, first system, second system, first's share)`` records (a share
+    of None -- no verdict -- is left out and counted in the notes); a self-battle is refused."""
+    names, first, second, shares, prompts, skipped = {}, [], [], [], [], 0
+    for index, (prompt, a, b, share) in enumerate(records, start=1):
+        if share is None:
+            skipped += 1
+            continue
+        if a == b:
+            raise ToolError(f"battle {index}: {_shorten(str(a))} against itself")
+        share = Fraction(share) if not isinstance(share, Fraction) else share
+        if not 0 <= share <= 1:
+            raise ToolError(f"battle {index}: the first system's share {float(share):g} is not "
+                            "within [0, 1]")
+        first.append(names.setdefault(a, len(names)))
+        second.append(names.setdefault(b, len(names)))
+        shares.append(share)
+        prompts.append(("battle", index) if prompt is _MISSING or prompt is None else prompt)
+    if not shares:
+        raise ToolError("no battle with a verdict")
+    notes = tuple(notes) + ((f"{skipped:,} judgment(s) without a verdict (an error, or none "
+                             "given) left out",) if skipped else ())
+    if not sources:                   # given from Python: the same battles, the same digest
+        digest = hashlib.sha256(repr(list(zip(prompts, first, second, shares, names))).encode())
+        sources = (Source("<python>", digest.hexdigest(), len(shares), (), kind),)
+    return Battles(tuple(names), tuple(first), tuple(second), tuple(shares), tuple(prompts),
+                   positioned, tuple(sources), notes, kind)
+
+
+def read_battles(paths, options: ReadOptions = ReadOptions()) -> Battles:
+    """Battles from files of preference judgments (each file's format by its keys)."""
+    collected, sources, kinds = [], [], set()
+    for path in [paths] if isinstance(paths, str) else paths:
+        with _InputFile(path, progress=options.progress) as f:
+            shown = _printable(f.path)
+            if not f.head or _binary_kind(f.head):
+                raise ToolError(f"{shown} is {'empty' if not f.head else _binary_kind(f.head)}"
+                                ", not battles in CSV or JSON")
+            f.checked.start(binary=False)
+            f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
+            fmt = _text_kind(f.head)
+            if fmt == "csv":
+                records = _csv_records(f.text, shown)
+            elif fmt == "jsonl":
+                records = _jsonl_records(f)
+            else:
+                f.checked.line_limit = 1 << 62
+                records = _document_records(_decode_json(f.text.read(), shown), shown)
+            first = next(records, None)
+            kind = None if first is None else _battle_kind(first[1])
+            if kind is None:
+                raise ToolError(f"{shown} holds no battles: expected records with model_a, "
+                                "model_b and winner (FastChat), model_1, model_2, g1_winner and "
+                                "g2_winner (MT-bench), generator_1, generator_2 and preference "
+                                "(AlpacaEval), question_id, model and games (Arena-Hard), or "
+                                "system_a, system_b and winner")
+            count = len(collected)
+            for where, record in itertools.chain([first], records):
+                collected += _record_battles(kind, record, f"{shown} {where}")
+            kinds.add(kind)
+            keys = next(sorted(needed) for needed, name in _BATTLE_KINDS if name == kind)
+            sources.append(Source(f.path, f.finish(), len(collected) - count, tuple(keys), kind))
+    if len(kinds) > 1:
+        raise ToolError(f"the files hold battles in {len(kinds)} formats "
+                        f"({', '.join(sorted(kinds))}); give files of one")
+    kind = kinds.pop()
+    notes = ("each Arena-Hard game is one battle (its show_result counts a strong verdict, "
+             "A>>B, three times)",) if kind == "arena-hard" else ()
+    if kind == "arena-hard" and any(ARENA_HARD_BASELINE == record[1] for record in collected):
+        notes += (f"these Arena-Hard judgments do not name their baseline: it is called "
+                  f"{ARENA_HARD_BASELINE!r} here",)
+    return battles(collected, kind=kind, positioned=kind in _POSITIONED, sources=sources,
+                   notes=notes)
+
+
+def _is_battles(paths, input_format: str | None) -> bool:
+    """Whether the inputs are files of battles (named so, or by their first record's keys)."""
+    if input_format is not None:
+        return input_format == "battles"
+    return bool(paths) and all(isinstance(p, str) and p != "-" and not os.path.isdir(p)
+                               and _battle_kind(_first_keys(p)) for p in paths)
+
+
 # --- Tables: several systems' scores on the same items ---
 
 @dataclass(frozen=True)
@@ -3026,6 +3299,8 @@ class Table:
     slices: str | None = None        # tasks are slices of this column (--by), not tasks
     gold: tuple | None = None        # the true label per item: columns hold predictions
     metric: tuple | None = None      # (metric, positive) the predictions are for (lm-eval's)
+    preference: tuple | None = None  # battles: (format, per battle 1 if B was shown first,
+                                     # else 0, or None: not known); columns say who won
 
     def __repr__(self) -> str:
         extra = "".join(f", {name}={len(set(labels)):,}" for name, labels in
@@ -3246,6 +3521,42 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
                      got.ids, (source,), got.dropped, got.note, clusters, strata, gold=gold)
     return _long_table(got, source, spec, len(spec.ids or ("item",)), labels,
                        options.on_missing)
+
+
+def battle_table(data: Battles, systems=None) -> Table:
+    """Two systems' battles as a table of who won: per battle 1 for the winner and 0 for the
+    loser (0 for both at a tie), so the gap is the net win rate and McNemar's test the
+    exact sign test of the decisive battles; a judge's probabilities are the two shares.
+    The battles of one prompt are a cluster when a prompt has several.
+
+    >>> t = battle_table(battles([(1, "a", "b", 1), (2, "b", "a", 0.5), (3, "b", "a", 1)]))
+    >>> t.systems, t.columns
+    (('a', 'b'), ((1, 0, 0), (0, 0, 1)))
+    """
+    names = tuple(systems) if systems else data.systems
+    if len(names) != 2:
+        raise ToolError(f"{len(data.systems)} systems battle here ({_printable(', '.join(data.systems))[:200]}): "
+                        f"name the two to compare with {_opt('systems')} (BASELINE,CANDIDATE), or "
+                        "rank them all with leaderboard")
+    unknown = [name for name in names if name not in data.systems]
+    if unknown or names[0] == names[1]:
+        raise ToolError(f"no system {_shorten(unknown[0]) if unknown else 'twice'} in the "
+                        f"battles (systems: {_printable(', '.join(data.systems))[:300]})")
+    a, b = map(data.systems.index, names)
+    rows = [k for k, pair in enumerate(zip(data.first, data.second)) if set(pair) == {a, b}]
+    if len(rows) < 2:
+        raise ToolError(f"{len(rows)} battle(s) between {_shorten(names[0])} and "
+                        f"{_shorten(names[1])}; a comparison needs two or more")
+    shares = [data.shares[k] if data.first[k] == b else 1 - data.shares[k] for k in rows]
+    if all(s in (0, _HALF, 1) for s in shares):
+        columns = (tuple(int(s == 0) for s in shares), tuple(int(s == 1) for s in shares))
+    else:
+        columns = (tuple(1 - s for s in shares), tuple(shares))
+    prompts = tuple(data.prompts[k] for k in rows)
+    clusters = prompts if len(set(prompts)) < len(prompts) else None
+    positions = tuple(int(data.first[k] == b) for k in rows) if data.positioned else None
+    return Table(names, columns, tuple(k + 1 for k in rows), data.sources, clusters=clusters,
+                 notes=data.notes, preference=(data.kind, positions))
 
 
 # --- Run files and harness folders: one system per --baseline / --candidate ---
@@ -6137,7 +6448,8 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
 
 _METRIC_NAMES = {"accuracy": "accuracy", "macro-f1": "macro-F1", "micro-f1": "micro-F1",
                  "f1": "F1", "precision": "precision", "recall": "recall",
-                 "balanced-accuracy": "balanced accuracy", "mcc": "MCC", "kappa": "Cohen's kappa"}
+                 "balanced-accuracy": "balanced accuracy", "mcc": "MCC", "kappa": "Cohen's kappa",
+                 "logit": "rating (log-odds)", "elo": "rating (Elo)"}
 
 
 def analyze_metric(confusions: Confusions, rng: random.Random, settings: Settings | None = None,
@@ -6751,11 +7063,13 @@ def _pair_tests(rng, table: Table, order, cells, means, variances, settings) -> 
                                 table.runs[j], table.runs[i])
                 tests.append(_paired_test(rng, scores, settings, None)[1])
             else:
-                gap, var = means[i] - means[j], variances[i][j]
-                z = float(gap) / math.sqrt(var) if var else math.inf if gap else 0.0
-                tests.append(ZTest(z, 2 * NormalDist().cdf(-abs(z)) if var else
-                                   0.0 if gap else 1.0))
+                tests.append(_z_test(means[i] - means[j], variances[i][j]))
     return tests
+
+
+def _z_test(gap, var, name: str = ZTest.name) -> ZTest:
+    z = float(gap) / math.sqrt(var) if var else math.inf if gap else 0.0
+    return ZTest(z, 2 * NormalDist().cdf(-abs(z)) if var else 0.0 if gap else 1.0, name)
 
 
 def _tiers(order, apart) -> dict:
@@ -6835,52 +7149,27 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
                                for _, column in runs for v in set(column)})
         cov[s][s] += Fraction(_run_variance([(label, [int(v * run_scale) for v in column])
                                              for label, column in runs], table.n, run_scale))
-    variances = [[cov[i][i] + cov[j][j] - 2 * cov[i][j] for j in range(k)] for i in range(k)]
-    order = sorted(range(k), key=lambda s: -means[s])    # highest first, ties in input order
-    positioned = [[variances[i][j] for j in order] for i in order]
-    critical, error, draws = _max_t_critical(rng, [[cov[i][j] for j in order] for i in order],
-                                             positioned, settings.confidence, draws, progress)
     plain = binary and table.clusters is None and table.runs is None
     cells = None if not plain else [[sum(columns[i]) - cross[i][j] for j in range(k)]
                                     for i in range(k)]    # i scores 1 and j scores 0
-    tests = _pair_tests(rng, table, order, cells, means, variances, settings) if design is \
-        None else [_metric_pair_test(rng, table, i, j, metric, positive, settings)
-                   for x, i in enumerate(order) for j in order[x + 1:]]
-    adjusted = _ADJUST[settings.adjust]([t.p for t in tests])
-    c = Fraction(critical)
-    apart = [[False] * k for _ in range(k)]
-    pairs = []
-    for (i, j), test, p_adj in zip(((i, j) for x, i in enumerate(order) for j in order[x + 1:]),
-                                   tests, adjusted):
-        gap, var = means[i] - means[j], variances[i][j]
-        apart[i][j] = apart[j][i] = gap * gap > c * c * var if var else gap != 0
-        half = Fraction(critical * math.sqrt(var))
-        pairs.append(PairGap(table.systems[i], table.systems[j], gap,
-                             Interval(gap - half, gap + half), test, p_adj, apart[i][j],
-                             None if cells is None else cells[i][j] + cells[j][i]))
-    tiers, letters = _tiers(order, apart), _letter_groups(order, apart)
-    z = NormalDist().inv_cdf((1 + float(settings.confidence)) / 2)
-    standings = []
-    for s in order:
-        above = sum(apart[s][t] and means[t] > means[s] for t in range(k))
-        below = sum(apart[s][t] and means[t] < means[s] for t in range(k))
+
+    def tests(order, variances):
+        return _pair_tests(rng, table, order, cells, means, variances, settings) if design \
+            is None else [_metric_pair_test(rng, table, i, j, metric, positive, settings)
+                          for x, i in enumerate(order) for j in order[x + 1:]]
+
+    def interval(s, half):
         if plain:
-            lo, hi = wilson_interval(sum(table.columns[s]), table.n, settings.confidence)
-        else:
-            half = z * math.sqrt(cov[s][s])
-            lo, hi = float(means[s]) - half, float(means[s]) + half
-            if table.proportions:
-                lo, hi = max(-1.0 if metric in _SIGNED_METRICS else 0.0, lo), min(1.0, hi)
-        standings.append(Standing(table.systems[s], means[s],
-                                  Interval(Fraction(lo), Fraction(hi)), (1 + above, k - below),
-                                  tiers[s], letters.get(s, "")))
-    separate = None
-    top, second = order[0], order[1]
-    gap = means[top] - means[second]
-    if gap and variances[top][second] and table.runs is None:
-        power = NormalDist().inv_cdf(float(target_power))
-        share = float(variances[top][second] / (gap * gap))
-        separate = tuple(math.ceil(table.n * (q + power) ** 2 * share) for q in (z, critical))
+            return wilson_interval(sum(table.columns[s]), table.n, settings.confidence)
+        lo, hi = float(means[s]) - half, float(means[s]) + half
+        if table.proportions:
+            lo, hi = max(-1.0 if metric in _SIGNED_METRICS else 0.0, lo), min(1.0, hi)
+        return lo, hi
+    standings, pairs, critical, error, draws, separate = _board(
+        table.systems, means, cov, rng, settings, draws=draws, progress=progress, tests=tests,
+        interval=interval, n=table.n, target_power=target_power, plan=table.runs is None,
+        differing=None if cells is None else
+        [[cells[i][j] + cells[j][i] for j in range(k)] for i in range(k)])
     warnings = []
     few = [p for p in pairs if p.differing is not None and 0 < p.differing < _FEW_DIFFERING]
     if few:
@@ -6898,6 +7187,48 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
                        metric not in _SIGNED_METRICS, binary,
                        design or _board_design(table, strata), Fraction(target_power),
                        separate, tuple(warnings), None if design is None else metric)
+
+
+def _board(names, means, cov, rng, settings, *, draws, progress, tests, interval, n,
+           target_power, plan=True, differing=None) -> tuple:
+    """A board from the systems' scores and covariance: ``(standings, pairs, critical value,
+    its error, draws, items to separate the top two)``.  *tests(order, variances)* gives each
+    pair's test (highest first), *interval(s, half-width)* a system's interval."""
+    k = len(names)
+    variances = [[cov[i][i] + cov[j][j] - 2 * cov[i][j] for j in range(k)] for i in range(k)]
+    order = sorted(range(k), key=lambda s: -means[s])    # highest first, ties in input order
+    positioned = [[variances[i][j] for j in order] for i in order]
+    critical, error, draws = _max_t_critical(rng, [[cov[i][j] for j in order] for i in order],
+                                             positioned, settings.confidence, draws, progress)
+    found = tests(order, variances)
+    adjusted = _ADJUST[settings.adjust]([t.p for t in found])
+    c = Fraction(critical)
+    apart = [[False] * k for _ in range(k)]
+    pairs = []
+    for (i, j), test, p_adj in zip(((i, j) for x, i in enumerate(order) for j in order[x + 1:]),
+                                   found, adjusted):
+        gap, var = means[i] - means[j], variances[i][j]
+        apart[i][j] = apart[j][i] = gap * gap > c * c * var if var else gap != 0
+        half = Fraction(critical * math.sqrt(var))
+        pairs.append(PairGap(names[i], names[j], gap, Interval(gap - half, gap + half), test,
+                             p_adj, apart[i][j], None if differing is None else differing[i][j]))
+    tiers, letters = _tiers(order, apart), _letter_groups(order, apart)
+    z = NormalDist().inv_cdf((1 + float(settings.confidence)) / 2)
+    standings = []
+    for s in order:
+        above = sum(apart[s][t] and means[t] > means[s] for t in range(k))
+        below = sum(apart[s][t] and means[t] < means[s] for t in range(k))
+        lo, hi = interval(s, z * math.sqrt(cov[s][s]))
+        standings.append(Standing(names[s], means[s], Interval(Fraction(lo), Fraction(hi)),
+                                  (1 + above, k - below), tiers[s], letters.get(s, "")))
+    separate = None
+    top, second = order[0], order[1]
+    gap = means[top] - means[second]
+    if gap and variances[top][second] and plan:
+        power = NormalDist().inv_cdf(float(target_power))
+        share = float(variances[top][second] / (gap * gap))
+        separate = tuple(math.ceil(n * (q + power) ** 2 * share) for q in (z, critical))
+    return standings, pairs, critical, error, draws, separate
 
 
 def _metric_covariance(table: Table, rng: random.Random, metric: str, positive,
@@ -6987,6 +7318,257 @@ def _board_design(table: Table, strata) -> str:
     if table.runs is not None:
         parts.append("each item's mean over its runs, plus the runs' own variance")
     return ", ".join(parts) or "items"
+
+
+# --- Battles: Bradley-Terry ratings, Davidson's ties, prompts as clusters ---
+#
+# P(i beats j) = a / D, P(tie) = c / D with a = e^theta_i, b = e^theta_j, c = e^(lambda +
+# (theta_i + theta_j) / 2), D = a + b + c (Davidson 1970; c = 0 is Bradley and Terry's model,
+# used when no battle ties or a judge gives probabilities).  The log-likelihood is that of an
+# exponential family, concave in (theta, lambda): Newton's method with step halving finds its
+# maximum.  The covariance is the sandwich H^-1 M H^-1, M summing each prompt's score
+# outer product, so battles of one prompt are resampled together in effect.
+
+ELO = 400 / math.log(10)             # log-odds to Elo points; the anchor is at ELO_ANCHOR
+ELO_ANCHOR = 1000
+
+
+@dataclass(frozen=True)
+class BradleyTerry:
+    """Each system's rating on the log-odds scale (the anchor at 0), the robust covariance
+    (prompts as clusters), Davidson's tie parameter nu (None: Bradley-Terry without ties),
+    and the Newton steps taken."""
+
+    systems: tuple
+    ratings: tuple
+    covariance: tuple
+    tie: float | None
+    anchor: int
+    prompts: int
+    steps: int
+
+
+def _linear_solve(matrix, vector) -> list:
+    """x with matrix x = vector (Gaussian elimination, partial pivoting, floats)."""
+    n = len(vector)
+    rows = [list(row) + [value] for row, value in zip(matrix, vector)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(rows[r][col]))
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        head = rows[col]              # never 0: the graph's checks make the fit unique
+        for r in range(col + 1, n):
+            factor = rows[r][col] / head[col]
+            if factor:
+                rows[r] = [x - factor * y for x, y in zip(rows[r], head)]
+    x = [0.0] * n
+    for col in reversed(range(n)):
+        x[col] = (rows[col][n] - math.fsum(rows[col][m] * x[m] for m in range(col + 1, n))) \
+            / rows[col][col]
+    return x
+
+
+def _reach(k: int, edges, start: int) -> set:
+    seen, todo = {start}, [start]
+    while todo:
+        for other in edges[todo.pop()] - seen:
+            seen.add(other)
+            todo.append(other)
+    return seen
+
+
+def _check_graph(data: Battles) -> None:
+    """One line when the ratings cannot be finite: the systems fall in groups that never met,
+    or a group won (or lost) every battle against the rest."""
+    k, names = len(data.systems), data.systems
+    met, won = [set() for _ in range(k)], [set() for _ in range(k)]
+    for i, j, share in zip(data.first, data.second, data.shares):
+        met[i].add(j), met[j].add(i)
+        if share > 0:
+            won[i].add(j)
+        if share < 1:
+            won[j].add(i)
+    reached = _reach(k, met, 0)
+    if len(reached) < k:
+        apart = next(s for s in range(k) if s not in reached)
+        raise ToolError(f"the battles fall in groups that never met ({_shorten(names[0])} and "
+                        f"{_shorten(names[apart])} are in different ones): their ratings cannot "
+                        "be compared; rank each group alone")
+    lost = [set() for _ in range(k)]
+    for i in range(k):
+        for j in won[i]:
+            lost[j].add(i)
+    for edges, what in ((won, "lost"), (lost, "won")):
+        for s in range(k):
+            group = _reach(k, edges, s)
+            if len(group) < k:
+                rest = [names[t] for t in range(k) if t not in group]
+                raise ToolError(f"{_shorten(', '.join(rest), 80)} never {what} a battle against "
+                                f"the other systems (ties count both ways): no finite rating "
+                                "fits; add battles, or rank the others alone")
+
+
+def _pair_counts(data: Battles) -> dict:
+    """{(i, j) with i < j: [battles, i's share, ties]}."""
+    counts = {}
+    for (i, j, share), m in collections.Counter(zip(data.first, data.second,
+                                                    data.shares)).items():
+        if i > j:
+            i, j, share = j, i, 1 - share
+        entry = counts.setdefault((i, j), [0, 0, 0])
+        entry[0] += m
+        entry[1] += m * share
+        entry[2] += m * (share == _HALF)
+    return counts
+
+
+def _pair_moments(theta, tie, i, j) -> tuple:
+    """(p_i, p_j, p_tie) of one battle of i and j."""
+    a, b = math.exp(theta[i]), math.exp(theta[j])
+    c = 0.0 if tie is None else math.exp(tie + (theta[i] + theta[j]) / 2)
+    d = a + b + c
+    return a / d, b / d, c / d
+
+
+def _bt_step(counts, theta, tie, free) -> tuple:
+    """(log-likelihood, gradient, Hessian) over the free parameters (the ratings but the
+    anchor's, then log nu when ties are modelled)."""
+    index = {s: x for x, s in enumerate(free)}
+    m = len(free) + (tie is not None)
+    grad, hess, loglik = [0.0] * m, [[0.0] * m for _ in range(m)], 0.0
+    for (i, j), (n, y, t) in counts.items():
+        pi, pj, pt = _pair_moments(theta, tie, i, j)
+        wins_i, wins_j = y - t / 2, n - y - t / 2
+        loglik += float(wins_i) * math.log(pi) + float(wins_j) * math.log(pj) + (
+            float(t) * math.log(pt) if t else 0.0)
+        mean = (pi + pt / 2, pj + pt / 2, pt)
+        second = ((pi + pt / 4, pt / 4, pt / 2), (pt / 4, pj + pt / 4, pt / 2), (pt / 2, pt / 2, pt))
+        slots = [index.get(i), index.get(j), m - 1 if tie is not None else None]
+        observed = (float(y), float(n - y), float(t))
+        for u, su in enumerate(slots):
+            if su is None:
+                continue
+            grad[su] += observed[u] - n * mean[u]
+            for v, sv in enumerate(slots):
+                if sv is not None:
+                    hess[su][sv] -= n * (second[u][v] - mean[u] * mean[v])
+    return loglik, grad, hess
+
+
+def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
+    """The maximum-likelihood Bradley-Terry ratings of *data* (Davidson's ties when battles
+    tie and every share is a win, a tie or a loss), anchored at 0, with their robust
+    covariance over prompts.
+
+    >>> fit = bradley_terry(battles([(1, "a", "b", 1), (2, "a", "b", 1), (3, "b", "a", 1)]))
+    >>> [round(r, 4) for r in fit.ratings], fit.tie
+    ([0.0, -0.6931], None)
+    """
+    _check_graph(data)
+    k = len(data.systems)
+    counts = _pair_counts(data)
+    ties = any(t for _, _, t in counts.values())
+    davidson = ties and all(s in (0, _HALF, 1) for s in set(data.shares))
+    theta, tie = [0.0] * k, 0.0 if davidson else None
+    free = [s for s in range(k) if s != anchor]
+    loglik, grad, hess = _bt_step(counts, theta, tie, free)
+    steps = 0
+    while max(map(abs, grad)) > 1e-10 * data.n and steps < 200:   # concave: Newton converges
+        step, steps = _linear_solve([[-x for x in row] for row in hess], grad), steps + 1
+        while True:                    # halve the step until the log-likelihood does not fall
+            trial = [value + (step[free.index(s)] if s != anchor else 0.0)
+                     for s, value in enumerate(theta)]
+            trial_tie = None if tie is None else tie + step[-1]
+            new = _bt_step(counts, trial, trial_tie, free)
+            if new[0] >= loglik - 1e-12 * abs(loglik) or max(map(abs, step)) < 1e-15:
+                break
+            step = [x / 2 for x in step]
+        theta, tie, (loglik, grad, hess) = trial, trial_tie, new
+    # the meat: each prompt's sum of its battles' scores (observed minus expected)
+    index = {s: x for x, s in enumerate(free)}
+    moments = {pair: _pair_moments(theta, tie, *pair) for pair in counts}
+    per_prompt = collections.defaultdict(lambda: collections.defaultdict(float))
+    for i, j, share, prompt in zip(data.first, data.second, data.shares, data.prompts):
+        if i > j:
+            i, j, share = j, i, 1 - share
+        pi, pj, pt = moments[(i, j)]
+        score = per_prompt[prompt]
+        t = float(share == _HALF) if tie is not None else 0.0
+        if i in index:
+            score[index[i]] += float(share) - pi - pt / 2
+        if j in index:
+            score[index[j]] += float(1 - share) - pj - pt / 2
+        if tie is not None:
+            score[len(free)] += t - pt
+    m = len(grad)
+    meat = [[0.0] * m for _ in range(m)]
+    for vector, times in collections.Counter(tuple(sorted(score.items()))
+                                             for score in per_prompt.values()).items():
+        for u, x in vector:
+            for v, y in vector:
+                meat[u][v] += times * x * y
+    bread = [_linear_solve([[-x for x in row] for row in hess], [float(u == v) for u in range(m)])
+             for v in range(m)]                                  # (-H)^-1, by columns
+    half = [[math.fsum(bread[u][w] * meat[w][v] for w in range(m)) for v in range(m)]
+            for u in range(m)]
+    sandwich = [[math.fsum(half[u][w] * bread[w][v] for w in range(m)) for v in range(m)]
+                for u in range(m)]
+    cov = [[0.0] * k for _ in range(k)]
+    for s, u in index.items():
+        for t, v in index.items():
+            cov[s][t] = sandwich[u][v]
+    return BradleyTerry(data.systems, tuple(theta), tuple(map(tuple, cov)),
+                        None if tie is None else math.exp(tie), anchor,
+                        len(per_prompt), steps)
+
+
+SCALES = ("logit", "elo")           # a Bradley-Terry board's ratings: log-odds, Elo points
+
+
+def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = None, *,
+                 draws: int = LEADERBOARD_DRAWS, target_power=Fraction("0.8"),
+                 progress=None, anchor: str | None = None, scale: str = "logit",
+                 **options) -> Leaderboard:
+    """Rank the systems of *data* by their Bradley-Terry ratings (``bradley_terry``) on the
+    log-odds scale or in Elo points (``scale="elo"``: 400 per factor of 10 in the odds, the
+    anchor at 1000), the anchor the first system unless named: each rating with its robust
+    interval (relative to the anchor), every pair's gap with simultaneous max-|t| intervals
+    and a Wald z test, rank intervals and tiers, and the battles that would separate the top
+    two.  Pairs that never met, and too few prompts, are warned about."""
+    settings = _settings_of(settings, options)
+    k = len(data.systems)
+    if not 2 <= k <= MAX_SYSTEMS:
+        raise ToolError(f"a leaderboard needs 2 to {MAX_SYSTEMS} systems, got {k}")
+    if anchor is not None and anchor not in data.systems:
+        raise ToolError(f"{_opt('anchor')}: no system {_shorten(anchor)} in the battles")
+    if scale not in SCALES:
+        raise ToolError(f"{_opt('scale')} is one of {', '.join(SCALES)}, not {_shorten(scale)}")
+    fit = bradley_terry(data, 0 if anchor is None else data.systems.index(anchor))
+    factor, offset = (ELO, ELO_ANCHOR) if scale == "elo" else (1.0, 0)
+    means = [offset + Fraction(factor * rating) for rating in fit.ratings]
+    cov = [[Fraction(factor * factor * value) for value in row] for row in fit.covariance]
+    standings, pairs, critical, error, draws, separate = _board(
+        data.systems, means, cov, rng, settings, draws=draws, progress=progress,
+        tests=lambda order, variances: [_z_test(means[i] - means[j], variances[i][j],
+                                                "Wald z (robust s.e.)")
+                                        for x, i in enumerate(order) for j in order[x + 1:]],
+        interval=lambda s, half: (float(means[s]) - half, float(means[s]) + half),
+        n=data.n, target_power=target_power)
+    met = {frozenset(pair) for pair in zip(data.first, data.second)}
+    never = [p for p in pairs if frozenset(map(data.systems.index, (p.first, p.second)))
+             not in met]
+    warnings = [f"{len(never)} pair(s) never met (first: {_printable(never[0].first)} and "
+                f"{_printable(never[0].second)}): their gaps rest on battles with the others "
+                "alone"] if never else []
+    if fit.prompts < _FEW_UNITS:
+        warnings.append(f"only {fit.prompts} prompts: the normal approximation behind the "
+                        "intervals, ranks and tiers may not hold")
+    ties = "" if fit.tie is None else f", ties by Davidson (1970), nu={fit.tie:.3f}"
+    design = (f"Bradley-Terry{ties}, the anchor {data.systems[fit.anchor]} at "
+              f"{_format_decimal(Fraction(offset))}; robust covariance, {fit.prompts:,} prompts "
+              "as clusters")
+    return Leaderboard(tuple(standings), tuple(pairs), data.n, fit.prompts, critical, error,
+                       draws, settings.confidence, settings.adjust, False, False, design,
+                       Fraction(target_power), separate, tuple(warnings), scale)
 
 
 # --- The ledger: every comparison made on a test set ---
@@ -8746,6 +9328,68 @@ def _warning_lines(table: Table) -> list:
     return [f"warning: {_printable(text)}" for text in table.warnings]
 
 
+def _battle_summary(table: Table, comparison: Comparison) -> dict:
+    """Two systems' battles in numbers: wins, ties, B's win rate (ties as half) with the
+    interval the verdict read, B's share of the decisive battles (Clopper-Pearson), and, where
+    positions are known, how often the system shown first won (an exact binomial test)."""
+    (a, b), n, confidence = table.columns, table.n, comparison.analysis.confidence
+    interval = comparison.decision.interval
+    summary = {"format": table.preference[0], "battles": n,
+               "win_rate": (1 + comparison.analysis.gap) / 2,
+               "win_rate_ci": [(1 + interval.lo) / 2, (1 + interval.hi) / 2]}
+    if not comparison.analysis.binary:
+        return summary
+    wins_a, wins_b = sum(a), sum(b)
+    decisive = wins_a + wins_b
+    summary.update(wins={"a": wins_a, "b": wins_b}, ties=n - decisive, decisive=decisive,
+                   decisive_win_rate=Fraction(wins_b, decisive) if decisive else None,
+                   decisive_ci=list(map(Fraction, clopper_pearson(wins_b, decisive,
+                                                                  confidence)))
+                   if decisive else None, position=None)
+    positions = table.preference[1]
+    if positions is not None and decisive:
+        first = sum(y if shown else x for x, y, shown in zip(a, b, positions))
+        summary["position"] = {"first_won": first, "decisive": decisive,
+                               "p": mcnemar_exact(first, decisive - first).p}
+    return summary
+
+
+def _battle_lines(table: Table, comparison: Comparison) -> list:
+    """The battles' lines of a comparison: who won how often, the win rate, position bias."""
+    s, result = _battle_summary(table, comparison), comparison.analysis
+    level = _format_level(result.confidence)
+
+    def pct(value):
+        return _round_fixed(Fraction(value) * 100, 1) + "%"
+    rate = (f"win rate of B (ties as half): {pct(s['win_rate'])}, "
+            f"{level} CI [{pct(s['win_rate_ci'][0])}, {pct(s['win_rate_ci'][1])}]")
+    gate = comparison.decision.gate
+    if gate is not None:
+        rate += (f" (the gate's margin {_format_gap(gate.margin / 2, True)} on the win rate "
+                 f"above 50% is {_format_gap(gate.margin, True)} on the net win rate)")
+    if not result.binary:
+        return [f"  {s['battles']:,} battles of {_printable(table.systems[0])} (A) and "
+                f"{_printable(table.systems[1])} (B) judged as probabilities; {rate}"]
+    lines = [f"  {s['battles']:,} battles: A = {_printable(table.systems[0])} won "
+             f"{s['wins']['a']:,}, B = {_printable(table.systems[1])} won {s['wins']['b']:,}, "
+             f"{s['ties']:,} ties", f"  {rate}"]
+    if s["decisive"]:
+        lo, hi = s["decisive_ci"]
+        lines[-1] += (f"; of the {s['decisive']:,} decisive battles B won "
+                      f"{pct(s['decisive_win_rate'])} (Clopper-Pearson {level} CI "
+                      f"[{pct(lo)}, {pct(hi)}])")
+    if result.mcnemar is not None:
+        lines.append(f"  exact sign test of the decisive battles (McNemar's): "
+                     f"{_p_equals(result.mcnemar.p)}")
+    position = s["position"]
+    if position is not None:
+        lines.append(f"  position: the system shown first won {position['first_won']:,} of the "
+                     f"{position['decisive']:,} decisive battles "
+                     f"({pct(Fraction(position['first_won'], position['decisive']))}; exact "
+                     f"binomial test against half {_p_equals(position['p'])})")
+    return lines
+
+
 def _data_document(report: Report) -> list:
     """The verdict, systems, gap and test; ``details`` add errors, provenance, histogram."""
     comparison = report.comparisons[0]
@@ -8754,14 +9398,18 @@ def _data_document(report: Report) -> list:
     lines += _warning_lines(table) + _gate_lines(comparison, percent)
     means, cis = (result.accuracy_a, result.accuracy_b), (result.ci_a, result.ci_b)
     what = f"{_METRIC_NAMES[result.metric]} " if result.metric else ""
-    lines += [f"  {label} = {_printable(name)}: {what}{_round_fixed(mean, 3)} "
-              f"{ci.as_proportions()}" for label, name, mean, ci in zip("AB", table.systems,
-                                                                        means, cis)]
-    lines += [f"  gap B - A: {_format_gap(result.gap, percent)}; "
-              f"{_interval_label(result, 'paired')} {_format_interval(result.paired, percent)}; "
-              f"{_interval_label(result, 'unpaired')} "
-              f"{_format_interval(result.unpaired, percent)} (ignores the pairing)",
-              _test_line(result)]
+    battles = table.preference is not None
+    lines += _battle_lines(table, comparison) if battles else [
+        f"  {label} = {_printable(name)}: {what}{_round_fixed(mean, 3)} {ci.as_proportions()}"
+        for label, name, mean, ci in zip("AB", table.systems, means, cis)]
+    lines += [f"  gap B - A{' (net win rate: wins minus losses per battle)' * battles}: "
+              f"{_format_gap(result.gap, percent)}; "
+              f"{_interval_label(result, 'paired')} {_format_interval(result.paired, percent)}"
+              + (not battles) * (f"; {_interval_label(result, 'unpaired')} "
+                                 f"{_format_interval(result.unpaired, percent)} (ignores the "
+                                 "pairing)")]
+    if not (battles and result.mcnemar is not None):
+        lines.append(_test_line(result))
     if result.runs is not None:
         lines += _runs_lines(result.runs, percent)
     lines += _design_lines(result.design)
@@ -8770,10 +9418,12 @@ def _data_document(report: Report) -> list:
               + _act_lines(comparison))
     if not report.details:
         kind = (f"each item's mean over {result.runs.a.count} and {result.runs.b.count} runs"
-                if result.runs is not None else "0/1 scores" if result.binary else
+                if result.runs is not None else "battles: who won each" if battles
+                else "0/1 scores" if result.binary else
                 "predictions and labels" if result.metric else "real-valued scores")
         error = "Monte Carlo error, " if result.method == "bootstrap" else ""
-        lines.append(f"n={result.n:,} items from {_input_names(table)} ({kind}); "
+        lines.append(f"n={result.n:,} {'battles' if battles else 'items'} from "
+                     f"{_input_names(table)} ({kind}); "
                      f"{_method_text(result)}; seed {report.params['seed']}; --details for "
                      f"{error}calibration, provenance and the gap's distribution")
         return lines
@@ -8923,6 +9573,8 @@ def _comparison_json(report: Report) -> dict:
         if part is not None:
             body[key] = build(part)
     body["comparisons"] = [_one_comparison_json(c) for c in report.comparisons]
+    if report.table is not None and report.table.preference is not None:
+        body["battles"] = _battle_summary(report.table, report.comparisons[0])
     return body
 
 
@@ -9189,8 +9841,9 @@ def _separate_text(board: Leaderboard) -> str:
     head = f"to separate the top two ({_printable(first)}, {_printable(second)})"
     if board.separate is not None:
         alone, jointly = board.separate
+        unit = "battles" if board.metric in SCALES else "items"
         return (f"{head} with {_format_level(board.target_power)} power: about n={alone:,} "
-                f"items as a pair alone, n={jointly:,} within this board's "
+                f"{unit} as a pair alone, n={jointly:,} within this board's "
                 f"{_format_level(board.confidence)} joint intervals (normal approximation, from "
                 "the observed gap and its variance)")
     if board.pair(first, second).apart:
@@ -9205,6 +9858,17 @@ def _separate_text(board: Leaderboard) -> str:
 def _board_method(board: Leaderboard, params: dict) -> str:
     pairs = len(board.pairs)
     tests = sorted({p.test.name for p in board.pairs})
+    if board.metric in SCALES:
+        return (f"method: {board.design}; ratings by maximum likelihood (Newton's method), on "
+                f"the {'Elo' if board.metric == 'elo' else 'log-odds'} scale; ranks and tiers "
+                f"from simultaneous {_format_level(board.confidence)} max-|t| intervals on all "
+                f"{pairs} gaps (critical value "
+                + (f"{board.critical:.3f} +-{board.critical_error:.3f} from {board.draws:,} "
+                   f"draws, seed {params['seed']}" if board.draws else
+                   f"{board.critical:.3f}, exact: one pair to compare")
+                + f"); each pair's test: Wald z on the robust s.e., p adjusted by "
+                f"{_ADJUST_NAMES[board.adjust]} over {pairs} pairs; each rating's interval: "
+                "normal, robust s.e., relative to the anchor's")
     return (f"method: ranks and tiers from simultaneous {_format_level(board.confidence)} "
             f"intervals on all {pairs} gaps, the max-|t| intervals of the gaps' joint normal "
             f"approximation (covariance {'from' if board.metric else 'exact over'} "
@@ -9221,11 +9885,13 @@ def _board_method(board: Leaderboard, params: dict) -> str:
 
 def _leaderboard_document(report: _LeaderboardReport) -> list:
     board, table = report.board, report.table
-    lines = [_board_headline(board, f"{table.n:,} items", table.incomplete)]
+    unit = "battles" if board.metric in SCALES else "items"
+    lines = [_board_headline(board, f"{table.n:,} {unit}", table.incomplete)]
     lines += _warning_lines(table) + [f"warning: {w}" for w in board.warnings]
     level = _format_level(board.confidence)
-    rows = [[_ranks_text(s.ranks), _printable(s.system), _round_fixed(s.score, 3),
-             s.interval.as_proportions(3), str(s.tier), s.groups] for s in board.standings]
+    places = 1 if board.metric == "elo" else 3
+    rows = [[_ranks_text(s.ranks), _printable(s.system), _round_fixed(s.score, places),
+             s.interval.as_proportions(places), str(s.tier), s.groups] for s in board.standings]
     lines.append(_Grid(("rank", "system", _METRIC_NAMES.get(board.metric, "score"),
                         f"{level} CI", "tier", "groups"),
                        tuple(rows), frozenset({0, 2})))
@@ -9265,14 +9931,15 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     if report.details:
         lines += _input_lines(table, report.params["seed"], None)[:-1]
     else:
-        lines.append(f"n={table.n:,} items from {_printable(_input_names(table))}; --details for "
-                     "every pair and the inputs")
+        lines.append(f"n={table.n:,} {unit} from {_printable(_input_names(table))}; --details "
+                     "for every pair and the inputs")
     return lines
 
 
 def _leaderboard_json(report: _LeaderboardReport) -> dict:
     board, table = report.board, report.table
-    return {"headline": _board_headline(board, f"{table.n:,} items"),
+    return {"headline": _board_headline(board, f"{table.n:,} "
+                                          f"{'battles' if board.metric in SCALES else 'items'}"),
             "systems": [{"system": s.system, "score": s.score, "interval": s.interval.to_json(),
                          "ranks": list(s.ranks), "tier": s.tier, "groups": s.groups}
                         for s in board.standings],
@@ -9981,7 +10648,8 @@ _COUNT_OPTIONS = frozenset({"seed", "resamples", "permutations", "calibration", 
 _NAME_OPTIONS = frozenset({"systems", "names", "tasks", "id_col"})
 _CHOICES = {"interval": INTERVALS, "accuracy_interval": _ACCURACY_INTERVALS,
             "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "pool": ("strata", "clusters"),
-            "on_missing": ("error", "drop"), "input_format": _FORMATS, "output": OUTPUTS}
+            "on_missing": ("error", "drop"), "input_format": _FORMATS, "output": OUTPUTS,
+            "scale": SCALES}
 
 
 def _count(value, name: str) -> int:
@@ -10086,12 +10754,20 @@ def _with_inputs(request: _Request, inputs, ids=None, clusters=None, strata=None
     command = request.command
     labels = any(value is not None for value in (ids, clusters, strata))
     reading = [name for name in _READING if name in request.given]
-    if isinstance(inputs[0], Table):
+    if len(inputs) == 1 and isinstance(inputs[0], list) and inputs[0] and isinstance(
+            inputs[0][0], collections.abc.Mapping) and _battle_kind(inputs[0][0]):
+        kind = _battle_kind(inputs[0][0])
+        inputs = (battles([b for i, record in enumerate(inputs[0], start=1) for b in
+                           _record_battles(kind, record, f"record {i}")], kind=kind,
+                          positioned=kind in _POSITIONED),)
+    if isinstance(inputs[0], (Table, Battles)):
         if len(inputs) > 1 or labels:
             raise ToolError(f"{command}(table) takes the table alone")
+        if isinstance(inputs[0], Battles):        # systems picks the two of a compare
+            reading = [name for name in reading if name != "systems"]
         if reading or "names" in request.given:
-            raise ToolError(f"{(reading or ['names'])[0]} says how to read files; a Table has "
-                            "been read")
+            raise ToolError(f"{(reading or ['names'])[0]} says how to read files; a "
+                            f"{type(inputs[0]).__name__} has been read")
         return dataclasses.replace(request, table=inputs[0])
     if all(map(_is_paths, inputs)):
         if labels:
@@ -10496,11 +11172,15 @@ def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None)
                     adjust=r.adjust)
 
 
-def _read_input(r: _Request, progress=None) -> Table:
-    """The user's scores: one file with a column per system, or one file per run."""
+def _read_input(r: _Request, progress=None) -> Table | Battles:
+    """The user's scores: one file with a column per system, or one file per run; or
+    files of battles."""
     options = ReadOptions(r.input_format, r.on_missing, r.filter, r.split,
                           progress, r.allow_different_tasks, r.allow_incomplete)
     systems = r.systems
+    paths = [r.csv] if r.baseline is None else [r.baseline, *r.candidate]
+    if _is_battles(paths, r.input_format):
+        return read_battles(paths, options)
     if r.baseline is not None or r.csv != "-" and os.path.isdir(r.csv):
         groups = [_expand_paths(p) if isinstance(p, str) else p for p in
                   (r.baseline,) + tuple(r.candidate)] if r.baseline is not None \
@@ -10604,6 +11284,11 @@ def _table(r: _Request) -> Table:
     else:
         with _progress(r, "reading (bytes)") as progress:
             table = _read_input(r, progress)
+    if isinstance(table, Battles):
+        if r.lower_is_better or r.by is not None:
+            raise ToolError(f"{_opt('lower_is_better' if r.lower_is_better else 'by')} goes "
+                            "with scores, not battles")
+        return table if r.command == "leaderboard" else battle_table(table, r.systems)
     table = _turned(table) if r.lower_is_better else table
     repeated = [name for name in table.systems if table.systems.count(name) > 1]
     if repeated:                                 # the same file given twice
@@ -10677,9 +11362,10 @@ def _run_data(r: _Request, writes: list) -> Report:
         params.update(metric=metric, calibration=0, resamples=r.resamples or RESAMPLES,
                       engine="counts", permutations=r.permutations or PERMUTATIONS)
     margin = None
-    if r.gate:
+    if r.gate:      # battles: min_delta is the win rate's points above half; the gap is twice
         margin = r.min_delta / 100 if table.proportions and metric not in _SIGNED_METRICS \
             else r.min_delta
+        margin *= 2 if table.preference is not None else 1
         params.update(gate=True, min_delta=r.min_delta)
     settings = dataclasses.replace(_settings_from(r, r.calibration), margin=margin)
     if table.tasks is not None:                  # a whole harness run: per task, and pooled
@@ -10763,6 +11449,18 @@ def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport
 
 def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
     table = _table(r)
+    params = {"systems": len(table.systems), "n_items": table.n, "seed": r.seed,
+              "confidence": r.confidence, "draws": r.draws, "adjust": r.adjust,
+              "target_power": r.target_power, "permutations": r.permutations}
+    if isinstance(table, Battles):
+        params.update(n_items=None, battles=table.n, permutations=None, scale=r.scale,
+                      anchor=r.anchor or table.systems[0])
+        with _progress(r, "leaderboard draws") as progress:
+            board = rank_battles(table, random.Random(r.seed), Settings(
+                None, r.confidence, calibration=0, adjust=r.adjust), draws=r.draws,
+                target_power=r.target_power, progress=progress, anchor=r.anchor,
+                scale=r.scale)
+        return _LeaderboardReport(params, table, board, r.details)
     constant = [name for name, column in zip(table.systems, table.columns)
                 if len(set(column)) == 1 and table.gold is None]
     if constant and not r.allow_constant:
@@ -10778,9 +11476,6 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
         board = rank_systems(table, random.Random(r.seed), settings, draws=r.draws,
                              target_power=r.target_power, progress=progress, metric=metric,
                              positive=positive)
-    params = {"systems": len(table.systems), "n_items": table.n, "seed": r.seed,
-              "confidence": r.confidence, "draws": r.draws, "adjust": r.adjust,
-              "target_power": r.target_power, "permutations": r.permutations}
     return _LeaderboardReport(params, table, board, r.details, _slice_scores(
         table, r.confidence) if table.slices else None)
 
@@ -10889,12 +11584,16 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
                 confidence: float = float(CONFIDENCE), seed: int = SEED,
                 permutations: int | None = None, adjust: str = "holm",
                 draws: int = LEADERBOARD_DRAWS, target_power: float = 0.8,
-                lower_is_better: bool = False, details: bool = False) -> Result:
+                lower_is_better: bool = False, anchor: str | None = None,
+                scale: str = "logit", details: bool = False) -> Result:
     """Rank many systems on the same items: the command line's ``leaderboard``.
 
     *inputs*: a mapping from each system's name to its scores, or the systems' scores one
     after another (named by ``names``), or paths (one file with a column per system, or a
     file or folder per system), or a Table.  ``systems`` picks columns of one file.
+    Battles (files of preference judgments, a Battles, or a list of their records) are
+    ranked by Bradley-Terry ratings on ``scale`` ("logit" or "elo"), ``anchor`` (a system's
+    name; default the first) at 0 (or 1000 Elo).
 
     >>> board = leaderboard({"a": [1, 0, 1, 0] * 40, "b": [1, 1, 1, 0] * 40,
     ...                      "c": [0, 0, 1, 0] * 40})
@@ -11352,6 +12051,12 @@ _FLAGS = (
     _flag(f"{_C} {_L}", "your results", "--lower-is-better", action="store_true",
           help="lower scores are better (an error rate, a latency): proportions are compared "
                "as 1 - score, others negated, so that a positive gap is an improvement"),
+    _flag(_L, "your results", "--scale", choices=SCALES,
+          help="battles: the Bradley-Terry ratings' scale, logit (log-odds, default) or elo "
+               f"(400 points per factor of 10 in the odds, the anchor at {ELO_ANCHOR})"),
+    _flag(_L, "your results", "--anchor", metavar="SYSTEM",
+          help="battles: the system whose rating is fixed (0, or 1000 Elo; default the first "
+               "named in the file)"),
     _flag(_L, "your results", "--allow-constant", action="store_true",
           help="rank a system that scores the same on every item (most often a run that "
                "failed, or the wrong --score-col); refused by default"),

@@ -1,12 +1,15 @@
 """Write the synthetic examples in datasets/examples/ that are not harness logs (run by hand:
 python3 tests/make_examples.py): five seeds per system as a long CSV, an Excel workbook, a
-leaderboard of ten systems on one test set, and two systems on topics of which one regressed.
+leaderboard of ten systems on one test set, two systems on topics of which one regressed,
+predictions of a classifier, and an arena of battles.
 
 The harness logs beside them (lm-eval/, inspect/, helm/) are not written here: they are real
 output of lm-evaluation-harness, Inspect AI and HELM, run offline with mock models by the
 scripts in tests/fixtures/ (with the versions they used and their truth.json).
 """
 
+import json
+import math
 import os
 import random
 import zipfile
@@ -132,6 +135,46 @@ def write_topics():
         f.write("\n".join(rows) + "\n")
 
 
+def write_battles():
+    """An arena of ten systems judged head to head, as FastChat's battle records (JSON lines):
+    1,500 prompts, each judged once or twice (the second turn in the other order); true
+    ratings on the log-odds scale, ties by Davidson's model (nu = 0.6)."""
+    rng = random.Random(31)
+    names = [name for name, _ in LEADERBOARD]
+    rating = {name: 2.2 * ability for name, ability in LEADERBOARD}
+    rows = []
+    for prompt in range(1, 1501):
+        first, second = rng.sample(names, 2)
+        for turn in range(1, 2 + (rng.random() < 0.4)):
+            a, b = (first, second) if turn == 1 else (second, first)
+            pa, pb = math.exp(rating[a]), math.exp(rating[b])
+            u = rng.random() * (pa + pb + 0.6 * math.sqrt(pa * pb))
+            winner = "model_a" if u < pa else "model_b" if u < pa + pb else rng.choice(
+                ["tie", "tie (bothbad)"])
+            rows.append(json.dumps({"question_id": f"p{prompt:04d}", "turn": turn,
+                                    "model_a": a, "model_b": b, "winner": winner}))
+    with open(os.path.join(ROOT, "battles.jsonl"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
+def write_head_to_head():
+    """Base and tuned judged on 500 prompts, each in both orders (FastChat's battle records,
+    JSON lines): tuned wins 45% of the judgments and ties 20%, and the answer shown first
+    is favoured a little (a judge's position bias)."""
+    rng = random.Random(32)
+    rows = []
+    for prompt in range(1, 501):
+        for a, b in (("base", "tuned"), ("tuned", "base")):
+            u = rng.random() + (0.04 if a == "tuned" else -0.04)
+            tuned = "won" if u > 0.55 else "tie" if u > 0.35 else "lost"
+            winner = "tie" if tuned == "tie" else "model_a" if (tuned == "won") == (
+                a == "tuned") else "model_b"
+            rows.append(json.dumps({"question_id": prompt, "model_a": a, "model_b": b,
+                                    "winner": winner}))
+    with open(os.path.join(ROOT, "head-to-head.jsonl"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
 def write_predictions():
     """1,200 items labelled in five intent classes, with a rare one (refund, about 60 items)
     that the tuned classifier gets right far less often while it gains on the others."""
@@ -155,4 +198,6 @@ if __name__ == "__main__":
     write_leaderboard()
     write_topics()
     write_predictions()
+    write_battles()
+    write_head_to_head()
     print("written under", ROOT)

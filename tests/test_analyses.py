@@ -1663,3 +1663,177 @@ def test_many_classes_skip_the_per_class_table_and_many_cells_are_drawn_in_chunk
                                                             whole.paired.hi)):
         assert abs(float(got - want)) < 0.2 * float(whole.paired.hi - whole.paired.lo)
     assert abs(chunked.test.p - whole.test.p) < 5 * math.sqrt(whole.test.p / 4000) + 0.002
+
+
+# --- Battles: two systems' win rate, Bradley-Terry boards ---
+
+def random_arena(rng, ratings, prompts, per_prompt=1, tie=0.0):
+    """Battles among systems with the given true log-odds ratings (Davidson's ties at nu)."""
+    records, k = [], len(ratings)
+    for q in range(prompts):
+        for _ in range(per_prompt):
+            i, j = rng.sample(range(k), 2)
+            a, b = math.exp(ratings[i]), math.exp(ratings[j])
+            c = tie * math.sqrt(a * b)
+            u = rng.random() * (a + b + c)
+            share = 1 if u < a else 0 if u < a + b else Fraction(1, 2)
+            records.append((q, f"s{i}", f"s{j}", share))
+    return bed.battles(records)
+
+
+def test_bradley_terry_without_ties_is_choix_maximum_likelihood():
+    choix = pytest.importorskip("choix")
+    data = random_arena(random.Random(3), [0.0, 0.4, -0.3, 1.0, 0.2], 3000)
+    fit = bed.bradley_terry(data)
+    order = [int(name[1:]) for name in data.systems]
+    wins = [(order[i], order[j]) if s == 1 else (order[j], order[i])
+            for i, j, s in zip(data.first, data.second, data.shares)]
+    params = choix.opt_pairwise(5, wins, alpha=0, method="Newton-CG", tol=1e-14)
+    for s, rating in enumerate(fit.ratings):
+        assert rating == pytest.approx(params[order[s]] - params[order[0]], abs=1e-6)
+    assert fit.tie is None and fit.ratings[0] == 0
+
+
+def test_davidson_ties_are_the_maximum_of_davidsons_likelihood():
+    optimize = pytest.importorskip("scipy.optimize")
+    np = pytest.importorskip("numpy")
+    data = random_arena(random.Random(4), [0.0, 0.5, -0.5, 0.9], 2000, tie=0.8)
+    fit = bed.bradley_terry(data)
+    first, second = np.array(data.first), np.array(data.second)
+    share = np.array([float(s) for s in data.shares])
+
+    def minus_loglik(x):
+        theta = np.concatenate([[0.0], x[:-1]])
+        a, b = np.exp(theta[first]), np.exp(theta[second])
+        c = np.exp(x[-1] + (theta[first] + theta[second]) / 2)
+        d = a + b + c
+        p = np.where(share == 1, a / d, np.where(share == 0, b / d, c / d))
+        return -np.log(p).sum()
+    best = optimize.minimize(minus_loglik, np.zeros(4), method="BFGS", options={"gtol": 1e-10})
+    assert list(fit.ratings[1:]) == pytest.approx(list(best.x[:-1]), abs=1e-5)
+    assert math.log(fit.tie) == pytest.approx(best.x[-1], abs=1e-5)
+
+
+def test_bradley_terry_covariance_is_statsmodels_cluster_robust_logistic():
+    sm = pytest.importorskip("statsmodels.api")
+    np = pytest.importorskip("numpy")
+    data = random_arena(random.Random(5), [0.0, 0.6, -0.4], 400, per_prompt=3)
+    fit = bed.bradley_terry(data)
+    x = np.zeros((data.n, 2))
+    for row, (i, j) in enumerate(zip(data.first, data.second)):
+        if i:
+            x[row, i - 1] += 1
+        if j:
+            x[row, j - 1] -= 1
+    y = np.array([float(s) for s in data.shares])
+    groups = np.array([hash(p) % (1 << 31) for p in data.prompts])
+    model = sm.GLM(y, x, family=sm.families.Binomial()).fit(
+        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False}, tol=1e-12)
+    assert list(fit.ratings[1:]) == pytest.approx(list(model.params), abs=1e-7)
+    cov = np.array(fit.covariance)[1:, 1:]
+    assert cov == pytest.approx(model.cov_params(), rel=1e-6)
+    assert fit.prompts == 400
+
+
+def test_ratings_without_a_finite_maximum_are_refused_in_one_line():
+    apart = bed.battles([(1, "a", "b", 1), (2, "b", "a", 1), (3, "c", "d", 1), (4, "d", "c", 0)])
+    with pytest.raises(bed.ToolError, match="groups that never met"):
+        bed.bradley_terry(apart)
+    unbeaten = bed.battles([(1, "a", "b", 1), (2, "b", "c", 1), (3, "c", "b", 1),
+                            (4, "a", "c", 1)])
+    with pytest.raises(bed.ToolError, match="'a' never lost a battle"):
+        bed.bradley_terry(unbeaten)
+    tied = bed.battles([(1, "a", "b", Fraction(1, 2)), (2, "b", "c", 1), (3, "c", "b", 1)])
+    assert bed.bradley_terry(tied).tie is not None             # a tie counts both ways
+
+
+def test_two_systems_battles_give_the_win_rate_and_the_exact_sign_test():
+    stats = pytest.importorskip("scipy.stats")
+    rng = random.Random(6)
+    records = [(q, "base", "new", rng.choice([0, 0, 1, Fraction(1, 2)])) for q in range(120)]
+    result = bed.compare(bed.battles(records), calibration=0)
+    new_wins = sum(r[3] == 0 for r in records)
+    base_wins = sum(r[3] == 1 for r in records)
+    ties = 120 - new_wins - base_wins
+    body = result.to_dict()["battles"]
+    assert body["wins"] == {"a": base_wins, "b": new_wins} and body["ties"] == ties
+    assert body["win_rate"] == pytest.approx((new_wins + ties / 2) / 120)
+    assert result.gap == Fraction(new_wins - base_wins, 120)
+    assert result.method == "exact bootstrap (B = infinity)"
+    sign = stats.binomtest(new_wins, new_wins + base_wins, 0.5).pvalue
+    assert result.p == pytest.approx(sign, rel=1e-9)
+    lo, hi = stats.binomtest(new_wins, new_wins + base_wins).proportion_ci(0.95, "exact")
+    assert body["decisive_ci"] == pytest.approx([lo, hi], rel=1e-9)
+    assert body["win_rate_ci"] == [float((1 + result.interval.lo) / 2),
+                                   float((1 + result.interval.hi) / 2)]
+
+
+@pytest.mark.once
+@pytest.mark.parametrize("prompts", [100, 1000])
+def test_win_rate_interval_covers_at_its_level(prompts):
+    """Battles of one prompt in both orders (a cluster); true win rate 0.55 with ties."""
+    rng, hits, replays = random.Random(prompts), 0, 400
+    for _ in range(replays):
+        records = []
+        for q in range(prompts):
+            for order in (0, 1):
+                u = rng.random()
+                s = 1 if u < 0.45 else Fraction(1, 2) if u < 0.65 else 0     # new's share
+                records.append((q, "base", "new", 1 - s) if order else (q, "new", "base", s))
+        result = bed.compare(bed.battles(records), systems=["base", "new"], calibration=0,
+                             seed=rng.randrange(1 << 30))
+        hits += result.interval.lo <= Fraction(1, 10) <= result.interval.hi   # 2 * 0.55 - 1
+    se = math.sqrt(0.95 * 0.05 / replays)
+    assert abs(hits / replays - 0.95) < 3 * se + 0.01, hits
+
+
+@pytest.mark.once
+def test_joint_rank_intervals_hold_for_every_system_in_simulated_arenas():
+    truth = [0.0, 0.25, 0.5, 0.8, -0.3, 0.55]
+    true_rank = {f"s{i}": 1 + sum(t > v for t in truth) for i, v in enumerate(truth)}
+    rng, held, arenas = random.Random(7), 0, 200
+    for _ in range(arenas):
+        data = random_arena(rng, truth, 1500, tie=0.5)
+        board = bed.rank_battles(data, random.Random(rng.randrange(1 << 30)), draws=2000)
+        held += all(s.ranks[0] <= true_rank[s.system] <= s.ranks[1] for s in board.standings)
+    assert held >= 0.95 * arenas, held
+
+
+def test_newton_halves_its_step_on_lopsided_battles_and_any_anchor_gives_the_same_gaps():
+    records = [(q, "a", "b", int(q % 50 != 0)) for q in range(200)]
+    records += [(q, "b", "c", int(q % 4 != 0)) for q in range(200, 300)]
+    records += [(q, "c", "a", int(q % 25 == 0)) for q in range(300, 400)]
+    data = bed.battles(records)
+    first, second = bed.bradley_terry(data), bed.bradley_terry(data, anchor=2)
+    gaps = [r - first.ratings[2] for r in first.ratings]
+    assert list(second.ratings) == pytest.approx(gaps, abs=1e-9)
+    assert second.covariance[0][0] == pytest.approx(
+        first.covariance[0][0] + first.covariance[2][2] - 2 * first.covariance[0][2], rel=1e-6)
+    assert first.steps > 3 and first.ratings[0] - first.ratings[1] > 3
+
+
+def test_battle_boards_refuse_what_they_cannot_rank():
+    many = bed.battles([(k, f"s{k}", f"s{k + 1}", Fraction(1, 2)) for k in range(200)])
+    with pytest.raises(bed.ToolError, match="2 to 200 systems, got 201"):
+        bed.rank_battles(many, random.Random(1))
+    two = bed.battles([(1, "a", "b", 1), (2, "b", "a", Fraction(1, 2))])
+    with pytest.raises(bed.ToolError, match="scale is one of logit, elo"):
+        bed.rank_battles(two, random.Random(1), scale="glicko")
+    with pytest.raises(bed.ToolError, match="outside|not within"):
+        bed.battles([(1, "a", "b", 2)])
+    assert repr(two) == "Battles(systems=('a', 'b'), battles=2, prompts=2, kind='battles')"
+    with pytest.raises(bed.ToolError, match="1 battle\\(s\\) between 'a' and 'c'"):
+        bed.battle_table(bed.battles([(1, "a", "b", 1), (2, "a", "c", 0)]), ["a", "c"])
+
+
+def test_judges_probabilities_compare_as_shares_and_all_ties_say_so():
+    shares = [Fraction(k % 7, 6) for k in range(60)]
+    result = bed.compare(bed.battles([(k, "base", "new", s) for k, s in enumerate(shares)]),
+                         calibration=0)
+    body = result.to_dict()["battles"]
+    assert "wins" not in body and body["win_rate"] == pytest.approx(1 - float(sum(shares)) / 60)
+    assert "judged as probabilities" in str(result)
+    ties = bed.compare(bed.battles([(k, "a", "b", Fraction(1, 2)) for k in range(40)]),
+                       calibration=0)
+    assert ties.verdict == "cannot tell" and ties.to_dict()["battles"]["decisive"] == 0
+    assert "of the 0 decisive" not in str(ties)

@@ -734,3 +734,23 @@ def test_values_the_front_door_refuses_in_one_line(call, fragment):
     with pytest.raises(bed.ToolError) as caught:
         call()
     assert fragment in str(caught.value) and "\n" not in str(caught.value)
+
+
+# --- Battles from Python ---
+
+def test_battles_compare_from_records_as_from_the_file(tmp_path):
+    rows = [{"prompt": f"p{i}", "system_a": "base", "system_b": "new",
+             "winner": "b" if i % 3 else "tie" if i % 2 else "a"} for i in range(60)]
+    path = tmp_path / "b.csv"
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert said(bed.compare(rows)) == said(bed.compare(str(path)))
+    data = bed.read_battles(str(path))
+    assert said(bed.compare(data, systems=["base", "new"])) == said(bed.compare(rows))
+    with pytest.raises(bed.ToolError, match="names says how to read files; a Battles"):
+        bed.compare(data, names=["x", "y"])
+    board = bed.leaderboard(rows, scale="elo")
+    assert [s.system for s in board.board.standings] == ["new", "base"]
+    assert board.board.standings[1].score == 1000

@@ -1211,3 +1211,57 @@ def test_label_col_strata_on_the_label_resamples_within_classes_and_other_strata
     assert status == 0 and "cells, within each label)" in out
     assert_one_line_error(*cli("compare", path, "--label-col", "gold", "--id-col", "id",
                                "--strata-col", "base"), "resamples within each label")
+
+
+# --- Battles: compare two systems, rank many ---
+
+PREFS = os.path.join(ROOT, "tests", "fixtures", "preference")
+
+
+def test_compare_battles_says_the_win_rate_the_sign_test_and_the_position_bias():
+    status, out, err = cli("compare", os.path.join(PREFS, "fastchat_battles.json"),
+                           "--systems", "claude-2.1,gpt-4-0613")
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith("verdict: ")
+    assert any(line.startswith("  win rate of B (ties as half): ") for line in lines)
+    assert any(line.startswith("  position: the system shown first won ") for line in lines)
+    assert "(battles: who won each)" in lines[-1]
+    body = cli_json("compare", os.path.join(PREFS, "plain_battles.csv"), "--systems",
+                    "candidate-v2,candidate-v3")
+    assert body["battles"]["format"] == "battles" and body["battles"]["position"] is None
+    assert body["comparisons"][0]["test"]["name"] == "McNemar exact"
+
+
+def test_the_battle_gate_margin_is_the_win_rate_above_half():
+    path = os.path.join(PREFS, "mt_bench_pair.jsonl")
+    status, out, _ = cli("compare", path, "--systems", "llama-2-13b-chat,gpt-3.5-turbo",
+                         "--gate", "--min-delta", "5")
+    assert "gate's margin +5.0 pts on the win rate above 50% is +10.0 pts" in out
+    assert status == (0 if "gate: PASS" in out else 1)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["compare", "plain_battles.csv"], "3 systems battle here"),
+    (["compare", "plain_battles.csv", "--systems", "candidate-v2,nope"], "no system 'nope'"),
+    (["compare", "plain_battles.csv", "--by", "prompt"], "--by goes with scores"),
+    (["leaderboard", "plain_battles.csv", "--anchor", "nope"], "--anchor: no system 'nope'"),
+    (["leaderboard", "plain_battles.csv", "--scale", "glicko"], "invalid choice"),
+])
+def test_battle_options_that_cannot_apply_are_refused(argv, fragment):
+    argv = [os.path.join(PREFS, a) if a.endswith(".csv") else a for a in argv]
+    status, out, err = cli(*argv)
+    assert_one_line_error(status, out, err, fragment)
+
+
+def test_leaderboard_of_battles_ranks_by_bradley_terry_with_the_anchor_named():
+    files = [os.path.join(PREFS, "arena_hard", "gpt-4-1106-preview", name)
+             for name in ("llama-3-8b-instruct.jsonl", "qwen2-7b-instruct.jsonl")]
+    status, out, err = cli("leaderboard", *files, "--scale", "elo", "--anchor", "baseline")
+    assert status == 0 and err == ""
+    assert out.startswith("leaderboard of 3 systems on 38 battles:")
+    assert "rating (Elo)" in out and "1000.0  [1000.0, 1000.0]" in out
+    assert "warning: 1 pair(s) never met" in out and "Wald z (robust s.e.)" in out
+    body = cli_json("leaderboard", os.path.join(PREFS, "fastchat_battles.json"))
+    assert body["params"]["scale"] == "logit" and body["params"]["battles"] == 41
+    assert "Davidson" in body["joint"]["design"] and len(body["pairs"]) == 6

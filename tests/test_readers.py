@@ -2167,3 +2167,126 @@ def test_lm_eval_corpus_pairs_refused_in_one_line_where_they_cannot_compare(tmp_
     assert_one_line_error(*cli("compare", b, t, "--metric", "f1"), "not the same test")
     assert_one_line_error(*cli("compare", "--baseline", base, "--candidate", f"{tuned},{t}",
                                "--metric", "f1"), "no per-sample value to average over runs")
+
+
+# --- Preference judgments: battles as each writer leaves them ---
+
+PREFS = os.path.join(ROOT, "tests", "fixtures", "preference")
+
+
+def pref(*parts):
+    return os.path.join(PREFS, *parts)
+
+
+@pytest.mark.parametrize("name, kind, systems, n, positioned", [
+    ("fastchat_battles.json", "fastchat", 4, 41, True),
+    ("mt_bench_pair.jsonl", "mt-bench", 3, 34, True),
+    ("alpaca_eval_annotations.json", "alpaca-eval", 2, 19, False),
+    ("alpaca_eval_annotations_binary.json", "alpaca-eval", 2, 10, False),
+    ("arena_hard/gpt-4-1106-preview/qwen2-7b-instruct.jsonl", "arena-hard", 2, 19, True),
+    ("arena_hard_v2/gpt-4.1/llama-3-8b-instruct.jsonl", "arena-hard", 3, 10, True),
+    ("plain_battles.csv", "battles", 3, 20, False),
+])
+def test_every_preference_format_is_recognised_by_its_keys(name, kind, systems, n, positioned):
+    assert bed._is_battles([pref(name)], None)
+    data = bed.read_battles(pref(name))
+    assert (data.kind, len(data.systems), data.n, data.positioned) == (kind, systems, n,
+                                                                       positioned)
+    assert set(data.shares) <= {0, Fraction(1, 2), 1} or kind == "alpaca-eval"
+    assert data.sources[0].format == kind and len(data.sources[0].sha256) == 64
+
+
+def test_fastchat_winners_map_to_the_first_systems_share():
+    records = json.load(open(pref("fastchat_battles.json")))
+    data = bed.read_battles(pref("fastchat_battles.json"))
+    share = {"model_a": 1, "model_b": 0, "tie": Fraction(1, 2), "tie (bothbad)": Fraction(1, 2)}
+    assert list(data.shares) == [share[r["winner"]] for r in records]
+    assert [data.systems[i] for i in data.first] == [r["model_a"] for r in records]
+    assert len(set(data.prompts)) == len({r["question_id"] for r in records})
+
+
+def test_mt_bench_game_two_shows_model_2_first():
+    lines = [json.loads(line) for line in open(pref("mt_bench_pair.jsonl"))]
+    first = lines[0]
+    data = bed.battles(bed._record_battles("mt-bench", first, "x"), kind="mt-bench")
+    g1 = {"model_1": 1, "model_2": 0, "tie": Fraction(1, 2)}[first["g1_winner"]]
+    g2 = {"model_1": 1, "model_2": 0, "tie": Fraction(1, 2)}[first["g2_winner"]]
+    assert data.systems == (first["model_1"], first["model_2"])
+    assert (data.first, data.second, data.shares) == ((0, 1), (1, 0), (g1, 1 - g2))
+    assert data.prompts == (first["question_id"],) * 2
+    errors = sum((r["g1_winner"] == "error") + (r["g2_winner"] == "error") for r in lines)
+    assert errors and f"{errors:,} judgment(s) without a verdict" in bed.read_battles(
+        pref("mt_bench_pair.jsonl")).notes[0]
+
+
+def test_alpaca_eval_preference_is_generator_2s_share_as_alpaca_eval_counts_it():
+    expected = json.load(open(pref("expected_aggregates.json")))
+    for name in ("alpaca_eval_annotations.json", "alpaca_eval_annotations_binary.json"):
+        data = bed.read_battles(pref(name))
+        # alpaca_eval's own win rate: generator_2's mean share, ties (1.5) as half
+        rate = 100 * float(1 - sum(data.shares) / data.n)
+        assert rate == pytest.approx(expected[name]["win_rate"], abs=1e-9)
+    assert bed._alpaca_share(0, "x") == Fraction(1, 2)           # an older tie
+    with pytest.raises(bed.ToolError, match="not between 1"):
+        bed._alpaca_share(3, "x")
+
+
+def test_arena_hard_game_one_shows_the_baseline_first_and_names_it_when_the_file_does():
+    data = bed.read_battles([pref("arena_hard", "gpt-4-1106-preview", name) for name in
+                             ("llama-3-8b-instruct.jsonl", "qwen2-7b-instruct.jsonl")])
+    assert data.systems[0] == bed.ARENA_HARD_BASELINE and len(data.sources) == 2
+    record = json.loads(open(pref("arena_hard", "gpt-4-1106-preview",
+                                  "qwen2-7b-instruct.jsonl")).readline())
+    games = bed._record_battles("arena-hard", record, "x")
+    assert [g[1:3] for g in games] == [("baseline", record["model"]), (record["model"],
+                                                                       "baseline")]
+    assert any("three times" in note for note in data.notes)
+    v2 = bed.read_battles(pref("arena_hard_v2", "gpt-4.1", "llama-3-8b-instruct.jsonl"))
+    assert "o3-mini-2025-01-31" in v2.systems and "baseline" not in v2.systems
+    assert "2 judgment(s) without a verdict" in v2.notes[-1]       # null games
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ("system_a,system_b,winner\nx,y,maybe\n", "neither system"),
+    ("system_a,system_b,winner\nx,x,a\n", "against itself"),
+    ("system_a,system_b,winner\nx,y,error\n", "no battle with a verdict"),
+    ("system_a,system_b,winner\nx,y\n", "2 fields, the header has 3"),
+    ('{"model_a": "x", "model_b": 3.5, "winner": "tie"}\n', "not a system's name"),
+    ('{"model": "x", "judge": "j", "games": [{"score": "A>>>B"}]}\n', "not one of A>>B"),
+    ('{"model": "x", "judge": "j", "games": 1}\n', "not a list of judgments"),
+    ('{"model_a": "x", "model_a": "y", "model_b": "z", "winner": "tie"}\n', "appears twice"),
+])
+def test_malformed_battles_are_refused_in_one_line(tmp_path, content, fragment):
+    path = write(tmp_path / "b.txt", content)
+    status, out, err = cli("compare", str(path), "--input-format", "battles")
+    assert_one_line_error(status, out, err, fragment)
+
+
+def test_battles_of_two_formats_or_no_battles_are_refused(tmp_path):
+    a = write(tmp_path / "a.csv", "system_a,system_b,winner\nx,y,a\nx,y,b\n")
+    b = write(tmp_path / "b.csv", "item,x,y\n1,0,1\n2,1,1\n")
+    status, out, err = cli("leaderboard", str(a), pref("fastchat_battles.json"))
+    assert_one_line_error(status, out, err, "in 2 formats")
+    status, out, err = cli("compare", str(b), "--input-format", "battles")
+    assert_one_line_error(status, out, err, "holds no battles")
+    assert not bed._is_battles([str(b)], None) and not bed._is_battles([str(tmp_path)], None)
+    deep = write(tmp_path / "deep.jsonl", "[" * 5000 + "]" * 5000 + "\n")
+    assert bed._first_keys(str(deep)) == ()
+
+
+def test_battle_files_name_winners_by_name_skip_blank_rows_and_refuse_broken_ones(tmp_path):
+    path = write(tmp_path / "b.csv", "prompt,system_a,system_b,winner\np1,x,y,y\n\np2,y,x,y\n")
+    data = bed.read_battles(str(path))
+    assert data.shares == (0, 1) and data.prompts == ("p1", "p2")
+    broken = write(tmp_path / "c.csv", 'prompt,system_a,system_b,winner\n"p1,x,y,a\n')
+    with pytest.raises(bed.ToolError, match="c.csv line"):
+        bed.read_battles(str(broken))
+    for content in (b"", b"PK\x03\x04zip"):
+        other = tmp_path / "d.json"
+        other.write_bytes(content)
+        with pytest.raises(bed.ToolError, match="not battles in CSV or JSON"):
+            bed.read_battles(str(other))
+    assert bed._alpaca_share(" ", "x") is None and bed._alpaca_share(None, "x") is None
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    assert bed._first_keys(str(fifo)) == ()
