@@ -3026,6 +3026,8 @@ _PROMPT_KEYS = {"mt-bench": ("question_id",), "arena-hard": ("question_id", "uid
                 "fastchat": ("question_id",), "battles": ("prompt", "prompt_id", "question_id",
                                                           "item", "id")}
 _POSITIONED = frozenset({"mt-bench", "arena-hard", "fastchat"})   # the first was shown first
+_KEYS_READ = frozenset().union(*(keys for keys, _ in _BATTLE_KINDS), *_PROMPT_KEYS.values(),
+                               {"baseline"})
 ARENA_HARD_BASELINE = "baseline"    # Arena-Hard's records do not name their baseline
 
 
@@ -3089,28 +3091,33 @@ def _alpaca_share(preference, place: str):
     return 2 - value
 
 
+def _system_name(value, key: str, place: str) -> str:
+    if type(value) is str and value.strip():
+        return value.strip()
+    if type(value) is int:
+        return str(value)
+    raise ToolError(f"{place}: {key} is not a system's name")
+
+
 def _record_battles(kind: str, record, place: str) -> list:
     """``[(prompt, first, second, share), ...]``: one record's battles."""
-    def get(key):
-        if key in getattr(record, "duplicates", ()):
-            raise ToolError(f"{place}: key {_shorten(key)} appears twice")
-        return record.get(key, _ABSENT)
-
-    def name(key):
-        value = get(key)
-        if not isinstance(value, (str, int)) or isinstance(value, bool) or not str(value).strip():
-            raise ToolError(f"{place}: {key} is not a system's name")
-        return str(value).strip()
-
-    prompt = next((_item_id(get(key)) for key in _PROMPT_KEYS[kind] if get(key) is not _ABSENT),
-                  _MISSING)
+    twice = getattr(record, "duplicates", None)
+    if twice and twice & _KEYS_READ:
+        raise ToolError(f"{place}: key {_shorten(min(twice & _KEYS_READ))} appears twice")
+    get, prompt = record.get, _MISSING
+    for key in _PROMPT_KEYS[kind]:
+        value = get(key, _ABSENT)
+        if value is not _ABSENT:
+            prompt = _item_id(value)
+            break
     if kind == "mt-bench":           # game 1 shows model_1 first, game 2 model_2
-        a, b = name("model_1"), name("model_2")
+        a, b = (_system_name(get(key), key, place) for key in ("model_1", "model_2"))
         g1, g2 = (_share(get(key), "", "", place) for key in ("g1_winner", "g2_winner"))
         return [(prompt, a, b, g1), (prompt, b, a, None if g2 is None else 1 - g2)]
     if kind == "arena-hard":         # game 1 shows the baseline first (as A), game 2 the model
-        model, games = name("model"), get("games")
-        baseline = ARENA_HARD_BASELINE if get("baseline") is _ABSENT else name("baseline")
+        model, games = _system_name(get("model"), "model", place), get("games")
+        baseline = ARENA_HARD_BASELINE if get("baseline", _ABSENT) is _ABSENT else \
+            _system_name(get("baseline"), "baseline", place)
         if not isinstance(games, list) or not all(g is None or isinstance(g, dict)
                                                   for g in games):
             raise ToolError(f"{place}: games is not a list of judgments")
@@ -3124,11 +3131,14 @@ def _record_battles(kind: str, record, place: str) -> list:
             battles.append((prompt, *pair, None if score is None else _ARENA_HARD[score]))
         return battles
     if kind == "alpaca-eval":
-        return [(prompt, name("generator_1"), name("generator_2"),
+        return [(prompt, _system_name(get("generator_1"), "generator_1", place),
+                 _system_name(get("generator_2"), "generator_2", place),
                  _alpaca_share(get("preference"), place))]
     keys = ("model_a", "model_b") if kind == "fastchat" else ("system_a", "system_b")
-    a, b = map(name, keys)
-    return [(prompt, a, b, _share(get("winner"), a, b, place))]
+    a, b = (_system_name(get(key), key, place) for key in keys)
+    winner = get("winner")
+    share = _SHARES.get(winner) if type(winner) is str and winner not in (a, b) else None
+    return [(prompt, a, b, share if share is not None else _share(winner, a, b, place))]
 
 
 def _csv_records(lines, path: str):
@@ -3198,7 +3208,9 @@ def battles(records, *, kind: str = "battles", positioned: bool = False, sources
             continue
         if a == b:
             raise ToolError(f"battle {index}: {_shorten(str(a))} against itself")
-        share = Fraction(share) if not isinstance(share, Fraction) else share
+        if type(share) is not int:      # 0 and 1 stay ints: hashed and compared fast
+            share = Fraction(share)
+            share = share.numerator if share.denominator == 1 else share
         if not 0 <= share <= 1:
             raise ToolError(f"battle {index}: the first system's share {float(share):g} is not "
                             "within [0, 1]")
@@ -7348,23 +7360,21 @@ class BradleyTerry:
     steps: int
 
 
-def _linear_solve(matrix, vector) -> list:
-    """x with matrix x = vector (Gaussian elimination, partial pivoting, floats)."""
-    n = len(vector)
-    rows = [list(row) + [value] for row, value in zip(matrix, vector)]
+def _linear_solve(matrix, columns) -> list:
+    """The columns x of matrix x = columns (each a list; Gauss-Jordan elimination with
+    partial pivoting, floats): one right-hand side or many (an inverse) in one pass."""
+    n = len(matrix)
+    rows = [list(row) + [column[r] for column in columns] for r, row in enumerate(matrix)]
     for col in range(n):
         pivot = max(range(col, n), key=lambda r: abs(rows[r][col]))
         rows[col], rows[pivot] = rows[pivot], rows[col]
         head = rows[col]              # never 0: the graph's checks make the fit unique
-        for r in range(col + 1, n):
-            factor = rows[r][col] / head[col]
+        head[:] = [value / head[col] for value in head]
+        for r in range(n):
+            factor = rows[r][col] if r != col else 0.0
             if factor:
                 rows[r] = [x - factor * y for x, y in zip(rows[r], head)]
-    x = [0.0] * n
-    for col in reversed(range(n)):
-        x[col] = (rows[col][n] - math.fsum(rows[col][m] * x[m] for m in range(col + 1, n))) \
-            / rows[col][col]
-    return x
+    return [[row[n + c] for row in rows] for c in range(len(columns))]
 
 
 def _reach(k: int, edges, start: int) -> set:
@@ -7376,12 +7386,12 @@ def _reach(k: int, edges, start: int) -> set:
     return seen
 
 
-def _check_graph(data: Battles) -> None:
+def _check_graph(data: Battles, kinds) -> None:
     """One line when the ratings cannot be finite: the systems fall in groups that never met,
-    or a group won (or lost) every battle against the rest."""
+    or a group won (or lost) every battle against the rest (*kinds*: the distinct battles)."""
     k, names = len(data.systems), data.systems
     met, won = [set() for _ in range(k)], [set() for _ in range(k)]
-    for i, j, share in zip(data.first, data.second, data.shares):
+    for i, j, share in kinds:
         met[i].add(j), met[j].add(i)
         if share > 0:
             won[i].add(j)
@@ -7407,11 +7417,10 @@ def _check_graph(data: Battles) -> None:
                                 "fits; add battles, or rank the others alone")
 
 
-def _pair_counts(data: Battles) -> dict:
-    """{(i, j) with i < j: [battles, i's share, ties]}."""
+def _pair_counts(kinds) -> dict:
+    """{(i, j) with i < j: [battles, i's share, ties]} from ``{(first, second, share): m}``."""
     counts = {}
-    for (i, j, share), m in collections.Counter(zip(data.first, data.second,
-                                                    data.shares)).items():
+    for (i, j, share), m in kinds.items():
         if i > j:
             i, j, share = j, i, 1 - share
         entry = counts.setdefault((i, j), [0, 0, 0])
@@ -7463,9 +7472,10 @@ def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
     >>> [round(r, 4) for r in fit.ratings], fit.tie
     ([0.0, -0.6931], None)
     """
-    _check_graph(data)
+    kinds = collections.Counter(zip(data.first, data.second, data.shares))
+    _check_graph(data, kinds)
     k = len(data.systems)
-    counts = _pair_counts(data)
+    counts = _pair_counts(kinds)
     ties = any(t for _, _, t in counts.values())
     davidson = ties and all(s in (0, _HALF, 1) for s in set(data.shares))
     theta, tie = [0.0] * k, 0.0 if davidson else None
@@ -7473,7 +7483,7 @@ def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
     loglik, grad, hess = _bt_step(counts, theta, tie, free)
     steps = 0
     while max(map(abs, grad)) > 1e-10 * data.n and steps < 200:   # concave: Newton converges
-        step, steps = _linear_solve([[-x for x in row] for row in hess], grad), steps + 1
+        step, steps = _linear_solve([[-x for x in row] for row in hess], [grad])[0], steps + 1
         while True:                    # halve the step until the log-likelihood does not fall
             trial = [value + (step[free.index(s)] if s != anchor else 0.0)
                      for s, value in enumerate(theta)]
@@ -7483,34 +7493,36 @@ def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
                 break
             step = [x / 2 for x in step]
         theta, tie, (loglik, grad, hess) = trial, trial_tie, new
-    # the meat: each prompt's sum of its battles' scores (observed minus expected)
-    index = {s: x for x, s in enumerate(free)}
-    moments = {pair: _pair_moments(theta, tie, *pair) for pair in counts}
-    per_prompt = collections.defaultdict(lambda: collections.defaultdict(float))
-    for i, j, share, prompt in zip(data.first, data.second, data.shares, data.prompts):
+    # the meat, sum over prompts of (their battles' scores summed) squared: each battle's
+    # own square, then the products of two battles of one prompt (scores: observed - expected)
+    index, m = {s: x for x, s in enumerate(free)}, len(grad)
+    vectors = []
+    for i, j, share in kinds:
         if i > j:
             i, j, share = j, i, 1 - share
-        pi, pj, pt = moments[(i, j)]
-        score = per_prompt[prompt]
-        t = float(share == _HALF) if tie is not None else 0.0
-        if i in index:
-            score[index[i]] += float(share) - pi - pt / 2
-        if j in index:
-            score[index[j]] += float(1 - share) - pj - pt / 2
-        if tie is not None:
-            score[len(free)] += t - pt
-    m = len(grad)
+        pi, pj, pt = _pair_moments(theta, tie, i, j)
+        vector = [(index[s], float(y) - p - pt / 2) for s, y, p in
+                  ((i, share, pi), (j, 1 - share, pj)) if s in index]
+        vectors.append(vector + ([(m - 1, float(share == _HALF) - pt)] if tie is not None
+                                 else []))
+    products = collections.Counter({(x, x): count for x, count in enumerate(kinds.values())})
+    code = {kind: x for x, kind in enumerate(kinds)}
+    by_prompt = collections.defaultdict(list)
+    for prompt, x in zip(data.prompts, map(code.__getitem__, zip(data.first, data.second,
+                                                                  data.shares))):
+        by_prompt[prompt].append(x)
+    products.update(pair for members in by_prompt.values() if len(members) > 1
+                    for pair in itertools.permutations(members, 2))
     meat = [[0.0] * m for _ in range(m)]
-    for vector, times in collections.Counter(tuple(sorted(score.items()))
-                                             for score in per_prompt.values()).items():
-        for u, x in vector:
-            for v, y in vector:
-                meat[u][v] += times * x * y
-    bread = [_linear_solve([[-x for x in row] for row in hess], [float(u == v) for u in range(m)])
-             for v in range(m)]                                  # (-H)^-1, by columns
-    half = [[math.fsum(bread[u][w] * meat[w][v] for w in range(m)) for v in range(m)]
+    for (x, y), count in products.items():
+        for u, a in vectors[x]:
+            for v, b in vectors[y]:
+                meat[u][v] += count * a * b
+    bread = _linear_solve([[-x for x in row] for row in hess],
+                          [[float(u == v) for u in range(m)] for v in range(m)])  # (-H)^-1
+    half = [[math.fsum(bread[w][u] * meat[w][v] for w in range(m)) for v in range(m)]
             for u in range(m)]
-    sandwich = [[math.fsum(half[u][w] * bread[w][v] for w in range(m)) for v in range(m)]
+    sandwich = [[math.fsum(half[u][w] * bread[v][w] for w in range(m)) for v in range(m)]
                 for u in range(m)]
     cov = [[0.0] * k for _ in range(k)]
     for s, u in index.items():
@@ -7518,7 +7530,7 @@ def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
             cov[s][t] = sandwich[u][v]
     return BradleyTerry(data.systems, tuple(theta), tuple(map(tuple, cov)),
                         None if tie is None else math.exp(tie), anchor,
-                        len(per_prompt), steps)
+                        len(by_prompt), steps)
 
 
 SCALES = ("logit", "elo")           # a Bradley-Terry board's ratings: log-odds, Elo points

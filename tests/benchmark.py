@@ -20,6 +20,8 @@ percentile ends), not the same statistics: it is the cost a user would otherwise
 """
 
 import argparse
+import json
+import math
 import os
 import random
 import shutil
@@ -137,6 +139,21 @@ def cell(seconds, memory, cap):
         f" {memory:6.0f} MB"
 
 
+def write_battles(path, n, systems, seed=4):
+    """FastChat's battle records (JSON lines): n battles, two per prompt, among *systems*
+    of normal log-odds ratings, ties by Davidson's model (nu = 0.5)."""
+    rng = random.Random(seed)
+    rating = [rng.gauss(0, 1) for _ in range(systems)]
+    with open(path, "w") as f:
+        for b in range(n):
+            i, j = rng.sample(range(systems), 2) if systems > 2 else rng.sample((0, 1), 2)
+            pa, pb = math.exp(rating[i]), math.exp(rating[j])
+            u = rng.random() * (pa + pb + 0.5 * math.sqrt(pa * pb))
+            winner = "model_a" if u < pa else "model_b" if u < pa + pb else "tie"
+            f.write(json.dumps({"question_id": b // 2, "model_a": f"m{i}", "model_b": f"m{j}",
+                                "winner": winner}) + "\n")
+
+
 def workloads(folder, quick):
     """(label, argv, target, series) per row: a target is seconds, ("x2", label) for "within
     twice that row's time", or None; *series* names the plain runs whose time must not fall
@@ -195,6 +212,13 @@ def workloads(folder, quick):
         label = f"leaderboard, {kind}, {k} x {n:,}" + (", clusters" if extra else "")
         rows.append((label, ["leaderboard", path, "--systems",
                              ",".join(f"s{i}" for i in range(k)), *extra], target, None))
+    for command, k, n in (("compare", 2, 100_000), ("leaderboard", 20, 100_000)) + (
+            () if quick else (("leaderboard", 100, 1_000_000),)):      # issue 31: battles
+        path = os.path.join(folder, f"battles{k}x{n}.jsonl")
+        write_battles(path, n, k)
+        rows.append((f"battles, {command}, {k} systems, {n:,}",
+                     [command, path] + (["--systems", "m0,m1"] if k == 2 else []),
+                     30 if n == 1_000_000 else 5, None))
     return rows
 
 
