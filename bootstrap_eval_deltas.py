@@ -9359,11 +9359,30 @@ def _battle_summary(table: Table, comparison: Comparison) -> dict:
                                                                   confidence)))
                    if decisive else None, position=None)
     positions = table.preference[1]
-    if positions is not None and decisive:
-        first = sum(y if shown else x for x, y, shown in zip(a, b, positions))
-        summary["position"] = {"first_won": first, "decisive": decisive,
-                               "p": mcnemar_exact(first, decisive - first).p}
+    if positions is not None:
+        summary["position"] = _position(sum(y if shown else x for x, y, shown in
+                                            zip(a, b, positions)), decisive)
     return summary
+
+
+def _first_position(data: Battles) -> dict | None:
+    """How often the system shown first won the decisive battles, with the exact binomial
+    test against half (None: the format does not record positions, or no battle decided)."""
+    won = sum(share == 1 for share in data.shares)
+    return _position(won, won + sum(share == 0 for share in data.shares)) \
+        if data.positioned else None
+
+
+def _position(first_won: int, decisive: int) -> dict | None:
+    return {"first_won": first_won, "decisive": decisive, "p": mcnemar_exact(
+        first_won, decisive - first_won).p} if decisive else None
+
+
+def _position_line(position: dict) -> str:
+    return (f"  position: the system shown first won {position['first_won']:,} of the "
+            f"{position['decisive']:,} decisive battles "
+            f"({_round_fixed(Fraction(position['first_won'], position['decisive']) * 100, 1)}%; "
+            f"exact binomial test against half {_p_equals(position['p'])})")
 
 
 def _battle_lines(table: Table, comparison: Comparison) -> list:
@@ -9393,12 +9412,8 @@ def _battle_lines(table: Table, comparison: Comparison) -> list:
     if result.mcnemar is not None:
         lines.append(f"  exact sign test of the decisive battles (McNemar's): "
                      f"{_p_equals(result.mcnemar.p)}")
-    position = s["position"]
-    if position is not None:
-        lines.append(f"  position: the system shown first won {position['first_won']:,} of the "
-                     f"{position['decisive']:,} decisive battles "
-                     f"({pct(Fraction(position['first_won'], position['decisive']))}; exact "
-                     f"binomial test against half {_p_equals(position['p'])})")
+    if s["position"] is not None:
+        lines.append(_position_line(s["position"]))
     return lines
 
 
@@ -9939,6 +9954,8 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
             rows.append([_printable(label), f"{n:,}"] + [shown[system] for system in order])
         lines.append(_Grid((_printable(table.slices), "items", *map(_printable, order)),
                            tuple(rows), frozenset({1})))
+    position = _first_position(table) if isinstance(table, Battles) else None
+    lines += [_position_line(position)[2:]] if position else []
     lines += [_separate_text(board), *_dropped_lines(table), _board_method(board, report.params)]
     if report.details:
         lines += _input_lines(table, report.params["seed"], None)[:-1]
@@ -9973,6 +9990,7 @@ def _leaderboard_json(report: _LeaderboardReport) -> dict:
                 "power": board.target_power, "items_alone": board.separate[0],
                 "items_jointly": board.separate[1]},
             "warnings": list(table.warnings) + list(board.warnings),
+            **({"position": _first_position(table)} if isinstance(table, Battles) else {}),
             "method": _board_method(board, report.params),
             "input": {"files": [s.to_json() for s in table.sources],
                       "systems": list(table.systems), "items": table.n, "dropped": table.dropped,

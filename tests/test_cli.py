@@ -1264,4 +1264,8 @@ def test_leaderboard_of_battles_ranks_by_bradley_terry_with_the_anchor_named():
     assert "warning: 1 pair(s) never met" in out and "Wald z (robust s.e.)" in out
     body = cli_json("leaderboard", os.path.join(PREFS, "fastchat_battles.json"))
     assert body["params"]["scale"] == "logit" and body["params"]["battles"] == 41
+    decisive = body["position"]["decisive"]
+    assert 0 < body["position"]["first_won"] < decisive <= 41
+    assert "position: the system shown first won" in cli("leaderboard", files[0])[1]
+    assert "position" not in cli("leaderboard", os.path.join(PREFS, "plain_battles.csv"))[1]
     assert "Davidson" in body["joint"]["design"] and len(body["pairs"]) == 6
