@@ -61,6 +61,9 @@ Building blocks                 What it does
 ``battle_table``                two systems' battles as a table of who won
 ``bradley_terry``               ratings of battles (Davidson's ties), robust covariance
 ``BradleyTerry``, ``rank_battles``  the fit; a leaderboard of its ratings
+``Judged``, ``read_judged``     judge scores on every item, people's on some
+``judge_corrected``             the prediction-powered gap, beside each alone
+``JudgeCorrected``, ``ppi_mean``  its record; the PPI++ mean (Angelopoulos et al.)
 ``coverage``, ``Coverage``      replay the simulation: coverage and power
 ``exact_power``                 power of the paired interval, summed exactly
 ==============================  ================================================
@@ -132,7 +135,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.4.0"
+__version__ = "1.5.0"
 
 __all__ = [
     # compare, rank and plan
@@ -147,7 +150,8 @@ __all__ = [
     "sign_flip_test", "holm", "benjamini_hochberg", "bonferroni", "rank_systems",
     "Leaderboard", "coverage", "Coverage", "exact_power", "Confusions", "METRICS",
     "analyze_metric", "metric_value", "metric_permutation_test", "battles", "read_battles",
-    "battle_table", "bradley_terry", "BradleyTerry", "rank_battles",
+    "battle_table", "bradley_terry", "BradleyTerry", "rank_battles", "Judged", "read_judged",
+    "judge_corrected", "JudgeCorrected", "ppi_mean",
 ]
 
 
@@ -3006,10 +3010,10 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
 
 # --- Preference judgments: who won each head-to-head battle ---
 #
-# Each format as its writer leaves it (FastChat's battles, MT-bench's pairwise judgments, AlpacaEval's
-# annotations, Arena-Hard's judgments, a plain table): per battle the two systems, the first's
-# share of the win (1 won, 1/2 tie, 0 lost; AlpacaEval's weighted judges give a probability)
-# and its prompt.  Where the writer records it, the system named first was shown first.
+# Each format as its writer leaves it (FastChat's battles, MT-bench's pairwise judgments,
+# AlpacaEval's annotations, Arena-Hard's judgments, a plain table): per battle the two
+# systems, the first's share of the win (1 won, 1/2 tie, 0 lost; AlpacaEval's weighted judges
+# give a probability) and its prompt.  Where the writer records it, the first was shown first.
 
 _HALF = Fraction(1, 2)
 _SHARES = {"model_a": 1, "a": 1, "model_1": 1, "model_b": 0, "b": 0, "model_2": 0,
@@ -3229,25 +3233,30 @@ def battles(records, *, kind: str = "battles", positioned: bool = False, sources
                    positioned, tuple(sources), notes, kind)
 
 
+def _text_records(f: _InputFile, what: str):
+    """``(where, record)`` of a CSV, JSON-lines or JSON file of records, keyed by name."""
+    shown = _printable(f.path)
+    if not f.head or _binary_kind(f.head):
+        raise ToolError(f"{shown} is {'empty' if not f.head else _binary_kind(f.head)}, not "
+                        f"{what} in CSV or JSON")
+    f.checked.start(binary=False)
+    f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
+    fmt = _text_kind(f.head)
+    if fmt == "csv":
+        return _csv_records(f.text, shown)
+    if fmt == "jsonl":
+        return _jsonl_records(f)
+    f.checked.line_limit = 1 << 62
+    return _document_records(_decode_json(f.text.read(), shown), shown)
+
+
 def read_battles(paths, options: ReadOptions = ReadOptions()) -> Battles:
     """Battles from files of preference judgments (each file's format by its keys)."""
     collected, sources, kinds = [], [], set()
     for path in [paths] if isinstance(paths, str) else paths:
         with _InputFile(path, progress=options.progress) as f:
             shown = _printable(f.path)
-            if not f.head or _binary_kind(f.head):
-                raise ToolError(f"{shown} is {'empty' if not f.head else _binary_kind(f.head)}"
-                                ", not battles in CSV or JSON")
-            f.checked.start(binary=False)
-            f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
-            fmt = _text_kind(f.head)
-            if fmt == "csv":
-                records = _csv_records(f.text, shown)
-            elif fmt == "jsonl":
-                records = _jsonl_records(f)
-            else:
-                f.checked.line_limit = 1 << 62
-                records = _document_records(_decode_json(f.text.read(), shown), shown)
+            records = _text_records(f, "battles")
             first = next(records, None)
             kind = None if first is None else _battle_kind(first[1])
             if kind is None:
@@ -3281,6 +3290,71 @@ def _is_battles(paths, input_format: str | None) -> bool:
         return input_format == "battles"
     return bool(paths) and all(isinstance(p, str) and p != "-" and not os.path.isdir(p)
                                and _battle_kind(_first_keys(p)) for p in paths)
+
+
+# --- Judge scores on every item, people's on a few ---
+#
+# One file, a row per item: each system's judge score in SYSTEM.judge and, on the items people
+# scored, their score in SYSTEM.human (blank elsewhere).
+
+JUDGE_SUFFIX, HUMAN_SUFFIX = ".judge", ".human"
+
+
+def _judged_systems(keys) -> tuple:
+    """The systems a file has both a judge and a human column for, in its column order."""
+    keys = [str(key) for key in keys]
+    return tuple(key[:-len(JUDGE_SUFFIX)] for key in keys if key.endswith(JUDGE_SUFFIX)
+                 and key[:-len(JUDGE_SUFFIX)] + HUMAN_SUFFIX in keys)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Two systems' judge scores on every item and people's scores on some: per system
+    ``(judge column, human column)``, a human score None where no one scored the item."""
+
+    systems: tuple
+    judge: tuple
+    human: tuple
+    source: Source
+
+
+def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions()) -> Judged:
+    """The judge and human scores of two systems (``systems``, or the file's only two)."""
+    with _InputFile(path, progress=options.progress) as f:
+        shown = _printable(f.path)
+        records = _text_records(f, "judge and human scores")
+        first = next(records, None)
+        found = _judged_systems(first[1]) if first else ()
+        names = tuple(systems) if systems else found
+        if len(names) != 2 or any(name not in found for name in names):
+            raise ToolError(f"{shown}: name two systems of the file's SYSTEM{JUDGE_SUFFIX} and "
+                            f"SYSTEM{HUMAN_SUFFIX} columns with {_opt('systems')} (it has "
+                            f"{_printable(', '.join(found)) or 'none'})")
+        keys = [name + suffix for suffix in (JUDGE_SUFFIX, HUMAN_SUFFIX) for name in names]
+        rows = []
+        for where, record in itertools.chain([first], records):
+            values = [parse_score(record.get(key), lambda key=key: f"{shown} {where}, key "
+                                                                  f"{_printable(key)}")
+                      for key in keys]
+            if _MISSING in values[:2]:
+                raise ToolError(f"{shown} {where}: a judge score is missing (the judge scores "
+                                "every item)")
+            if (values[2] is _MISSING) != (values[3] is _MISSING):
+                raise ToolError(f"{shown} {where}: people scored one system on this item but "
+                                "not the other; a human score goes with both or neither")
+            rows.append([None if v is _MISSING else v for v in values])
+        digest = f.finish()
+    columns = list(zip(*rows))
+    return Judged(names, tuple(columns[:2]), tuple(columns[2:]),
+                  Source(f.path, digest, len(rows), tuple(keys), "judged"))
+
+
+def _is_judged(paths, systems) -> bool:
+    """One file with SYSTEM.judge and SYSTEM.human columns for two systems (or those named)."""
+    if len(paths) != 1 or not isinstance(paths[0], str) or paths[0] == "-":
+        return False
+    found = _judged_systems(_first_keys(paths[0]))
+    return len(found) >= 2 and (not systems or all(name in found for name in systems))
 
 
 # --- Tables: several systems' scores on the same items ---
@@ -3547,7 +3621,8 @@ def battle_table(data: Battles, systems=None) -> Table:
     """
     names = tuple(systems) if systems else data.systems
     if len(names) != 2:
-        raise ToolError(f"{len(data.systems)} systems battle here ({_printable(', '.join(data.systems))[:200]}): "
+        listed = _printable(", ".join(data.systems))[:200]
+        raise ToolError(f"{len(data.systems)} systems battle here ({listed}): "
                         f"name the two to compare with {_opt('systems')} (BASELINE,CANDIDATE), or "
                         "rank them all with leaderboard")
     unknown = [name for name in names if name not in data.systems]
@@ -5525,6 +5600,35 @@ def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
     return out
 
 
+def _mean_and_spread(values) -> tuple:
+    """(mean, population variance) in floats (numpy's mean and var)."""
+    mean = math.fsum(values) / len(values)
+    return mean, math.fsum((v - mean) ** 2 for v in values) / len(values)
+
+
+def ppi_mean(labels, predicted, unlabelled, tuning=None) -> tuple:
+    """Prediction-powered mean (PPI++ of Angelopoulos, Duchi and Zrnic 2023): *labels* and
+    the *predicted* values of the same items, the predictions alone on *unlabelled* items.
+    ``(estimate, standard error, tuning)``; the tuning parameter lambda, if not given, is the
+    variance-minimising one clipped to [0, 1] (0: the labels alone; 1: plain PPI).  The same
+    numbers as ``ppi_py.ppi_mean_ci``: estimate +- z * s.e. is its interval.
+
+    >>> [round(x, 6) for x in ppi_mean([1, 0, 1, 1], [1, 0, 0, 1], [1, 1, 0, 1, 0, 1])]
+    [0.796875, 0.192796, 0.28125]
+    """
+    n, big = len(labels), len(unlabelled)
+    if tuning is None:
+        y_mean, p_mean = math.fsum(labels) / n, math.fsum(predicted) / n
+        cov = math.fsum((y - y_mean) * (p - p_mean) for y, p in zip(labels, predicted)) / n
+        every = list(predicted) + list(unlabelled)
+        var = _mean_and_spread(every)[1] * len(every) / (len(every) - 1)
+        tuning = min(1.0, max(0.0, cov / ((1 + n / big) * var))) if var > 0 else 0.0
+    imputed, imputed_var = _mean_and_spread([tuning * p for p in unlabelled])
+    rectifier, rectifier_var = _mean_and_spread([y - tuning * p for y, p in
+                                                 zip(labels, predicted)])
+    return imputed + rectifier, math.sqrt(imputed_var / big + rectifier_var / n), tuning
+
+
 # === Paired tests ===
 #
 # Exact McNemar, the paired sign-flip permutation test (exact when small, else
@@ -7450,7 +7554,8 @@ def _bt_step(counts, theta, tie, free) -> tuple:
         loglik += float(wins_i) * math.log(pi) + float(wins_j) * math.log(pj) + (
             float(t) * math.log(pt) if t else 0.0)
         mean = (pi + pt / 2, pj + pt / 2, pt)
-        second = ((pi + pt / 4, pt / 4, pt / 2), (pt / 4, pj + pt / 4, pt / 2), (pt / 2, pt / 2, pt))
+        second = ((pi + pt / 4, pt / 4, pt / 2), (pt / 4, pj + pt / 4, pt / 2),
+                  (pt / 2, pt / 2, pt))
         slots = [index.get(i), index.get(j), m - 1 if tie is not None else None]
         observed = (float(y), float(n - y), float(t))
         for u, su in enumerate(slots):
@@ -7581,6 +7686,125 @@ def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = 
     return Leaderboard(tuple(standings), tuple(pairs), data.n, fit.prompts, critical, error,
                        draws, settings.confidence, settings.adjust, False, False, design,
                        Fraction(target_power), separate, tuple(warnings), scale)
+
+
+# --- A judge on every item, people on a few: the prediction-powered gap ---
+
+JUDGE_REPLAYS = 1000             # simulated replays of the corrected interval at the user's n
+
+
+@dataclass(frozen=True)
+class JudgeCorrected:
+    """The paired gap B - A of two systems scored by a judge on every item and by people on
+    some: the prediction-powered (PPI++) gap with its interval and z test's p, its tuning
+    lambda; beside it the gap of the people's scores alone and of the judge's alone, the
+    judge's bias on the gap (judge minus people, on the labelled items), the labels the
+    corrected interval is worth, each system's agreement of judge with people (0/1: the
+    share agreeing and Cohen's kappa; else the correlation and the mean of judge - people),
+    and the corrected interval's coverage in replays simulated from these data."""
+
+    systems: tuple
+    labelled: int
+    items: int
+    gap: float
+    interval: Interval
+    p: float
+    tuning: float
+    human: tuple                 # (gap, Interval)
+    judge: tuple                 # (gap, Interval)
+    bias: tuple                  # (bias, Interval)
+    effective: float
+    agreement: tuple             # per system: (kind, first value, second value)
+    coverage: tuple              # (share covered, replays)
+    confidence: Fraction
+
+    @property
+    def verdict(self) -> str:
+        return "cannot tell" if not self.interval.excludes_zero() else \
+            "better" if self.gap > 0 else "worse"
+
+
+def _normal_interval(estimate: float, se: float, z: float) -> tuple:
+    return estimate, Interval(Fraction(estimate - z * se), Fraction(estimate + z * se))
+
+
+def _agreement(judge, human) -> tuple:
+    """("kappa", share agreeing, Cohen's kappa) for 0/1 scores, else ("correlation",
+    Pearson's r or None when either is constant, mean of judge - people)."""
+    n = len(judge)
+    if set(judge) | set(human) <= {0, 1}:
+        agree = sum(j == h for j, h in zip(judge, human)) / n
+        pj, ph = sum(judge) / n, sum(human) / n
+        chance = pj * ph + (1 - pj) * (1 - ph)
+        return "kappa", agree, (agree - chance) / (1 - chance) if chance < 1 else None
+    x, y = list(map(float, judge)), list(map(float, human))
+    (mx, vx), (my, vy) = _mean_and_spread(x), _mean_and_spread(y)
+    r = math.fsum((a - mx) * (b - my) for a, b in zip(x, y)) / n / math.sqrt(vx * vy) \
+        if vx > 0 and vy > 0 else None
+    return "correlation", r, mx - my
+
+
+def _ppi_coverage(rng: random.Random, labels, predicted, big: int, confidence,
+                  replays: int) -> float:
+    """How often the PPI++ interval covers the labels' mean, in replays that draw n labelled
+    items and *big* unlabelled predictions from the labelled items (a world whose truth is
+    known and where labelled and unlabelled items are alike); the unlabelled draws enter by
+    their sums, drawn as multinomial counts over the distinct predictions."""
+    n, z = len(labels), _z_value(confidence)
+    truth = math.fsum(labels) / n
+    values = sorted(collections.Counter(predicted).items())
+    probs = [count / n for _, count in values]
+    hits = 0
+    for _ in range(replays):
+        picks = [rng.randrange(n) for _ in range(n)]
+        ys, ps = [labels[i] for i in picks], [predicted[i] for i in picks]
+        counts = multinomial_variate(rng, big, probs)
+        su = math.fsum(c * v for c, (v, _) in zip(counts, values))
+        su2 = math.fsum(c * v * v for c, (v, _) in zip(counts, values))
+        y_mean, p_mean = math.fsum(ys) / n, math.fsum(ps) / n
+        cov = math.fsum((y - y_mean) * (p - p_mean) for y, p in zip(ys, ps)) / n
+        total, s = n + big, math.fsum(ps) + su
+        var = (math.fsum(p * p for p in ps) + su2 - s * s / total) / (total - 1)
+        lam = min(1.0, max(0.0, cov / ((1 + n / big) * var))) if var > 1e-15 else 0.0
+        rectifier, rectifier_var = _mean_and_spread([y - lam * p for y, p in zip(ys, ps)])
+        imputed_var = lam * lam * max(0.0, su2 / big - (su / big) ** 2)
+        estimate = lam * su / big + rectifier
+        half = z * math.sqrt(imputed_var / big + rectifier_var / n)
+        hits += estimate - half <= truth <= estimate + half
+    return hits / replays
+
+
+def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
+                    replays: int = JUDGE_REPLAYS) -> JudgeCorrected:
+    """The judge-corrected comparison of *data*'s two systems (see ``JudgeCorrected``)."""
+    (judge_a, judge_b), (human_a, human_b) = data.judge, data.human
+    labelled = [k for k, h in enumerate(human_a) if h is not None]
+    unlabelled = [k for k, h in enumerate(human_a) if h is None]
+    if len(labelled) < 2 or not unlabelled:
+        raise ToolError(f"{_printable(data.source.path)}: {len(labelled):,} of "
+                        f"{len(human_a):,} items have human scores; a judge-corrected "
+                        "comparison needs two or more, and items without (else compare the "
+                        "human columns directly)")
+    y = [float(human_b[k] - human_a[k]) for k in labelled]
+    yhat = [float(judge_b[k] - judge_a[k]) for k in labelled]
+    u = [float(judge_b[k] - judge_a[k]) for k in unlabelled]
+    z = _z_value(confidence)
+    estimate, se, tuning = ppi_mean(y, yhat, u)
+    human_gap, human_se, _ = ppi_mean(y, yhat, u, tuning=0.0)
+    judge_gap, judge_var = _mean_and_spread(yhat + u)
+    bias, bias_var = _mean_and_spread([p - t for p, t in zip(yhat, y)])
+    p = 2 * NormalDist().cdf(-abs(estimate) / se) if se else 0.0 if estimate else 1.0
+    agreement = tuple(_agreement([judge[k] for k in labelled], [human[k] for k in labelled])
+                      for judge, human in zip(data.judge, data.human))
+    return JudgeCorrected(
+        data.systems, len(labelled), len(human_a), estimate,
+        _normal_interval(estimate, se, z)[1], p, tuning,
+        _normal_interval(human_gap, human_se, z),
+        _normal_interval(judge_gap, math.sqrt(judge_var / len(human_a)), z),
+        _normal_interval(bias, math.sqrt(bias_var / len(y)), z),
+        len(y) * (human_se / se) ** 2 if se else math.inf, agreement,
+        (_ppi_coverage(rng, y, yhat, len(u), confidence, replays), replays) if replays
+        else None, Fraction(confidence))
 
 
 # --- The ledger: every comparison made on a test set ---
@@ -8818,6 +9042,9 @@ _PowerPlanReport = collections.namedtuple("_PowerPlanReport", "params plan summa
 _LeaderboardReport = collections.namedtuple("_LeaderboardReport",
                                             "params table board details slices",
                                             defaults=(False, None))
+# A judge-corrected comparison: its input (table: the Source), the result, the gate's margin
+# (None: no gate) and whether gaps are in points.
+_JudgedReport = collections.namedtuple("_JudgedReport", "params table result margin percent")
 
 
 _MARKDOWN = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
@@ -9965,6 +10192,76 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     return lines
 
 
+def _judged_passed(report: _JudgedReport) -> bool | None:
+    return None if report.margin is None else report.result.interval.lo > report.margin
+
+
+def _judged_document(report: _JudgedReport) -> list:
+    """The corrected verdict, then the people-only and judge-only gaps beside it, the judge's
+    bias and worth, its agreement with people and the corrected interval's simulated coverage."""
+    r, percent, level = report.result, report.percent, _format_level(report.result.confidence)
+
+    def shown(pair):
+        return (f"{_format_gap(Fraction(pair[0]), percent)} "
+                f"{_format_interval(pair[1], percent)}")
+    gap = _format_gap(Fraction(r.gap), percent)
+    ci = f"judge-corrected {level} CI {_format_interval(r.interval, percent)}"
+    below = "is below" if r.p < 1 - r.confidence else "is not below"
+    decided = f"the z test's {_p_equals(r.p)} {below} {_format_decimal(1 - r.confidence)}"
+    lines = [f"verdict: {r.verdict}. B is likely {r.verdict} than A ({gap}): the {ci} excludes "
+             f"0 and {decided}." if r.verdict != "cannot tell" else
+             f"verdict: cannot tell. The {ci} includes 0 and {decided}, so the observed {gap} "
+             "may be noise."]
+    rate, replays = r.coverage
+    error = math.sqrt(max(rate * (1 - rate), 1e-12) / replays)
+    if rate < float(r.confidence) - max(0.01, 2 * error):
+        lines.append(f"warning: at {r.labelled:,} human labels the corrected interval covered "
+                     f"{_round_fixed(Fraction(rate) * 100, 1)}% of {replays:,} replays simulated "
+                     f"from these data (Monte Carlo s.e. {error * 100:.1f}%), short of its "
+                     f"{level}: label more items, or read it as wider than it is")
+    passed = _judged_passed(report)
+    if passed is not None:
+        margin = _format_gap(Fraction(report.margin), percent)
+        lower = _format_gap(r.interval.lo, percent)
+        lines.append(f"gate: {'PASS' if passed else 'FAIL'} (at {margin}): the lower end of the "
+                     f"judge-corrected {level} CI, {lower}, is {'' if passed else 'not '}above "
+                     f"{margin}")
+    lines += [f"  judge-corrected gap B - A (PPI++, lambda={r.tuning:.3f}): "
+              f"{shown((r.gap, r.interval))} from {r.labelled:,} items people scored and {r.items:,} the judge scored",
+              f"  people's scores alone ({r.labelled:,} items): {shown(r.human)}",
+              f"  the judge's alone ({r.items:,} items): {shown(r.judge)}; the judge's bias on "
+              f"the gap (judge - people): {shown(r.bias)}",
+              f"  the judge is worth about {r.effective:,.0f} human labels here (the corrected "
+              f"interval is as narrow as that many labels alone would make it)"]
+    for label, name, (kind, first, second) in zip("AB", r.systems, r.agreement):
+        lines.append(f"  judge and people on {label} = {_printable(name)}: " + (
+            f"agree on {_round_fixed(Fraction(first) * 100, 1)}% of items, Cohen's kappa "
+            f"{'undefined' if second is None else f'{second:.3f}'}" if kind == "kappa" else
+            f"correlation {'undefined' if first is None else f'{first:.3f}'}, judge - people "
+            f"{_format_gap(Fraction(second), percent)} on average"))
+    lines.append(f"calibration: the corrected interval covered "
+                 f"{_round_fixed(Fraction(rate) * 100, 1)}% of {replays:,} replays simulated from these data at {r.labelled:,} labels "
+                 f"and {r.items - r.labelled:,} judged-only items")
+    lines.append(f"n={r.items:,} items from {_printable(report.table.path)} ({r.labelled:,} "
+                 f"with human scores); prediction-powered inference (PPI++, Angelopoulos, Duchi "
+                 f"and Zrnic 2023), normal intervals; seed {report.params['seed']}")
+    return lines
+
+
+def _judged_json(report: _JudgedReport) -> dict:
+    r = report.result
+
+    def pair(value):
+        return {"gap": value[0], "interval": value[1].to_json()}
+    return {"systems": list(r.systems), "labelled": r.labelled, "items": r.items,
+            "verdict": r.verdict, "gap": r.gap, "interval": r.interval.to_json(), "p": r.p,
+            "tuning": r.tuning, "human_only": pair(r.human), "judge_only": pair(r.judge),
+            "judge_bias": pair(r.bias), "effective_labels": r.effective,
+            "agreement": [dict(zip(("kind", "value", "second"), a)) for a in r.agreement],
+            "coverage": {"rate": r.coverage[0], "replays": r.coverage[1]},
+            "gate_passed": _judged_passed(report), "input": report.table.to_json()}
+
+
 def _leaderboard_json(report: _LeaderboardReport) -> dict:
     board, table = report.board, report.table
     return {"headline": _board_headline(board, f"{table.n:,} "
@@ -10302,6 +10599,7 @@ _RENDERERS = {
         "clopper_pearson": report.plan.clopper_pearson}}, "accuracy plan"),
     _PowerPlanReport: (_power_plan_document, _power_plan_json, "power plan"),
     _LeaderboardReport: (_leaderboard_document, _leaderboard_json, "leaderboard"),
+    _JudgedReport: (_judged_document, _judged_json, "judge-corrected comparison"),
 }
 
 
@@ -10376,22 +10674,31 @@ class Result:
         report = self.report.pooled if isinstance(self.report, _TasksReport) else self.report
         return report.comparisons if isinstance(report, Report) else ()
 
-    def _first(self, value):
+    def _first(self, value, judged=None):
+        if isinstance(self.report, _JudgedReport):
+            return judged(self.report.result) if judged else None
         return value(self.comparisons[0]) if self.comparisons else None
 
-    verdict = property(lambda self: self._first(lambda c: c.decision.word))
-    sentence = property(lambda self: self._first(_verdict_sentence))
-    gap = property(lambda self: self._first(lambda c: c.analysis.gap))
-    interval = property(lambda self: self._first(lambda c: c.decision.interval))
-    p = property(lambda self: self._first(lambda c: c.decision.p))
-    test = property(lambda self: self._first(lambda c: c.analysis.test.name))
-    n = property(lambda self: self._first(lambda c: c.analysis.n))
-    method = property(lambda self: self._first(lambda c: _method_text(c.analysis)))
+    verdict = property(lambda self: self._first(lambda c: c.decision.word,
+                                                lambda r: r.verdict))
+    sentence = property(lambda self: self._first(_verdict_sentence,
+                                                 lambda r: str(self).splitlines()[0]))
+    gap = property(lambda self: self._first(lambda c: c.analysis.gap, lambda r: r.gap))
+    interval = property(lambda self: self._first(lambda c: c.decision.interval,
+                                                 lambda r: r.interval))
+    p = property(lambda self: self._first(lambda c: c.decision.p, lambda r: r.p))
+    test = property(lambda self: self._first(lambda c: c.analysis.test.name,
+                                             lambda r: "z (PPI++)"))
+    n = property(lambda self: self._first(lambda c: c.analysis.n, lambda r: r.items))
+    method = property(lambda self: self._first(lambda c: _method_text(c.analysis),
+                                               lambda r: "prediction-powered (PPI++)"))
 
     @property
     def passed(self) -> bool | None:
         """Did every candidate clear the gate (None: no gate was asked for)?  With slices, no
         slice may be shown worse than the margin either."""
+        if isinstance(self.report, _JudgedReport):
+            return _judged_passed(self.report)
         gates = [c.decision.gate for c in self.comparisons if c.decision.gate is not None]
         sliced = isinstance(self.report, _TasksReport) and self.report.table.slices
         return (all(g.passed for g in gates) and not (
@@ -11379,7 +11686,28 @@ def _metric_of(r: _Request, table: Table) -> tuple:
     return r.metric or "accuracy", positive
 
 
+def _run_judged(r: _Request) -> _JudgedReport:
+    """Two systems' judge scores on every item and people's on some: the corrected gap."""
+    unused = [name for name in ("ledger", "plot", "by", "cluster_col", "strata_col",
+                                "label_col", "run_col", "system_col", "write_csv")
+              if getattr(r, name, None) not in (None, ())]
+    if unused or r.lower_is_better:
+        raise ToolError(f"{_opt(unused[0] if unused else 'lower_is_better')} is not taken by a "
+                        "judge-corrected comparison (SYSTEM.judge and SYSTEM.human columns)")
+    with _progress(r, "reading (bytes)") as progress:
+        data = read_judged(r.csv, r.systems, ReadOptions(progress=progress))
+    percent = all(0 <= v <= 1 for column in data.judge + data.human for v in column
+                  if v is not None)
+    result = judge_corrected(data, random.Random(r.seed), r.confidence)
+    margin = None if not r.gate else float(r.min_delta / 100 if percent else r.min_delta)
+    params = {"seed": r.seed, "confidence": r.confidence, "replays": JUDGE_REPLAYS,
+              **({"gate": True, "min_delta": r.min_delta} if r.gate else {})}
+    return _JudgedReport(params, data.source, result, margin, percent)
+
+
 def _run_data(r: _Request, writes: list) -> Report:
+    if r.table is None and r.baseline is None and _is_judged([r.csv], r.systems):
+        return _run_judged(r)
     table = _table(r)
     _refuse_idle_options(r, table)
     _warn_data(r, table)

@@ -175,6 +175,24 @@ def write_head_to_head():
         f.write("\n".join(rows) + "\n")
 
 
+def write_judged():
+    """2,000 answers of base and tuned graded by an LLM judge, 250 of them also by people:
+    people find base right 70% and tuned 74% of the time; the judge agrees with them 85%
+    of the time and passes a fifth of tuned's failures (a bias of about +5 points)."""
+    rng = random.Random(33)
+    rows = ["item,base.judge,base.human,tuned.judge,tuned.human"]
+    for item in range(2000):
+        base, tuned = int(rng.random() < 0.70), int(rng.random() < 0.74)
+        judge_base = base if rng.random() < 0.85 else 1 - base
+        judge_tuned = tuned if rng.random() < 0.85 else 1 - tuned
+        judge_tuned = 1 if judge_tuned == 0 and rng.random() < 0.2 else judge_tuned
+        human = item % 8 == 0
+        rows.append(f"q{item:04d},{judge_base},{base if human else ''},{judge_tuned},"
+                    f"{tuned if human else ''}")
+    with open(os.path.join(ROOT, "judged.csv"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
 def write_predictions():
     """1,200 items labelled in five intent classes, with a rare one (refund, about 60 items)
     that the tuned classifier gets right far less often while it gains on the others."""
@@ -200,4 +218,5 @@ if __name__ == "__main__":
     write_predictions()
     write_battles()
     write_head_to_head()
+    write_judged()
     print("written under", ROOT)

@@ -1269,3 +1269,43 @@ def test_leaderboard_of_battles_ranks_by_bradley_terry_with_the_anchor_named():
     assert "position: the system shown first won" in cli("leaderboard", files[0])[1]
     assert "position" not in cli("leaderboard", os.path.join(PREFS, "plain_battles.csv"))[1]
     assert "Davidson" in body["joint"]["design"] and len(body["pairs"]) == 6
+
+
+# --- Judge-corrected comparisons: SYSTEM.judge on every item, SYSTEM.human on some ---
+
+JUDGED = os.path.join(ROOT, "datasets", "examples", "judged.csv")
+
+
+def test_a_judged_file_compares_judge_corrected_beside_people_and_judge_alone():
+    status, out, err = cli("compare", JUDGED)
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith("verdict: cannot tell. The judge-corrected 95% CI ")
+    assert any(line.startswith("  people's scores alone (250 items): ") for line in lines)
+    assert any(line.startswith("  the judge's alone (2,000 items): ") for line in lines)
+    status, out, _ = cli("compare", JUDGED, "--systems", "base,tuned", "--gate", "--json")
+    body = json.loads(out)
+    assert status == 1
+    assert body["kind"] == "judge-corrected comparison" and body["labelled"] == 250
+    assert body["gate_passed"] is False and body["judge_only"]["interval"][0] > 0
+    assert body["agreement"][0]["kind"] == "kappa"
+    result = bed.compare(JUDGED)
+    assert result.verdict == "cannot tell" and result.n == 2000 and result.passed is None
+    assert result.method == "prediction-powered (PPI++)" and result.p == body["p"]
+
+
+@pytest.mark.parametrize("content, argv, fragment", [
+    ("item,a.judge,a.human,b.judge,b.human\n1,1,1,0,\n2,0,,1,\n", [],
+     "people scored one system on this item but not the other"),
+    ("item,a.judge,a.human,b.judge,b.human\n1,,1,0,1\n2,0,,1,\n", [], "a judge score is missing"),
+    ("item,a.judge,a.human,b.judge,b.human\n1,1,1,0,1\n2,0,0,1,1\n", [], "2 of 2 items have"),
+    ("item,a.judge,a.human,b.judge,b.human,c.judge,c.human\n1,1,1,0,1,1,1\n", [],
+     "name two systems"),
+    ("item,a.judge,a.human,b.judge,b.human\n1,1,1,0,1\n2,0,,1,\n", ["--ledger", "l.jsonl"],
+     "--ledger is not taken by a judge-corrected comparison"),
+])
+def test_judged_files_that_cannot_be_corrected_are_refused(tmp_path, content, argv, fragment):
+    path = write(tmp_path / "j.csv", content)
+    status, out, err = cli("compare", str(path), *[str(tmp_path / a) if a.endswith(".jsonl")
+                                                   else a for a in argv])
+    assert_one_line_error(status, out, err, fragment)
