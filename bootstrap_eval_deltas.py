@@ -7568,6 +7568,63 @@ def _bt_step(counts, theta, tie, free) -> tuple:
     return loglik, grad, hess
 
 
+def _bt_newton(counts, theta, tie, free, n: int) -> tuple:
+    """Newton's method with step halving from *theta* (and log nu): ``(theta, tie, gradient,
+    Hessian, steps)`` at the maximum (the log-likelihood is concave)."""
+    loglik, grad, hess = _bt_step(counts, theta, tie, free)
+    steps, position = 0, {s: x for x, s in enumerate(free)}
+    while max(map(abs, grad)) > 1e-10 * n and steps < 200:
+        step, steps = _linear_solve([[-x for x in row] for row in hess], [grad])[0], steps + 1
+        while True:                    # halve the step until the log-likelihood does not fall
+            trial = [value + step[position[s]] if s in position else value
+                     for s, value in enumerate(theta)]
+            trial_tie = None if tie is None else tie + step[-1]
+            new = _bt_step(counts, trial, trial_tie, free)
+            if new[0] >= loglik - 1e-12 * abs(loglik) or max(map(abs, step)) < 1e-15:
+                break
+            step = [x / 2 for x in step]
+        theta, tie, (loglik, grad, hess) = trial, trial_tie, new
+    return theta, tie, grad, hess, steps
+
+
+def _prompt_bootstrap(data: Battles, fit: BradleyTerry, rng: random.Random,
+                      resamples: int) -> tuple:
+    """``(covariance of the ratings over resamples of the prompts, resamples left out)``: each
+    resample draws the prompts with replacement (multinomial counts over the prompts' distinct
+    patterns of battles) and refits from the fit's ratings; a resample whose ratings have no
+    finite maximum (a system that never lost in it) is left out and counted."""
+    kinds = list(collections.Counter(zip(data.first, data.second, data.shares)))
+    code = {kind: x for x, kind in enumerate(kinds)}
+    by_prompt = collections.defaultdict(list)
+    for prompt, x in zip(data.prompts, map(code.__getitem__, zip(data.first, data.second,
+                                                                  data.shares))):
+        by_prompt[prompt].append(x)
+    patterns = collections.Counter(tuple(sorted(members)) for members in by_prompt.values())
+    probs = [count / len(by_prompt) for count in patterns.values()]
+    free = [s for s in range(len(data.systems)) if s != fit.anchor]
+    log_tie = None if fit.tie is None else math.log(fit.tie)
+    draws, left_out = [], 0
+    for _ in range(resamples):
+        counted = collections.Counter()
+        for pattern, times in zip(patterns, multinomial_variate(rng, len(by_prompt), probs)):
+            for x in pattern if times else ():
+                counted[kinds[x]] += times
+        try:
+            _check_graph(data, counted)
+        except ToolError:
+            left_out += 1
+            continue
+        draws.append(_bt_newton(_pair_counts(counted), list(fit.ratings), log_tie, free,
+                                data.n)[0])
+    if len(draws) < 2:
+        raise ToolError(f"{left_out:,} of {resamples:,} resamples of the prompts have no finite "
+                        "ratings: the board needs the robust covariance, or more battles")
+    k = len(data.systems)
+    means = [math.fsum(d[s] for d in draws) / len(draws) for s in range(k)]
+    return [[math.fsum((d[s] - means[s]) * (d[t] - means[t]) for d in draws) / (len(draws) - 1)
+             for t in range(k)] for s in range(k)], left_out
+
+
 def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
     """The maximum-likelihood Bradley-Terry ratings of *data* (Davidson's ties when battles
     tie and every share is a win, a tie or a loss), anchored at 0, with their robust
@@ -7583,21 +7640,9 @@ def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
     counts = _pair_counts(kinds)
     ties = any(t for _, _, t in counts.values())
     davidson = ties and all(s in (0, _HALF, 1) for s in set(data.shares))
-    theta, tie = [0.0] * k, 0.0 if davidson else None
     free = [s for s in range(k) if s != anchor]
-    loglik, grad, hess = _bt_step(counts, theta, tie, free)
-    steps = 0
-    while max(map(abs, grad)) > 1e-10 * data.n and steps < 200:   # concave: Newton converges
-        step, steps = _linear_solve([[-x for x in row] for row in hess], [grad])[0], steps + 1
-        while True:                    # halve the step until the log-likelihood does not fall
-            trial = [value + (step[free.index(s)] if s != anchor else 0.0)
-                     for s, value in enumerate(theta)]
-            trial_tie = None if tie is None else tie + step[-1]
-            new = _bt_step(counts, trial, trial_tie, free)
-            if new[0] >= loglik - 1e-12 * abs(loglik) or max(map(abs, step)) < 1e-15:
-                break
-            step = [x / 2 for x in step]
-        theta, tie, (loglik, grad, hess) = trial, trial_tie, new
+    theta, tie, grad, hess, steps = _bt_newton(counts, [0.0] * k, 0.0 if davidson else None,
+                                               free, data.n)
     # the meat, sum over prompts of (their battles' scores summed) squared: each battle's
     # own square, then the products of two battles of one prompt (scores: observed - expected)
     index, m = {s: x for x, s in enumerate(free)}, len(grad)
@@ -7644,13 +7689,14 @@ SCALES = ("logit", "elo")           # a Bradley-Terry board's ratings: log-odds,
 def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = None, *,
                  draws: int = LEADERBOARD_DRAWS, target_power=Fraction("0.8"),
                  progress=None, anchor: str | None = None, scale: str = "logit",
-                 **options) -> Leaderboard:
+                 bootstrap: int = 0, **options) -> Leaderboard:
     """Rank the systems of *data* by their Bradley-Terry ratings (``bradley_terry``) on the
     log-odds scale or in Elo points (``scale="elo"``: 400 per factor of 10 in the odds, the
     anchor at 1000), the anchor the first system unless named: each rating with its robust
     interval (relative to the anchor), every pair's gap with simultaneous max-|t| intervals
     and a Wald z test, rank intervals and tiers, and the battles that would separate the top
-    two.  Pairs that never met, and too few prompts, are warned about."""
+    two.  Pairs that never met, and too few prompts, are warned about.  ``bootstrap=B``: the
+    covariance from B resamples of the prompts instead of the sandwich."""
     settings = _settings_of(settings, options)
     k = len(data.systems)
     if not 2 <= k <= MAX_SYSTEMS:
@@ -7659,14 +7705,19 @@ def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = 
         raise ToolError(f"{_opt('anchor')}: no system {_shorten(anchor)} in the battles")
     if scale not in SCALES:
         raise ToolError(f"{_opt('scale')} is one of {', '.join(SCALES)}, not {_shorten(scale)}")
+    if bootstrap == 1:
+        raise ToolError(f"{_opt('bootstrap')} takes 2 or more resamples (0: the robust "
+                        "covariance)")
     fit = bradley_terry(data, 0 if anchor is None else data.systems.index(anchor))
+    covariance, left_out = _prompt_bootstrap(data, fit, rng, bootstrap) if bootstrap else \
+        (fit.covariance, 0)
     factor, offset = (ELO, ELO_ANCHOR) if scale == "elo" else (1.0, 0)
     means = [offset + Fraction(factor * rating) for rating in fit.ratings]
-    cov = [[Fraction(factor * factor * value) for value in row] for row in fit.covariance]
+    cov = [[Fraction(factor * factor * value) for value in row] for row in covariance]
+    name = f"Wald z ({'bootstrap' if bootstrap else 'robust'} s.e.)"
     standings, pairs, critical, error, draws, separate = _board(
         data.systems, means, cov, rng, settings, draws=draws, progress=progress,
-        tests=lambda order, variances: [_z_test(means[i] - means[j], variances[i][j],
-                                                "Wald z (robust s.e.)")
+        tests=lambda order, variances: [_z_test(means[i] - means[j], variances[i][j], name)
                                         for x, i in enumerate(order) for j in order[x + 1:]],
         interval=lambda s, half: (float(means[s]) - half, float(means[s]) + half),
         n=data.n, target_power=target_power)
@@ -7679,10 +7730,14 @@ def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = 
     if fit.prompts < _FEW_UNITS:
         warnings.append(f"only {fit.prompts} prompts: the normal approximation behind the "
                         "intervals, ranks and tiers may not hold")
+    if left_out:
+        warnings.append(f"{left_out:,} of {bootstrap:,} resamples of the prompts had no finite "
+                        "ratings and were left out: the bootstrap covariance leans on the rest")
     ties = "" if fit.tie is None else f", ties by Davidson (1970), nu={fit.tie:.3f}"
+    how = f"bootstrap covariance, {bootstrap:,} resamples of" if bootstrap else \
+        "robust covariance,"
     design = (f"Bradley-Terry{ties}, the anchor {data.systems[fit.anchor]} at "
-              f"{_format_decimal(Fraction(offset))}; robust covariance, {fit.prompts:,} prompts "
-              "as clusters")
+              f"{_format_decimal(Fraction(offset))}; {how} {fit.prompts:,} prompts as clusters")
     return Leaderboard(tuple(standings), tuple(pairs), data.n, fit.prompts, critical, error,
                        draws, settings.confidence, settings.adjust, False, False, design,
                        Fraction(target_power), separate, tuple(warnings), scale)
@@ -10113,6 +10168,7 @@ def _board_method(board: Leaderboard, params: dict) -> str:
     pairs = len(board.pairs)
     tests = sorted({p.test.name for p in board.pairs})
     if board.metric in SCALES:
+        how = "bootstrap" if "bootstrap covariance" in board.design else "robust"
         return (f"method: {board.design}; ratings by maximum likelihood (Newton's method), on "
                 f"the {'Elo' if board.metric == 'elo' else 'log-odds'} scale; ranks and tiers "
                 f"from simultaneous {_format_level(board.confidence)} max-|t| intervals on all "
@@ -10120,9 +10176,9 @@ def _board_method(board: Leaderboard, params: dict) -> str:
                 + (f"{board.critical:.3f} +-{board.critical_error:.3f} from {board.draws:,} "
                    f"draws, seed {params['seed']}" if board.draws else
                    f"{board.critical:.3f}, exact: one pair to compare")
-                + f"); each pair's test: Wald z on the robust s.e., p adjusted by "
+                + f"); each pair's test: Wald z on the {how} s.e., p adjusted by "
                 f"{_ADJUST_NAMES[board.adjust]} over {pairs} pairs; each rating's interval: "
-                "normal, robust s.e., relative to the anchor's")
+                f"normal, {how} s.e., relative to the anchor's")
     return (f"method: ranks and tiers from simultaneous {_format_level(board.confidence)} "
             f"intervals on all {pairs} gaps, the max-|t| intervals of the gaps' joint normal "
             f"approximation (covariance {'from' if board.metric else 'exact over'} "
@@ -10981,7 +11037,7 @@ _NUMBER_OPTIONS = frozenset({"confidence", "min_delta", "corr", "acc_a", "acc_b"
                              "run_sd", "run_item_noise", "target_power", "half_width",
                              "accuracy"})
 _COUNT_OPTIONS = frozenset({"seed", "resamples", "permutations", "calibration", "draws",
-                            "n_items", "replays", "cluster_size", "runs"})
+                            "n_items", "replays", "cluster_size", "runs", "bootstrap"})
 _NAME_OPTIONS = frozenset({"systems", "names", "tasks", "id_col"})
 _CHOICES = {"interval": INTERVALS, "accuracy_interval": _ACCURACY_INTERVALS,
             "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "pool": ("strata", "clusters"),
@@ -11140,7 +11196,8 @@ def _in_open_unit(value) -> bool:
 _COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS), ("resamples", 1, MAX_RESAMPLES),
                  ("draws", 100, MAX_RESAMPLES), ("replays", 0, MAX_REPLAYS),
                  ("permutations", 1, MAX_PERMUTATIONS), ("calibration", 0, MAX_REPLAYS),
-                 ("runs", 1, MAX_RUNS), ("seed", 0, 10 ** MAX_NUMBER_CHARS))
+                 ("runs", 1, MAX_RUNS), ("seed", 0, 10 ** MAX_NUMBER_CHARS),
+                 ("bootstrap", 0, MAX_RESAMPLES))
 
 
 def _check_numbers(request: _Request) -> None:
@@ -11812,13 +11869,17 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
               "target_power": r.target_power, "permutations": r.permutations}
     if isinstance(table, Battles):
         params.update(n_items=None, battles=table.n, permutations=None, scale=r.scale,
-                      anchor=r.anchor or table.systems[0])
+                      anchor=r.anchor or table.systems[0], bootstrap=r.bootstrap or None)
         with _progress(r, "leaderboard draws") as progress:
             board = rank_battles(table, random.Random(r.seed), Settings(
                 None, r.confidence, calibration=0, adjust=r.adjust), draws=r.draws,
                 target_power=r.target_power, progress=progress, anchor=r.anchor,
-                scale=r.scale)
+                scale=r.scale, bootstrap=r.bootstrap)
         return _LeaderboardReport(params, table, board, r.details)
+    battle_options = [name for name in ("anchor", "bootstrap") if getattr(r, name)]
+    if battle_options or r.scale != "logit":
+        raise ToolError(f"{_opt((battle_options or ['scale'])[0])} goes with battles (files of "
+                        "judges' verdicts), not with scores")
     constant = [name for name, column in zip(table.systems, table.columns)
                 if len(set(column)) == 1 and table.gold is None]
     if constant and not r.allow_constant:
@@ -11943,7 +12004,7 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
                 permutations: int | None = None, adjust: str = "holm",
                 draws: int = LEADERBOARD_DRAWS, target_power: float = 0.8,
                 lower_is_better: bool = False, anchor: str | None = None,
-                scale: str = "logit", details: bool = False) -> Result:
+                scale: str = "logit", bootstrap: int = 0, details: bool = False) -> Result:
     """Rank many systems on the same items: the command line's ``leaderboard``.
 
     *inputs*: a mapping from each system's name to its scores, or the systems' scores one
@@ -11951,7 +12012,8 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
     file or folder per system), or a Table.  ``systems`` picks columns of one file.
     Battles (files of preference judgments, a Battles, or a list of their records) are
     ranked by Bradley-Terry ratings on ``scale`` ("logit" or "elo"), ``anchor`` (a system's
-    name; default the first) at 0 (or 1000 Elo).
+    name; default the first) at 0 (or 1000 Elo), their covariance robust, or from
+    ``bootstrap`` resamples of the prompts.
 
     >>> board = leaderboard({"a": [1, 0, 1, 0] * 40, "b": [1, 1, 1, 0] * 40,
     ...                      "c": [0, 0, 1, 0] * 40})
@@ -12412,6 +12474,9 @@ _FLAGS = (
     _flag(_L, "your results", "--scale", choices=SCALES,
           help="battles: the Bradley-Terry ratings' scale, logit (log-odds, default) or elo "
                f"(400 points per factor of 10 in the odds, the anchor at {ELO_ANCHOR})"),
+    _flag(_L, "resampling", "--bootstrap", type=_count_arg, metavar="B",
+          help="battles: the ratings' covariance from B resamples of the prompts (default 0: "
+               "the robust sandwich covariance)"),
     _flag(_L, "your results", "--anchor", metavar="SYSTEM",
           help="battles: the system whose rating is fixed (0, or 1000 Elo; default the first "
                "named in the file)"),

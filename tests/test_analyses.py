@@ -1931,3 +1931,23 @@ def test_too_few_labels_for_the_normal_interval_are_warned_about():
         bed._judged_document(report))
     fine = bed.judge_corrected(judged_data(400, 3000, 14), random.Random(2))
     assert abs(fine.coverage[0] - 0.95) < 0.025
+
+
+def test_a_bootstrap_over_prompts_agrees_with_the_sandwich_covariance():
+    data = random_arena(random.Random(21), [0.0, 0.5, -0.4, 0.9], 1500, per_prompt=2, tie=0.5)
+    fit = bed.bradley_terry(data)
+    covariance, left_out = bed._prompt_bootstrap(data, fit, random.Random(3), 400)
+    assert left_out == 0
+    for s in range(1, 4):          # 400 resamples: a variance within about 3 x 7%
+        assert covariance[s][s] == pytest.approx(fit.covariance[s][s], rel=0.25)
+    board = bed.rank_battles(data, random.Random(4), bootstrap=50, draws=500)
+    assert "bootstrap covariance, 50 resamples" in board.design
+    assert {p.test.name for p in board.pairs} == {"Wald z (bootstrap s.e.)"}
+    lopsided = bed.battles([(k, "a", "b", int(k != 0)) for k in range(40)])
+    board = bed.rank_battles(lopsided, random.Random(5), bootstrap=40)
+    left = [w for w in board.warnings if "had no finite ratings and were left out" in w]
+    assert left and 5 < int(left[0].split()[0]) < 25         # about 36% lack b's one win
+    with pytest.raises(bed.ToolError, match="1 of 2 resamples of the prompts have no finite"):
+        bed.rank_battles(lopsided, random.Random(1), bootstrap=2, draws=100)
+    with pytest.raises(bed.ToolError, match="bootstrap takes 2 or more"):
+        bed.rank_battles(lopsided, random.Random(5), bootstrap=1)

@@ -1247,6 +1247,9 @@ def test_the_battle_gate_margin_is_the_win_rate_above_half():
     (["compare", "plain_battles.csv", "--by", "prompt"], "--by goes with scores"),
     (["leaderboard", "plain_battles.csv", "--anchor", "nope"], "--anchor: no system 'nope'"),
     (["leaderboard", "plain_battles.csv", "--scale", "glicko"], "invalid choice"),
+    (["leaderboard", SHIPPED_CSV, "--anchor", "x"], "--anchor goes with battles"),
+    (["leaderboard", SHIPPED_CSV, "--scale", "elo"], "--scale goes with battles"),
+    (["leaderboard", "plain_battles.csv", "--bootstrap", "-2"], "--bootstrap must be 0 or more"),
 ])
 def test_battle_options_that_cannot_apply_are_refused(argv, fragment):
     argv = [os.path.join(PREFS, a) if a.endswith(".csv") else a for a in argv]
