@@ -2839,7 +2839,7 @@ def _tsv_lines(header, rows):
 
 # --- Reading one file, whatever its format ---
 
-_FORMATS = ("csv", "jsonl", "json", "xlsx", "lm-eval", "inspect", "helm", "battles")
+_FORMATS = ("csv", "jsonl", "json", "xlsx", "lm-eval", "inspect", "helm", "battles", "judged")
 
 
 @dataclass(frozen=True)
@@ -3067,14 +3067,21 @@ def _first_keys(path: str) -> tuple:
 
 
 def _share(verdict, first: str, second: str, place: str):
-    """The first system's share of one verdict (None: the judge gave none, e.g. "error")."""
+    """The first system's share of one verdict (None: the judge gave none, e.g. "error"): a
+    keyword (model_a, b, tie, ...) or, given the two names, one of them; a keyword that is
+    also the other system's name is refused as ambiguous."""
     if verdict is None or isinstance(verdict, str) and verdict.strip().lower() in (
             "", "error", "null", "none", "nan", "inconsistent"):
         return None
-    text = str(verdict).strip()
-    if text in (first, second) and first != second:
-        return 1 if text == first else 0
+    if not isinstance(verdict, str):
+        raise ToolError(f"{place}: the winner {_shorten(repr(verdict))} is not text")
+    text = verdict.strip()
     share = _SHARES.get(text.lower())
+    named = 1 if text == first else 0 if text == second else None
+    if share is not None and named is not None and share != named:
+        raise ToolError(f"{place}: the winner {_shorten(text)} is ambiguous: a system has that "
+                        "name, and it also names a position or a tie; rename the system")
+    share = share if share is not None else named
     if share is None:
         raise ToolError(f"{place}: the winner {_shorten(text)} is neither system "
                         f"({_shorten(first)}, {_shorten(second)}) nor a tie")
@@ -3128,7 +3135,7 @@ def _record_battles(kind: str, record, place: str) -> list:
         battles = []
         for index, game in enumerate(games[:2]):
             score = None if game is None else game.get("score")
-            if score is not None and score not in _ARENA_HARD:
+            if score is not None and (type(score) is not str or score not in _ARENA_HARD):
                 raise ToolError(f"{place}: game {index + 1}'s score {_shorten(str(score))} is "
                                 "not one of A>>B, A>B, A=B, B>A, B>>A")
             pair = (baseline, model) if index == 0 else (model, baseline)
@@ -3140,9 +3147,10 @@ def _record_battles(kind: str, record, place: str) -> list:
                  _alpaca_share(get("preference"), place))]
     keys = ("model_a", "model_b") if kind == "fastchat" else ("system_a", "system_b")
     a, b = (_system_name(get(key), key, place) for key in keys)
-    winner = get("winner")
+    winner = get("winner")              # FastChat writes a keyword, never a name
     share = _SHARES.get(winner) if type(winner) is str and winner not in (a, b) else None
-    return [(prompt, a, b, share if share is not None else _share(winner, a, b, place))]
+    return [(prompt, a, b, share if share is not None else _share(
+        winner, *(("", "") if kind == "fastchat" else (a, b)), place))]
 
 
 def _csv_records(lines, path: str):
@@ -3153,6 +3161,9 @@ def _csv_records(lines, path: str):
                         delimiter=_sniff_delimiter(path, header_line), strict=True)
     try:
         header = next(reader)
+        if len(set(header)) != len(header):
+            repeated = sorted({h for h in header if header.count(h) > 1})
+            raise ToolError(f"{path}: column {_shorten(repeated[0])} appears twice in the header")
         for row in reader:
             if not row:
                 continue
@@ -3210,11 +3221,20 @@ def battles(records, *, kind: str = "battles", positioned: bool = False, sources
         if share is None:
             skipped += 1
             continue
+        if not all(type(name) is str and name for name in (a, b)):
+            raise ToolError(f"battle {index}: a system's name is not text "
+                            f"({_shorten(repr((a, b)))})")
         if a == b:
-            raise ToolError(f"battle {index}: {_shorten(str(a))} against itself")
-        if type(share) is not int:      # 0 and 1 stay ints: hashed and compared fast
-            share = Fraction(share)
-            share = share.numerator if share.denominator == 1 else share
+            raise ToolError(f"battle {index}: {_shorten(a)} against itself")
+        try:
+            hash(prompt)
+            if type(share) is not int:      # 0 and 1 stay ints: hashed and compared fast
+                share = Fraction(share)
+                share = share.numerator if share.denominator == 1 else share
+        except (TypeError, ValueError, OverflowError):
+            raise ToolError(f"battle {index}: the share {_shorten(repr(share))} is not a number "
+                            f"in [0, 1], or the prompt {_shorten(repr(prompt))} is not an id") \
+                from None
         if not 0 <= share <= 1:
             raise ToolError(f"battle {index}: the first system's share {float(share):g} is not "
                             "within [0, 1]")
@@ -3258,7 +3278,9 @@ def read_battles(paths, options: ReadOptions = ReadOptions()) -> Battles:
             shown = _printable(f.path)
             records = _text_records(f, "battles")
             first = next(records, None)
-            kind = None if first is None else _battle_kind(first[1])
+            if first is None:
+                raise ToolError(f"{shown} has no records")
+            kind = _battle_kind(first[1])
             if kind is None:
                 raise ToolError(f"{shown} holds no battles: expected records with model_a, "
                                 "model_b and winner (FastChat), model_1, model_2, g1_winner and "
@@ -3267,10 +3289,16 @@ def read_battles(paths, options: ReadOptions = ReadOptions()) -> Battles:
                                 "system_a, system_b and winner")
             count = len(collected)
             for where, record in itertools.chain([first], records):
-                collected += _record_battles(kind, record, f"{shown} {where}")
+                found = _record_battles(kind, record, f"{shown} {where}")
+                if any(a == b for _, a, b, _ in found):
+                    raise ToolError(f"{shown} {where}: {_shorten(found[0][1])} against itself")
+                collected += found
             kinds.add(kind)
-            keys = next(sorted(needed) for needed, name in _BATTLE_KINDS if name == kind)
-            sources.append(Source(f.path, f.finish(), len(collected) - count, tuple(keys), kind))
+            keys, digest = next(sorted(k) for k, name in _BATTLE_KINDS if name == kind), f.finish()
+            if any(source.sha256 == digest for source in sources):
+                raise ToolError(f"{shown} holds the same battles as a file before it (the same "
+                                "file twice?); give each once")
+            sources.append(Source(f.path, digest, len(collected) - count, tuple(keys), kind))
     if len(kinds) > 1:
         raise ToolError(f"the files hold battles in {len(kinds)} formats "
                         f"({', '.join(sorted(kinds))}); give files of one")
@@ -3282,6 +3310,23 @@ def read_battles(paths, options: ReadOptions = ReadOptions()) -> Battles:
                   f"{ARENA_HARD_BASELINE!r} here",)
     return battles(collected, kind=kind, positioned=kind in _POSITIONED, sources=sources,
                    notes=notes)
+
+
+def _battle_paths(paths, input_format: str | None) -> list | None:
+    """The files of battles the inputs name (a folder: its CSV and JSON files, as Arena-Hard
+    keeps a file per model), or None when they are not battles."""
+    files = []
+    for path in paths:
+        if isinstance(path, str) and path != "-" and os.path.isdir(path):
+            inside = sorted(os.path.join(path, name) for name in os.listdir(path)
+                            if name.endswith((".jsonl", ".json", ".csv"))
+                            and os.path.isfile(os.path.join(path, name)))
+            if not inside:
+                return None
+            files += inside
+        else:
+            files.append(path)
+    return files if _is_battles(files, input_format) else None
 
 
 def _is_battles(paths, input_format: str | None) -> bool:
@@ -3331,8 +3376,15 @@ def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions()) -
                             f"SYSTEM{HUMAN_SUFFIX} columns with {_opt('systems')} (it has "
                             f"{_printable(', '.join(found)) or 'none'})")
         keys = [name + suffix for suffix in (JUDGE_SUFFIX, HUMAN_SUFFIX) for name in names]
-        rows = []
+        id_key = next((key for key in ("item", "id", "question_id", "prompt_id", "doc_id")
+                       if key in first[1]), None)
+        rows, seen = [], set()
         for where, record in itertools.chain([first], records):
+            item = _item_id(record.get(id_key)) if id_key else where
+            if item in seen:
+                raise ToolError(f"{shown} {where}: item {_shorten(str(item))} appears twice "
+                                "(the same file twice?)")
+            seen.add(item)
             values = [parse_score(record.get(key), lambda key=key: f"{shown} {where}, key "
                                                                   f"{_printable(key)}")
                       for key in keys]
@@ -3349,9 +3401,12 @@ def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions()) -
                   Source(f.path, digest, len(rows), tuple(keys), "judged"))
 
 
-def _is_judged(paths, systems) -> bool:
-    """One file with SYSTEM.judge and SYSTEM.human columns for two systems (or those named)."""
-    if len(paths) != 1 or not isinstance(paths[0], str) or paths[0] == "-":
+def _is_judged(paths, systems, input_format=None) -> bool:
+    """One file with SYSTEM.judge and SYSTEM.human columns for two systems (or those named),
+    or named so with ``input_format="judged"``."""
+    if input_format is not None or len(paths) != 1 or not isinstance(paths[0], str):
+        return input_format == "judged"
+    if paths[0] == "-":
         return False
     found = _judged_systems(_first_keys(paths[0]))
     return len(found) >= 2 and (not systems or all(name in found for name in systems))
@@ -3626,9 +3681,11 @@ def battle_table(data: Battles, systems=None) -> Table:
                         f"name the two to compare with {_opt('systems')} (BASELINE,CANDIDATE), or "
                         "rank them all with leaderboard")
     unknown = [name for name in names if name not in data.systems]
-    if unknown or names[0] == names[1]:
-        raise ToolError(f"no system {_shorten(unknown[0]) if unknown else 'twice'} in the "
-                        f"battles (systems: {_printable(', '.join(data.systems))[:300]})")
+    if names[0] == names[1]:
+        raise ToolError(f"{_opt('systems')} names {_shorten(names[0])} twice; name two systems")
+    if unknown:
+        raise ToolError(f"no system {_shorten(unknown[0])} in the battles (systems: "
+                        f"{_printable(', '.join(data.systems))[:300]})")
     a, b = map(data.systems.index, names)
     rows = [k for k, pair in enumerate(zip(data.first, data.second)) if set(pair) == {a, b}]
     if len(rows) < 2:
@@ -3642,8 +3699,9 @@ def battle_table(data: Battles, systems=None) -> Table:
     prompts = tuple(data.prompts[k] for k in rows)
     clusters = prompts if len(set(prompts)) < len(prompts) else None
     positions = tuple(int(data.first[k] == b) for k in rows) if data.positioned else None
-    return Table(names, columns, tuple(k + 1 for k in rows), data.sources, clusters=clusters,
-                 notes=data.notes, preference=(data.kind, positions))
+    return Table(names, columns, tuple(k + 1 for k in rows), data.sources,
+                 dropped_note="; ".join(data.notes), clusters=clusters,
+                 preference=(data.kind, positions))
 
 
 # --- Run files and harness folders: one system per --baseline / --candidate ---
@@ -7462,6 +7520,10 @@ class BradleyTerry:
     anchor: int
     prompts: int
     steps: int
+    robust: bool = True          # False: the model-based covariance (the robust one degenerate)
+
+
+_MAX_LOG_ODDS = 20      # a rating or log nu past this is a fit running off to infinity
 
 
 def _linear_solve(matrix, columns) -> list:
@@ -7549,6 +7611,7 @@ def _bt_step(counts, theta, tie, free) -> tuple:
     m = len(free) + (tie is not None)
     grad, hess, loglik = [0.0] * m, [[0.0] * m for _ in range(m)], 0.0
     for (i, j), (n, y, t) in counts.items():
+        t = t if tie is not None else 0          # without Davidson a tie is half a win
         pi, pj, pt = _pair_moments(theta, tie, i, j)
         wins_i, wins_j = y - t / 2, n - y - t / 2
         loglik += float(wins_i) * math.log(pi) + float(wins_j) * math.log(pj) + (
@@ -7670,17 +7733,30 @@ def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
                 meat[u][v] += count * a * b
     bread = _linear_solve([[-x for x in row] for row in hess],
                           [[float(u == v) for u in range(m)] for v in range(m)])  # (-H)^-1
+    runaway = [s for s, u in index.items() if bread[u][u] > math.exp(_MAX_LOG_ODDS / 2)]
+    if runaway or tie is not None and tie > _MAX_LOG_ODDS:
+        what = (f"{_shorten(', '.join(data.systems[s] for s in runaway), 80)} won or lost "
+                "nothing but ties against the rest" if runaway else "nearly every battle tied")
+        raise ToolError(f"no finite ratings fit these battles ({what}: the fit runs off to "
+                        "infinity); add battles, or rank without those systems")
     half = [[math.fsum(bread[w][u] * meat[w][v] for w in range(m)) for v in range(m)]
             for u in range(m)]
     sandwich = [[math.fsum(half[u][w] * bread[v][w] for w in range(m)) for v in range(m)]
                 for u in range(m)]
+    # The sandwich degenerates where battles fit the model exactly (two systems that only
+    # tied): a gap's robust variance under a quarter of the model's takes the model's.
+    robust = all(sandwich[u][u] + sandwich[v][v] - 2 * sandwich[u][v] >= (
+        bread[u][u] + bread[v][v] - 2 * bread[u][v]) / 4 for u in range(len(free))
+                 for v in range(u + 1)) and all(sandwich[u][u] >= bread[u][u] / 4
+                                                for u in range(len(free)))
+    chosen = sandwich if robust else bread
     cov = [[0.0] * k for _ in range(k)]
     for s, u in index.items():
         for t, v in index.items():
-            cov[s][t] = sandwich[u][v]
+            cov[s][t] = chosen[u][v]
     return BradleyTerry(data.systems, tuple(theta), tuple(map(tuple, cov)),
                         None if tie is None else math.exp(tie), anchor,
-                        len(by_prompt), steps)
+                        len(by_prompt), steps, robust)
 
 
 SCALES = ("logit", "elo")           # a Bradley-Terry board's ratings: log-odds, Elo points
@@ -7712,9 +7788,10 @@ def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = 
     covariance, left_out = _prompt_bootstrap(data, fit, rng, bootstrap) if bootstrap else \
         (fit.covariance, 0)
     factor, offset = (ELO, ELO_ANCHOR) if scale == "elo" else (1.0, 0)
-    means = [offset + Fraction(factor * rating) for rating in fit.ratings]
+    means = [offset + Fraction(round(factor * rating, 9)) for rating in fit.ratings]  # no
+    # float noise past the fit's own precision: systems that only tied are at one rating
     cov = [[Fraction(factor * factor * value) for value in row] for row in covariance]
-    name = f"Wald z ({'bootstrap' if bootstrap else 'robust'} s.e.)"
+    name = f"Wald z ({'bootstrap' if bootstrap else 'robust' if fit.robust else 'model'} s.e.)"
     standings, pairs, critical, error, draws, separate = _board(
         data.systems, means, cov, rng, settings, draws=draws, progress=progress,
         tests=lambda order, variances: [_z_test(means[i] - means[j], variances[i][j], name)
@@ -7735,7 +7812,9 @@ def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = 
                         "ratings and were left out: the bootstrap covariance leans on the rest")
     ties = "" if fit.tie is None else f", ties by Davidson (1970), nu={fit.tie:.3f}"
     how = f"bootstrap covariance, {bootstrap:,} resamples of" if bootstrap else \
-        "robust covariance,"
+        "robust covariance," if fit.robust else ("model-based covariance (the robust one "
+                                                 "degenerates: some battles fit exactly, as two "
+                                                 "systems that only tied),")
     design = (f"Bradley-Terry{ties}, the anchor {data.systems[fit.anchor]} at "
               f"{_format_decimal(Fraction(offset))}; {how} {fit.prompts:,} prompts as clusters")
     return Leaderboard(tuple(standings), tuple(pairs), data.n, fit.prompts, critical, error,
@@ -7744,9 +7823,6 @@ def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = 
 
 
 # --- A judge on every item, people on a few: the prediction-powered gap ---
-
-JUDGE_REPLAYS = 1000             # simulated replays of the corrected interval at the user's n
-
 
 @dataclass(frozen=True)
 class JudgeCorrected:
@@ -7770,7 +7846,7 @@ class JudgeCorrected:
     bias: tuple                  # (bias, Interval)
     effective: float
     agreement: tuple             # per system: (kind, first value, second value)
-    coverage: tuple              # (share covered, replays)
+    coverage: tuple | None       # (share covered, replays); None: not replayed
     confidence: Fraction
 
     @property
@@ -7799,38 +7875,56 @@ def _agreement(judge, human) -> tuple:
     return "correlation", r, mx - my
 
 
+_FEW_VALUES = 64                 # distinct values drawn as multinomial counts, not one by one
+_REPLAY_DRAWS = 2e7              # items drawn one by one over all replays, at most
+
+
+def _draw_sums(rng: random.Random, values, k: int, few: bool) -> tuple:
+    """Sums of each power-product column over k draws with replacement from *values*
+    (tuples): multinomial counts over the distinct ones when they are few."""
+    if few:
+        distinct = sorted(collections.Counter(values).items())
+        counts = multinomial_variate(rng, k, [count / len(values) for _, count in distinct])
+        picked = [(value, c) for (value, _), c in zip(distinct, counts) if c]
+    else:
+        picked = [(value, 1) for value in rng.choices(values, k=k)]
+    width = len(values[0])
+    return [math.fsum(c * value[i] for value, c in picked) for i in range(width)]
+
+
 def _ppi_coverage(rng: random.Random, labels, predicted, big: int, confidence,
-                  replays: int) -> float:
-    """How often the PPI++ interval covers the labels' mean, in replays that draw n labelled
-    items and *big* unlabelled predictions from the labelled items (a world whose truth is
-    known and where labelled and unlabelled items are alike); the unlabelled draws enter by
-    their sums, drawn as multinomial counts over the distinct predictions."""
+                  replays: int) -> tuple:
+    """``(share, replays)``: how often the PPI++ interval covers the labels' mean, in replays
+    that draw n labelled items and *big* unlabelled predictions from the labelled items (a
+    world whose truth is known and where labelled and unlabelled items are alike), by their
+    sums; with many distinct values, as many replays as 20 million draws allow (at least
+    100)."""
     n, z = len(labels), _z_value(confidence)
     truth = math.fsum(labels) / n
-    values = sorted(collections.Counter(predicted).items())
-    probs = [count / n for _, count in values]
+    pairs = [(y, p, y * y, p * p, y * p) for y, p in zip(labels, predicted)]
+    alone = [(p, p * p) for p in predicted]
+    few_pairs, few_alone = (len(set(v)) <= _FEW_VALUES for v in (pairs, alone))
+    if not (few_pairs and few_alone):
+        replays = min(replays, max(100, int(_REPLAY_DRAWS / (n + big))))
     hits = 0
     for _ in range(replays):
-        picks = [rng.randrange(n) for _ in range(n)]
-        ys, ps = [labels[i] for i in picks], [predicted[i] for i in picks]
-        counts = multinomial_variate(rng, big, probs)
-        su = math.fsum(c * v for c, (v, _) in zip(counts, values))
-        su2 = math.fsum(c * v * v for c, (v, _) in zip(counts, values))
-        y_mean, p_mean = math.fsum(ys) / n, math.fsum(ps) / n
-        cov = math.fsum((y - y_mean) * (p - p_mean) for y, p in zip(ys, ps)) / n
-        total, s = n + big, math.fsum(ps) + su
-        var = (math.fsum(p * p for p in ps) + su2 - s * s / total) / (total - 1)
+        sy, sp, syy, spp, syp = _draw_sums(rng, pairs, n, few_pairs)
+        su, su2 = _draw_sums(rng, alone, big, few_alone)
+        cov = syp / n - (sy / n) * (sp / n)
+        total = n + big
+        var = (spp + su2 - (sp + su) ** 2 / total) / (total - 1)
         lam = min(1.0, max(0.0, cov / ((1 + n / big) * var))) if var > 1e-15 else 0.0
-        rectifier, rectifier_var = _mean_and_spread([y - lam * p for y, p in zip(ys, ps)])
+        rectifier = (sy - lam * sp) / n
+        rectifier_var = max(0.0, (syy - 2 * lam * syp + lam * lam * spp) / n - rectifier ** 2)
         imputed_var = lam * lam * max(0.0, su2 / big - (su / big) ** 2)
         estimate = lam * su / big + rectifier
         half = z * math.sqrt(imputed_var / big + rectifier_var / n)
         hits += estimate - half <= truth <= estimate + half
-    return hits / replays
+    return hits / replays, replays
 
 
 def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
-                    replays: int = JUDGE_REPLAYS) -> JudgeCorrected:
+                    replays: int = CALIBRATION_REPLAYS) -> JudgeCorrected:
     """The judge-corrected comparison of *data*'s two systems (see ``JudgeCorrected``)."""
     (judge_a, judge_b), (human_a, human_b) = data.judge, data.human
     labelled = [k for k, h in enumerate(human_a) if h is not None]
@@ -7858,8 +7952,8 @@ def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
         _normal_interval(judge_gap, math.sqrt(judge_var / len(human_a)), z),
         _normal_interval(bias, math.sqrt(bias_var / len(y)), z),
         len(y) * (human_se / se) ** 2 if se else math.inf, agreement,
-        (_ppi_coverage(rng, y, yhat, len(u), confidence, replays), replays) if replays
-        else None, Fraction(confidence))
+        _ppi_coverage(rng, y, yhat, len(u), confidence, replays) if replays else None,
+        Fraction(confidence))
 
 
 # --- The ledger: every comparison made on a test set ---
@@ -10168,7 +10262,8 @@ def _board_method(board: Leaderboard, params: dict) -> str:
     pairs = len(board.pairs)
     tests = sorted({p.test.name for p in board.pairs})
     if board.metric in SCALES:
-        how = "bootstrap" if "bootstrap covariance" in board.design else "robust"
+        how = "bootstrap" if "bootstrap covariance" in board.design else "robust" if \
+            "robust covariance" in board.design else "model-based"
         return (f"method: {board.design}; ratings by maximum likelihood (Newton's method), on "
                 f"the {'Elo' if board.metric == 'elo' else 'log-odds'} scale; ranks and tiers "
                 f"from simultaneous {_format_level(board.confidence)} max-|t| intervals on all "
@@ -10268,9 +10363,13 @@ def _judged_document(report: _JudgedReport) -> list:
              f"0 and {decided}." if r.verdict != "cannot tell" else
              f"verdict: cannot tell. The {ci} includes 0 and {decided}, so the observed {gap} "
              "may be noise."]
-    rate, replays = r.coverage
+    rate, replays = r.coverage or (1.0, 1)
     error = math.sqrt(max(rate * (1 - rate), 1e-12) / replays)
-    if rate < float(r.confidence) - max(0.01, 2 * error):
+    if r.interval.lo == r.interval.hi:
+        lines.append("warning: the corrected interval has zero width: on every labelled item "
+                     "the people's gap and the judge's are constant, so the normal interval "
+                     "says nothing of its error; label more varied items")
+    elif rate < float(r.confidence) - max(0.01, 2 * error):
         lines.append(f"warning: at {r.labelled:,} human labels the corrected interval covered "
                      f"{_round_fixed(Fraction(rate) * 100, 1)}% of {replays:,} replays simulated "
                      f"from these data (Monte Carlo s.e. {error * 100:.1f}%), short of its "
@@ -10287,17 +10386,19 @@ def _judged_document(report: _JudgedReport) -> list:
               f"  people's scores alone ({r.labelled:,} items): {shown(r.human)}",
               f"  the judge's alone ({r.items:,} items): {shown(r.judge)}; the judge's bias on "
               f"the gap (judge - people): {shown(r.bias)}",
-              f"  the judge is worth about {r.effective:,.0f} human labels here (the corrected "
-              f"interval is as narrow as that many labels alone would make it)"]
+              f"  with the judge the interval is as narrow as about {r.effective:,.0f} human "
+              f"labels alone would make it ({r.labelled:,} used)"]
     for label, name, (kind, first, second) in zip("AB", r.systems, r.agreement):
         lines.append(f"  judge and people on {label} = {_printable(name)}: " + (
             f"agree on {_round_fixed(Fraction(first) * 100, 1)}% of items, Cohen's kappa "
             f"{'undefined' if second is None else f'{second:.3f}'}" if kind == "kappa" else
             f"correlation {'undefined' if first is None else f'{first:.3f}'}, judge - people "
             f"{_format_gap(Fraction(second), percent)} on average"))
-    lines.append(f"calibration: the corrected interval covered "
-                 f"{_round_fixed(Fraction(rate) * 100, 1)}% of {replays:,} replays simulated from these data at {r.labelled:,} labels "
-                 f"and {r.items - r.labelled:,} judged-only items")
+    lines.append("calibration: not replayed (calibration=0)" if r.coverage is None else
+                 f"calibration: the corrected interval covered "
+                 f"{_round_fixed(Fraction(rate) * 100, 1)}% of {replays:,} replays simulated from "
+                 f"these data at {r.labelled:,} labels and {r.items - r.labelled:,} judged-only "
+                 "items")
     lines.append(f"n={r.items:,} items from {_printable(report.table.path)} ({r.labelled:,} "
                  f"with human scores); prediction-powered inference (PPI++, Angelopoulos, Duchi "
                  f"and Zrnic 2023), normal intervals; seed {report.params['seed']}")
@@ -10314,7 +10415,8 @@ def _judged_json(report: _JudgedReport) -> dict:
             "tuning": r.tuning, "human_only": pair(r.human), "judge_only": pair(r.judge),
             "judge_bias": pair(r.bias), "effective_labels": r.effective,
             "agreement": [dict(zip(("kind", "value", "second"), a)) for a in r.agreement],
-            "coverage": {"rate": r.coverage[0], "replays": r.coverage[1]},
+            "coverage": None if r.coverage is None else {"rate": r.coverage[0],
+                                                         "replays": r.coverage[1]},
             "gate_passed": _judged_passed(report), "input": report.table.to_json()}
 
 
@@ -11572,9 +11674,10 @@ def _read_input(r: _Request, progress=None) -> Table | Battles:
     options = ReadOptions(r.input_format, r.on_missing, r.filter, r.split,
                           progress, r.allow_different_tasks, r.allow_incomplete)
     systems = r.systems
-    paths = [r.csv] if r.baseline is None else [r.baseline, *r.candidate]
-    if _is_battles(paths, r.input_format):
-        return read_battles(paths, options)
+    found = _battle_paths([r.csv] if r.baseline is None else [r.baseline, *r.candidate],
+                          r.input_format)
+    if found:
+        return read_battles(found, options)
     if r.baseline is not None or r.csv != "-" and os.path.isdir(r.csv):
         groups = [_expand_paths(p) if isinstance(p, str) else p for p in
                   (r.baseline,) + tuple(r.candidate)] if r.baseline is not None \
@@ -11679,16 +11782,38 @@ def _table(r: _Request) -> Table:
         with _progress(r, "reading (bytes)") as progress:
             table = _read_input(r, progress)
     if isinstance(table, Battles):
-        if r.lower_is_better or r.by is not None:
-            raise ToolError(f"{_opt('lower_is_better' if r.lower_is_better else 'by')} goes "
-                            "with scores, not battles")
-        return table if r.command == "leaderboard" else battle_table(table, r.systems)
+        idle = _named(r, _NOT_FOR_BATTLES) + [_opt(name) for name in ("lower_is_better", "by")
+                                              if getattr(r, name)]
+        if idle:
+            raise ToolError(f"{idle[0]} goes with scores, not battles (a prompt's battles are "
+                            "its cluster already)")
+        if r.command == "compare":
+            return battle_table(table, r.systems)
+        return table if not r.systems else _battle_subset(table, r.systems)
     table = _turned(table) if r.lower_is_better else table
     repeated = [name for name in table.systems if table.systems.count(name) > 1]
     if repeated:                                 # the same file given twice
         raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
                         f"give them {_opt('names')}")
     return _sliced(table, r.by) if r.by is not None else table
+
+
+_NOT_FOR_BATTLES = ("cluster_col", "strata_col", "id_col", "names", "run_col", "label_col",
+                    "system_col", "score_col", "a_col", "b_col", "on_missing", "metric",
+                    "positive", "filter", "split", "tasks", "allow_constant")
+
+
+def _battle_subset(data: Battles, systems) -> Battles:
+    """The battles among the named systems only (a leaderboard's ``systems``)."""
+    unknown = [name for name in systems if name not in data.systems]
+    if unknown:
+        raise ToolError(f"no system {_shorten(unknown[0])} in the battles (systems: "
+                        f"{_printable(', '.join(data.systems))[:300]})")
+    keep = {data.systems.index(name) for name in systems}
+    return battles([(prompt, data.systems[i], data.systems[j], share) for i, j, share, prompt in
+                    zip(data.first, data.second, data.shares, data.prompts)
+                    if i in keep and j in keep], kind=data.kind, positioned=data.positioned,
+                   sources=data.sources, notes=data.notes)
 
 
 def _turned(table: Table) -> Table:
@@ -11745,25 +11870,30 @@ def _metric_of(r: _Request, table: Table) -> tuple:
 
 def _run_judged(r: _Request) -> _JudgedReport:
     """Two systems' judge scores on every item and people's on some: the corrected gap."""
-    unused = [name for name in ("ledger", "plot", "by", "cluster_col", "strata_col",
-                                "label_col", "run_col", "system_col", "write_csv")
+    unused = [_opt(name) for name in ("ledger", "plot", "by", "write_csv")
               if getattr(r, name, None) not in (None, ())]
+    unused += _named(r, _NOT_FOR_BATTLES + ("resamples", "permutations", "interval", "exact",
+                                            "engine", "accuracy_interval", "adjust", "pool",
+                                            "allow_different_tasks", "allow_incomplete"))
     if unused or r.lower_is_better:
-        raise ToolError(f"{_opt(unused[0] if unused else 'lower_is_better')} is not taken by a "
+        raise ToolError(f"{unused[0] if unused else _opt('lower_is_better')} is not taken by a "
                         "judge-corrected comparison (SYSTEM.judge and SYSTEM.human columns)")
+    if r.systems and len(set(r.systems)) != len(r.systems):
+        raise ToolError(f"{_opt('systems')} names a system twice; name two systems")
     with _progress(r, "reading (bytes)") as progress:
         data = read_judged(r.csv, r.systems, ReadOptions(progress=progress))
     percent = all(0 <= v <= 1 for column in data.judge + data.human for v in column
                   if v is not None)
-    result = judge_corrected(data, random.Random(r.seed), r.confidence)
+    result = judge_corrected(data, random.Random(r.seed), r.confidence, r.calibration)
     margin = None if not r.gate else float(r.min_delta / 100 if percent else r.min_delta)
-    params = {"seed": r.seed, "confidence": r.confidence, "replays": JUDGE_REPLAYS,
+    params = {"seed": r.seed, "confidence": r.confidence, "calibration": r.calibration,
               **({"gate": True, "min_delta": r.min_delta} if r.gate else {})}
     return _JudgedReport(params, data.source, result, margin, percent)
 
 
 def _run_data(r: _Request, writes: list) -> Report:
-    if r.table is None and r.baseline is None and _is_judged([r.csv], r.systems):
+    if r.table is None and r.baseline is None and _is_judged([r.csv], r.systems,
+                                                             r.input_format):
         return _run_judged(r)
     table = _table(r)
     _refuse_idle_options(r, table)
@@ -11863,6 +11993,9 @@ def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport
 
 
 def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
+    if r.table is None and r.baseline is None and _is_judged([r.csv], None, r.input_format):
+        raise ToolError(f"{_printable(r.csv)} holds judge and human scores (SYSTEM.judge, "
+                        "SYSTEM.human): compare two of its systems with compare")
     table = _table(r)
     params = {"systems": len(table.systems), "n_items": table.n, "seed": r.seed,
               "confidence": r.confidence, "draws": r.draws, "adjust": r.adjust,

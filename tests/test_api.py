@@ -754,3 +754,14 @@ def test_battles_compare_from_records_as_from_the_file(tmp_path):
     board = bed.leaderboard(rows, scale="elo")
     assert [s.system for s in board.board.standings] == ["new", "base"]
     assert board.board.standings[1].score == 1000
+
+
+@pytest.mark.parametrize("record, fragment", [
+    (("p", "a", "b", float("nan")), "is not a number in"),
+    (("p", "a", "b", float("inf")), "is not a number in"),
+    ((["p"], "a", "b", 1), "is not an id"),
+    (("p", None, "b", 1), "a system's name is not text"),
+])
+def test_battles_from_python_refuse_what_is_not_a_battle(record, fragment):
+    with pytest.raises(bed.ToolError, match=fragment):
+        bed.battles([record])

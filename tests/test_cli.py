@@ -1312,3 +1312,65 @@ def test_judged_files_that_cannot_be_corrected_are_refused(tmp_path, content, ar
     status, out, err = cli("compare", str(path), *[str(tmp_path / a) if a.endswith(".jsonl")
                                                    else a for a in argv])
     assert_one_line_error(status, out, err, fragment)
+
+
+def plain_battles(tmp_path, rows, name="b.csv", header="prompt,system_a,system_b,winner"):
+    return str(write(tmp_path / name, header + "\n" + "\n".join(rows) + "\n"))
+
+
+def test_battles_without_a_finite_fit_or_with_a_degenerate_sandwich_are_said(tmp_path):
+    tie_only = plain_battles(tmp_path, [f"p{i},A,B,a" for i in range(30)] + ["q,A,B,tie"])
+    status, out, err = cli("leaderboard", tie_only)
+    assert_one_line_error(status, out, err, "no finite ratings fit these battles ('B'")
+    all_ties = plain_battles(tmp_path, [f"p{i},A,B,tie" for i in range(40)], "t.csv")
+    assert_one_line_error(*cli("leaderboard", all_ties), "no finite ratings fit")
+    tied_pair = plain_battles(tmp_path, [f"p{i},A,B,{'a' if i < 65 else 'b'}" for i in range(100)]
+                              + ["q1,C,A,tie", "q2,A,C,tie"], "c.csv")
+    status, out, err = cli("leaderboard", tied_pair, "--anchor", "B")
+    assert status == 0 and "model-based covariance (the robust one degenerates" in out
+    assert "A - C: +0.000 [-3.249, +3.249]" in out and "not told apart" in out
+    weighted = os.path.join(PREFS, "alpaca_eval_annotations.json")   # probabilities and a 1.5
+    assert cli("leaderboard", weighted)[0] == 0
+
+
+@pytest.mark.parametrize("rows, argv, fragment", [
+    (['"x",a,b,b', '"y",b,a,b'], [], "the winner 'b' is ambiguous"),
+    (["p1,X,Y,a"], ["--cluster-col", "prompt"], "--cluster-col goes with scores, not battles"),
+    (["p1,X,Y,a", "p2,Y,X,a"], ["--systems", "X,X"], "--systems names 'X' twice"),
+])
+def test_battles_that_could_be_misread_are_refused(tmp_path, rows, argv, fragment):
+    assert_one_line_error(*cli("compare", plain_battles(tmp_path, rows), *argv), fragment)
+
+
+def test_battle_inputs_are_read_once_each_with_their_notes_and_a_folder_is_its_files(tmp_path):
+    path = plain_battles(tmp_path, ["p1,X,Y,a", "p2,Y,X,a", "p3,X,Y,error"])
+    assert_one_line_error(*cli("compare", path, path), "the same battles as a file before it")
+    out = cli("compare", path, "--details")[1]
+    assert "note: 1 judgment(s) without a verdict" in out
+    twice = plain_battles(tmp_path, ["p1,X,Y,a"], "d.csv",
+                          "prompt,system_a,system_b,winner,winner")
+    assert_one_line_error(*cli("compare", twice, "--input-format", "battles"), "appears twice")
+    arena = os.path.join(PREFS, "arena_hard", "gpt-4-1106-preview")
+    assert cli("leaderboard", arena)[1].startswith("leaderboard of 3 systems on 38 battles")
+    subset = cli("leaderboard", os.path.join(ROOT, "datasets", "examples", "battles.jsonl"),
+                 "--systems", "cot,sft,baseline")[1]
+    assert subset.startswith("leaderboard of 3 systems on 122 battles")
+    bad = write(tmp_path / "ah.jsonl", '{"model": "m", "judge": "j", "games": [{"score": ["A>B"]}]}\n')
+    assert_one_line_error(*cli("compare", str(bad)), "is not one of A>>B")
+    selfish = write(tmp_path / "s.jsonl", '{"model_1": "m", "model_2": "m", "g1_winner": "tie", '
+                                          '"g2_winner": "tie", "question_id": 1}\n')
+    assert_one_line_error(*cli("compare", str(selfish)), "s.jsonl line 1: 'm' against itself")
+
+
+def test_judged_inputs_read_as_named_refuse_repeats_and_idle_options(tmp_path):
+    text = open(JUDGED).read()
+    doubled = write(tmp_path / "jj.csv", text + "".join(text.splitlines(True)[1:]))
+    assert_one_line_error(*cli("compare", str(doubled)), "item 'q0000' appears twice")
+    assert_one_line_error(*cli("leaderboard", JUDGED), "compare two of its systems with compare")
+    assert_one_line_error(*cli("compare", JUDGED, "--resamples", "100"),
+                          "--resamples is not taken by a judge-corrected comparison")
+    out = cli("compare", JUDGED, "--calibration", "0")[1]
+    assert "calibration: not replayed (calibration=0)" in out
+    constant = write(tmp_path / "c.csv", "item,a.judge,a.human,b.judge,b.human\n" + "".join(
+        f"{i},0,{'0' if i < 40 else ''},1,{'1' if i < 40 else ''}\n" for i in range(100)))
+    assert "warning: the corrected interval has zero width" in cli("compare", str(constant))[1]
