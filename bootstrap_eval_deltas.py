@@ -3093,6 +3093,8 @@ def _alpaca_share(preference, place: str):
     0, an older tie), a probability between them as is (None: no preference)."""
     if preference is None or isinstance(preference, str) and not preference.strip():
         return None
+    if isinstance(preference, bool):
+        raise ToolError(f"{place}: preference {str(preference).lower()} is not 1, 2 or between")
     value = parse_score(preference, lambda: f"{place}, key 'preference'")
     if value == 0:
         return _HALF
@@ -3129,11 +3131,11 @@ def _record_battles(kind: str, record, place: str) -> list:
         model, games = _system_name(get("model"), "model", place), get("games")
         baseline = ARENA_HARD_BASELINE if get("baseline", _ABSENT) is _ABSENT else \
             _system_name(get("baseline"), "baseline", place)
-        if not isinstance(games, list) or not all(g is None or isinstance(g, dict)
-                                                  for g in games):
-            raise ToolError(f"{place}: games is not a list of judgments")
+        if not isinstance(games, list) or len(games) != 2 or not all(
+                g is None or isinstance(g, dict) for g in games):
+            raise ToolError(f"{place}: games is not a list of two judgments (the two orders)")
         battles = []
-        for index, game in enumerate(games[:2]):
+        for index, game in enumerate(games):
             score = None if game is None else game.get("score")
             if score is not None and (type(score) is not str or score not in _ARENA_HARD):
                 raise ToolError(f"{place}: game {index + 1}'s score {_shorten(str(score))} is "
@@ -3361,6 +3363,7 @@ class Judged:
     judge: tuple
     human: tuple
     source: Source
+    ids: tuple = ()              # each item's id (row numbers when the file has none)
 
 
 def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions()) -> Judged:
@@ -3378,13 +3381,13 @@ def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions()) -
         keys = [name + suffix for suffix in (JUDGE_SUFFIX, HUMAN_SUFFIX) for name in names]
         id_key = next((key for key in ("item", "id", "question_id", "prompt_id", "doc_id")
                        if key in first[1]), None)
-        rows, seen = [], set()
+        rows, seen = [], {}
         for where, record in itertools.chain([first], records):
-            item = _item_id(record.get(id_key)) if id_key else where
+            item = _item_id(record.get(id_key)) if id_key else len(seen) + 1
             if item in seen:
                 raise ToolError(f"{shown} {where}: item {_shorten(str(item))} appears twice "
                                 "(the same file twice?)")
-            seen.add(item)
+            seen[item] = None
             values = [parse_score(record.get(key), lambda key=key: f"{shown} {where}, key "
                                                                   f"{_printable(key)}")
                       for key in keys]
@@ -3398,7 +3401,7 @@ def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions()) -
         digest = f.finish()
     columns = list(zip(*rows))
     return Judged(names, tuple(columns[:2]), tuple(columns[2:]),
-                  Source(f.path, digest, len(rows), tuple(keys), "judged"))
+                  Source(f.path, digest, len(rows), tuple(keys), "judged"), tuple(seen))
 
 
 def _is_judged(paths, systems, input_format=None) -> bool:
@@ -7521,6 +7524,7 @@ class BradleyTerry:
     prompts: int
     steps: int
     robust: bool = True          # False: the model-based covariance (the robust one degenerate)
+    position: tuple | None = None   # (log-odds of being shown first, its s.e.), if fitted
 
 
 _MAX_LOG_ODDS = 20      # a rating or log nu past this is a fit running off to infinity
@@ -7583,11 +7587,12 @@ def _check_graph(data: Battles, kinds) -> None:
                                 "fits; add battles, or rank the others alone")
 
 
-def _pair_counts(kinds) -> dict:
-    """{(i, j) with i < j: [battles, i's share, ties]} from ``{(first, second, share): m}``."""
+def _pair_counts(kinds, ordered: bool = False) -> dict:
+    """{(i, j): [battles, i's share, ties]} from ``{(first, second, share): m}``: i < j, or
+    with *ordered* i the first shown (for a position term)."""
     counts = {}
     for (i, j, share), m in kinds.items():
-        if i > j:
+        if i > j and not ordered:
             i, j, share = j, i, 1 - share
         entry = counts.setdefault((i, j), [0, 0, 0])
         entry[0] += m
@@ -7597,9 +7602,11 @@ def _pair_counts(kinds) -> dict:
 
 
 def _pair_moments(theta, tie, i, j) -> tuple:
-    """(p_i, p_j, p_tie) of one battle of i and j."""
-    a, b = math.exp(theta[i]), math.exp(theta[j])
-    c = 0.0 if tie is None else math.exp(tie + (theta[i] + theta[j]) / 2)
+    """(p_i, p_j, p_tie) of one battle of i (shown first: ``theta[-1]``, the position term, is
+    added to its rating; 0 without one) and j."""
+    first = theta[i] + theta[-1]
+    a, b = math.exp(first), math.exp(theta[j])
+    c = 0.0 if tie is None else math.exp(tie + (first + theta[j]) / 2)
     d = a + b + c
     return a / d, b / d, c / d
 
@@ -7619,13 +7626,15 @@ def _bt_step(counts, theta, tie, free) -> tuple:
         mean = (pi + pt / 2, pj + pt / 2, pt)
         second = ((pi + pt / 4, pt / 4, pt / 2), (pt / 4, pj + pt / 4, pt / 2),
                   (pt / 2, pt / 2, pt))
-        slots = [index.get(i), index.get(j), m - 1 if tie is not None else None]
+        # the position term moves with the first shown's rating: its component is i's
+        slots = [(index.get(i), 0), (index.get(j), 1), (m - 1 if tie is not None else None, 2),
+                 (index.get(len(theta) - 1), 0)]
         observed = (float(y), float(n - y), float(t))
-        for u, su in enumerate(slots):
+        for su, u in slots:
             if su is None:
                 continue
             grad[su] += observed[u] - n * mean[u]
-            for v, sv in enumerate(slots):
+            for sv, v in slots:
                 if sv is not None:
                     hess[su][sv] -= n * (second[u][v] - mean[u] * mean[v])
     return loglik, grad, hess
@@ -7664,7 +7673,9 @@ def _prompt_bootstrap(data: Battles, fit: BradleyTerry, rng: random.Random,
         by_prompt[prompt].append(x)
     patterns = collections.Counter(tuple(sorted(members)) for members in by_prompt.values())
     probs = [count / len(by_prompt) for count in patterns.values()]
-    free = [s for s in range(len(data.systems)) if s != fit.anchor]
+    k, ordered = len(data.systems), fit.position is not None
+    free = [s for s in range(k) if s != fit.anchor] + [k] * ordered
+    start = list(fit.ratings) + [fit.position[0] if ordered else 0.0]
     log_tie = None if fit.tie is None else math.log(fit.tie)
     draws, left_out = [], 0
     for _ in range(resamples):
@@ -7677,21 +7688,20 @@ def _prompt_bootstrap(data: Battles, fit: BradleyTerry, rng: random.Random,
         except ToolError:
             left_out += 1
             continue
-        draws.append(_bt_newton(_pair_counts(counted), list(fit.ratings), log_tie, free,
+        draws.append(_bt_newton(_pair_counts(counted, ordered), start, log_tie, free,
                                 data.n)[0])
     if len(draws) < 2:
         raise ToolError(f"{left_out:,} of {resamples:,} resamples of the prompts have no finite "
                         "ratings: the board needs the robust covariance, or more battles")
-    k = len(data.systems)
     means = [math.fsum(d[s] for d in draws) / len(draws) for s in range(k)]
     return [[math.fsum((d[s] - means[s]) * (d[t] - means[t]) for d in draws) / (len(draws) - 1)
              for t in range(k)] for s in range(k)], left_out
 
 
-def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
+def bradley_terry(data: Battles, anchor: int = 0, position: bool = False) -> BradleyTerry:
     """The maximum-likelihood Bradley-Terry ratings of *data* (Davidson's ties when battles
     tie and every share is a win, a tie or a loss), anchored at 0, with their robust
-    covariance over prompts.
+    covariance over prompts; with *position* a term for the first shown (its log-odds).
 
     >>> fit = bradley_terry(battles([(1, "a", "b", 1), (2, "a", "b", 1), (3, "b", "a", 1)]))
     >>> [round(r, 4) for r in fit.ratings], fit.tie
@@ -7700,22 +7710,22 @@ def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
     kinds = collections.Counter(zip(data.first, data.second, data.shares))
     _check_graph(data, kinds)
     k = len(data.systems)
-    counts = _pair_counts(kinds)
+    counts = _pair_counts(kinds, position)
     ties = any(t for _, _, t in counts.values())
     davidson = ties and all(s in (0, _HALF, 1) for s in set(data.shares))
-    free = [s for s in range(k) if s != anchor]
-    theta, tie, grad, hess, steps = _bt_newton(counts, [0.0] * k, 0.0 if davidson else None,
-                                               free, data.n)
+    free = [s for s in range(k) if s != anchor] + [k] * position
+    theta, tie, grad, hess, steps = _bt_newton(counts, [0.0] * (k + 1),
+                                               0.0 if davidson else None, free, data.n)
     # the meat, sum over prompts of (their battles' scores summed) squared: each battle's
     # own square, then the products of two battles of one prompt (scores: observed - expected)
     index, m = {s: x for x, s in enumerate(free)}, len(grad)
     vectors = []
     for i, j, share in kinds:
-        if i > j:
+        if i > j and not position:
             i, j, share = j, i, 1 - share
         pi, pj, pt = _pair_moments(theta, tie, i, j)
         vector = [(index[s], float(y) - p - pt / 2) for s, y, p in
-                  ((i, share, pi), (j, 1 - share, pj)) if s in index]
+                  ((i, share, pi), (j, 1 - share, pj), (k, share, pi)) if s in index]
         vectors.append(vector + ([(m - 1, float(share == _HALF) - pt)] if tie is not None
                                  else []))
     products = collections.Counter({(x, x): count for x, count in enumerate(kinds.values())})
@@ -7753,10 +7763,12 @@ def bradley_terry(data: Battles, anchor: int = 0) -> BradleyTerry:
     cov = [[0.0] * k for _ in range(k)]
     for s, u in index.items():
         for t, v in index.items():
-            cov[s][t] = chosen[u][v]
-    return BradleyTerry(data.systems, tuple(theta), tuple(map(tuple, cov)),
+            if s < k and t < k:
+                cov[s][t] = chosen[u][v]
+    return BradleyTerry(data.systems, tuple(theta[:k]), tuple(map(tuple, cov)),
                         None if tie is None else math.exp(tie), anchor,
-                        len(by_prompt), steps, robust)
+                        len(by_prompt), steps, robust, (theta[k], math.sqrt(
+                            chosen[index[k]][index[k]])) if position else None)
 
 
 SCALES = ("logit", "elo")           # a Bradley-Terry board's ratings: log-odds, Elo points
@@ -7765,14 +7777,15 @@ SCALES = ("logit", "elo")           # a Bradley-Terry board's ratings: log-odds,
 def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = None, *,
                  draws: int = LEADERBOARD_DRAWS, target_power=Fraction("0.8"),
                  progress=None, anchor: str | None = None, scale: str = "logit",
-                 bootstrap: int = 0, **options) -> Leaderboard:
+                 bootstrap: int = 0, position: bool = False, **options) -> Leaderboard:
     """Rank the systems of *data* by their Bradley-Terry ratings (``bradley_terry``) on the
     log-odds scale or in Elo points (``scale="elo"``: 400 per factor of 10 in the odds, the
     anchor at 1000), the anchor the first system unless named: each rating with its robust
     interval (relative to the anchor), every pair's gap with simultaneous max-|t| intervals
     and a Wald z test, rank intervals and tiers, and the battles that would separate the top
     two.  Pairs that never met, and too few prompts, are warned about.  ``bootstrap=B``: the
-    covariance from B resamples of the prompts instead of the sandwich."""
+    covariance from B resamples of the prompts instead of the sandwich; ``position=True`` fits a
+    term for the system shown first (battles whose format records it)."""
     settings = _settings_of(settings, options)
     k = len(data.systems)
     if not 2 <= k <= MAX_SYSTEMS:
@@ -7784,7 +7797,10 @@ def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = 
     if bootstrap == 1:
         raise ToolError(f"{_opt('bootstrap')} takes 2 or more resamples (0: the robust "
                         "covariance)")
-    fit = bradley_terry(data, 0 if anchor is None else data.systems.index(anchor))
+    if position and not data.positioned:
+        raise ToolError(f"{_opt('position', True)} needs battles whose format records who was "
+                        f"shown first ({data.kind} does not)")
+    fit = bradley_terry(data, 0 if anchor is None else data.systems.index(anchor), position)
     covariance, left_out = _prompt_bootstrap(data, fit, rng, bootstrap) if bootstrap else \
         (fit.covariance, 0)
     factor, offset = (ELO, ELO_ANCHOR) if scale == "elo" else (1.0, 0)
@@ -7815,6 +7831,11 @@ def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = 
         "robust covariance," if fit.robust else ("model-based covariance (the robust one "
                                                  "degenerates: some battles fit exactly, as two "
                                                  "systems that only tied),")
+    if fit.position is not None:
+        h, se = fit.position
+        z = _z_value(settings.confidence)
+        ties += (f", a position term: the first shown {h:+.3f} log-odds "
+                 f"[{h - z * se:+.3f}, {h + z * se:+.3f}]")
     design = (f"Bradley-Terry{ties}, the anchor {data.systems[fit.anchor]} at "
               f"{_format_decimal(Fraction(offset))}; {how} {fit.prompts:,} prompts as clusters")
     return Leaderboard(tuple(standings), tuple(pairs), data.n, fit.prompts, critical, error,
@@ -7969,12 +7990,12 @@ _LEDGER_VERSION = 1
 MAX_LEDGER_BYTES = 1 << 30       # a ledger, read whole (1 GiB: millions of comparisons)
 
 
-def _test_set_digest(table: Table) -> str:
+def _test_set_digest(ids, baseline) -> str:
     """SHA-256 of the test set: each item's id with the baseline's score, sorted by id, so
     the same items and baseline scores give the same digest whatever else the file holds."""
     lines = sorted(json.dumps(list(item) if isinstance(item, tuple) else item,
                               default=_json_default) + f"\t{_format_decimal(score)}"
-                   for item, score in zip(table.ids, table.columns[0]))
+                   for item, score in zip(ids, baseline))
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
@@ -8177,18 +8198,22 @@ class _PendingAppend:
             self.lock = None
 
 
-def _ledger_append(path: str, table: Table, comparisons, when: str | None = None) -> tuple:
-    """``(note, append)``: where this run's comparisons stand on their test set, counted
-    under the ledger's lock, and the _PendingAppend that releases it."""
-    digest, when, lines = _test_set_digest(table), when or _ledger_time(), []
-    for c in comparisons:           # a line each: json refuses NaN and infinities here
-        decision = c.decision
+def _comparison_entries(table: Table, comparisons) -> list:
+    """The ledger's record of each comparison (what it says; the time and set come later)."""
+    return [{"baseline": c.baseline, "candidate": c.candidate, "n": table.n,
+             "gap": float(c.analysis.gap), "interval": c.decision.interval.to_json(),
+             "level": float(c.decision.level), "p": float(c.analysis.p),
+             "verdict": c.decision.word, "percent": c.analysis.percent} for c in comparisons]
+
+
+def _ledger_append(path: str, digest: str, entries, when: str | None = None) -> tuple:
+    """``(note, append)``: where this run's comparisons (*entries*, on the test set *digest*)
+    stand on their test set, counted under the ledger's lock, and the _PendingAppend that
+    releases it."""
+    when, lines = when or _ledger_time(), []
+    for entry in entries:           # a line each: json refuses NaN and infinities here
         record = {"tool": _LEDGER_TOOL, "ledger_version": _LEDGER_VERSION, "test_set": digest,
-                  "time": when, "version": __version__, "baseline": c.baseline,
-                  "candidate": c.candidate, "n": table.n, "gap": float(c.analysis.gap),
-                  "interval": decision.interval.to_json(), "level": float(decision.level),
-                  "p": float(c.analysis.p), "verdict": decision.word,
-                  "percent": c.analysis.percent}
+                  "time": when, "version": __version__, **entry}
         try:
             lines.append(json.dumps(record, sort_keys=True, allow_nan=False) + "\n")
         except ValueError:
@@ -8200,7 +8225,7 @@ def _ledger_append(path: str, table: Table, comparisons, when: str | None = None
     except BaseException:
         os.close(lock)
         raise
-    ours = [float(c.analysis.p) for c in comparisons]          # Holm over the test set
+    ours = [entry["p"] for entry in entries]                  # Holm over the test set
     note = LedgerNote(path, digest, len(before) + 1, len(before) + len(ours),
                       tuple(holm(before + ours)[len(before):]))
     return note, _PendingAppend(lock, path, lines)
@@ -8209,7 +8234,8 @@ def _ledger_append(path: str, table: Table, comparisons, when: str | None = None
 def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
     """Append this run's comparisons to the ledger, all or nothing and under a lock, and say
     where they stand on their test set."""
-    note, append = _ledger_append(path, table, comparisons, when)
+    note, append = _ledger_append(path, _test_set_digest(table.ids, table.columns[0]),
+                                  _comparison_entries(table, comparisons), when)
     append()
     return note
 
@@ -9193,7 +9219,9 @@ _LeaderboardReport = collections.namedtuple("_LeaderboardReport",
                                             defaults=(False, None))
 # A judge-corrected comparison: its input (table: the Source), the result, the gate's margin
 # (None: no gate) and whether gaps are in points.
-_JudgedReport = collections.namedtuple("_JudgedReport", "params table result margin percent")
+_JudgedReport = collections.namedtuple("_JudgedReport",
+                                       "params table result margin percent ledger",
+                                       defaults=(None,))
 
 
 _MARKDOWN = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
@@ -10394,6 +10422,12 @@ def _judged_document(report: _JudgedReport) -> list:
             f"{'undefined' if second is None else f'{second:.3f}'}" if kind == "kappa" else
             f"correlation {'undefined' if first is None else f'{first:.3f}'}, judge - people "
             f"{_format_gap(Fraction(second), percent)} on average"))
+    if report.ledger is not None:
+        note = report.ledger
+        lines.append(f"ledger: comparison {note.first} of {note.total} on this test set (sha256 "
+                     f"{note.test_set[:12]}) in {note.path}; p adjusted by Holm over all "
+                     f"{note.total}: {_printable(r.systems[1])} {_p_equals(r.p)} -> "
+                     f"{_format_p(note.p_holm[0])}")
     lines.append("calibration: not replayed (calibration=0)" if r.coverage is None else
                  f"calibration: the corrected interval covered "
                  f"{_round_fixed(Fraction(rate) * 100, 1)}% of {replays:,} replays simulated from "
@@ -10417,7 +10451,8 @@ def _judged_json(report: _JudgedReport) -> dict:
             "agreement": [dict(zip(("kind", "value", "second"), a)) for a in r.agreement],
             "coverage": None if r.coverage is None else {"rate": r.coverage[0],
                                                          "replays": r.coverage[1]},
-            "gate_passed": _judged_passed(report), "input": report.table.to_json()}
+            "gate_passed": _judged_passed(report), "input": report.table.to_json(),
+            "ledger": None if report.ledger is None else dataclasses.asdict(report.ledger)}
 
 
 def _leaderboard_json(report: _LeaderboardReport) -> dict:
@@ -11255,10 +11290,10 @@ def _with_inputs(request: _Request, inputs, ids=None, clusters=None, strata=None
         inputs = (battles([b for i, record in enumerate(inputs[0], start=1) for b in
                            _record_battles(kind, record, f"record {i}")], kind=kind,
                           positioned=kind in _POSITIONED),)
-    if isinstance(inputs[0], (Table, Battles)):
+    if isinstance(inputs[0], (Table, Battles, Judged)):
         if len(inputs) > 1 or labels:
             raise ToolError(f"{command}(table) takes the table alone")
-        if isinstance(inputs[0], Battles):        # systems picks the two of a compare
+        if isinstance(inputs[0], (Battles, Judged)):    # systems picks the two compared
             reading = [name for name in reading if name != "systems"]
         if reading or "names" in request.given:
             raise ToolError(f"{(reading or ['names'])[0]} says how to read files; a "
@@ -11702,7 +11737,8 @@ def _ledger_after(r: _Request, table: Table, comparisons, writes: list) -> Ledge
     """The ledger note the report prints; the append waits in *writes* until it is out."""
     if r.ledger is None:
         return None
-    note, append = _ledger_append(r.ledger, table, comparisons)
+    note, append = _ledger_append(r.ledger, _test_set_digest(table.ids, table.columns[0]),
+                                  _comparison_entries(table, comparisons))
     writes.append(append)
     return note
 
@@ -11868,9 +11904,9 @@ def _metric_of(r: _Request, table: Table) -> tuple:
     return r.metric or "accuracy", positive
 
 
-def _run_judged(r: _Request) -> _JudgedReport:
+def _run_judged(r: _Request, writes: list) -> _JudgedReport:
     """Two systems' judge scores on every item and people's on some: the corrected gap."""
-    unused = [_opt(name) for name in ("ledger", "plot", "by", "write_csv")
+    unused = [_opt(name) for name in ("plot", "by", "write_csv")
               if getattr(r, name, None) not in (None, ())]
     unused += _named(r, _NOT_FOR_BATTLES + ("resamples", "permutations", "interval", "exact",
                                             "engine", "accuracy_interval", "adjust", "pool",
@@ -11880,21 +11916,36 @@ def _run_judged(r: _Request) -> _JudgedReport:
                         "judge-corrected comparison (SYSTEM.judge and SYSTEM.human columns)")
     if r.systems and len(set(r.systems)) != len(r.systems):
         raise ToolError(f"{_opt('systems')} names a system twice; name two systems")
-    with _progress(r, "reading (bytes)") as progress:
-        data = read_judged(r.csv, r.systems, ReadOptions(progress=progress))
+    if isinstance(r.table, Judged):
+        data = r.table
+        if r.systems and tuple(r.systems) != data.systems:
+            raise ToolError(f"this Judged holds {_printable(', '.join(data.systems))}; read the "
+                            "file again with systems to choose others")
+    else:
+        with _progress(r, "reading (bytes)") as progress:
+            data = read_judged(r.csv, r.systems, ReadOptions(progress=progress))
     percent = all(0 <= v <= 1 for column in data.judge + data.human for v in column
                   if v is not None)
     result = judge_corrected(data, random.Random(r.seed), r.confidence, r.calibration)
     margin = None if not r.gate else float(r.min_delta / 100 if percent else r.min_delta)
     params = {"seed": r.seed, "confidence": r.confidence, "calibration": r.calibration,
               **({"gate": True, "min_delta": r.min_delta} if r.gate else {})}
-    return _JudgedReport(params, data.source, result, margin, percent)
+    note = None
+    if r.ledger is not None:             # the corrected gap, on the items and A's judge scores
+        ids = data.ids or tuple(range(1, len(data.judge[0]) + 1))
+        note, append = _ledger_append(r.ledger, _test_set_digest(ids, data.judge[0]), [{
+            "baseline": data.systems[0], "candidate": data.systems[1], "n": result.items,
+            "gap": result.gap, "interval": result.interval.to_json(),
+            "level": float(result.confidence), "p": result.p, "verdict": result.verdict,
+            "percent": percent}])
+        writes.append(append)
+    return _JudgedReport(params, data.source, result, margin, percent, note)
 
 
 def _run_data(r: _Request, writes: list) -> Report:
-    if r.table is None and r.baseline is None and _is_judged([r.csv], r.systems,
-                                                             r.input_format):
-        return _run_judged(r)
+    if isinstance(r.table, Judged) or r.table is None and r.baseline is None and _is_judged(
+            [r.csv], r.systems, r.input_format):
+        return _run_judged(r, writes)
     table = _table(r)
     _refuse_idle_options(r, table)
     _warn_data(r, table)
@@ -11993,9 +12044,10 @@ def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport
 
 
 def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
-    if r.table is None and r.baseline is None and _is_judged([r.csv], None, r.input_format):
-        raise ToolError(f"{_printable(r.csv)} holds judge and human scores (SYSTEM.judge, "
-                        "SYSTEM.human): compare two of its systems with compare")
+    if isinstance(r.table, Judged) or r.table is None and r.baseline is None and _is_judged(
+            [r.csv], None, r.input_format):
+        raise ToolError("judge and human scores (SYSTEM.judge, SYSTEM.human) compare two "
+                        "systems: use compare")
     table = _table(r)
     params = {"systems": len(table.systems), "n_items": table.n, "seed": r.seed,
               "confidence": r.confidence, "draws": r.draws, "adjust": r.adjust,
@@ -12007,9 +12059,9 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
             board = rank_battles(table, random.Random(r.seed), Settings(
                 None, r.confidence, calibration=0, adjust=r.adjust), draws=r.draws,
                 target_power=r.target_power, progress=progress, anchor=r.anchor,
-                scale=r.scale, bootstrap=r.bootstrap)
+                scale=r.scale, bootstrap=r.bootstrap, position=r.position)
         return _LeaderboardReport(params, table, board, r.details)
-    battle_options = [name for name in ("anchor", "bootstrap") if getattr(r, name)]
+    battle_options = [name for name in ("anchor", "bootstrap", "position") if getattr(r, name)]
     if battle_options or r.scale != "logit":
         raise ToolError(f"{_opt((battle_options or ['scale'])[0])} goes with battles (files of "
                         "judges' verdicts), not with scores")
@@ -12137,7 +12189,8 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
                 permutations: int | None = None, adjust: str = "holm",
                 draws: int = LEADERBOARD_DRAWS, target_power: float = 0.8,
                 lower_is_better: bool = False, anchor: str | None = None,
-                scale: str = "logit", bootstrap: int = 0, details: bool = False) -> Result:
+                scale: str = "logit", bootstrap: int = 0, position: bool = False,
+                details: bool = False) -> Result:
     """Rank many systems on the same items: the command line's ``leaderboard``.
 
     *inputs*: a mapping from each system's name to its scores, or the systems' scores one
@@ -12146,7 +12199,7 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
     Battles (files of preference judgments, a Battles, or a list of their records) are
     ranked by Bradley-Terry ratings on ``scale`` ("logit" or "elo"), ``anchor`` (a system's
     name; default the first) at 0 (or 1000 Elo), their covariance robust, or from
-    ``bootstrap`` resamples of the prompts.
+    ``bootstrap`` resamples of the prompts; ``position=True`` adds a term for the first shown.
 
     >>> board = leaderboard({"a": [1, 0, 1, 0] * 40, "b": [1, 1, 1, 0] * 40,
     ...                      "c": [0, 0, 1, 0] * 40})
@@ -12610,6 +12663,9 @@ _FLAGS = (
     _flag(_L, "resampling", "--bootstrap", type=_count_arg, metavar="B",
           help="battles: the ratings' covariance from B resamples of the prompts (default 0: "
                "the robust sandwich covariance)"),
+    _flag(_L, "your results", "--position", action="store_true",
+          help="battles: fit a term for the system shown first (a judge's position bias), "
+               "where the format records it"),
     _flag(_L, "your results", "--anchor", metavar="SYSTEM",
           help="battles: the system whose rating is fixed (0, or 1000 Elo; default the first "
                "named in the file)"),

@@ -1304,12 +1304,12 @@ def test_a_judged_file_compares_judge_corrected_beside_people_and_judge_alone():
     ("item,a.judge,a.human,b.judge,b.human\n1,1,1,0,1\n2,0,0,1,1\n", [], "2 of 2 items have"),
     ("item,a.judge,a.human,b.judge,b.human,c.judge,c.human\n1,1,1,0,1,1,1\n", [],
      "name two systems"),
-    ("item,a.judge,a.human,b.judge,b.human\n1,1,1,0,1\n2,0,,1,\n", ["--ledger", "l.jsonl"],
-     "--ledger is not taken by a judge-corrected comparison"),
+    ("item,a.judge,a.human,b.judge,b.human\n1,1,1,0,1\n2,0,,1,\n", ["--plot", "p.svg"],
+     "--plot is not taken by a judge-corrected comparison"),
 ])
 def test_judged_files_that_cannot_be_corrected_are_refused(tmp_path, content, argv, fragment):
     path = write(tmp_path / "j.csv", content)
-    status, out, err = cli("compare", str(path), *[str(tmp_path / a) if a.endswith(".jsonl")
+    status, out, err = cli("compare", str(path), *[str(tmp_path / a) if a.endswith(".svg")
                                                    else a for a in argv])
     assert_one_line_error(status, out, err, fragment)
 
@@ -1355,7 +1355,8 @@ def test_battle_inputs_are_read_once_each_with_their_notes_and_a_folder_is_its_f
     subset = cli("leaderboard", os.path.join(ROOT, "datasets", "examples", "battles.jsonl"),
                  "--systems", "cot,sft,baseline")[1]
     assert subset.startswith("leaderboard of 3 systems on 122 battles")
-    bad = write(tmp_path / "ah.jsonl", '{"model": "m", "judge": "j", "games": [{"score": ["A>B"]}]}\n')
+    bad = write(tmp_path / "ah.jsonl",
+                '{"model": "m", "judge": "j", "games": [{"score": ["A>B"]}, null]}\n')
     assert_one_line_error(*cli("compare", str(bad)), "is not one of A>>B")
     selfish = write(tmp_path / "s.jsonl", '{"model_1": "m", "model_2": "m", "g1_winner": "tie", '
                                           '"g2_winner": "tie", "question_id": 1}\n')
@@ -1366,7 +1367,13 @@ def test_judged_inputs_read_as_named_refuse_repeats_and_idle_options(tmp_path):
     text = open(JUDGED).read()
     doubled = write(tmp_path / "jj.csv", text + "".join(text.splitlines(True)[1:]))
     assert_one_line_error(*cli("compare", str(doubled)), "item 'q0000' appears twice")
-    assert_one_line_error(*cli("leaderboard", JUDGED), "compare two of its systems with compare")
+    assert_one_line_error(*cli("leaderboard", JUDGED), "compare two systems: use compare")
+    data = bed.read_judged(JUDGED)
+    assert bed.compare(data).interval == bed.compare(JUDGED).interval
+    with pytest.raises(bed.ToolError, match="use compare"):
+        bed.leaderboard(data)
+    with pytest.raises(bed.ToolError, match="read the file again with systems"):
+        bed.compare(data, systems=["tuned", "base"])
     assert_one_line_error(*cli("compare", JUDGED, "--resamples", "100"),
                           "--resamples is not taken by a judge-corrected comparison")
     out = cli("compare", JUDGED, "--calibration", "0")[1]
@@ -1374,3 +1381,14 @@ def test_judged_inputs_read_as_named_refuse_repeats_and_idle_options(tmp_path):
     constant = write(tmp_path / "c.csv", "item,a.judge,a.human,b.judge,b.human\n" + "".join(
         f"{i},0,{'0' if i < 40 else ''},1,{'1' if i < 40 else ''}\n" for i in range(100)))
     assert "warning: the corrected interval has zero width" in cli("compare", str(constant))[1]
+
+
+def test_a_judged_comparison_goes_in_the_ledger_with_the_corrected_gap(tmp_path):
+    ledger = str(tmp_path / "l.jsonl")
+    for _ in range(2):
+        status, out, _ = cli("compare", JUDGED, "--ledger", ledger, "--calibration", "0")
+    assert status == 0 and "ledger: comparison 2 of 2 on this test set" in out
+    entries = bed.read_ledger(ledger)
+    body = cli_json("compare", JUDGED, "--calibration", "0")
+    assert [e.gap for e in entries] == [body["gap"]] * 2 and entries[0].candidate == "tuned"
+    assert len({e.test_set for e in entries}) == 1

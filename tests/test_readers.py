@@ -2252,8 +2252,10 @@ def test_arena_hard_game_one_shows_the_baseline_first_and_names_it_when_the_file
     ("system_a,system_b,winner\nx,y,error\n", "no battle with a verdict"),
     ("system_a,system_b,winner\nx,y\n", "2 fields, the header has 3"),
     ('{"model_a": "x", "model_b": 3.5, "winner": "tie"}\n', "not a system's name"),
-    ('{"model": "x", "judge": "j", "games": [{"score": "A>>>B"}]}\n', "not one of A>>B"),
-    ('{"model": "x", "judge": "j", "games": 1}\n', "not a list of judgments"),
+    ('{"model": "x", "judge": "j", "games": [{"score": "A>>>B"}, null]}\n', "not one of A>>B"),
+    ('{"model": "x", "judge": "j", "games": 1}\n', "not a list of two judgments"),
+    ('{"model": "x", "judge": "j", "games": [{"score": "A>B"}]}\n', "not a list of two"),
+    ('{"generator_1": "x", "generator_2": "y", "preference": true}\n', "preference true is"),
     ('{"model_a": "x", "model_a": "y", "model_b": "z", "winner": "tie"}\n', "appears twice"),
 ])
 def test_malformed_battles_are_refused_in_one_line(tmp_path, content, fragment):
