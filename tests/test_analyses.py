@@ -1681,6 +1681,26 @@ def random_arena(rng, ratings, prompts, per_prompt=1, tie=0.0):
     return bed.battles(records)
 
 
+def logistic_oracle(data, groups, intercept=False):
+    """statsmodels' logistic regression of the battles' shares on +1 for the first system and
+    -1 for the second (the anchor, system 0, left out), an intercept for the first position
+    if asked; its covariance cluster-robust over *groups* without a small-sample correction."""
+    sm = pytest.importorskip("statsmodels.api")
+    np = pytest.importorskip("numpy")
+    k = len(data.systems)
+    x = np.zeros((data.n, k - 1 + intercept))
+    if intercept:
+        x[:, k - 1] = 1.0
+    for row, (i, j) in enumerate(zip(data.first, data.second)):
+        if i:
+            x[row, i - 1] += 1
+        if j:
+            x[row, j - 1] -= 1
+    y = np.array([float(s) for s in data.shares])
+    return sm.GLM(y, x, family=sm.families.Binomial()).fit(
+        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False}, tol=1e-12)
+
+
 def test_bradley_terry_without_ties_is_choix_maximum_likelihood():
     choix = pytest.importorskip("choix")
     data = random_arena(random.Random(3), [0.0, 0.4, -0.3, 1.0, 0.2], 3000)
@@ -1715,20 +1735,10 @@ def test_davidson_ties_are_the_maximum_of_davidsons_likelihood():
 
 
 def test_bradley_terry_covariance_is_statsmodels_cluster_robust_logistic():
-    sm = pytest.importorskip("statsmodels.api")
     np = pytest.importorskip("numpy")
     data = random_arena(random.Random(5), [0.0, 0.6, -0.4], 400, per_prompt=3)
     fit = bed.bradley_terry(data)
-    x = np.zeros((data.n, 2))
-    for row, (i, j) in enumerate(zip(data.first, data.second)):
-        if i:
-            x[row, i - 1] += 1
-        if j:
-            x[row, j - 1] -= 1
-    y = np.array([float(s) for s in data.shares])
-    groups = np.array([hash(p) % (1 << 31) for p in data.prompts])
-    model = sm.GLM(y, x, family=sm.families.Binomial()).fit(
-        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False}, tol=1e-12)
+    model = logistic_oracle(data, np.array([hash(p) % (1 << 31) for p in data.prompts]))
     assert list(fit.ratings[1:]) == pytest.approx(list(model.params), abs=1e-7)
     cov = np.array(fit.covariance)[1:, 1:]
     assert cov == pytest.approx(model.cov_params(), rel=1e-6)
@@ -1954,7 +1964,6 @@ def test_a_bootstrap_over_prompts_agrees_with_the_sandwich_covariance():
 
 
 def test_a_position_term_is_logistic_regression_with_an_intercept():
-    sm = pytest.importorskip("statsmodels.api")
     np = pytest.importorskip("numpy")
     rng, records = random.Random(8), []
     truth, favour = [0.0, 0.5, -0.4], 0.35
@@ -1964,17 +1973,7 @@ def test_a_position_term_is_logistic_regression_with_an_intercept():
         records.append((q, f"s{i}", f"s{j}", int(rng.random() < p)))
     data = bed.battles(records, positioned=True)
     fit = bed.bradley_terry(data, position=True)
-    x = np.zeros((data.n, 3))
-    x[:, 2] = 1.0
-    for row, (i, j) in enumerate(zip(data.first, data.second)):
-        if i:
-            x[row, i - 1] += 1
-        if j:
-            x[row, j - 1] -= 1
-    y = np.array([float(s) for s in data.shares])
-    model = sm.GLM(y, x, family=sm.families.Binomial()).fit(
-        cov_type="cluster", cov_kwds={"groups": np.arange(data.n), "use_correction": False},
-        tol=1e-12)
+    model = logistic_oracle(data, np.arange(data.n), intercept=True)
     assert list(fit.ratings[1:]) + [fit.position[0]] == pytest.approx(list(model.params),
                                                                        abs=1e-7)
     assert fit.position[1] == pytest.approx(math.sqrt(model.cov_params()[2, 2]), rel=1e-6)
