@@ -63,6 +63,7 @@ Building blocks                 What it does
 ``BradleyTerry``, ``rank_battles``  the fit; a leaderboard of its ratings
 ``Judged``, ``read_judged``     judge scores on every item, people's on some
 ``judge_corrected``             the prediction-powered gap, beside each alone
+``judged_slices``               each slice's corrected gap, p adjusted across them
 ``JudgeCorrected``, ``ppi_mean``  its record; the PPI++ mean (Angelopoulos et al.)
 ``coverage``, ``Coverage``      replay the simulation: coverage and power
 ``exact_power``                 power of the paired interval, summed exactly
@@ -151,7 +152,7 @@ __all__ = [
     "Leaderboard", "coverage", "Coverage", "exact_power", "Confusions", "METRICS",
     "analyze_metric", "metric_value", "metric_permutation_test", "battles", "read_battles",
     "battle_table", "bradley_terry", "BradleyTerry", "rank_battles", "Judged", "read_judged",
-    "judge_corrected", "JudgeCorrected", "ppi_mean",
+    "judge_corrected", "JudgeCorrected", "ppi_mean", "judged_slices",
 ]
 
 
@@ -3364,10 +3365,13 @@ class Judged:
     human: tuple
     source: Source
     ids: tuple = ()              # each item's id (row numbers when the file has none)
+    slices: tuple | None = None  # each item's slice (``by``)
 
 
-def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions()) -> Judged:
-    """The judge and human scores of two systems (``systems``, or the file's only two)."""
+def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions(),
+                by: str | None = None) -> Judged:
+    """The judge and human scores of two systems (``systems``, or the file's only two), and
+    each item's slice from the column *by*."""
     with _InputFile(path, progress=options.progress) as f:
         shown = _printable(f.path)
         records = _text_records(f, "judge and human scores")
@@ -3381,8 +3385,14 @@ def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions()) -
         keys = [name + suffix for suffix in (JUDGE_SUFFIX, HUMAN_SUFFIX) for name in names]
         id_key = next((key for key in ("item", "id", "question_id", "prompt_id", "doc_id")
                        if key in first[1]), None)
-        rows, seen = [], {}
+        if by is not None and by not in first[1]:
+            raise ToolError(f"{shown}: no column {_shorten(by)} to slice by")
+        rows, seen, slices = [], {}, []
         for where, record in itertools.chain([first], records):
+            if by is not None:
+                slices.append(_item_id(record.get(by)))
+                if slices[-1] is _MISSING:
+                    raise ToolError(f"{shown} {where}: no {_printable(by)} to slice by")
             item = _item_id(record.get(id_key)) if id_key else len(seen) + 1
             if item in seen:
                 raise ToolError(f"{shown} {where}: item {_shorten(str(item))} appears twice "
@@ -3401,7 +3411,8 @@ def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions()) -
         digest = f.finish()
     columns = list(zip(*rows))
     return Judged(names, tuple(columns[:2]), tuple(columns[2:]),
-                  Source(f.path, digest, len(rows), tuple(keys), "judged"), tuple(seen))
+                  Source(f.path, digest, len(rows), tuple(keys) + ((by,) if by else ()),
+                         "judged"), tuple(seen), tuple(slices) if by else None)
 
 
 def _is_judged(paths, systems, input_format=None) -> bool:
@@ -7977,6 +7988,25 @@ def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
         Fraction(confidence))
 
 
+def judged_slices(data: Judged, rng: random.Random, confidence=CONFIDENCE,
+                  adjust: str = "holm") -> tuple:
+    """Per slice of *data* (``data.slices``), in the slices' order: ``(label, items,
+    JudgeCorrected or None, adjusted p or None)`` -- None for a slice with fewer than two
+    labelled items or none without (too small to correct); p adjusted across the others."""
+    order = list(dict.fromkeys(data.slices))
+    found = []
+    for label in order:
+        keep = [k for k, s in enumerate(data.slices) if s == label]
+        part = Judged(data.systems, tuple(tuple(column[k] for k in keep) for column in data.judge),
+                      tuple(tuple(column[k] for k in keep) for column in data.human),
+                      data.source)
+        labelled = sum(h is not None for h in part.human[0])
+        found.append((label, len(keep), judge_corrected(part, rng, confidence, replays=0)
+                      if 2 <= labelled < len(keep) else None))
+    adjusted = iter(_ADJUST[adjust]([r.p for _, _, r in found if r is not None]))
+    return tuple((label, n, r, None if r is None else next(adjusted)) for label, n, r in found)
+
+
 # --- The ledger: every comparison made on a test set ---
 #
 # An append-only JSON-lines file the user keeps: a line per comparison with the test set's
@@ -9220,8 +9250,8 @@ _LeaderboardReport = collections.namedtuple("_LeaderboardReport",
 # A judge-corrected comparison: its input (table: the Source), the result, the gate's margin
 # (None: no gate) and whether gaps are in points.
 _JudgedReport = collections.namedtuple("_JudgedReport",
-                                       "params table result margin percent ledger",
-                                       defaults=(None,))
+                                       "params table result margin percent ledger slices",
+                                       defaults=(None, None))
 
 
 _MARKDOWN = str.maketrans({"|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
@@ -10422,6 +10452,18 @@ def _judged_document(report: _JudgedReport) -> list:
             f"{'undefined' if second is None else f'{second:.3f}'}" if kind == "kappa" else
             f"correlation {'undefined' if first is None else f'{first:.3f}'}, judge - people "
             f"{_format_gap(Fraction(second), percent)} on average"))
+    if report.slices is not None:
+        lines.append(f"by {_printable(report.params['by'])}: each slice's judge-corrected gap "
+                     f"(marginal {level} intervals; p adjusted by "
+                     f"{_ADJUST_NAMES[report.params['adjust']]} across the slices)")
+        rows = [[_printable(str(label)), f"{n:,}"] + (
+            ["", "", "", "", "too few labels to correct"] if s is None else
+            [f"{s.labelled:,}", _format_gap(Fraction(s.gap), percent),
+             _format_interval(s.interval, percent), _format_p(p), _slice_word(s, p)])
+            for label, n, s, p in report.slices]
+        lines.append(_Grid(("slice", "items", "labelled", "gap B - A", f"{level} CI",
+                            f"{_ADJUST_SHORT[report.params['adjust']]} p", "verdict"),
+                           tuple(rows), frozenset({1, 2, 3})))
     if report.ledger is not None:
         note = report.ledger
         lines.append(f"ledger: comparison {note.first} of {note.total} on this test set (sha256 "
@@ -10439,6 +10481,11 @@ def _judged_document(report: _JudgedReport) -> list:
     return lines
 
 
+def _slice_word(result: JudgeCorrected, p_adjusted: float) -> str:
+    """A slice's verdict: its own, where its adjusted p is below the level's alpha."""
+    return result.verdict if p_adjusted < 1 - result.confidence else "cannot tell"
+
+
 def _judged_json(report: _JudgedReport) -> dict:
     r = report.result
 
@@ -10452,7 +10499,14 @@ def _judged_json(report: _JudgedReport) -> dict:
             "coverage": None if r.coverage is None else {"rate": r.coverage[0],
                                                          "replays": r.coverage[1]},
             "gate_passed": _judged_passed(report), "input": report.table.to_json(),
-            "ledger": None if report.ledger is None else dataclasses.asdict(report.ledger)}
+            "ledger": None if report.ledger is None else dataclasses.asdict(report.ledger),
+            "slices": None if report.slices is None else [
+                {"slice": label, "items": n, "labelled": None if s is None else s.labelled,
+                 "gap": None if s is None else s.gap,
+                 "interval": None if s is None else s.interval.to_json(),
+                 "p": None if s is None else s.p, "p_adjusted": p,
+                 "verdict": None if s is None else _slice_word(s, p)}
+                for label, n, s, p in report.slices]}
 
 
 def _leaderboard_json(report: _LeaderboardReport) -> dict:
@@ -11906,10 +11960,10 @@ def _metric_of(r: _Request, table: Table) -> tuple:
 
 def _run_judged(r: _Request, writes: list) -> _JudgedReport:
     """Two systems' judge scores on every item and people's on some: the corrected gap."""
-    unused = [_opt(name) for name in ("plot", "by", "write_csv")
+    unused = [_opt(name) for name in ("plot", "write_csv")
               if getattr(r, name, None) not in (None, ())]
     unused += _named(r, _NOT_FOR_BATTLES + ("resamples", "permutations", "interval", "exact",
-                                            "engine", "accuracy_interval", "adjust", "pool",
+                                            "engine", "accuracy_interval", "pool",
                                             "allow_different_tasks", "allow_incomplete"))
     if unused or r.lower_is_better:
         raise ToolError(f"{unused[0] if unused else _opt('lower_is_better')} is not taken by a "
@@ -11923,7 +11977,7 @@ def _run_judged(r: _Request, writes: list) -> _JudgedReport:
                             "file again with systems to choose others")
     else:
         with _progress(r, "reading (bytes)") as progress:
-            data = read_judged(r.csv, r.systems, ReadOptions(progress=progress))
+            data = read_judged(r.csv, r.systems, ReadOptions(progress=progress), r.by)
     percent = all(0 <= v <= 1 for column in data.judge + data.human for v in column
                   if v is not None)
     result = judge_corrected(data, random.Random(r.seed), r.confidence, r.calibration)
@@ -11939,7 +11993,14 @@ def _run_judged(r: _Request, writes: list) -> _JudgedReport:
             "level": float(result.confidence), "p": result.p, "verdict": result.verdict,
             "percent": percent}])
         writes.append(append)
-    return _JudgedReport(params, data.source, result, margin, percent, note)
+    slices = None
+    if r.by is not None:
+        if data.slices is None:
+            raise ToolError(f"{_opt('by')} names a column of the file; a Judged read without "
+                            "one has no slices")
+        params.update(by=r.by, adjust=r.adjust)
+        slices = judged_slices(data, random.Random(r.seed), r.confidence, r.adjust)
+    return _JudgedReport(params, data.source, result, margin, percent, note, slices)
 
 
 def _run_data(r: _Request, writes: list) -> Report:

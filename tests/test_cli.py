@@ -1392,3 +1392,31 @@ def test_a_judged_comparison_goes_in_the_ledger_with_the_corrected_gap(tmp_path)
     body = cli_json("compare", JUDGED, "--calibration", "0")
     assert [e.gap for e in entries] == [body["gap"]] * 2 and entries[0].candidate == "tuned"
     assert len({e.test_set for e in entries}) == 1
+
+
+def test_judged_slices_are_corrected_one_by_one_with_p_adjusted_across_them(tmp_path):
+    rng, rows = random.Random(5), ["item,topic,a.judge,a.human,b.judge,b.human"]
+    for i in range(2000):
+        topic = "tiny" if i >= 1990 else ("math", "code", "law")[i % 3]
+        a, b = int(rng.random() < 0.7), int(rng.random() < (0.5 if topic == "law" else 0.8))
+        ja, jb = (x if rng.random() < 0.85 else 1 - x for x in (a, b))
+        labelled = i % 7 == 0 and topic != "tiny"
+        rows.append(f"q{i},{topic},{ja},{a if labelled else ''},{jb},{b if labelled else ''}")
+    path = write(tmp_path / "s.csv", "\n".join(rows) + "\n")
+    body = cli_json("compare", str(path), "--by", "topic", "--calibration", "0")
+    slices = {s["slice"]: s for s in body["slices"]}
+    assert slices["law"]["verdict"] == "worse" and slices["math"]["verdict"] == "better"
+    assert slices["tiny"]["gap"] is None and slices["tiny"]["items"] == 10
+    ps = [slices[t]["p"] for t in ("math", "code", "law")]
+    assert [slices[t]["p_adjusted"] for t in ("math", "code", "law")] == pytest.approx(
+        bed.holm(ps))
+    data = bed.read_judged(str(path), by="topic")
+    part = [k for k, s in enumerate(data.slices) if s == "law"]
+    alone = bed.judge_corrected(bed.Judged(data.systems, *[tuple(tuple(c[k] for k in part)
+                                                                 for c in cols)
+                                                           for cols in (data.judge, data.human)],
+                                           data.source), random.Random(1), replays=0)
+    assert alone.gap == pytest.approx(slices["law"]["gap"], abs=1e-15)
+    text = cli("compare", str(path), "--by", "topic", "--calibration", "0")[1]
+    assert "tiny      10" in text and "too few labels to correct" in text
+    assert_one_line_error(*cli("compare", str(path), "--by", "nope"), "no column 'nope'")
