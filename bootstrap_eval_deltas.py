@@ -64,6 +64,7 @@ Building blocks                 What it does
 ``Judged``, ``read_judged``     judge scores on every item, people's on some
 ``judge_corrected``             the prediction-powered gap, beside each alone
 ``judged_slices``               each slice's corrected gap, p adjusted across them
+``plan_labels``, ``LabelPlan``  human labels a judge-corrected gap needs
 ``JudgeCorrected``, ``ppi_mean``  its record; the PPI++ mean (Angelopoulos et al.)
 ``coverage``, ``Coverage``      replay the simulation: coverage and power
 ``exact_power``                 power of the paired interval, summed exactly
@@ -152,7 +153,8 @@ __all__ = [
     "Leaderboard", "coverage", "Coverage", "exact_power", "Confusions", "METRICS",
     "analyze_metric", "metric_value", "metric_permutation_test", "battles", "read_battles",
     "battle_table", "bradley_terry", "BradleyTerry", "rank_battles", "Judged", "read_judged",
-    "judge_corrected", "JudgeCorrected", "ppi_mean", "judged_slices",
+    "judge_corrected", "JudgeCorrected", "ppi_mean", "judged_slices", "plan_labels",
+    "LabelPlan",
 ]
 
 
@@ -9089,6 +9091,47 @@ def act_plan(result) -> ActPlan:
 
 
 @dataclass(frozen=True)
+class LabelPlan:
+    """Human labels a judge-corrected gap needs for a half-width, among *items* the judge
+    scores: with the judge (PPI++ at its best lambda) and by people alone (None: not within
+    the items); the judge and people's correlation on the gap B - A."""
+
+    agreement: Fraction
+    half_width: Fraction
+    items: int
+    confidence: Fraction
+    with_judge: int | None
+    alone: int | None
+    correlation: float
+
+
+def plan_labels(cells: Cells, agreement, half_width, items: int, confidence) -> LabelPlan:
+    """Labels for a +-half_width judge-corrected interval on the gap of two systems whose
+    people's 0/1 scores fall in *cells*, graded on every one of *items* by a judge that agrees
+    with people with probability *agreement* on each system's item, its errors independent:
+    then Cov(people's gap, judge's gap) = (2a - 1) Var(people's gap), and PPI++'s variance at
+    n labels and items - n unlabelled is minimised over lambda."""
+    a, b = cells.both + cells.a_only, cells.both + cells.b_only
+    cov_ab, g = cells.both - a * b, 2 * float(agreement) - 1
+    var_y = a * (1 - a) + b * (1 - b) - 2 * cov_ab
+    judge_a, judge_b = (1 - float(agreement) + g * p for p in (a, b))
+    var_f = judge_a * (1 - judge_a) + judge_b * (1 - judge_b) - 2 * g * g * cov_ab
+    cov, z, h = g * var_y, _z_value(confidence), float(half_width)
+
+    def narrow_enough(n: int) -> bool:
+        rest = items - n
+        lam = cov / ((1 + n / rest) * var_f) if var_f > 0 else 0.0
+        var = lam * lam * var_f / rest + (var_y - 2 * lam * cov + lam * lam * var_f) / n
+        return z * math.sqrt(max(var, 0.0)) <= h
+    with_judge = _first_true(narrow_enough, low=2, high=items - 1)
+    alone = math.ceil(z * z * var_y / (h * h))
+    return LabelPlan(Fraction(agreement), Fraction(half_width), items, Fraction(confidence),
+                     with_judge if with_judge < items else None,
+                     alone if alone <= items else None,
+                     cov / math.sqrt(var_y * var_f) if var_y > 0 and var_f > 0 else 0.0)
+
+
+@dataclass(frozen=True)
 class AccuracyPlan:
     """Items needed for one accuracy's interval to reach a half-width, three ways."""
 
@@ -9242,6 +9285,7 @@ _SweepReport = collections.namedtuple("_SweepReport", "params sweep")
 _LedgerSummaryReport = collections.namedtuple("_LedgerSummaryReport", "params summary")
 _CalibrationTableReport = collections.namedtuple("_CalibrationTableReport", "params table")
 _AccuracyPlanReport = collections.namedtuple("_AccuracyPlanReport", "params plan")
+_LabelPlanReport = collections.namedtuple("_LabelPlanReport", "params plan")
 _PowerPlanReport = collections.namedtuple("_PowerPlanReport", "params plan summary runs_plan",
                                           defaults=(None,))
 _LeaderboardReport = collections.namedtuple("_LeaderboardReport",
@@ -10401,6 +10445,24 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     return lines
 
 
+def _label_plan_document(report: _LabelPlanReport) -> list:
+    p, plan = report.params, report.plan
+
+    def labels(n):
+        return f"{n:,} labels" if n is not None else f"more than the {plan.items:,} items"
+    return [f"human labels for a {_format_level(plan.confidence)} judge-corrected interval of "
+            f"+-{_round_fixed(plan.half_width * 100, 1)} pts on the gap B - A (accuracies "
+            f"A={_format_decimal(p['acc_a'])} B={_format_decimal(p['acc_b'])}, correlation "
+            f"{_format_decimal(p['corr'])}), a judge agreeing with people on "
+            f"{_round_fixed(plan.agreement * 100, 1)}% of answers, {plan.items:,} judged items:",
+            f"  with the judge (PPI++ at its best lambda): {labels(plan.with_judge)}",
+            f"  people alone: {labels(plan.alone)}",
+            f"  the judge's and people's gaps correlate at {plan.correlation:.3f} on an item",
+            "assumes the judge errs independently on each answer, as often on right answers as "
+            "on wrong ones; compare on a labelled pilot tests it (its calibration line replays "
+            "the interval at your numbers)"]
+
+
 def _judged_passed(report: _JudgedReport) -> bool | None:
     return None if report.margin is None else report.result.interval.lo > report.margin
 
@@ -10841,6 +10903,9 @@ _RENDERERS = {
          "coverage": row.coverage.to_json(), "null": row.null.to_json()}
         for row in report.table.rows]}, "calibration table"),
     _SweepReport: (_sweep_document, _sweep_json, "sweep"),
+    _LabelPlanReport: (_label_plan_document, lambda report: {
+        "with_judge": report.plan.with_judge, "alone": report.plan.alone,
+        "correlation": report.plan.correlation, "items": report.plan.items}, "label plan"),
     _AccuracyPlanReport: (_accuracy_plan_document, lambda report: {"n_needed": {
         "wald": report.plan.wald, "wilson": report.plan.wilson,
         "clopper_pearson": report.plan.clopper_pearson}}, "accuracy plan"),
@@ -11226,7 +11291,7 @@ _DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
 # already parsed by their types, and pass these checks unchanged).
 _NUMBER_OPTIONS = frozenset({"confidence", "min_delta", "corr", "acc_a", "acc_b", "icc",
                              "run_sd", "run_item_noise", "target_power", "half_width",
-                             "accuracy"})
+                             "accuracy", "judge_agreement"})
 _COUNT_OPTIONS = frozenset({"seed", "resamples", "permutations", "calibration", "draws",
                             "n_items", "replays", "cluster_size", "runs", "bootstrap"})
 _NAME_OPTIONS = frozenset({"systems", "names", "tasks", "id_col"})
@@ -11584,6 +11649,20 @@ def _check_simulate(r: _Request) -> None:
 
 def _check_plan(r: _Request) -> None:
     """plan: one accuracy's half-width, a sweep over sizes, or the power at one size."""
+    if r.judge_agreement is not None:
+        others = sorted(r.given - {"judge_agreement", "half_width", "n_items", "acc_a",
+                                   "acc_b", "corr", "confidence", "output", "json", "quiet"})
+        if others or r.half_width is None:
+            raise ToolError(f"{_opt('judge_agreement')} plans human labels for a "
+                            f"{_opt('half_width')} among {_opt('n_items')} judged items" + (
+                                f"; {', '.join(map(_opt, others))} do not apply" if others
+                                else f": give {_opt('half_width')}"))
+        if not Fraction(1, 2) <= r.judge_agreement <= 1 or not 0 < r.half_width < 1:
+            raise ToolError(f"{_opt('judge_agreement')} is a share from 0.5 (no better than a "
+                            f"coin) to 1, and {_opt('half_width')} a proportion above 0, like "
+                            "0.03")
+        _copula(r)
+        return
     if r.half_width is not None:
         others = sorted(r.given - {"half_width", "accuracy", "confidence", "output", "json",
                                    "quiet"})
@@ -11731,6 +11810,13 @@ def _runs_plan(r: _Request, copula: Copula):
 def _run_plan(r: _Request, writes: list):
     """One accuracy's interval by formula; a power sweep over n_grid; or at one size: exact
     and analytic power, the items a target needs, half-widths (with runs, items x runs)."""
+    if r.judge_agreement is not None:
+        copula = _copula(r)
+        params = {"judge_agreement": r.judge_agreement, "half_width": r.half_width,
+                  "n_items": r.n_items, "acc_a": copula.acc_a, "acc_b": copula.acc_b,
+                  "corr": copula.corr, "confidence": r.confidence}
+        return _LabelPlanReport(params, plan_labels(copula.cells, r.judge_agreement,
+                                                    r.half_width, r.n_items, r.confidence))
     if r.half_width is not None:
         accuracy = r.accuracy if r.accuracy is not None else Fraction(1, 2)
         params = {"half_width": r.half_width, "accuracy": accuracy, "confidence": r.confidence}
@@ -12355,11 +12441,13 @@ def plan(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A), acc_b: float = 
          corr: float = float(CORR), target_power: float = 0.8,
          confidence: float = float(CONFIDENCE), runs: int = 1, run_sd: float = 0.01,
          run_item_noise: float = 0.3, half_width: float | None = None,
-         accuracy: float | None = None, n_grid: Sequence[int] | None = None,
+         accuracy: float | None = None, judge_agreement: float | None = None,
+         n_grid: Sequence[int] | None = None,
          replays: int = REPLAYS, resamples: int = RESAMPLES, engine: str = "auto",
          seed: int = SEED) -> Result:
     """Before the eval set is built: the command line's ``plan``.  With half_width (and
-    accuracy), the items one accuracy's interval needs; with n_grid, a power sweep
+    accuracy), the items one accuracy's interval needs (with judge_agreement, the human labels
+    a judge-corrected gap needs among n_items judged items); with n_grid, a power sweep
     (simulated too: replays, resamples, engine, seed); else the exact and analytic power
     at n_items and the items target_power needs (with runs, items x runs).
 
@@ -12675,6 +12763,9 @@ _FLAGS = (
           help="items needed for a +-H interval on one accuracy (e.g. 0.015)"),
     _flag(_P, "planning", "--accuracy", type=_number_arg, metavar="P",
           help="with --half-width: the accuracy expected (default 0.5, the worst case)"),
+    _flag(_P, "planning", "--judge-agreement", type=_number_arg, metavar="A",
+          help="with --half-width: human labels a judge-corrected gap needs, for a judge that "
+               "agrees with people on a share A of answers, among --n-items judged items"),
     _flag(_K, "planning", "--acc-pairs", type=_pairs_arg, metavar="A/B,...",
           help="accuracy pairs to measure (default 0.72/0.76,0.95/0.95,0.98/0.99)"),
     # --- resampling ---

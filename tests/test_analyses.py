@@ -1981,3 +1981,28 @@ def test_a_position_term_is_logistic_regression_with_an_intercept():
     assert "a position term: the first shown +0.3" in board.design
     with pytest.raises(bed.ToolError, match="position=True needs battles whose format"):
         bed.rank_battles(bed.battles(records), random.Random(1), position=True)
+
+
+def test_the_label_plan_gives_the_half_width_ppi_reaches_on_simulated_data():
+    copula = bed.Copula(Fraction("0.5"), Fraction("0.70"), Fraction("0.74"))
+    plan = bed.plan_labels(copula.cells, Fraction("0.85"), Fraction("0.03"), 5000,
+                           Fraction("0.95"))
+    assert (plan.with_judge, plan.alone) == (1000, 1466)
+    assert plan.alone == math.ceil(NormalDist().inv_cdf(0.975) ** 2 * (
+        sum(copula.cells.as_tuple()[1:3]) - float(copula.cells.b_only - copula.cells.a_only) ** 2)
+        / 0.03 ** 2)
+    rng, halves = random.Random(1), []
+    for _ in range(60):
+        scores = bed.simulate_scores(rng, 5000, Fraction("0.5"), Fraction("0.70"),
+                                     Fraction("0.74"))
+        judge = [[x if rng.random() < 0.85 else 1 - x for x in column]
+                 for column in (scores.a, scores.b)]
+        n = plan.with_judge
+        y = [b - a for a, b in zip(scores.a[:n], scores.b[:n])]
+        f = [b - a for a, b in zip(*judge)]
+        halves.append(NormalDist().inv_cdf(0.975) * bed.ppi_mean(y, f[:n], f[n:])[1])
+    assert sum(halves) / len(halves) == pytest.approx(0.03, rel=0.02)
+    blind = bed.plan_labels(copula.cells, Fraction(1, 2), Fraction("0.03"), 5000, 0.95)
+    assert blind.with_judge == blind.alone and blind.correlation == 0
+    scarce = bed.plan_labels(copula.cells, Fraction("0.85"), Fraction("0.01"), 5000, 0.95)
+    assert scarce.with_judge is None and scarce.alone is None

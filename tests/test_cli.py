@@ -1420,3 +1420,18 @@ def test_judged_slices_are_corrected_one_by_one_with_p_adjusted_across_them(tmp_
     text = cli("compare", str(path), "--by", "topic", "--calibration", "0")[1]
     assert "tiny      10" in text and "too few labels to correct" in text
     assert_one_line_error(*cli("compare", str(path), "--by", "nope"), "no column 'nope'")
+
+
+def test_plan_says_the_human_labels_a_judge_corrected_gap_needs():
+    status, out, err = cli("plan", "--judge-agreement", "0.85", "--half-width", "0.03",
+                           "--n-items", "5000", "--acc-a", "0.70", "--acc-b", "0.74")
+    assert status == 0 and err == ""
+    assert "  with the judge (PPI++ at its best lambda): 933 labels" in out
+    assert "  people alone: 1,345 labels" in out
+    assert cli_json("plan", "--judge-agreement", "0.85", "--half-width", "0.03",
+                    "--n-items", "5000")["kind"] == "label plan"
+    assert_one_line_error(*cli("plan", "--judge-agreement", "0.85"), "give --half-width")
+    assert_one_line_error(*cli("plan", "--judge-agreement", "0.4", "--half-width", "0.03"),
+                          "from 0.5 (no better than a coin) to 1")
+    assert str(bed.plan(judge_agreement=0.85, half_width=0.03, n_items=5000)).startswith(
+        "human labels for a 95% judge-corrected interval of +-3.0 pts")
