@@ -3252,7 +3252,7 @@ def battles(records, *, kind: str = "battles", positioned: bool = False, sources
     notes = tuple(notes) + ((f"{skipped:,} judgment(s) without a verdict (an error, or none "
                              "given) left out",) if skipped else ())
     if not sources:                   # given from Python: the same battles, the same digest
-        digest = hashlib.sha256(repr(list(zip(prompts, first, second, shares, names))).encode())
+        digest = hashlib.sha256(repr((list(names), prompts, first, second, shares)).encode())
         sources = (Source("<python>", digest.hexdigest(), len(shares), (), kind),)
     return Battles(tuple(names), tuple(first), tuple(second), tuple(shares), tuple(prompts),
                    positioned, tuple(sources), notes, kind)
@@ -7894,14 +7894,15 @@ def _normal_interval(estimate: float, se: float, z: float) -> tuple:
 
 
 def _agreement(judge, human) -> tuple:
-    """("kappa", share agreeing, Cohen's kappa) for 0/1 scores, else ("correlation",
-    Pearson's r or None when either is constant, mean of judge - people)."""
+    """("kappa", share agreeing, Cohen's kappa -- 0 when one class alone) for 0/1 scores,
+    else ("correlation", Pearson's r or None when either is constant, mean of judge - people)."""
     n = len(judge)
-    if set(judge) | set(human) <= {0, 1}:
-        agree = sum(j == h for j, h in zip(judge, human)) / n
-        pj, ph = sum(judge) / n, sum(human) / n
-        chance = pj * ph + (1 - pj) * (1 - ph)
-        return "kappa", agree, (agree - chance) / (1 - chance) if chance < 1 else None
+    if set(judge) | set(human) <= {0, 1}:      # people's labels as the truth, the judge's
+        both = sum(j == h == 1 for j, h in zip(judge, human))   # as predictions
+        neither = sum(j == h == 0 for j, h in zip(judge, human))
+        kappa = metric_value("kappa", [n - sum(human), sum(human)], [neither, both],
+                             [n - sum(judge), sum(judge)])
+        return "kappa", (both + neither) / n, float(kappa)
     x, y = list(map(float, judge)), list(map(float, human))
     (mx, vx), (my, vy) = _mean_and_spread(x), _mean_and_spread(y)
     r = math.fsum((a - mx) * (b - my) for a, b in zip(x, y)) / n / math.sqrt(vx * vy) \
@@ -10511,7 +10512,7 @@ def _judged_document(report: _JudgedReport) -> list:
     for label, name, (kind, first, second) in zip("AB", r.systems, r.agreement):
         lines.append(f"  judge and people on {label} = {_printable(name)}: " + (
             f"agree on {_round_fixed(Fraction(first) * 100, 1)}% of items, Cohen's kappa "
-            f"{'undefined' if second is None else f'{second:.3f}'}" if kind == "kappa" else
+            f"{second:.3f}" if kind == "kappa" else
             f"correlation {'undefined' if first is None else f'{first:.3f}'}, judge - people "
             f"{_format_gap(Fraction(second), percent)} on average"))
     if report.slices is not None:

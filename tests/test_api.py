@@ -765,3 +765,10 @@ def test_battles_compare_from_records_as_from_the_file(tmp_path):
 def test_battles_from_python_refuse_what_is_not_a_battle(record, fragment):
     with pytest.raises(bed.ToolError, match=fragment):
         bed.battles([record])
+
+
+def test_battles_from_python_are_told_apart_by_every_verdict():
+    same = [(1, "a", "b", 1), (2, "a", "b", 1), (3, "a", "b", 0)]
+    other = same[:2] + [(3, "a", "b", 1)]
+    digests = {bed.battles(records).sources[0].sha256 for records in (same, other, same)}
+    assert len(digests) == 2
