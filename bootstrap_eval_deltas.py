@@ -371,6 +371,11 @@ def _format_percent(value: Fraction) -> str:
     return _format_decimal(Fraction(value) * 100) + "%"
 
 
+def _percent(value) -> str:
+    """A share as a percentage with one decimal, rounded exactly: 0.5365 -> '53.6%'."""
+    return _round_fixed(Fraction(value) * 100, 1) + "%"
+
+
 def _format_p(p: float) -> str:
     """Four decimals, or scientific notation below 0.0001.
 
@@ -7672,6 +7677,16 @@ def _bt_newton(counts, theta, tie, free, n: int) -> tuple:
     return theta, tie, grad, hess, steps
 
 
+def _prompt_members(data: Battles, kinds) -> dict:
+    """{prompt: [the position in *kinds* of each of its battles' (first, second, share)]}."""
+    code = {kind: x for x, kind in enumerate(kinds)}
+    by_prompt = collections.defaultdict(list)
+    for prompt, x in zip(data.prompts, map(code.__getitem__, zip(data.first, data.second,
+                                                                  data.shares))):
+        by_prompt[prompt].append(x)
+    return by_prompt
+
+
 def _prompt_bootstrap(data: Battles, fit: BradleyTerry, rng: random.Random,
                       resamples: int) -> tuple:
     """``(covariance of the ratings over resamples of the prompts, resamples left out)``: each
@@ -7679,11 +7694,7 @@ def _prompt_bootstrap(data: Battles, fit: BradleyTerry, rng: random.Random,
     patterns of battles) and refits from the fit's ratings; a resample whose ratings have no
     finite maximum (a system that never lost in it) is left out and counted."""
     kinds = list(collections.Counter(zip(data.first, data.second, data.shares)))
-    code = {kind: x for x, kind in enumerate(kinds)}
-    by_prompt = collections.defaultdict(list)
-    for prompt, x in zip(data.prompts, map(code.__getitem__, zip(data.first, data.second,
-                                                                  data.shares))):
-        by_prompt[prompt].append(x)
+    by_prompt = _prompt_members(data, kinds)
     patterns = collections.Counter(tuple(sorted(members)) for members in by_prompt.values())
     probs = [count / len(by_prompt) for count in patterns.values()]
     k, ordered = len(data.systems), fit.position is not None
@@ -7742,11 +7753,7 @@ def bradley_terry(data: Battles, anchor: int = 0, position: bool = False) -> Bra
         vectors.append(vector + ([(m - 1, float(share == _HALF) - pt)] if tie is not None
                                  else []))
     products = collections.Counter({(x, x): count for x, count in enumerate(kinds.values())})
-    code = {kind: x for x, kind in enumerate(kinds)}
-    by_prompt = collections.defaultdict(list)
-    for prompt, x in zip(data.prompts, map(code.__getitem__, zip(data.first, data.second,
-                                                                  data.shares))):
-        by_prompt[prompt].append(x)
+    by_prompt = _prompt_members(data, kinds)
     products.update(pair for members in by_prompt.values() if len(members) > 1
                     for pair in itertools.permutations(members, 2))
     meat = [[0.0] * m for _ in range(m)]
@@ -9537,7 +9544,7 @@ def _rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> st
 
 def _measured(cov: Coverage, rate) -> str:
     """A rate as measured: ``94.1% +- 0.7`` (its Monte Carlo s.e.), or ``94.1%`` exact."""
-    text = f"{_round_fixed(Fraction(rate) * 100, 1)}%"
+    text = _percent(rate)
     return text if cov.exact else text + f" +- {cov.standard_error(rate) * 100:.1f}"
 
 
@@ -9860,7 +9867,7 @@ def _position(first_won: int, decisive: int) -> dict | None:
 def _position_line(position: dict) -> str:
     return (f"  position: the system shown first won {position['first_won']:,} of the "
             f"{position['decisive']:,} decisive battles "
-            f"({_round_fixed(Fraction(position['first_won'], position['decisive']) * 100, 1)}%; "
+            f"({_percent(Fraction(position['first_won'], position['decisive']))}; "
             f"exact binomial test against half {_p_equals(position['p'])})")
 
 
@@ -9868,11 +9875,8 @@ def _battle_lines(table: Table, comparison: Comparison) -> list:
     """The battles' lines of a comparison: who won how often, the win rate, position bias."""
     s, result = _battle_summary(table, comparison), comparison.analysis
     level = _format_level(result.confidence)
-
-    def pct(value):
-        return _round_fixed(Fraction(value) * 100, 1) + "%"
-    rate = (f"win rate of B (ties as half): {pct(s['win_rate'])}, "
-            f"{level} CI [{pct(s['win_rate_ci'][0])}, {pct(s['win_rate_ci'][1])}]")
+    rate = (f"win rate of B (ties as half): {_percent(s['win_rate'])}, "
+            f"{level} CI [{_percent(s['win_rate_ci'][0])}, {_percent(s['win_rate_ci'][1])}]")
     gate = comparison.decision.gate
     if gate is not None:
         rate += (f" (the gate's margin {_format_gap(gate.margin / 2, True)} on the win rate "
@@ -9886,8 +9890,8 @@ def _battle_lines(table: Table, comparison: Comparison) -> list:
     if s["decisive"]:
         lo, hi = s["decisive_ci"]
         lines[-1] += (f"; of the {s['decisive']:,} decisive battles B won "
-                      f"{pct(s['decisive_win_rate'])} (Clopper-Pearson {level} CI "
-                      f"[{pct(lo)}, {pct(hi)}])")
+                      f"{_percent(s['decisive_win_rate'])} (Clopper-Pearson {level} CI "
+                      f"[{_percent(lo)}, {_percent(hi)}])")
     if result.mcnemar is not None:
         lines.append(f"  exact sign test of the decisive battles (McNemar's): "
                      f"{_p_equals(result.mcnemar.p)}")
@@ -10492,7 +10496,7 @@ def _judged_document(report: _JudgedReport) -> list:
                      "says nothing of its error; label more varied items")
     elif rate < float(r.confidence) - max(0.01, 2 * error):
         lines.append(f"warning: at {r.labelled:,} human labels the corrected interval covered "
-                     f"{_round_fixed(Fraction(rate) * 100, 1)}% of {replays:,} replays simulated "
+                     f"{_percent(rate)} of {replays:,} replays simulated "
                      f"from these data (Monte Carlo s.e. {error * 100:.1f}%), short of its "
                      f"{level}: label more items, or read it as wider than it is")
     passed = _judged_passed(report)
@@ -10503,7 +10507,8 @@ def _judged_document(report: _JudgedReport) -> list:
                      f"judge-corrected {level} CI, {lower}, is {'' if passed else 'not '}above "
                      f"{margin}")
     lines += [f"  judge-corrected gap B - A (PPI++, lambda={r.tuning:.3f}): "
-              f"{shown((r.gap, r.interval))} from {r.labelled:,} items people scored and {r.items:,} the judge scored",
+              f"{shown((r.gap, r.interval))} from {r.labelled:,} items people scored and "
+              f"{r.items:,} the judge scored",
               f"  people's scores alone ({r.labelled:,} items): {shown(r.human)}",
               f"  the judge's alone ({r.items:,} items): {shown(r.judge)}; the judge's bias on "
               f"the gap (judge - people): {shown(r.bias)}",
@@ -10511,7 +10516,7 @@ def _judged_document(report: _JudgedReport) -> list:
               f"labels alone would make it ({r.labelled:,} used)"]
     for label, name, (kind, first, second) in zip("AB", r.systems, r.agreement):
         lines.append(f"  judge and people on {label} = {_printable(name)}: " + (
-            f"agree on {_round_fixed(Fraction(first) * 100, 1)}% of items, Cohen's kappa "
+            f"agree on {_percent(first)} of items, Cohen's kappa "
             f"{second:.3f}" if kind == "kappa" else
             f"correlation {'undefined' if first is None else f'{first:.3f}'}, judge - people "
             f"{_format_gap(Fraction(second), percent)} on average"))
@@ -10535,7 +10540,7 @@ def _judged_document(report: _JudgedReport) -> list:
                      f"{_format_p(note.p_holm[0])}")
     lines.append("calibration: not replayed (calibration=0)" if r.coverage is None else
                  f"calibration: the corrected interval covered "
-                 f"{_round_fixed(Fraction(rate) * 100, 1)}% of {replays:,} replays simulated from "
+                 f"{_percent(rate)} of {replays:,} replays simulated from "
                  f"these data at {r.labelled:,} labels and {r.items - r.labelled:,} judged-only "
                  "items")
     lines.append(f"n={r.items:,} items from {_printable(report.table.path)} ({r.labelled:,} "
