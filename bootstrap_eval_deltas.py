@@ -714,6 +714,27 @@ def _ratio_factors(n: int, lo: int, hi: int) -> list:
     return list(map(operator.truediv, range(n - lo, n - hi, -1), range(lo + 1, hi + 1)))
 
 
+def _uniforms(rng: random.Random, count: int):
+    """*count* lazy ``rng.random()`` draws, at C speed."""
+    return itertools.starmap(rng.random, itertools.repeat((), count))
+
+
+def _table_draws(rng: random.Random, table: tuple, count: int):
+    """*count* lazy draws from a ``(lo, cdf)`` table: a ``random()`` and a bisection each."""
+    lo, cdf = table
+    return map(lo.__add__, map(bisect.bisect_right, itertools.repeat(cdf), _uniforms(rng, count)))
+
+
+def _from_mode(peak: float, down, up) -> list:
+    """Cumulative probabilities of a unimodal table built outwards from its mode's *peak*: the
+    ratios *down* multiply it towards the lowest value, *up* towards the highest."""
+    below = list(itertools.accumulate(down, operator.mul, initial=peak))
+    below.reverse()
+    below.pop()                                    # the peak is the first value above
+    return list(itertools.accumulate(itertools.chain(
+        below, itertools.accumulate(up, operator.mul, initial=peak))))
+
+
 @functools.lru_cache(maxsize=256)
 def _binomial_cdf_table(n: int, p: float) -> tuple:
     """(lo, cumulative probabilities of lo..hi, the last exactly 1.0) of Binomial(n, p).
@@ -724,16 +745,10 @@ def _binomial_cdf_table(n: int, p: float) -> tuple:
     ratio = p / (1 - p)
     spread = 8.5 * math.sqrt(n * p * (1 - p)) + 8
     lo, hi = max(0, math.floor(mode - spread)), min(n, math.ceil(mode + spread))
-    peak = binom_pmf(mode, n, p)
     factors = _ratio_factors(n, lo, hi)           # (n-k)/(k+1) for k = lo..hi-1
-    up = itertools.accumulate(map(operator.mul, factors[mode - lo:], itertools.repeat(ratio)),
-                              operator.mul, initial=peak)
-    down = list(itertools.accumulate(
-        map(operator.truediv, itertools.repeat(1 / ratio), reversed(factors[:mode - lo])),
-        operator.mul, initial=peak))
-    down.reverse()
-    down.pop()                                     # the peak is the first value of `up`
-    cdf = list(itertools.accumulate(itertools.chain(down, up)))
+    cdf = _from_mode(binom_pmf(mode, n, p), map(operator.truediv, itertools.repeat(1 / ratio),
+                                                reversed(factors[:mode - lo])),
+                     map(operator.mul, factors[mode - lo:], itertools.repeat(ratio)))
     while len(cdf) > 1 and cdf[-2] >= 1.0:        # rounding past 1 at the top: clamp
         cdf.pop()
     cdf[-1] = 1.0                                  # random() < 1.0: every draw lands in the table
@@ -750,9 +765,7 @@ def binomial_table_variates(rng: random.Random, n: int, p: float, count: int) ->
     """
     if p <= 0 or p >= 1:
         return [0 if p <= 0 else n] * count
-    lo, cdf = _binomial_cdf_table(n, p)
-    uniforms = itertools.starmap(rng.random, itertools.repeat((), count))
-    return list(map(lo.__add__, map(bisect.bisect_right, itertools.repeat(cdf), uniforms)))
+    return list(_table_draws(rng, _binomial_cdf_table(n, p), count))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -763,13 +776,8 @@ def _poisson_cdf_table(mean: int) -> tuple:
     cancels)."""
     spread = 9 * math.sqrt(mean) + 12
     lo, hi = max(0, math.floor(mean - spread)), math.ceil(mean + spread)
-    up = itertools.accumulate(map(operator.truediv, itertools.repeat(mean),
-                                  range(mean + 1, hi + 1)), operator.mul, initial=1.0)
-    down = list(itertools.accumulate(map(operator.truediv, range(mean, lo, -1),
-                                         itertools.repeat(mean)), operator.mul, initial=1.0))
-    down.reverse()
-    down.pop()
-    cdf = list(itertools.accumulate(itertools.chain(down, up)))
+    cdf = _from_mode(1.0, map(operator.truediv, range(mean, lo, -1), itertools.repeat(mean)),
+                     map(operator.truediv, itertools.repeat(mean), range(mean + 1, hi + 1)))
     total = cdf[-1]
     cdf = [value / total for value in cdf]
     cdf[-1] = 1.0
@@ -778,8 +786,7 @@ def _poisson_cdf_table(mean: int) -> tuple:
 
 def _uniform_below(rng: random.Random, size: int, count: int) -> list:
     """*count* integers uniform on 0..size-1 (size < 2**50), from ``random()`` at C speed."""
-    uniforms = itertools.starmap(rng.random, itertools.repeat((), count))
-    return list(map(math.floor, map(operator.mul, uniforms, itertools.repeat(size))))
+    return list(map(math.floor, map(operator.mul, _uniforms(rng, count), itertools.repeat(size))))
 
 
 def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
@@ -806,18 +813,13 @@ def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
             mass -= counts[j]
         columns[order[-1]] = left
         return columns
-    rows = []
-    for count in counts:
-        lo, cdf = _poisson_cdf_table(count)
-        uniforms = itertools.starmap(rng.random, itertools.repeat((), resamples))
-        rows.append(map(lo.__add__, map(bisect.bisect_right, itertools.repeat(cdf), uniforms)))
+    rows = [_table_draws(rng, _poisson_cdf_table(count), resamples) for count in counts]
     draws = list(map(list, zip(*rows)))
     shares = list(itertools.accumulate(counts))
     for draw in draws:
         total = sum(draw)
         if total < n:                 # the missing items, each from the cells' shares
-            picks = map(operator.mul, itertools.starmap(rng.random, itertools.repeat(
-                (), n - total)), itertools.repeat(n))        # bisected as they are
+            picks = map(operator.mul, _uniforms(rng, n - total), itertools.repeat(n))
             ends, sign = shares, 1
         elif total > n:               # distinct positions among the items drawn: taken out
             picks = set(_uniform_below(rng, total, total - n))
