@@ -304,10 +304,8 @@ def _format_interval(interval, percent: bool) -> str:
 
 def _places_shown(value: Fraction, places: int) -> int:
     """The decimals *value* needs to print as what it is (zero or not), from *places* on."""
-    for extra in range(4):
-        if value == 0 or _round_fixed(value, places + extra).strip("+-0."):
-            return places + extra
-    return places + 3
+    return next((places + extra for extra in range(3)
+                 if value == 0 or _round_fixed(value, places + extra).strip("+-0.")), places + 3)
 
 
 def _parse_number(text: str) -> Fraction | None:
@@ -886,9 +884,8 @@ class Cells:
 
     def groups(self) -> dict:
         """The items as {(a, b, size): count}, for the jackknife (counts only)."""
-        pairs = {(1, 1, 1): self.both, (1, 0, 1): self.a_only, (0, 1, 1): self.b_only,
-                 (0, 0, 1): self.neither}
-        return {key: count for key, count in pairs.items() if count}
+        keys = ((1, 1, 1), (1, 0, 1), (0, 1, 1), (0, 0, 1))
+        return {key: count for key, count in zip(keys, self.as_tuple()) if count}
 
 
 @dataclass(frozen=True)
@@ -990,7 +987,7 @@ class Scores:
 
     @functools.cached_property
     def ints(self) -> tuple:
-        """Both columns as integers in units of 1/scale: ``(a, b)``, each object converted once."""
+        """Both columns in units of 1/scale: ``(a, b)``, each object converted once."""
         if all(type(x) is int for x in self._objects.values()):    # ints already: no copy
             return self.a, self.b
         scale = self.scale                    # a multiple of every denominator: exact
@@ -8738,8 +8735,6 @@ def _first_true(predicate, start: int | None = None, low: int = 2, high: int | N
     low..high; ``gallop=False`` walks one n at a time, for a predicate monotone only near
     its edge (the exact power at a few items)."""
     no, yes = low - 1, None if high is None else high + 1     # predicate false / true there
-    if start is None and high is None:
-        start = low
     if start is not None:
         n = max(low, start if yes is None else min(start, yes))
         step, grow = 1, 2 if gallop else 1
@@ -8850,23 +8845,18 @@ def _partial_shares(p_a: float, p_b: float, n: int, q: float, t: int = 0,
 
 @functools.lru_cache(maxsize=512)
 def _exact_power(probs: tuple, n: int, confidence: Fraction) -> float:
-    cells, q = Cells(*probs), float(1 - confidence) / 2
-    upper = _upper_share(cells.a_only, cells.b_only, n, q)
-    if cells.b_only > cells.a_only:
-        return upper
-    lower = _upper_share(cells.b_only, cells.a_only, n, q)
-    return lower if cells.a_only > cells.b_only else upper + lower
+    """The side of the true gap (the larger discordant share's); with no gap, both sides."""
+    a_only, b_only, q = probs[1], probs[2], float(1 - confidence) / 2
+    return sum(_upper_share(p, r, n, q) for p, r in ((a_only, b_only), (b_only, a_only))
+               if r >= p)
 
 
 class _ExactPowerBounds:
     """One exact power, summed only as far as needed: the partial sum is a lower bound, with
-    the weight to come and _SHARE_SLACK added an upper one."""
+    the weight to come and _SHARE_SLACK added an upper one (a gap's: one side)."""
 
     def __init__(self, probs: tuple, n: int, confidence: Fraction):
-        cells, q = Cells(*probs), float(1 - confidence) / 2
-        p_a, p_b = sorted((cells.a_only, cells.b_only))
-        self._sums = _partial_shares(p_a, p_b, n, q) if p_a != p_b else \
-            ((_exact_power(probs, n, confidence), 0.0) for _ in (0,))   # no gap: both sides
+        self._sums = _partial_shares(*sorted(probs[1:3]), n, float(1 - confidence) / 2)
         self.lower = self.upper = None
 
     def settle(self, answer):
