@@ -8843,14 +8843,6 @@ def _partial_shares(p_a: float, p_b: float, n: int, q: float, t: int = 0,
         yield share, rest_weight
 
 
-@functools.lru_cache(maxsize=512)
-def _exact_power(probs: tuple, n: int, confidence: Fraction) -> float:
-    """The side of the true gap (the larger discordant share's); with no gap, both sides."""
-    a_only, b_only, q = probs[1], probs[2], float(1 - confidence) / 2
-    return sum(_upper_share(p, r, n, q) for p, r in ((a_only, b_only), (b_only, a_only))
-               if r >= p)
-
-
 class _ExactPowerBounds:
     """One exact power, summed only as far as needed: the partial sum is a lower bound, with
     the weight to come and _SHARE_SLACK added an upper one (a gap's: one side)."""
@@ -8870,11 +8862,13 @@ class _ExactPowerBounds:
         return result
 
 
+@functools.lru_cache(maxsize=512)
 def exact_power(cells: Cells, n: int, confidence) -> float:
     """P(the exact percentile interval of the paired gap excludes 0 on the true side), over
     every table of n items drawn from the cell probabilities; the false-positive rate
     (either side) when the true gap is 0."""
-    return _exact_power(cells.as_tuple(), n, Fraction(confidence))
+    a, b, q = cells.a_only, cells.b_only, float(1 - Fraction(confidence)) / 2
+    return sum(_upper_share(p, r, n, q) for p, r in ((a, b), (b, a)) if r >= p)
 
 
 @dataclass(frozen=True)
