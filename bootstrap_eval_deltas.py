@@ -724,8 +724,7 @@ def _table_draws(rng: random.Random, table: tuple, count: int):
 
 
 def _from_mode(peak: float, down, up) -> list:
-    """Cumulative probabilities of a unimodal table built outwards from its mode's *peak*: the
-    ratios *down* multiply it towards the lowest value, *up* towards the highest."""
+    """The cdf of a table from its mode's *peak* times the ratios *down* and *up* from it."""
     below = list(itertools.accumulate(down, operator.mul, initial=peak))
     below.reverse()
     below.pop()                                    # the peak is the first value above
@@ -817,7 +816,7 @@ def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
     for draw in draws:
         total = sum(draw)
         if total < n:                 # the missing items, each from the cells' shares
-            picks = map(operator.mul, _uniforms(rng, n - total), itertools.repeat(n))
+            picks = _uniform_below(rng, n, n - total)
             ends, sign = shares, 1
         elif total > n:               # distinct positions among the items drawn: taken out
             picks = set(_uniform_below(rng, total, total - n))
