@@ -1978,10 +1978,22 @@ def _document_records(value, path: str):
         value = value[lists[0]]
     if not isinstance(value, list):
         raise ToolError(f"{path}: expected a list of records")
-    for index, record in enumerate(value, start=1):
-        if not isinstance(record, dict):
-            raise ToolError(f"{path} record {index}: expected a JSON object")
-        yield f"record {index}", record
+    yield from _numbered(value, path, "record")
+
+
+def _numbered(items: list, path: str, what: str):
+    """``(where, item)`` of a JSON list whose every item must be an object."""
+    for index, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            raise ToolError(f"{path} {what} {index}: expected a JSON object")
+        yield f"{what} {index}", item
+
+
+def _score(value, place: str, what: str, name, read=parse_score):
+    """A JSON value read as a score (MISSING if _ABSENT); an error names *what* *name*."""
+    if value is _ABSENT:
+        return _MISSING
+    return read(value, lambda: f"{place}, {what} {_printable(name)}")
 
 
 def _record_rows(records, fields: _Fields, path: str, fmt: str) -> _RowStream:
@@ -1996,11 +2008,8 @@ def _record_rows(records, fields: _Fields, path: str, fmt: str) -> _RowStream:
     def rows():
         for where, record in itertools.chain([first], records):
             place = f"{path} {where}"
-            values = []
-            for key in fields.scores:
-                value = _lookup_key(record, key, place)
-                values.append(_MISSING if value is _ABSENT else parse_score(
-                    value, lambda key=key: f"{place}, key {_printable(key)}"))
+            values = [_score(_lookup_key(record, key, place), place, "key", key)
+                      for key in fields.scores]
             values += [_item_id(_lookup_key(record, key, place)) for key in fields.labels]
             item = _compose([_item_id(_lookup_key(record, key, place)) for key in id_keys]) \
                 if id_keys else int(where.split()[-1])
@@ -2135,6 +2144,12 @@ _INSPECT_VALUES = {"C": 1, "I": 0, "P": Fraction(1, 2), "N": 0, "yes": 1, "no": 
                    "true": 1, "false": 0}
 
 
+def _typed(mapping: dict, key: str, kind, default=None):
+    """``mapping[key]`` if it is a *kind*, else *default* (a harness file's optional parts)."""
+    value = mapping.get(key)
+    return value if isinstance(value, kind) else default
+
+
 def _choose(offered, chosen, path: str, what: str, flag: str):
     """The one choice among *offered* (a list): *chosen* if given, the only one otherwise."""
     offered = list(dict.fromkeys(offered))
@@ -2154,11 +2169,13 @@ def _choose(offered, chosen, path: str, what: str, flag: str):
                     f"({_printable(', '.join(map(str, offered)))[:300]}); choose one with {flag}")
 
 
-def _one_system(kind: str, path: str, fields: _Fields) -> None:
-    """A harness log holds one system's run: as a table of several systems it is refused."""
+def _one_system(kind: str, path: str, fields: _Fields):
+    """The score named for a harness log (None: not named); a log holds one system's run,
+    so as a table of several systems it is refused."""
     if fields.table:
         raise ToolError(f"{path} is {kind}: one system's run; compare two runs with: "
                         "compare BASELINE_LOG CANDIDATE_LOG")
+    return fields.scores[0] if fields.scores else None
 
 
 _LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
@@ -2246,13 +2263,13 @@ def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
 def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name):
     """lm-evaluation-harness ``samples_<task>_<time>.jsonl``: one line per document per
     filter (``--filter``), the metric values as top-level keys (``--score-col``)."""
-    _one_system("an lm-evaluation-harness samples file", path, fields)
+    named = _one_system("an lm-evaluation-harness samples file", path, fields)
     records = iter(records)
     first = next(records)                     # the caller has read one
-    offered = first[1].get("metrics") if isinstance(first[1].get("metrics"), list) else []
+    offered = _typed(first[1], "metrics", list, [])
     metric = _choose([m for m in offered if isinstance(m, str)] or
                      [k for k in first[1] if k not in _LM_EVAL_FIELDS],
-                     fields.scores[0] if fields.scores else None, path, "metric", _opt("score_col"))
+                     named, path, "metric", _opt("score_col"))
     by_filter = {}
     for where, record in itertools.chain([first], records):
         place = f"{path} {where}"
@@ -2328,8 +2345,7 @@ def _lm_eval_pair(value, place: str) -> tuple:
     """A sample's (gold, prediction) of a corpus metric, as class names."""
     if not (isinstance(value, list) and len(value) == 2 and all(
             isinstance(v, (int, str, Fraction)) and not isinstance(v, bool) for v in value)):
-        shown = json.dumps(value, default=lambda v: float(v) if isinstance(v, Fraction) else
-                           str(v))
+        shown = json.dumps(value, default=_json_default)
         raise ToolError(f"{place}: {_printable(shown)[:80]} is not a [gold, prediction] pair "
                         "of class names")
     return _item_id(value[0]), _item_id(value[1])
@@ -2392,8 +2408,8 @@ def _reduce_epochs(values, reducer: str, grades=None):
 
 def _inspect_headline(log: dict):
     """Inspect's own headline number (results.headline), when the log has one."""
-    results = log.get("results") if isinstance(log.get("results"), dict) else {}
-    head = results.get("headline") if isinstance(results.get("headline"), dict) else {}
+    results = _typed(log, "results", dict, {})
+    head = _typed(results, "headline", dict, {})
     for entry in results.get("scores") or ():
         if isinstance(entry, dict) and entry.get("name") == head.get("score"):
             value = _lookup_key(entry, f"metrics.{head.get('metric')}.value")
@@ -2404,8 +2420,7 @@ def _inspect_headline(log: dict):
 def _inspect_scorer(samples, wanted, path: str) -> tuple:
     """``(scorer, key, scorers)``: the scorer asked for (``scorer.key`` for a dict value) or
     the only one; a dict value without a key is refused with its keys and the spelling."""
-    scorers = [name for sample in samples if isinstance(sample.get("scores"), dict)
-               for name in sample["scores"]]
+    scorers = [name for sample in samples for name in _typed(sample, "scores", dict, {})]
     scorer, key = wanted, None
     if wanted is not None and wanted not in scorers and "." in wanted:
         scorer, key = wanted.split(".", 1)
@@ -2426,8 +2441,8 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     """An Inspect AI log (``.json``, or an ``.eval``'s header and samples): a journal's later
     copy of a sample wins; one that ended in an error is left out (as Inspect's metrics do);
     epochs are runs, or reduced by the log's reducer when it is not the mean."""
-    _one_system("an Inspect log", path, fields)
-    spec = log.get("eval") if isinstance(log.get("eval"), dict) else {}
+    named = _one_system("an Inspect log", path, fields)
+    spec = _typed(log, "eval", dict, {})
     unique = {}
     for where, sample in samples:
         key = (_item_id(_lookup_key(sample, "id", f"{path} {where}")),
@@ -2439,38 +2454,30 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     if not chosen:
         raise ToolError(f"{path}: an Inspect log whose {len(unique)} sample(s) all ended in an "
                         "error; nothing was scored")
-    scorer, key, scorers = _inspect_scorer([s for _, s in chosen], fields.scores[0] if
-                                           fields.scores else None, path)
+    scorer, key, scorers = _inspect_scorer([s for _, s in chosen], named, path)
     rows, grades = [], {}
     for where, sample in chosen:
         place = f"{path} {where}"
         item, epoch = _item_id(_lookup_key(sample, "id", place)), _item_id(sample.get("epoch", 1))
-        score = sample["scores"][scorer]["value"] if isinstance(sample.get("scores"), dict) and \
-            isinstance(sample["scores"].get(scorer), dict) and "value" in \
-            sample["scores"][scorer] else _ABSENT
+        score = _typed(_typed(sample, "scores", dict, {}), scorer, dict, {}).get("value", _ABSENT)
         if key is not None and isinstance(score, dict):
             score = _lookup_key(score, key, place)
-        value = _MISSING if score is _ABSENT else _inspect_value(
-            score, lambda place=place: f"{place}, scorer {_printable(scorer)}")
+        value = _score(score, place, "scorer", scorer, _inspect_value)
         rows.append((where, (item, epoch), [value, _digest(sample.get("input", ""))]
                      + _labels_of(sample, fields.labels, place)))
         grades[item, epoch] = score if isinstance(score, (str, int, Fraction)) else repr(score)
-    config = spec.get("config") if isinstance(spec.get("config"), dict) else {}
-    reducers = config.get("epochs_reducer") if isinstance(config.get("epochs_reducer"),
-                                                          list) else ["mean"]
-    epochs = config.get("epochs") if isinstance(config.get("epochs"), int) else 1
+    config = _typed(spec, "config", dict, {})
+    reducers = _typed(config, "epochs_reducer", list, ["mean"])
+    epochs = _typed(config, "epochs", int, 1)
     note = ""
     if epochs > 1 and reducers and reducers[0] != "mean":
         rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), path, grades)
-    dataset = spec.get("dataset") if isinstance(spec.get("dataset"), dict) else {}
-    planned = dataset.get("sample_ids") if isinstance(dataset.get("sample_ids"), list) else None
+    planned = _typed(_typed(spec, "dataset", dict, {}), "sample_ids", list)
     expected = len(planned) * epochs if planned else None
     stream = _RowStream("inspect", ("id", "epoch", f"scores.{scorer}.value") + fields.labels,
                         scorers, True, iter(rows), 2 + len(fields.labels))
-    model = spec.get("model") if isinstance(spec.get("model"), str) else None
-    task = spec.get("task") if isinstance(spec.get("task"), str) else None
-    status = log.get("status") if isinstance(log.get("status"), str) else "started"
-    return _HarnessFile("inspect", stream, model, task, note, status, expected, len(unique),
+    return _HarnessFile("inspect", stream, _typed(spec, "model", str), _typed(spec, "task", str),
+                        note, _typed(log, "status", str, "started"), expected, len(unique),
                         errors)
 
 
@@ -2498,10 +2505,7 @@ def _inspect_samples(log: dict, path: str):
     if not isinstance(log.get("samples"), list):
         raise ToolError(f"{path}: an Inspect log without samples (was it written with "
                         "--no-log-samples?)")
-    for index, sample in enumerate(log["samples"], start=1):
-        if not isinstance(sample, dict):
-            raise ToolError(f"{path} sample {index}: expected a JSON object")
-        yield f"sample {index}", sample
+    yield from _numbered(log["samples"], path, "sample")
 
 
 def _helm_model(real_path: str | None, run_dir: str) -> str | None:
@@ -2556,12 +2560,12 @@ def _helm_task(run_dir: str) -> str:
 def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str):
     """HELM ``per_instance_stats.json``: the unperturbed ``stats`` (``name: {name, split}``,
     ``mean``) of the chosen split, instances of other splits left out; trials are runs."""
-    _one_system("HELM's per-instance stats", path, fields)
+    named = _one_system("HELM's per-instance stats", path, fields)
     kept, names = [], []
     for where, record in records:
         if "perturbation" in record:
             continue
-        stats = record.get("stats") if isinstance(record.get("stats"), list) else []
+        stats = _typed(record, "stats", list, [])
         chosen = {}
         for entry in stats:
             name = entry.get("name") if isinstance(entry, dict) else None
@@ -2572,8 +2576,7 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
             chosen[name.get("name")] = entry.get("mean", _ABSENT)
         if chosen or not stats:            # an instance of another split is not this test's
             kept.append((where, record, chosen))
-    metric = _choose([n for n in names if isinstance(n, str)],
-                     fields.scores[0] if fields.scores else None, path,
+    metric = _choose([n for n in names if isinstance(n, str)], named, path,
                      f"metric for split {split}", _opt("score_col"))
 
     inputs = _helm_inputs(real_path)
@@ -2583,11 +2586,8 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
             place = f"{path} {where}"
             item = _item_id(_lookup_key(record, "instance_id", place))
             trial = _lookup_key(record, "train_trial_index", place)
-            value = chosen.get(metric, _ABSENT)
             yield where, (item, 0 if trial is _ABSENT else _item_id(trial)), [
-                _MISSING if value is _ABSENT else parse_score(
-                    value, lambda place=place: f"{place}, stat {_printable(metric)}"),
-                inputs.get(item, "")]
+                _score(chosen.get(metric, _ABSENT), place, "stat", metric), inputs.get(item, "")]
 
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
