@@ -1861,12 +1861,9 @@ class _CsvRows:
         """The rows, or with *batched* clean batches at C speed as ``(BATCH, ids, columns)``
         (integer ids checked by printing them back); a batch with anything else goes row by
         row through ``row``, which names the place."""
-        try:
+        try:                                    # row() gives None for a blank line
             if not batched:
-                for row in reader:
-                    parsed = self.row(row, reader.line_num)
-                    if parsed is not None:
-                        yield parsed
+                yield from filter(None, (self.row(row, reader.line_num) for row in reader))
                 return
             get = operator.itemgetter(*self.positions)
             while True:
@@ -1878,10 +1875,8 @@ class _CsvRows:
                 if clean is not None:
                     yield (_BATCH,) + clean
                     continue
-                for row, line in zip(batch, _row_lines(batch, start, reader.line_num)):
-                    parsed = self.row(row, line)
-                    if parsed is not None:
-                        yield parsed
+                lines = _row_lines(batch, start, reader.line_num)
+                yield from filter(None, map(self.row, batch, lines))
         except csv.Error as err:
             raise ToolError(f"{self.path} line {reader.line_num}: {_printable(str(err))}") \
                 from None
@@ -2296,11 +2291,11 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     pair = next((value for _, _, value, _ in by_filter[chosen] if value is not _ABSENT), None)
     corpus = isinstance(pair, list) and len(pair) == 2 and _lm_eval_corpus(metric, pair, path)
     sign = -1 if claimed and claimed.lower else 1       # lower is better: compared negated
-    read = (lambda value, where: _lm_eval_pair(value, f"{path} {where}, key "
-                                               f"{_printable(metric)}")) if corpus else \
-        (lambda value, where: sign * parse_score(
-            value, lambda: f"{path} {where}, key {_printable(metric)}"))
-    rows = ((where, (doc, 1), [_MISSING if value is _ABSENT else read(value, where)] + rest)
+
+    def read(value, place):
+        return _lm_eval_pair(value, place()) if corpus else sign * parse_score(value, place)
+
+    rows = ((where, (doc, 1), [_score(value, f"{path} {where}", "key", metric, read)] + rest)
             for where, doc, value, rest in by_filter[chosen])
     notes = [f"lm-eval filter {chosen}"] if len(by_filter) > 1 else []
     if corpus:
