@@ -2443,17 +2443,16 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
         key = (_item_id(_lookup_key(sample, "id", f"{path} {where}")),
                _item_id(sample.get("epoch", 1)))
         unique[key] = (where, sample)              # the journal's later copy wins
-    chosen = [pair for pair in unique.values() if not pair[1].get("error")]
+    chosen = {key: pair for key, pair in unique.items() if not pair[1].get("error")}
     errors = tuple(dict.fromkeys(_item_id(s.get("id")) for _, s in unique.values()
                                  if s.get("error")))
     if not chosen:
         raise ToolError(f"{path}: an Inspect log whose {len(unique)} sample(s) all ended in an "
                         "error; nothing was scored")
-    scorer, key, scorers = _inspect_scorer([s for _, s in chosen], named, path)
+    scorer, key, scorers = _inspect_scorer([s for _, s in chosen.values()], named, path)
     rows, grades = [], {}
-    for where, sample in chosen:
+    for (item, epoch), (where, sample) in chosen.items():
         place = f"{path} {where}"
-        item, epoch = _item_id(_lookup_key(sample, "id", place)), _item_id(sample.get("epoch", 1))
         score = _typed(_typed(sample, "scores", dict, {}), scorer, dict, {}).get("value", _ABSENT)
         if key is not None and isinstance(score, dict):
             score = _lookup_key(score, key, place)
