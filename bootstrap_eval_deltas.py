@@ -1938,7 +1938,7 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
         repeated = sorted({h for h in header if header.count(h) > 1})
         raise ToolError(f"{path}: column {_shorten(repeated[0])} appears twice in the header")
     positions, label_positions, id_positions = (
-        [header.index(name) for name in names] for names in (fields.scores, fields.labels, id_keys))
+        list(map(header.index, names)) for names in (fields.scores, fields.labels, id_keys))
     state = _CsvRows(path, len(header), positions, fields.scores, label_positions,
                      id_positions, fields.text)
     return _RowStream("csv", wanted, tuple(header), bool(id_keys),
@@ -2326,14 +2326,15 @@ def _lm_eval_corpus(metric: str, pair: list, path: str) -> tuple:
     """(metric, positive) of the tool for lm-eval's corpus *metric*, or a refusal."""
     if metric in _LM_EVAL_CORPUS and not any(isinstance(v, (list, dict)) for v in pair):
         return _LM_EVAL_CORPUS[metric]
-    texts = any(isinstance(v, (str, list)) for v in pair)
-    raise ToolError(f"{path}: lm-eval's {_printable(metric)} holds a "
-                    f"{'[references, prediction] pair of texts' if texts else '[gold, prediction] pair'} "
-                    "per sample, for a metric of the whole corpus" + (
-                        " that the harness computes with sacrebleu's tokenisation (BLEU, chrF, "
-                        "TER), which this tool does not recompute" if texts else
-                        " this tool does not know (it computes f1 and mcc)") +
-                    "; compare a per-sample metric (such as acc), or per-item scores")
+    if any(isinstance(v, (str, list)) for v in pair):
+        held, why = ("[references, prediction] pair of texts", "that the harness computes with "
+                     "sacrebleu's tokenisation (BLEU, chrF, TER), which this tool does not "
+                     "recompute")
+    else:
+        held, why = "[gold, prediction] pair", "this tool does not know (it computes f1 and mcc)"
+    raise ToolError(f"{path}: lm-eval's {_printable(metric)} holds a {held} per sample, for a "
+                    f"metric of the whole corpus {why}; compare a per-sample metric (such as "
+                    "acc), or per-item scores")
 
 
 def _lm_eval_pair(value, place: str) -> tuple:
