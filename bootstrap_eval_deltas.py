@@ -2165,8 +2165,7 @@ def _choose(offered, chosen, path: str, what: str, flag: str):
 
 
 def _one_system(kind: str, path: str, fields: _Fields):
-    """The score named for a harness log (None: not named); a log holds one system's run,
-    so as a table of several systems it is refused."""
+    """The score named for a harness log (None if none), one system's run: not a table."""
     if fields.table:
         raise ToolError(f"{path} is {kind}: one system's run; compare two runs with: "
                         "compare BASELINE_LOG CANDIDATE_LOG")
@@ -2423,8 +2422,8 @@ def _inspect_scorer(samples, wanted, path: str) -> tuple:
     scorer = _choose(scorers, scorer, path, "scorer", _opt("score_col"))
     if key is None:
         for sample in samples:
-            value = _lookup_key(sample, f"scores.{scorer}.value") if isinstance(
-                sample.get("scores"), dict) and scorer in sample["scores"] else _ABSENT
+            value = _lookup_key(sample, f"scores.{scorer}.value") if scorer in _typed(
+                sample, "scores", dict, {}) else _ABSENT
             if isinstance(value, dict):
                 keys = ", ".join(map(str, value))
                 raise ToolError(f"{path}: scorer {_printable(scorer)} gives several values "
