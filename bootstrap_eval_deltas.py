@@ -3045,14 +3045,17 @@ def _battle_kind(keys) -> str | None:
     return next((kind for needed, kind in _BATTLE_KINDS if needed <= keys), None)
 
 
+def _head(path: str, size: int = 1 << 20) -> str:
+    """The first *size* bytes of a regular file, as text (a pipe or device: ToolError)."""
+    with _open_regular(path) as handle:
+        return handle.read(size).decode("utf-8-sig", "replace")
+
+
 def _first_keys(path: str) -> tuple:
     """The keys of a file's first record (a CSV header, a JSON line, a list's first object)
     from its first MiB; () when it has none read that way (then it is not battles)."""
     try:
-        if not os.path.isfile(path):    # a FIFO or a device is not opened here
-            return ()
-        with open(path, "rb") as f:
-            text = f.read(1 << 20).decode("utf-8-sig", "replace").lstrip()
+        text = _head(path).lstrip()
         first = text.split("\n", 1)[0]
         if text.startswith("["):
             value = json.JSONDecoder().raw_decode(text, len(text) - len(text[1:].lstrip()))[0]
@@ -3117,12 +3120,9 @@ def _record_battles(kind: str, record, place: str) -> list:
     twice = getattr(record, "duplicates", None)
     if twice and twice & _KEYS_READ:
         raise ToolError(f"{place}: key {_shorten(min(twice & _KEYS_READ))} appears twice")
-    get, prompt = record.get, _MISSING
-    for key in _PROMPT_KEYS[kind]:
-        value = get(key, _ABSENT)
-        if value is not _ABSENT:
-            prompt = _item_id(value)
-            break
+    get = record.get
+    prompt = next((_item_id(get(key)) for key in _PROMPT_KEYS[kind]
+                   if get(key, _ABSENT) is not _ABSENT), _MISSING)
     if kind == "mt-bench":           # game 1 shows model_1 first, game 2 model_2
         a, b = (_system_name(get(key), key, place) for key in ("model_1", "model_2"))
         g1, g2 = (_share(get(key), "", "", place) for key in ("g1_winner", "g2_winner"))
@@ -3762,8 +3762,7 @@ def _inspect_header(path: str) -> dict:
             except (ToolError, UnicodeDecodeError):         # said when the log is read
                 return {}
             return log if isinstance(log, dict) else {}
-        with open(path, "rb") as handle:
-            text = handle.read(1 << 20).decode("utf-8", "replace")
+        text = _head(path)
     except (OSError, KeyError, zipfile.BadZipFile, NotImplementedError):
         return {}
     found = {}
@@ -3777,11 +3776,10 @@ def _inspect_header(path: str) -> dict:
 
 def _looks_inspect(path: str) -> bool:
     try:
-        with _open_regular(path) as handle:
-            head = handle.read(4096)
+        head = _head(path, 4096)
     except OSError:
         return False
-    return b'"eval"' in head or b'"version"' in head and b'"status"' in head
+    return '"eval"' in head or '"version"' in head and '"status"' in head
 
 
 @dataclass(frozen=True)
@@ -4167,10 +4165,8 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     are runs of that system, as are an Inspect log's epochs and HELM's train trials.  Harness
     logs are compared only when they ran the same task on the same inputs and ended."""
     groups = [tuple(group) for group in groups]
-    folders = [all(os.path.isdir(p) for p in group) for group in groups]
-    if any(folders) and not all(folders) or any(
-            any(os.path.isdir(p) for p in g) and not all(os.path.isdir(p) for p in g)
-            for g in groups):
+    folders = {os.path.isdir(p) for group in groups for p in group}
+    if len(folders) > 1:
         raise ToolError("give harness folders for every system or files for every system, "
                         "not both")
     label_spec = TableSpec((), cluster=spec.cluster, strata=spec.strata)
@@ -4185,7 +4181,7 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
                                   "system; not from folders or HELM)" if spec.slices else
                                   "(the tasks of a harness run are already strata of its pooled "
                                   "comparison)"))
-    if all(folders):
+    if folders == {True}:
         if labels:
             raise harness_labels
         return _read_folders(groups, spec, options)
