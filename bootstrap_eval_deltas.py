@@ -3940,10 +3940,11 @@ def _same_task(logs, options: ReadOptions) -> None:
                         "compares them anyway, for a renamed task)")
 
 
-def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> frozenset:
-    """Checks that harness logs are of one test (the same task, inputs, shots; runs that
-    ended), unless allowed; returns the items to leave out, samples that ended in an error."""
-    logs = [(read, path) for read, path in zip(reads, paths) if read.harness]
+def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
+    """Checks that harness logs (*reads*: ``(read, path)`` pairs) are of one test (the same
+    task, inputs, shots; runs that ended), unless allowed; returns the items to leave out,
+    samples that ended in an error."""
+    logs = [(read, path) for read, path in reads if read.harness]
     _same_task([(read.log.task, path) for read, path in logs], options)
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
@@ -3997,7 +3998,7 @@ def _vet(reads, paths, options: ReadOptions, found: _Findings, task=None) -> fro
                                   f"ended in an error, with no score (first: "
                                   f"{_first(list(log.errors))}): left out for every system, as "
                                   "Inspect's own metrics leave them out")
-    for read, path in zip(reads, paths):
+    for read, path in reads:
         found.dropped += read.collected.dropped
         found.notes += [(read.source.path, note) for note in (
             read.collected.note, read.log and read.log.note) if note]
@@ -4093,7 +4094,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                                 "task's samples files, one per system")
             sources.append(read.source)
             offered.update(read.log.filters)
-        excluded = _vet(reads, paths, options, found, task)
+        excluded = _vet(list(zip(reads, paths)), options, found, task)
         metrics[task] = reads[0].log.stream.used[-1]
         systems = [_SystemRuns(name, tuple(_file_runs(read, path, False)))
                    for name, read, path in zip(names, reads, paths)]
@@ -4196,8 +4197,7 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     _same_task([(log.task, log.path) for log in named if log is not None], options)
     fields = _Fields((spec.score,) if spec.score is not None else (),
                     spec.ids if spec.ids is not None else ("item",), labels)
-    found, systems, sources, names_found, all_reads = _Findings(), [], [], [], []
-    item_labels, order = {}, None
+    found, systems, names_found, all_reads = _Findings(), [], [], []
     for index, group in enumerate(groups):
         reads = [_read_file(path, fields if index == 0 and i == 0 else
                            _Fields(fields.scores, fields.ids), options)
@@ -4206,25 +4206,19 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
                 spec.cluster is not None or not spec.slices or
                 any(read.log.format == "helm" for read in reads if read.harness)):
             raise harness_labels
-        runs = []
         if len(group) > 1 and any(read.harness and read.log.corpus for read in reads):
             raise ToolError("lm-eval's corpus metrics (f1, mcc) compare one log per system: "
                             "a metric of the whole corpus has no per-sample value to average "
                             "over runs")
-        for path, read in zip(group, reads):
-            runs += _file_runs(read, path, len(group) > 1)
-            sources.append(read.source)
-        all_reads += list(zip(reads, group))
-        if order is None:
-            first = reads[0].collected
-            order = [(item[0] if reads[0].harness else item) for item in first.ids]
-            if labels:                      # a harness log's labels follow its input digest
-                keys = [item[0] for item in first.ids] if reads[0].harness else first.ids
-                item_labels = dict(zip(keys, zip(*first.columns[2 if reads[0].harness else 1:])))
+        all_reads += zip(reads, group)
+        systems.append([run for read, path in zip(reads, group)
+                        for run in _file_runs(read, path, len(group) > 1)])
         models = {read.log and read.log.system for read in reads}
         names_found.append(models.pop() if len(models) == 1 else None)
-        systems.append(runs)
-    excluded = _vet([r for r, _ in all_reads], [p for _, p in all_reads], options, found)
+    excluded = _vet(all_reads, options, found)
+    first, harness = all_reads[0][0].collected, all_reads[0][0].harness
+    order = [item[0] if harness else item for item in first.ids]
+    item_labels = dict(zip(order, zip(*first.columns[1 + harness:])))   # after an input digest
     names = _system_names(names_found, [group[0] if len(group) == 1 else _common(group)
                                         for group in groups], spec.names)
     named = [_SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
@@ -4233,7 +4227,7 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     clusters, strata = _split_labels(item_labels, label_spec, joined.items)
     corpus = {read.log.corpus for read, _ in all_reads if read.harness}
     gold, columns = _golds(names, joined, corpus, bool(labels))
-    return Table(tuple(names), columns, joined.items, tuple(sources),
+    return Table(tuple(names), columns, joined.items, tuple(r.source for r, _ in all_reads),
                  found.dropped + joined.dropped,
                  "; ".join(_file_notes(found.notes) + list(joined.notes)),
                  clusters, strata, joined.runs, warnings=tuple(found.warnings),
