@@ -2990,10 +2990,10 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
             f.checked.start(binary=False)
             f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
             parsed, archive_sha = _parse_text(f, shown, fields, options), None
-        if not isinstance(parsed, _HarnessFile) and fields.scores == ():
+        harness = isinstance(parsed, _HarnessFile)
+        if not harness and fields.scores == ():
             raise ToolError(f"one file per system needs {_opt('score_col')}, the score's "
                             "column or key")
-        harness = isinstance(parsed, _HarnessFile)
         for flag, value, fmt, kind in ((_opt("filter"), options.filter, "lm-eval",
                                         "an lm-evaluation-harness"),
                                        (_opt("split"), options.split, "helm", "a HELM")):
@@ -3517,14 +3517,9 @@ def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined
     single = all(len(system.runs) == 1 for system in systems)
     common = set(systems[0].runs[0][1]).intersection(
         *(scores for system in systems for _, scores in system.runs)) - excluded
-    systems = [_SystemRuns(system.name, tuple(
-        (label, {item: v for item, v in scores.items() if item not in excluded})
-        for label, scores in system.runs)) for system in systems]
-    partial = []
-    for system in systems:
-        for label, scores in system.runs:
-            where = system.name if single else f"{system.name} run {label}"
-            partial += [(item, where) for item in scores if item not in common]
+    partial = [(item, system.name if single else f"{system.name} run {label}")
+               for system in systems for label, scores in system.runs
+               for item in scores if item not in common and item not in excluded]
     notes, dropped = [], len({item for item, _ in partial})
     if partial:
         if on_missing != "drop":
