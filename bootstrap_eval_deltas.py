@@ -2867,8 +2867,7 @@ class Source:
     format: str
 
     def to_json(self) -> dict:
-        return {"path": self.path, "sha256": self.sha256, "rows": self.rows,
-                "columns": list(self.columns), "format": self.format}
+        return {**dataclasses.asdict(self), "columns": list(self.columns)}
 
 
 @dataclass(frozen=True)
@@ -3134,15 +3133,13 @@ def _record_battles(kind: str, record, place: str) -> list:
         if not isinstance(games, list) or len(games) != 2 or not all(
                 g is None or isinstance(g, dict) for g in games):
             raise ToolError(f"{place}: games is not a list of two judgments (the two orders)")
-        battles = []
-        for index, game in enumerate(games):
-            score = None if game is None else game.get("score")
+        scores = [None if game is None else game.get("score") for game in games]
+        for index, score in enumerate(scores, start=1):
             if score is not None and (type(score) is not str or score not in _ARENA_HARD):
-                raise ToolError(f"{place}: game {index + 1}'s score {_shorten(str(score))} is "
+                raise ToolError(f"{place}: game {index}'s score {_shorten(str(score))} is "
                                 "not one of A>>B, A>B, A=B, B>A, B>>A")
-            pair = (baseline, model) if index == 0 else (model, baseline)
-            battles.append((prompt, *pair, None if score is None else _ARENA_HARD[score]))
-        return battles
+        first, second = (_ARENA_HARD.get(score) for score in scores)
+        return [(prompt, baseline, model, first), (prompt, model, baseline, second)]
     if kind == "alpaca-eval":
         return [(prompt, _system_name(get("generator_1"), "generator_1", place),
                  _system_name(get("generator_2"), "generator_2", place),
@@ -3596,20 +3593,17 @@ def _long_table(got: _Collected, source: Source, spec: TableSpec, id_parts: int,
                 labels, on_missing: str) -> Table:
     """A table from rows keyed by (item, system?, run?): runs grouped per system."""
     path = _printable(source.path)
-    runs, order, item_labels, others = {}, {}, {}, collections.Counter()
+    runs, item_labels, others = {}, {}, collections.Counter()     # item_labels: in file order
     for index, key in enumerate(got.ids):
         item = key[0] if id_parts == 1 else key[:id_parts]
-        rest = key[id_parts:]
-        system = rest[0] if spec.system is not None else None
-        run = rest[-1] if spec.run is not None else 1
-        values = [column[index] for column in got.columns]
-        order.setdefault(item, None)
+        system = key[id_parts] if spec.system is not None else None
+        run = key[-1] if spec.run is not None else 1
         item_labels.setdefault(item, [column[index] for column in labels])
         if spec.system is None:
-            for name, value in zip(spec.systems, values):
-                runs.setdefault(name, {}).setdefault(run, {})[item] = value
+            for name, column in zip(spec.systems, got.columns):
+                runs.setdefault(name, {}).setdefault(run, {})[item] = column[index]
         elif system in spec.systems or not spec.systems:
-            runs.setdefault(system, {}).setdefault(run, {})[item] = values[0]
+            runs.setdefault(system, {}).setdefault(run, {})[item] = got.columns[0][index]
         else:
             others[system] += 1
     spec = spec if spec.systems else dataclasses.replace(spec, systems=tuple(runs))
@@ -3631,7 +3625,7 @@ def _long_table(got: _Collected, source: Source, spec: TableSpec, id_parts: int,
                                 f"{_first(lacking)} (runs: {_first(all_runs)})")
     systems = [_SystemRuns(str(name), tuple((run, runs[name][run]) for run in all_runs
                                            if run in runs[name])) for name in spec.systems]
-    joined = _join_runs(systems, list(order), on_missing)
+    joined = _join_runs(systems, list(item_labels), on_missing)
     notes = [got.note] * bool(got.note) + list(joined.notes)
     if others:
         notes.append(f"rows of {len(others)} other system(s) not compared: "
