@@ -3332,8 +3332,8 @@ def _is_battles(paths, input_format: str | None) -> bool:
     """Whether the inputs are files of battles (named so, or by their first record's keys)."""
     if input_format is not None:
         return input_format == "battles"
-    return bool(paths) and all(isinstance(p, str) and p != "-" and not os.path.isdir(p)
-                               and _battle_kind(_first_keys(p)) for p in paths)
+    return bool(paths) and all(isinstance(p, str) and p != "-" and _battle_kind(_first_keys(p))
+                               for p in paths)
 
 
 # --- Judge scores on every item, people's on a few ---
@@ -3880,14 +3880,9 @@ def _file_notes(pairs) -> list:
     where = {}
     for path, note in pairs:
         where.setdefault(note, []).append(path)
-    notes = []
-    for note, paths in where.items():
-        if len(paths) == 1:
-            notes.append(f"{paths[0]}: {note}")
-        else:
-            shown = ", ".join(paths[:2]) + (", ..." if len(paths) > 2 else "")
-            notes.append(f"{note} ({len(paths)} files: {shown})")
-    return notes
+    return [f"{paths[0]}: {note}" if len(paths) == 1 else
+            f"{note} ({len(paths)} files: {', '.join(paths[:2])}{', ...' * (len(paths) > 2)})"
+            for note, paths in where.items()]
 
 
 def _file_runs(read: _FileRead, path: str, named: bool) -> list:
