@@ -3623,8 +3623,8 @@ def _long_table(got: _Collected, source: Source, spec: TableSpec, id_parts: int,
             if lacking:
                 raise ToolError(f"{path}: system {_shorten(str(name))} has no rows for run "
                                 f"{_first(lacking)} (runs: {_first(all_runs)})")
-    systems = [_SystemRuns(str(name), tuple((run, runs[name][run]) for run in all_runs
-                                           if run in runs[name])) for name in spec.systems]
+    systems = [_SystemRuns(str(name), tuple((run, runs[name][run]) for run in all_runs))
+               for name in spec.systems]
     joined = _join_runs(systems, list(item_labels), on_missing)
     notes = [got.note] * bool(got.note) + list(joined.notes)
     if others:
