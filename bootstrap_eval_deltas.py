@@ -3763,14 +3763,6 @@ def _inspect_header(path: str) -> dict:
     return {"eval": found, "status": status.group(1) if status else None}
 
 
-def _looks_inspect(path: str) -> bool:
-    try:
-        head = _head(path, 4096)
-    except OSError:
-        return False
-    return '"eval"' in head or '"version"' in head and '"status"' in head
-
-
 @dataclass(frozen=True)
 class _LogFile:
     """One harness log found in a folder: which model ran which task, and whether the run
@@ -3788,10 +3780,10 @@ _LISTINGS = ("logs.json", "eval-set.json")     # Inspect's listings of an eval s
 def _log_of(root: str, name: str) -> _LogFile | None:
     """The harness log a file is, if any; one named as a log that is not a regular file (a
     pipe, a device) is refused before it is opened."""
-    path = os.path.join(root, name)
+    path, head = os.path.join(root, name), ""
     if name.endswith((".json", ".jsonl", ".eval")):
         try:
-            _open_regular(path).close()
+            head = _head(path, 4096)
         except FileNotFoundError:                   # a link to nothing: no log
             return None
         except OSError as err:
@@ -3802,8 +3794,8 @@ def _log_of(root: str, name: str) -> _LogFile | None:
     if name == "per_instance_stats.json":
         return _LogFile(path, _helm_task(root), _helm_model(
             os.path.realpath(path), os.path.basename(os.path.normpath(root))))
-    if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json")
-                                 and _looks_inspect(path)):
+    inspect = '"eval"' in head or '"version"' in head and '"status"' in head
+    if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json") and inspect):
         return None
     log = _inspect_header(path)
     spec = log.get("eval") if isinstance(log.get("eval"), dict) else {}
