@@ -3885,10 +3885,10 @@ def _file_runs(read: _FileRead, path: str, named: bool) -> list:
     by_run = {}
     for (item, run), score in zip(got.ids, got.columns[0]):
         by_run.setdefault(run, {})[item] = score
-    prefix = f"{_stem(path)}:" if named else ""
     if len(by_run) == 1 and named:
         return [(_stem(path), next(iter(by_run.values())))]
-    return [(f"{prefix}{run}", scores) for run, scores in by_run.items()]
+    return [(f"{_stem(path)}:{run}" if named else f"{run}", scores)
+            for run, scores in by_run.items()]
 
 
 def _common(paths) -> str:
