@@ -3161,8 +3161,8 @@ def _csv_records(lines, path: str):
     try:
         header = next(reader)
         if len(set(header)) != len(header):
-            repeated = sorted({h for h in header if header.count(h) > 1})
-            raise ToolError(f"{path}: column {_shorten(repeated[0])} appears twice in the header")
+            repeated = min(h for h in header if header.count(h) > 1)
+            raise ToolError(f"{path}: column {_shorten(repeated)} appears twice in the header")
         for row in reader:
             if not row:
                 continue
@@ -3414,10 +3414,9 @@ def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions(),
 def _is_judged(paths, systems, input_format=None) -> bool:
     """One file with SYSTEM.judge and SYSTEM.human columns for two systems (or those named),
     or named so with ``input_format="judged"``."""
-    if input_format is not None or len(paths) != 1 or not isinstance(paths[0], str):
+    if input_format is not None or len(paths) != 1 or not isinstance(paths[0], str) or \
+            paths[0] == "-":
         return input_format == "judged"
-    if paths[0] == "-":
-        return False
     found = _judged_systems(_first_keys(paths[0]))
     return len(found) >= 2 and (not systems or all(name in found for name in systems))
 
