@@ -4058,9 +4058,8 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                                 "\0" + options.filter)
     sources, per_task, offered, metrics = [], [], set(), {}
     for task in shared:
-        paths = [listing[task] for listing in listings]
-        reads = [_read_file(path, fields, loose) for path in paths]
-        for read, path in zip(reads, paths):
+        reads = [(_read_file(listing[task], fields, loose), listing[task]) for listing in listings]
+        for read, path in reads:
             if not read.harness:
                 raise ToolError(f"{_printable(path)}: not a harness log")
             if read.log.corpus:
@@ -4069,11 +4068,11 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                                 "task's samples files, one per system")
             sources.append(read.source)
             offered.update(read.log.filters)
-        excluded = _vet(list(zip(reads, paths)), options, found, task)
-        metrics[task] = reads[0].log.stream.used[-1]
+        excluded = _vet(reads, options, found, task)
+        metrics[task] = reads[0][0].log.stream.used[-1]
         systems = [_SystemRuns(name, tuple(_file_runs(read, path, False)))
-                   for name, read, path in zip(names, reads, paths)]
-        order = list(dict.fromkeys(item for item, _ in reads[0].collected.ids))
+                   for name, (read, path) in zip(names, reads)]
+        order = list(dict.fromkeys(item for item, _ in reads[0][0].collected.ids))
         per_task.append((task, _join_runs(systems, order, "drop" if found.incomplete else
                                           options.on_missing, excluded)))
     if options.filter is not None and not any(
