@@ -3793,8 +3793,8 @@ def _log_of(root: str, name: str) -> _LogFile | None:
     if name == "per_instance_stats.json":
         return _LogFile(path, _helm_task(root), _helm_model(
             os.path.realpath(path), os.path.basename(os.path.normpath(root))))
-    inspect = '"eval"' in head or '"version"' in head and '"status"' in head
-    if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json") and inspect):
+    an_inspect = '"eval"' in head or '"version"' in head and '"status"' in head
+    if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json") and an_inspect):
         return None
     log = _inspect_header(path)
     spec = log.get("eval") if isinstance(log.get("eval"), dict) else {}
@@ -4192,7 +4192,7 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     excluded = _vet(all_reads, options, found)
     first, harness = all_reads[0][0].collected, all_reads[0][0].harness
     order = [item[0] if harness else item for item in first.ids]
-    item_labels = dict(zip(order, zip(*first.columns[1 + harness:])))   # after an input digest
+    item_labels = dict(zip(order, zip(*first.columns[1 + harness:])))   # a log's: after its digest
     names = _system_names(names_found, [group[0] if len(group) == 1 else _common(group)
                                         for group in groups], spec.names)
     named = [_SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
