@@ -4570,17 +4570,16 @@ def resample_each(rng: random.Random, columns, rounds: int, progress=None) -> li
     items (drawn as ``randrange(n)``), so runs of several systems stay paired item by item;
     too many distinct rows: indices drawn once, each group of columns gathering its codes."""
     n = len(columns[0])
-    whole = _SumPlan.of(columns)
+    whole = _SumPlan.of(columns)               # its lookup draws indices when codes are None
     groups = [list(range(len(columns)))] if whole.codes is not None else _column_groups(columns)
     plans = [whole] if whole.codes is not None else \
         [_SumPlan.of([columns[j] for j in group]) for group in groups]
-    lookup = whole.lookup if whole.codes is not None else _lookup(n, None)
     per_chunk = max(1, (1 << 22) // n)
     out = [[] for _ in columns]
     done = 0
     while done < rounds:
         count = min(per_chunk, rounds - done)
-        draws = draw_codes(rng, lookup, count * n)
+        draws = draw_codes(rng, whole.lookup, count * n)
         for group, plan in zip(groups, plans):
             codes = draws if plan is whole or plan.codes is None else _gather(plan.codes, draws)
             for k, j in enumerate(group):
@@ -5270,22 +5269,12 @@ class _Stratum:
                    mean, round(total), min(centred), max(centred))
 
 
-def _stratum_cgf(stratum: _Stratum, s: float) -> tuple:
-    """``(K, K', K'')`` of this stratum's resampled sum (no exp overflows; exact sums)."""
-    top = s * (stratum.high if s > 0 else stratum.low)
-    weights = list(map(operator.mul, stratum.counts,
-                       map(math.exp, [s * v - top for v in stratum.values])))
-    total = math.fsum(weights)
-    first = math.fsum(map(operator.mul, weights, stratum.values)) / total
-    second = math.fsum(map(operator.mul, weights, stratum.squares)) / total
-    n = stratum.draws
-    return (n * (math.log(total / n) + top + s * stratum.mean), n * (first + stratum.mean),
-            n * max(0.0, second - first * first))
-
-
-def _root(parts, target: float, guess: float, spread: float) -> float:
-    """The saddle point s with K'(s) = target: Newton's method, Illinois if it strays."""
-    s = guess
+def _root(parts, target: float) -> float:
+    """The saddle point s with K'(s) = target: Newton's method from the normal guess,
+    Illinois if it strays."""
+    _, mean, k2 = _cgf(parts, 0.0)
+    spread = math.sqrt(max(k2, 1e-300))
+    s = guess = (target - mean) / spread ** 2
     for _ in range(30):
         _, k1, k2 = _cgf(parts, s)
         if k2 <= 0:
@@ -5299,12 +5288,22 @@ def _root(parts, target: float, guess: float, spread: float) -> float:
 
 def _cgf(parts, s: float) -> tuple:
     """``(K, K', K'')`` of a signed sum of independent resampled sums: *parts* holds
-    ``(sign, strata)`` -- B's sum minus A's for the unpaired gap."""
+    ``(sign, strata)`` -- B's sum minus A's for the unpaired gap.  Each stratum's terms
+    are shifted by the largest exponent (no exp overflows) and summed exactly."""
     k = k1 = k2 = 0.0
     for sign, strata in parts:
+        t = sign * s
         for stratum in strata:
-            part, part1, part2 = _stratum_cgf(stratum, sign * s)
-            k, k1, k2 = k + part, k1 + sign * part1, k2 + part2
+            top = t * (stratum.high if t > 0 else stratum.low)
+            weights = list(map(operator.mul, stratum.counts,
+                               map(math.exp, [t * v - top for v in stratum.values])))
+            total = math.fsum(weights)
+            first = math.fsum(map(operator.mul, weights, stratum.values)) / total
+            second = math.fsum(map(operator.mul, weights, stratum.squares)) / total
+            n = stratum.draws
+            k += n * (math.log(total / n) + top + t * stratum.mean)
+            k1 += sign * (n * (first + stratum.mean))
+            k2 += n * max(0.0, second - first * first)
     return k, k1, k2
 
 
@@ -5419,11 +5418,8 @@ class _Saddlepoint(_Rules):
         return self.offset + Fraction(self.base + k * self.span, self.denominator)
 
     def share_below(self, estimate) -> float:
-        if self.ratio is not None:
-            return self._ratio_cdf(float(estimate))
-        target = float((estimate - self.offset) * self.denominator)
-        mean = _cgf(self.parts, 0.0)[1]
-        if abs(target - mean) < 1e-9 * self.spread:
+        if self.ratio is None and abs(float((estimate - self.offset) * self.denominator)
+                                      - _cgf(self.parts, 0.0)[1]) < 1e-9 * self.spread:
             return _lugannani_rice(self.parts, 0.0, self.span)[1]
         return self.mass_below(estimate)
 
@@ -5432,9 +5428,7 @@ class _Saddlepoint(_Rules):
         if self.ratio is not None:
             return self._ratio_cdf(float(value))
         target = float((value - self.offset) * self.denominator)
-        mean = _cgf(self.parts, 0.0)[1]
-        s = _root(self.parts, target, (target - mean) / self.spread ** 2, self.spread)
-        return _lugannani_rice(self.parts, s, 0)[1]
+        return _lugannani_rice(self.parts, _root(self.parts, target), 0)[1]
 
     # --- a ratio: P(sum y* / (scale * sum m*) <= t) = P(sum (y - t scale m)* <= 0) ---
 
@@ -5444,9 +5438,7 @@ class _Saddlepoint(_Rules):
         shift = t * scale
         parts = ((1, tuple(_Stratum.weighted([y - shift * m for y, m in units], counts)
                            for units, counts in pairs)),)
-        _, mean, k2 = _cgf(parts, 0.0)
-        spread = math.sqrt(max(k2, 1e-300))
-        s = _root(parts, 0.0, -mean / spread ** 2, spread)
+        s = _root(parts, 0.0)
         _, p, ds = _lugannani_rice(parts, s, 0)
         if not slope:
             return p
@@ -5695,17 +5687,16 @@ def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
     >>> mcnemar_exact(67, 85).p_text, mcnemar_exact(0, 0).p, mcnemar_exact(5, 5).p
     ('0.1677', 1.0, 1.0)
     """
-    n = a_only + b_only
-    k = min(a_only, b_only)
-    if n == 0:
-        return McNemar(a_only, b_only, 1.0)
-    if n <= _MCNEMAR_EXACT_LIMIT:
+    n, k = a_only + b_only, min(a_only, b_only)
+    if n <= _MCNEMAR_EXACT_LIMIT:                       # n = 0 too: the sum is 1, p is 1
         term = total = 1                                # C(n, 0), then C(n, i) from C(n, i-1)
         for i in range(k):
             term = term * (n - i) // (i + 1)
             total += term
-        return McNemar(a_only, b_only, min(1.0, 2 * total / 2 ** n))
-    return McNemar(a_only, b_only, min(1.0, 2 * _binom_cdf_lower(k, n, 0.5)))
+        p = 2 * total / 2 ** n
+    else:
+        p = 2 * _binom_cdf_lower(k, n, 0.5)
+    return McNemar(a_only, b_only, min(1.0, p))
 
 
 @dataclass(frozen=True)
