@@ -5621,9 +5621,8 @@ def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
             continue
         jack = _jackknife(groups, "paired", scale) if rule == "bca" else None
         interval, used, _ = _interval_by(dist, confidence, rule, estimate, jack)
-        interval = interval if used == rule else _FellBack(*dataclasses.astuple(interval))
-        out[rule] = interval if not proportions else type(interval)(
-            *dataclasses.astuple(_clamp(interval, -1, 1)))
+        interval = _clamp(interval, -1, 1) if proportions else interval
+        out[rule] = interval if used == rule else _FellBack(*dataclasses.astuple(interval))
     return out
 
 
@@ -6028,9 +6027,8 @@ def _metric_columns(keyed, classes: int, specs, exact: bool = True) -> list:
 
 
 def _metrics_of(totals: dict, specs, exact: bool = True) -> list:
-    """Per ``(metric, class index)`` of *specs*, A's and B's metric in each resample, from
-    per-class totals: "t" the labels, "ta"/"tb" A's/B's right, "pa"/"pb" their predictions
-    (a row of classes per resample)."""
+    """``_metric_columns`` from the per-class totals (as ``_class_totals``, a row per
+    resample)."""
     return [tuple([metric_value(metric, t, x, p, positive, exact) for t, x, p in
                    zip(totals["t"], totals["t" + s], totals["p" + s])] for s in ("a", "b"))
             for metric, positive in specs]
@@ -6067,9 +6065,7 @@ def _permutation_tests(rng: random.Random, confusions: Confusions, specs,
                        permutations: int) -> list:
     """``metric_permutation_test`` of each ``(metric, class index)`` of *specs*, on the same
     swaps (none drawn when every observed gap is 0).  Swaps leave the labels and both
-    systems' sums as they are, so B's totals are those sums less A's; mirror pairs that move
-    A's totals alike (the same two predictions, and the label the first, the second or
-    neither) are one Binomial draw (a sum of independent Binomial(m, 1/2) is one)."""
+    systems' sums as they are, so B's totals are those sums less A's."""
     k = len(confusions.classes)
     observed = [abs(b - a) for (a,), (b,) in _metric_columns(
         [(key, [count]) for key, count in confusions.cells], k, specs)]
