@@ -5203,7 +5203,8 @@ def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str
                             for column in (*scores.ints, scores.units.diff))
         sums = {"a": a(), "b": b(), "paired": paired()}
         sums["unpaired"] = [y - x for x, y in zip(a(), b())]      # fresh resamples of A, B
-        return {key: Distribution.of(value, scores.n * scores.scale) for key, value in sums.items()}
+        return {key: Distribution.of(value, scores.n * scores.scale)
+                for key, value in sums.items()}
     units, scale = scores.units, scores.scale
     steps = _steps(progress, [resamples, resamples, resamples, 2 * resamples])
     dists = {}
@@ -5584,8 +5585,8 @@ def newcombe_unpaired(hits_a: int, hits_b: int, n: int, confidence, psi: float =
     pa, pb = hits_a / n, hits_b / n
     la, ua = wilson_interval(hits_a, n, confidence)
     lb, ub = wilson_interval(hits_b, n, confidence)
-    delta = math.sqrt(max(0.0, (pb - lb) ** 2 + (ua - pa) ** 2 - 2 * psi * (pb - lb) * (ua - pa)))
-    epsilon = math.sqrt(max(0.0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * psi * (pa - la) * (ub - pb)))
+    delta, epsilon = (math.sqrt(max(0.0, x ** 2 + y ** 2 - 2 * psi * x * y))
+                      for x, y in ((pb - lb, ua - pa), (pa - la, ub - pb)))
     gap = Fraction(hits_b - hits_a, n)
     return Interval(gap - Fraction(delta), gap + Fraction(epsilon))
 
@@ -5776,13 +5777,12 @@ def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
     size = (total + 1) * width
     if size > _SIGN_FLIP_LATTICE_BITS or size * len(nonzero) > 2 * _SIGN_FLIP_LATTICE_WORK:
         return None
-    units = [abs(d) // step for d in nonzero]
     counts = 1
-    for unit in units:
-        counts += counts << (unit * width)
+    for d in nonzero:
+        counts += counts << (abs(d) // step * width)
     low = (total - observed // step) // 2 + 1           # U = 0 .. low - 1 are as extreme
     tail = (counts & ((1 << (low * width)) - 1)) % ((1 << width) - 1)   # their digits' sum
-    return PermutationTest(float(Fraction(2 * tail, 1 << len(units))), True, 2 ** len(units))
+    return PermutationTest(float(Fraction(2 * tail, 1 << len(nonzero))), True, 2 ** len(nonzero))
 
 
 def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *,
