@@ -6823,16 +6823,16 @@ class Comparison:
     p_bh: float | None = None
 
 
-def _family_decisions(analyses, settings: Settings) -> list:
-    """``(p_holm, p_bonferroni, p_bh, decision)`` per comparison, by *settings*' adjustment."""
+def _family(baseline: str, candidates, analyses, settings: Settings) -> list:
+    """A Comparison per analysis of the family: p adjusted across it, a verdict each."""
     ps = [a.p for a in analyses]
-    family = len(ps)
     adjusted = {how: _ADJUST[how](ps) for how in ADJUSTMENTS}
     chosen = adjusted[settings.adjust]
     discoveries = sum(Fraction(p) < 1 - settings.confidence for p in chosen)
-    return [(h, b, bh, decide(a, family, p, settings.margin, settings.adjust, discoveries))
-            for a, h, b, bh, p in zip(analyses, adjusted["holm"], adjusted["bonferroni"],
-                                      adjusted["bh"], chosen)]
+    return [Comparison(baseline, name, a, h, b, decide(a, len(ps), p, settings.margin,
+                                                       settings.adjust, discoveries), bh)
+            for name, a, h, b, bh, p in zip(candidates, analyses, adjusted["holm"],
+                                            adjusted["bonferroni"], adjusted["bh"], chosen)]
 
 
 def compare_systems(table: Table, rng: random.Random, settings: Settings | None = None, *,
@@ -6854,9 +6854,7 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
         analyses = [analyze(table.pair(index), rng, settings, progress=next(steps),
                             family=len(table.systems) - 1)
                     for index in range(1, len(table.systems))]
-    return [Comparison(table.systems[0], name, analysis, p_holm, p_bonf, decision, p_bh)
-            for name, analysis, (p_holm, p_bonf, p_bh, decision)
-            in zip(table.systems[1:], analyses, _family_decisions(analyses, settings))]
+    return _family(table.systems[0], table.systems[1:], analyses, settings)
 
 
 # --- Whole harness runs: many tasks per model ---
@@ -6909,17 +6907,14 @@ def _subtable(table: Table, keep, task=None) -> tuple:
     pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda seq: (seq[keep[0]],))
     runs = None if table.runs is None else tuple(
         tuple((label, tuple(pick(column))) for label, column in system) for system in table.runs)
-    note = ""
     if table.task_runs is not None:
         runs = dict(table.task_runs).get(task)
-        if runs is not None:
-            counts = " and ".join(str(len(system)) for system in runs)
-            two_level = all(len(system) > 1 for system in runs)
-            note = f"{counts} runs, " + ("two-level" if two_level else
-                                         "single-run (each item's mean)")
-            runs = runs if two_level else None
-    elif runs is not None:
-        note = " and ".join(str(len(system)) for system in runs) + " runs, two-level"
+    note = ""
+    if runs is not None:
+        two_level = table.task_runs is None or all(len(system) > 1 for system in runs)
+        note = " and ".join(str(len(system)) for system in runs) + " runs, " + (
+            "two-level" if two_level else "single-run (each item's mean)")
+        runs = runs if two_level else None
     return dataclasses.replace(table, columns=tuple(tuple(pick(c)) for c in table.columns),
                                ids=tuple(pick(table.ids)), runs=runs, tasks=None,
                                clusters=None, strata=None, task_runs=None,
@@ -6942,19 +6937,16 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
         keep = [i for i, t in enumerate(table.tasks) if t == task]
         sub, note = _subtable(table, keep, task)
         run_notes.append(note)
-        per_task.append(compare_systems(sub, rng, dataclasses.replace(settings, calibration=0),
-                                        metric=metric, positive=positive))
+        per_task.append([c.analysis for c in compare_systems(
+            sub, rng, dataclasses.replace(settings, calibration=0), metric=metric,
+            positive=positive)])
         if progress is not None:
             progress(index + 1, len(order) + 1)
-    for k in range(len(table.systems) - 1):
-        analyses = [comparisons[k].analysis for comparisons in per_task]
-        for index, (p_holm, p_bonf, p_bh, decision) in enumerate(
-                _family_decisions(analyses, settings)):
-            per_task[index][k] = dataclasses.replace(
-                per_task[index][k], p_holm=p_holm, p_bonferroni=p_bonf, p_bh=p_bh,
-                decision=decision)
-    tasks = [TaskComparison(task, table.tasks.count(task), tuple(comparisons), note)
-             for task, comparisons, note in zip(order, per_task, run_notes)]
+    columns = [_family(table.systems[0], [candidate] * len(order), analyses, settings)
+               for candidate, analyses in zip(table.systems[1:], zip(*per_task))]
+    tasks = [TaskComparison(task, table.tasks.count(task),
+                            tuple(column[t] for column in columns), note)
+             for t, (task, note) in enumerate(zip(order, run_notes))]
     labels = tuple(table.tasks)
     if table.runs is not None or table.gold is not None:     # pooled plainly
         pool = "items"
@@ -6994,17 +6986,13 @@ def compare_classes(table: Table, rng: random.Random, settings: Settings | None 
             (pa,), (pb,) = values[2 * index]
             (ra,), (rb,) = values[2 * index + 1]
             row.append((pa, ra, pb, rb))
-        for row, analysis, (p_holm, p_bonf, p_bh, decision) in zip(
-                per_class, analyses[1:], _family_decisions(analyses[1:], settings)):
-            row.append(Comparison(table.systems[0], candidate, analysis, p_holm, p_bonf,
-                                  decision, p_bh))
+        for row, comparison in zip(per_class, _family(
+                table.systems[0], [candidate] * len(labelled), analyses[1:], settings)):
+            row.append(comparison)
     return TasksResult(tuple(TaskComparison(str(classes[index]), table.gold.count(
         classes[index]), tuple(row), rates=tuple(rate))
                              for index, row, rate in zip(labelled, per_class, rates)),
-                       tuple(Comparison(table.systems[0], name, analysis, p_holm, p_bonf,
-                                        decision, p_bh)
-                             for name, analysis, (p_holm, p_bonf, p_bh, decision) in zip(
-                                 table.systems[1:], pooled, _family_decisions(pooled, settings))),
+                       tuple(_family(table.systems[0], table.systems[1:], pooled, settings)),
                        each)
 
 
