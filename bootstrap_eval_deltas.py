@@ -6376,9 +6376,7 @@ class Analysis:
 
 
 def _choose_method(scores: Scores, settings: Settings) -> str:
-    """``bootstrap`` (Monte Carlo) when resamples are asked for or with runs; else ``exact``
-    for 0/1 items (within strata while the convolution is small), ``saddlepoint`` where it
-    is safe (many units, none dominant), the Monte Carlo bootstrap otherwise."""
+    """The method: exact, else saddlepoint where safe, else (or when asked) the bootstrap."""
     units = scores.units
     if settings.resamples is not None or scores.runs_a is not None:
         return "bootstrap"
@@ -6487,8 +6485,7 @@ def _intervals(scores: Scores, dists: dict, settings: Settings) -> tuple:
 
 
 def _diff_variance(scores: Scores) -> Fraction:
-    """The variance of B - A over items (population form), exactly; for 0/1 scores the
-    discordant share minus the gap squared."""
+    """The variance of B - A over items (population form), exactly."""
     if scores.binary:
         cells = scores.cells()
         return Fraction(cells.a_only + cells.b_only, cells.n) - Fraction(cells.b - cells.a,
@@ -6501,9 +6498,8 @@ def _diff_variance(scores: Scores) -> Fraction:
 
 
 def _paired_test(rng: random.Random, scores: Scores, settings: Settings, progress) -> tuple:
-    """``(runs, test)``: the two-level t test when there are runs (plain items only, scores
-    made integers), exact McNemar for plain 0/1 items (no draws), else the sign-flip test
-    per item or per cluster."""
+    """``(runs, test)``: two-level t with runs, exact McNemar for plain 0/1 items, else signs
+    flipped per item or cluster."""
     if scores.runs_a is not None:
         if not scores.units.simple:
             raise ToolError(f"several runs per system with {_opt('cluster_col')} or "
@@ -6982,18 +6978,16 @@ def compare_classes(table: Table, rng: random.Random, settings: Settings | None 
         values = _metric_columns([(key, [count]) for key, count in confusions.cells],
                                  len(classes), [(name, index) for index in labelled
                                                 for name in ("precision", "recall")])
-        for index, row in enumerate(rates):     # base's precision and recall, then its
-            (pa,), (pb,) = values[2 * index]
-            (ra,), (rb,) = values[2 * index + 1]
-            row.append((pa, ra, pb, rb))
+        for row, ((pa,), (pb,)), ((ra,), (rb,)) in zip(rates, values[::2], values[1::2]):
+            row.append((pa, ra, pb, rb))        # base's precision and recall, then its
         for row, comparison in zip(per_class, _family(
                 table.systems[0], [candidate] * len(labelled), analyses[1:], settings)):
             row.append(comparison)
-    return TasksResult(tuple(TaskComparison(str(classes[index]), table.gold.count(
-        classes[index]), tuple(row), rates=tuple(rate))
-                             for index, row, rate in zip(labelled, per_class, rates)),
-                       tuple(_family(table.systems[0], table.systems[1:], pooled, settings)),
-                       each)
+    tasks = (TaskComparison(str(classes[index]), table.gold.count(classes[index]), tuple(row),
+                            rates=tuple(rate))
+             for index, row, rate in zip(labelled, per_class, rates))
+    return TasksResult(tuple(tasks), tuple(_family(table.systems[0], table.systems[1:], pooled,
+                                                   settings)), each)
 
 
 # --- Leaderboards: k systems on the same items, every pair ---
@@ -7317,9 +7311,8 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
 
 def _board(names, means, cov, rng, settings, *, draws, progress, tests, interval, n,
            target_power, plan=True, differing=None) -> tuple:
-    """A board from the systems' scores and covariance: ``(standings, pairs, critical value,
-    its error, draws, items to separate the top two)``.  *tests(order, variances)* gives each
-    pair's test (highest first), *interval(s, half-width)* a system's interval."""
+    """``(standings, pairs, critical value, its error, draws, items to separate the top two)``
+    from the scores and covariance; *tests(order, variances)*, *interval(s, half-width)*."""
     k = len(names)
     variances = [[cov[i][i] + cov[j][j] - 2 * cov[i][j] for j in range(k)] for i in range(k)]
     order = sorted(range(k), key=lambda s: -means[s])    # highest first, ties in input order
@@ -7359,10 +7352,8 @@ def _board(names, means, cov, rng, settings, *, draws, progress, tests, interval
 
 def _metric_covariance(table: Table, rng: random.Random, metric: str, positive,
                        resamples: int) -> tuple:
-    """``(values, covariance, design)`` of the systems' *metric*: the covariance over paired
-    resamples of the items, a multinomial draw over (label, each system's prediction)
-    cells, each system's metric read from the cells it sees; drawn 100 resamples at a time
-    (memory: the cells times 100)."""
+    """``(values, covariance, design)`` of the systems' *metric* over paired resamples of the
+    (label, each system's prediction) cells, drawn 100 at a time (memory)."""
     classes = _classes(set(table.gold).union(*table.columns, [positive] if positive is not None
                                              else []))
     if metric not in METRICS or (metric in _CLASS_METRICS) != (positive is not None):
@@ -7480,8 +7471,7 @@ _MAX_LOG_ODDS = 20      # a rating or log nu past this is a fit running off to i
 
 
 def _linear_solve(matrix, columns) -> list:
-    """The columns x of matrix x = columns (each a list; Gauss-Jordan elimination with
-    partial pivoting, floats): one right-hand side or many (an inverse) in one pass."""
+    """The columns x of matrix x = columns (Gauss-Jordan, partial pivoting, floats)."""
     n = len(matrix)
     rows = [list(row) + [column[r] for column in columns] for r, row in enumerate(matrix)]
     for col in range(n):
@@ -7496,7 +7486,7 @@ def _linear_solve(matrix, columns) -> list:
     return [[row[n + c] for row in rows] for c in range(len(columns))]
 
 
-def _reach(k: int, edges, start: int) -> set:
+def _reach(edges, start: int) -> set:
     seen, todo = {start}, [start]
     while todo:
         for other in edges[todo.pop()] - seen:
@@ -7509,26 +7499,22 @@ def _check_graph(data: Battles, kinds) -> None:
     """One line when the ratings cannot be finite: the systems fall in groups that never met,
     or a group won (or lost) every battle against the rest (*kinds*: the distinct battles)."""
     k, names = len(data.systems), data.systems
-    met, won = [set() for _ in range(k)], [set() for _ in range(k)]
+    met, won, lost = ([set() for _ in range(k)] for _ in range(3))
     for i, j, share in kinds:
         met[i].add(j), met[j].add(i)
-        if share > 0:
-            won[i].add(j)
-        if share < 1:
-            won[j].add(i)
-    reached = _reach(k, met, 0)
+        for winner, loser, scored in ((i, j, share > 0), (j, i, share < 1)):
+            if scored:
+                won[winner].add(loser)
+                lost[loser].add(winner)
+    reached = _reach(met, 0)
     if len(reached) < k:
         apart = next(s for s in range(k) if s not in reached)
         raise ToolError(f"the battles fall in groups that never met ({_shorten(names[0])} and "
                         f"{_shorten(names[apart])} are in different ones): their ratings cannot "
                         "be compared; rank each group alone")
-    lost = [set() for _ in range(k)]
-    for i in range(k):
-        for j in won[i]:
-            lost[j].add(i)
     for edges, what in ((won, "lost"), (lost, "won")):
         for s in range(k):
-            group = _reach(k, edges, s)
+            group = _reach(edges, s)
             if len(group) < k:
                 rest = [names[t] for t in range(k) if t not in group]
                 raise ToolError(f"{_shorten(', '.join(rest), 80)} never {what} a battle against "
@@ -7561,8 +7547,7 @@ def _pair_moments(theta, tie, i, j) -> tuple:
 
 
 def _bt_step(counts, theta, tie, free) -> tuple:
-    """(log-likelihood, gradient, Hessian) over the free parameters (the ratings but the
-    anchor's, then log nu when ties are modelled)."""
+    """(log-likelihood, gradient, Hessian) over the free parameters (then log nu)."""
     index = {s: x for x, s in enumerate(free)}
     m = len(free) + (tie is not None)
     grad, hess, loglik = [0.0] * m, [[0.0] * m for _ in range(m)], 0.0
@@ -7590,8 +7575,7 @@ def _bt_step(counts, theta, tie, free) -> tuple:
 
 
 def _bt_newton(counts, theta, tie, free, n: int) -> tuple:
-    """Newton's method with step halving from *theta* (and log nu): ``(theta, tie, gradient,
-    Hessian, steps)`` at the maximum (the log-likelihood is concave)."""
+    """``(theta, tie, gradient, Hessian, steps)`` at the maximum, by Newton's method."""
     loglik, grad, hess = _bt_step(counts, theta, tie, free)
     steps, position = 0, {s: x for x, s in enumerate(free)}
     while max(map(abs, grad)) > 1e-10 * n and steps < 200:
@@ -7711,11 +7695,8 @@ def bradley_terry(data: Battles, anchor: int = 0, position: bool = False) -> Bra
                  for v in range(u + 1)) and all(sandwich[u][u] >= bread[u][u] / 4
                                                 for u in range(len(free)))
     chosen = sandwich if robust else bread
-    cov = [[0.0] * k for _ in range(k)]
-    for s, u in index.items():
-        for t, v in index.items():
-            if s < k and t < k:
-                cov[s][t] = chosen[u][v]
+    cov = [[chosen[index[s]][index[t]] if s in index and t in index else 0.0 for t in range(k)]
+           for s in range(k)]
     return BradleyTerry(data.systems, tuple(theta[:k]), tuple(map(tuple, cov)),
                         None if tie is None else math.exp(tie), anchor,
                         len(by_prompt), steps, robust, (theta[k], math.sqrt(
@@ -7853,8 +7834,7 @@ _REPLAY_DRAWS = 2e7              # items drawn one by one over all replays, at m
 
 
 def _draw_sums(rng: random.Random, values, k: int, few: bool) -> tuple:
-    """Sums of each power-product column over k draws with replacement from *values*
-    (tuples): multinomial counts over the distinct ones when they are few."""
+    """Column sums of k draws with replacement from *values* (tuples; multinomial if *few*)."""
     if few:
         distinct = sorted(collections.Counter(values).items())
         counts = multinomial_variate(rng, k, [count / len(values) for _, count in distinct])
