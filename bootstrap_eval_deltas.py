@@ -8057,15 +8057,12 @@ def read_ledger(path: str) -> list:
     the field for anything that is not one, for a folder, a device or a pipe."""
     shown = _printable(path)
     try:
-        info = os.stat(path)
+        if not stat.S_ISREG(os.stat(path).st_mode):     # before open: a pipe would block
+            raise ToolError(f"the ledger {shown} is not a regular file (a folder, device or "
+                            "pipe)")
+        handle = open(path, "rb")
     except FileNotFoundError:
         return []
-    except OSError as err:
-        raise ToolError(f"cannot read the ledger {shown}: {err.strerror}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"the ledger {shown} is not a regular file (a folder, device or pipe)")
-    try:
-        handle = open(path, "rb")
     except OSError as err:
         raise ToolError(f"cannot read the ledger {shown}: {err.strerror}") from None
     with handle:
