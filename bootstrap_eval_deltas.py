@@ -9718,7 +9718,7 @@ def _method_text(result: Analysis) -> str:
 
 
 def _warning_lines(table: Table) -> list:
-    return [f"warning: {_printable(text)}" for text in table.warnings]
+    return [f"warning: {text}" for text in table.warnings]
 
 
 def _battle_summary(table: Table, comparison: Comparison) -> dict:
@@ -9777,11 +9777,10 @@ def _battle_lines(table: Table, comparison: Comparison) -> list:
         rate += (f" (the gate's margin {_format_gap(gate.margin / 2, True)} on the win rate "
                  f"above 50% is {_format_gap(gate.margin, True)} on the net win rate)")
     if not result.binary:
-        return [f"  {s['battles']:,} battles of {_printable(table.systems[0])} (A) and "
-                f"{_printable(table.systems[1])} (B) judged as probabilities; {rate}"]
-    lines = [f"  {s['battles']:,} battles: A = {_printable(table.systems[0])} won "
-             f"{s['wins']['a']:,}, B = {_printable(table.systems[1])} won {s['wins']['b']:,}, "
-             f"{s['ties']:,} ties", f"  {rate}"]
+        return [f"  {s['battles']:,} battles of {table.systems[0]} (A) and {table.systems[1]} "
+                f"(B) judged as probabilities; {rate}"]
+    lines = [f"  {s['battles']:,} battles: A = {table.systems[0]} won {s['wins']['a']:,}, "
+             f"B = {table.systems[1]} won {s['wins']['b']:,}, {s['ties']:,} ties", f"  {rate}"]
     if s["decisive"]:
         lo, hi = s["decisive_ci"]
         lines[-1] += (f"; of the {s['decisive']:,} decisive battles B won "
@@ -9805,7 +9804,7 @@ def _data_document(report: Report) -> list:
     what = f"{_METRIC_NAMES[result.metric]} " if result.metric else ""
     battles = table.preference is not None
     lines += _battle_lines(table, comparison) if battles else [
-        f"  {label} = {_printable(name)}: {what}{_round_fixed(mean, 3)} {ci.as_proportions()}"
+        f"  {label} = {name}: {what}{_round_fixed(mean, 3)} {ci.as_proportions()}"
         for label, name, mean, ci in zip("AB", table.systems, means, cis)]
     lines += [f"  gap B - A{' (net win rate: wins minus losses per battle)' * battles}: "
               f"{_format_gap(result.gap, percent)}; "
@@ -9883,7 +9882,7 @@ def _family_document(report: Report) -> list:
               _format_gap(c.analysis.gap, percent), _format_interval(c.decision.interval, percent),
               c.analysis.test.name, _format_p(c.analysis.p), _format_p(c.decision.p),
               c.decision.word] for c in comparisons]
-    lines = [f"{_printable(c.candidate)}: {line}" for c in comparisons
+    lines = [f"{c.candidate}: {line}" for c in comparisons
              for line in [_verdict_sentence(c, None, table.incomplete), *_gate_lines(c, percent)]]
     lines += _warning_lines(table)
     lines += [f"{len(table.systems)} systems on {table.n:,} items from "
@@ -10114,7 +10113,7 @@ def _tasks_document(report: _TasksReport) -> list:
     table, result, percent = report.table, report.result, report.table.proportions
     tasks = len(result.tasks)
     first = result.tasks[0].comparisons[0].decision
-    noun, of = ("slice", f" of {_printable(table.slices)}") if table.slices else ("task", "")
+    noun, of = ("slice", f" of {table.slices}") if table.slices else ("task", "")
     each = f"on the {noun}'s items"
     if result.pool in ("f1", "recall"):                  # compare_classes
         noun, each = "class", f"by the class's {_METRIC_NAMES[result.pool]} (all items)"
@@ -10132,7 +10131,7 @@ def _tasks_document(report: _TasksReport) -> list:
                   "too small" if _slice_needs(task, c.decision) else c.decision.word]
                  + ([task.runs or "one run each"] if with_runs else [])
                  for task in result.tasks for c in task.comparisons)
-    header = [_printable(table.slices) if table.slices else "task", "items", "candidate",
+    header = [table.slices if table.slices else "task", "items", "candidate",
               "base", "cand", "gap", f"{_format_level(first.level)} CI", "test", "p",
               f"{_ADJUST_SHORT[first.adjust]} p", "verdict", "runs"]
     lines.append(_Grid(tuple(header[:len(rows[0])]), rows, frozenset({1, 3, 4, 5, 8, 9})))
@@ -10143,7 +10142,7 @@ def _tasks_document(report: _TasksReport) -> list:
             [task.task, c.candidate, *(_round_fixed(v, 3) for v in rate)]
             for task in result.tasks for c, rate in zip(task.comparisons, task.rates)),
             frozenset({2, 3, 4, 5})))
-    lines += [f"too small to judge: {_printable(task.task)} ({task.n:,} items): even were every "
+    lines += [f"too small to judge: {task.task} ({task.n:,} items): even were every "
               f"item to favour one system, its {_ADJUST_NAMES[first.adjust]}-adjusted p could not "
               f"fall below {_format_decimal(first.alpha)}; it would take {needed:,} items at "
               f"this family's level" for task in result.tasks
@@ -10151,17 +10150,16 @@ def _tasks_document(report: _TasksReport) -> list:
     worse = [(task, c) for task in result.tasks for c in task.comparisons
              if c.decision.word == "worse"] if table.slices else []
     head = [f"worse in {len(worse)} {'class(es)' if noun == 'class' else 'slice(s)'} of "
-            f"{_printable(table.slices)} "
-            f"({_format_level(first.level)} {first.joint}): " + "; ".join(
-                f"{_printable(task.task)} {_format_gap(c.analysis.gap, percent)} "
+            f"{table.slices} ({_format_level(first.level)} {first.joint}): " + "; ".join(
+                f"{task.task} {_format_gap(c.analysis.gap, percent)} "
                 f"{_format_interval(c.decision.interval, percent)}"
-                + (f" ({_printable(c.candidate)})" if len(table.systems) > 2 else "")
+                + (f" ({c.candidate})" if len(table.systems) > 2 else "")
                 for task, c in worse)] if worse else []
     if first.gate is not None and table.slices:
         regressed = _regressions(result)
         head.append(f"gate over the slices: FAIL: {len(regressed)} slice(s) shown worse than "
                     f"the margin by their simultaneous intervals "
-                    f"({', '.join(_printable(t) for t, _ in regressed)})" if regressed else
+                    f"({', '.join(t for t, _ in regressed)})" if regressed else
                     "gate over the slices: no slice is shown worse than the margin")
     how = {"strata": f"each {noun} a stratum (its items resampled within it, so each {noun} "
                      "keeps its size)",
@@ -10243,7 +10241,7 @@ def _board_headline(board: Leaderboard, n_text: str, incomplete=()) -> str:
 
 def _separate_text(board: Leaderboard) -> str:
     first, second = board.standings[0].system, board.standings[1].system
-    head = f"to separate the top two ({_printable(first)}, {_printable(second)})"
+    head = f"to separate the top two ({first}, {second})"
     if board.separate is not None:
         alone, jointly = board.separate
         unit = "battles" if board.metric in SCALES else "items"
@@ -10297,7 +10295,7 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     lines += _warning_lines(table) + [f"warning: {w}" for w in board.warnings]
     level = _format_level(board.confidence)
     places = 1 if board.metric == "elo" else 3
-    rows = [[_ranks_text(s.ranks), _printable(s.system), _round_fixed(s.score, places),
+    rows = [[_ranks_text(s.ranks), s.system, _round_fixed(s.score, places),
              s.interval.as_proportions(places), str(s.tier), s.groups] for s in board.standings]
     lines.append(_Grid(("rank", "system", _METRIC_NAMES.get(board.metric, "score"),
                         f"{level} CI", "tier", "groups"),
@@ -10310,38 +10308,35 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
                     for below in board.standings[x + 1:] if below.tier < above.tier]
     if out_of_order:
         above, below = out_of_order[0]
-        lines.append(f"note: tiers are not in score order: {_printable(below.system)} (tier "
-                     f"{below.tier}) is not told apart from its tier's leader, while "
-                     f"{_printable(above.system)} above it is; a system measured less "
-                     "precisely can share a tier that a closer one does not")
+        lines.append(f"note: tiers are not in score order: {below.system} (tier {below.tier}) is "
+                     f"not told apart from its tier's leader, while {above.system} above it is; a "
+                     "system measured less precisely can share a tier that a closer one does not")
     order = [s.system for s in board.standings]
     pairs = board.pairs if report.details else [board.pair(*two) for two in zip(order, order[1:])]
     lines.append(f"pairs told apart: {sum(p.apart for p in board.pairs)} of {len(board.pairs)} "
                  f"({level} joint); {'every pair' if report.details else 'next to each other'}:")
-    lines += [f"  {_printable(p.first)} - {_printable(p.second)}: "
-              f"{_format_gap(p.gap, board.percent)} {_format_interval(p.interval, board.percent)}"
+    lines += [f"  {p.first} - {p.second}: {_format_gap(p.gap, board.percent)} "
+              f"{_format_interval(p.interval, board.percent)}"
               f" ({level} joint); {p.test.name} p={_format_p(p.test.p)}, "
               f"{_ADJUST_NAMES[board.adjust]} {_format_p(p.p_adjusted)}: "
               f"{'told apart' if p.apart else 'not told apart'}" for p in pairs]
     if report.slices is not None:
-        lines.append(f"by {_printable(table.slices)}: each system's score and its {level} "
-                     "interval in each slice (marginal; compare --by tells gaps apart slice by "
-                     "slice)")
+        lines.append(f"by {table.slices}: each system's score and its {level} interval in each "
+                     "slice (marginal; compare --by tells gaps apart slice by slice)")
         rows = []
         for label, n, scores in report.slices:
             shown = {system: f"{_round_fixed(score, 3)} {interval.as_proportions(3)}"
                      for system, score, interval in scores}
-            rows.append([_printable(label), f"{n:,}"] + [shown[system] for system in order])
-        lines.append(_Grid((_printable(table.slices), "items", *map(_printable, order)),
-                           tuple(rows), frozenset({1})))
+            rows.append([label, f"{n:,}"] + [shown[system] for system in order])
+        lines.append(_Grid((table.slices, "items", *order), tuple(rows), frozenset({1})))
     position = _first_position(table) if isinstance(table, Battles) else None
     lines += [_position_line(position)[2:]] if position else []
     lines += [_separate_text(board), *_dropped_lines(table), _board_method(board, report.params)]
     if report.details:
         lines += _input_lines(table, report.params["seed"], None)[:-1]
     else:
-        lines.append(f"n={table.n:,} {unit} from {_printable(_input_names(table))}; --details "
-                     "for every pair and the inputs")
+        lines.append(f"n={table.n:,} {unit} from {_input_names(table)}; --details for every "
+                     "pair and the inputs")
     return lines
 
 
@@ -10410,16 +10405,16 @@ def _judged_document(report: _JudgedReport) -> list:
               f"  with the judge the interval is as narrow as about {r.effective:,.0f} human "
               f"labels alone would make it ({r.labelled:,} used)"]
     for label, name, (kind, first, second) in zip("AB", r.systems, r.agreement):
-        lines.append(f"  judge and people on {label} = {_printable(name)}: " + (
+        lines.append(f"  judge and people on {label} = {name}: " + (
             f"agree on {_percent(first)} of items, Cohen's kappa "
             f"{second:.3f}" if kind == "kappa" else
             f"correlation {'undefined' if first is None else f'{first:.3f}'}, judge - people "
             f"{_format_gap(Fraction(second), percent)} on average"))
     if report.slices is not None:
-        lines.append(f"by {_printable(report.params['by'])}: each slice's judge-corrected gap "
+        lines.append(f"by {report.params['by']}: each slice's judge-corrected gap "
                      f"(marginal {level} intervals; p adjusted by "
                      f"{_ADJUST_NAMES[report.params['adjust']]} across the slices)")
-        rows = [[_printable(str(label)), f"{n:,}"] + (
+        rows = [[str(label), f"{n:,}"] + (
             ["", "", "", "", "too few labels to correct"] if s is None else
             [f"{s.labelled:,}", _format_gap(Fraction(s.gap), percent),
              _format_interval(s.interval, percent), _format_p(p), _slice_word(s, p)])
@@ -10431,14 +10426,14 @@ def _judged_document(report: _JudgedReport) -> list:
         note = report.ledger
         lines.append(f"ledger: comparison {note.first} of {note.total} on this test set (sha256 "
                      f"{note.test_set[:12]}) in {note.path}; p adjusted by Holm over all "
-                     f"{note.total}: {_printable(r.systems[1])} {_p_equals(r.p)} -> "
+                     f"{note.total}: {r.systems[1]} {_p_equals(r.p)} -> "
                      f"{_format_p(note.p_holm[0])}")
     lines.append("calibration: not replayed (calibration=0)" if r.coverage is None else
                  f"calibration: the corrected interval covered "
                  f"{_percent(rate)} of {replays:,} replays simulated from "
                  f"these data at {r.labelled:,} labels and {r.items - r.labelled:,} judged-only "
                  "items")
-    lines.append(f"n={r.items:,} items from {_printable(report.table.path)} ({r.labelled:,} "
+    lines.append(f"n={r.items:,} items from {report.table.path} ({r.labelled:,} "
                  f"with human scores); prediction-powered inference (PPI++, Angelopoulos, Duchi "
                  f"and Zrnic 2023), normal intervals; seed {report.params['seed']}")
     return lines
