@@ -9605,14 +9605,16 @@ def _gate_lines(comparison: Comparison, percent: bool) -> list:
 
 
 def _ledger_lines(report) -> list:
+    """Where the ledger recorded the comparisons (a judged report's one too), Holm's p."""
     note = report.ledger
     if note is None:
         return []
-    comparisons = report.comparisons
-    numbers = f"comparison {note.first}" if len(comparisons) == 1 else \
-        f"comparisons {note.first}-{note.first + len(comparisons) - 1}"
-    parts = [f"{c.candidate} {_p_equals(c.analysis.p)} -> {_format_p(p)}"
-             for c, p in zip(comparisons, note.p_holm)]
+    tested = [(report.result.systems[1], report.result.p)] if isinstance(
+        report, _JudgedReport) else [(c.candidate, c.analysis.p) for c in report.comparisons]
+    numbers = f"comparison {note.first}" if len(tested) == 1 else \
+        f"comparisons {note.first}-{note.first + len(tested) - 1}"
+    parts = [f"{name} {_p_equals(p)} -> {_format_p(p_holm)}"
+             for (name, p), p_holm in zip(tested, note.p_holm)]
     return [f"ledger: {numbers} of {note.total} on this test set (sha256 {note.test_set[:12]}) "
             f"in {note.path}; p adjusted by Holm over all {note.total}: {'; '.join(parts)}"]
 
@@ -10259,30 +10261,24 @@ def _separate_text(board: Leaderboard) -> str:
 
 
 def _board_method(board: Leaderboard, params: dict) -> str:
-    pairs = len(board.pairs)
-    tests = sorted({p.test.name for p in board.pairs})
+    pairs, level = len(board.pairs), _format_level(board.confidence)
+    critical = (f"critical value {board.critical:.3f} +-{board.critical_error:.3f} from "
+                f"{board.draws:,} draws, seed {params['seed']}" if board.draws else
+                f"critical value {board.critical:.3f}, exact: one pair to compare")
+    adjusted = f"p adjusted by {_ADJUST_NAMES[board.adjust]} over {pairs} pairs"
     if board.metric in SCALES:
         how = "bootstrap" if "bootstrap covariance" in board.design else "robust" if \
             "robust covariance" in board.design else "model-based"
         return (f"method: {board.design}; ratings by maximum likelihood (Newton's method), on "
                 f"the {'Elo' if board.metric == 'elo' else 'log-odds'} scale; ranks and tiers "
-                f"from simultaneous {_format_level(board.confidence)} max-|t| intervals on all "
-                f"{pairs} gaps (critical value "
-                + (f"{board.critical:.3f} +-{board.critical_error:.3f} from {board.draws:,} "
-                   f"draws, seed {params['seed']}" if board.draws else
-                   f"{board.critical:.3f}, exact: one pair to compare")
-                + f"); each pair's test: Wald z on the {how} s.e., p adjusted by "
-                f"{_ADJUST_NAMES[board.adjust]} over {pairs} pairs; each rating's interval: "
-                f"normal, {how} s.e., relative to the anchor's")
-    return (f"method: ranks and tiers from simultaneous {_format_level(board.confidence)} "
-            f"intervals on all {pairs} gaps, the max-|t| intervals of the gaps' joint normal "
-            f"approximation (covariance {'from' if board.metric else 'exact over'} "
-            f"{board.design}; critical value "
-            + (f"{board.critical:.3f} +-{board.critical_error:.3f} from {board.draws:,} draws, "
-               f"seed {params['seed']}" if board.draws else
-               f"{board.critical:.3f}, exact: one pair to compare")
-            + f"); each pair's test: {', '.join(tests)}, p adjusted by "
-            f"{_ADJUST_NAMES[board.adjust]} over {pairs} pairs; each score's interval: "
+                f"from simultaneous {level} max-|t| intervals on all {pairs} gaps ({critical}); "
+                f"each pair's test: Wald z on the {how} s.e., {adjusted}; each rating's "
+                f"interval: normal, {how} s.e., relative to the anchor's")
+    tests = ", ".join(sorted({p.test.name for p in board.pairs}))
+    return (f"method: ranks and tiers from simultaneous {level} intervals on all {pairs} gaps, "
+            f"the max-|t| intervals of the gaps' joint normal approximation (covariance "
+            f"{'from' if board.metric else 'exact over'} {board.design}; {critical}); each "
+            f"pair's test: {tests}, {adjusted}; each score's interval: "
             + ("Wilson" if board.binary and "clusters" not in board.design and
                "runs" not in board.design else "normal, " + (
                    "bootstrap" if board.metric else "design-based") + " standard error"))
@@ -10422,12 +10418,7 @@ def _judged_document(report: _JudgedReport) -> list:
         lines.append(_Grid(("slice", "items", "labelled", "gap B - A", f"{level} CI",
                             f"{_ADJUST_SHORT[report.params['adjust']]} p", "verdict"),
                            tuple(rows), frozenset({1, 2, 3})))
-    if report.ledger is not None:
-        note = report.ledger
-        lines.append(f"ledger: comparison {note.first} of {note.total} on this test set (sha256 "
-                     f"{note.test_set[:12]}) in {note.path}; p adjusted by Holm over all "
-                     f"{note.total}: {r.systems[1]} {_p_equals(r.p)} -> "
-                     f"{_format_p(note.p_holm[0])}")
+    lines += _ledger_lines(report)
     lines.append("calibration: not replayed (calibration=0)" if r.coverage is None else
                  f"calibration: the corrected interval covered "
                  f"{_percent(rate)} of {replays:,} replays simulated from "
