@@ -9719,14 +9719,8 @@ def _method_text(result: Analysis) -> str:
     return f"bootstrap, B={result.resamples:,} resamples{engine}{why}"
 
 
-def _warning_lines(table: Table) -> list:
-    return [f"warning: {text}" for text in table.warnings]
-
-
 def _battle_summary(table: Table, comparison: Comparison) -> dict:
-    """Two systems' battles in numbers: wins, ties, B's win rate (ties as half) with the
-    interval the verdict read, B's share of the decisive battles (Clopper-Pearson), and, where
-    positions are known, how often the system shown first won (an exact binomial test)."""
+    """Two systems' battles in numbers (the JSON's ``battles``; _battle_lines prints them)."""
     (a, b), n, confidence = table.columns, table.n, comparison.analysis.confidence
     interval = comparison.decision.interval
     summary = {"format": table.preference[0], "battles": n,
@@ -9801,7 +9795,7 @@ def _data_document(report: Report) -> list:
     comparison = report.comparisons[0]
     result, table, percent = comparison.analysis, report.table, comparison.analysis.percent
     lines = [_verdict_sentence(comparison, ("A", "B"), table.incomplete)]
-    lines += _warning_lines(table) + _gate_lines(comparison, percent)
+    lines += [f"warning: {w}" for w in table.warnings] + _gate_lines(comparison, percent)
     means, cis = (result.accuracy_a, result.accuracy_b), (result.ci_a, result.ci_b)
     what = f"{_METRIC_NAMES[result.metric]} " if result.metric else ""
     battles = table.preference is not None
@@ -9886,7 +9880,7 @@ def _family_document(report: Report) -> list:
               c.decision.word] for c in comparisons]
     lines = [f"{c.candidate}: {line}" for c in comparisons
              for line in [_verdict_sentence(c, None, table.incomplete), *_gate_lines(c, percent)]]
-    lines += _warning_lines(table)
+    lines += [f"warning: {w}" for w in table.warnings]
     lines += [f"{len(table.systems)} systems on {table.n:,} items from "
               f"{_input_names(table)}; baseline {base}; each candidate against it, p "
               f"{_ADJUST_NAMES[decision.adjust]}-adjusted over the {len(comparisons)}, "
@@ -10144,11 +10138,10 @@ def _tasks_document(report: _TasksReport) -> list:
             [task.task, c.candidate, *(_round_fixed(v, 3) for v in rate)]
             for task in result.tasks for c, rate in zip(task.comparisons, task.rates)),
             frozenset({2, 3, 4, 5})))
-    lines += [f"too small to judge: {task.task} ({task.n:,} items): even were every "
-              f"item to favour one system, its {_ADJUST_NAMES[first.adjust]}-adjusted p could not "
-              f"fall below {_format_decimal(first.alpha)}; it would take {needed:,} items at "
-              f"this family's level" for task in result.tasks
-              if (needed := _slice_needs(task, first))]
+    lines += [f"too small to judge: {task.task} ({task.n:,} items): even were every item to "
+              f"favour one system, its {_ADJUST_NAMES[first.adjust]}-adjusted p could not fall "
+              f"below {_format_decimal(first.alpha)}; it would take {needed:,} items at this "
+              "family's level" for task in result.tasks if (needed := _slice_needs(task, first))]
     worse = [(task, c) for task in result.tasks for c in task.comparisons
              if c.decision.word == "worse"] if table.slices else []
     head = [f"worse in {len(worse)} {'class(es)' if noun == 'class' else 'slice(s)'} of "
@@ -10227,9 +10220,10 @@ def _ranks_text(ranks: tuple) -> str:
     return str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
 
 
-def _board_headline(board: Leaderboard, n_text: str, incomplete=()) -> str:
+def _board_headline(board: Leaderboard, table: Table, incomplete=()) -> str:
     """The first line: tiers, whom the leader is told apart from, runs that did not finish."""
-    n_text += f" ({'; '.join(incomplete)})" if incomplete else ""
+    n_text = f"{table.n:,} {'battles' if board.metric in SCALES else 'items'}" + (
+        f" ({'; '.join(incomplete)})" if incomplete else "")
     top, count = board.standings[0], len(board.standings)
     beaten = sum(p.apart for p in board.pairs if top.system in (p.first, p.second))
     head, level = f"leaderboard of {count} systems on {n_text}: ", _format_level(board.confidence)
@@ -10287,8 +10281,8 @@ def _board_method(board: Leaderboard, params: dict) -> str:
 def _leaderboard_document(report: _LeaderboardReport) -> list:
     board, table = report.board, report.table
     unit = "battles" if board.metric in SCALES else "items"
-    lines = [_board_headline(board, f"{table.n:,} {unit}", table.incomplete)]
-    lines += _warning_lines(table) + [f"warning: {w}" for w in board.warnings]
+    lines = [_board_headline(board, table, table.incomplete)]
+    lines += [f"warning: {w}" for w in (*table.warnings, *board.warnings)]
     level = _format_level(board.confidence)
     places = 1 if board.metric == "elo" else 3
     rows = [[_ranks_text(s.ranks), s.system, _round_fixed(s.score, places),
@@ -10359,8 +10353,7 @@ def _judged_passed(report: _JudgedReport) -> bool | None:
 
 
 def _judged_document(report: _JudgedReport) -> list:
-    """The corrected verdict, then the people-only and judge-only gaps beside it, the judge's
-    bias and worth, its agreement with people and the corrected interval's simulated coverage."""
+    """The corrected verdict, the people-only and judge-only gaps beside it, the judge's worth."""
     r, percent, level = report.result, report.percent, _format_level(report.result.confidence)
 
     def shown(pair):
@@ -10420,13 +10413,12 @@ def _judged_document(report: _JudgedReport) -> list:
                            tuple(rows), frozenset({1, 2, 3})))
     lines += _ledger_lines(report)
     lines.append("calibration: not replayed (calibration=0)" if r.coverage is None else
-                 f"calibration: the corrected interval covered "
-                 f"{_percent(rate)} of {replays:,} replays simulated from "
-                 f"these data at {r.labelled:,} labels and {r.items - r.labelled:,} judged-only "
-                 "items")
-    lines.append(f"n={r.items:,} items from {report.table.path} ({r.labelled:,} "
-                 f"with human scores); prediction-powered inference (PPI++, Angelopoulos, Duchi "
-                 f"and Zrnic 2023), normal intervals; seed {report.params['seed']}")
+                 f"calibration: the corrected interval covered {_percent(rate)} of {replays:,} "
+                 f"replays simulated from these data at {r.labelled:,} labels and "
+                 f"{r.items - r.labelled:,} judged-only items")
+    lines.append(f"n={r.items:,} items from {report.table.path} ({r.labelled:,} with human "
+                 "scores); prediction-powered inference (PPI++, Angelopoulos, Duchi and Zrnic "
+                 f"2023), normal intervals; seed {report.params['seed']}")
     return lines
 
 
@@ -10460,8 +10452,7 @@ def _judged_json(report: _JudgedReport) -> dict:
 
 def _leaderboard_json(report: _LeaderboardReport) -> dict:
     board, table = report.board, report.table
-    return {"headline": _board_headline(board, f"{table.n:,} "
-                                          f"{'battles' if board.metric in SCALES else 'items'}"),
+    return {"headline": _board_headline(board, table),
             "systems": [{"system": s.system, "score": s.score, "interval": s.interval.to_json(),
                          "ranks": list(s.ranks), "tier": s.tier, "groups": s.groups}
                         for s in board.standings],
