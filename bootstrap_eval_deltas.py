@@ -11667,16 +11667,20 @@ def _copula(r: _Request) -> Copula:
                   r.run_item_noise)
 
 
+def _params(r: _Request, names: str) -> dict:
+    """The request's values of *names* (separated by spaces), in order, for a report."""
+    return {name: getattr(r, name) for name in names.split()}
+
+
 def _simulation_params(r: _Request) -> dict:
-    params = {"n_items": r.n_items, "corr": r.corr, "acc_a": r.acc_a,
-              "acc_b": r.acc_b, "seed": r.seed, "resamples": r.resamples,
-              "replays": r.replays, "confidence": r.confidence, "engine": r.engine,
-              "target_power": r.target_power,
-              "interval": r.interval if r.command == "simulate" else None}
+    params = _params(r, "n_items corr acc_a acc_b seed resamples replays confidence engine "
+                        "target_power interval")
+    if r.command != "simulate":
+        params["interval"] = None
     if r.cluster_size > 1:
-        params.update(cluster_size=r.cluster_size, icc=r.icc)
+        params.update(_params(r, "cluster_size icc"))
     if r.runs > 1:
-        params.update(runs=r.runs, run_sd=r.run_sd, run_item_noise=r.run_item_noise)
+        params.update(_params(r, "runs run_sd run_item_noise"))
     return params
 
 
@@ -11689,11 +11693,8 @@ def _run_plan(r: _Request, writes: list):
     """One accuracy's interval by formula; a power sweep over n_grid; or at one size: exact
     and analytic power, the items a target needs, half-widths (with runs, items x runs)."""
     if r.judge_agreement is not None:
-        copula = _copula(r)
-        params = {"judge_agreement": r.judge_agreement, "half_width": r.half_width,
-                  "n_items": r.n_items, "acc_a": copula.acc_a, "acc_b": copula.acc_b,
-                  "corr": copula.corr, "confidence": r.confidence}
-        return _LabelPlanReport(params, plan_labels(copula.cells, r.judge_agreement,
+        params = _params(r, "judge_agreement half_width n_items acc_a acc_b corr confidence")
+        return _LabelPlanReport(params, plan_labels(_copula(r).cells, r.judge_agreement,
                                                     r.half_width, r.n_items, r.confidence))
     if r.half_width is not None:
         accuracy = r.accuracy if r.accuracy is not None else Fraction(1, 2)
@@ -11924,11 +11925,9 @@ def _metric_of(r: _Request, table: Table) -> tuple:
 
 def _run_judged(r: _Request, writes: list) -> _JudgedReport:
     """Two systems' judge scores on every item and people's on some: the corrected gap."""
-    unused = [_opt(name) for name in ("plot", "write_csv")
-              if getattr(r, name, None) not in (None, ())]
-    unused += _named(r, _NOT_FOR_BATTLES + ("resamples", "permutations", "interval", "exact",
-                                            "engine", "accuracy_interval", "pool",
-                                            "allow_different_tasks", "allow_incomplete"))
+    unused = _named(r, ("plot",) + _NOT_FOR_BATTLES + (
+        "resamples", "permutations", "interval", "exact", "engine", "accuracy_interval", "pool",
+        "allow_different_tasks", "allow_incomplete"))
     if unused or r.lower_is_better:
         raise ToolError(f"{unused[0] if unused else _opt('lower_is_better')} is not taken by a "
                         "judge-corrected comparison (SYSTEM.judge and SYSTEM.human columns)")
@@ -11946,8 +11945,7 @@ def _run_judged(r: _Request, writes: list) -> _JudgedReport:
                   if v is not None)
     result = judge_corrected(data, random.Random(r.seed), r.confidence, r.calibration)
     margin = None if not r.gate else float(r.min_delta / 100 if percent else r.min_delta)
-    params = {"seed": r.seed, "confidence": r.confidence, "calibration": r.calibration,
-              **({"gate": True, "min_delta": r.min_delta} if r.gate else {})}
+    params = _params(r, "seed confidence calibration" + (" gate min_delta" if r.gate else ""))
     note = None
     if r.ledger is not None:             # the corrected gap, on the items and A's judge scores
         ids = data.ids or tuple(range(1, len(data.judge[0]) + 1))
@@ -11974,10 +11972,10 @@ def _run_data(r: _Request, writes: list) -> Report:
     table = _table(r)
     _refuse_idle_options(r, table)
     _warn_data(r, table)
-    params = {"seed": r.seed, "confidence": r.confidence, "interval": r.interval,
-              "accuracy_interval": r.accuracy_interval, "calibration": r.calibration,
-              "resamples": r.resamples, "engine": None if r.resamples is None else r.engine,
-              "permutations": r.permutations}          # None: did not apply
+    params = _params(r, "seed confidence interval accuracy_interval calibration resamples "
+                        "engine permutations")
+    if r.resamples is None:                      # None: did not apply
+        params["engine"] = None
     metric, positive = _metric_of(r, table)
     if table.gold is not None:        # a metric's resamples: no calibration, no exact method
         params.update(metric=metric, calibration=0, resamples=r.resamples or RESAMPLES,
@@ -12057,8 +12055,7 @@ def _run_simulation(r: _Request, writes: list) -> Report:
 def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport:
     pairs, grid = r.acc_pairs or _DEFAULT_ACC_PAIRS, r.n_grid or _DEFAULT_TABLE_GRID
     params = {"n_grid": list(grid), "acc_pairs": [[float(a), float(b)] for a, b in pairs],
-              "corr": r.corr, "confidence": r.confidence, "replays": r.replays,
-              "seed": r.seed}
+              **_params(r, "corr confidence replays seed")}
     _say_if_long(r.replays * len(pairs) * sum(3.5e-4 + n * 2e-9 for n in grid),
                  f"{r.replays:,} replays x {len(grid)} sizes x {len(pairs)} accuracy pairs",
                  f"fewer {_opt('replays')} or sizes")
@@ -12074,9 +12071,8 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
         raise ToolError("judge and human scores (SYSTEM.judge, SYSTEM.human) compare two "
                         "systems: use compare")
     table = _table(r)
-    params = {"systems": len(table.systems), "n_items": table.n, "seed": r.seed,
-              "confidence": r.confidence, "draws": r.draws, "adjust": r.adjust,
-              "target_power": r.target_power, "permutations": r.permutations}
+    params = {"systems": len(table.systems), "n_items": table.n,
+              **_params(r, "seed confidence draws adjust target_power permutations")}
     if isinstance(table, Battles):
         params.update(n_items=None, battles=table.n, permutations=None, scale=r.scale,
                       anchor=r.anchor or table.systems[0], bootstrap=r.bootstrap or None)
@@ -13033,9 +13029,9 @@ def _emit(text: str) -> None:
 
 def _main(argv) -> int:
     request = _validate(_parse_args(argv))
-    _check_outputs([(f"--{name.replace('_', '-')}", getattr(request, name))
-                    for name in ("write_csv", "plot", "ledger") if getattr(request, name)
-                    is not None], _input_paths(request))
+    _check_outputs([(_opt(name), getattr(request, name)) for name in
+                    ("write_csv", "plot", "ledger") if getattr(request, name) is not None],
+                   _input_paths(request))
     if request.ledger is not None:              # a corrupt or read-only ledger is refused
         read_ledger(request.ledger)             # before any work
         if os.path.exists(request.ledger):
@@ -13076,9 +13072,6 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
-    except RecursionError as err:
-        _say(f"internal error: RecursionError: {err}; please report it with the command line")
-        return EXIT_INTERNAL
     except MemoryError:
         _say("error: out of memory; try fewer --resamples or --replays, or a smaller input")
         return EXIT_INTERNAL
