@@ -10960,8 +10960,7 @@ def _keyed(values) -> bool:
 
 
 def _sequence(values, where: str) -> list:
-    """Values given from Python in item order, as a list; one line for what is not one: text,
-    an unordered collection (a set), a table of several columns (a DataFrame)."""
+    """Values given from Python in item order, as a list (not text, a set or a DataFrame)."""
     if isinstance(values, (str, bytes, bytearray)) or not hasattr(values, "__iter__"):
         raise ToolError(f"{where}: {_shorten(repr(values))} is not a sequence of values in item "
                         "order (or a mapping from item id)")
@@ -10978,8 +10977,7 @@ def _sequence(values, where: str) -> list:
 
 
 def _per_item(values, ids, where: str) -> list:
-    """``(item, value)`` pairs: a mapping's items, an indexed sequence's (a pandas Series)
-    against its index, or a sequence's against *ids* (else 1..n)."""
+    """``(item, value)`` pairs: by key, by a Series' index, or in order against *ids* (1..n)."""
     if isinstance(values, collections.abc.Mapping):
         return [(_python_id(key, where), value) for key, value in values.items()]
     index = _index_of(values)
@@ -11187,8 +11185,7 @@ def _count(value, name: str) -> int:
 
 
 def _taken(name: str, value, default):
-    """One option's Python value as the request holds it: numbers exact, counts whole,
-    names a tuple, a choice one of its choices; None only where it is the default."""
+    """One option's Python value as the request holds it (None only where it is the default)."""
     value, where = _plain_number(value), _opt(name)
     if value is None:
         if default is None:
@@ -11276,14 +11273,12 @@ _READING = ("systems", "a_col", "b_col", "score_col", "id_col", "cluster_col", "
 
 
 def _with_inputs(request: _Request, inputs, ids=None, clusters=None, strata=None) -> _Request:
-    """The request with its inputs in place: a Table (alone), paths to read, or scores given
-    from Python (sequences, mappings or Series, or runs of them)."""
+    """The request with its inputs in place: a Table, paths to read, or scores from Python."""
     command = request.command
     labels = any(value is not None for value in (ids, clusters, strata))
     reading = [name for name in _READING if name in request.given]
     if len(inputs) == 1 and isinstance(inputs[0], list) and inputs[0] and isinstance(
-            inputs[0][0], collections.abc.Mapping) and _battle_kind(inputs[0][0]):
-        kind = _battle_kind(inputs[0][0])
+            inputs[0][0], collections.abc.Mapping) and (kind := _battle_kind(inputs[0][0])):
         inputs = (battles([b for i, record in enumerate(inputs[0], start=1) for b in
                            _record_battles(kind, record, f"record {i}")], kind=kind,
                           positioned=kind in _POSITIONED),)
@@ -11723,8 +11718,7 @@ def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None)
 
 
 def _read_input(r: _Request, progress=None) -> Table | Battles:
-    """The user's scores: one file with a column per system, or one file per run; or
-    files of battles."""
+    """The user's scores: one file, one file or folder per system, or files of battles."""
     options = ReadOptions(r.input_format, r.on_missing, r.filter, r.split,
                           progress, r.allow_different_tasks, r.allow_incomplete)
     systems = r.systems
@@ -11915,11 +11909,11 @@ def _metric_of(r: _Request, table: Table) -> tuple:
     if table.metric is not None:
         return table.metric
     positive = None if r.positive is None else _item_id(r.positive)
-    if positive is not None and table.gold is not None and positive not in set(
-            table.gold).union(*table.columns):
+    classes = None if table.gold is None else set(table.gold).union(*table.columns)
+    if positive is not None and classes is not None and positive not in classes:
         raise ToolError(f"{_opt('positive')} {_shorten(str(r.positive))} is not a class of the "
-                        f"labels or predictions (classes: "
-                        f"{_printable(', '.join(map(str, _classes(set(table.gold).union(*table.columns)))))[:200]})")
+                        "labels or predictions (classes: "
+                        f"{_printable(', '.join(map(str, _classes(classes))))[:200]})")
     return r.metric or "accuracy", positive
 
 
@@ -12947,10 +12941,8 @@ def _same_file(real: str, source: str) -> bool:
 
 
 def _check_outputs(outputs, inputs) -> None:
-    """Refuse, in one line and before any work, an output path that is empty or names a
-    folder, has the wrong extension, is a device, pipe or other non-regular file, is one
-    of the inputs (through a symlink too; stdin counts as the file it was redirected
-    from), is shared by two outputs, or lies in a folder that is missing or not writable."""
+    """Refuse, in one line and before any work, an output path that cannot or must not be
+    written (an input too: through a symlink, or stdin's file)."""
     seen = {}
     for flag, path in outputs:
         shown = _printable(path)
@@ -12981,20 +12973,19 @@ class _Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: unwind (temporary files are removed), exit 143."""
 
 
-def _terminate(signum, frame):
-    raise _Terminated(signum)
-
-
 def _install_signals() -> dict:
     """SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP raise Terminated, so that every
     ``finally`` and ``except BaseException`` cleanup runs.  Returns the old handlers."""
+    def terminate(signum, frame):
+        raise _Terminated(signum)
+
     old = {}
     try:
         old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
         for name in ("SIGTERM", "SIGHUP"):
             if hasattr(signal, name):
                 number = getattr(signal, name)
-                old[number] = signal.signal(number, _terminate)
+                old[number] = signal.signal(number, terminate)
     except ValueError:                      # not the main thread: leave signals alone
         pass
     return old
