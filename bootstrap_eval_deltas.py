@@ -12080,11 +12080,10 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
     if battle_options or r.scale != "logit":
         raise ToolError(f"{_opt((battle_options or ['scale'])[0])} goes with battles (files of "
                         "judges' verdicts), not with scores")
-    constant = [name for name, column in zip(table.systems, table.columns)
+    constant = [(name, column[0]) for name, column in zip(table.systems, table.columns)
                 if len(set(column)) == 1 and table.gold is None]
     if constant and not r.allow_constant:
-        name = constant[0]
-        value = table.columns[table.systems.index(name)][0]
+        name, value = constant[0]
         raise ToolError(f"{_printable(name)} scores {_format_decimal(Fraction(value))} on every "
                         f"item: most often a run that failed or the wrong {_opt('score_col')}; "
                         f"{_opt('allow_constant', True)} ranks it anyway")
