@@ -11118,15 +11118,12 @@ def _names(value, keyword: str) -> tuple | None:
     return tuple(part.strip() for part in value)
 
 
-_MISSING_MARKERS = frozenset({"NAType", "NaTType", "MaskedConstant"})   # pandas', numpy's
-
-
 def _plain_number(value):
     """numpy's and pandas' scalars as Python's int, float or bool, their missing markers
     (``pd.NA``, ``np.ma.masked``) as None; anything else (complex too) as it is."""
     if value is None or isinstance(value, (bool, int, float, Fraction, str, complex)):
         return value
-    if type(value).__name__ in _MISSING_MARKERS:
+    if type(value).__name__ in ("NAType", "NaTType", "MaskedConstant"):    # pandas', numpy's
         return None
     decimal = sys.modules.get("decimal")          # a Decimal means decimal is imported
     if decimal is not None and isinstance(value, decimal.Decimal):
@@ -12459,13 +12456,10 @@ def _number_arg(text: str) -> Fraction:
     return value
 
 
-_THOUSANDS = re.compile(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+", re.ASCII)
-
-
 def _count_arg(text: str) -> int:
     """A whole number: ``2000``, ``2,000``, ``2_000`` or ``2e3``."""
     text = text.strip()
-    if _THOUSANDS.fullmatch(text):
+    if re.fullmatch(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+", text, re.ASCII):
         text = text.replace(",", "")
     try:
         value = _parse_number(text.replace("_", ""))
