@@ -959,17 +959,18 @@ class Scores:
 
     @functools.cached_property
     def binary(self) -> bool:
-        return self.distinct <= {0, 1}
+        return all(x.denominator == 1 and 0 <= x.numerator <= 1   # exact: no Fraction hashed
+                   for x in self._objects.values())
 
     @functools.cached_property
     def proportions(self) -> bool:
         """All scores within [0, 1] (accuracies, F1): gaps are reported in points."""
-        return all(0 <= x <= 1 for x in self.distinct)
+        return all(0 <= x.numerator <= x.denominator for x in self._objects.values())
 
     @functools.cached_property
     def scale(self) -> int:
         """The least common denominator of all scores (1 for integer scores)."""
-        return math.lcm(*(x.as_integer_ratio()[1] for x in self.distinct))
+        return math.lcm(*{x.denominator for x in self._objects.values()})
 
     @functools.cached_property
     def _objects(self) -> dict:
@@ -978,11 +979,6 @@ class Scores:
         objects = dict(zip(map(id, self.a), self.a))
         objects.update(zip(map(id, self.b), self.b))
         return objects
-
-    @functools.cached_property
-    def distinct(self) -> frozenset:
-        """The distinct score values of both systems."""
-        return frozenset(self._objects.values())
 
     @functools.cached_property
     def ints(self) -> tuple:
@@ -3472,8 +3468,9 @@ class Table:
     def proportions(self) -> bool:
         """Every score within [0, 1]: gaps and margins are in points (predictions: a
         metric's, but for MCC and kappa, whose analyses say so)."""
-        return self.gold is not None or all(0 <= value <= 1 for column in self.columns
-                                            for value in set(column))
+        return self.gold is not None or all(         # each score object once, none hashed
+            0 <= value.numerator <= value.denominator for column in self.columns
+            for value in dict(zip(map(id, column), column)).values())
 
     def pair(self, candidate: int) -> Scores:
         """Baseline (as A) against the given candidate (as B), with the design and runs."""
@@ -6927,11 +6924,13 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
     settings = _settings_of(settings, options)
     if pool not in ("strata", "clusters"):
         raise ToolError(f"pool must be strata or clusters; got {pool!r}")
-    order = list(dict.fromkeys(table.tasks))
+    members = {}                          # each task's items, in one pass over the items
+    for i, task in enumerate(table.tasks):
+        members.setdefault(task, []).append(i)
+    order = list(members)
     per_task, run_notes = [], []
     for index, task in enumerate(order):
-        keep = [i for i, t in enumerate(table.tasks) if t == task]
-        sub, note = _subtable(table, keep, task)
+        sub, note = _subtable(table, members[task], task)
         run_notes.append(note)
         per_task.append([c.analysis for c in compare_systems(
             sub, rng, dataclasses.replace(settings, calibration=0), metric=metric,
@@ -6940,7 +6939,7 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
             progress(index + 1, len(order) + 1)
     columns = [_family(table.systems[0], [candidate] * len(order), analyses, settings)
                for candidate, analyses in zip(table.systems[1:], zip(*per_task))]
-    tasks = [TaskComparison(task, table.tasks.count(task),
+    tasks = [TaskComparison(task, len(members[task]),
                             tuple(column[t] for column in columns), note)
              for t, (task, note) in enumerate(zip(order, run_notes))]
     labels = tuple(table.tasks)
@@ -6968,7 +6967,8 @@ def compare_classes(table: Table, rng: random.Random, settings: Settings | None 
                         f"micro-f1, macro-f1, balanced-accuracy); got {metric!r}")
     each = "f1" if metric == "macro-f1" else "recall"
     classes = _classes(set(table.gold).union(*table.columns))
-    labelled = [index for index, name in enumerate(classes) if name in set(table.gold)]
+    sizes = collections.Counter(table.gold)         # each label's items, in one pass
+    labelled = [index for index, name in enumerate(classes) if name in sizes]
     specs = [(metric, None)] + [(each, index) for index in labelled]
     pooled, per_class, rates = [], [[] for _ in labelled], [[] for _ in labelled]
     for candidate, column in zip(table.systems[1:], table.columns[1:]):
@@ -6983,7 +6983,7 @@ def compare_classes(table: Table, rng: random.Random, settings: Settings | None 
         for row, comparison in zip(per_class, _family(
                 table.systems[0], [candidate] * len(labelled), analyses[1:], settings)):
             row.append(comparison)
-    tasks = (TaskComparison(str(classes[index]), table.gold.count(classes[index]), tuple(row),
+    tasks = (TaskComparison(str(classes[index]), sizes[classes[index]], tuple(row),
                             rates=tuple(rate))
              for index, row, rate in zip(labelled, per_class, rates))
     return TasksResult(tuple(tasks), tuple(_family(table.systems[0], table.systems[1:], pooled,
