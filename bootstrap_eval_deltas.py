@@ -137,7 +137,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.5.0"
+__version__ = "1.5.1"
 
 __all__ = [
     # compare, rank and plan
@@ -3347,6 +3347,29 @@ def _judged_systems(keys) -> tuple:
                  and key[:-len(JUDGE_SUFFIX)] + HUMAN_SUFFIX in keys)
 
 
+_LONG_JUDGED = ("system", "judge", "human")     # a long file: a row per item and system
+
+
+def _wide_judged(records, shown: str, id_key: str, by: str | None) -> tuple:
+    """``(records, rows)``: a long file's rows (item, system, judge, human) as one record per
+    item, keyed SYSTEM.judge and SYSTEM.human as a wide file's are (the item's slice from its
+    first row), and the number of rows read."""
+    items, read = {}, 0
+    for read, (where, record) in enumerate(records, start=1):
+        item, system = _item_id(record.get(id_key)), _item_id(record.get("system"))
+        if _MISSING in (item, system):
+            raise ToolError(f"{shown} {where}: no {id_key if item is _MISSING else 'system'}")
+        wide = items.setdefault(item, (where, {id_key: item}))[1]
+        if str(system) + JUDGE_SUFFIX in wide:
+            raise ToolError(f"{shown} {where}: item {_shorten(str(item))} of system "
+                            f"{_shorten(str(system))} appears twice")
+        wide.update({str(system) + JUDGE_SUFFIX: record.get("judge"),
+                     str(system) + HUMAN_SUFFIX: record.get("human")})
+        if by is not None:
+            wide.setdefault(by, record.get(by))
+    return list(items.values()), read
+
+
 @dataclass(frozen=True)
 class Judged:
     """Two systems' judge scores on every item and people's scores on some: per system
@@ -3369,16 +3392,24 @@ def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions(),
         records = _text_records(f, "judge and human scores")
         first = next(records, None)
         found = _judged_systems(first[1]) if first else ()
+        id_key = next((key for key in ("item", "id", "question_id", "prompt_id", "doc_id")
+                       if first and key in first[1]), None)
+        if by is not None and first and by not in first[1]:
+            raise ToolError(f"{shown}: no column {_shorten(by)} to slice by")
+        long = not found and first and id_key and all(key in first[1] for key in _LONG_JUDGED)
+        if long:
+            wide, long_rows = _wide_judged(itertools.chain([first], records), shown, id_key, by)
+            found = tuple(dict.fromkeys(key[:-len(JUDGE_SUFFIX)] for _, record in wide
+                                        for key in record if key.endswith(JUDGE_SUFFIX)))
+            records = iter(wide)
+            first = next(records)
         names = tuple(systems) if systems else found
         if len(names) != 2 or any(name not in found for name in names):
-            raise ToolError(f"{shown}: name two systems of the file's SYSTEM{JUDGE_SUFFIX} and "
-                            f"SYSTEM{HUMAN_SUFFIX} columns with {_opt('systems')} (it has "
-                            f"{_printable(', '.join(found)) or 'none'})")
+            columns = "system column" if long else \
+                f"SYSTEM{JUDGE_SUFFIX} and SYSTEM{HUMAN_SUFFIX} columns"
+            raise ToolError(f"{shown}: name two systems of the file's {columns} with "
+                            f"{_opt('systems')} (it has {_printable(', '.join(found)) or 'none'})")
         keys = [name + suffix for suffix in (JUDGE_SUFFIX, HUMAN_SUFFIX) for name in names]
-        id_key = next((key for key in ("item", "id", "question_id", "prompt_id", "doc_id")
-                       if key in first[1]), None)
-        if by is not None and by not in first[1]:
-            raise ToolError(f"{shown}: no column {_shorten(by)} to slice by")
         rows, seen, slices = [], {}, []
         for where, record in itertools.chain([first], records):
             if by is not None:
@@ -3403,7 +3434,8 @@ def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions(),
         digest = f.finish()
     columns = list(zip(*rows))
     return Judged(names, tuple(columns[:2]), tuple(columns[2:]),
-                  Source(f.path, digest, len(rows), tuple(keys) + ((by,) if by else ()),
+                  Source(f.path, digest, long_rows if long else len(rows),
+                         tuple(keys) + ((by,) if by else ()),
                          "judged"), tuple(seen), tuple(slices) if by else None)
 
 
@@ -3413,7 +3445,10 @@ def _is_judged(paths, systems, input_format=None) -> bool:
     if input_format is not None or len(paths) != 1 or not isinstance(paths[0], str) or \
             paths[0] == "-":
         return input_format == "judged"
-    found = _judged_systems(_first_keys(paths[0]))
+    keys = _first_keys(paths[0])
+    found = _judged_systems(keys)
+    if not found and all(key in keys for key in _LONG_JUDGED):      # a long file
+        return True
     return len(found) >= 2 and (not systems or all(name in found for name in systems))
 
 

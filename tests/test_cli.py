@@ -1383,6 +1383,31 @@ def test_judged_inputs_read_as_named_refuse_repeats_and_idle_options(tmp_path):
     assert "warning: the corrected interval has zero width" in cli("compare", str(constant))[1]
 
 
+def long_judged(tmp_path, name="long.csv", extra=()):
+    """The shipped judged file as a long file: a row per item and system."""
+    rows = list(csv.DictReader(open(JUDGED)))
+    lines = ["item,system,judge,human"] + [f"{r['item']},{s},{r[s + '.judge']},{r[s + '.human']}"
+                                           for r in rows for s in ("base", "tuned")]
+    return str(write(tmp_path / name, "\n".join(lines + list(extra)) + "\n"))
+
+
+def test_a_long_judged_file_a_row_per_item_and_system_compares_as_the_wide_one(tmp_path):
+    path = long_judged(tmp_path)
+    wide, long = cli_json("compare", JUDGED), cli_json("compare", path)
+    assert long.pop("input")["rows"] == 4000 and wide.pop("input")["rows"] == 2000
+    assert long == wide
+    assert bed.read_judged(path).human == bed.read_judged(JUDGED).human
+    assert bed.compare(path).interval == bed.compare(JUDGED).interval
+    assert_one_line_error(*cli("compare", long_judged(tmp_path, "d.csv", ["q0000,base,1,1"])),
+                          "item 'q0000' of system 'base' appears twice")
+    assert_one_line_error(*cli("compare", long_judged(tmp_path, "m.csv", ["q9999,base,1,"])),
+                          "a judge score is missing")
+    assert_one_line_error(*cli("compare", long_judged(tmp_path, "t.csv", ["q0000,c,1,1"])),
+                          "name two systems of the file's system column with --systems")
+    assert cli("compare", long_judged(tmp_path, "t2.csv", ["q0000,c,1,1"]),
+               "--systems", "base,tuned")[0] == 0
+
+
 def test_a_judged_comparison_goes_in_the_ledger_with_the_corrected_gap(tmp_path):
     ledger = str(tmp_path / "l.jsonl")
     for _ in range(2):
