@@ -3648,7 +3648,8 @@ def _long_table(got: _Collected, source: Source, spec: TableSpec, id_parts: int,
     if spec.run is not None:
         if len(all_runs) == 1:
             raise ToolError(f"{path}: the run column {_shorten(spec.run)} holds one value "
-                            f"({_first(all_runs)}); with one run per system drop {_opt('run_col')}")
+                            f"({_first(all_runs)}); with one run per system drop "
+                            f"{_opt('run_col')}")
         for name in spec.systems:
             lacking = [run for run in all_runs if run not in runs[name]]
             if lacking:
@@ -3688,7 +3689,8 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
         spec = dataclasses.replace(spec, systems=tuple(source.columns[used - width:used]))
     if not keyed:
         if len(got.ids) < 2:
-            raise ToolError(f"{_printable(source.path)}: need at least 2 items, got {len(got.ids)}")
+            raise ToolError(f"{_printable(source.path)}: need at least 2 items, "
+                            f"got {len(got.ids)}")
         gold = tuple(labels[0]) if spec.gold is not None else None
         clusters, strata = _split_labels(labels[gold is not None:], spec)
         return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:width]),
@@ -9304,7 +9306,8 @@ def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
                      "of their means is not a finding on its own")
     elif runs.a.count > 1 and runs.b.count > 1:
         better, worse = ("B", "A") if min(runs.b.scores) > max(runs.a.scores) else ("A", "B")
-        lines.append(f"  the run scores do not overlap: every {better} run beats every {worse} run")
+        lines.append(f"  the run scores do not overlap: every {better} run beats every "
+                     f"{worse} run")
     scale = runs.scale(runs.confidence)
     lines += [f"  two-level bootstrap {_format_level(runs.confidence)} CI (items and runs): "
               f"{_format_interval(runs.interval, percent)} (the plain two-level spread "
@@ -9430,7 +9433,8 @@ def _precision_lines(result: Analysis) -> list:
     if result.exact is not None:
         ex = result.exact
         lines.append(f"exact bootstrap (B=infinity, percentile): A {ex['a'].as_proportions()}  "
-                     f"B {ex['b'].as_proportions()}  paired {_format_interval(ex['paired'], pct)}  "
+                     f"B {ex['b'].as_proportions()}  "
+                     f"paired {_format_interval(ex['paired'], pct)}  "
                      f"unpaired {_format_interval(ex['unpaired'], pct)}")
     return lines
 
@@ -9488,7 +9492,8 @@ def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
         return []
     better = _recommended(cov, nominal, null)
     if better is None:
-        fix = "no interval the tool offers holds here; more items, or an exact test, are the remedy"
+        fix = ("no interval the tool offers holds here; more items, or an exact test, are "
+               "the remedy")
     else:
         alt, alt_null = cov.of(better), null.of(better) if null is not None else None
         fix = (f"the {_INTERVAL_NAMES[better]} interval (--interval {better}) covers "
@@ -9568,7 +9573,8 @@ def _plan_line(plan: _PlanSummary) -> str:
     paired_n = (f"n={plan.exact_n_needed:,} paired (exact; the approximation says "
                 f"{plan.n_needed:,})" if plan.exact_n_needed is not None else
                 f"n={plan.n_needed:,} paired (normal approximation)")
-    return head + f"{target} interval power needs {paired_n}, n={plan.unpaired_n_needed:,} unpaired"
+    return head + (f"{target} interval power needs {paired_n}, "
+                   f"n={plan.unpaired_n_needed:,} unpaired")
 
 
 _RUNS_TABLE = (1, 2, 3, 5, 10)
@@ -9909,7 +9915,8 @@ def _family_document(report: Report) -> list:
               f"{decision.joint} {_format_level(decision.level)} CI", "test", "p",
               f"{_ADJUST_SHORT[decision.adjust]} p", "verdict")
     rows = [[base, _round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()] + [""] * 6]
-    rows += [[c.candidate, _round_fixed(c.analysis.accuracy_b, 3), c.analysis.ci_b.as_proportions(),
+    rows += [[c.candidate, _round_fixed(c.analysis.accuracy_b, 3),
+              c.analysis.ci_b.as_proportions(),
               _format_gap(c.analysis.gap, percent), _format_interval(c.decision.interval, percent),
               c.analysis.test.name, _format_p(c.analysis.p), _format_p(c.decision.p),
               c.decision.word] for c in comparisons]
@@ -12276,11 +12283,12 @@ def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None =
          input_format: str | None = None, filter: str | None = None,
          split: str | None = None, tasks: Sequence[str] | str | None = None,
          allow_different_tasks: bool = False, allow_incomplete: bool = False,
-         on_missing: str = "error") -> Table:
+         on_missing: str = "error") -> Table | Battles | Judged:
     """The user's scores, as compare() and leaderboard() take them: one file with a column
     per system (CSV, JSON lines, JSON, .xlsx; every column but the ids and labels, unless
     systems or a_col and b_col name them; a harness folder: every model), or one file or
-    folder per system, a list of paths for its runs.
+    folder per system, a list of paths for its runs; a file of battles as Battles, one of
+    judge and human scores as Judged.
 
     >>> table = read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "datasets",
     ...                           "bootstrap-eval-deltas.csv"))
@@ -12296,6 +12304,9 @@ def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None =
                             "folders)")
     command = "compare" if {"a_col", "b_col"} & request.given else "leaderboard"
     request = _validate(_with_inputs(dataclasses.replace(request, command=command), paths))
+    if request.baseline is None and _is_judged([request.csv], request.systems,
+                                               request.input_format):
+        return read_judged(request.csv, request.systems)
     return _read_input(request)
 
 

@@ -1397,6 +1397,8 @@ def test_a_long_judged_file_a_row_per_item_and_system_compares_as_the_wide_one(t
     assert long.pop("input")["rows"] == 4000 and wide.pop("input")["rows"] == 2000
     assert long == wide
     assert bed.read_judged(path).human == bed.read_judged(JUDGED).human
+    assert bed.read(path).human == bed.read(JUDGED).human == bed.read_judged(JUDGED).human
+    assert bed.read(JUDGED, systems=["tuned", "base"]).systems == ("tuned", "base")
     assert bed.compare(path).interval == bed.compare(JUDGED).interval
     assert_one_line_error(*cli("compare", long_judged(tmp_path, "d.csv", ["q0000,base,1,1"])),
                           "item 'q0000' of system 'base' appears twice")
