@@ -3399,8 +3399,8 @@ def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions(),
         long = not found and first and id_key and all(key in first[1] for key in _LONG_JUDGED)
         if long:
             wide, long_rows = _wide_judged(itertools.chain([first], records), shown, id_key, by)
-            found = tuple(dict.fromkeys(key[:-len(JUDGE_SUFFIX)] for _, record in wide
-                                        for key in record if key.endswith(JUDGE_SUFFIX)))
+            found = tuple(dict.fromkeys(name for _, record in wide
+                                        for name in _judged_systems(record)))
             records = iter(wide)
             first = next(records)
         names = tuple(systems) if systems else found
@@ -7003,8 +7003,8 @@ def compare_classes(table: Table, rng: random.Random, settings: Settings | None 
         raise ToolError(f"compare_classes takes a metric that averages the classes (accuracy, "
                         f"micro-f1, macro-f1, balanced-accuracy); got {metric!r}")
     each = "f1" if metric == "macro-f1" else "recall"
-    classes = _classes(set(table.gold).union(*table.columns))
     sizes = collections.Counter(table.gold)         # each label's items, in one pass
+    classes = _classes(set(sizes).union(*table.columns))
     labelled = [index for index, name in enumerate(classes) if name in sizes]
     specs = [(metric, None)] + [(each, index) for index in labelled]
     pooled, per_class, rates = [], [[] for _ in labelled], [[] for _ in labelled]
