@@ -3831,9 +3831,8 @@ def _log_of(root: str, name: str) -> _LogFile | None:
     if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json") and an_inspect):
         return None
     log = _inspect_header(path)
-    spec = log.get("eval") if isinstance(log.get("eval"), dict) else {}
-    task = spec.get("task") if isinstance(spec.get("task"), str) else _stem(path)
-    model = spec.get("model") if isinstance(spec.get("model"), str) else None
+    spec = _typed(log, "eval", dict, {})
+    task, model = _typed(spec, "task", str, _stem(path)), _typed(spec, "model", str)
     return _LogFile(path, task, model, log.get("status") == "success")
 
 
