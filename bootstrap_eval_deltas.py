@@ -3354,8 +3354,8 @@ def _wide_judged(records, shown: str, id_key: str, by: str | None) -> tuple:
     """``(records, rows)``: a long file's rows (item, system, judge, human) as one record per
     item, keyed SYSTEM.judge and SYSTEM.human as a wide file's are (the item's slice from its
     first row), and the number of rows read."""
-    items, read = {}, 0
-    for read, (where, record) in enumerate(records, start=1):
+    items, count = {}, 0
+    for count, (where, record) in enumerate(records, start=1):
         item, system = _item_id(record.get(id_key)), _item_id(record.get("system"))
         if _MISSING in (item, system):
             raise ToolError(f"{shown} {where}: no {id_key if item is _MISSING else 'system'}")
@@ -3367,7 +3367,7 @@ def _wide_judged(records, shown: str, id_key: str, by: str | None) -> tuple:
                      str(system) + HUMAN_SUFFIX: record.get("human")})
         if by is not None:
             wide.setdefault(by, record.get(by))
-    return list(items.values()), read
+    return list(items.values()), count
 
 
 @dataclass(frozen=True)
