@@ -5818,6 +5818,35 @@ def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
     return PermutationTest(float(Fraction(2 * tail, 1 << len(nonzero))), True, 2 ** len(nonzero))
 
 
+_SIGN_FLIP_TAIL_PATTERNS = 1 << 16  # the far tail is counted pattern by pattern up to this many
+
+
+def _sign_flip_far_tail(nonzero, observed: int) -> PermutationTest | None:
+    """The sign-flip test exactly where few patterns are as extreme as the observed sum, as when
+    B is above A on (nearly) every item and the saddlepoint's Newton steps run out of floating
+    point: T >= |t| when the items flipped against the all-one-sign pattern hold |d| summing to
+    at most (D - |t|) / 2.  Such sets are counted one by one (None past
+    _SIGN_FLIP_TAIL_PATTERNS); p = 2 count / 2**k.
+
+    >>> _sign_flip_far_tail([5, 7, 9], 21).p       # only +++ and ---
+    0.25
+    >>> _sign_flip_far_tail([5, 7, 9], 11).p       # and the two with only the 5 flipped
+    0.5
+    """
+    sizes = sorted(map(abs, nonzero))
+    count, sets = 0, [(0, (sum(sizes) - observed) // 2)]     # (next index, room left)
+    while sets:
+        start, room = sets.pop()
+        count += 1
+        if count > _SIGN_FLIP_TAIL_PATTERNS:
+            return None
+        for index in range(start, len(sizes)):
+            if sizes[index] > room:
+                break
+            sets.append((index + 1, room - sizes[index]))
+    return PermutationTest(float(Fraction(2 * count, 1 << len(sizes))), True, 2 ** len(sizes))
+
+
 def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *,
                    exact_limit: int = _EXACT_SIGN_FLIP_LIMIT, progress=None,
                    counts: bool = False) -> PermutationTest:
@@ -5849,7 +5878,7 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *
         total = 2 ** len(nonzero)
         return PermutationTest(float(Fraction(hits, total)), True, total)
     if permutations is None:
-        exact = _sign_flip_lattice(nonzero, observed)
+        exact = _sign_flip_lattice(nonzero, observed) or _sign_flip_far_tail(nonzero, observed)
         if exact is not None:
             return exact
         spread = math.sqrt(sum(d * d for d in nonzero))     # many, none moving it by sd/3

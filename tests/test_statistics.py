@@ -699,6 +699,33 @@ def test_thirty_items_all_in_one_direction_have_the_exact_sign_flip_p():
     assert test.exact and test.p == 2 ** -29
 
 
+@pytest.mark.parametrize("seed, m, against", [(1, 60, 0), (2, 60, 3), (3, 2000, 2)])
+def test_a_sign_flip_p_in_the_far_tail_is_counted_exactly(seed, m, against):
+    """B above A on all items but *against*, differences too fine for the lattice count: the
+    saddlepoint's Newton steps divided by zero there (status 70); the few patterns as extreme
+    are counted.  Oracle: itertools over every set of the twelve smallest items flipped (a set
+    holding a larger item is not as extreme)."""
+    rng = random.Random(seed)
+    diffs = [rng.randrange(10 ** 15, 10 ** 16) for _ in range(m)]
+    for index in range(against):
+        diffs[index] = -rng.randrange(10 ** 13, 10 ** 14)
+    test = bed.sign_flip_test(random.Random(0), diffs)
+    sizes, observed = sorted(map(abs, diffs)), abs(sum(diffs))
+    as_extreme = sum(1 for k in range(13) for flipped in itertools.combinations(sizes[:12], k)
+                     if sum(sizes) - 2 * sum(flipped) >= observed)
+    assert sum(sizes) - 2 * sizes[12] < observed
+    assert test.exact and test.p == 2 * as_extreme / 2 ** m
+
+
+def test_real_scores_all_above_compare_with_the_exact_sign_flip_p():
+    rng = random.Random(1)
+    a = [rng.random() / 10 for _ in range(60)]
+    b = [x + 0.5 + rng.random() for x in a]
+    result = bed.compare(a, b)
+    test = result.comparisons[0].analysis.test
+    assert test.exact and test.p == 2 ** -59
+
+
 def test_calibration_is_the_sum_over_every_table_of_n():
     """At n = 12 the calibration's coverage is P(interval of a table drawn from the observed
     shares covers the observed gap), summed here over every multinomial table of 12 items
