@@ -130,7 +130,6 @@ import re
 import stat
 import tempfile
 import time
-import types
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -276,15 +275,16 @@ def _shorten(text: str, limit: int = 40) -> str:
 
 def _signed_fixed(value: Fraction, places: int) -> str:
     """A signed number with *places* decimals -- or more, when a nonzero value would print
-    as zero: -0.0004 pts is "-0.0004", never "+0.0" beside a verdict it contradicts.
+    as zero: -0.0004 pts is "-0.0004", never "+0.0" beside a verdict it contradicts; tinier
+    still, two significant digits.
 
     >>> _signed_fixed(Fraction(-4, 100), 1), _signed_fixed(Fraction(0), 1)
     ('-0.04', '+0.0')
+    >>> _signed_fixed(Fraction(15, 10 ** 8), 1)
+    '+1.5e-07'
     """
     text = _round_fixed(value, _places_shown(value, places), sign=True)
-    if value and not text.strip("+-0."):
-        text = ("-" if value < 0 else "+") + text[1:]
-    return text
+    return f"{float(value):+.1e}" if value and not text.strip("+-0.") else text
 
 
 def _format_gap(value: Fraction, percent: bool) -> str:
@@ -2499,15 +2499,18 @@ def _inspect_samples(log: dict, path: str):
 
 
 def _helm_model(real_path: str | None, run_dir: str) -> str | None:
-    """The model named in ``run_spec.json`` beside the stats, else in the run folder's name
-    (``...,model=org_m``)."""
-    try:
-        with _open_regular(os.path.join(os.path.dirname(real_path), "run_spec.json")) as handle:
-            spec = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
-        model = spec["adapter_spec"]["model"]
-    except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
-        model = None
-    if real_path is not None and isinstance(model, str) and model:
+    """The model named in ``run_spec.json`` beside the stats, else (no run spec) in the run
+    folder's name (``...,model=org_m``); a run spec that names none is refused."""
+    spec_path = real_path and os.path.join(os.path.dirname(real_path), "run_spec.json")
+    if spec_path and os.path.lexists(spec_path):
+        try:
+            with _open_regular(spec_path) as handle:
+                model = _JSON.decode(handle.read(1 << 24).decode("utf-8"))["adapter_spec"]["model"]
+        except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
+            model = None
+        if not isinstance(model, str) or not model:
+            raise ToolError(f"{_printable(spec_path)}: not a HELM run spec naming its model "
+                            "(adapter_spec.model); the run's model cannot be told")
         return model
     named = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
     return named.group(1) if named else None
@@ -2521,10 +2524,11 @@ def _helm_inputs(real_path: str | None) -> dict:
         return {}
     try:
         with _open_regular(path) as handle:
-            data = handle.read(MAX_ARCHIVE_BYTES + 1)
+            large = os.fstat(handle.fileno()).st_size > MAX_ARCHIVE_BYTES
+            data = b"" if large else handle.read(MAX_ARCHIVE_BYTES + 1)
     except OSError as err:
         raise ToolError(f"cannot read {path}: {err.strerror or err}") from None
-    if len(data) > MAX_ARCHIVE_BYTES:
+    if large or len(data) > MAX_ARCHIVE_BYTES:
         raise ToolError(f"{path} is larger than 1 GiB, the most the tool reads to check the "
                         "runs' inputs")
     try:
@@ -2619,6 +2623,15 @@ def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
         return reader.read(size + 1)
 
 
+def _zip_errors() -> tuple:
+    """What zipfile's decompressors raise on damaged data (zlib, bz2 and lzma each its own)."""
+    import zipfile
+    import zlib
+    lzma = sys.modules.get("lzma")               # imported by zipfile where Python has it
+    return (zipfile.BadZipFile, zlib.error, EOFError, OSError) + (
+        (lzma.LZMAError,) if lzma is not None else ())
+
+
 class _Zip(_Closing):
     """A zip archive (an Inspect ``.eval``, an Excel workbook) read safely: a name held twice
     is refused, no member inflates past its declared size (zipfile alone goes to 2 GiB),
@@ -2662,13 +2675,16 @@ class _Zip(_Closing):
         """A member, whole."""
         import zlib
         info = self._budget(name)
+        where = f"{self.path} ({_printable(name)})"
         try:
             with self.zip.open(name) as member:
                 return member.read(info.file_size + 1)
-        except NotImplementedError:
+        except NotImplementedError as err:
             if info.compress_type != _ZSTD:
-                raise
-        where = f"{self.path} ({_printable(name)})"
+                raise ToolError(f"{where}: a compression the tool cannot unpack "
+                                f"({_printable(str(err))})") from None
+        except _zip_errors() as err:
+            raise ToolError(f"{where}: a damaged zip member ({_printable(str(err))})") from None
         raw = self.zip.fp
         raw.seek(info.header_offset)
         header = raw.read(30)                     # checked by zipfile before it gave up
@@ -2764,16 +2780,14 @@ def _xlsx_rows(archive: _Zip, path: str):
     """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (each
     row forgotten once read), numbers as stored (their shortest decimal text)."""
     import xml.etree.ElementTree as ElementTree
-    import zipfile
-    import zlib
     member = _xlsx_sheet(archive, path)
     shared = None
     if "xl/sharedStrings.xml" in archive.names:
         shared = ["".join(t.text or "" for t in item.iter(f"{_XLSX}t"))
                   for item in _xml(archive, "xl/sharedStrings.xml", path)]
     with archive.open(member) as handle:
-        _no_entities(handle.peek(1 << 16)[:1 << 16], member, path)
         try:
+            _no_entities(handle.peek(1 << 16)[:1 << 16], member, path)
             count = 0
             for _, row in ElementTree.iterparse(handle):
                 if row.tag != f"{_XLSX}row":
@@ -2787,7 +2801,7 @@ def _xlsx_rows(archive: _Zip, path: str):
                 row.clear()
         except ElementTree.ParseError as err:
             raise ToolError(f"{path}: {_printable(member)} is not valid XML ({err})") from None
-        except (zipfile.BadZipFile, zlib.error, EOFError) as err:
+        except _zip_errors() as err:
             raise ToolError(f"{path}: a damaged zip archive ({_printable(str(err))})") from None
 
 
@@ -3838,8 +3852,9 @@ def _log_of(root: str, name: str) -> _LogFile | None:
 
 def _harness_logs(folder: str) -> list:
     """Every harness log in a folder and its subfolders (four levels: a HELM
-    ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each."""
-    found, seen = [], set()
+    ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each; one that leads
+    outside the folder given (a suite of linked runs) is read but not walked further."""
+    found, seen, inside = [], set(), os.path.realpath(folder)
     top = os.path.normpath(folder).count(os.sep)
     for root, dirs, files in os.walk(folder, followlinks=True):
         real = os.path.realpath(root)
@@ -3847,7 +3862,8 @@ def _harness_logs(folder: str) -> list:
             dirs[:] = []
             continue
         seen.add(real)
-        deep = os.path.normpath(root).count(os.sep) - top >= 4
+        deep = os.path.normpath(root).count(os.sep) - top >= 4 or \
+            os.path.commonpath([inside, real]) != inside         # reached by a link: not walked
         dirs[:] = [] if deep else sorted(d for d in dirs if not d.startswith("."))
         found += [log for log in (_log_of(root, name) for name in sorted(files)) if log]
     if not found:
@@ -3954,6 +3970,11 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
     samples that ended in an error."""
     logs = [(read, path) for read, path in reads if read.harness]
     _same_task([(read.log.task, path) for read, path in logs], options)
+    unnamed = [path for read, path in logs if read.log.format == "helm" and read.log.task is None]
+    if unnamed:
+        found.warnings.append(f"{_printable(unnamed[0])}: HELM stats outside their run folder "
+                              "(SCENARIO:ARGS,model=...) name no task, so whether the runs are "
+                              "of one test was not checked")
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
         other = read.inputs
@@ -8148,7 +8169,7 @@ def _lock_ledger(path: str) -> int:
     import fcntl
     fd = None
     try:
-        fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+        fd = os.open(os.path.dirname(os.path.realpath(path)), os.O_RDONLY)   # a link's target
         fcntl.flock(fd, fcntl.LOCK_EX)
     except OSError as err:
         if fd is not None:
@@ -11197,7 +11218,8 @@ def _plain_number(value):
         return None
     decimal = sys.modules.get("decimal")          # a Decimal means decimal is imported
     if decimal is not None and isinstance(value, decimal.Decimal):
-        return Fraction(value) if value.is_finite() else float(value)
+        return Fraction(value) if value.is_finite() else None if value.is_nan() else \
+            float(value)
     try:
         if getattr(getattr(value, "dtype", None), "kind", None) == "b":
             return bool(value)                   # numpy's bool (``preds == labels``)
@@ -11846,9 +11868,15 @@ def _refuse_idle_options(r: _Request, table: Table) -> None:
     design = [name for name, labels in (("clusters", table.clusters), ("strata", table.strata),
                                         ("runs", table.runs)) if labels]
     idle = []
-    if not any(logs):
-        idle += [(name, "applies to harness logs, and these inputs are not")
-                 for name in ("allow_incomplete", "allow_different_tasks") if name in r.given]
+    if not any(logs) and "allow_different_tasks" in r.given:
+        idle.append(("allow_different_tasks", "applies to harness logs, and these inputs are "
+                                              "not"))
+    if "allow_incomplete" in r.given and not any(s.format == "inspect" for s in table.sources):
+        idle.append(("allow_incomplete", "applies to Inspect logs (the harness that records "
+                                         "whether a run ended), and these inputs are not"))
+    if "pool" in r.given and table.tasks is None:
+        idle.append(("pool", "pools the tasks of whole harness runs, and these inputs hold one "
+                             "task"))
     if all(logs) and "id_col" in r.given:
         idle.append(("id_col", "names a column of a file of scores; a harness log's items "
                                "carry their own ids"))

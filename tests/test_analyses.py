@@ -956,14 +956,18 @@ for _ in range(200):
 
 
 def test_runs_appending_at_once_each_count_every_comparison_before_theirs(tmp_path):
-    """Ten runs at once: each report's place on the ledger is counted under the lock that
-    its append holds, so the ten say 1 of 1 to 10 of 10 (two said "2 of 2")."""
+    """Ten runs at once, half of them through a link to the ledger from another folder: each
+    report's place on the ledger is counted under the lock that its append holds, so the ten
+    say 1 of 1 to 10 of 10 (two said "2 of 2"; through a link, the link's folder was locked)."""
     ledger = str(tmp_path / "shared.jsonl")
+    (tmp_path / "other").mkdir()
+    os.symlink(ledger, tmp_path / "other" / "link.jsonl")
     data = gate_table_file(tmp_path, 100, 0.7, 0.72)
     argv = [sys.executable, os.path.join(ROOT, "bootstrap_eval_deltas.py"), "compare", data,
-            "--a-col", "a", "--b-col", "b", "--resamples", "50", "--calibration", "0",
-            "--ledger", ledger, "--json"]
-    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(10)]
+            "--a-col", "a", "--b-col", "b", "--resamples", "50", "--calibration", "0", "--json",
+            "--ledger"]
+    procs = [subprocess.Popen(argv + [ledger if k % 2 else str(tmp_path / "other" / "link.jsonl")],
+                              stdout=subprocess.PIPE, text=True) for k in range(10)]
     notes = [json.loads(p.communicate(timeout=300)[0])["ledger"] for p in procs]
     assert sorted((n["first"], n["total"]) for n in notes) == [(k, k) for k in range(1, 11)]
     assert len(bed.read_ledger(ledger)) == 10

@@ -9,6 +9,7 @@ import os
 import random
 import re
 import types
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -135,8 +136,9 @@ def test_numpy_bool_arrays_are_0_1_scores():
     assert as_bool.method == "exact bootstrap (B = infinity)"
 
 
-@pytest.mark.parametrize("missing", [None, float("nan"), np.ma.masked, NAType()],
-                         ids=["None", "nan", "masked", "NA"])
+@pytest.mark.parametrize("missing", [None, float("nan"), np.ma.masked, NAType(),
+                                     Decimal("NaN"), Decimal("sNaN")],
+                         ids=["None", "nan", "masked", "NA", "Decimal NaN", "Decimal sNaN"])
 def test_missing_values_are_refused_or_dropped_and_counted(missing):
     _, a, b = scored()
     holed = dict(a, q5=missing)
@@ -395,7 +397,6 @@ def test_a_list_of_zero_dimensional_arrays_is_a_list_of_scores():
 
 
 def test_decimals_are_exact_numbers_and_scores():
-    from decimal import Decimal
     a, b = [0.2, 0.5, 0.7, 0.4] * 30, [0.3, 0.5, 0.9, 0.4] * 30
     as_decimal = bed.compare([Decimal(str(x)) for x in a], [Decimal(str(x)) for x in b],
                              confidence=Decimal("0.9"))

@@ -1023,15 +1023,15 @@ def test_broken_workbooks_are_refused_naming_the_part(tmp_path, parts, drop, fra
 
 @pytest.mark.parametrize("member,fields,fragment", [
     ("xl/workbook.xml", {"size": 0x5000_0000},
-     "xl/workbook.xml would take what is unpacked from the archive past 1 GiB"),
+     ": xl/workbook.xml would take what is unpacked from the archive past 1 GiB"),
     ("xl/workbook.xml", {"size": 10},
-     "a damaged or unsupported zip archive (Bad CRC-32 for file 'xl/workbook.xml')"),
-    ("xl/workbook.xml", {"method": 6},
-     "a damaged or unsupported zip archive (That compression method is not supported)"),
+     " (xl/workbook.xml): a damaged zip member (Bad CRC-32 for file 'xl/workbook.xml')"),
+    ("xl/workbook.xml", {"method": 6}, " (xl/workbook.xml): a compression the tool cannot "
+                                       "unpack (That compression method is not supported)"),
 ])
 def test_zip_members_the_tool_cannot_unpack_are_refused(tmp_path, member, fields, fragment):
     path = write(tmp_path / "w.xlsx", patched(xlsx_bytes(ROWS), member, **fields))
-    assert_one_line_error(*cli("compare", path, *AB), f"w.xlsx: {fragment}")
+    assert_one_line_error(*cli("compare", path, *AB), f"w.xlsx{fragment}")
 
 
 def test_a_damaged_sheet_found_while_streaming_it_is_one_line(tmp_path):
@@ -1422,6 +1422,28 @@ def test_an_lm_eval_log_without_any_metric_is_refused(tmp_path):
                           f"samples_mc_{STAMP}.jsonl: the file offers no metric")
 
 
+def test_a_run_spec_that_cannot_be_read_is_refused(tmp_path):
+    """It was passed over for the model in the folder's name (``org_a``, where the run spec
+    says ``org/a``), so a folder of runs left the damaged model's task out with a note."""
+    run = tmp_path / "t:model=org_a"
+    path = helm_stats(run / "per_instance_stats.json", [1, 0, 1])
+    write(run / "run_spec.json", "{not json")
+    other = helm_stats(tmp_path / "t:model=org_b" / "per_instance_stats.json", [1, 1, 1])
+    assert_one_line_error(*cli("compare", path, other),
+                          "run_spec.json: not a HELM run spec naming its model "
+                          "(adapter_spec.model)")
+
+
+def test_helm_stats_outside_their_run_folders_say_the_task_was_not_checked(tmp_path):
+    """Copied out of ``mmlu:subject=anatomy,...`` and ``mmlu:subject=physics,...``, two
+    subjects' stats carry no task: compared, with a warning that the test is unchecked."""
+    a = helm_stats(tmp_path / "a" / "per_instance_stats.json", [1, 0, 1, 0])
+    b = helm_stats(tmp_path / "b" / "per_instance_stats.json", [1, 1, 1, 0])
+    status, out, _ = cli("compare", a, b)
+    assert status == 0
+    assert "name no task, so whether the runs are of one test was not checked" in out
+
+
 def test_helm_stats_from_stdin(tmp_path, stdin):
     """No folder to look beside for run_spec.json and instances.json: the names are the
     inputs' (one model is not known, so neither is used)."""
@@ -1452,7 +1474,6 @@ def test_helm_perturbed_instances_and_other_splits_are_left_out(tmp_path):
     ]
     run = tmp_path / "t:model=org_a"
     path = write(run / "per_instance_stats.json", json.dumps(records, indent=2))
-    write(run / "run_spec.json", "{not json")             # unreadable: the folder names it
     other = helm_stats(tmp_path / "t:model=org_b" / "per_instance_stats.json", [1, 1, 1])
     got = body(path, other)
     assert got["input"]["systems"] == ["org_a", "org_b"]
@@ -1681,6 +1702,28 @@ def test_broken_eval_archives_are_refused_in_one_line(tmp_path, members, fragmen
     bad = write_eval(tmp_path / "bad.eval", members)
     good = plain_json(tmp_path, "good.json", VALUES_B, "m")
     assert_one_line_error(*cli("compare", bad, good), fragment)
+
+
+@pytest.mark.parametrize("method", [8, 12, 14])
+def test_a_member_that_does_not_unpack_is_one_line_in_a_file_and_in_a_folder(tmp_path, method):
+    """A stored member labelled deflate, bzip2 or LZMA: zlib, bz2 and lzma each raise their own
+    error, which ended in status 70; a folder's damaged header was taken for a log whose model
+    is the folder's name."""
+    members = {"header.json": header("m/a"), "summaries.json": samples(VALUES_A)}
+    bad = tmp_path / "bad.eval"
+    bad.write_bytes(patched(open(write_eval(bad, members), "rb").read(), "summaries.json",
+                            method=method))
+    good = plain_json(tmp_path, "good.json", VALUES_B, "m/b")
+    assert_one_line_error(*cli("compare", str(bad), good),
+                          "bad.eval (summaries.json): a damaged zip member (")
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "a.eval").write_bytes(patched(open(write_eval(bad, members), "rb").read(),
+                                            "header.json", method=method))
+    write_eval(folder / "b.eval", {"header.json": header("m/b"),
+                                   "summaries.json": samples(VALUES_B)})
+    assert_one_line_error(*cli("compare", str(folder)),
+                          "a.eval (header.json): a damaged zip member (")
 
 
 @pytest.mark.parametrize("log,fragment", [
@@ -1920,6 +1963,22 @@ def test_a_folder_walk_refuses_a_pipe_or_device_named_as_a_log_and_never_hangs(t
                           "is not a regular file (a pipe, device or socket)")
 
 
+def test_a_folder_reached_by_a_link_is_read_but_not_walked(tmp_path):
+    """A link to / inside a run folder was walked four levels deep, reading JSON under /proc;
+    a linked folder outside the one given is now read for its own logs only (as a suite of
+    linked HELM runs needs): a log one level further down is not found."""
+    import shutil
+    folder = _lm_eval_folder(tmp_path)
+    base, argv = folder / "acme__base", ["--filter", "strict-match", "--score-col",
+                                         "acc,exact_match"]
+    want = cli_json("compare", str(base), str(folder / "acme__tuned"), *argv)
+    (tmp_path / "outer" / "deeper").mkdir(parents=True)
+    shutil.copy(lm_file(str(base), "mc_capitals"), tmp_path / "outer" / "deeper")
+    os.symlink(tmp_path / "outer", base / "outer")
+    os.symlink("/", base / "root")
+    assert cli_json("compare", str(base), str(folder / "acme__tuned"), *argv) == want
+
+
 def test_a_link_to_nothing_named_as_a_log_is_no_log(tmp_path):
     folder = _lm_eval_folder(tmp_path)
     os.symlink(str(tmp_path / "gone.json"), folder / "acme__base" / "gone.json")
@@ -2061,7 +2120,12 @@ def test_lm_eval_files_of_two_tasks_are_refused_before_any_filter_or_metric_is_a
 
 @pytest.mark.parametrize("inputs, flags, fragment", [
     ("csv", ["--allow-incomplete"], "--allow-incomplete does not apply here: it applies to "
-                                    "harness logs"),
+                                    "Inspect logs"),
+    ("logs", ["--allow-incomplete"], "--allow-incomplete does not apply here: it applies to "
+                                     "Inspect logs (the harness that records whether a run "
+                                     "ended), and these inputs are not"),
+    ("logs", ["--pool", "clusters"], "--pool clusters does not apply here: it pools the tasks "
+                                     "of whole harness runs, and these inputs hold one task"),
     ("csv", ["--allow-different-tasks"], "--allow-different-tasks does not apply here"),
     ("csv", ["--permutations", "500"], "--permutations 500 does not apply here: it sets the "
                                        "sign-flip test's random patterns; these 0/1 scores"),

@@ -55,12 +55,20 @@ def test_parse_score_refuses_what_is_not_a_finite_number(text, message):
         bed.parse_score(text)
 
 
-def test_a_tiny_negative_gap_never_prints_as_plus_zero():
+def test_a_tiny_gap_never_prints_as_zero():
+    """Beyond three more decimals a gap has two significant digits: "-0.0000 pts" kept only
+    the sign, and "better (+0.0000 pts)" stood beside an interval printed to 7 decimals."""
     a = [0.5, 0.25, 0.75, 0.5] * 10
     b = list(a)
     b[0] = 0.5 - 1e-7
     result = bed.compare(a, b, resamples=200, calibration=0)
     assert -1e-8 < result.to_dict()["comparisons"][0]["gap"] < 0
-    assert "gap B - A: -0.0000 pts;" in str(result)
-    assert bed._signed_fixed(Fraction(1, 10 ** 9), 1) == "+0.0000"
-    assert bed._signed_fixed(Fraction(-1, 10 ** 9), 1) == "-0.0000"
+    assert "gap B - A: -2.5e-07 pts;" in str(result)
+    assert bed._signed_fixed(Fraction(1, 10 ** 9), 1) == "+1.0e-09"
+    assert bed._signed_fixed(Fraction(-1, 10 ** 9), 1) == "-1.0e-09"
+    rng = random.Random(5)
+    a = [round(rng.random(), 2) for _ in range(60)]
+    b = [x + 1e-9 * (1 + i % 3) * (-1 if i < 5 else 1) for i, x in enumerate(a)]
+    sentence = str(bed.compare(a, b)).splitlines()[0]
+    assert sentence.startswith("verdict: better. B is likely better than A (+1.7e-07 pts): "
+                               "the paired 95% CI [+0.0000001, +0.0000002] pts excludes 0")
