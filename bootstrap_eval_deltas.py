@@ -3573,7 +3573,7 @@ def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined
         notes.append(f"{dropped:,} item(s) not in every run")
     items = [item for item in order if item in common]
     if len(items) < 2:
-        raise ToolError(f"the runs share {len(items)} item(s); need at least 2")
+        raise ToolError(f"the systems share {len(items)} item(s) with scores; need at least 2")
     columns, runs = [], []
     for system in systems:
         per_run = [(label, tuple(scores[item] for item in items)) for label, scores in system.runs]

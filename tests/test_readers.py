@@ -1598,7 +1598,7 @@ def test_runs_that_share_one_item_are_refused_even_when_dropping(tmp_path):
     tuned = write(tmp_path / "tuned.csv", "id,s\n2,1\n3,0\n")
     assert_one_line_error(*cli("compare", base, tuned, "--score-col", "s", "--id-col", "id",
                                "--on-missing", "drop"),
-                          "the runs share 1 item(s); need at least 2")
+                          "the systems share 1 item(s) with scores; need at least 2")
 
 
 def test_names_for_a_folders_models_must_match_their_number(tmp_path):
