@@ -5854,8 +5854,11 @@ def _sign_flip_far_tail(nonzero, observed: int) -> PermutationTest | None:
     >>> _sign_flip_far_tail([5, 7, 9], 11).p       # and the two with only the 5 flipped
     0.5
     """
+    room, least = (sum(map(abs, nonzero)) - observed) // 2, _SIGN_FLIP_TAIL_PATTERNS.bit_length()
+    if sum(1 for d in nonzero if abs(d) * least <= room) >= least:
+        return None                          # any *least* of these fit: 2**least sets at least
     sizes = sorted(map(abs, nonzero))
-    count, sets = 0, [(0, (sum(sizes) - observed) // 2)]     # (next index, room left)
+    count, sets = 0, [(0, room)]                                # (next index, room left)
     while sets:
         start, room = sets.pop()
         count += 1
