@@ -136,7 +136,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.5.1"
+__version__ = "1.6.0"
 
 __all__ = [
     # compare, rank and plan
@@ -11528,6 +11528,13 @@ def _check_compare(r: _Request) -> None:
                                 f"{_opt('run_col')} and {_opt('system_col')} name columns of "
                                 f"one file; with one file per system use {_opt('score_col')}")
         _check_columns(r)
+    if r.human_scorer is not None and (r.table is not None or r.baseline is None):
+        raise ToolError(f"{_opt('human_scorer')} names a scorer of two harness logs, one per "
+                        "system (compare BASELINE CANDIDATE); in a file people's scores are "
+                        "the SYSTEM.human columns")
+    if r.human_scorer is not None and r.score_col in (None, r.human_scorer):
+        raise ToolError(f"{_opt('human_scorer')} goes with the judge's scorer, "
+                        f"{_opt('score_col')}, another one")
     _check_design(r)
     _check_metric(r)
     if "engine" in r.given and r.resamples is None:
@@ -12015,14 +12022,43 @@ def _metric_of(r: _Request, table: Table) -> tuple:
     return r.metric or "accuracy", positive
 
 
+def _judged_logs(r: _Request) -> Judged:
+    """Two systems' harness logs scored by a judge (``score_col``, every sample) and by people
+    (``human_scorer``: some samples, Inspect's unscored elsewhere), checked as one test."""
+    judge = _table(dataclasses.replace(r, lower_is_better=False))
+    if len(judge.systems) != 2 or judge.runs is not None or \
+            judge.tasks is not None and judge.slices is None:
+        raise ToolError(f"{_opt('human_scorer')} compares two systems' logs of one task and one "
+                        "run (epoch) each")
+    options = ReadOptions(r.input_format, "drop", r.filter, r.split, None,
+                          r.allow_different_tasks, r.allow_incomplete)
+    labels = []
+    for group in (r.baseline, *r.candidate):
+        human = read_runs([_expand_paths(group) if isinstance(group, str) else group],
+                          RunsSpec(r.human_scorer), options)
+        labels.append(dict(zip(human.ids, human.columns[0])))
+    one = [item for item in judge.ids if (item in labels[0]) != (item in labels[1])]
+    if one:
+        raise ToolError(f"people scored one system but not the other on {len(one)} item(s) "
+                        f"(first: {_first(one)}); a human score goes with both or neither")
+    digest = hashlib.sha256("".join(s.sha256 for s in judge.sources).encode()).hexdigest()
+    source = Source(" and ".join(s.path for s in judge.sources), digest,
+                    sum(s.rows for s in judge.sources), (r.score_col, r.human_scorer), "judged")
+    return Judged(judge.systems, judge.columns,
+                  tuple(tuple(found.get(item) for item in judge.ids) for found in labels),
+                  source, judge.ids, judge.tasks if judge.slices else None)
+
+
 def _run_judged(r: _Request, writes: list) -> _JudgedReport:
     """Two systems' judge scores on every item and people's on some: the corrected gap."""
-    unused = _named(r, ("plot",) + _NOT_FOR_BATTLES + (
+    logs = ("score_col", "filter", "split", "allow_different_tasks", "allow_incomplete")
+    unused = [name for name in _named(r, ("plot",) + _NOT_FOR_BATTLES + (
         "resamples", "permutations", "interval", "exact", "engine", "accuracy_interval", "pool",
-        "allow_different_tasks", "allow_incomplete"))
+        "allow_different_tasks", "allow_incomplete")) if not r.human_scorer or name not in
+        map(_opt, logs)]
     if unused or r.lower_is_better:
         raise ToolError(f"{unused[0] if unused else _opt('lower_is_better')} is not taken by a "
-                        "judge-corrected comparison (SYSTEM.judge and SYSTEM.human columns)")
+                        "judge-corrected comparison")
     if r.systems and len(set(r.systems)) != len(r.systems):
         raise ToolError(f"{_opt('systems')} names a system twice; name two systems")
     if isinstance(r.table, Judged):
@@ -12030,6 +12066,8 @@ def _run_judged(r: _Request, writes: list) -> _JudgedReport:
         if r.systems and tuple(r.systems) != data.systems:
             raise ToolError(f"this Judged holds {_printable(', '.join(data.systems))}; read the "
                             "file again with systems to choose others")
+    elif r.human_scorer is not None:
+        data = _judged_logs(r)
     else:
         with _progress(r, "reading (bytes)") as progress:
             data = read_judged(r.csv, r.systems, ReadOptions(progress=progress), r.by)
@@ -12058,8 +12096,8 @@ def _run_judged(r: _Request, writes: list) -> _JudgedReport:
 
 
 def _run_data(r: _Request, writes: list) -> Report:
-    if isinstance(r.table, Judged) or r.table is None and r.baseline is None and _is_judged(
-            [r.csv], r.systems, r.input_format):
+    if isinstance(r.table, Judged) or r.human_scorer is not None or r.table is None and \
+            r.baseline is None and _is_judged([r.csv], r.systems, r.input_format):
         return _run_judged(r, writes)
     table = _table(r)
     _refuse_idle_options(r, table)
@@ -12244,6 +12282,7 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
             names: Sequence[str] | str | None = None,
             systems: Sequence[str] | str | None = None, a_col: str | None = None,
             b_col: str | None = None, score_col: str | None = None,
+            human_scorer: str | None = None,
             label_col: str | None = None, metric: str | None = None, positive=None,
             id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
             strata_col: str | None = None, by: str | Sequence | None = None,
@@ -12272,7 +12311,10 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
     With ``label_col`` the systems' columns hold predictions of that column's labels and
     ``metric`` (``METRICS``: macro-f1, mcc, ...; ``positive`` names the class of f1,
     precision and recall) is recomputed on each resample; without it ``metric`` is
-    ``score_col``, the metric of a harness log.
+    ``score_col``, the metric of a harness log.  ``human_scorer`` names, in two harness logs
+    whose ``score_col`` is a judge's, the scorer holding people's scores on some samples
+    (unscored elsewhere): the judge-corrected comparison of a file's SYSTEM.judge and
+    SYSTEM.human columns.
 
     >>> result = compare([1, 1, 0, 1, 0, 1, 1, 1] * 5, [1, 1, 1, 1, 0, 1, 1, 0] * 5)
     >>> result.verdict, result.n, str(result.interval), result.method
@@ -12640,6 +12682,10 @@ _FLAGS = (
                "metrics.acc), the lm-eval metric, the Inspect scorer (scorer.key for a dict "
                "value) or the HELM stat -- found by itself when a harness log offers one; "
                "with --system-col: the score column of a long file"),
+    _flag(_C, "your results", "--human-scorer", metavar="NAME",
+          help="two harness logs whose --scorer is an LLM judge's: the scorer holding people's "
+               "scores on some samples (Inspect's unscored elsewhere), for the judge-corrected "
+               "comparison"),
     _flag(f"{_C} {_L}", "your results", "--metric", metavar="NAME",
           help="with --label-col: the metric of the confusion matrix (" + ", ".join(METRICS)
                + "), recomputed on every resample; else the same as --score-col"),

@@ -324,6 +324,68 @@ BASE_LOG = one(os.path.join(INSPECT, "pair_eval"), "XfrbX")     # mockllm/base
 TUNED = one(os.path.join(INSPECT, "pair_eval"), "BmQob")    # mockllm/tuned
 
 
+JUDGED_LOGS = os.path.join(FIXTURES, "inspect", "judged")
+
+
+def judged_logs(fmt):
+    """The base and tuned logs of tests/fixtures/inspect/judged in one format, and the truth."""
+    with open(os.path.join(JUDGED_LOGS, "truth.json")) as handle:
+        known = json.load(handle)
+    return [os.path.join(JUDGED_LOGS, os.path.basename(known["systems"][system]["logs"][fmt]))
+            for system in ("mockllm/base", "mockllm/tuned")], known
+
+
+@pytest.mark.parametrize("fmt", ["json", "eval"])
+def test_inspect_logs_with_a_judge_and_a_human_scorer_compare_judge_corrected(tmp_path, zstd,
+                                                                               fmt):
+    """Logs written by inspect_ai 0.3.285: model_graded_qa on all 40 samples, a human scorer on
+    12 (Score.unscored() elsewhere).  Each mean is Inspect's own, and the comparison is the
+    one the wide file of the same scores (SYSTEM.judge, SYSTEM.human) gives."""
+    paths, known = judged_logs(fmt)
+    body = cli_json("compare", *paths, "--scorer", "model_graded_qa", "--human-scorer", "human")
+    assert body["kind"] == "judge-corrected comparison"
+    assert body["labelled"] == 12 and body["items"] == 40
+    inspect = {system: {s["name"]: s["metrics"]["accuracy"] for s in log["results_scores"]}
+               for system, log in known["systems"].items()}
+    assert body["judge_only"]["gap"] == pytest.approx(
+        inspect["mockllm/tuned"]["model_graded_qa"] - inspect["mockllm/base"]["model_graded_qa"])
+    assert body["human_only"]["gap"] == pytest.approx(
+        inspect["mockllm/tuned"]["human"] - inspect["mockllm/base"]["human"])
+    grade = {"C": "1", "I": "0", None: ""}
+    samples = [known["systems"][system]["samples"] for system in ("mockllm/base", "mockllm/tuned")]
+    lines = ["item,base.judge,base.human,tuned.judge,tuned.human"] + [
+        f"{item},{grade[a['judge']]},{grade[a['human']]},{grade[b['judge']]},{grade[b['human']]}"
+        for item, a, b in ((item, samples[0][item], samples[1][item]) for item in samples[0])]
+    wide = cli_json("compare", write(tmp_path / "wide.csv", "\n".join(lines) + "\n"))
+    assert {k: v for k, v in body.items() if k not in ("input", "systems")} == \
+        {k: v for k, v in wide.items() if k not in ("input", "systems")}
+    assert body["systems"] == ["mockllm/base", "mockllm/tuned"]
+
+
+def test_a_human_scorer_is_refused_where_it_cannot_be_read(tmp_path):
+    paths, _ = judged_logs("json")
+    assert_one_line_error(*cli("compare", *paths, "--human-scorer", "human"),
+                          "--human-scorer goes with the judge's scorer, --score-col, another one")
+    assert_one_line_error(*cli("compare", SHIPPED_CSV, "--human-scorer", "human"),
+                          "--human-scorer names a scorer of two harness logs, one per system")
+    with open(paths[1]) as handle:           # the tuned run's label of sample 1 taken away
+        log = json.load(handle)
+    log["samples"][0]["scores"]["human"]["value"] = float("nan")
+    one_sided = tmp_path / "tuned.json"
+    one_sided.write_text(json.dumps(log))
+    assert_one_line_error(*cli("compare", paths[0], str(one_sided), "--scorer",
+                               "model_graded_qa", "--human-scorer", "human"),
+                          "people scored one system but not the other on 1 item(s) (first: 1)")
+    with pytest.raises(bed.ToolError, match="^human_scorer goes with the judge's scorer"):
+        bed.compare(*paths, human_scorer="human", score_col="human")
+    epochs = [inspect_log(tmp_path / f"{name}.json", [["C", "I", "C", "I"]] * 2, f"m/{name}")
+              for name in ("a", "b")]
+    assert_one_line_error(*cli("compare", *epochs, "--scorer", "match", "--human-scorer",
+                               "people"),
+                          "--human-scorer compares two systems' logs of one task and one run "
+                          "(epoch) each")
+
+
 def inspect_truth(path):
     rel = os.path.relpath(path, INSPECT)
     return next(log for log in truth("inspect")["logs"] if log["path"] == rel)
