@@ -2063,8 +2063,9 @@ def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Col
             continue
         rows_read += 1
         no_id = item is _MISSING or type(item) is tuple and _MISSING in item
-        if no_id or _MISSING in values:
-            missing.append(where if no_id else item)
+        if no_id or _MISSING in values:              # a harness row's item is (id, run)
+            missing.append(where if no_id else item[0] if stream.format in (
+                "lm-eval", "inspect", "helm") else item)
             continue
         try:
             ids.append(item)                   # integer ids: 8 bytes each, not 36

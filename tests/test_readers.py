@@ -364,6 +364,8 @@ def test_inspect_logs_with_a_judge_and_a_human_scorer_compare_judge_corrected(tm
 
 def test_a_human_scorer_is_refused_where_it_cannot_be_read(tmp_path):
     paths, _ = judged_logs("json")
+    assert_one_line_error(*cli("compare", *paths, "--scorer", "human"),       # ids, not (id, run)
+                          "28 row(s) with a missing score, id or label (first: 2, 4, 6, 7, 9, ...)")
     assert_one_line_error(*cli("compare", *paths, "--human-scorer", "human"),
                           "--human-scorer goes with the judge's scorer, --score-col, another one")
     assert_one_line_error(*cli("compare", SHIPPED_CSV, "--human-scorer", "human"),
@@ -1306,7 +1308,7 @@ def test_an_unscored_epoch_keeps_the_epochs_as_runs(tmp_path):
     log = inspect_log(tmp_path / "e.json", epochs, "org/e", reducer="mode")
     base = inspect_log(tmp_path / "base.json", BASE, "org/base")
     assert_one_line_error(*cli("compare", log, base), "e.json: 1 row(s) with a missing score, id "
-                          "or label (first: (2, 1)); fix them or use --on-missing drop")
+                          "or label (first: 2); fix them or use --on-missing drop")
     got = body(log, base, "--on-missing", "drop")
     assert got["comparisons"][0]["runs"]["a"]["runs"] == 2 and got["input"]["items"] == 3
     assert got["comparisons"][0]["accuracy"] == pytest.approx({"a": 2 / 3, "b": 1 / 3})
