@@ -11530,9 +11530,9 @@ def _check_compare(r: _Request) -> None:
                                 f"one file; with one file per system use {_opt('score_col')}")
         _check_columns(r)
     if r.human_scorer is not None and (r.table is not None or r.baseline is None):
-        raise ToolError(f"{_opt('human_scorer')} names a scorer of two harness logs, one per "
-                        "system (compare BASELINE CANDIDATE); in a file people's scores are "
-                        "the SYSTEM.human columns")
+        raise ToolError(f"{_opt('human_scorer')} names people's scores in a harness log or "
+                        "file per system (compare BASELINE CANDIDATE); in one file they are the "
+                        "SYSTEM.human columns")
     if r.human_scorer is not None and r.score_col in (None, r.human_scorer):
         raise ToolError(f"{_opt('human_scorer')} goes with the judge's scorer, "
                         f"{_opt('score_col')}, another one")
@@ -12024,9 +12024,10 @@ def _metric_of(r: _Request, table: Table) -> tuple:
 
 
 def _judged_logs(r: _Request) -> Judged:
-    """Two systems' harness logs scored by a judge (``score_col``, every sample) and by people
-    (``human_scorer``: some samples, Inspect's unscored elsewhere), checked as one test."""
-    judge = _table(dataclasses.replace(r, lower_is_better=False))
+    """Two systems' harness logs (or files, one per system) scored by a judge (``score_col``,
+    every sample) and by people (``human_scorer``: some samples, Inspect's unscored or a blank
+    elsewhere), checked as one test."""
+    judge = _table(r)
     if len(judge.systems) != 2 or judge.runs is not None or \
             judge.tasks is not None and judge.slices is None:
         raise ToolError(f"{_opt('human_scorer')} compares two systems' logs of one task and one "
@@ -12036,7 +12037,7 @@ def _judged_logs(r: _Request) -> Judged:
     labels = []
     for group in (r.baseline, *r.candidate):
         human = read_runs([_expand_paths(group) if isinstance(group, str) else group],
-                          RunsSpec(r.human_scorer), options)
+                          RunsSpec(r.human_scorer, r.id_col or ("item",)), options)
         labels.append(dict(zip(human.ids, human.columns[0])))
     one = [item for item in judge.ids if (item in labels[0]) != (item in labels[1])]
     if one:
@@ -12052,11 +12053,11 @@ def _judged_logs(r: _Request) -> Judged:
 
 def _run_judged(r: _Request, writes: list) -> _JudgedReport:
     """Two systems' judge scores on every item and people's on some: the corrected gap."""
-    logs = ("score_col", "filter", "split", "allow_different_tasks", "allow_incomplete")
-    unused = [name for name in _named(r, ("plot",) + _NOT_FOR_BATTLES + (
+    read = ("score_col", "id_col", "filter", "split", "allow_different_tasks",
+            "allow_incomplete") if r.human_scorer else ()      # the files of each system
+    unused = _named(r, [name for name in ("plot",) + _NOT_FOR_BATTLES + (
         "resamples", "permutations", "interval", "exact", "engine", "accuracy_interval", "pool",
-        "allow_different_tasks", "allow_incomplete")) if not r.human_scorer or name not in
-        map(_opt, logs)]
+        "allow_different_tasks", "allow_incomplete") if name not in read])
     if unused or r.lower_is_better:
         raise ToolError(f"{unused[0] if unused else _opt('lower_is_better')} is not taken by a "
                         "judge-corrected comparison")
@@ -12312,10 +12313,10 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
     With ``label_col`` the systems' columns hold predictions of that column's labels and
     ``metric`` (``METRICS``: macro-f1, mcc, ...; ``positive`` names the class of f1,
     precision and recall) is recomputed on each resample; without it ``metric`` is
-    ``score_col``, the metric of a harness log.  ``human_scorer`` names, in two harness logs
-    whose ``score_col`` is a judge's, the scorer holding people's scores on some samples
-    (unscored elsewhere): the judge-corrected comparison of a file's SYSTEM.judge and
-    SYSTEM.human columns.
+    ``score_col``, the metric of a harness log.  ``human_scorer`` names, in a harness log or file
+    per system whose ``score_col`` is a judge's, the scorer (or column) holding people's scores
+    on some items: the judge-corrected comparison of a file's SYSTEM.judge and SYSTEM.human
+    columns.
 
     >>> result = compare([1, 1, 0, 1, 0, 1, 1, 1] * 5, [1, 1, 1, 1, 0, 1, 1, 0] * 5)
     >>> result.verdict, result.n, str(result.interval), result.method
@@ -12684,9 +12685,9 @@ _FLAGS = (
                "value) or the HELM stat -- found by itself when a harness log offers one; "
                "with --system-col: the score column of a long file"),
     _flag(_C, "your results", "--human-scorer", metavar="NAME",
-          help="two harness logs whose --scorer is an LLM judge's: the scorer holding people's "
-               "scores on some samples (Inspect's unscored elsewhere), for the judge-corrected "
-               "comparison"),
+          help="a harness log or file per system whose --scorer is an LLM judge's: the scorer "
+               "(or column) holding people's scores on some items (unscored or blank elsewhere), "
+               "for the judge-corrected comparison"),
     _flag(f"{_C} {_L}", "your results", "--metric", metavar="NAME",
           help="with --label-col: the metric of the confusion matrix (" + ", ".join(METRICS)
                + "), recomputed on every resample; else the same as --score-col"),

@@ -362,6 +362,21 @@ def test_inspect_logs_with_a_judge_and_a_human_scorer_compare_judge_corrected(tm
     assert body["systems"] == ["mockllm/base", "mockllm/tuned"]
 
 
+def test_files_one_per_system_with_judge_and_human_columns_compare_as_the_logs(tmp_path):
+    paths, known = judged_logs("json")
+    grade = {"C": "1", "I": "0", None: ""}
+    files = []
+    for system in ("base", "tuned"):
+        samples = known["systems"][f"mockllm/{system}"]["samples"]
+        files.append(write(tmp_path / f"{system}.csv", "item,judge,human\n" + "".join(
+            f"{item},{grade[s['judge']]},{grade[s['human']]}\n" for item, s in samples.items())))
+    logs = cli_json("compare", *paths, "--scorer", "model_graded_qa", "--human-scorer", "human")
+    got = cli_json("compare", *files, "--score-col", "judge", "--human-scorer", "human")
+    assert {k: v for k, v in got.items() if k not in ("input", "systems")} == \
+        {k: v for k, v in logs.items() if k not in ("input", "systems")}
+    assert got["systems"] == ["base", "tuned"]
+
+
 def test_a_human_scorer_is_refused_where_it_cannot_be_read(tmp_path):
     paths, _ = judged_logs("json")
     assert_one_line_error(*cli("compare", *paths, "--scorer", "human"),       # ids, not (id, run)
@@ -369,7 +384,8 @@ def test_a_human_scorer_is_refused_where_it_cannot_be_read(tmp_path):
     assert_one_line_error(*cli("compare", *paths, "--human-scorer", "human"),
                           "--human-scorer goes with the judge's scorer, --score-col, another one")
     assert_one_line_error(*cli("compare", SHIPPED_CSV, "--human-scorer", "human"),
-                          "--human-scorer names a scorer of two harness logs, one per system")
+                          "--human-scorer names people's scores in a harness log or file per "
+                          "system")
     with open(paths[1]) as handle:           # the tuned run's label of sample 1 taken away
         log = json.load(handle)
     log["samples"][0]["scores"]["human"]["value"] = float("nan")
