@@ -2260,7 +2260,7 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     offered = _typed(first[1], "metrics", list, [])
     metric = _choose([m for m in offered if isinstance(m, str)] or
                      [k for k in first[1] if k not in _LM_EVAL_FIELDS],
-                     named, path, "metric", _opt("score_col"))
+                     named, path, "metric", _opt("metric"))        # lm-eval's own word
     by_filter = {}
     for where, record in itertools.chain([first], records):
         place = f"{path} {where}"
@@ -2279,11 +2279,14 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     chosen = _choose(list(by_filter), wanted, path, "filter", _opt("filter"))
     match = _LM_EVAL_NAME.search(os.path.basename(real_path or ""))
     claimed = match and _lm_eval_claim(real_path, match, metric, chosen)
-    if claimed and claimed.aggregation not in (None, "mean"):
+    aggregation = claimed and claimed.aggregation or _LM_EVAL_AGGREGATION.get(metric)
+    if aggregation not in (None, "mean"):
         raise ToolError(f"{path}: lm-eval aggregates {_printable(metric)} by "
-                        f"{_printable(claimed.aggregation)}, not as a mean of per-sample values "
-                        "(its per-sample values are its inputs), so this tool cannot compare it; "
-                        "compare a per-sample metric (such as acc), or per-item scores")
+                        f"{_printable(aggregation)}" + ("" if claimed and claimed.aggregation
+                                                        else " (its registry's default)") +
+                        ", not as a mean of per-sample values (its per-sample values are its "
+                        "inputs), so this tool cannot compare it; compare a per-sample metric "
+                        "(such as acc), or per-item scores")
     pair = next((value for _, _, value, _ in by_filter[chosen] if value is not _ABSENT), None)
     corpus = isinstance(pair, list) and len(pair) == 2 and _lm_eval_corpus(metric, pair, path)
     sign = -1 if claimed and claimed.lower else 1       # lower is better: compared negated
@@ -2309,6 +2312,13 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), match and match.group(1),
                         "; ".join(notes), filters=tuple(by_filter),
                         claimed=claimed, corpus=corpus or None)
+
+
+# lm-eval's registry (lm_eval/api/metrics.py, 0.4): metrics aggregated otherwise than by a mean
+# of their per-sample values, where a task's metric_list names no aggregation of its own.
+_LM_EVAL_AGGREGATION = {"perplexity": "perplexity", "word_perplexity": "weighted_perplexity",
+                        "byte_perplexity": "weighted_perplexity",
+                        "bits_per_byte": "bits_per_byte", "brier_score": "brier_score"}
 
 
 # lm-eval's corpus metrics whose per-sample value is a [gold, prediction] pair, as its
@@ -2572,7 +2582,7 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
         if chosen or not stats:            # an instance of another split is not this test's
             kept.append((where, record, chosen))
     metric = _choose([n for n in names if isinstance(n, str)], named, path,
-                     f"metric for split {split}", _opt("score_col"))
+                     f"metric for split {split}", _opt("metric"))
 
     inputs = _helm_inputs(real_path)
 

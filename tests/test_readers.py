@@ -2239,6 +2239,44 @@ def _glue_logs():
                                                             "truth.json")))
 
 
+AGGREGATION = os.path.join(FIXTURES, "lm-eval", "aggregation")
+
+
+@pytest.mark.parametrize("run, metric, aggregation", [
+    ("ppl2", None, "perplexity"), ("rolling", "word_perplexity", "weighted_perplexity"),
+    ("rolling", "byte_perplexity", "weighted_perplexity"),
+    ("rolling", "bits_per_byte", "bits_per_byte")])
+def test_lm_eval_metrics_its_registry_aggregates_otherwise_are_refused(tmp_path, run, metric,
+                                                                       aggregation):
+    """Logs written by lm-eval 0.4.13 whose task config names no aggregation: the registry's
+    default applies (perplexity is exp(-mean log-likelihood)).  ppl2's means of per-sample
+    log-likelihoods were compared as the metric ("worse" for the lower perplexity);
+    word_perplexity's [log-likelihood, words] pairs were called [gold, prediction].  The
+    samples files alone, without their results files, are refused the same way."""
+    folders = [os.path.join(AGGREGATION, run, model) for model in ("acme__base", "acme__tuned")]
+    flags = ["--metric", metric] if metric else []
+    fragment = f"lm-eval aggregates {metric or 'perplexity'} by {aggregation} (its registry's " \
+               "default), not as a mean of per-sample values"
+    assert_one_line_error(*cli("compare", *folders, *flags), fragment)
+    import shutil
+    alone = []
+    for folder in folders:
+        name = next(n for n in sorted(os.listdir(folder)) if n.startswith("samples_"))
+        (tmp_path / os.path.basename(folder)).mkdir()
+        alone.append(shutil.copy(os.path.join(folder, name), tmp_path / os.path.basename(folder)))
+    assert_one_line_error(*cli("compare", *map(str, alone), *flags), fragment)
+
+
+def test_an_lm_eval_log_of_several_metrics_asks_for_metric():
+    folders = [os.path.join(AGGREGATION, "rolling", model) for model in ("acme__base",
+                                                                          "acme__tuned")]
+    assert_one_line_error(*cli("compare", *folders),
+                          "offers 3 choices of metric (word_perplexity, byte_perplexity, "
+                          "bits_per_byte); choose one with --metric")
+    with pytest.raises(bed.ToolError, match="; choose one with metric$"):
+        bed.compare(*folders)
+
+
 def test_lm_eval_corpus_metrics_compare_from_the_pairs_and_equal_the_harness_numbers():
     """lm-eval 0.4.13 writes a GLUE-style task's f1 and mcc as a [gold, prediction] pair per
     sample (tests/fixtures/lm-eval/glue, made by the harness): compared as the harness
