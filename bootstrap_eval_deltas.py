@@ -2584,7 +2584,10 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     metric = _choose([n for n in names if isinstance(n, str)], named, path,
                      f"metric for split {split}", _opt("metric"))
 
-    inputs = _helm_inputs(real_path)
+    inputs, lower = _helm_inputs(real_path), _helm_lower(real_path, metric)
+
+    def read(value, place):
+        return -parse_score(value, place) if lower else parse_score(value, place)
 
     def rows():
         for where, record, chosen in kept:
@@ -2592,12 +2595,43 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
             item = _item_id(_lookup_key(record, "instance_id", place))
             trial = _lookup_key(record, "train_trial_index", place)
             yield where, (item, 0 if trial is _ABSENT else _item_id(trial)), [
-                _score(chosen.get(metric, _ABSENT), place, "stat", metric), inputs.get(item, "")]
+                _score(chosen.get(metric, _ABSENT), place, "stat", metric, read),
+                inputs.get(item, "")]
 
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
     task = _helm_task(run_dir) if ":" in run_dir else None     # the subject kept
-    return _HarnessFile("helm", stream, _helm_model(real_path, run_dir), task)
+    note = f"lower {_printable(metric)} is better, as {lower}: compared as " \
+           f"-{_printable(metric)}, so a positive gap is an improvement" if lower else ""
+    return _HarnessFile("helm", stream, _helm_model(real_path, run_dir), task, note)
+
+
+# HELM's metrics marked lower_is_better in its schema (crfm-helm 0.5.16, schema_classic), for
+# runs whose suite has no schema.json (written by helm-summarize) to say it.
+_HELM_LOWER = frozenset({
+    "absolute_value_difference", "bbq_metric_ambiguous_bias", "bbq_metric_unambiguous_bias",
+    "bits_per_byte", "demographic_parity_difference", "distance", "ece_10_bin", "ece_1_bin",
+    "edit_similarity", "equalized_odds_difference", "expected_max_toxicity",
+    "inference_denoised_runtime", "inference_idealized_runtime", "inference_runtime",
+    "longest_common_prefix_length", "max_toxicity_probability", "perplexity", "platt_ece_10_bin",
+    "platt_ece_1_bin", "toxic_frac", "training_co2_cost", "training_energy_cost"})
+
+
+def _helm_lower(real_path: str | None, metric: str) -> str | None:
+    """Where HELM says lower values of *metric* are better, which says so: the suite's
+    ``schema.json`` beside the run folders, else HELM's own schema; None where neither does."""
+    schema = real_path and os.path.join(os.path.dirname(os.path.dirname(real_path)),
+                                        "schema.json")
+    try:
+        with _open_regular(schema) as handle:
+            listed = _JSON.decode(handle.read(1 << 24).decode("utf-8"))["metrics"]
+        entry = next(m for m in listed if isinstance(m, dict) and m.get("name") == metric)
+        return "the suite's schema.json says" if entry.get("lower_is_better") is True else None
+    except (TypeError, OSError, ToolError, ValueError, UnicodeDecodeError, KeyError,
+            StopIteration, RecursionError):
+        pass
+    return "HELM's schema says" if metric.split(":")[0] in _HELM_LOWER or \
+        metric.startswith("bias_metric:") else None
 
 
 # --- Zip archives: Inspect's .eval logs and Excel workbooks ---
@@ -11984,10 +12018,10 @@ def _battle_subset(data: Battles, systems) -> Battles:
 def _turned(table: Table) -> Table:
     """Scores whose lower values are better, turned so that a positive gap is an improvement:
     proportions as 1 - score (0/1 stays 0/1: an error becomes a success), others negated."""
-    if any(source.format in ("lm-eval", "inspect", "helm") for source in table.sources):
-        raise ToolError(f"{_opt('lower_is_better', True)} is for files of scores; a harness "
-                        "log's metric has its own direction (lm-eval's higher_is_better is "
-                        "followed)")
+    if any(source.format in ("lm-eval", "helm") for source in table.sources):
+        raise ToolError(f"{_opt('lower_is_better', True)} is for files of scores and Inspect "
+                        "logs; lm-eval's and HELM's logs say their metric's direction, which "
+                        "is followed (higher_is_better, the schema's lower_is_better)")
     proportions = table.proportions
 
     def turn(column):

@@ -1443,7 +1443,14 @@ def test_lower_is_better_turns_the_scores_so_a_positive_gap_is_an_improvement(tm
                                                                          "acme__tuned")]
     assert_one_line_error(*cli("compare", *logs, "--lower-is-better", "--metric",
                                "acc,exact_match", "--filter", "strict-match"),
-                          "--lower-is-better is for files of scores")
+                          "--lower-is-better is for files of scores and Inspect logs; "
+                          "lm-eval's and HELM's logs say their metric's direction")
+    inspect_logs = [os.path.join(EXAMPLES, "inspect", "pair_json", name) for name in
+                    sorted(os.listdir(os.path.join(EXAMPLES, "inspect", "pair_json")))]
+    errors, rates = (cli_json("compare", *inspect_logs, *flags, "--calibration", "0")
+                     for flags in (["--lower-is-better"], []))    # Inspect says no direction
+    assert errors["comparisons"][0]["gap"] == -rates["comparisons"][0]["gap"] != 0
+    assert "lower is better, as asked" in errors["input"]["dropped_note"]
 
 
 # --- Confusion-matrix metrics (issue 30): NumPy's item-level paired bootstrap as oracle ---

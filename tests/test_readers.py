@@ -1857,6 +1857,32 @@ def test_lm_eval_model_names_from_results_files_or_the_folder_name(tmp_path):
     assert got["input"]["systems"] == ["acme/b", "org/tuned"]
 
 
+LATSUITE = os.path.join(FIXTURES, "helm", "latsuite")
+
+
+def test_a_helm_metric_lower_is_better_by_its_schema_is_compared_negated(tmp_path):
+    """inference_runtime (crfm-helm 0.5.16; its schema.json: lower_is_better): the faster model
+    was called worse, exit 0.  Each mean is HELM's own (its stats.json: 0.18450185 and
+    0.106109), negated; without the suite's schema.json HELM's own schema is followed, and a
+    metric it does not mark (exact_match) is compared as it is."""
+    argv = ["--systems", "mock/parity-a,mock/parity-c"]
+    body = log_body("compare", LATSUITE, *argv, "--metric", "inference_runtime")
+    assert body["comparisons"][0]["accuracy"] == {"a": -0.18450185, "b": -0.106109}
+    assert body["comparisons"][0]["verdict"] == "better"
+    assert body["input"]["dropped_note"].startswith(
+        "lower inference_runtime is better, as the suite's schema.json says: compared as "
+        "-inference_runtime")
+    import shutil
+    shutil.copytree(LATSUITE, tmp_path / "suite")
+    os.remove(tmp_path / "suite" / "schema.json")
+    alone = log_body("compare", str(tmp_path / "suite"), *argv, "--metric", "inference_runtime")
+    assert alone["comparisons"][0]["accuracy"] == body["comparisons"][0]["accuracy"]
+    assert "as HELM's schema says" in alone["input"]["dropped_note"]
+    plain = log_body("compare", LATSUITE, *argv, "--metric", "exact_match")
+    assert min(plain["comparisons"][0]["accuracy"].values()) >= 0
+    assert "lower" not in (plain["input"]["dropped_note"] or "")
+
+
 def test_helm_model_from_run_spec(tmp_path):
     def run(folder, model, values):
         folder.mkdir()
