@@ -303,9 +303,11 @@ def _format_interval(interval, percent: bool) -> str:
 
 
 def _places_shown(value: Fraction, places: int) -> int:
-    """The decimals *value* needs to print as what it is (zero or not), from *places* on."""
-    return next((places + extra for extra in range(3)
-                 if value == 0 or _round_fixed(value, places + extra).strip("+-0.")), places + 3)
+    """The decimals *value* needs to print as what it is (zero or not), from *places* on, up to
+    three more; *places* where even those would print it as zero (it is then printed with two
+    significant digits, and sets no other number's decimals)."""
+    return next((places + extra for extra in range(4)
+                 if value == 0 or _round_fixed(value, places + extra).strip("+-0.")), places)
 
 
 def _parse_number(text: str) -> Fraction | None:
@@ -2472,7 +2474,15 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     epochs = _typed(config, "epochs", int, 1)
     note = ""
     if epochs > 1 and reducers and reducers[0] != "mean":
-        rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), path, grades)
+        logged = next((entry.get("samples") for entry in _typed(log, "reductions", list, [])
+                       if isinstance(entry, dict) and entry.get("scorer") == scorer and
+                       entry.get("reducer") == reducers[0] and key is None), None)
+        logged = {_item_id(_lookup_key(sample, "sample_id", path)): _score(
+            _lookup_key(sample, "value", path), f"{path} reductions", "scorer", scorer,
+            _inspect_value) for sample in logged if isinstance(sample, dict)} \
+            if isinstance(logged, list) else {}
+        rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), grades,
+                                   logged)
     planned = _typed(_typed(spec, "dataset", dict, {}), "sample_ids", list)
     expected = len(planned) * epochs if planned else None
     stream = _RowStream("inspect", ("id", "epoch", f"scores.{scorer}.value") + fields.labels,
@@ -2482,9 +2492,10 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
                         errors)
 
 
-def _reduced_rows(rows, reducer: str, headline, path: str, grades: dict) -> tuple:
+def _reduced_rows(rows, reducer: str, headline, grades: dict, logged: dict) -> tuple:
     """One row per sample, its epochs reduced as the log says (*grades*: values as logged,
-    by (item, epoch)), and the note that says so."""
+    by (item, epoch)), and the note that says so; a reducer the tool does not know (pass_at_k,
+    at_least_k, one of the user's) by the reduced values the log holds (*logged*, by item)."""
     by_item = {}
     for where, key, (value, *digest) in rows:         # digest: the input's, then labels
         entry = by_item.setdefault(key[0], [where, [], digest, []])
@@ -2492,10 +2503,15 @@ def _reduced_rows(rows, reducer: str, headline, path: str, grades: dict) -> tupl
         entry[3].append(grades.get(key))
     shown = "" if headline is None else f"; Inspect's headline {_format_decimal(headline)}"
     unscored = any(v is _MISSING for _, values, _, _ in by_item.values() for v in values)
-    reduced = [] if unscored else [
-        (where, (item, 1), [_reduce_epochs(values, reducer, logged)] + digest)
-        for item, (where, values, digest, logged) in by_item.items()]
-    if unscored or any(value is None for _, _, (value, _) in reduced):
+    known = _reduce_epochs([0], reducer) is not None
+    from_log = not known and all(logged.get(item, _MISSING) is not _MISSING for item in by_item)
+    reduced = [] if unscored and not from_log else [
+        (where, (item, 1), [logged[item] if from_log else _reduce_epochs(values, reducer, shown_)]
+         + digest) for item, (where, values, digest, shown_) in by_item.items()]
+    if from_log:
+        return reduced, (f"epochs reduced by {_printable(reducer)}, as the log's reducer: each "
+                         f"sample's reduced value as Inspect logged it{shown}")
+    if unscored or not known:
         why = "an epoch without a score" if unscored else "a reducer the tool does not know"
         return rows, (f"the log reduces its epochs by {_printable(reducer)}, which the tool "
                       f"does not follow ({why}): its epochs are compared as runs{shown}")
@@ -2771,6 +2787,8 @@ def _inspect_archive(archive: _Zip, path: str):
             lists = [[archive.json(n) for n in sorted(names)
                       if n.startswith("samples/") and n.endswith(".json")]]
     samples = [sample for part in lists if isinstance(part, list) for sample in part]
+    if "reductions.json" in names:                  # each sample's epochs as Inspect reduced them
+        log = dict(log, reductions=archive.json("reductions.json"))
     if not samples:
         raise ToolError(f"{path}: an Inspect log without samples"
                         + (" (a run stopped before its first sample was written)"

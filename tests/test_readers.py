@@ -1317,6 +1317,22 @@ def test_other_epoch_reducers(tmp_path, reducer, epochs, accuracy, note):
         assert got["comparisons"][0]["runs"] is None and got["input"]["items"] == 4
 
 
+@pytest.mark.parametrize("reducer, inspect_says", [("pass2", (0.6666666666666666,
+                                                              0.8958333333333333)),
+                                                   ("atleast2", (0.625, 0.875))])
+def test_a_reducer_the_tool_does_not_know_is_read_from_the_log(zstd, reducer, inspect_says):
+    """pass_at_2 and at_least_2 (inspect_ai 0.3.285, 4 epochs): their epochs were compared as
+    runs, plain epoch means (0.438 and 0.656: "better" on another metric); the reduced values
+    the log holds (reductions.json) are read, so each mean is Inspect's own headline."""
+    folder = os.path.join(FIXTURES, "inspect", "reducers", reducer)
+    paths = [os.path.join(folder, name) for name in sorted(os.listdir(folder))]
+    got = log_body("compare", *paths)
+    accuracy = got["comparisons"][0]["accuracy"]
+    assert sorted(accuracy.values()) == pytest.approx(sorted(inspect_says), abs=1e-12)
+    assert got["comparisons"][0]["runs"] is None and got["input"]["items"] == 8
+    assert "each sample's reduced value as Inspect logged it" in got["input"]["dropped_note"]
+
+
 def test_an_unscored_epoch_keeps_the_epochs_as_runs(tmp_path):
     """An epoch with no score (NaN) cannot be reduced: the epochs stay runs, and the sample
     without its score is refused, or dropped when asked."""
