@@ -2567,14 +2567,18 @@ def _helm_inputs(real_path: str | None) -> dict:
 
 
 def _helm_task(run_dir: str) -> str:
-    """A HELM run's task: its folder's name without the model.
+    """A HELM run's task: its folder's name without the model and the data augmentation (a
+    perturbation run repeats its scenario's instances).
 
     >>> _helm_task("runs/v1/mmlu:subject=anatomy,model=acme_base-7b")
     'mmlu:subject=anatomy'
+    >>> _helm_task("runs/v1/mmlu:model=m,data_augmentation=robustness")
+    'mmlu'
     """
     name = os.path.basename(os.path.normpath(run_dir))
     head, _, args = name.partition(":")
-    kept = [arg for arg in args.split(",") if arg and not arg.startswith("model=")]
+    kept = [arg for arg in args.split(",") if arg and not arg.startswith(
+        ("model=", "data_augmentation="))]
     return head + (":" + ",".join(kept) if kept else "")
 
 
@@ -2582,9 +2586,10 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     """HELM ``per_instance_stats.json``: the unperturbed ``stats`` (``name: {name, split}``,
     ``mean``) of the chosen split, instances of other splits left out; trials are runs."""
     named = _one_system("HELM's per-instance stats", path, fields)
-    kept, names = [], []
+    kept, names, perturbed = [], [], 0
     for where, record in records:
         if "perturbation" in record:
+            perturbed += 1
             continue
         stats = _typed(record, "stats", list, [])
         chosen = {}
@@ -2617,9 +2622,12 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
     task = _helm_task(run_dir) if ":" in run_dir else None     # the subject kept
-    note = f"lower {_printable(metric)} is better, as {lower}: compared as " \
-           f"-{_printable(metric)}, so a positive gap is an improvement" if lower else ""
-    return _HarnessFile("helm", stream, _helm_model(real_path, run_dir), task, note)
+    notes = [f"lower {_printable(metric)} is better, as {lower}: compared as "
+             f"-{_printable(metric)}, so a positive gap is an improvement"] if lower else []
+    if perturbed:
+        notes.append(f"{perturbed:,} perturbed record(s) left out (HELM's robustness and "
+                     "fairness measures): the unperturbed instances are compared")
+    return _HarnessFile("helm", stream, _helm_model(real_path, run_dir), task, "; ".join(notes))
 
 
 # HELM's metrics marked lower_is_better in its schema (crfm-helm 0.5.16, schema_classic), for
@@ -3943,6 +3951,16 @@ def _by_task(logs, folder: str, notes: list) -> dict:
         tasks.setdefault(log.task, []).append(log)
     chosen = {}
     for task, group in tasks.items():
+        plain = [log for log in group if "data_augmentation=" not in
+                 os.path.basename(os.path.dirname(log.path))]
+        if len(group) > 1 and len(plain) == 1:          # HELM: a run and its perturbed runs
+            chosen[task] = plain[0].path
+            note = (f"{_printable(folder)}, task {_printable(task)}: the plain run read; "
+                    f"{len(group) - 1} data_augmentation run(s) left out (they repeat its "
+                    "instances; their perturbed records are HELM's robustness and fairness "
+                    "measures, not compared)")
+            notes += [note] if note not in notes else []        # a suite: once, not per model
+            continue
         ended = [log for log in group if log.complete]
         if len(group) > 1 and len(ended) != 1:
             shown = ", ".join(os.path.basename(log.path) for log in group)

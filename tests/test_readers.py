@@ -1899,6 +1899,19 @@ def test_a_helm_metric_lower_is_better_by_its_schema_is_compared_negated(tmp_pat
     assert "lower" not in (plain["input"]["dropped_note"] or "")
 
 
+def test_a_helm_data_augmentation_run_is_not_counted_twice():
+    """A plain and a data_augmentation=robustness run of one scenario (crfm-helm 0.5.16): the
+    augmented run repeats the plain run's 15 instances, which were pooled twice (n = 30, two
+    "tasks"); the plain run is read (each mean HELM's own: 0.8 and 0.667), the augmented
+    run and the perturbed records named as left out."""
+    got = log_body("compare", os.path.join(FIXTURES, "helm", "augsuite"), "--systems",
+                   "mock/parity-a,mock/parity-b", "--metric", "exact_match")
+    assert got["input"]["items"] == 15 and got.get("tasks") is None
+    assert got["comparisons"][0]["accuracy"] == pytest.approx({"a": 0.8, "b": 2 / 3})
+    assert "task text_parity: the plain run read; 1 data_augmentation run(s) left out" in \
+        got["input"]["dropped_note"]
+
+
 def test_helm_model_from_run_spec(tmp_path):
     def run(folder, model, values):
         folder.mkdir()
