@@ -2778,6 +2778,36 @@ class _Zip(_Closing):
         return _decode_json(text, f"{self.path}: {_printable(name)}")
 
 
+_CUT = "...\n(content truncated)"      # how Inspect's summaries end a text past 5,120 characters
+
+
+def _is_cut(value) -> bool:
+    """Whether a summary's input or target holds a text Inspect cut short."""
+    if isinstance(value, str):
+        return value.endswith(_CUT)
+    return isinstance(value, (list, dict)) and any(
+        map(_is_cut, value.values() if isinstance(value, dict) else value))
+
+
+def _uncut(archive: _Zip, sample):
+    """A sample summary, or its full record where the summary cut its input or target short
+    (the same-input check would compare the first 5,120 characters only)."""
+    if not isinstance(sample, dict) or not (_is_cut(sample.get("input")) or
+                                            _is_cut(sample.get("target"))):
+        return sample
+    name = f"samples/{sample.get('id')}_epoch_{sample.get('epoch', 1)}.json"
+    if name not in archive.names:
+        raise ToolError(f"{archive.path}: sample {_printable(str(sample.get('id')))}'s input is "
+                        f"cut short in the log's summaries and its full record ({name}) is "
+                        "missing, so whether the runs had the same inputs cannot be checked")
+    full = archive.json(name)
+    if not isinstance(full, dict):
+        return sample
+    whole = _JsonObject(sample, input=full.get("input"), target=full.get("target"))
+    whole.duplicates = sample.duplicates
+    return whole
+
+
 def _inspect_archive(archive: _Zip, path: str):
     """The log header and the samples of an Inspect ``.eval`` archive."""
     names = archive.names
@@ -2794,7 +2824,8 @@ def _inspect_archive(archive: _Zip, path: str):
         if not journal:
             lists = [[archive.json(n) for n in sorted(names)
                       if n.startswith("samples/") and n.endswith(".json")]]
-    samples = [sample for part in lists if isinstance(part, list) for sample in part]
+    samples = [_uncut(archive, sample) for part in lists if isinstance(part, list)
+               for sample in part]
     if "reductions.json" in names:                  # each sample's epochs as Inspect reduced them
         log = dict(log, reductions=archive.json("reductions.json"))
     if not samples:

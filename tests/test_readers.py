@@ -1333,6 +1333,25 @@ def test_a_reducer_the_tool_does_not_know_is_read_from_the_log(zstd, reducer, in
     assert "each sample's reduced value as Inspect logged it" in got["input"]["dropped_note"]
 
 
+def test_inputs_cut_short_in_an_eval_logs_summaries_are_read_whole(tmp_path, zstd):
+    """inspect_ai 0.3.285 keeps 5,120 characters of each input in summaries.json: inputs that
+    differ past them compared as the same items (and a .eval against its own .json was
+    refused); the full sample records are read where a summary was cut.  A log whose full
+    record is missing says the check cannot be made."""
+    folder = os.path.join(FIXTURES, "inspect", "long_inputs")
+    a, b = (os.path.join(folder, side, os.listdir(os.path.join(folder, side))[0])
+            for side in ("a", "b"))
+    assert_one_line_error(*cli("compare", a, b),
+                          "not the same items: 3 id(s) hold a different input")
+    with bed._Zip(a, a) as archive, zipfile.ZipFile(tmp_path / "a.eval", "w",
+                                                    zipfile.ZIP_DEFLATED) as copy:
+        for name in sorted(archive.names - {"samples/4_epoch_1.json"}):
+            copy.writestr(name, archive.read(name))
+    assert_one_line_error(*cli("compare", str(tmp_path / "a.eval"), b),
+                          "sample 4's input is cut short in the log's summaries and its full "
+                          "record (samples/4_epoch_1.json) is missing")
+
+
 def test_an_unscored_epoch_keeps_the_epochs_as_runs(tmp_path):
     """An epoch with no score (NaN) cannot be reduced: the epochs stay runs, and the sample
     without its score is refused, or dropped when asked."""
