@@ -2474,13 +2474,7 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     epochs = _typed(config, "epochs", int, 1)
     note = ""
     if epochs > 1 and reducers and reducers[0] != "mean":
-        logged = next((entry.get("samples") for entry in _typed(log, "reductions", list, [])
-                       if isinstance(entry, dict) and entry.get("scorer") == scorer and
-                       entry.get("reducer") == reducers[0] and key is None), None)
-        logged = {_item_id(_lookup_key(sample, "sample_id", path)): _score(
-            _lookup_key(sample, "value", path), f"{path} reductions", "scorer", scorer,
-            _inspect_value) for sample in logged if isinstance(sample, dict)} \
-            if isinstance(logged, list) else {}
+        logged = {} if key is not None else _logged_reductions(log, scorer, reducers[0], path)
         rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), grades,
                                    logged)
     planned = _typed(_typed(spec, "dataset", dict, {}), "sample_ids", list)
@@ -2490,6 +2484,17 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     return _HarnessFile("inspect", stream, _typed(spec, "model", str), _typed(spec, "task", str),
                         note, _typed(log, "status", str, "started"), expected, len(unique),
                         errors)
+
+
+def _logged_reductions(log: dict, scorer: str, reducer, path: str) -> dict:
+    """{sample id: score} as the log's ``reductions`` hold them for *scorer* and *reducer*."""
+    samples = next((entry.get("samples") for entry in _typed(log, "reductions", list, [])
+                    if isinstance(entry, dict) and entry.get("scorer") == scorer and
+                    entry.get("reducer") == reducer), None)
+    return {_item_id(_lookup_key(sample, "sample_id", path)): _score(
+        _lookup_key(sample, "value", path), f"{path} reductions", "scorer", scorer,
+        _inspect_value) for sample in samples if isinstance(sample, dict)} \
+        if isinstance(samples, list) else {}
 
 
 def _reduced_rows(rows, reducer: str, headline, grades: dict, logged: dict) -> tuple:
