@@ -2129,6 +2129,7 @@ class _HarnessFile:
     errors: tuple = ()           # items whose sample ended in an error (left out)
     filters: tuple = ()          # lm-eval: the filters the file offers
     claimed: tuple | None = None  # lm-eval: what its run's results file says (_LmEvalClaim)
+    lower: bool = False          # compared negated: lower values of its metric are better
     corpus: tuple | None = None  # lm-eval: (metric, positive) its [gold, prediction] pairs are for
 
 
@@ -2221,7 +2222,8 @@ def _lm_eval_model(real_path: str | None) -> str | None:
 
 
 # What an lm-eval run's results file says of one task's metric (None where it says nothing):
-# its value and sample count, the few-shot count, whether lower is better, the aggregation.
+# its value and sample count, the few-shot count, whether lower is better (None: it does not
+# say), the aggregation.
 _LmEvalClaim = collections.namedtuple("_LmEvalClaim",
                                       "label value samples shots lower aggregation")
 
@@ -2249,13 +2251,17 @@ def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
     return _LmEvalClaim(label, None if value is None else float(value),
                         samples if type(samples) is int else None,
                         shots if type(shots) is int else None,
-                        isinstance(higher, dict) and higher.get(metric) is False,
+                        {True: False, False: True}.get(higher.get(metric)) if isinstance(
+                            higher, dict) else None,
                         aggregation if isinstance(aggregation, str) else None)
 
 
-def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name):
+def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name,
+                  lower: bool = False):
     """lm-evaluation-harness ``samples_<task>_<time>.jsonl``: one line per document per
-    filter (``--filter``), the metric values as top-level keys (``--score-col``)."""
+    filter (``--filter``), the metric values as top-level keys (``--score-col``); compared
+    negated where the run's results file says lower is better, or, where it says nothing,
+    *lower* asks."""
     named = _one_system("an lm-evaluation-harness samples file", path, fields)
     records = iter(records)
     first = next(records)                     # the caller has read one
@@ -2291,7 +2297,12 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                         "(such as acc), or per-item scores")
     pair = next((value for _, _, value, _ in by_filter[chosen] if value is not _ABSENT), None)
     corpus = isinstance(pair, list) and len(pair) == 2 and _lm_eval_corpus(metric, pair, path)
-    sign = -1 if claimed and claimed.lower else 1       # lower is better: compared negated
+    recorded = claimed.lower if claimed else None
+    if lower and recorded is False:
+        raise ToolError(f"{path}: the run's results file says higher {_printable(metric)} is "
+                        f"better (higher_is_better), which {_opt('lower_is_better', True)} "
+                        "contradicts")
+    sign = -1 if recorded or lower else 1       # lower is better: compared negated
 
     def read(value, place):
         return _lm_eval_pair(value, place()) if corpus else sign * parse_score(value, place)
@@ -2307,13 +2318,14 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                          "" if claimed else "; no results file beside the samples says the "
                          "task's own aggregation"))
     if sign < 0:
-        notes.append(f"lower {_printable(metric)} is better, as the run's results file says: "
-                     f"compared as -{_printable(metric)}, so a positive gap is an improvement")
+        notes.append(f"lower {_printable(metric)} is better, as " + (
+            "the run's results file says" if recorded else "asked") +
+            f": compared as -{_printable(metric)}, so a positive gap is an improvement")
     stream = _RowStream("lm-eval", ("doc_id", metric) + fields.labels,
                         tuple(_flat_keys(first[1])), True, rows, 2 + len(fields.labels))
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), match and match.group(1),
                         "; ".join(notes), filters=tuple(by_filter),
-                        claimed=claimed, corpus=corpus or None)
+                        claimed=claimed, corpus=corpus or None, lower=sign < 0)
 
 
 # lm-eval's registry (lm_eval/api/metrics.py, 0.4): metrics aggregated otherwise than by a mean
@@ -2587,9 +2599,12 @@ def _helm_task(run_dir: str) -> str:
     return head + (":" + ",".join(kept) if kept else "")
 
 
-def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str):
+def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str,
+               lower: bool = False):
     """HELM ``per_instance_stats.json``: the unperturbed ``stats`` (``name: {name, split}``,
-    ``mean``) of the chosen split, instances of other splits left out; trials are runs."""
+    ``mean``) of the chosen split, instances of other splits left out; trials are runs;
+    compared negated where HELM's schema says lower is better, or, where it says nothing,
+    *lower* asks."""
     named = _one_system("HELM's per-instance stats", path, fields)
     kept, names, perturbed = [], [], 0
     for where, record in records:
@@ -2610,7 +2625,11 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     metric = _choose([n for n in names if isinstance(n, str)], named, path,
                      f"metric for split {split}", _opt("metric"))
 
-    inputs, lower = _helm_inputs(real_path), _helm_lower(real_path, metric)
+    inputs, (recorded, who) = _helm_inputs(real_path), _helm_lower(real_path, metric)
+    if lower and recorded is False:
+        raise ToolError(f"{path}: {who} higher {_printable(metric)} is better, which "
+                        f"{_opt('lower_is_better', True)} contradicts")
+    lower = recorded or lower
 
     def read(value, place):
         return -parse_score(value, place) if lower else parse_score(value, place)
@@ -2627,12 +2646,14 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
     task = _helm_task(run_dir) if ":" in run_dir else None     # the subject kept
-    notes = [f"lower {_printable(metric)} is better, as {lower}: compared as "
-             f"-{_printable(metric)}, so a positive gap is an improvement"] if lower else []
+    notes = [f"lower {_printable(metric)} is better, as {who if recorded else 'asked'}: "
+             f"compared as -{_printable(metric)}, so a positive gap is an improvement"] \
+        if lower else []
     if perturbed:
         notes.append(f"{perturbed:,} perturbed record(s) left out (HELM's robustness and "
                      "fairness measures): the unperturbed instances are compared")
-    return _HarnessFile("helm", stream, _helm_model(real_path, run_dir), task, "; ".join(notes))
+    return _HarnessFile("helm", stream, _helm_model(real_path, run_dir), task, "; ".join(notes),
+                        lower=lower)
 
 
 # HELM's metrics marked lower_is_better in its schema (crfm-helm 0.5.16, schema_classic), for
@@ -2646,21 +2667,23 @@ _HELM_LOWER = frozenset({
     "platt_ece_1_bin", "toxic_frac", "training_co2_cost", "training_energy_cost"})
 
 
-def _helm_lower(real_path: str | None, metric: str) -> str | None:
-    """Where HELM says lower values of *metric* are better, which says so: the suite's
-    ``schema.json`` beside the run folders, else HELM's own schema; None where neither does."""
+def _helm_lower(real_path: str | None, metric: str) -> tuple:
+    """``(lower, who)``: whether HELM says lower values of *metric* are better (None: it
+    does not say) and which says so: the suite's ``schema.json`` beside the run folders,
+    else HELM's own schema (whose metrics listed are those lower is better)."""
     schema = real_path and os.path.join(os.path.dirname(os.path.dirname(real_path)),
                                         "schema.json")
     try:
         with _open_regular(schema) as handle:
             listed = _JSON.decode(handle.read(1 << 24).decode("utf-8"))["metrics"]
         entry = next(m for m in listed if isinstance(m, dict) and m.get("name") == metric)
-        return "the suite's schema.json says" if entry.get("lower_is_better") is True else None
+        if isinstance(entry.get("lower_is_better"), bool):
+            return entry["lower_is_better"], "the suite's schema.json says"
     except (TypeError, OSError, ToolError, ValueError, UnicodeDecodeError, KeyError,
             StopIteration, RecursionError):
         pass
-    return "HELM's schema says" if metric.split(":")[0] in _HELM_LOWER or \
-        metric.startswith("bias_metric:") else None
+    known = metric.split(":")[0] in _HELM_LOWER or metric.startswith("bias_metric:")
+    return (True if known else None), "HELM's schema says"
 
 
 # --- Zip archives: Inspect's .eval logs and Excel workbooks ---
@@ -2971,6 +2994,7 @@ class ReadOptions:
     progress: object = None      # called as progress(bytes read, file size) while reading
     allow_different_tasks: bool = False   # pair logs of tasks with other names or inputs
     allow_incomplete: bool = False        # compare a run that did not finish
+    lower_is_better: bool = False         # a log's metric whose direction it does not record
 
 
 @dataclass(frozen=True)
@@ -3038,7 +3062,8 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
         named = _LM_EVAL_NAME.search(os.path.basename(f.path)) is not None
         if fmt == "lm-eval" or ("doc_id" in first[1] or named) and (
                 "filter" in first[1] or "metrics" in first[1]):
-            return _lm_eval_file(records, path, _real(f), fields, options.filter)
+            return _lm_eval_file(records, path, _real(f), fields, options.filter,
+                                 options.lower_is_better)
         return _record_rows(records, fields, path, "jsonl")
     f.checked.line_limit = 1 << 62          # a JSON document is read whole: no line limit
     text = f.text.read()
@@ -3052,7 +3077,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
     if fmt == "helm" or fmt == "json" and isinstance(value, list) and value and \
             isinstance(value[0], dict) and "instance_id" in value[0] and "stats" in value[0]:
         return _helm_file(_document_records(value, path), path, _real(f), fields,
-                          options.split or "test")
+                          options.split or "test", options.lower_is_better)
     return _record_rows(_document_records(value, path), fields, path, "json")
 
 
@@ -4104,13 +4129,12 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
         if differ:
             found.warnings.append(f"{len(differ)} id(s) hold different inputs in the two runs "
                                   f"(first: {_first(differ)}); compared anyway, as asked")
-    lower = {bool(read.log.claimed and read.log.claimed.lower): path for read, path in logs
-             if read.log.format == "lm-eval"}
+    lower = {read.log.lower: path for read, path in logs if read.log.format == "lm-eval"}
     if len(lower) > 1:
         raise ToolError(f"{_printable(lower[True])} is a metric whose lower values are better, "
                         f"as its run's results file says; {_printable(lower[False])} has no "
                         "results file that says so: give each run's results file beside its "
-                        "samples")
+                        f"samples, or {_opt('lower_is_better', True)}")
     shots = [(read.log.claimed.shots, path) for read, path in logs
              if read.log.claimed and read.log.claimed.shots is not None]
     if len({count for count, _ in shots}) > 1:
@@ -11935,8 +11959,8 @@ def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None)
 
 def _read_input(r: _Request, progress=None) -> Table | Battles:
     """The user's scores: one file, one file or folder per system, or files of battles."""
-    options = ReadOptions(r.input_format, r.on_missing, r.filter, r.split,
-                          progress, r.allow_different_tasks, r.allow_incomplete)
+    options = ReadOptions(r.input_format, r.on_missing, r.filter, r.split, progress,
+                          r.allow_different_tasks, r.allow_incomplete, r.lower_is_better)
     systems = r.systems
     found = _battle_paths([r.csv] if r.baseline is None else [r.baseline, *r.candidate],
                           r.input_format)
@@ -12090,10 +12114,12 @@ def _battle_subset(data: Battles, systems) -> Battles:
 def _turned(table: Table) -> Table:
     """Scores whose lower values are better, turned so that a positive gap is an improvement:
     proportions as 1 - score (0/1 stays 0/1: an error becomes a success), others negated."""
-    if any(source.format in ("lm-eval", "helm") for source in table.sources):
-        raise ToolError(f"{_opt('lower_is_better', True)} is for files of scores and Inspect "
-                        "logs; lm-eval's and HELM's logs say their metric's direction, which "
-                        "is followed (higher_is_better, the schema's lower_is_better)")
+    read = {source.format in ("lm-eval", "helm") for source in table.sources}
+    if read == {True}:        # turned as they were read, where the log did not say otherwise
+        return table
+    if len(read) > 1:
+        raise ToolError(f"{_opt('lower_is_better', True)} with lm-eval's or HELM's logs beside "
+                        "other files: give one kind of input for every system")
     proportions = table.proportions
 
     def turn(column):

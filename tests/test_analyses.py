@@ -3,11 +3,13 @@
 import csv
 import errno
 import fcntl
+import glob
 import hashlib
 import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 from fractions import Fraction
@@ -1424,7 +1426,8 @@ def test_by_with_plot_draws_each_slices_gap(tmp_path):
 
 def test_lower_is_better_turns_the_scores_so_a_positive_gap_is_an_improvement(tmp_path):
     """Error indicators (0/1) compare as successes (1 - score: still exact and McNemar);
-    latencies compare negated; a leaderboard puts the lowest first; logs are refused."""
+    latencies compare negated; a leaderboard puts the lowest first; a flag contradicting
+    an lm-eval log's recorded direction is refused, and one that records none turned."""
     path = tmp_path / "errors.csv"
     a, b = [0, 1, 0, 0, 1, 0, 0, 0] * 20, [0, 0, 0, 0, 1, 0, 0, 0] * 20
     path.write_text("item,base,tuned\n" + "".join(f"{i},{x},{y}\n" for i, (x, y) in
@@ -1443,8 +1446,18 @@ def test_lower_is_better_turns_the_scores_so_a_positive_gap_is_an_improvement(tm
                                                                          "acme__tuned")]
     assert_one_line_error(*cli("compare", *logs, "--lower-is-better", "--metric",
                                "acc,exact_match", "--filter", "strict-match"),
-                          "--lower-is-better is for files of scores and Inspect logs; "
-                          "lm-eval's and HELM's logs say their metric's direction")
+                          "results file says higher exact_match is better (higher_is_better), "
+                          "which --lower-is-better contradicts")
+    for name, folder in zip("ab", logs):        # samples without a results file say no direction
+        (tmp_path / name).mkdir()
+        shutil.copy(glob.glob(os.path.join(folder, "samples_mc_capitals_*.jsonl"))[0],
+                    tmp_path / name)
+    samples = [glob.glob(str(tmp_path / name / "*.jsonl"))[0] for name in "ab"]
+    turned, plain = (cli_json("compare", *samples, *flags, "--metric", "acc", "--calibration",
+                              "0") for flags in (["--lower-is-better"], []))
+    assert turned["comparisons"][0]["gap"] == -plain["comparisons"][0]["gap"] != 0
+    assert "lower acc is better, as asked: compared as -acc" in \
+        turned["input"]["dropped_note"]
     inspect_logs = [os.path.join(EXAMPLES, "inspect", "pair_json", name) for name in
                     sorted(os.listdir(os.path.join(EXAMPLES, "inspect", "pair_json")))]
     errors, rates = (cli_json("compare", *inspect_logs, *flags, "--calibration", "0")
