@@ -2223,9 +2223,10 @@ def _lm_eval_model(real_path: str | None) -> str | None:
 
 # What an lm-eval run's results file says of one task's metric (None where it says nothing):
 # its value and sample count, the few-shot count, whether lower is better (None: it does not
-# say), the aggregation.
+# say), the aggregation, and the run's prompt settings (chat template, system instruction,
+# few-shot as multi-turn; None in a file written before lm-eval recorded them).
 _LmEvalClaim = collections.namedtuple("_LmEvalClaim",
-                                      "label value samples shots lower aggregation")
+                                      "label value samples shots lower aggregation template")
 
 
 def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
@@ -2253,7 +2254,9 @@ def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
                         shots if type(shots) is int else None,
                         {True: False, False: True}.get(higher.get(metric)) if isinstance(
                             higher, dict) else None,
-                        aggregation if isinstance(aggregation, str) else None)
+                        aggregation if isinstance(aggregation, str) else None,
+                        tuple(str(results.get(key)) for key in _LM_EVAL_PROMPT_KEYS)
+                        if "chat_template_sha" in results else None)
 
 
 def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name,
@@ -2276,8 +2279,10 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
         name = "none" if name is _ABSENT else str(name)
         doc = _item_id(_lookup_key(record, "doc_id", place))
         value = _lookup_key(record, metric, place)
-        digest = record.get("doc_hash", record.get("prompt_hash", ""))
-        by_filter.setdefault(name, []).append((where, doc, value, [str(digest)] + _labels_of(
+        prompt = str(record.get("prompt_hash", ""))
+        digest = _Fingerprint(str(record.get("doc_hash", prompt)),
+                              str(record.get("target_hash", "")), prompt)
+        by_filter.setdefault(name, []).append((where, doc, value, [digest] + _labels_of(
             record, fields.labels, place)))
     loose = filter_name is not None and filter_name.startswith("\0")   # a folder's tasks
     wanted = filter_name.lstrip("\0") if filter_name is not None else None
@@ -2326,6 +2331,10 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), match and match.group(1),
                         "; ".join(notes), filters=tuple(by_filter),
                         claimed=claimed, corpus=corpus or None, lower=sign < 0)
+
+
+# What an lm-eval results file (0.4.3 and later) says of the prompts it built beyond the task.
+_LM_EVAL_PROMPT_KEYS = ("chat_template_sha", "system_instruction_sha", "fewshot_as_multiturn")
 
 
 # lm-eval's registry (lm_eval/api/metrics.py, 0.4): metrics aggregated otherwise than by a mean
@@ -2380,6 +2389,14 @@ def _inspect_value(value, place: str):
 
 
 _RUN_KEYS = frozenset({"id", "source", "metadata", "internal"})   # a message's, per run
+
+
+# What identifies an item's test in a harness log, each a short digest ("": not recorded): what
+# the model reads (an lm-eval document), what it is graded against, and (lm-eval) the prompt
+# built for it -- its few-shot examples, template and chat template.
+_Fingerprint = collections.namedtuple("_Fingerprint", "input target prompt",
+                                      defaults=("", ""))
+_UNPRINTED = _Fingerprint("")
 
 
 def _digest(value) -> str:
@@ -2478,7 +2495,8 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
         if key is not None and isinstance(score, dict):
             score = _lookup_key(score, key, place)
         value = _score(score, place, "scorer", scorer, _inspect_value)
-        rows.append((where, (item, epoch), [value, _digest(sample.get("input", ""))]
+        rows.append((where, (item, epoch), [value, _Fingerprint(
+            _digest(sample.get("input", "")), _digest(sample.get("target", "")))]
                      + _labels_of(sample, fields.labels, place)))
         grades[item, epoch] = score if isinstance(score, (str, int, Fraction)) else repr(score)
     config = _typed(spec, "config", dict, {})
@@ -2561,7 +2579,8 @@ def _helm_model(real_path: str | None, run_dir: str) -> str | None:
 
 
 def _helm_inputs(real_path: str | None) -> dict:
-    """{instance id: fingerprint of its input} from ``instances.json`` beside the stats ({}
+    """{instance id: _Fingerprint of its input and correct references} from
+    ``instances.json`` beside the stats ({}
     without one): read whole or refused -- a check that cannot read it passes any edit."""
     path = real_path and os.path.join(os.path.dirname(real_path), "instances.json")
     if path is None or not os.path.lexists(path):
@@ -2577,7 +2596,9 @@ def _helm_inputs(real_path: str | None) -> dict:
                         "runs' inputs")
     try:
         instances = _decode_json(data.decode("utf-8-sig"), path)
-        return {_item_id(i["id"]): _digest(i["input"]["text"]) for i in instances}
+        return {_item_id(i["id"]): _Fingerprint(_digest(i["input"]["text"]), _digest(sorted(
+            str(r["output"]["text"]) for r in i.get("references") or ()
+            if "correct" in r.get("tags", ())))) for i in instances}
     except (UnicodeDecodeError, KeyError, TypeError, AttributeError):
         raise ToolError(f"{path}: not HELM's list of instances (each with an id and an "
                         "input text), so the runs' inputs cannot be checked") from None
@@ -2641,7 +2662,7 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
             trial = _lookup_key(record, "train_trial_index", place)
             yield where, (item, 0 if trial is _ABSENT else _item_id(trial)), [
                 _score(chosen.get(metric, _ABSENT), place, "stat", metric, read),
-                inputs.get(item, "")]
+                inputs.get(item, _UNPRINTED)]
 
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
@@ -2995,6 +3016,8 @@ class ReadOptions:
     allow_different_tasks: bool = False   # pair logs of tasks with other names or inputs
     allow_incomplete: bool = False        # compare a run that did not finish
     lower_is_better: bool = False         # a log's metric whose direction it does not record
+    allow_different_targets: bool = False  # pair items graded against other answers
+    allow_different_prompts: bool = False  # pair a document's other prompts (n-shot, template)
 
 
 @dataclass(frozen=True)
@@ -3026,9 +3049,9 @@ class _FileRead:
 
     @property
     def inputs(self) -> dict:
-        """{item: fingerprint of its input} (harness logs that record one)."""
+        """{item: _Fingerprint of its test} (harness logs that record one)."""
         return {item: digest for (item, _), digest in zip(self.collected.ids,
-                self.collected.columns[1]) if digest} if self.harness else {}
+                self.collected.columns[1]) if any(digest)} if self.harness else {}
 
 
 def _real(f: _InputFile) -> str | None:
@@ -4117,32 +4140,41 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
         found.warnings.append(f"{_printable(unnamed[0])}: HELM stats outside their run folder "
                               "(SCENARIO:ARGS,model=...) name no task, so whether the runs are "
                               "of one test was not checked")
+    shots = [(read.log.claimed.shots, path) for read, path in logs
+             if read.log.claimed and read.log.claimed.shots is not None]
+    if len({count for count, _ in shots}) > 1:
+        shown = ", ".join(f"{_printable(path)} is {count}-shot" for count, path in shots[:3])
+        _refuse_or_warn(f"not the same test: {shown}, as the runs' results files say",
+                        "allow_different_prompts", options, found)
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
-        other = read.inputs
-        differ = [item for item in first if item in other and other[item] != first[item]]
-        if differ and not options.allow_different_tasks:
-            raise ToolError(f"not the same items: {len(differ)} id(s) hold a different input in "
-                            f"{_printable(path)} than in {_printable(logs[0][1])} (first: "
-                            f"{_first(differ)}); {_opt('allow_different_tasks', True)} compares "
-                            f"them anyway")
-        if differ:
-            found.warnings.append(f"{len(differ)} id(s) hold different inputs in the two runs "
-                                  f"(first: {_first(differ)}); compared anyway, as asked")
+        other, kinds = read.inputs, {}
+        for item, print_ in first.items():
+            kind = _difference(print_, other.get(item, print_))
+            if kind:
+                kinds.setdefault(kind, []).append(item)
+        where = f"in {_printable(path)} than in {_printable(logs[0][1])}"
+        for kind, allow in (("input", "allow_different_tasks"),
+                            ("target", "allow_different_targets"),
+                            ("prompt", "allow_different_prompts")):
+            differ = kinds.get(kind)
+            if differ:
+                own = _templated(read, logs[0][0]) if kind == "prompt" else None
+                if own:
+                    found.notes.append((path, own))
+                    continue
+                what = {"input": "a different input", "target": "a different target (the "
+                        "answer each is graded against)", "prompt": "the same document in a "
+                        "different prompt (few-shot examples, template or system "
+                        "instruction)"}[kind]
+                _refuse_or_warn(f"not the same items: {len(differ)} id(s) hold {what} "
+                                f"{where} (first: {_first(differ)})", allow, options, found)
     lower = {read.log.lower: path for read, path in logs if read.log.format == "lm-eval"}
     if len(lower) > 1:
         raise ToolError(f"{_printable(lower[True])} is a metric whose lower values are better, "
                         f"as its run's results file says; {_printable(lower[False])} has no "
                         "results file that says so: give each run's results file beside its "
                         f"samples, or {_opt('lower_is_better', True)}")
-    shots = [(read.log.claimed.shots, path) for read, path in logs
-             if read.log.claimed and read.log.claimed.shots is not None]
-    if len({count for count, _ in shots}) > 1:
-        shown = ", ".join(f"{_printable(path)} is {count}-shot" for count, path in shots[:3])
-        if not options.allow_different_tasks:
-            raise ToolError(f"not the same test: {shown}, as the runs' results files say "
-                            f"({_opt('allow_different_tasks', True)} compares them anyway)")
-        found.warnings.append(f"not the same test: {shown}; compared anyway, as asked")
     excluded = set()
     for read, path in logs:
         log = read.log
@@ -4175,9 +4207,47 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
     return frozenset(excluded)
 
 
+def _refuse_or_warn(what: str, allow: str, options: ReadOptions, found: _Findings) -> None:
+    """A difference between the runs refused, unless *allow* (an option) or
+    allow_different_tasks (every check) says to compare them anyway: then a warning."""
+    if not (getattr(options, allow) or options.allow_different_tasks):
+        raise ToolError(f"{what}; {_opt(allow, True)} compares them anyway")
+    found.warnings.append(f"{what}; compared anyway, as asked")
+
+
+def _difference(a: _Fingerprint, b: _Fingerprint) -> str | None:
+    """How an item's test differs between two runs: "input", "target" (the same input or
+    prompt, graded against another answer: a label fixed), "prompt" (the same lm-eval
+    document, prompted otherwise), or None.
+
+    >>> _difference(_Fingerprint("doc1", "t1", "p1"), _Fingerprint("doc2", "t2", "p1"))
+    'target'
+    >>> _difference(_Fingerprint("doc1", "t1", "p1"), _Fingerprint("doc1", "t1", "p5"))
+    'prompt'
+    """
+    same_prompt = a.prompt != "" and a.prompt == b.prompt
+    if a.target != b.target and (a.input == b.input or same_prompt):
+        return "target"
+    if a.input != b.input and not same_prompt:
+        return "input"
+    return "prompt" if a.input == b.input and a.prompt != b.prompt else None
+
+
+def _templated(read: _FileRead, first: _FileRead) -> str | None:
+    """A note when two lm-eval runs' prompts differ because each applied its model's own chat
+    template, as their results files say (and nothing else about the prompt differs)."""
+    claims = [r.log.claimed for r in (first, read)]
+    if not all(claims) or None in (claims[0].template, claims[1].template) or \
+            claims[0].template[0] == claims[1].template[0] or \
+            claims[0].template[1:] != claims[1].template[1:]:
+        return None
+    return ("the prompts differ as each run applied its model's own chat template, as the "
+            "runs' results files say (chat_template_sha)")
+
+
 def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
     """A warning when the samples' mean is not what the run's results file says."""
-    label, value, samples, _, lower, _ = claimed
+    label, value, samples, _, lower, _, _ = claimed     # lower: as the results file says
     scores = collected.columns[0]
     if value is None or scores and isinstance(scores[0], tuple):    # a corpus metric's pairs
         return []
@@ -11502,7 +11572,8 @@ def _is_paths(value) -> bool:
 
 _READING = ("systems", "a_col", "b_col", "score_col", "id_col", "cluster_col", "strata_col",
             "run_col", "system_col", "input_format", "filter", "split", "tasks", "pool",
-            "allow_different_tasks", "allow_incomplete")
+            "allow_different_tasks", "allow_different_targets", "allow_different_prompts",
+            "allow_incomplete")
 
 
 def _with_inputs(request: _Request, inputs, ids=None, clusters=None, strata=None) -> _Request:
@@ -11957,10 +12028,15 @@ def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None)
                     adjust=r.adjust)
 
 
+def _read_options(r: _Request, on_missing: str, progress=None) -> ReadOptions:
+    return ReadOptions(r.input_format, on_missing, r.filter, r.split, progress,
+                       r.allow_different_tasks, r.allow_incomplete, r.lower_is_better,
+                       r.allow_different_targets, r.allow_different_prompts)
+
+
 def _read_input(r: _Request, progress=None) -> Table | Battles:
     """The user's scores: one file, one file or folder per system, or files of battles."""
-    options = ReadOptions(r.input_format, r.on_missing, r.filter, r.split, progress,
-                          r.allow_different_tasks, r.allow_incomplete, r.lower_is_better)
+    options = _read_options(r, r.on_missing, progress)
     systems = r.systems
     found = _battle_paths([r.csv] if r.baseline is None else [r.baseline, *r.candidate],
                           r.input_format)
@@ -12019,9 +12095,13 @@ def _refuse_idle_options(r: _Request, table: Table) -> None:
     design = [name for name, labels in (("clusters", table.clusters), ("strata", table.strata),
                                         ("runs", table.runs)) if labels]
     idle = []
-    if not any(logs) and "allow_different_tasks" in r.given:
-        idle.append(("allow_different_tasks", "applies to harness logs, and these inputs are "
-                                              "not"))
+    idle += [(name, "applies to harness logs, and these inputs are not") for name in (
+        "allow_different_tasks", "allow_different_targets") if name in r.given and not any(logs)]
+    if "allow_different_prompts" in r.given and not any(s.format == "lm-eval"
+                                                        for s in table.sources):
+        idle.append(("allow_different_prompts", "applies to lm-eval logs (the harness that "
+                                                "records each sample's prompt), and these "
+                                                "inputs are not"))
     if "allow_incomplete" in r.given and not any(s.format == "inspect" for s in table.sources):
         idle.append(("allow_incomplete", "applies to Inspect logs (the harness that records "
                                          "whether a run ended), and these inputs are not"))
@@ -12174,8 +12254,7 @@ def _judged_logs(r: _Request) -> Judged:
             judge.tasks is not None and judge.slices is None:
         raise ToolError(f"{_opt('human_scorer')} compares two systems' logs of one task and one "
                         "run (epoch) each")
-    options = ReadOptions(r.input_format, "drop", r.filter, r.split, None,
-                          r.allow_different_tasks, r.allow_incomplete)
+    options = _read_options(r, "drop")
     labels = []
     for group in (r.baseline, *r.candidate):
         human = read_runs([_expand_paths(group) if isinstance(group, str) else group],
@@ -12195,11 +12274,12 @@ def _judged_logs(r: _Request) -> Judged:
 
 def _run_judged(r: _Request, writes: list) -> _JudgedReport:
     """Two systems' judge scores on every item and people's on some: the corrected gap."""
-    read = ("score_col", "id_col", "filter", "split", "allow_different_tasks",
-            "allow_incomplete") if r.human_scorer else ()      # the files of each system
+    allowed = ("allow_different_tasks", "allow_different_targets", "allow_different_prompts",
+               "allow_incomplete")
+    read = ("score_col", "id_col", "filter", "split") + allowed if r.human_scorer else ()
     unused = _named(r, [name for name in ("plot",) + _NOT_FOR_BATTLES + (
-        "resamples", "permutations", "interval", "exact", "engine", "accuracy_interval", "pool",
-        "allow_different_tasks", "allow_incomplete") if name not in read])
+        "resamples", "permutations", "interval", "exact", "engine", "accuracy_interval",
+        "pool") + allowed if name not in read])
     if unused or r.lower_is_better:
         raise ToolError(f"{unused[0] if unused else _opt('lower_is_better')} is not taken by a "
                         "judge-corrected comparison")
@@ -12434,7 +12514,8 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
             system_col: str | None = None, input_format: str | None = None,
             filter: str | None = None, split: str | None = None,
             tasks: Sequence[str] | str | None = None, pool: str = "strata",
-            allow_different_tasks: bool = False, allow_incomplete: bool = False,
+            allow_different_tasks: bool = False, allow_different_targets: bool = False,
+            allow_different_prompts: bool = False, allow_incomplete: bool = False,
             on_missing: str = "error", confidence: float = float(CONFIDENCE), seed: int = SEED,
             resamples: int | None = None, interval: str = "percentile",
             accuracy_interval: str = "same", exact: bool = False, engine: str = "auto",
@@ -12481,7 +12562,8 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
                 system_col: str | None = None, input_format: str | None = None,
                 filter: str | None = None, split: str | None = None,
                 tasks: Sequence[str] | str | None = None,
-                allow_different_tasks: bool = False, allow_incomplete: bool = False,
+                allow_different_tasks: bool = False, allow_different_targets: bool = False,
+                allow_different_prompts: bool = False, allow_incomplete: bool = False,
                 allow_constant: bool = False, on_missing: str = "error",
                 confidence: float = float(CONFIDENCE), seed: int = SEED,
                 permutations: int | None = None, adjust: str = "holm",
@@ -12527,7 +12609,8 @@ def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None =
          run_col: str | None = None, system_col: str | None = None,
          input_format: str | None = None, filter: str | None = None,
          split: str | None = None, tasks: Sequence[str] | str | None = None,
-         allow_different_tasks: bool = False, allow_incomplete: bool = False,
+         allow_different_tasks: bool = False, allow_different_targets: bool = False,
+         allow_different_prompts: bool = False, allow_incomplete: bool = False,
          on_missing: str = "error") -> Table | Battles | Judged:
     """The user's scores, as compare() and leaderboard() take them: one file with a column
     per system (CSV, JSON lines, JSON, .xlsx; every column but the ids and labels, unless
@@ -12565,6 +12648,8 @@ def assert_not_worse(baseline, candidate, *, margin: float, ids=None, clusters=N
                      input_format: str | None = None, filter: str | None = None,
                      split: str | None = None, tasks: Sequence[str] | str | None = None,
                      pool: str = "strata", allow_different_tasks: bool = False,
+                     allow_different_targets: bool = False,
+                     allow_different_prompts: bool = False,
                      allow_incomplete: bool = False, on_missing: str = "error",
                      confidence: float = float(CONFIDENCE), seed: int = SEED,
                      resamples: int | None = None, interval: str = "percentile",
@@ -12873,7 +12958,14 @@ _FLAGS = (
           help="force the input format (default: found from the file's content)"),
     _flag(f"{_C} {_L}", "your results", "--allow-different-tasks", action="store_true",
           help="harness logs: compare logs of tasks with different names, or different inputs "
-               "under one id (a renamed or edited task); refused by default"),
+               "under one id (a renamed or edited task); refused by default; turns off every "
+               "same-test check"),
+    _flag(f"{_C} {_L}", "your results", "--allow-different-targets", action="store_true",
+          help="harness logs: compare items whose target (the answer graded against) differs "
+               "between the runs (a label fixed); refused by default"),
+    _flag(f"{_C} {_L}", "your results", "--allow-different-prompts", action="store_true",
+          help="lm-eval logs: compare a document prompted otherwise (n-shot, template, system "
+               "instruction; prompt_hash differs on the same doc_hash); refused by default"),
     _flag(f"{_C} {_L}", "your results", "--allow-incomplete", action="store_true",
           help="harness logs: compare a run that did not finish (status error, cancelled, or "
                "stopped); the verdict then says how many samples it holds"),

@@ -542,7 +542,8 @@ def test_an_id_whose_input_differs_is_refused_counted_and_quoted(zstd):
     status, out, err = cli("compare", TUNED, changed)
     assert "(first: 5, 10, 20)" in err
     got = log_body("compare", TUNED, changed, "--allow-different-tasks")
-    assert any("3 id(s) hold different inputs" in w for w in got["input"]["warnings"])
+    assert any("3 id(s) hold a different input" in w and "compared anyway, as asked" in w
+               for w in got["input"]["warnings"])
 
 
 INCOMPLETE = os.path.join(INSPECT, "incomplete")
@@ -755,22 +756,54 @@ def test_samples_that_do_not_give_the_results_files_number_are_warned_about(tmp_
                                            "--metric", "acc")[1]
 
 
-def test_runs_with_different_numbers_of_shots_are_not_one_test(tmp_path):
-    """The same documents (same doc_hash), 0-shot against 5-shot as the results files say:
-    refused as not the same test, or compared with a warning when allowed."""
-    folder = tmp_path / "acme__tuned"
-    shutil.copytree(os.path.join(LM, "main", "acme__tuned"), folder)
-    results = next(folder.glob("results_*.json"))
-    data = json.loads(results.read_text())
-    data["n-shot"]["mc_capitals"] = 5
-    results.write_text(json.dumps(data))
-    base, tuned = lm_file(BASE_DIR, "mc_capitals"), lm_file(str(folder), "mc_capitals")
-    assert_one_line_error(*cli("compare", base, tuned, "--metric", "acc"),
-                          "not the same test: " + base + " is 0-shot, " + tuned + " is 5-shot, "
-                          "as the runs' results files say (--allow-different-tasks compares "
-                          "them anyway)")
-    status, out, err = cli("compare", base, tuned, "--metric", "acc", "--allow-different-tasks")
-    assert status == 0 and "is 5-shot; compared anyway, as asked" in out
+SAME_TEST = os.path.join(FIXTURES, "lm-eval", "aggregation")     # lm-eval 0.4.13's own logs
+
+
+def test_a_document_prompted_otherwise_is_not_one_test(tmp_path):
+    """mc_caps 0-shot (base) against 5-shot (tuned), the same documents: with the runs' results
+    files, refused by their n-shot; the samples alone (every prompt_hash differs on the same
+    doc_hash), refused as prompted otherwise; compared with a warning when allowed."""
+    base = lm_file(os.path.join(SAME_TEST, "main", "acme__base"), "mc_caps")
+    tuned = lm_file(os.path.join(SAME_TEST, "fewshot5", "acme__tuned"), "mc_caps")
+    assert_one_line_error(*cli("compare", base, tuned), "not the same test: " + base +
+                          " is 0-shot, " + tuned + " is 5-shot, as the runs' results files "
+                          "say; --allow-different-prompts compares them anyway")
+    loose = [str(shutil.copy(path, tmp_path / f"{name}.jsonl"))
+             for name, path in (("base", base), ("tuned", tuned))]
+    assert_one_line_error(*cli("compare", *loose), "not the same items: 30 id(s) hold the same "
+                          "document in a different prompt (few-shot examples, template or "
+                          "system instruction) in " + loose[1] + " than in " + loose[0] +
+                          " (first: 0, 1, 2, 3, 4, ...); --allow-different-prompts compares "
+                          "them anyway")
+    for flag in ("--allow-different-prompts", "--allow-different-tasks"):
+        status, out, err = cli("compare", base, tuned, flag)
+        assert status == 0 and "is 5-shot, as the runs' results files say; compared anyway, " \
+            "as asked" in out, err
+    assert_one_line_error(*cli("compare", inspect_file("base"), inspect_file("tuned"),
+                               "--allow-different-prompts"), "--allow-different-prompts does not "
+                          "apply here: it applies to lm-eval logs")
+
+
+def test_a_changed_target_is_named_and_refused_unless_allowed(zstd):
+    """The same inputs graded against other answers for 3 items (a label fixed), in logs
+    written by lm-eval 0.4.13 (doc_hash and target_hash differ, prompt_hash does not) and by
+    Inspect 0.3.285: named as targets, not as inputs, and compared with a warning when
+    allowed; the means are then each harness's own."""
+    lm = (lm_file(os.path.join(SAME_TEST, "main", "acme__base"), "mc_caps"),
+          lm_file(os.path.join(SAME_TEST, "changed_targets", "acme__tuned"), "mc_caps"))
+    folder = os.path.join(FIXTURES, "inspect", "targets")
+    inspect = tuple(one(os.path.join(folder, side), ".eval") for side in "ab")
+    for (a, b), first in ((lm, "3, 11, 22"), (inspect, "2, 7, 13")):
+        assert_one_line_error(*cli("compare", a, b), "not the same items: 3 id(s) hold a "
+                              "different target (the answer each is graded against) in " + b +
+                              " than in " + a + f" (first: {first}); --allow-different-targets "
+                              "compares them anyway")
+        body = log_body("compare", a, b, "--allow-different-targets")
+        assert any("3 id(s) hold a different target" in w and w.endswith(
+            "compared anyway, as asked") for w in body["input"]["warnings"])
+        assert body["input"]["items"] in (30, 20)
+    got = bed.compare(*lm, allow_different_targets=True, calibration=0).comparisons[0].analysis
+    assert (got.accuracy_a, got.accuracy_b) == (Fraction(23, 30), Fraction(25, 30))  # 0.7667, 0.8333
 
 
 def test_a_nan_in_an_unused_lm_eval_field_is_fine(tmp_path):
