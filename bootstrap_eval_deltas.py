@@ -3018,6 +3018,7 @@ class ReadOptions:
     lower_is_better: bool = False         # a log's metric whose direction it does not record
     allow_different_targets: bool = False  # pair items graded against other answers
     allow_different_prompts: bool = False  # pair a document's other prompts (n-shot, template)
+    pool: str | None = None      # how a harness run's tasks are pooled (None: not asked)
 
 
 @dataclass(frozen=True)
@@ -4348,7 +4349,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
     if lonely:
         notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
                      f"{_printable(', '.join(lonely))[:300]}")
-    found.warnings += _mixed_scales(metrics, per_task)
+    found.warnings += _mixed_scales(metrics, per_task, options.pool)
     items = tuple((task, item) for task, joined in per_task for item in joined.items)
     columns = tuple(tuple(v for _, joined in per_task for v in joined.columns[k])
                     for k in range(len(names)))
@@ -4363,17 +4364,22 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                  incomplete=tuple(found.incomplete))
 
 
-def _mixed_scales(metrics: dict, per_task) -> list:
-    """A warning when the pooled tasks' metrics differ and are not all proportions (acc on
-    0/1 with abs_err on 0..20): their mean has no one scale."""
-    if len(set(metrics.values())) < 2 or all(
-            0 <= value <= 1 for _, joined in per_task for column in joined.columns
-            for value in set(column)):
+def _mixed_scales(metrics: dict, per_task, pool: str | None) -> list:
+    """Tasks whose metrics differ in scale -- in name where not all are proportions (acc on
+    0/1 with abs_err on 0..20), or proportions beside others -- are not pooled unless *pool*
+    asks: their mean has no one scale.  Asked, a warning says so."""
+    unit = {task: all(0 <= value <= 1 for column in joined.columns for value in set(column))
+            for task, joined in per_task}
+    if len(set(unit.values())) < 2 and (len(set(metrics.values())) < 2 or all(unit.values())):
         return []
-    shown = ", ".join(f"{_printable(task)}: {_printable(metric)}"
-                      for task, metric in list(metrics.items())[:4])
-    return [f"the pooled comparison mixes metrics of different scales ({shown}): its mean has "
-            "no one scale, so read the tasks one by one"]
+    shown = ", ".join(f"{_printable(task)}: {_printable(metric)}" + (
+        "" if unit[task] else " (not in [0, 1])") for task, metric in list(metrics.items())[:4])
+    what = f"the tasks' metrics differ in scale ({shown}), so a pooled mean has no one scale"
+    if pool is None:
+        raise ToolError(f"{what}: compare them one task at a time ({_opt('tasks')} "
+                        f"{_printable(next(iter(metrics)))}), or give {_opt('pool', 'strata')} "
+                        "to pool them anyway")
+    return [f"{what}: pooled as asked; read the tasks one by one"]
 
 
 def _task_runs(per_task, systems: int, notes: list) -> tuple:
@@ -12031,7 +12037,7 @@ def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None)
 def _read_options(r: _Request, on_missing: str, progress=None) -> ReadOptions:
     return ReadOptions(r.input_format, on_missing, r.filter, r.split, progress,
                        r.allow_different_tasks, r.allow_incomplete, r.lower_is_better,
-                       r.allow_different_targets, r.allow_different_prompts)
+                       r.allow_different_targets, r.allow_different_prompts, r.pool)
 
 
 def _read_input(r: _Request, progress=None) -> Table | Battles:
@@ -12342,9 +12348,9 @@ def _run_data(r: _Request, writes: list) -> Report:
         params.update(gate=True, min_delta=r.min_delta)
     settings = dataclasses.replace(_settings_from(r, r.calibration), margin=margin)
     if table.tasks is not None:                  # a whole harness run: per task, and pooled
-        params.update(tasks=len(set(table.tasks)), pool=r.pool)
+        params.update(tasks=len(set(table.tasks)), pool=r.pool or "strata")
         with _progress(r, "tasks") as progress:
-            result = compare_tasks(table, random.Random(r.seed), settings, pool=r.pool,
+            result = compare_tasks(table, random.Random(r.seed), settings, pool=r.pool or "strata",
                                    metric=metric, positive=positive, progress=progress)
         return _TasksReport(params, table, result,
                             _ledger_after(r, table, result.pooled, writes), r.details)
@@ -12513,7 +12519,7 @@ def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
             run_col: str | None = None,
             system_col: str | None = None, input_format: str | None = None,
             filter: str | None = None, split: str | None = None,
-            tasks: Sequence[str] | str | None = None, pool: str = "strata",
+            tasks: Sequence[str] | str | None = None, pool: str | None = None,
             allow_different_tasks: bool = False, allow_different_targets: bool = False,
             allow_different_prompts: bool = False, allow_incomplete: bool = False,
             on_missing: str = "error", confidence: float = float(CONFIDENCE), seed: int = SEED,
@@ -12647,7 +12653,7 @@ def assert_not_worse(baseline, candidate, *, margin: float, ids=None, clusters=N
                      run_col: str | None = None, system_col: str | None = None,
                      input_format: str | None = None, filter: str | None = None,
                      split: str | None = None, tasks: Sequence[str] | str | None = None,
-                     pool: str = "strata", allow_different_tasks: bool = False,
+                     pool: str | None = None, allow_different_tasks: bool = False,
                      allow_different_targets: bool = False,
                      allow_different_prompts: bool = False,
                      allow_incomplete: bool = False, on_missing: str = "error",
@@ -12937,7 +12943,8 @@ _FLAGS = (
           help="harness folders: compare only these tasks"),
     _flag(_C, "your results", "--pool", choices=("strata", "clusters"),
           help="harness folders: in the pooled comparison each task is a stratum (default) "
-               "or a cluster"),
+               "or a cluster; given, tasks whose metrics differ in scale are pooled too "
+               "(refused otherwise)"),
     _flag(f"{_C} {_L}", "your results", "--run-col", metavar="NAME",
           help="several rows per item, one per run (a seed): the column naming the run"),
     _flag(f"{_C} {_L}", "your results", "--system-col", metavar="NAME",

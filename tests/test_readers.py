@@ -779,6 +779,14 @@ def test_a_document_prompted_otherwise_is_not_one_test(tmp_path):
         status, out, err = cli("compare", base, tuned, flag)
         assert status == 0 and "is 5-shot, as the runs' results files say; compared anyway, " \
             "as asked" in out, err
+    folder = tmp_path / "templated"           # each run's own chat template, as its file says
+    shutil.copytree(os.path.dirname(tuned), folder)
+    results = next(folder.glob("results_*.json"))
+    data = json.loads(results.read_text())
+    data["n-shot"]["mc_caps"], data["chat_template_sha"] = 0, "5f1d" * 16
+    results.write_text(json.dumps(data))
+    status, out, err = cli("compare", base, lm_file(str(folder), "mc_caps"))
+    assert status == 0 and "each run applied its model's own chat template" in out, err
     assert_one_line_error(*cli("compare", inspect_file("base"), inspect_file("tuned"),
                                "--allow-different-prompts"), "--allow-different-prompts does not "
                           "apply here: it applies to lm-eval logs")
@@ -1456,25 +1464,31 @@ def helm_stats(path, values, metric="exact_match"):
     return write(path, json.dumps(records, indent=2))
 
 
-def test_a_pool_of_metrics_on_different_scales_is_warned_about(tmp_path):
-    """acc on 0/1 pooled with abs_err on 0..20: the pooled mean has no one scale, said;
-    acc pooled with exact_match (both proportions) is not warned about."""
+def test_a_pool_of_metrics_on_different_scales_is_refused_unless_asked(tmp_path):
+    """lm-eval 0.4.13's run of num_est (abs_err on 0..20, lower is better) and mc_caps (acc on
+    0/1): a pooled mean has no one scale, so refused, naming the metrics and the way out; with
+    --pool strata pooled, with a warning; acc pooled with exact_match (both proportions) is
+    neither refused nor warned about."""
+    folders = [os.path.join(SAME_TEST, "main", name) for name in ("acme__base", "acme__tuned")]
+    flags = ("--tasks", "num_est,mc_caps", "--metric", "abs_err,acc")
+    assert_one_line_error(*cli("compare", *folders, *flags), "the tasks' metrics differ in scale "
+                          "(num_est: abs_err (not in [0, 1]), mc_caps: acc), so a pooled mean has "
+                          "no one scale: compare them one task at a time (--tasks num_est), or "
+                          "give --pool strata to pool them anyway")
+    status, out, err = cli("compare", *folders, *flags, "--pool", "strata")
+    assert status == 0 and "so a pooled mean has no one scale: pooled as asked" in out, err
+    got = bed.compare(*folders, tasks=["num_est", "mc_caps"], metric="abs_err,acc",
+                      pool="strata", calibration=0)
+    assert got.comparisons[0].analysis.n == 60
     rng = random.Random(8)
     for model in ("org__base", "org__tuned"):
         lm_samples(tmp_path / model / f"samples_mc_{STAMP}.jsonl",
                    [rng.randint(0, 1) for _ in range(20)])
-        lm_samples(tmp_path / model / f"samples_arith_{STAMP}.jsonl",
-                   [rng.randint(0, 20) for _ in range(20)], metric="abs_err")
         lm_samples(tmp_path / model / f"samples_gen_{STAMP}.jsonl",
                    [rng.randint(0, 1) for _ in range(20)], metric="exact_match")
-    folders = [str(tmp_path / model) for model in ("org__base", "org__tuned")]
-    status, out, err = cli("compare", *folders, "--metric", "acc,abs_err,exact_match")
-    assert status == 0, err
-    assert "the pooled comparison mixes metrics of different scales (" in out
-    assert "arith: abs_err" in out
-    status, out, err = cli("compare", *folders, "--metric", "acc,exact_match",
-                           "--tasks", "mc,gen")
-    assert status == 0 and "mixes metrics" not in out, err
+    status, out, err = cli("compare", *[str(tmp_path / m) for m in ("org__base", "org__tuned")],
+                           "--metric", "acc,exact_match")
+    assert status == 0 and "differ in scale" not in out, err
 
 
 def test_a_metric_whose_lower_values_are_better_gives_the_lower_system_the_win(tmp_path):
