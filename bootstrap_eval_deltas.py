@@ -4318,7 +4318,10 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
     runs it has."""
     found, notes = _Findings(), []
     names, listings = _folder_systems(groups, spec, notes)
-    shared, lonely = _shared_tasks(listings, spec.tasks)
+    families = [_lm_eval_groups(listing) for listing in listings]
+    wanted = spec.tasks and list(dict.fromkeys(
+        task for name in spec.tasks for task in families[0].get(name, (None, (name,)))[1]))
+    shared, lonely = _shared_tasks(listings, wanted)
     fields = _Fields((spec.score,) if spec.score is not None else (), ("doc_id",))
     loose = dataclasses.replace(options, filter=None if options.filter is None else
                                 "\0" + options.filter)
@@ -4350,6 +4353,8 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
         notes.append(f"{len(lonely)} task(s) in one folder only, left out: "
                      f"{_printable(', '.join(lonely))[:300]}")
     found.warnings += _mixed_scales(metrics, per_task, options.pool)
+    for family in families[0]:
+        _group_note(family, families, per_task, names, metrics, options.pool, found, notes)
     items = tuple((task, item) for task, joined in per_task for item in joined.items)
     columns = tuple(tuple(v for _, joined in per_task for v in joined.columns[k])
                     for k in range(len(names)))
@@ -4362,6 +4367,70 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
                  runs=runs, tasks=tuple(t for t, _ in items) if len(shared) > 1 else None,
                  task_runs=task_runs, warnings=tuple(found.warnings),
                  incomplete=tuple(found.incomplete))
+
+
+def _lm_eval_groups(listing: dict) -> dict:
+    """{group: (its results by system key, its tasks)} as the lm-eval results files beside a
+    folder's samples (*listing*: {task: path}) say: ``group_subtasks``, ``groups``."""
+    found, seen = {}, set()
+    for path in listing.values():
+        match = _LM_EVAL_NAME.search(os.path.basename(path))
+        results = os.path.join(os.path.dirname(path), f"results_{match.group(2)}.json") \
+            if match else None
+        if results is None or results in seen:
+            continue
+        seen.add(results)
+        data = _results_file(results) or {}
+        members, values = (_typed(data, key, dict, {}) for key in ("group_subtasks", "groups"))
+        for group, tasks in members.items():
+            if isinstance(tasks, list) and tasks and all(isinstance(t, str) for t in tasks):
+                found[group] = (_typed(values, group, dict, {}), tuple(tasks))
+    return found
+
+
+def _group_note(group: str, families: list, per_task, names, metrics: dict, pool, found,
+                notes) -> None:
+    """Where the tasks pooled are exactly an lm-eval group's, whether the pooled mean is the
+    number the harness reports for the group (its aggregate: the items' mean, or with
+    weight_by_size false the tasks' mean), read off the group's reported values."""
+    tasks = families[0][group][1]
+    if sorted(tasks) != sorted(task for task, _ in per_task) or len(tasks) < 2 or \
+            len(set(metrics.values())) > 1:
+        return
+    metric = next(iter(metrics.values()))
+    reported, micro, macro = [], [], []
+    for k, family in enumerate(families):
+        values = [float(v) for key, v in family.get(group, ({}, ()))[0].items()
+                  if key.split(",")[0] == metric and isinstance(v, numbers.Real) and
+                  not isinstance(v, bool) and abs(v) < 1e300]
+        columns = [[float(v) for v in joined.columns[k]] for _, joined in per_task]
+        micro.append(math.fsum(map(math.fsum, columns)) / sum(map(len, columns)))
+        macro.append(math.fsum(math.fsum(c) / len(c) for c in columns) / len(columns))
+        reported.append(abs(values[0]) if len(values) == 1 else None)
+    if None in reported:
+        return
+
+    def near(ours):
+        return all(math.isclose(abs(a), b, rel_tol=1e-9, abs_tol=1e-12)
+                   for a, b in zip(ours, reported))
+    kind = "macro" if near(macro) and not near(micro) else "micro" if near(micro) else None
+    shown = ", ".join(f"{value:.4f} for {_printable(name)}" for value, name in
+                      zip(reported, names))
+    head = f"lm-eval's group {_printable(group)} ({_printable(', '.join(tasks))}) reports {shown}"
+    if kind is None:
+        found.warnings.append(f"{head}: neither the mean of these samples nor of their tasks' "
+                              "means; the pooled comparison is not the group's number")
+    elif (kind == "macro") == (pool == "macro"):
+        notes.append(f"{head}, the " + ("mean of its tasks' means (weight_by_size false)" if
+                                        kind == "macro" else "mean of its items") +
+                     ": the pooled comparison's")
+    else:
+        found.warnings.append(
+            f"{head}, the " + ("mean of its tasks' means (weight_by_size false), not the mean "
+                               f"of its items that the pooled comparison gives: "
+                               f"{_opt('pool', 'macro')} compares the group's number"
+                               if kind == "macro" else "mean of its items, not the mean of its "
+                               f"tasks' means that {_opt('pool', 'macro')} gives"))
 
 
 def _mixed_scales(metrics: dict, per_task, pool: str | None) -> list:
@@ -7175,7 +7244,7 @@ class TasksResult:
 
     tasks: tuple                 # TaskComparison per task, in task order
     pooled: tuple                # Comparison per candidate, over all items
-    pool: str                    # "strata" or "clusters"
+    pool: str                    # "strata", "clusters" or "macro" ("items": pooled plainly)
 
 
 def _too_small(units: int, family: int, alpha) -> int | None:
@@ -7224,12 +7293,14 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
                   pool: str = "strata", progress=None, metric: str = "accuracy",
                   positive=None, **options) -> TasksResult:
     """Each task on its own (a family across the tasks), then every item pooled with its
-    task as a stratum (each task keeps its size) or, with ``pool="clusters"``, a cluster.
+    task as a stratum (each task keeps its size) or, with ``pool="clusters"``, a cluster;
+    ``pool="macro"``: as strata, each task weighted equally (the mean of the tasks' means,
+    as an lm-eval group with weight_by_size false reports it).
     A table of predictions (``gold``) compares *metric* in each and over all the items
     (resampled as one: a metric's cells are not held per task)."""
     settings = _settings_of(settings, options)
-    if pool not in ("strata", "clusters"):
-        raise ToolError(f"pool must be strata or clusters; got {pool!r}")
+    if pool not in ("strata", "clusters", "macro"):
+        raise ToolError(f"pool must be strata, clusters or macro; got {pool!r}")
     members = {}                          # each task's items, in one pass over the items
     for i, task in enumerate(table.tasks):
         members.setdefault(task, []).append(i)
@@ -7251,11 +7322,19 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
     labels = tuple(table.tasks)
     if table.runs is not None or table.gold is not None:     # pooled plainly
         pool = "items"
-    pooled_table = dataclasses.replace(table, strata=labels if pool == "strata" else None,
-                                       clusters=labels if pool == "clusters" else None)
+    pooled_table = dataclasses.replace(table, strata=labels if pool in ("strata", "macro")
+                                       else None, clusters=labels if pool == "clusters" else None)
+    if pool == "macro":            # item i of task t weighs n / (tasks x n_t): the tasks' means
+        weight = {task: Fraction(table.n, len(order) * len(items))
+                  for task, items in members.items()}
+        pooled_table = dataclasses.replace(pooled_table, columns=tuple(
+            tuple(v * weight[t] for v, t in zip(column, labels)) for column in table.columns))
     pooled = compare_systems(pooled_table, rng, dataclasses.replace(
         settings, engine="stream" if pool != "items" and settings.engine == "counts" else
         settings.engine), metric=metric, positive=positive)
+    if pool == "macro" and table.proportions:       # the tasks' means: still proportions
+        pooled = [dataclasses.replace(c, analysis=dataclasses.replace(c.analysis, percent=True))
+                  for c in pooled]
     return TasksResult(tuple(tasks), tuple(pooled), pool)
 
 
@@ -9481,7 +9560,8 @@ class _TasksReport:
     def pooled(self) -> Report:
         """The pooled comparison as a report of its own (the usual renderers draw it)."""
         pool, tasks = self.result.pool, self.table.tasks
-        pooled = dataclasses.replace(self.table, strata=tasks if pool == "strata" else None,
+        pooled = dataclasses.replace(self.table, strata=tasks if pool in ("strata", "macro")
+                                     else None,
                                      clusters=tasks if pool == "clusters" else None)
         return Report(self.params, "tasks", self.result.pooled, table=pooled,
                       ledger=self.ledger, details=self.details)
@@ -10470,6 +10550,8 @@ def _tasks_document(report: _TasksReport) -> list:
     how = {"strata": f"each {noun} a stratum (its items resampled within it, so each {noun} "
                      "keeps its size)",
            "clusters": f"each {noun} a cluster (resampled whole)",
+           "macro": f"each {noun} weighted equally, the mean of the {noun}s' means (each a "
+                    "stratum, resampled within itself)",
            "items": "items pooled plainly (" + ("a metric's resamples are not held per slice"
                                                 if table.gold is not None else
                                                 "runs and task strata together are not "
@@ -11481,7 +11563,7 @@ _COUNT_OPTIONS = frozenset({"seed", "resamples", "permutations", "calibration", 
                             "n_items", "replays", "cluster_size", "runs", "bootstrap"})
 _NAME_OPTIONS = frozenset({"systems", "names", "tasks", "id_col"})
 _CHOICES = {"interval": INTERVALS, "accuracy_interval": _ACCURACY_INTERVALS,
-            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "pool": ("strata", "clusters"),
+            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "pool": ("strata", "clusters", "macro"),
             "on_missing": ("error", "drop"), "input_format": _FORMATS, "output": OUTPUTS,
             "scale": SCALES}
 
@@ -12941,9 +13023,10 @@ _FLAGS = (
           help="HELM: the split whose stats to compare (default test)"),
     _flag(f"{_C} {_L}", "your results", "--tasks", type=_names_arg, metavar="T1,T2,...",
           help="harness folders: compare only these tasks"),
-    _flag(_C, "your results", "--pool", choices=("strata", "clusters"),
-          help="harness folders: in the pooled comparison each task is a stratum (default) "
-               "or a cluster; given, tasks whose metrics differ in scale are pooled too "
+    _flag(_C, "your results", "--pool", choices=("strata", "clusters", "macro"),
+          help="harness folders: in the pooled comparison each task is a stratum (default), "
+               "a cluster, or a stratum weighted equally (macro: the mean of the tasks' means, "
+               "as an lm-eval group with weight_by_size false); given, tasks whose metrics differ in scale are pooled too "
                "(refused otherwise)"),
     _flag(f"{_C} {_L}", "your results", "--run-col", metavar="NAME",
           help="several rows per item, one per run (a seed): the column naming the run"),

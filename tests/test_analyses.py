@@ -1118,7 +1118,7 @@ def test_compare_tasks_from_python_checks_its_pool_and_runs_without_progress(tmp
     tuned = inspect_folder(tmp_path / "tuned", {"arith": [values(rng, .8)],
                                                          "logic": [values(rng, .6)]})
     table = bed.read(base, tuned)
-    with pytest.raises(bed.ToolError, match="pool must be strata or clusters; got 'items'"):
+    with pytest.raises(bed.ToolError, match="pool must be strata, clusters or macro; got 'items'"):
         bed.compare_tasks(table, random.Random(1), pool="items")
     result = bed.compare_tasks(table, random.Random(1), resamples=200, calibration=0)
     assert [task.task for task in result.tasks] == ["arith", "logic"]

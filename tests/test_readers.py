@@ -1464,6 +1464,38 @@ def helm_stats(path, values, metric="exact_match"):
     return write(path, json.dumps(records, indent=2))
 
 
+def test_an_lm_eval_group_is_named_by_tasks_and_its_own_macro_average_compared():
+    """lm-eval 0.4.13's group cap_macro (mc_a: 10 items, mc_b: 30; weight_by_size false)
+    reports 0.5167 and 0.7667, the means of its tasks' means: --tasks cap_macro takes its
+    tasks; the pooled mean over items (0.625, 0.800) is said not to be the group's number;
+    --pool macro gives the group's own, exactly, with a stratified bootstrap interval that
+    a NumPy bootstrap of the tasks' means (the oracle) reproduces."""
+    np = pytest.importorskip("numpy")
+    folders = [os.path.join(SAME_TEST, "main", name) for name in ("acme__base", "acme__tuned")]
+    status, out, err = cli("compare", *folders, "--tasks", "cap_macro", "--metric", "acc")
+    assert status == 0 and "A = acme/base: 0.625" in out, err
+    assert ("warning: lm-eval's group cap_macro (mc_a, mc_b) reports 0.5167 for acme/base, "
+            "0.7667 for acme/tuned, the mean of its tasks' means (weight_by_size false), not the "
+            "mean of its items that the pooled comparison gives: --pool macro compares the "
+            "group's number") in out
+    status, out, err = cli("compare", *folders, "--tasks", "cap_macro", "--metric", "acc",
+                           "--pool", "macro")
+    assert status == 0 and "(weight_by_size false): the pooled comparison's" in out, err
+    assert "pooled over all 40 items, each task weighted equally" in out
+    got = bed.compare(*folders, tasks="cap_macro", metric="acc", pool="macro", calibration=0)
+    pooled = got.comparisons[0].analysis
+    assert (pooled.accuracy_a, pooled.accuracy_b) == (Fraction(31, 60), Fraction(46, 60))
+    rng, means = np.random.default_rng(5), []
+    for task in ("mc_a", "mc_b"):
+        gaps = np.array([b - a for a, b in zip(*(
+            [json.loads(line)["acc"] for line in open(lm_file(folder, task), encoding="utf-8")]
+            for folder in folders))])
+        means.append(gaps[rng.integers(0, len(gaps), (200_000, len(gaps)))].mean(axis=1))
+    low, high = np.percentile((means[0] + means[1]) / 2, [2.5, 97.5])
+    assert abs(float(pooled.paired.lo) - low) <= 1 / 60 and \
+        abs(float(pooled.paired.hi) - high) <= 1 / 60
+
+
 def test_a_pool_of_metrics_on_different_scales_is_refused_unless_asked(tmp_path):
     """lm-eval 0.4.13's run of num_est (abs_err on 0..20, lower is better) and mc_caps (acc on
     0/1): a pooled mean has no one scale, so refused, naming the metrics and the way out; with
