@@ -8271,7 +8271,7 @@ def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
         raise ToolError(f"{_printable(data.source.path)}: {len(labelled):,} of "
                         f"{len(human_a):,} items have human scores; a judge-corrected "
                         "comparison needs two or more, and items without (else compare the "
-                        "human columns directly)")
+                        "human scores themselves, as the scores compared)")
     y = [float(human_b[k] - human_a[k]) for k in labelled]
     yhat = [float(judge_b[k] - judge_a[k]) for k in labelled]
     u = [float(judge_b[k] - judge_a[k]) for k in unlabelled]
@@ -12196,6 +12196,10 @@ def _refuse_idle_options(r: _Request, table: Table) -> None:
     if "pool" in r.given and table.tasks is None:
         idle.append(("pool", "pools the tasks of whole harness runs, and these inputs hold one "
                              "task"))
+    if "adjust" in r.given and len(table.systems) == 2 and table.tasks is None and \
+            table.gold is None:
+        idle.append(("adjust", "adjusts p across candidates, tasks, slices or classes, and "
+                               "these inputs hold one comparison"))
     if all(logs) and "id_col" in r.given:
         idle.append(("id_col", "names a column of a file of scores; a harness log's items "
                                "carry their own ids"))

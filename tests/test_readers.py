@@ -2367,6 +2367,10 @@ def test_lm_eval_files_of_two_tasks_are_refused_before_any_filter_or_metric_is_a
                                        "runs; these scores are real-valued"),
     ("logs", ["--id-col", "doc_id"], "--id-col doc_id does not apply here: it names a column "
                                      "of a file of scores"),
+    ("csv", ["--adjust", "bh"], "--adjust bh does not apply here: it adjusts p across "
+                                "candidates, tasks, slices or classes, and these inputs hold "
+                                "one comparison"),
+    ("csv", ["--allow-different-targets"], "--allow-different-targets does not apply here"),
 ])
 def test_an_option_these_data_would_ignore_is_refused(tmp_path, inputs, flags, fragment):
     """Each was taken and did nothing: the report was the same as without it."""
