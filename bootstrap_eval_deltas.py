@@ -136,7 +136,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.6.0"
+__version__ = "1.7.0"
 
 __all__ = [
     # compare, rank and plan
