@@ -115,7 +115,7 @@ def test_lugannani_rice_near_its_removable_singularity_is_continuous():
     assert limit == pytest.approx(outside, abs=1e-3)
     # a sum that cannot move: no spread, the middle
     flat = ((1, (bed._Stratum.of([0.7, 0.7]),)),)
-    assert bed._lugannani_rice(flat, 0.3, 0)[1:] == (0.5, 0.0)
+    assert bed._lugannani_rice(flat, 0.3, 0)[1:] == (0.5, 0.0, 0.0)
 
 
 def test_binomial_variates_at_p_0_and_1_are_constants_without_a_draw():
