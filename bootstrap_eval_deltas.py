@@ -4441,13 +4441,17 @@ def _mixed_scales(metrics: dict, per_task, pool: str | None) -> list:
             for task, joined in per_task}
     if len(set(unit.values())) < 2 and (len(set(metrics.values())) < 2 or all(unit.values())):
         return []
+    kinds = {}                                  # a task of each metric and scale
+    for task, metric in metrics.items():
+        kinds.setdefault((metric, unit[task]), task)
     shown = ", ".join(f"{_printable(task)}: {_printable(metric)}" + (
-        "" if unit[task] else " (not in [0, 1])") for task, metric in list(metrics.items())[:4])
+        "" if in_unit else " (not in [0, 1])") for (metric, in_unit), task in
+        list(kinds.items())[:4])
     what = f"the tasks' metrics differ in scale ({shown}), so a pooled mean has no one scale"
     if pool is None:
         raise ToolError(f"{what}: compare them one task at a time ({_opt('tasks')} "
-                        f"{_printable(next(iter(metrics)))}), or give {_opt('pool', 'strata')} "
-                        "to pool them anyway")
+                        f"{_printable(next(iter(kinds.values())))}), or give "
+                        f"{_opt('pool', 'strata')} to pool them anyway")
     return [f"{what}: pooled as asked; read the tasks one by one"]
 
 

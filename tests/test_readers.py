@@ -1498,7 +1498,8 @@ def test_an_lm_eval_group_is_named_by_tasks_and_its_own_macro_average_compared()
 
 def test_a_pool_of_metrics_on_different_scales_is_refused_unless_asked(tmp_path):
     """lm-eval 0.4.13's run of num_est (abs_err on 0..20, lower is better) and mc_caps (acc on
-    0/1): a pooled mean has no one scale, so refused, naming the metrics and the way out; with
+    0/1): a pooled mean has no one scale, so refused, naming a task of each metric and scale
+    (of five tasks, four of them acc) and the way out; with
     --pool strata pooled, with a warning; acc pooled with exact_match (both proportions) is
     neither refused nor warned about."""
     folders = [os.path.join(SAME_TEST, "main", name) for name in ("acme__base", "acme__tuned")]
@@ -1509,6 +1510,8 @@ def test_a_pool_of_metrics_on_different_scales_is_refused_unless_asked(tmp_path)
                           "give --pool strata to pool them anyway")
     status, out, err = cli("compare", *folders, *flags, "--pool", "strata")
     assert status == 0 and "so a pooled mean has no one scale: pooled as asked" in out, err
+    assert_one_line_error(*cli("compare", *folders, "--metric", "acc,abs_err"),  # every task
+                          "differ in scale (mc_a: acc, num_est: abs_err (not in [0, 1])), so")
     got = bed.compare(*folders, tasks=["num_est", "mc_caps"], metric="abs_err,acc",
                       pool="strata", calibration=0)
     assert got.comparisons[0].analysis.n == 60
