@@ -2129,7 +2129,8 @@ class _HarnessFile:
     errors: tuple = ()           # items whose sample ended in an error (left out)
     filters: tuple = ()          # lm-eval: the filters the file offers
     claimed: tuple | None = None  # lm-eval: what its run's results file says (_LmEvalClaim)
-    lower: bool = False          # compared negated: lower values of its metric are better
+    lower: tuple | None = None   # (metric, who says its lower values are better: the results
+    #                              file, HELM's schema, "asked"): turned when joined (_turn)
     corpus: tuple | None = None  # lm-eval: (metric, positive) its [gold, prediction] pairs are for
 
 
@@ -2262,9 +2263,8 @@ def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
 def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name,
                   lower: bool = False):
     """lm-evaluation-harness ``samples_<task>_<time>.jsonl``: one line per document per
-    filter (``--filter``), the metric values as top-level keys (``--score-col``); compared
-    negated where the run's results file says lower is better, or, where it says nothing,
-    *lower* asks."""
+    filter (``--filter``), the metric values as top-level keys (``--score-col``); lower values
+    better where the run's results file says so, or, where it says nothing, *lower* asks."""
     named = _one_system("an lm-evaluation-harness samples file", path, fields)
     records = iter(records)
     first = next(records)                     # the caller has read one
@@ -2307,10 +2307,15 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
         raise ToolError(f"{path}: the run's results file says higher {_printable(metric)} is "
                         f"better (higher_is_better), which {_opt('lower_is_better', True)} "
                         "contradicts")
-    sign = -1 if recorded or lower else 1       # lower is better: compared negated
+    lower = (metric, "the run's results file says" if recorded else "asked") \
+        if recorded or lower else None
+
+    if lower and corpus:
+        raise ToolError(f"{path}: lower {_printable(metric)} is better, as {lower[1]}, and it "
+                        "is a corpus metric, whose pairs are compared as given")
 
     def read(value, place):
-        return _lm_eval_pair(value, place()) if corpus else sign * parse_score(value, place)
+        return _lm_eval_pair(value, place()) if corpus else parse_score(value, place)
 
     rows = ((where, (doc, 1), [_score(value, f"{path} {where}", "key", metric, read)] + rest)
             for where, doc, value, rest in by_filter[chosen])
@@ -2322,15 +2327,11 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                                     "f1" else "scikit-learn's matthews_corrcoef") + ")" + (
                          "" if claimed else "; no results file beside the samples says the "
                          "task's own aggregation"))
-    if sign < 0:
-        notes.append(f"lower {_printable(metric)} is better, as " + (
-            "the run's results file says" if recorded else "asked") +
-            f": compared as -{_printable(metric)}, so a positive gap is an improvement")
     stream = _RowStream("lm-eval", ("doc_id", metric) + fields.labels,
                         tuple(_flat_keys(first[1])), True, rows, 2 + len(fields.labels))
     return _HarnessFile("lm-eval", stream, _lm_eval_model(real_path), match and match.group(1),
                         "; ".join(notes), filters=tuple(by_filter),
-                        claimed=claimed, corpus=corpus or None, lower=sign < 0)
+                        claimed=claimed, corpus=corpus or None, lower=lower)
 
 
 # What an lm-eval results file (0.4.3 and later) says of the prompts it built beyond the task.
@@ -2624,8 +2625,7 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
                lower: bool = False):
     """HELM ``per_instance_stats.json``: the unperturbed ``stats`` (``name: {name, split}``,
     ``mean``) of the chosen split, instances of other splits left out; trials are runs;
-    compared negated where HELM's schema says lower is better, or, where it says nothing,
-    *lower* asks."""
+    lower values better where HELM's schema says so, or, where it says nothing, *lower* asks."""
     named = _one_system("HELM's per-instance stats", path, fields)
     kept, names, perturbed = [], [], 0
     for where, record in records:
@@ -2650,10 +2650,7 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     if lower and recorded is False:
         raise ToolError(f"{path}: {who} higher {_printable(metric)} is better, which "
                         f"{_opt('lower_is_better', True)} contradicts")
-    lower = recorded or lower
-
-    def read(value, place):
-        return -parse_score(value, place) if lower else parse_score(value, place)
+    lower = (metric, who if recorded else "asked") if recorded or lower else None
 
     def rows():
         for where, record, chosen in kept:
@@ -2661,15 +2658,13 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
             item = _item_id(_lookup_key(record, "instance_id", place))
             trial = _lookup_key(record, "train_trial_index", place)
             yield where, (item, 0 if trial is _ABSENT else _item_id(trial)), [
-                _score(chosen.get(metric, _ABSENT), place, "stat", metric, read),
+                _score(chosen.get(metric, _ABSENT), place, "stat", metric, parse_score),
                 inputs.get(item, _UNPRINTED)]
 
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
     task = _helm_task(run_dir) if ":" in run_dir else None     # the subject kept
-    notes = [f"lower {_printable(metric)} is better, as {who if recorded else 'asked'}: "
-             f"compared as -{_printable(metric)}, so a positive gap is an improvement"] \
-        if lower else []
+    notes = []
     if perturbed:
         notes.append(f"{perturbed:,} perturbed record(s) left out (HELM's robustness and "
                      "fairness measures): the unperturbed instances are compared")
@@ -3704,6 +3699,38 @@ class _Joined:
     notes: tuple
 
 
+def _turn(columns, runs, proportions: bool, lower=("score", "asked")) -> tuple:
+    """``(columns, runs, note)``: scores whose lower values are better (*lower*: the metric
+    and who says so) turned so that a positive gap is an improvement, every system alike:
+    *proportions* as 1 - score (0/1 stays 0/1: an error becomes a success), others negated."""
+    def turn(column):
+        return tuple(1 - v if proportions else -v for v in column)
+    runs = None if runs is None else tuple(
+        tuple((label, turn(column)) for label, column in system) for system in runs)
+    metric, who = map(_printable, lower)
+    if lower == ("score", "asked"):              # a file's scores
+        what = "lower is better, as asked: each score compared " + (
+            "as 1 - score (a success rate)" if proportions else "negated")
+    else:
+        what = (f"lower {metric} is better, as {who}: compared as " +
+                (f"1 - {metric}" if proportions else f"-{metric}"))
+    return tuple(map(turn, columns)), runs, f"{what}, so a positive gap is an improvement"
+
+
+def _turned_joined(joined: _Joined, reads, task=None) -> _Joined:
+    """A task's systems joined, turned (``_turn``) where their logs' lower values are better:
+    0/1 scores (an error indicator) as 1 - score, so still 0/1; others (a runtime, a
+    calibration error, even within [0, 1]) negated, each mean the harness's own but signed."""
+    lower = next((read.log.lower for read, _ in reads if read.harness and read.log.lower), None)
+    if lower is None:
+        return joined
+    binary = all(v in (0, 1) for column in joined.columns for v in column) and all(
+        v in (0, 1) for system in joined.runs or () for _, column in system for v in column)
+    columns, runs, note = _turn(joined.columns, joined.runs, binary, lower)
+    return dataclasses.replace(joined, columns=columns, runs=runs, notes=joined.notes + (
+        f"{_printable(task)}: {note}" if task else note,))
+
+
 def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined:
     """The items every run of every system scored, in *order*; one missing from some run is
     an error quoting the first few, or with *on_missing* "drop" left out and counted.
@@ -4170,7 +4197,7 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
                         "instruction)"}[kind]
                 _refuse_or_warn(f"not the same items: {len(differ)} id(s) hold {what} "
                                 f"{where} (first: {_first(differ)})", allow, options, found)
-    lower = {read.log.lower: path for read, path in logs if read.log.format == "lm-eval"}
+    lower = {bool(read.log.lower): path for read, path in logs if read.log.format == "lm-eval"}
     if len(lower) > 1:
         raise ToolError(f"{_printable(lower[True])} is a metric whose lower values are better, "
                         f"as its run's results file says; {_printable(lower[False])} has no "
@@ -4248,11 +4275,10 @@ def _templated(read: _FileRead, first: _FileRead) -> str | None:
 
 def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
     """A warning when the samples' mean is not what the run's results file says."""
-    label, value, samples, _, lower, _, _ = claimed     # lower: as the results file says
+    label, value, samples, _, _, _, _ = claimed
     scores = collected.columns[0]
     if value is None or scores and isinstance(scores[0], tuple):    # a corpus metric's pairs
         return []
-    value = -value if lower else value
     mean = math.fsum(map(float, scores)) / len(scores) if scores else math.nan
     if math.isclose(mean, value, rel_tol=1e-9, abs_tol=1e-12) and samples in (None, len(scores)):
         return []
@@ -4325,7 +4351,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
     fields = _Fields((spec.score,) if spec.score is not None else (), ("doc_id",))
     loose = dataclasses.replace(options, filter=None if options.filter is None else
                                 "\0" + options.filter)
-    sources, per_task, offered, metrics = [], [], set(), {}
+    sources, per_task, offered, metrics, task_reads = [], [], set(), {}, {}
     for task in shared:
         reads = [(_read_file(listing[task], fields, loose), listing[task]) for listing in listings]
         for read, path in reads:
@@ -4344,6 +4370,7 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
         order = list(dict.fromkeys(item for item, _ in reads[0][0].collected.ids))
         per_task.append((task, _join_runs(systems, order, "drop" if found.incomplete else
                                           options.on_missing, excluded)))
+        task_reads[task] = reads
     if options.filter is not None and not any(
             name.strip() in offered for name in options.filter.split(",")):
         raise ToolError(f"{_opt('filter')} {_shorten(options.filter)}: no task in the folders "
@@ -4355,6 +4382,8 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
     found.warnings += _mixed_scales(metrics, per_task, options.pool)
     for family in families[0]:
         _group_note(family, families, per_task, names, metrics, options.pool, found, notes)
+    per_task = [(task, _turned_joined(joined, task_reads[task], task if len(per_task) > 1
+                                      else None)) for task, joined in per_task]
     items = tuple((task, item) for task, joined in per_task for item in joined.items)
     columns = tuple(tuple(v for _, joined in per_task for v in joined.columns[k])
                     for k in range(len(names)))
@@ -4540,8 +4569,9 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     names = _system_names(names_found, [group[0] if len(group) == 1 else _common(group)
                                         for group in groups], spec.names)
     named = [_SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
-    joined = _join_runs(named, list(dict.fromkeys(order)),      # an incomplete run: drop
-                        "drop" if found.incomplete else options.on_missing, excluded)
+    joined = _turned_joined(_join_runs(named, list(dict.fromkeys(order)),  # incomplete: drop
+                                       "drop" if found.incomplete else options.on_missing,
+                                       excluded), all_reads)
     clusters, strata = _split_labels(item_labels, label_spec, joined.items)
     corpus = {read.log.corpus for read, _ in all_reads if read.harness}
     gold, columns = _golds(names, joined, corpus, bool(labels))
@@ -12293,25 +12323,16 @@ def _battle_subset(data: Battles, systems) -> Battles:
 
 
 def _turned(table: Table) -> Table:
-    """Scores whose lower values are better, turned so that a positive gap is an improvement:
-    proportions as 1 - score (0/1 stays 0/1: an error becomes a success), others negated."""
+    """A table of scores whose lower values are better (asked), turned by ``_turn``."""
     read = {source.format in ("lm-eval", "helm") for source in table.sources}
-    if read == {True}:        # turned as they were read, where the log did not say otherwise
+    if read == {True}:           # turned as they were joined, as their logs say or as asked
         return table
     if len(read) > 1:
         raise ToolError(f"{_opt('lower_is_better', True)} with lm-eval's or HELM's logs beside "
                         "other files: give one kind of input for every system")
-    proportions = table.proportions
-
-    def turn(column):
-        return tuple(1 - v if proportions else -v for v in column)
-    runs = None if table.runs is None else tuple(
-        tuple((label, turn(column)) for label, column in system) for system in table.runs)
-    how = "as 1 - score (a success rate)" if proportions else "negated"
-    note = (f"lower is better, as asked: each score compared {how}, so a positive gap is an "
-            "improvement")
-    return dataclasses.replace(table, columns=tuple(map(turn, table.columns)), runs=runs,
-                               dropped_note="; ".join(filter(None, (table.dropped_note, note))))
+    columns, runs, note = _turn(table.columns, table.runs, table.proportions)
+    return dataclasses.replace(table, columns=columns, runs=runs, dropped_note="; ".join(
+        filter(None, (table.dropped_note, note))))
 
 
 def _sliced(table: Table, by: str) -> Table:

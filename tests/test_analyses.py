@@ -1456,8 +1456,11 @@ def test_lower_is_better_turns_the_scores_so_a_positive_gap_is_an_improvement(tm
     turned, plain = (cli_json("compare", *samples, *flags, "--metric", "acc", "--calibration",
                               "0") for flags in (["--lower-is-better"], []))
     assert turned["comparisons"][0]["gap"] == -plain["comparisons"][0]["gap"] != 0
-    assert "lower acc is better, as asked: compared as -acc" in \
-        turned["input"]["dropped_note"]
+    assert "lower acc is better, as asked: compared as 1 - acc" in \
+        turned["input"]["dropped_note"]             # 0/1 stays 0/1, as a file's scores do
+    assert {k: round(1 - v, 6) for k, v in plain["comparisons"][0]["accuracy"].items()} == \
+        {k: round(v, 6) for k, v in turned["comparisons"][0]["accuracy"].items()}
+    assert turned["comparisons"][0]["mcnemar"] is not None
     inspect_logs = [os.path.join(EXAMPLES, "inspect", "pair_json", name) for name in
                     sorted(os.listdir(os.path.join(EXAMPLES, "inspect", "pair_json")))]
     errors, rates = (cli_json("compare", *inspect_logs, *flags, "--calibration", "0")
