@@ -198,6 +198,7 @@ MAX_ID_DIGITS = 18            # longer all-digit ids stay text
 MAX_RESAMPLES = 1_000_000
 MAX_REPLAYS = 100_000
 MAX_PERMUTATIONS = 1_000_000
+MAX_CONFIDENCE = Fraction("0.999999")   # a confidence level: six nines (tails of 5e-7 each)
 MAX_N_ITEMS = 10_000_000      # items of a simulated eval set (each is kept in memory)
 MAX_RUNS = 100                # runs per simulated system
 MAX_SYSTEMS = 200             # systems on one leaderboard
@@ -1173,9 +1174,10 @@ class Settings:
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise ToolError(f"{name} must be a whole number from {low} to {high:,}; "
                                 f"got {value!r}")
-        if not (0 < self.confidence < 1 and 0 < float(self.confidence) < 1):
-            raise ToolError(f"confidence must lie strictly between 0 and 1; got "
-                            f"{_format_decimal(self.confidence)}")
+        if not (0 < self.confidence <= MAX_CONFIDENCE):
+            raise ToolError(f"confidence must lie above 0 and at most "
+                            f"{_format_decimal(MAX_CONFIDENCE)} (a higher level's tails are too "
+                            f"thin to resolve); got {_format_decimal(self.confidence)}")
 
 
 def _settings_of(settings: Settings | None, options: dict) -> Settings:
@@ -9245,6 +9247,8 @@ class PowerPlan:
             return None
         z, sd = _z_value(self.confidence), self.sd(paired)
         n = max(2, math.ceil(((z + NormalDist().inv_cdf(float(target))) * sd / self.gap) ** 2))
+        if n > 10 ** 9:        # a float's power cannot tell n from n + 1 there: the formula's
+            return n
         return _first_true(lambda m: self.power(m, paired) >= target, n - 1, gallop=False)
 
     def half_width(self, n: int, paired: bool = True) -> float:
@@ -9660,9 +9664,15 @@ def _indented(document: list) -> list:
 # --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
 
 def _format_level(level) -> str:
-    """A confidence level as a percentage, four significant digits at most: 98.33%."""
-    text = _format_decimal(Fraction(level) * 100)
-    short = text if len(text.replace(".", "")) <= 5 else f"{float(Fraction(level) * 100):.4g}"
+    """A confidence level as a percentage, four significant digits at most, or as many as
+    keep it below 100%: 98.33%, 99.9999%.
+
+    >>> _format_level(Fraction(59, 60)), _format_level(Fraction(999999, 1000000))
+    ('98.33%', '99.9999%')
+    """
+    text, value = _format_decimal(Fraction(level) * 100), float(Fraction(level) * 100)
+    short = text if len(text.replace(".", "")) <= 5 else next(
+        f"{value:.{digits}g}" for digits in range(4, 18) if f"{value:.{digits}g}" != "100")
     return short + "%"
 
 
@@ -11773,7 +11783,12 @@ def _check_numbers(request: _Request) -> None:
             raise ToolError(f"{_opt(name)} must be {least}, got {value}")
         if value is not None and value > high:
             raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
-    for name in ("acc_a", "acc_b", "confidence", "target_power"):
+    if "confidence" in options and not 0 < request.confidence <= MAX_CONFIDENCE:
+        raise ToolError(f"{_opt('confidence')} must lie above 0 and at most "
+                        f"{_format_decimal(MAX_CONFIDENCE)} "
+                        "(a higher level's tails are too thin to resolve), got "
+                        f"{_shorten(_format_decimal(request.confidence))}")
+    for name in ("acc_a", "acc_b", "target_power"):
         value = getattr(request, name)
         if name in options and not _in_open_unit(value):
             close = " (so close that it rounds to 0 or 1)" if 0 < value < 1 else ""

@@ -590,7 +590,7 @@ def test_a_mapping_and_a_sequence_give_one_comparison(pairs):
     (lambda: bed.compare([1, 0, 1]), "at least two systems"),
     (lambda: bed.compare([1, 0], [1, 0], interval="BCa"), "is one of"),
     (lambda: bed.compare([1, 0], [1, 0], confidence="high"), "confidence"),
-    (lambda: bed.compare([1, 0], [1, 0], confidence=1.5), "strictly between 0 and 1"),
+    (lambda: bed.compare([1, 0], [1, 0], confidence=1.5), "confidence must lie above 0 and at most 0.999999"),
     (lambda: bed.compare([1, 0], [1, 0], seed=-1), "0 or more"),
     (lambda: bed.compare([1, 0], [1, 0], gate=1), "True or False"),
     (lambda: bed.compare([1, 0], [1, 0], a_col="x"), "how to read files"),

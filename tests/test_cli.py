@@ -657,7 +657,7 @@ FLAG_CASES = [
     Case("acc-a that rounds to 0", SIM + ["--acc-a", "1e-40"], 0, ""),
     Case("acc-a below float range", SIM + ["--acc-a", "1e-400"], 2, "out of range"),
     Case("confidence that rounds to 1", SIM + ["--confidence", "0.99999999999999999999"], 2,
-         "--confidence must be strictly between 0 and 1"),
+         "--confidence must lie above 0 and at most 0.999999"),
     Case("confidence 1e999999999", SIM + ["--confidence", "1e999999999"], 2, "out of range"),
     Case("half-width 1e-400", ["plan", "--half-width", "1e-400"], 2, "out of range"),
     Case("half-width below the limit", ["plan", "--half-width", "0.00001"], 2,
@@ -1462,3 +1462,27 @@ def test_plan_says_the_human_labels_a_judge_corrected_gap_needs():
                           "from 0.5 (no better than a coin) to 1")
     assert str(bed.plan(judge_agreement=0.85, half_width=0.03, n_items=5000)).startswith(
         "human labels for a 95% judge-corrected interval of +-3.0 pts")
+
+
+def test_a_confidence_too_close_to_one_is_refused_and_six_nines_print_as_such():
+    """0.9999999999999999 is below 1 as a float, but its tails (5.5e-17) round away: it ended
+    in an internal error in compare and plan; six nines, the most taken, print as 99.9999%
+    (it had printed '100% CI')."""
+    for argv in (["compare", SHIPPED_CSV], ["plan", "--half-width", "0.015", "--accuracy",
+                                             "0.85"]):
+        assert_one_line_error(*cli(*argv, "--confidence", "0.9999999999999999"),
+                              "--confidence must lie above 0 and at most 0.999999")
+    status, out, err = cli("compare", SHIPPED_CSV, "--confidence", "0.999999")
+    assert status == 0 and out.startswith("verdict: cannot tell. The paired 99.9999% CI"), err
+    with pytest.raises(bed.ToolError, match="confidence must lie above 0 and at most 0.999999"):
+        bed.compare([1, 0] * 20, [1, 1] * 20, confidence=0.9999999)
+
+
+def test_plan_for_a_gap_too_small_to_reach_answers_with_the_formula_at_once():
+    """A gap of 1e-9 points: the items-needed search walked one n at a time from 3e22 (a
+    float's power cannot tell n from n + 1 there) and never ended."""
+    done = subprocess.run([sys.executable, SCRIPT, "plan", "--acc-a", "0.5", "--acc-b",
+                           "0.50000000001", "--n-items", "500"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "80% interval power needs n=30,043,676,979,856,586,833,920 paired" in done.stdout

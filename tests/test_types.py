@@ -23,7 +23,7 @@ def test_scores_refuse_what_cannot_be_compared(kwargs, message):
     ({"permutations": 0}, "permutations must be a whole number from 1"),
     ({"calibration": -1}, "calibration must be a whole number from 0"),
     ({"resamples": 2.5}, "resamples must be a whole number"),
-    ({"confidence": 1}, "confidence must lie strictly between 0 and 1"),
+    ({"confidence": 1}, "confidence must lie above 0 and at most 0.999999"),
     ({"engine": "Counts"}, "engine must be one of auto, stream, counts; got 'Counts'"),
 ])
 def test_settings_refuse_what_they_cannot_do(kwargs, message):
