@@ -1925,20 +1925,27 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
         header = next(reader)
     except csv.Error as err:
         raise ToolError(f"{path} line 1: {err}") from None
-    fields, id_keys, wanted = fields.resolve(header, header.__contains__)
+    where = {}                                # each column's first position: linear in columns
+    for position, name in enumerate(header):
+        where.setdefault(name, position)
+    fields, id_keys, wanted = fields.resolve(header, where.__contains__)
+    if len(fields.scores) > MAX_SYSTEMS:       # refused before its rows are read
+        raise ToolError(f"{path}: {len(fields.scores):,} columns of scores; at most "
+                        f"{MAX_SYSTEMS} systems are compared (name them with "
+                        f"{_opt('systems')})")
     for name in wanted:
-        if name not in header:
+        if name not in where:
             comma = next((h for h in header if "," in h and name in h.split(",")), None)
             hint = "" if comma is None else f"; the column {_shorten(comma)} holds a comma: " + (
                 "give the names as a list" if _SPELLING.get() == "python" else
                 f"name it as {_shorten(comma.replace(',', chr(92) + ','))}")
             raise ToolError(f"{path}: no column {_shorten(name)} (columns: "
                             f"{_printable(', '.join(header))[:300]}){hint}")
-    if len(set(header)) != len(header):
-        repeated = sorted({h for h in header if header.count(h) > 1})
+    if len(where) != len(header):
+        repeated = sorted(h for h, count in collections.Counter(header).items() if count > 1)
         raise ToolError(f"{path}: column {_shorten(repeated[0])} appears twice in the header")
     positions, label_positions, id_positions = (
-        list(map(header.index, names)) for names in (fields.scores, fields.labels, id_keys))
+        list(map(where.__getitem__, names)) for names in (fields.scores, fields.labels, id_keys))
     state = _CsvRows(path, len(header), positions, fields.scores, label_positions,
                      id_positions, fields.text)
     return _RowStream("csv", wanted, tuple(header), bool(id_keys),
@@ -12312,7 +12319,7 @@ def _table(r: _Request) -> Table:
             return battle_table(table, r.systems)
         return table if not r.systems else _battle_subset(table, r.systems)
     table = _turned(table) if r.lower_is_better else table
-    repeated = [name for name in table.systems if table.systems.count(name) > 1]
+    repeated = [name for name, count in collections.Counter(table.systems).items() if count > 1]
     if repeated:                                 # the same file given twice
         raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
                         f"give them {_opt('names')}")

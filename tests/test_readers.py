@@ -2634,3 +2634,23 @@ def test_battle_files_name_winners_by_name_skip_blank_rows_and_refuse_broken_one
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)
     assert bed._first_keys(str(fifo)) == ()
+
+
+def test_a_header_of_a_hundred_thousand_columns_is_checked_in_linear_time(tmp_path):
+    """The header checks were quadratic in its columns and ran before the limit of 200
+    systems: 10^5 columns ran past a minute; 10^5 repeats of one name the same."""
+    wide = tmp_path / "wide.csv"
+    width = 100_000
+    wide.write_text("item," + ",".join(f"c{i}" for i in range(width)) + "\n" +
+                    "".join(f"{r}," + ",".join("01"[(r + i) % 2] for i in range(width)) + "\n"
+                            for r in range(3)))
+    repeated = tmp_path / "repeated.csv"
+    repeated.write_text("item,a,b," + ",".join("x" * width) + "\n1,0,1," +
+                        ",".join("0" * width) + "\n")
+    for argv, fragment in ((["leaderboard", str(wide)], "100,000 columns of scores; at most "
+                            "200 systems are compared (name them with --systems)"),
+                           (["compare", str(repeated), "--systems", "a,b"],
+                            "column 'x' appears twice in the header")):
+        done = subprocess.run([sys.executable, SCRIPT, *argv], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 2 and fragment in done.stderr, done.stderr
