@@ -6939,6 +6939,11 @@ def _paired_test(rng: random.Random, scores: Scores, settings: Settings, progres
                                 progress=progress, counts=settings.engine == "counts")
 
 
+def _fewest_resamples(confidence) -> int:
+    """The fewest resamples that leave 10 in each tail of an interval (400 at 95%)."""
+    return math.ceil(20 / (1 - Fraction(confidence)))
+
+
 def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None, *,
             progress=None, family: int = 1, **options) -> Analysis:
     """Means, per-system, paired and unpaired intervals, and the paired test.
@@ -6981,6 +6986,11 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         dists = bootstrap(rng, scores, resamples, engine=engine)
         made = _intervals(scores, dists, settings)
     intervals, errors, rules, notes, jackknives = made
+    if method == "bootstrap" and resamples < _fewest_resamples(confidence):
+        tail = float(resamples * (1 - confidence) / 2)
+        notes += (f"B={resamples:,} resamples leave {tail:.3g} in each tail of a "
+                  f"{_format_level(confidence)} interval: its ends are mostly Monte Carlo noise "
+                  f"({_fewest_resamples(confidence):,} or more place them)",)
     runs, test = _paired_test(rng, scores, settings, permuting)
     calibration = None
     if settings.calibration and plain_binary and runs is None:
@@ -12479,6 +12489,11 @@ def _run_data(r: _Request, writes: list) -> Report:
         params.update(metric=metric, calibration=0, resamples=r.resamples or RESAMPLES,
                       engine="counts", permutations=r.permutations or PERMUTATIONS)
     margin = None
+    if r.gate and r.resamples is not None and r.resamples < _fewest_resamples(r.confidence):
+        raise ToolError(f"{_opt('gate')} reads an interval's end, which {r.resamples:,} "
+                        f"resamples cannot place at {_format_level(r.confidence)}: give "
+                        f"{_opt('resamples')} {_fewest_resamples(r.confidence):,} or more, or "
+                        "none (the default methods need no Monte Carlo)")
     if r.gate:      # battles: min_delta is the win rate's points above half; the gap is twice
         margin = r.min_delta / 100 if table.proportions and metric not in _SIGNED_METRICS \
             else r.min_delta

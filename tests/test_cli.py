@@ -1486,3 +1486,16 @@ def test_plan_for_a_gap_too_small_to_reach_answers_with_the_formula_at_once():
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "80% interval power needs n=30,043,676,979,856,586,833,920 paired" in done.stdout
+
+
+def test_a_gate_refuses_resamples_too_few_to_place_an_interval_end():
+    """B = 2 passed a gate on [+12.0, +14.6], an interval that missed the observed +10.0;
+    now refused before any work, and an interval of too few resamples says so."""
+    assert_one_line_error(*cli("compare", SHIPPED_CSV, "--resamples", "2", "--gate",
+                               "--min-delta", "-5"),
+                          "--gate reads an interval's end, which 2 resamples cannot place at "
+                          "95%: give --resamples 400 or more")
+    status, out, err = cli("compare", SHIPPED_CSV, "--resamples", "50")
+    assert status == 0 and "note: B=50 resamples leave 1.25 in each tail of a 95% interval: " \
+        "its ends are mostly Monte Carlo noise (400 or more place them)" in out, err
+    assert "resamples leave" not in cli("compare", SHIPPED_CSV, "--resamples", "400")[1]
