@@ -4186,6 +4186,7 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
         other, kinds = read.inputs, {}
+        _unchecked(logs[0], (read, path), first, other, found)
         for item, print_ in first.items():
             kind = _difference(print_, other.get(item, print_))
             if kind:
@@ -4242,6 +4243,20 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
         found.notes += [(read.source.path, note) for note in (
             read.collected.note, read.log and read.log.note) if note]
     return frozenset(excluded)
+
+
+def _unchecked(one, two, first: dict, other: dict, found: _Findings) -> None:
+    """A warning for the items two logs share whose inputs could not be compared: one log
+    records none for them (a HELM run without instances.json, or one listing other ids)."""
+    theirs = {item for item, _ in two[0].collected.ids}
+    missing = list(dict.fromkeys(item for item, _ in one[0].collected.ids if item in theirs and
+                                 (item not in first or item not in other)))
+    if missing:
+        blank = "neither log records their inputs" if not first and not other else \
+            f"{_printable(two[1] if len(other) < len(first) else one[1])} records none for them"
+        found.warnings.append(f"whether {len(missing):,} item(s) hold the same input in "
+                              f"{_printable(one[1])} and {_printable(two[1])} was not checked: "
+                              f"{blank} (first: {_first(missing)})")
 
 
 def _refuse_or_warn(what: str, allow: str, options: ReadOptions, found: _Findings) -> None:

@@ -2654,3 +2654,20 @@ def test_a_header_of_a_hundred_thousand_columns_is_checked_in_linear_time(tmp_pa
         done = subprocess.run([sys.executable, SCRIPT, *argv], capture_output=True, text=True,
                               timeout=60)
         assert done.returncode == 2 and fragment in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("edit", ["[]", "other ids"])
+def test_a_helm_run_whose_instances_do_not_cover_the_items_says_they_were_not_checked(
+        tmp_path, edit):
+    """B's instances.json empty, or listing other ids: the input check had turned itself off
+    (a verdict, exit 0, no word); now each comparison says how many items went unchecked."""
+    suite = tmp_path / "suite"
+    shutil.copytree(os.path.join(HELM, "runs", "mysuite"), suite)
+    a, b = (suite / f"simple_classification:model=mock_parity-{x}" for x in "ab")
+    listing = b / "instances.json"
+    listing.write_text("[]" if edit == "[]" else
+                       listing.read_text().replace('"id": "id', '"id": "xx'))
+    status, out, err = cli("compare", str(a), str(b), "--metric", "exact_match")
+    assert status == 0, err
+    assert "warning: whether 5 item(s) hold the same input in " in out
+    assert f"was not checked: {b / 'per_instance_stats.json'} records none for them" in out
