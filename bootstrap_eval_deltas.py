@@ -2486,10 +2486,12 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     epochs are runs, or reduced by the log's reducer when it is not the mean."""
     named = _one_system("an Inspect log", path, fields)
     spec = _typed(log, "eval", dict, {})
-    unique = {}
+    unique, twice = {}, []
     for where, sample in samples:
         key = (_item_id(_lookup_key(sample, "id", f"{path} {where}")),
                _item_id(sample.get("epoch", 1)))
+        if key in unique:
+            twice.append(key[0])
         unique[key] = (where, sample)              # the journal's later copy wins
     chosen = {key: pair for key, pair in unique.items() if not pair[1].get("error")}
     errors = tuple(dict.fromkeys(_item_id(s.get("id")) for _, s in unique.values()
@@ -2517,6 +2519,10 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
         logged = {} if key is not None else _logged_reductions(log, scorer, reducers[0], path)
         rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), grades,
                                    logged)
+    if twice:
+        note = "; ".join(filter(None, (note, f"{len(twice):,} sample(s) logged twice (the same "
+                                             f"id and epoch; first: {_first(twice)}): the later "
+                                             "copy read")))
     planned = _typed(_typed(spec, "dataset", dict, {}), "sample_ids", list)
     expected = len(planned) * epochs if planned else None
     stream = _RowStream("inspect", ("id", "epoch", f"scores.{scorer}.value") + fields.labels,

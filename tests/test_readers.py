@@ -1890,6 +1890,20 @@ def test_an_eval_archive_written_as_a_journal_reads_like_the_json_log(tmp_path):
     assert from_archives["comparisons"][0]["mcnemar"] == from_json["comparisons"][0]["mcnemar"]
 
 
+def test_a_sample_a_journal_holds_twice_is_read_from_its_later_copy_and_counted(tmp_path):
+    """Two journal summaries holding the same samples: the later copy is read, as before, and
+    the report now says how many samples were logged twice (the gap had turned silently)."""
+    journal = write_eval(tmp_path / "a.eval", {
+        "_journal/start.json": header("org/a"),
+        "_journal/summaries/1.json": samples(VALUES_A)[:4],
+        "_journal/summaries/2.json": samples(VALUES_A)[:4] + samples(VALUES_A)[4:],
+    })
+    got = report("compare", journal, plain_json(tmp_path, "b.json", VALUES_B, "org/b"))
+    assert got["comparisons"][0]["gap"] == 0.25
+    assert "4 sample(s) logged twice (the same id and epoch; first: 1, 2, 3, 4): the later " \
+        "copy read" in got["input"]["dropped_note"]
+
+
 @pytest.mark.parametrize("members,fragment", [
     ({"header.json": [1, 2]}, "header.json is not a JSON object"),
     ({"header.json": header("m")}, "an Inspect log without samples"),
