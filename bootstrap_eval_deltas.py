@@ -2906,8 +2906,49 @@ def _no_entities(data: bytes, name: str, path: str) -> None:
                         "expand them")
 
 
-def _xml(archive: _Zip, name: str, path: str):
+class _EntityGuard:
+    """A zip member read for a streaming XML parser, every chunk checked for an entity
+    declaration (a marker split between two chunks too), wherever in the part it comes."""
+
+    def __init__(self, handle, name: str, path: str):
+        self.handle, self.name, self.path, self.tail = handle, name, path, b""
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        _no_entities(self.tail + data, self.name, self.path)
+        self.tail = (self.tail + data)[-8:]
+        return data
+
+
+def _xml_parts(archive: _Zip, name: str, path: str, tag: str):
+    """The *tag* elements of an XML part, streamed: each taken out of its parent once
+    yielded, so memory holds one at a time however many the part holds."""
     import xml.etree.ElementTree as ElementTree
+    with archive.open(name) as handle:
+        try:
+            open_ = []                             # the elements begun and not yet ended
+            for event, element in ElementTree.iterparse(_EntityGuard(handle, name, path),
+                                                        ("start", "end")):
+                if event == "start":
+                    open_.append(element)
+                    continue
+                open_.pop()
+                if element.tag == tag:
+                    yield element
+                    if open_:
+                        open_[-1].remove(element)
+        except ElementTree.ParseError as err:
+            raise ToolError(f"{path}: {_printable(name)} is not valid XML ({err})") from None
+        except _zip_errors() as err:
+            raise ToolError(f"{path}: a damaged zip archive ({_printable(str(err))})") from None
+
+
+def _xml(archive: _Zip, name: str, path: str):
+    """A small XML part (the workbook, its relations) whole: at most 16 MiB."""
+    import xml.etree.ElementTree as ElementTree
+    if archive.zip.getinfo(name).file_size > 1 << 24:
+        raise ToolError(f"{path}: {_printable(name)} is larger than 16 MiB, which no "
+                        "workbook's part of that kind is")
     data = archive.read(name)
     _no_entities(data, name, path)
     try:
@@ -2917,6 +2958,7 @@ def _xml(archive: _Zip, name: str, path: str):
 
 
 _XLSX_GRID = (1_048_576, 16_384)     # Excel's rows and columns: A1 to XFD1048576
+_XLSX_SHARED = 1 << 22               # shared strings read (4 per row of the longest sheet)
 _CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
 
 
@@ -2940,30 +2982,21 @@ def _xlsx_sheet(archive: _Zip, path: str) -> str:
 def _xlsx_rows(archive: _Zip, path: str):
     """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (each
     row forgotten once read), numbers as stored (their shortest decimal text)."""
-    import xml.etree.ElementTree as ElementTree
     member = _xlsx_sheet(archive, path)
     shared = None
     if "xl/sharedStrings.xml" in archive.names:
-        shared = ["".join(t.text or "" for t in item.iter(f"{_XLSX}t"))
-                  for item in _xml(archive, "xl/sharedStrings.xml", path)]
-    with archive.open(member) as handle:
-        try:
-            _no_entities(handle.peek(1 << 16)[:1 << 16], member, path)
-            count = 0
-            for _, row in ElementTree.iterparse(handle):
-                if row.tag != f"{_XLSX}row":
-                    continue
-                count += 1
-                line = row.get("r", str(count))
-                if not line.isdigit() or not 0 < int(line) <= _XLSX_GRID[0]:
-                    raise ToolError(f"{path}: row number {_shorten(line)} is not a row of an "
-                                    "Excel sheet (1 to 1,048,576)")
-                yield int(line), _xlsx_cells(row, shared, path)
-                row.clear()
-        except ElementTree.ParseError as err:
-            raise ToolError(f"{path}: {_printable(member)} is not valid XML ({err})") from None
-        except _zip_errors() as err:
-            raise ToolError(f"{path}: a damaged zip archive ({_printable(str(err))})") from None
+        shared = []
+        for item in _xml_parts(archive, "xl/sharedStrings.xml", path, f"{_XLSX}si"):
+            if len(shared) == _XLSX_SHARED:
+                raise ToolError(f"{path}: more than {_XLSX_SHARED:,} shared strings, more "
+                                "than a sheet of scores holds; save it as CSV")
+            shared.append("".join(t.text or "" for t in item.iter(f"{_XLSX}t")))
+    for count, row in enumerate(_xml_parts(archive, member, path, f"{_XLSX}row"), start=1):
+        line = row.get("r", str(count))
+        if not line.isdigit() or not 0 < int(line) <= _XLSX_GRID[0]:
+            raise ToolError(f"{path}: row number {_shorten(line)} is not a row of an Excel "
+                            "sheet (1 to 1,048,576)")
+        yield int(line), _xlsx_cells(row, shared, path)
 
 
 def _xlsx_cells(row, shared, path: str) -> list:

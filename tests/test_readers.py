@@ -1144,7 +1144,11 @@ def test_broken_workbooks_are_refused_naming_the_part(tmp_path, parts, drop, fra
 
 @pytest.mark.parametrize("member,fields,fragment", [
     ("xl/workbook.xml", {"size": 0x5000_0000},
-     ": xl/workbook.xml would take what is unpacked from the archive past 1 GiB"),
+     ": xl/workbook.xml is larger than 16 MiB, which no workbook's part of that kind is"),
+    (SHEET, {"size": 0x5000_0000},
+     ": xl/worksheets/sheet1.xml would take what is unpacked from the archive past 1 GiB"),
+    ("xl/sharedStrings.xml", {"method": 6}, ": a damaged or unsupported zip archive (That "
+                                            "compression method is not supported)"),
     ("xl/workbook.xml", {"size": 10},
      " (xl/workbook.xml): a damaged zip member (Bad CRC-32 for file 'xl/workbook.xml')"),
     ("xl/workbook.xml", {"method": 6}, " (xl/workbook.xml): a compression the tool cannot "
@@ -1153,6 +1157,24 @@ def test_broken_workbooks_are_refused_naming_the_part(tmp_path, parts, drop, fra
 def test_zip_members_the_tool_cannot_unpack_are_refused(tmp_path, member, fields, fragment):
     path = write(tmp_path / "w.xlsx", patched(xlsx_bytes(ROWS), member, **fields))
     assert_one_line_error(*cli("compare", path, *AB), f"w.xlsx{fragment}")
+
+
+def test_an_entity_declared_anywhere_in_a_sheet_and_a_shared_string_bomb_are_refused(
+        tmp_path, monkeypatch):
+    """A DOCTYPE after 2 KB of comment passed the check of the sheet's first bytes and its
+    entity was expanded; shared strings were parsed as one tree (100 MB of <si/>: 2 GB of
+    memory): now streamed, one at a time, and at most _XLSX_SHARED of them (lowered here)."""
+    late = ("<!-- " + "x" * 4000 + ' -->\n<!DOCTYPE worksheet [<!ENTITY e "1">]>' +
+            sheet('<row r="1"><c r="A1" t="inlineStr"><is><t>&e;</t></is></c></row>'))
+    path = write(tmp_path / "late.xlsx", xlsx_bytes(ROWS, **{SHEET: late}))
+    assert_one_line_error(*cli("compare", path, *AB),
+                          "late.xlsx: xl/worksheets/sheet1.xml declares XML entities")
+    monkeypatch.setattr(bed, "_XLSX_SHARED", 3)
+    many = f"<sst {NS}>" + "<si><t>x</t></si>" * 4 + "</sst>"
+    path = write(tmp_path / "many.xlsx", xlsx_bytes(ROWS, **{"xl/sharedStrings.xml": many}))
+    assert_one_line_error(*cli("compare", path, *AB),
+                          "many.xlsx: more than 3 shared strings, more than a sheet of scores "
+                          "holds; save it as CSV")
 
 
 def test_a_damaged_sheet_found_while_streaming_it_is_one_line(tmp_path):
