@@ -8521,6 +8521,16 @@ def _no_constants(name: str):
     raise ValueError(f"{name} is not a number")
 
 
+def _unique_keys(pairs) -> dict:
+    """A ledger line's object, a key held twice refused (which one would count?)."""
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        twice = next(key for key, count in collections.Counter(k for k, _ in pairs).items()
+                     if count > 1)
+        raise ToolError(f"key {_shorten(twice)} appears twice in one object")
+    return found
+
+
 def _parse_ledger(raw, path: str) -> list:
     """A ledger's entries, its bytes read through the checked reader every input goes
     through (no NUL, UTF-8, bounded lines), at most MAX_LEDGER_BYTES."""
@@ -8541,7 +8551,11 @@ def _parse_ledger(raw, path: str) -> list:
     entries = []
     for number, raw in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
         try:
-            record = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+            record = json.loads(raw.decode("utf-8"), parse_constant=_no_constants,
+                                object_pairs_hook=_unique_keys)
+        except ToolError as err:
+            raise ToolError(f"the ledger {shown} line {number}: {err}; it is left as it "
+                            "is") from None
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise ToolError(f"the ledger {shown} line {number} is not JSON; it is left as it "
                             "is") from None

@@ -82,6 +82,8 @@ def test_atomic_write_interrupted_removes_its_temporary_file(tmp_path, monkeypat
 @pytest.mark.parametrize("content,fragment", [
     (b"not json\n", "line 1 is not JSON"),
     (b'{"tool": "other"}\n', "line 1: not a bootstrap-eval-deltas ledger entry"),
+    (b'{"p": 0.08, "tool": "bootstrap-eval-deltas", "p": 0.9}\n',
+     "line 1: key 'p' appears twice in one object; it is left as it is"),
 ])
 def test_a_foreign_ledger_is_refused_and_never_rewritten(tmp_path, content, fragment):
     ledger = tmp_path / "evals.jsonl"
