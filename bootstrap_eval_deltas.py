@@ -2499,6 +2499,11 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     if not chosen:
         raise ToolError(f"{path}: an Inspect log whose {len(unique)} sample(s) all ended in an "
                         "error; nothing was scored")
+    for label in fields.labels:                    # a slice's key no sample holds
+        if all(_lookup_key(s, label) is _ABSENT for _, s in chosen.values()):
+            shown = ", ".join(_flat_keys(next(iter(chosen.values()))[1]))
+            raise ToolError(f"{path}: no sample holds the key {_shorten(label)} (a sample has: "
+                            f"{shown[:300]})")
     scorer, key, scorers = _inspect_scorer([s for _, s in chosen.values()], named, path)
     rows, grades = [], {}
     for (item, epoch), (where, sample) in chosen.items():
@@ -3099,7 +3104,9 @@ class _FileRead:
 
 
 def _real(f: _InputFile) -> str | None:
-    return None if f.path == "<stdin>" else os.path.realpath(f.path)
+    """The file's absolute path as given, a link not followed: the files beside it (a run's
+    results file, HELM's run spec and instances) are those beside the name the user gave."""
+    return None if f.path == "<stdin>" else os.path.abspath(f.path)
 
 
 def _is_inspect_log(value) -> bool:
@@ -4068,10 +4075,10 @@ def _log_of(root: str, name: str) -> _LogFile | None:
             raise ToolError(f"cannot read {_printable(path)}: {err.strerror}") from None
     match = _LM_EVAL_NAME.fullmatch(name)
     if match:
-        return _LogFile(path, match.group(1), _lm_eval_model(os.path.realpath(path)))
+        return _LogFile(path, match.group(1), _lm_eval_model(os.path.abspath(path)))
     if name == "per_instance_stats.json":
         return _LogFile(path, _helm_task(root), _helm_model(
-            os.path.realpath(path), os.path.basename(os.path.normpath(root))))
+            os.path.abspath(path), os.path.basename(os.path.normpath(root))))
     an_inspect = '"eval"' in head or '"version"' in head and '"status"' in head
     if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json") and an_inspect):
         return None
@@ -9872,7 +9879,8 @@ def _design_lines(design) -> list:
 
 
 def _magnitude(value: Fraction, percent: bool) -> str:
-    return (_round_fixed(value * 100, 1) + " pts") if percent else _round_fixed(value, 3)
+    """A size (>= 0) as a gap is printed, unsigned: never 0.0 for one that is not 0."""
+    return _format_gap(value, percent).lstrip("+")
 
 
 def _advice_line(advice: _Advice, result: Analysis) -> str:
@@ -10170,7 +10178,7 @@ def _act_lines(comparison: Comparison) -> list:
     basis = (f"its discordant items: {_round_fixed(Fraction(act.basis_value) * 100, 1)}%"
              if act.basis == "discordant" else
              f"{'sqrt(n) x the bootstrap sd' if result.metric else 'per-item sd'} of B - A: "
-             f"{_round_fixed(Fraction(act.basis_value), 3)}")
+             f"{_magnitude(Fraction(act.basis_value), False)}")
     text = f"to act on it: with 80% power this set detects {gap} ({basis}); "
     if act.items_needed is None:
         return [text + "the observed gap is 0, which no number of items can tell from 0"]

@@ -2709,3 +2709,19 @@ def test_a_helm_run_whose_instances_do_not_cover_the_items_says_they_were_not_ch
     assert status == 0, err
     assert "warning: whether 5 item(s) hold the same input in " in out
     assert f"was not checked: {b / 'per_instance_stats.json'} records none for them" in out
+
+
+def test_messages_name_what_is_missing_and_a_linked_log_keeps_its_folders_model(tmp_path, zstd):
+    """--by with a key no Inspect sample holds named 'id' (the first of its own keys); a
+    samples file linked into a run folder from outside was given the outside folder's model
+    (the folder then 'held the runs of 2 models'): its neighbours are the link's."""
+    assert_one_line_error(*cli("compare", BASE_LOG, TUNED, "--by", "metadata.x"),
+                          "no sample holds the key 'metadata.x' (a sample has: id, epoch, ")
+    runs = tmp_path / "runs"
+    shutil.copytree(os.path.join(LM, "main"), runs)
+    moved = lm_file(str(runs / "acme__tuned"), "mc_colors")
+    shutil.move(moved, tmp_path / "outside.jsonl")
+    os.symlink(tmp_path / "outside.jsonl", moved)
+    status, out, err = cli("compare", str(runs / "acme__base"), str(runs / "acme__tuned"),
+                           "--tasks", "mc_colors", "--metric", "acc")
+    assert status == 0 and "B = acme/tuned:" in out, err

@@ -385,3 +385,14 @@ def test_a_line_break_in_a_name_cannot_forge_a_line_of_the_report(tmp_path, outp
     assert not any(line.lstrip("|- <p>").startswith("verdict: better. B is")
                    for line in summary.splitlines())
     assert "base\\nverdict" in summary or "base\\\\nverdict" in summary
+
+
+def test_a_detectable_gap_too_small_for_its_decimals_is_not_printed_as_zero():
+    """Gaps of 1e-7: 'detects a gap of +-0.0 pts (per-item sd 0.000)' sat beside 'would take
+    about 1,442 items'; sizes now print as gaps do, with two significant digits."""
+    rng = random.Random(7)
+    a = [round(rng.random(), 6) for _ in range(300)]
+    b = [x + (1e-7 if i % 2 else -1e-7) + (2e-8 if i % 3 == 0 else 0) for i, x in enumerate(a)]
+    text = str(bed.compare(a, b, calibration=0))
+    act = next(line for line in text.splitlines() if line.startswith("to act on it"))
+    assert "+-0.0 pts" not in act and "0.000)" not in act and "e-0" in act, act
