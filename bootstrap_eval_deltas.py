@@ -13568,10 +13568,12 @@ def _check_outputs(outputs, inputs) -> None:
         if path.endswith(("/", os.sep)) or os.path.isdir(path):
             raise ToolError(f"cannot write {shown}: it is a folder ({flag})")
         suffix = {"--plot": ".svg", "--write-csv": ".csv"}.get(flag)
-        if suffix and not path.lower().endswith(suffix):
-            raise ToolError(f"{flag} writes {suffix[1:].upper()}: give a path ending in "
-                            f"{suffix}, got {shown}")
         real = os.path.realpath(path)
+        if suffix and not (path.lower().endswith(suffix) and real.lower().endswith(suffix)):
+            link = "" if path.lower().endswith(suffix) else None
+            raise ToolError(f"{flag} writes {suffix[1:].upper()}: give a path ending in "
+                            f"{suffix}, got {shown}" + (
+                                "" if link is None else f", a link to {_printable(real)}"))
         _check_target(real, shown, flag)
         if real in seen:
             raise ToolError(f"{seen[real]} and {flag} both name {shown}; give each output its "

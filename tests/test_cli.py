@@ -1499,3 +1499,15 @@ def test_a_gate_refuses_resamples_too_few_to_place_an_interval_end():
     assert status == 0 and "note: B=50 resamples leave 1.25 in each tail of a 95% interval: " \
         "its ends are mostly Monte Carlo noise (400 or more place them)" in out, err
     assert "resamples leave" not in cli("compare", SHIPPED_CSV, "--resamples", "400")[1]
+
+
+def test_a_plot_through_a_link_to_a_file_of_another_kind_is_refused(tmp_path):
+    """The .svg rule was checked on the link's name only: x.svg linked to notes.txt wrote the
+    plot over notes.txt."""
+    victim = tmp_path / "notes.txt"
+    victim.write_text("keep")
+    (tmp_path / "x.svg").symlink_to(victim)
+    assert_one_line_error(*cli("compare", SHIPPED_CSV, "--plot", str(tmp_path / "x.svg")),
+                          f"--plot writes SVG: give a path ending in .svg, got "
+                          f"{tmp_path / 'x.svg'}, a link to {victim}")
+    assert victim.read_text() == "keep"
