@@ -13569,11 +13569,11 @@ def _check_outputs(outputs, inputs) -> None:
             raise ToolError(f"cannot write {shown}: it is a folder ({flag})")
         suffix = {"--plot": ".svg", "--write-csv": ".csv"}.get(flag)
         real = os.path.realpath(path)
-        if suffix and not (path.lower().endswith(suffix) and real.lower().endswith(suffix)):
-            link = "" if path.lower().endswith(suffix) else None
+        named = suffix and path.lower().endswith(suffix)
+        if suffix and not (named and real.lower().endswith(suffix)):
             raise ToolError(f"{flag} writes {suffix[1:].upper()}: give a path ending in "
-                            f"{suffix}, got {shown}" + (
-                                "" if link is None else f", a link to {_printable(real)}"))
+                            f"{suffix}, got {shown}" + (f", a link to {_printable(real)}"
+                                                         if named else ""))
         _check_target(real, shown, flag)
         if real in seen:
             raise ToolError(f"{seen[real]} and {flag} both name {shown}; give each output its "
