@@ -13568,12 +13568,10 @@ def _check_outputs(outputs, inputs) -> None:
         if path.endswith(("/", os.sep)) or os.path.isdir(path):
             raise ToolError(f"cannot write {shown}: it is a folder ({flag})")
         suffix = {"--plot": ".svg", "--write-csv": ".csv"}.get(flag)
-        real = os.path.realpath(path)
-        named = suffix and path.lower().endswith(suffix)
-        if suffix and not (named and real.lower().endswith(suffix)):
+        if suffix and not path.lower().endswith(suffix):
             raise ToolError(f"{flag} writes {suffix[1:].upper()}: give a path ending in "
-                            f"{suffix}, got {shown}" + (f", a link to {_printable(real)}"
-                                                         if named else ""))
+                            f"{suffix}, got {shown}")
+        real = os.path.realpath(path)
         _check_target(real, shown, flag)
         if real in seen:
             raise ToolError(f"{seen[real]} and {flag} both name {shown}; give each output its "
@@ -13584,6 +13582,10 @@ def _check_outputs(outputs, inputs) -> None:
                 what = "stdin's file" if source == "-" else _printable(source)
                 raise ToolError(f"{flag} {shown} is an input ({what}); the tool never writes "
                                 "over its input")
+        if suffix and not real.lower().endswith(suffix) and os.path.exists(real):
+            raise ToolError(f"{flag} {shown} is a link to {_printable(real)}, whose name "
+                            f"does not end in {suffix}: the tool writes through a link only to "
+                            "such a file")
 
 
 # --- main: the one place exceptions become exit statuses ---

@@ -1508,6 +1508,7 @@ def test_a_plot_through_a_link_to_a_file_of_another_kind_is_refused(tmp_path):
     victim.write_text("keep")
     (tmp_path / "x.svg").symlink_to(victim)
     assert_one_line_error(*cli("compare", SHIPPED_CSV, "--plot", str(tmp_path / "x.svg")),
-                          f"--plot writes SVG: give a path ending in .svg, got "
-                          f"{tmp_path / 'x.svg'}, a link to {victim}")
+                          f"--plot {tmp_path / 'x.svg'} is a link to {victim}, whose name "
+                          "does not end in .svg: the tool writes through a link only to such "
+                          "a file")
     assert victim.read_text() == "keep"
