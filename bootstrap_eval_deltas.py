@@ -2233,10 +2233,11 @@ def _lm_eval_model(real_path: str | None) -> str | None:
 
 # What an lm-eval run's results file says of one task's metric (None where it says nothing):
 # its value and sample count, the few-shot count, whether lower is better (None: it does not
-# say), the aggregation, and the run's prompt settings (chat template, system instruction,
-# few-shot as multi-turn; None in a file written before lm-eval recorded them).
-_LmEvalClaim = collections.namedtuple("_LmEvalClaim",
-                                      "label value samples shots lower aggregation template")
+# say), the aggregation, the run's prompt settings (chat template, system instruction,
+# few-shot as multi-turn; None in a file written before lm-eval recorded them), and the
+# task's version.
+_LmEvalClaim = collections.namedtuple(
+    "_LmEvalClaim", "label value samples shots lower aggregation template version")
 
 
 def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
@@ -2248,9 +2249,10 @@ def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
     if results is None:
         return None
     label = f"{metric},{filter_name}"
-    value, counts, shots, higher, config = (
+    value, counts, shots, higher, config, version = (
         part.get(task) if isinstance(part, dict) else None for part in
-        map(results.get, ("results", "n-samples", "n-shot", "higher_is_better", "configs")))
+        map(results.get, ("results", "n-samples", "n-shot", "higher_is_better", "configs",
+                          "versions")))
     listed = config.get("metric_list") if isinstance(config, dict) else None
     aggregation = next((entry.get("aggregation") for entry in listed if isinstance(entry, dict)
                         and entry.get("metric") == metric), None) \
@@ -2266,7 +2268,8 @@ def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
                             higher, dict) else None,
                         aggregation if isinstance(aggregation, str) else None,
                         tuple(str(results.get(key)) for key in _LM_EVAL_PROMPT_KEYS)
-                        if "chat_template_sha" in results else None)
+                        if "chat_template_sha" in results else None,
+                        None if version is None else _printable(str(version)))
 
 
 def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, filter_name,
@@ -2402,10 +2405,10 @@ _RUN_KEYS = frozenset({"id", "source", "metadata", "internal"})   # a message's,
 
 
 # What identifies an item's test in a harness log, each a short digest ("": not recorded): what
-# the model reads (an lm-eval document), what it is graded against, and (lm-eval) the prompt
-# built for it -- its few-shot examples, template and chat template.
-_Fingerprint = collections.namedtuple("_Fingerprint", "input target prompt",
-                                      defaults=("", ""))
+# the model reads (an lm-eval document), what it is graded against, (lm-eval) the prompt built
+# for it -- its few-shot examples, template and chat template -- and (HELM) the run's setup.
+_Fingerprint = collections.namedtuple("_Fingerprint", "input target prompt setup",
+                                      defaults=("", "", ""))
 _UNPRINTED = _Fingerprint("")
 
 
@@ -2581,22 +2584,44 @@ def _inspect_samples(log: dict, path: str):
     yield from _numbered(log["samples"], path, "sample")
 
 
+def _helm_spec(real_path: str | None) -> dict | None:
+    """``run_spec.json`` beside the stats (None without one); one that names no model
+    (adapter_spec.model) is refused: the run cannot be told."""
+    spec_path = real_path and os.path.join(os.path.dirname(real_path), "run_spec.json")
+    if not spec_path or not os.path.lexists(spec_path):
+        return None
+    try:
+        with _open_regular(spec_path) as handle:
+            spec = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
+        model = spec["adapter_spec"]["model"]
+    except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
+        model = None
+    if not isinstance(model, str) or not model:
+        raise ToolError(f"{_printable(spec_path)}: not a HELM run spec naming its model "
+                        "(adapter_spec.model); the run's model cannot be told")
+    return spec
+
+
 def _helm_model(real_path: str | None, run_dir: str) -> str | None:
     """The model named in ``run_spec.json`` beside the stats, else (no run spec) in the run
-    folder's name (``...,model=org_m``); a run spec that names none is refused."""
-    spec_path = real_path and os.path.join(os.path.dirname(real_path), "run_spec.json")
-    if spec_path and os.path.lexists(spec_path):
-        try:
-            with _open_regular(spec_path) as handle:
-                model = _JSON.decode(handle.read(1 << 24).decode("utf-8"))["adapter_spec"]["model"]
-        except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
-            model = None
-        if not isinstance(model, str) or not model:
-            raise ToolError(f"{_printable(spec_path)}: not a HELM run spec naming its model "
-                            "(adapter_spec.model); the run's model cannot be told")
-        return model
+    folder's name (``...,model=org_m``)."""
+    spec = _helm_spec(real_path)
+    if spec is not None:
+        return spec["adapter_spec"]["model"]
     named = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
     return named.group(1) if named else None
+
+
+def _helm_setup(spec: dict | None) -> str:
+    """A digest of what a HELM run spec says of the test whatever the model: its scenario
+    (class and arguments) and its adapter's method and number of in-context examples (the
+    prefixes, stop sequences and token limits HELM's run expanders set per model are not
+    part of it); "" without a run spec."""
+    if spec is None:
+        return ""
+    adapter = _typed(spec, "adapter_spec", dict, {})
+    return _digest({"scenario": spec.get("scenario_spec"), "method": adapter.get("method"),
+                    "shots": adapter.get("max_train_instances")})
 
 
 def _helm_inputs(real_path: str | None) -> dict:
@@ -2667,6 +2692,8 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
                      f"metric for split {split}", _opt("metric"))
 
     inputs, (recorded, who) = _helm_inputs(real_path), _helm_lower(real_path, metric)
+    spec = _helm_spec(real_path)
+    setup = _helm_setup(spec)
     if lower and recorded is False:
         raise ToolError(f"{path}: {who} higher {_printable(metric)} is better, which "
                         f"{_opt('lower_is_better', True)} contradicts")
@@ -2679,10 +2706,12 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
             trial = _lookup_key(record, "train_trial_index", place)
             yield where, (item, 0 if trial is _ABSENT else _item_id(trial)), [
                 _score(chosen.get(metric, _ABSENT), place, "stat", metric, parse_score),
-                inputs.get(item, _UNPRINTED)]
+                inputs.get(item, _UNPRINTED)._replace(setup=setup)]
 
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
+    named = spec.get("name") if spec is not None else None
+    run_dir = named if isinstance(named, str) and ":" in named else run_dir   # the spec's own
     task = _helm_task(run_dir) if ":" in run_dir else None     # the subject kept
     notes = []
     if perturbed:
@@ -4229,6 +4258,13 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
         shown = ", ".join(f"{_printable(path)} is {count}-shot" for count, path in shots[:3])
         _refuse_or_warn(f"not the same test: {shown}, as the runs' results files say",
                         "allow_different_prompts", options, found)
+    versions = [(read.log.claimed.version, path) for read, path in logs
+                if read.log.claimed and read.log.claimed.version is not None]
+    if len({version for version, _ in versions}) > 1:
+        shown = ", ".join(f"{_printable(path)} ran version {version}"
+                          for version, path in versions[:3])
+        _refuse_or_warn(f"not the same test: {shown} of the task, as the runs' results files "
+                        "say", "allow_different_tasks", options, found)
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
         other, kinds = read.inputs, {}
@@ -4248,8 +4284,10 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
                     found.notes.append((path, own))
                     continue
                 what = {"input": "a different input", "target": "a different target (the "
-                        "answer each is graded against)", "prompt": "the same document in a "
-                        "different prompt (few-shot examples, template or system "
+                        "answer each is graded against)", "prompt": "the same instance under "
+                        "another run spec (HELM's scenario, adapter method or in-context "
+                        "examples)" if read.log.format == "helm" else "the same document in "
+                        "a different prompt (few-shot examples, template or system "
                         "instruction)"}[kind]
                 _refuse_or_warn(f"not the same items: {len(differ)} id(s) hold {what} "
                                 f"{where} (first: {_first(differ)})", allow, options, found)
@@ -4296,10 +4334,12 @@ def _unchecked(one, two, first: dict, other: dict, found: _Findings) -> None:
     records none for them (a HELM run without instances.json, or one listing other ids)."""
     theirs = {item for item, _ in two[0].collected.ids}
     missing = list(dict.fromkeys(item for item, _ in one[0].collected.ids if item in theirs and
-                                 (item not in first or item not in other)))
+                                 not (first.get(item, _UNPRINTED).input and
+                                      other.get(item, _UNPRINTED).input)))
     if missing:
-        blank = "neither log records their inputs" if not first and not other else \
-            f"{_printable(two[1] if len(other) < len(first) else one[1])} records none for them"
+        recorded = [any(print_.input for print_ in prints.values()) for prints in (first, other)]
+        blank = "neither log records their inputs" if not any(recorded) else \
+            f"{_printable(two[1] if recorded[0] else one[1])} records none for them"
         found.warnings.append(f"whether {len(missing):,} item(s) hold the same input in "
                               f"{_printable(one[1])} and {_printable(two[1])} was not checked: "
                               f"{blank} (first: {_first(missing)})")
@@ -4316,13 +4356,18 @@ def _refuse_or_warn(what: str, allow: str, options: ReadOptions, found: _Finding
 def _difference(a: _Fingerprint, b: _Fingerprint) -> str | None:
     """How an item's test differs between two runs: "input", "target" (the same input or
     prompt, graded against another answer: a label fixed), "prompt" (the same lm-eval
-    document, prompted otherwise), or None.
+    document prompted otherwise, or a HELM run set up otherwise), or None.
 
     >>> _difference(_Fingerprint("doc1", "t1", "p1"), _Fingerprint("doc2", "t2", "p1"))
     'target'
     >>> _difference(_Fingerprint("doc1", "t1", "p1"), _Fingerprint("doc1", "t1", "p5"))
     'prompt'
+    >>> _difference(_Fingerprint("doc1", "t1"), _Fingerprint("", "t1"))   # not recorded
     """
+    a, b = (x._replace(**{name: "" for name in x._fields if not getattr(y, name)})
+            for x, y in ((a, b), (b, a)))          # each part compared where both record it
+    if a.setup != b.setup:
+        return "prompt"
     same_prompt = a.prompt != "" and a.prompt == b.prompt
     if a.target != b.target and (a.input == b.input or same_prompt):
         return "target"
@@ -4345,7 +4390,7 @@ def _templated(read: _FileRead, first: _FileRead) -> str | None:
 
 def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
     """A warning when the samples' mean is not what the run's results file says."""
-    label, value, samples, _, _, _, _ = claimed
+    label, value, samples = claimed[:3]
     scores = collected.columns[0]
     if value is None or scores and isinstance(scores[0], tuple):    # a corpus metric's pairs
         return []
@@ -12332,11 +12377,11 @@ def _refuse_idle_options(r: _Request, table: Table) -> None:
     idle = []
     idle += [(name, "applies to harness logs, and these inputs are not") for name in (
         "allow_different_tasks", "allow_different_targets") if name in r.given and not any(logs)]
-    if "allow_different_prompts" in r.given and not any(s.format == "lm-eval"
+    if "allow_different_prompts" in r.given and not any(s.format in ("lm-eval", "helm")
                                                         for s in table.sources):
-        idle.append(("allow_different_prompts", "applies to lm-eval logs (the harness that "
-                                                "records each sample's prompt), and these "
-                                                "inputs are not"))
+        idle.append(("allow_different_prompts", "applies to lm-eval and HELM logs (the "
+                                                "harnesses that record each run's prompts), "
+                                                "and these inputs are not"))
     if "allow_incomplete" in r.given and not any(s.format == "inspect" for s in table.sources):
         idle.append(("allow_incomplete", "applies to Inspect logs (the harness that records "
                                          "whether a run ended), and these inputs are not"))
@@ -13202,7 +13247,8 @@ _FLAGS = (
                "between the runs (a label fixed); refused by default"),
     _flag(f"{_C} {_L}", "your results", "--allow-different-prompts", action="store_true",
           help="lm-eval logs: compare a document prompted otherwise (n-shot, template, system "
-               "instruction; prompt_hash differs on the same doc_hash); refused by default"),
+               "instruction; prompt_hash differs on the same doc_hash); HELM logs: runs set up "
+               "otherwise (scenario, adapter method, in-context examples); refused by default"),
     _flag(f"{_C} {_L}", "your results", "--allow-incomplete", action="store_true",
           help="harness logs: compare a run that did not finish (status error, cancelled, or "
                "stopped); the verdict then says how many samples it holds"),

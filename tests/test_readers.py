@@ -791,7 +791,7 @@ def test_a_document_prompted_otherwise_is_not_one_test(tmp_path):
     assert status == 0 and "each run applied its model's own chat template" in out, err
     assert_one_line_error(*cli("compare", inspect_file("base"), inspect_file("tuned"),
                                "--allow-different-prompts"), "--allow-different-prompts does not "
-                          "apply here: it applies to lm-eval logs")
+                          "apply here: it applies to lm-eval and HELM logs")
 
 
 def test_a_changed_target_is_named_and_refused_unless_allowed(zstd):
@@ -2725,3 +2725,50 @@ def test_messages_name_what_is_missing_and_a_linked_log_keeps_its_folders_model(
     status, out, err = cli("compare", str(runs / "acme__base"), str(runs / "acme__tuned"),
                            "--tasks", "mc_colors", "--metric", "acc")
     assert status == 0 and "B = acme/tuned:" in out, err
+
+
+def test_a_helm_run_spec_of_another_setup_or_task_is_not_the_same_test(tmp_path):
+    """B's run_spec.json with other scenario arguments, or no in-context examples, was
+    compared, exit 0; its name (another task) was ignored for the folder's: now the run
+    spec's scenario, adapter method and number of examples are part of each item's test,
+    and its name gives the task."""
+    runs = {}
+    for edit in ("args", "shots", "name"):
+        suite = tmp_path / edit
+        shutil.copytree(os.path.join(HELM, "runs", "mysuite"), suite)
+        b = suite / "simple_classification:model=mock_parity-b" / "run_spec.json"
+        spec = json.loads(b.read_text())
+        if edit == "args":
+            spec["scenario_spec"]["args"] = {"subject": "physics"}
+        elif edit == "shots":
+            spec["adapter_spec"]["max_train_instances"] = 0
+        else:
+            spec["name"] = "mmlu:subject=anatomy,model=mock_parity-b"
+        b.write_text(json.dumps(spec))
+        runs[edit] = [str(suite / f"simple_classification:model=mock_parity-{x}") for x in "ab"]
+    for edit in ("args", "shots"):
+        assert_one_line_error(*cli("compare", *runs[edit], "--metric", "exact_match"),
+                              "5 id(s) hold the same instance under another run spec (HELM's "
+                              "scenario, adapter method or in-context examples)")
+        status, out, err = cli("compare", *runs[edit], "--metric", "exact_match",
+                               "--allow-different-prompts")
+        assert status == 0 and "compared anyway, as asked" in out, err
+    assert_one_line_error(*cli("compare", *runs["name"], "--metric", "exact_match"),
+                          "is task 'mmlu:subject=anatomy'")
+    plain = [os.path.join(HELM, "runs", "mysuite", f"simple_classification:model=mock_parity-{x}")
+             for x in "ab"]
+    assert cli("compare", *plain, "--metric", "exact_match")[0] == 0
+
+
+def test_lm_eval_runs_of_two_versions_of_a_task_are_not_the_same_test(tmp_path):
+    folder = tmp_path / "acme__tuned"
+    shutil.copytree(os.path.join(SAME_TEST, "main", "acme__tuned"), folder)
+    results = next(folder.glob("results_*.json"))
+    data = json.loads(results.read_text())
+    data["versions"]["mc_caps"] = 2.0
+    results.write_text(json.dumps(data))
+    base = lm_file(os.path.join(SAME_TEST, "main", "acme__base"), "mc_caps")
+    tuned = lm_file(str(folder), "mc_caps")
+    assert_one_line_error(*cli("compare", base, tuned), f"not the same test: {base} ran version "
+                          f"1, {tuned} ran version 2 of the task, as the runs' results files "
+                          "say; --allow-different-tasks compares them anyway")
