@@ -6225,15 +6225,17 @@ def _sign_flip_saddlepoint(nonzero, observed: int) -> PermutationTest:
     tally = collections.Counter(map(abs, nonzero))
     span = 2 * functools.reduce(math.gcd, tally)
     values, counts = tuple(map(float, tally)), tuple(map(float, tally.values()))
+    terms = tuple((v, c, c * v, c * v * v) for v, c in zip(values, counts))
+    tanh, log1p, exp, log2 = math.tanh, math.log1p, math.exp, math.log(2)
 
-    def cgf(s):
+    def cgf(s):                        # the same sums, in the same order, as c * v * t etc.
         k = k1 = k2 = 0.0
-        for v, c in zip(values, counts):
+        for v, c, cv, cvv in terms:
             x = abs(s * v)
-            t = math.tanh(s * v)
-            k += c * (x + math.log1p(math.exp(-2 * x)) - math.log(2))
-            k1 += c * v * t
-            k2 += c * v * v * (1 - t * t)
+            t = tanh(s * v)
+            k += c * (x + log1p(exp(-2 * x)) - log2)
+            k1 += cv * t
+            k2 += cvv * (1 - t * t)
         return k, k1, k2
 
     target = observed - span / 2                      # P(T >= obs) = P(T > obs - span/2)
