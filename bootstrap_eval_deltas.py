@@ -2602,10 +2602,9 @@ def _helm_spec(real_path: str | None) -> dict | None:
     return spec
 
 
-def _helm_model(real_path: str | None, run_dir: str) -> str | None:
-    """The model named in ``run_spec.json`` beside the stats, else (no run spec) in the run
-    folder's name (``...,model=org_m``)."""
-    spec = _helm_spec(real_path)
+def _helm_model(spec: dict | None, run_dir: str) -> str | None:
+    """The model named in the run spec (``_helm_spec``), else (none) in the run folder's name
+    (``...,model=org_m``)."""
     if spec is not None:
         return spec["adapter_spec"]["model"]
     named = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
@@ -2717,7 +2716,7 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     if perturbed:
         notes.append(f"{perturbed:,} perturbed record(s) left out (HELM's robustness and "
                      "fairness measures): the unperturbed instances are compared")
-    return _HarnessFile("helm", stream, _helm_model(real_path, run_dir), task, "; ".join(notes),
+    return _HarnessFile("helm", stream, _helm_model(spec, run_dir), task, "; ".join(notes),
                         lower=lower)
 
 
@@ -4107,7 +4106,7 @@ def _log_of(root: str, name: str) -> _LogFile | None:
         return _LogFile(path, match.group(1), _lm_eval_model(os.path.abspath(path)))
     if name == "per_instance_stats.json":
         return _LogFile(path, _helm_task(root), _helm_model(
-            os.path.abspath(path), os.path.basename(os.path.normpath(root))))
+            _helm_spec(os.path.abspath(path)), os.path.basename(os.path.normpath(root))))
     an_inspect = '"eval"' in head or '"version"' in head and '"status"' in head
     if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json") and an_inspect):
         return None
