@@ -116,6 +116,7 @@ import collections.abc
 import contextvars
 import csv
 import functools
+import gc
 import hashlib
 import html
 import io
@@ -891,6 +892,42 @@ class Cells:
 
 
 @dataclass(frozen=True)
+class _Stratum:
+    """One stratum's distinct unit values (centred), their counts, mean and draws: what the
+    saddlepoint approximation (below) reads of it."""
+
+    values: tuple
+    counts: tuple
+    squares: tuple
+    mean: float
+    draws: int
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, values) -> _Stratum:
+        tally = collections.Counter(values)
+        return cls.weighted(tuple(map(float, tally)), tuple(map(float, tally.values())))
+
+    @classmethod
+    def weighted(cls, values, counts) -> _Stratum:
+        """From values with their counts (a value may come twice)."""
+        total = math.fsum(counts)
+        mean = math.fsum(map(operator.mul, values, counts)) / total
+        centred = [v - mean for v in values]
+        return cls(tuple(centred), tuple(counts), tuple(map(operator.mul, centred, centred)),
+                   mean, round(total), min(centred), max(centred))
+
+    @functools.cached_property
+    def at_zero(self) -> tuple:
+        """``(total, first, second)`` of the saddlepoint's sums at s = 0, where every
+        weight is its count: the same sums as ``_cgf`` takes there, computed once."""
+        total = math.fsum(self.counts)
+        return (total, math.fsum(map(operator.mul, self.counts, self.values)) / total,
+                math.fsum(map(operator.mul, self.counts, self.squares)) / total)
+
+
+@dataclass(frozen=True)
 class Units:
     """The resampling units of a design: per unit, A's and B's integer score sums and
     its number of items; per stratum, the indices of its units (None: one stratum)."""
@@ -918,6 +955,14 @@ class Units:
     def diff(self) -> tuple:
         """B - A per unit: what the paired bootstrap and the sign-flip test see."""
         return tuple(map(operator.sub, self.b, self.a))
+
+    @functools.cached_property
+    def moments(self) -> dict:
+        """Per column ("a", "b", "paired"), each stratum's distinct values and counts: what
+        the method chooser and the saddlepoint read, built once."""
+        groups = self.strata or (range(self.count),)
+        return {name: tuple(_Stratum.of(map(column.__getitem__, members)) for members in groups)
+                for name, column in (("a", self.a), ("b", self.b), ("paired", self.diff))}
 
     def groups(self) -> dict:
         """{(a, b, size): count}: identical units, for the jackknife."""
@@ -1473,6 +1518,20 @@ class _CheckedReader(io.RawIOBase):
             line = self.lines + chunk.count(b"\n", 0, max(0, min(err.start, count))) + 1
             raise ToolError(f"{self.path} line {line}: not UTF-8 text") from None
         self.lines += chunk.count(b"\n")
+
+
+class _CollectorPaused(_Closing):
+    """The cyclic garbage collector paused while one file is read, then set back as it was:
+    a read makes millions of objects and no cycles, and each full collection walks all of
+    them (0.6 s of a 10^6-row read)."""
+
+    def __init__(self):
+        self.enabled = gc.isenabled()
+        gc.disable()
+
+    def close(self) -> None:
+        if self.enabled:
+            gc.enable()
 
 
 class _InputFile(_Closing):
@@ -2041,7 +2100,13 @@ def _first(items) -> str:
 
 def _repeated_ids(ids) -> set:
     """The ids that appear more than once.  Dense non-negative integer ids (the common
-    1..n) are checked with a bitmap, a byte per possible id, instead of a set."""
+    1..n) are checked with a bitmap, a byte per possible id, instead of a set; increasing
+    ones (a file in id order) at C speed, by comparing neighbours."""
+    try:
+        if all(map(operator.lt, ids, itertools.islice(ids, 1, None))):
+            return set()
+    except TypeError:                           # ids of several types: no order
+        pass
     if ids and (isinstance(ids, array.array) or all(type(i) is int for i in ids)):
         low, high = min(ids), max(ids)
         if low >= 0 and high < 16 * len(ids) + 1024:
@@ -3215,7 +3280,7 @@ def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOption
 def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions()) -> _FileRead:
     """Read the named scores (then labels) of one file, its format (CSV/TSV, JSON lines or
     document, Excel, a harness log) detected from its content."""
-    with _InputFile(path, progress=options.progress) as f:
+    with _CollectorPaused(), _InputFile(path, progress=options.progress) as f:
         shown = _printable(f.path)
         kind = _binary_kind(f.head)
         if not f.head:
@@ -5731,33 +5796,6 @@ _SADDLEPOINT_LUMP = Fraction(1, 5)
 _SADDLEPOINT_REACH = 3           # no unit may move the sum by more than sd/3 on its own
 
 
-@dataclass(frozen=True)
-class _Stratum:
-    """One stratum's distinct unit values (centred), their counts, mean and draws."""
-
-    values: tuple
-    counts: tuple
-    squares: tuple
-    mean: float
-    draws: int
-    low: float
-    high: float
-
-    @classmethod
-    def of(cls, values) -> _Stratum:
-        tally = collections.Counter(values)
-        return cls.weighted(tuple(map(float, tally)), tuple(map(float, tally.values())))
-
-    @classmethod
-    def weighted(cls, values, counts) -> _Stratum:
-        """From values with their counts (a value may come twice)."""
-        total = math.fsum(counts)
-        mean = math.fsum(map(operator.mul, values, counts)) / total
-        centred = [v - mean for v in values]
-        return cls(tuple(centred), tuple(counts), tuple(map(operator.mul, centred, centred)),
-                   mean, round(total), min(centred), max(centred))
-
-
 def _root(parts, target: float) -> float:
     """The saddle point s with K'(s) = target: Newton's method from the normal guess,
     Illinois if it strays."""
@@ -5784,11 +5822,14 @@ def _cgf(parts, s: float) -> tuple:
         t = sign * s
         for stratum in strata:
             top = t * (stratum.high if t > 0 else stratum.low)
-            weights = list(map(operator.mul, stratum.counts,
-                               map(math.exp, [t * v - top for v in stratum.values])))
-            total = math.fsum(weights)
-            first = math.fsum(map(operator.mul, weights, stratum.values)) / total
-            second = math.fsum(map(operator.mul, weights, stratum.squares)) / total
+            if t == 0:                    # every weight its count
+                total, first, second = stratum.at_zero
+            else:
+                weights = list(map(operator.mul, stratum.counts,
+                                   map(math.exp, [t * v - top for v in stratum.values])))
+                total = math.fsum(weights)
+                first = math.fsum(map(operator.mul, weights, stratum.values)) / total
+                second = math.fsum(map(operator.mul, weights, stratum.squares)) / total
             n = stratum.draws
             k += n * (math.log(total / n) + top + t * stratum.mean)
             k1 += sign * (n * (first + stratum.mean))
@@ -5939,14 +5980,13 @@ class _Saddlepoint(_Rules):
         return p, ds / max(_cgf(parts, s)[2], 1e-300) * scale * items
 
 
-def _saddlepoint_fits(columns, strata) -> bool:
+def _saddlepoint_fits(units: Units) -> bool:
     """Enough units, smooth enough values, and none moving a sum by a third of its sd?"""
-    count = len(columns[0])
+    count = units.count
     if count < _SADDLEPOINT_SMOOTH_UNITS:
         return False
-    groups = strata or (tuple(range(count)),)
-    for column in columns:
-        parts = ((1, tuple(_Stratum.of([column[u] for u in units]) for units in groups)),)
+    for strata in units.moments.values():
+        parts = ((1, strata),)
         spread = math.sqrt(_cgf(parts, 0.0)[2])
         reach = max(max(map(abs, stratum.values)) for stratum in parts[0][1])
         if spread == 0 or _SADDLEPOINT_REACH * reach > spread:
@@ -5982,7 +6022,7 @@ def saddlepoint_distributions(scores: Scores) -> dict:
         denominator = units.count * units.size[0] * scale
         for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
             base, span = _lattice_of(column, groups)
-            out[name] = _Saddlepoint(((1, strata_of(column)),), denominator, span, base)
+            out[name] = _Saddlepoint(((1, units.moments[name]),), denominator, span, base)
         a, b = out["a"], out["b"]                   # the unpaired gap: B's sum minus A's
         out["unpaired"] = _Saddlepoint(b.parts + ((-1, a.parts[0][1]),), denominator,
                                        math.gcd(b.span, a.span), b.base - a.base)
@@ -5993,7 +6033,7 @@ def saddlepoint_distributions(scores: Scores) -> dict:
             tally = collections.Counter((column[u], units.size[u]) for u in members)
             pairs.append((tuple((float(y), float(m)) for y, m in tally),
                           tuple(map(float, tally.values()))))
-        out[name] = _Saddlepoint(((1, strata_of(column)),), units.count * scale,
+        out[name] = _Saddlepoint(((1, units.moments[name]),), units.count * scale,
                                  ratio=(tuple(pairs), scale, sum(units.size)))
     items = sum(units.size) / units.count          # the unpaired gap, linearized
     linear = []
@@ -6544,10 +6584,12 @@ def _metric_columns(keyed, classes: int, specs, exact: bool = True) -> list:
     ``((label, a, b), column)`` pairs, a column giving the cell's count in every resample:
     the columns add into per-class totals first, so that a resample's metrics cost the
     classes, not the cells, and every metric reads the same totals."""
-    sums, size = {}, len(keyed[0][1])
+    members, size = collections.defaultdict(list), len(keyed[0][1])
     for cell, column in keyed:
-        for key in ((tag, j) for tag, j, hit in _cell_roles(*cell) if hit):
-            sums[key] = list(map(operator.add, sums[key], column)) if key in sums else column
+        for tag, j, hit in _cell_roles(*cell):
+            if hit:
+                members[tag, j].append(column)
+    sums = {key: list(map(sum, zip(*columns))) for key, columns in members.items()}
     return _metrics_of({tag: list(zip(*(sums.get((tag, k), itertools.repeat(0, size))
                                          for k in range(classes))))
                         for tag in ("t", "ta", "tb", "pa", "pb")}, specs, exact)
@@ -6555,10 +6597,25 @@ def _metric_columns(keyed, classes: int, specs, exact: bool = True) -> list:
 
 def _metrics_of(totals: dict, specs, exact: bool = True) -> list:
     """``_metric_columns`` from the per-class totals (as ``_class_totals``, a row per
-    resample)."""
-    return [tuple([metric_value(metric, t, x, p, positive, exact) for t, x, p in
+    resample).  One class's metric in floats is taken column-wise, at C speed."""
+    return [tuple(_class_floats(metric, positive, totals, s) if metric in _CLASS_METRICS and
+                  not exact else
+                  [metric_value(metric, t, x, p, positive, exact) for t, x, p in
                    zip(totals["t"], totals["t" + s], totals["p" + s])] for s in ("a", "b"))
             for metric, positive in specs]
+
+
+def _class_floats(metric: str, positive: int, totals: dict, side: str) -> list:
+    """``metric_value(metric, ..., positive, exact=False)`` of one system (*side* "a" or
+    "b") in each resample of *totals*, the same divisions column by column."""
+    pick = operator.itemgetter(positive)
+    right = map(pick, totals["t" + side])
+    if metric == "f1":
+        tops = map(operator.mul, right, itertools.repeat(2))
+        bottoms = map(operator.add, map(pick, totals["t"]), map(pick, totals["p" + side]))
+    else:
+        tops, bottoms = right, map(pick, totals["p" + side if metric == "precision" else "t"])
+    return [top / bottom if bottom else 0.0 for top, bottom in zip(tops, bottoms)]
 
 
 def _cell_draws(rng: random.Random, counts, resamples: int, groups=None) -> list:
@@ -6910,7 +6967,7 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
     if scores.binary and not units.clustered and (
             units.simple or _exact_work(_strata_cells(scores)) <= _EXACT_WORK):
         return "exact"
-    if _saddlepoint_fits((units.a, units.b, units.diff), units.strata):
+    if _saddlepoint_fits(units):
         return "saddlepoint"
     return "bootstrap"
 

@@ -2188,6 +2188,20 @@ def test_on_missing_drop_with_repeated_ids_counts_them(tmp_path):
     assert status == 0 and "n=38 items" in text and "dropped" in text
 
 
+@pytest.mark.parametrize("ids, repeated", [(["1", "x", "2", "x"], "'x'"), (["9", "3", "9"], "9"),
+                                            (["b", "a", "b"], "'b'"), (["10", "y", "2"], None)])
+def test_a_repeated_id_is_found_whatever_the_ids_types_and_order(tmp_path, ids, repeated):
+    """Ids in increasing order are checked by comparing neighbours; out of order, or of
+    mixed types (numbers and text: no order), by the bitmap or a set."""
+    path = tmp_path / "r.csv"
+    path.write_text("id,a,b\n" + "".join(f"{i},{n % 2},1\n" for n, i in enumerate(ids)))
+    status, _, err = cli("compare", str(path), "--id-col", "id", "--systems", "a,b")
+    if repeated is None:
+        assert status == 0, err
+    else:
+        assert status == 2 and f"1 id(s) appear more than once (first: {repeated})" in err
+
+
 def test_helm_stats_files_of_two_subjects_are_not_one_test(tmp_path):
     """A HELM run's task is its run folder's name less the model, subject and all: two
     per_instance_stats.json files of different subjects are refused as different tests (the
