@@ -6004,7 +6004,7 @@ def _lattice_of(column, groups) -> tuple:
         first = column[units[0]]
         base += first * len(units)
         values = set(column) if len(units) == len(column) else set(map(column.__getitem__, units))
-        span = math.gcd(span, *(value - first for value in values))
+        span = math.gcd(span, *map(operator.sub, values, itertools.repeat(first)))
     return base, span
 
 
@@ -6336,7 +6336,8 @@ def _sign_flip_far_tail(nonzero, observed: int) -> PermutationTest | None:
     0.5
     """
     room, least = (sum(map(abs, nonzero)) - observed) // 2, _SIGN_FLIP_TAIL_PATTERNS.bit_length()
-    if sum(1 for d in nonzero if abs(d) * least <= room) >= least:
+    if sum(map(operator.le, map(least.__mul__, map(abs, nonzero)), itertools.repeat(room))) \
+            >= least:
         return None                          # any *least* of these fit: 2**least sets at least
     sizes = sorted(map(abs, nonzero))
     count, sets = 0, [(0, room)]                                # (next index, room left)
@@ -7077,7 +7078,8 @@ def _diff_variance(scores: Scores) -> Fraction:
     a, b = scores.ints
     n, scale = scores.n, scores.scale
     total = sum(b) - sum(a)
-    squares = sum((y - x) ** 2 for x, y in zip(a, b))
+    diff = list(map(operator.sub, b, a))
+    squares = sum(map(operator.mul, diff, diff))
     return Fraction(squares * n - total * total, n * n * scale * scale)
 
 
