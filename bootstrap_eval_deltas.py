@@ -195,6 +195,7 @@ MAX_FIELD_CHARS = 1 << 20     # one CSV field (1 MiB)
 MAX_NUMBER_CHARS = 50         # characters of one number (a score or a flag value)
 MAX_EXPONENT = 50             # |decimal exponent| of one number: magnitudes stay float-safe
 MAX_JSON_DEPTH = 512          # nesting of a JSON value (below every Python's own limit)
+MAX_JSON_VALUES = 1 << 24     # values of one JSON text parsed whole (at most ~2.5 GB parsed)
 MAX_ID_DIGITS = 18            # longer all-digit ids stay text
 MAX_RESAMPLES = 1_000_000
 MAX_REPLAYS = 100_000
@@ -1637,24 +1638,27 @@ _JSON = json.JSONDecoder(
     object_pairs_hook=_json_object, parse_float=_json_number,
     parse_int=lambda text: int(text) if len(text) <= MAX_NUMBER_CHARS else _json_number(text),
     parse_constant=lambda name: _Unusable(name, f"{name} is not a finite number"))
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|([\[\]{}])')
+_JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_JSON_BRACKETS = re.compile(r"[\[\]{}]")
+_JSON_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
-def _json_depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Is *text* nested no deeper than *limit*?  (A quick count first; a scan that skips
-    strings only when the count could exceed it.)"""
-    if text.count("[") + text.count("{") <= limit:
-        return True
-    depth = 0
-    for match in _BRACKETS.finditer(text):
-        bracket = match.group(1)
-        if bracket in ("[", "{"):
-            depth += 1
-            if depth > limit:
-                return False
-        elif bracket:
-            depth -= 1
-    return True
+def _json_fits(text: str, where: str) -> None:
+    """Refuse a JSON text nested deeper than MAX_JSON_DEPTH, or holding more than
+    MAX_JSON_VALUES values (each up to about 150 bytes once parsed: a text of small numbers
+    takes nine times its size).  Counted at C speed: the whole text first, and outside its
+    strings only when that count could be over."""
+    deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
+    if not deep and text.count(",") < MAX_JSON_VALUES:
+        return
+    structure = _JSON_STRINGS.sub("", text)         # what strings hold is not structure
+    if structure.count(",") >= MAX_JSON_VALUES:
+        raise ToolError(f"{where}: a JSON value of more than {MAX_JSON_VALUES:,} values, the "
+                        "most the tool parses at once (JSON lines are read a line at a time)")
+    steps = map(_JSON_STEP.__getitem__, _JSON_BRACKETS.findall(structure) if deep else ())
+    if max(itertools.accumulate(steps), default=0) > MAX_JSON_DEPTH:
+        raise ToolError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels, the deepest "
+                        "the tool reads")
 
 
 def _decode_json(text: str, where: str):
@@ -1663,9 +1667,7 @@ def _decode_json(text: str, where: str):
     >>> _decode_json('{"a": 0.1, "b": NaN}', "x")
     {'a': Fraction(1, 10), 'b': NaN}
     """
-    if not _json_depth_ok(text):
-        raise ToolError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels, the deepest "
-                        "the tool reads")
+    _json_fits(text, where)
     try:
         return _JSON.decode(text)
     except RecursionError:
@@ -5937,6 +5939,8 @@ class _Saddlepoint(_Rules):
         """The smallest lattice value whose P(S <= x) exceeds the level (off a lattice: x, the
         point where P(S < x) reaches it, by Newton's method on the saddle point s)."""
         level = float(level)
+        if self.degenerate:                         # a point: every resample gives it
+            return self.offset + Fraction(self.base, self.denominator)
         if self.ratio is not None:                  # Newton's method in t
             pairs, scale, items = self.ratio
             centre = math.fsum(y * c for units, counts in pairs
@@ -5962,6 +5966,8 @@ class _Saddlepoint(_Rules):
         """P(statistic < value)."""
         if self.ratio is not None:
             return self._ratio_cdf(float(value))
+        if self.degenerate:
+            return float(value > self.quantile(0.5))
         target = float((value - self.offset) * self.denominator)
         return _lugannani_rice(self.parts, _root(self.parts, target), 0)[1]
 
@@ -5988,6 +5994,8 @@ def _saddlepoint_fits(units: Units) -> bool:
     for strata in units.moments.values():
         parts = ((1, strata),)
         spread = math.sqrt(_cgf(parts, 0.0)[2])
+        if spread == 0 and units.equal_sizes:      # a point (B = A on every item): exact
+            continue
         reach = max(max(map(abs, stratum.values)) for stratum in parts[0][1])
         if spread == 0 or _SADDLEPOINT_REACH * reach > spread:
             return False

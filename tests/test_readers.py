@@ -1939,6 +1939,32 @@ def test_broken_eval_archives_are_refused_in_one_line(tmp_path, members, fragmen
     assert_one_line_error(*cli("compare", bad, good), fragment)
 
 
+def test_json_of_more_values_than_the_tool_parses_at_once_is_refused_before_parsing(
+        tmp_path, monkeypatch):
+    """A JSON text parsed whole (an .eval's summaries, a JSON document) holds at most
+    MAX_JSON_VALUES values: 100 MB of "0," took 865 MB to parse.  Commas inside strings are
+    not values: a log whose inputs hold many is read."""
+    monkeypatch.setattr(bed, "MAX_JSON_VALUES", 1000)
+    good = plain_json(tmp_path, "good.json", VALUES_B, "m")
+    bomb = write_eval(tmp_path / "bomb.eval", {"header.json": header("m"),
+                                               "summaries.json": "[" + "0," * 2000 + "0]"})
+    assert_one_line_error(*cli("compare", bomb, good), "bomb.eval: summaries.json: a JSON "
+                          "value of more than 1,000 values, the most the tool parses at once")
+    document = tmp_path / "doc.json"
+    document.write_text(json.dumps([{"a": i % 2, "b": 1} for i in range(600)], indent=1))
+    assert_one_line_error(*cli("compare", str(document), "--systems", "a,b"),
+                          "doc.json: a JSON value of more than 1,000 values")
+    logs = []
+    for values, model in ((VALUES_A, "org/a"), (VALUES_B, "org/b")):
+        wordy = samples(values)
+        for sample in wordy:
+            sample["input"] = "," * 3000
+        logs.append(tmp_path / f"{model[-1]}.json")
+        logs[-1].write_text(json.dumps({**header(model), "samples": wordy}, indent=2))
+    status, _, err = cli("compare", *map(str, logs), "--resamples", "200", "--calibration", "0")
+    assert status == 0, err
+
+
 @pytest.mark.parametrize("method", [8, 12, 14])
 def test_a_member_that_does_not_unpack_is_one_line_in_a_file_and_in_a_folder(tmp_path, method):
     """A stored member labelled deflate, bzip2 or LZMA: zlib, bz2 and lzma each raise their own
