@@ -4018,7 +4018,9 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
     """Several systems' scores from one file: a column (or JSON key) per system, or with
     ``spec.system`` one row per item and system; with ``spec.run`` one row per run."""
     if len(set(spec.systems)) != len(spec.systems):
-        raise ToolError(f"a system is named twice: {_printable(', '.join(spec.systems))}")
+        twice = next(name for name, count in collections.Counter(spec.systems).items()
+                     if count > 1)
+        raise ToolError(f"a system is named twice: {_shorten(twice)}")
     keyed = spec.system is not None or spec.run is not None
     ids = (spec.ids or ("item",)) + tuple(k for k in (spec.system, spec.run) if k is not None) \
         if keyed else spec.ids
@@ -12386,8 +12388,11 @@ def _read_input(r: _Request, progress=None) -> Table | Battles:
     """The user's scores: one file, one file or folder per system, or files of battles."""
     options = _read_options(r, r.on_missing, progress)
     systems = r.systems
-    found = _battle_paths([r.csv] if r.baseline is None else [r.baseline, *r.candidate],
-                          r.input_format)
+    paths = [r.csv] if r.baseline is None else [r.baseline, *r.candidate]
+    if sum(isinstance(path, str) and path == "-" for path in paths) > 1:
+        raise ToolError("- (stdin) is given more than once; it can be read once: give the "
+                        "other systems as files")
+    found = _battle_paths(paths, r.input_format)
     if found:
         return read_battles(found, options)
     if r.baseline is not None or r.csv != "-" and os.path.isdir(r.csv):
