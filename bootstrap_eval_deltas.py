@@ -342,11 +342,24 @@ def _round_fixed(value: Fraction, places: int, *, sign: bool = False) -> str:
     '0.02'
     >>> _round_fixed(Fraction(0), 1, sign=True)
     '+0.0'
+    >>> _round_fixed(Fraction(-10 ** 50 - 5 * 10 ** 44), 3)    # past 15 digits: 6 significant
+    '-1.00000e+50'
     """
-    scaled = round(Fraction(value) * 10 ** places)
+    value = Fraction(value)
+    if abs(value) >= _LARGE:
+        digits = len(str(round(abs(value))))
+        mantissa = round(abs(value) / 10 ** (digits - 6))            # exact, half to even
+        digits, mantissa = (digits + 1, mantissa // 10) if mantissa >= 10 ** 6 else \
+            (digits, mantissa)
+        return ("-" if value < 0 else "+" if sign else "") + \
+            f"{str(mantissa)[0]}.{str(mantissa)[1:]}e+{digits - 1}"
+    scaled = round(value * 10 ** places)
     digits = str(abs(scaled)).rjust(places + 1, "0")
     text = digits[:-places] + "." + digits[-places:] if places else digits
     return ("-" if scaled < 0 else "+" if sign else "") + text
+
+
+_LARGE = 10 ** 15                  # a number this large prints with 6 significant digits
 
 
 def format_pts(gap: Fraction) -> str:

@@ -396,3 +396,16 @@ def test_a_detectable_gap_too_small_for_its_decimals_is_not_printed_as_zero():
     text = str(bed.compare(a, b, calibration=0))
     act = next(line for line in text.splitlines() if line.startswith("to act on it"))
     assert "+-0.0 pts" not in act and "0.000)" not in act and "e-0" in act, act
+
+
+def test_numbers_past_15_digits_print_with_6_significant_digits(tmp_path):
+    """Scores of 1e50 printed 50-digit means and ends; past 10^15 a number prints as
+    d.ddddde+NN, exactly rounded, its sign kept (the verdict's sentence reads the same)."""
+    path = write(tmp_path / "e50.csv", "item,a,b\n1,1e50,-1e50\n2,1e-50,0\n3,2,3\n4,1,2\n")
+    status, out, err = cli("compare", path, "--systems", "a,b")
+    assert status == 0, err
+    assert not any(len(word) > 16 and word.isdigit() for word in
+                   out.replace(".", " ").replace(",", " ").split())
+    assert "the observed -5.00000e+49 may be noise" in out
+    assert "A = a: 2.50000e+49 [0.500, 7.50000e+49]" in out
+    assert bed._round_fixed(bed.Fraction(999_999_5, 10) * 10 ** 20, 1) == "1.00000e+26"
