@@ -4203,20 +4203,24 @@ def _harness_logs(folder: str) -> list:
     ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each; one that leads
     outside the folder given (a suite of linked runs) is read but not walked further."""
     found, seen, inside = [], set(), os.path.realpath(folder)
-    top = os.path.normpath(folder).count(os.sep)
+    top, unseen = os.path.normpath(folder).count(os.sep), None
     for root, dirs, files in os.walk(folder, followlinks=True):
         real = os.path.realpath(root)
         if real in seen:
             dirs[:] = []
             continue
         seen.add(real)
-        deep = os.path.normpath(root).count(os.sep) - top >= 4 or \
-            os.path.commonpath([inside, real]) != inside         # reached by a link: not walked
+        too_deep = os.path.normpath(root).count(os.sep) - top >= 4
+        if too_deep and dirs and unseen is None:
+            unseen = root
+        deep = too_deep or os.path.commonpath([inside, real]) != inside   # a link: not walked
         dirs[:] = [] if deep else sorted(d for d in dirs if not d.startswith("."))
         found += [log for log in (_log_of(root, name) for name in sorted(files)) if log]
     if not found:
         raise ToolError(f"{_printable(folder)}: no lm-eval samples_<task>_<time>.jsonl files, "
-                        "Inspect logs or HELM per_instance_stats.json in it (or its subfolders)")
+                        "Inspect logs or HELM per_instance_stats.json in it (or its subfolders)"
+                        + ("" if unseen is None else "; folders more than four levels down (as "
+                           f"in {_printable(unseen)}) are not searched: give a deeper folder"))
     return found
 
 

@@ -2146,6 +2146,7 @@ def test_inspect_folders_with_journal_archives_compare_task_by_task(tmp_path):
 @pytest.mark.parametrize("layout,fragment", [
     ("twice", "holds 2 logs of task 'arith' and 2 that ended (again.json, arith.json)"),
     ("empty", "no lm-eval samples_<task>_<time>.jsonl files, Inspect logs or HELM"),
+    ("too deep", "folders more than four levels down (as in "),
     ("mixed", "give harness folders for every system or files for every system, not both"),
     ("no shared", "the folders share no task"),
     ("unknown task", "--tasks names 'nothing', which no folder holds (tasks: arith)"),
@@ -2159,6 +2160,8 @@ def test_harness_folders_that_cannot_be_matched_are_refused(tmp_path, layout, fr
         (other / "again.json").write_text((other / "arith.json").read_text())
     elif layout == "empty":
         other.mkdir()
+    elif layout == "too deep":                 # logs five levels down: said, not silently none
+        inspect_folder(other / "1" / "2" / "3" / "4" / "5", {"arith": [VALUES_B]})
     elif layout == "mixed":
         inspect_folder(other, {"arith": [VALUES_B]})
         other = other / "arith.json"
