@@ -11638,9 +11638,15 @@ def _sequence(values, where: str) -> list:
         raise ToolError(f"{where}: a table of several columns; give one column (a Series) per "
                         "system")
     try:
-        return list(values)
+        try:
+            return list(values)
+        except OverflowError:                    # a length past any list's: only a hint
+            return list(iter(values))
     except TypeError as error:                   # a 0-d array: iterable in name only
         raise ToolError(f"{where}: {error}") from None
+    except Exception as error:                   # the values' own iterator failed
+        raise ToolError(f"{where}: reading the values raised {type(error).__name__}: "
+                        f"{_printable(str(error))[:200]}") from None
 
 
 def _per_item(values, ids, where: str) -> list:

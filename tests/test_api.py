@@ -699,6 +699,27 @@ class FalseIterable:
         raise TypeError("iteration over a 0-d array")
 
 
+class RaisingIterable:
+    """Its iterator fails part way with an error of its own."""
+
+    def __len__(self):
+        return 30
+
+    def __iter__(self):
+        yield 1
+        raise KeyError("boom")
+
+
+class LyingLength:
+    """A length past any list's (only a hint to list()); its items are fine."""
+
+    def __len__(self):
+        return 2 ** 70
+
+    def __iter__(self):
+        return iter(A)
+
+
 A = [0.5, 0.25, 0.75, 0.5, 1.0, 0.0] * 5
 
 
@@ -710,6 +731,11 @@ def test_a_real_number_type_whose_text_is_not_a_number_reads_by_its_value():
     plain = bed.compare(A, B, resamples=200, calibration=0)
     assert odd.to_dict()["comparisons"][0]["gap"] == plain.to_dict()["comparisons"][0]["gap"]
     assert str(odd) == str(plain)
+
+
+def test_a_length_that_lies_is_only_a_hint():
+    assert bed.compare(LyingLength(), B, resamples=200, calibration=0).gap == \
+        bed.compare(A, B, resamples=200, calibration=0).gap
 
 
 def test_nan_from_python_is_a_missing_score():
@@ -726,6 +752,8 @@ def test_nan_from_python_is_a_missing_score():
     (lambda: bed.compare(["1", "1e99"], ["0", "1"]), "out of range"),
     (lambda: bed.compare({"": 1, "b": 0}, {"": 0, "b": 1}), "is not an id"),
     (lambda: bed.compare(FalseIterable(), B), "baseline: iteration over a 0-d array"),
+    (lambda: bed.compare(A, RaisingIterable()),
+     "candidate: reading the values raised KeyError: 'boom'"),
     (lambda: bed.compare({1: 1, "1": 0, 2: 1}, {1: 0, 2: 1}), "baseline: item 1 appears twice"),
     (lambda: bed.compare([BadIndex()] * 30, B), "is not a score"),
     (lambda: bed.leaderboard(), "leaderboard needs the systems' scores, or files to read"),
