@@ -8636,6 +8636,11 @@ def _ledger_entry(record, number: int, shown: str) -> LedgerEntry:
             raise bad(f"field {key} is not text")
     if not re.fullmatch(r"[0-9a-f]{64}", record["test_set"]):
         raise bad("field test_set is not a SHA-256")
+    try:
+        time.strptime(record["time"], "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        raise bad("field time is not a UTC time as the tool writes it (2026-01-31T12:00:00Z)") \
+            from None
     if record.get("verdict") not in _VERDICTS:
         raise bad("field verdict is not one of " + ", ".join(_VERDICTS))
     checks = (("n", 2, None), ("gap", None, None), ("level", 0, 1), ("p", 0, 1))

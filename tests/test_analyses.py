@@ -1186,6 +1186,8 @@ def ledger_line(tmp_path):
 @pytest.mark.parametrize("change,fragment", [
     ({"baseline": 5}, "field baseline is not text"),
     ({"time": None}, "field time is not text"),
+    ({"time": "9999-99-99"}, "field time is not a UTC time as the tool writes it"),
+    ({"time": "2026-12-03 10:00"}, "field time is not a UTC time as the tool writes it"),
     ({"test_set": "abc123"}, "field test_set is not a SHA-256"),
     ({"verdict": "great"}, "field verdict is not one of "),
     ({"interval": [0.1]}, "field interval is not two finite numbers, low then high"),
