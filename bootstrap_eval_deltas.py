@@ -333,6 +333,9 @@ def _parse_number(text: str) -> Fraction | None:
     return Fraction(text)
 
 
+_LARGE = 10 ** 15                  # a number this large prints with 6 significant digits
+
+
 def _round_fixed(value: Fraction, places: int, *, sign: bool = False) -> str:
     """Format an exact value with *places* decimals, rounding half to even exactly.
 
@@ -357,9 +360,6 @@ def _round_fixed(value: Fraction, places: int, *, sign: bool = False) -> str:
     digits = str(abs(scaled)).rjust(places + 1, "0")
     text = digits[:-places] + "." + digits[-places:] if places else digits
     return ("-" if scaled < 0 else "+" if sign else "") + text
-
-
-_LARGE = 10 ** 15                  # a number this large prints with 6 significant digits
 
 
 def format_pts(gap: Fraction) -> str:
