@@ -1664,27 +1664,51 @@ _JSON = json.JSONDecoder(
     object_pairs_hook=_json_object, parse_float=_json_number,
     parse_int=lambda text: int(text) if len(text) <= MAX_NUMBER_CHARS else _json_number(text),
     parse_constant=lambda name: _Unusable(name, f"{name} is not a finite number"))
-_JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?')    # an unclosed one runs to the end
 _JSON_BRACKETS = re.compile(r"[\[\]{}]")
 _JSON_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
+def _json_weight(text: str) -> int:
+    """What parsing *text* costs, in values: each comma or colon starts one, each array or
+    object counts 8 (a container takes about eight numbers' memory)."""
+    return text.count(",") + text.count(":") + 8 * (text.count("[") + text.count("{"))
+
+
 def _json_fits(text: str, where: str) -> None:
-    """Refuse a JSON text nested deeper than MAX_JSON_DEPTH, or holding more than
-    MAX_JSON_VALUES values (each up to about 150 bytes once parsed: a text of small numbers
-    takes nine times its size).  Counted at C speed: the whole text first, and outside its
-    strings only when that count could be over."""
+    """Refuse a JSON text nested deeper than MAX_JSON_DEPTH, or weighing more than
+    MAX_JSON_VALUES values (``_json_weight``: at most about 160 bytes each once parsed; a text
+    of small numbers or single-key objects takes 9 to 75 times its size).  Counted at C
+    speed on the whole text first; outside its strings, piece by piece (no copy of the text),
+    only when that count could be over."""
     deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
-    if not deep and text.count(",") < MAX_JSON_VALUES:
+    if not deep and _json_weight(text) < MAX_JSON_VALUES:
         return
-    structure = _JSON_STRINGS.sub("", text)         # what strings hold is not structure
-    if structure.count(",") >= MAX_JSON_VALUES:
-        raise ToolError(f"{where}: a JSON value of more than {MAX_JSON_VALUES:,} values, the "
-                        "most the tool parses at once (JSON lines are read a line at a time)")
-    steps = map(_JSON_STEP.__getitem__, _JSON_BRACKETS.findall(structure) if deep else ())
-    if max(itertools.accumulate(steps), default=0) > MAX_JSON_DEPTH:
-        raise ToolError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels, the deepest "
-                        "the tool reads")
+    weight = depth = end = 0
+    for match in itertools.chain(_JSON_STRINGS.finditer(text), [None]):
+        piece = text[end:] if match is None else text[end:match.start()]   # between strings
+        end = end if match is None else match.end()
+        weight += _json_weight(piece)
+        if weight >= MAX_JSON_VALUES:
+            raise ToolError(f"{where}: a JSON value of more than {MAX_JSON_VALUES:,} values "
+                            "(an array or object counting as 8), the most the tool parses at "
+                            "once (JSON lines are read a line at a time)")
+        for step in map(_JSON_STEP.__getitem__, _JSON_BRACKETS.findall(piece) if deep else ()):
+            depth += step
+            if depth > MAX_JSON_DEPTH:
+                raise ToolError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels, the "
+                                "deepest the tool reads")
+
+
+def _whole_json(f, shown: str) -> str:
+    """A JSON document's text, read whole: no line limit, at most MAX_ARCHIVE_BYTES
+    characters (an endless stream on stdin is refused, not read until memory runs out)."""
+    f.checked.line_limit = 1 << 62
+    text = f.text.read(MAX_ARCHIVE_BYTES + 1)
+    if len(text) > MAX_ARCHIVE_BYTES:
+        raise ToolError(f"{shown} is a JSON document of more than 1 GiB, the most the tool "
+                        "reads whole; write it as JSON lines (a record a line)")
+    return text
 
 
 def _decode_json(text: str, where: str):
@@ -3260,8 +3284,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
             return _lm_eval_file(records, path, _real(f), fields, options.filter,
                                  options.lower_is_better)
         return _record_rows(records, fields, path, "jsonl")
-    f.checked.line_limit = 1 << 62          # a JSON document is read whole: no line limit
-    text = f.text.read()
+    text = _whole_json(f, path)
     if not text.strip():
         raise ToolError(f"{path} is empty")
     value = _decode_json(text, path)
@@ -3602,8 +3625,7 @@ def _text_records(f: _InputFile, what: str):
         return _csv_records(f.text, shown)
     if fmt == "jsonl":
         return _jsonl_records(f)
-    f.checked.line_limit = 1 << 62
-    return _document_records(_decode_json(f.text.read(), shown), shown)
+    return _document_records(_decode_json(_whole_json(f, shown), shown), shown)
 
 
 def read_battles(paths, options: ReadOptions = ReadOptions()) -> Battles:
@@ -4211,29 +4233,32 @@ def _log_of(root: str, name: str) -> _LogFile | None:
     return _LogFile(path, task, model, log.get("status") == "success")
 
 
-def _harness_logs(folder: str) -> list:
+def _harness_logs(folder: str, notes: list) -> list:
     """Every harness log in a folder and its subfolders (four levels: a HELM
     ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each; one that leads
     outside the folder given (a suite of linked runs) is read but not walked further."""
     found, seen, inside = [], set(), os.path.realpath(folder)
-    top, unseen = os.path.normpath(folder).count(os.sep), None
+    unseen = None
     for root, dirs, files in os.walk(folder, followlinks=True):
         real = os.path.realpath(root)
         if real in seen:
             dirs[:] = []
             continue
         seen.add(real)
-        too_deep = os.path.normpath(root).count(os.sep) - top >= 4
+        too_deep = os.path.relpath(root, folder).count(os.sep) >= 3
         if too_deep and dirs and unseen is None:
             unseen = root
         deep = too_deep or os.path.commonpath([inside, real]) != inside   # a link: not walked
         dirs[:] = [] if deep else sorted(d for d in dirs if not d.startswith("."))
         found += [log for log in (_log_of(root, name) for name in sorted(files)) if log]
+    deeper = "" if unseen is None else (f"folders more than four levels down (as in "
+                                        f"{_printable(unseen)}) are not searched")
     if not found:
         raise ToolError(f"{_printable(folder)}: no lm-eval samples_<task>_<time>.jsonl files, "
                         "Inspect logs or HELM per_instance_stats.json in it (or its subfolders)"
-                        + ("" if unseen is None else "; folders more than four levels down (as "
-                           f"in {_printable(unseen)}) are not searched: give a deeper folder"))
+                        + (f"; {deeper}: give a deeper folder" if deeper else ""))
+    if deeper:
+        notes.append(f"{_printable(folder)}: {deeper}; any logs there are not read")
     return found
 
 
@@ -4528,7 +4553,7 @@ def _folder_systems(groups, spec: RunsSpec, notes: list) -> tuple:
         raise ToolError("give one harness folder per system")
     found = [{} for _ in groups]              # per folder {model: its logs}
     for models, group in zip(found, groups):
-        for log in _harness_logs(group[0]):  # a log that names no model: the folder's name
+        for log in _harness_logs(group[0], notes):     # a log naming no model: the folder's
             models.setdefault(log.model or _stem(group[0]), []).append(log)
     if len(groups) == 1:
         models, folder = found[0], groups[0][0]
@@ -8660,6 +8685,9 @@ def _ledger_entry(record, number: int, shown: str) -> LedgerEntry:
     if not re.fullmatch(r"[0-9a-f]{64}", record["test_set"]):
         raise bad("field test_set is not a SHA-256")
     try:
+        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z",
+                            record["time"]) or record["time"][17:19] > "59":
+            raise ValueError
         time.strptime(record["time"], "%Y-%m-%dT%H:%M:%SZ")
     except ValueError:
         raise bad("field time is not a UTC time as the tool writes it (2026-01-31T12:00:00Z)") \
@@ -11748,7 +11776,19 @@ def _labels(column, ids, keyed: bool, items, positions, label: str) -> tuple:
 
 def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
     """Scores given from Python as a Table, joined as run files are: named items sorted (their
-    order cannot change a seeded result), items in order by position, of one length."""
+    order cannot change a seeded result), items in order by position, of one length.  A
+    value's own method failing (``len``, iteration, ``float``) is one ToolError."""
+    try:
+        return _values_table(systems, names, ids, clusters, strata, on_missing)
+    except ToolError:
+        raise
+    except Exception as error:                      # the values' own code, not the tool's
+        raise ToolError(f"reading the values given raised {type(error).__name__}: "
+                        f"{_printable(str(error))[:200]}") from None
+
+
+def _values_table(systems, names, ids, clusters, strata, on_missing: str) -> Table:
+    """``_table_of`` itself."""
     if ids is not None:
         ids = [_python_id(i, "ids") for i in _sequence(ids, "ids")]
         if len(set(ids)) != len(ids):

@@ -710,6 +710,13 @@ class RaisingIterable:
         raise KeyError("boom")
 
 
+class RaisingLength(list):
+    """A list whose length cannot be taken."""
+
+    def __len__(self):
+        raise RuntimeError("len broke")
+
+
 class LyingLength:
     """A length past any list's (only a hint to list()); its items are fine."""
 
@@ -754,6 +761,8 @@ def test_nan_from_python_is_a_missing_score():
     (lambda: bed.compare(FalseIterable(), B), "baseline: iteration over a 0-d array"),
     (lambda: bed.compare(A, RaisingIterable()),
      "candidate: reading the values raised KeyError: 'boom'"),
+    (lambda: bed.compare(A, RaisingLength(B)),
+     "reading the values given raised RuntimeError: len broke"),
     (lambda: bed.compare({1: 1, "1": 0, 2: 1}, {1: 0, 2: 1}), "baseline: item 1 appears twice"),
     (lambda: bed.compare([BadIndex()] * 30, B), "is not a score"),
     (lambda: bed.leaderboard(), "leaderboard needs the systems' scores, or files to read"),

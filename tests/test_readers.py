@@ -1944,16 +1944,25 @@ def test_json_of_more_values_than_the_tool_parses_at_once_is_refused_before_pars
     """A JSON text parsed whole (an .eval's summaries, a JSON document) holds at most
     MAX_JSON_VALUES values: 100 MB of "0," took 865 MB to parse.  Commas inside strings are
     not values: a log whose inputs hold many is read."""
+    unclosed = tmp_path / "unclosed.json"      # a string never closed: scanned once, linearly
+    unclosed.write_text("[\n" * 600 + '"' + '\\"' * 5000)
+    assert_one_line_error(*cli("compare", str(unclosed), "--systems", "a,b"),
+                          "nested deeper than 512 levels")
     monkeypatch.setattr(bed, "MAX_JSON_VALUES", 1000)
     good = plain_json(tmp_path, "good.json", VALUES_B, "m")
     bomb = write_eval(tmp_path / "bomb.eval", {"header.json": header("m"),
                                                "summaries.json": "[" + "0," * 2000 + "0]"})
     assert_one_line_error(*cli("compare", bomb, good), "bomb.eval: summaries.json: a JSON "
-                          "value of more than 1,000 values, the most the tool parses at once")
+                          "value of more than 1,000 values (an array or object counting as 8), "
+                          "the most the tool parses at once")
     document = tmp_path / "doc.json"
     document.write_text(json.dumps([{"a": i % 2, "b": 1} for i in range(600)], indent=1))
     assert_one_line_error(*cli("compare", str(document), "--systems", "a,b"),
                           "doc.json: a JSON value of more than 1,000 values")
+    nested = tmp_path / "nested.json"          # objects of one key: no comma, each a value
+    nested.write_text("[\n" + ",\n".join(['{"": ' * 20 + "0" + "}" * 20] * 10) + "]")
+    assert_one_line_error(*cli("compare", str(nested), "--systems", "a,b"),
+                          "nested.json: a JSON value of more than 1,000 values")
     logs = []
     for values, model in ((VALUES_A, "org/a"), (VALUES_B, "org/b")):
         wordy = samples(values)
@@ -1963,6 +1972,10 @@ def test_json_of_more_values_than_the_tool_parses_at_once_is_refused_before_pars
         logs[-1].write_text(json.dumps({**header(model), "samples": wordy}, indent=2))
     status, _, err = cli("compare", *map(str, logs), "--resamples", "200", "--calibration", "0")
     assert status == 0, err
+    monkeypatch.setattr(bed, "MAX_ARCHIVE_BYTES", 2000)
+    assert_one_line_error(*cli("compare", str(document), "--systems", "a,b"),
+                          "doc.json is a JSON document of more than 1 GiB, the most the tool "
+                          "reads whole")
 
 
 @pytest.mark.parametrize("method", [8, 12, 14])
@@ -2132,6 +2145,18 @@ def test_a_workbook_declaring_entities_is_refused(tmp_path):
                           "declares XML entities")
 
 
+def test_logs_deeper_than_a_folder_is_searched_are_named_in_a_note(tmp_path):
+    """A task at the top and another five levels down: the deeper one is not read, and the
+    report says so (it had been left out without a word)."""
+    inspect_folder(tmp_path / "base", {"arith": [VALUES_A]})
+    inspect_folder(tmp_path / "tuned", {"arith": [VALUES_B]})
+    inspect_folder(tmp_path / "tuned" / "1" / "2" / "3" / "4" / "5", {"logic": [VALUES_B]})
+    status, out, err = cli("compare", str(tmp_path / "base"), str(tmp_path / "tuned"),
+                           "--resamples", "200", "--calibration", "0")
+    assert status == 0, err
+    assert "folders more than four levels down (as in " in out and "are not read" in out
+
+
 def test_inspect_folders_with_journal_archives_compare_task_by_task(tmp_path):
     inspect_folder(tmp_path / "base", {"arith": [VALUES_A], "logic": [VALUES_B]})
     (tmp_path / "tuned").mkdir()
@@ -2147,11 +2172,14 @@ def test_inspect_folders_with_journal_archives_compare_task_by_task(tmp_path):
     ("twice", "holds 2 logs of task 'arith' and 2 that ended (again.json, arith.json)"),
     ("empty", "no lm-eval samples_<task>_<time>.jsonl files, Inspect logs or HELM"),
     ("too deep", "folders more than four levels down (as in "),
+    ("too deep, from .", "folders more than four levels down (as in "),
     ("mixed", "give harness folders for every system or files for every system, not both"),
     ("no shared", "the folders share no task"),
     ("unknown task", "--tasks names 'nothing', which no folder holds (tasks: arith)"),
 ])
-def test_harness_folders_that_cannot_be_matched_are_refused(tmp_path, layout, fragment):
+def test_harness_folders_that_cannot_be_matched_are_refused(tmp_path, layout, fragment,
+                                                            monkeypatch):
+    monkeypatch.chdir(tmp_path)
     inspect_folder(tmp_path / "base", {"arith": [VALUES_A]})
     other = tmp_path / "tuned"
     extra = []
@@ -2162,6 +2190,10 @@ def test_harness_folders_that_cannot_be_matched_are_refused(tmp_path, layout, fr
         other.mkdir()
     elif layout == "too deep":                 # logs five levels down: said, not silently none
         inspect_folder(other / "1" / "2" / "3" / "4" / "5", {"arith": [VALUES_B]})
+    elif layout == "too deep, from .":         # the depth counted from the folder, not its text
+        inspect_folder(other / "1" / "2" / "3" / "4" / "5", {"arith": [VALUES_B]})
+        os.chdir(other)
+        other = "."
     elif layout == "mixed":
         inspect_folder(other, {"arith": [VALUES_B]})
         other = other / "arith.json"
