@@ -137,7 +137,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.7.1"
+__version__ = "1.8.0"
 
 __all__ = [
     # compare, rank and plan
@@ -939,6 +939,11 @@ class _Stratum:
         total = math.fsum(self.counts)
         return (total, math.fsum(map(operator.mul, self.counts, self.values)) / total,
                 math.fsum(map(operator.mul, self.counts, self.squares)) / total)
+
+    @functools.cached_property
+    def rests(self) -> dict:
+        """``_rest_cumulants``' cache: {values left out: the rest's mean and cumulants}."""
+        return {}
 
     @functools.cached_property
     def third(self) -> float:
@@ -5853,6 +5858,7 @@ _SADDLEPOINT_UNITS = 1000        # from this many units the saddlepoint is used
 _SADDLEPOINT_SMOOTH_UNITS = 50   # ... or from this many, when no value holds 20% of them
 _SADDLEPOINT_LUMP = Fraction(1, 5)
 _SADDLEPOINT_REACH = 3           # no unit may move the sum by more than sd/3 on its own
+_MIXTURE_OUTLIERS = 3            # ... or the few that do (at most this many) taken exactly
 
 
 def _root(parts, target: float) -> float:
@@ -6055,21 +6061,20 @@ class _Saddlepoint(_Rules):
 
 def _saddlepoint_fits(units: Units) -> bool:
     """Enough units, smooth enough values, and none moving a sum by a third of its sd?"""
-    count = units.count
-    if count < _SADDLEPOINT_SMOOTH_UNITS:
-        return False
-    for strata in units.moments.values():
-        parts = ((1, strata),)
-        spread = math.sqrt(_cgf(parts, 0.0)[2])
-        if spread == 0 and units.equal_sizes:      # a point (B = A on every item): exact
-            continue
-        reach = max(max(map(abs, stratum.values)) for stratum in parts[0][1])
-        if spread == 0 or _SADDLEPOINT_REACH * reach > spread:
-            return False
-        lump = max(max(stratum.counts) for stratum in parts[0][1]) / count
-        if count < _SADDLEPOINT_UNITS and lump > _SADDLEPOINT_LUMP:
-            return False
-    return True
+    return units.count >= _SADDLEPOINT_SMOOTH_UNITS and all(
+        _column_fits(strata, units) for strata in units.moments.values())
+
+
+def _column_fits(strata, units: Units) -> bool:
+    """One column's strata: smooth enough, none moving the sum by a third of its sd (or a
+    point: B = A on every item, exact)."""
+    spread = math.sqrt(_cgf(((1, strata),), 0.0)[2])
+    if spread == 0:
+        return units.equal_sizes
+    reach = max(max(map(abs, stratum.values)) for stratum in strata)
+    lump = max(max(stratum.counts) for stratum in strata) / units.count
+    return _SADDLEPOINT_REACH * reach <= spread and not (
+        units.count < _SADDLEPOINT_UNITS and lump > _SADDLEPOINT_LUMP)
 
 
 def _lattice_of(column, groups) -> tuple:
@@ -6119,6 +6124,216 @@ def saddlepoint_distributions(scores: Scores) -> dict:
     out["unpaired"] = _Saddlepoint(tuple(linear), units.count * scale,
                                    offset=scores.mean_b - scores.mean_a)
     return out
+
+
+# --- A few outlying units: their draws counted exactly, the rest by Edgeworth's series ---
+#
+# Where a few units move a resampled sum on their own (a score of 10^5 among scores in
+# [0, 1]) the saddlepoint does not hold, and 2,000 resamples do not place the ends: the
+# distribution is a few lumps, one per number of the outliers' draws.  Those numbers are
+# binomial and the outliers' sums a convolution, both exact; given them, the other units'
+# draws are a sum of many small terms, taken by Edgeworth's two-term series from their
+# cumulants (error of order n**-1.5, as the saddlepoint's; Hall 1992, section 2.4).
+
+_MIXTURE_STATES = 10_000         # the outliers' (draws, sum) states kept, at most
+_MIXTURE_NEGLIGIBLE = 1e-14      # a state less likely than this is left out
+
+
+def _outlying(strata, units: Units) -> tuple | None:
+    """Per stratum, the few distinct values (at most _MIXTURE_OUTLIERS in all) without which
+    the column fits the saddlepoint's guard, farthest first; None if no such few."""
+    taken = [frozenset() for _ in strata]
+    ordered = [sorted(stratum.values) for stratum in strata]
+    for _ in range(_MIXTURE_OUTLIERS + 1):
+        rests = [_rest_cumulants(stratum, out) for stratum, out in zip(strata, taken)]
+        spread = math.sqrt(math.fsum(stratum.draws * rest[1]
+                                     for stratum, rest in zip(strata, rests)))
+        far, where, value = max((abs(v - rest[0]), h, v) for h, (values, out, rest) in
+                                enumerate(zip(ordered, taken, rests))
+                                for v in _extremes(values, out))
+        if _SADDLEPOINT_REACH * far <= spread:            # (far 0: the rest are equal)
+            return tuple(taken) if any(taken) else None
+        if sum(map(len, taken)) == _MIXTURE_OUTLIERS:
+            return None
+        taken[where] = taken[where] | {value}
+    return None
+
+
+def _extremes(ordered, out) -> tuple:
+    """The least and the greatest of the sorted values not in *out* (a few of the ends)."""
+    low = next(v for v in ordered if v not in out)
+    high = next(v for v in reversed(ordered) if v not in out)
+    return low, high
+
+
+def _rest_cumulants(stratum: _Stratum, out: frozenset) -> tuple:
+    """Mean and the 2nd to 4th cumulants of one draw from the stratum's units but *out*
+    (cached on the stratum: the chooser and the four distributions ask alike)."""
+    cache = stratum.rests
+    if out not in cache:
+        keep = [v not in out for v in stratum.values] if out else None
+        values = list(itertools.compress(stratum.values, keep)) if out else stratum.values
+        counts = list(itertools.compress(stratum.counts, keep)) if out else stratum.counts
+        total = math.fsum(counts)
+        mean = math.fsum(map(operator.mul, values, counts)) / total
+        centred = [v - mean for v in values]
+        weighted = list(map(operator.mul, counts, centred))
+        m2 = math.fsum(map(operator.mul, weighted, centred)) / total
+        weighted = list(map(operator.mul, weighted, centred))
+        m3 = math.fsum(map(operator.mul, weighted, centred)) / total
+        m4 = math.fsum(map(operator.mul, map(operator.mul, weighted, centred), centred)) / total
+        cache[out] = (mean, m2, m3, m4 - 3 * m2 * m2)
+    return cache[out]
+
+
+def _stratum_states(stratum: _Stratum, out) -> list | None:
+    """``(probability, outliers' sum, the rest's draws)`` of one stratum's resample: the
+    outliers' draws K ~ Binomial(n, their share), their sum given K a K-fold convolution;
+    None past _MIXTURE_STATES or when the outliers are not rare (K's mean above 100)."""
+    n = stratum.draws
+    if not out:
+        return [(1.0, 0.0, n)]
+    weights = {v: c for v, c in zip(stratum.values, stratum.counts) if v in out}
+    held = math.fsum(weights.values())
+    share = held / math.fsum(stratum.counts)
+    if n * share > 100:
+        return None
+    step = {v: c / held for v, c in weights.items()}
+    states, sums = [], {0.0: 1.0}
+    chance = math.exp(n * math.log1p(-share))       # P(K = 0), at least e**-100
+    for k in range(n + 1):
+        if k:
+            chance *= (n - k + 1) / k * share / (1 - share)
+            merged = collections.defaultdict(float)
+            for before, p in sums.items():
+                for v, q in step.items():
+                    merged[before + v] += p * q
+            sums = {t: p for t, p in merged.items() if p * chance > _MIXTURE_NEGLIGIBLE}
+        states += [(chance * p, t, n - k) for t, p in sums.items()
+                   if chance * p > _MIXTURE_NEGLIGIBLE]
+        if len(states) > _MIXTURE_STATES:
+            return None
+        if k > n * share and chance < _MIXTURE_NEGLIGIBLE:
+            break
+    return states
+
+
+@dataclass(frozen=True)
+class _Mixture(_Rules):
+    """A bootstrap mean ``S / denominator`` on the lattice ``base + span*k`` (span 0: none)
+    as a mixture: per state of the outliers' draws, its probability and the rest's
+    ``(mean, sd, skewness, excess kurtosis)``, S's continuous law by Edgeworth's series."""
+
+    states: tuple
+    denominator: int
+    span: int = 0
+    base: int = 0
+    degenerate = False
+
+    @classmethod
+    def of(cls, parts, denominator: int, span: int = 0, base: int = 0) -> _Mixture | None:
+        """From *parts*, ``(sign, strata, outliers per stratum)``: None past _MIXTURE_STATES."""
+        states = [(1.0, 0.0, 0.0, 0.0, 0.0)]           # p, centre, k2, k3, k4
+        for sign, strata, taken in parts:
+            for stratum, out in zip(strata, taken):
+                mean, k2, k3, k4 = _rest_cumulants(stratum, out)
+                local = _stratum_states(stratum, out)
+                if local is None:
+                    return None
+                states = [(p * q, centre + sign * (t + stratum.draws * stratum.mean
+                                                   + draws * mean),
+                           c2 + draws * k2, c3 + sign * draws * k3, c4 + draws * k4)
+                          for p, centre, c2, c3, c4 in states for q, t, draws in local
+                          if p * q > _MIXTURE_NEGLIGIBLE]
+                if len(states) > _MIXTURE_STATES:
+                    return None
+        mass = math.fsum(p for p, *_ in states)         # all but the states left out
+        return cls(tuple((p / mass, centre, math.sqrt(c2), c3 / c2 ** 1.5, c4 / c2 ** 2)
+                         if c2 > 0 else (p / mass, centre, 0.0, 0.0, 0.0)  # the rest all equal
+                         for p, centre, c2, c3, c4 in states), denominator, span, base)
+
+    @functools.cached_property
+    def spread(self) -> float:
+        mean = math.fsum(p * c for p, c, *_ in self.states)
+        return math.sqrt(math.fsum(p * (sd * sd + (c - mean) ** 2)
+                                   for p, c, sd, *_ in self.states))
+
+    @property
+    def grid(self) -> Fraction | None:
+        return Fraction(self.span, self.denominator) if self.span else None
+
+    def cdf(self, x: float) -> float:
+        """The continuous law's P(S < x): Edgeworth's series per state, weighted."""
+        total = 0.0
+        for p, centre, sd, skew, kurt in self.states:
+            z = (x - centre) / sd if sd else 0.0
+            if z > 12 or z < -12 or sd == 0:
+                total += p if x > centre else 0.0
+                continue
+            density = math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+            series = skew / 6 * (z * z - 1) + kurt / 24 * z * (z * z - 3) + \
+                skew * skew / 72 * z * (z ** 4 - 10 * z * z + 15)
+            total += p * min(1.0, max(0.0, math.erfc(-z / math.sqrt(2)) / 2 - density * series))
+        return total
+
+    def quantile(self, level) -> Fraction:
+        """The smallest lattice value whose P(S <= x) exceeds the level, P(S <= x) read as the
+        continuous law at x + span/2 (off a lattice: where the law reaches the level)."""
+        level = min(max(float(level), 1e-12), 1 - 1e-12)
+        mean = math.fsum(p * c for p, c, *_ in self.states)
+        x = _solve(self.cdf, level, mean + NormalDist().inv_cdf(level) * self.spread,
+                   self.spread)
+        if not self.span:
+            return Fraction(x) / self.denominator
+        k = math.floor((x - self.span / 2 - self.base) / self.span) + 1
+        return Fraction(self.base + k * self.span, self.denominator)
+
+    def share_below(self, estimate) -> float:
+        return self.cdf(float(estimate * self.denominator))
+
+    def mass_below(self, value) -> float:
+        """P(statistic < value): on a lattice, the law at the lattice value below, plus span/2."""
+        x = float(value * self.denominator)
+        if self.span:
+            x = self.base + self.span * math.ceil((x - self.base) / self.span) - self.span / 2
+        return self.cdf(x)
+
+
+def _mixture_fits(units: Units) -> bool:
+    """Each column fits the saddlepoint, or would without a few outlying values, and the
+    mixtures stay small?"""
+    return units.count >= _SADDLEPOINT_UNITS and units.equal_sizes and \
+        _mixture_distributions(units, 1) is not None
+
+
+def _mixture_distributions(units: Units, scale: int) -> dict | None:
+    """The four bootstrap distributions where a few units move a sum on their own: a column
+    with such outliers by ``_Mixture``, one without by the saddlepoint; None if a column
+    fits neither."""
+    groups = units.strata or (tuple(range(units.count)),)
+    denominator = units.count * units.size[0] * scale
+    out, taken = {}, {}
+    for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
+        strata = units.moments[name]
+        base, span = _lattice_of(column, groups)
+        taken[name] = None if _column_fits(strata, units) else _outlying(strata, units)
+        if taken[name] is None:
+            if not _column_fits(strata, units):
+                return None
+            out[name] = _Saddlepoint(((1, strata),), denominator, span, base)
+        else:
+            out[name] = _Mixture.of(((1, strata, taken[name]),), denominator, span, base)
+        if out[name] is None:
+            return None
+    a, b = out["a"], out["b"]                   # the unpaired gap: B's sum minus A's
+    none = tuple(frozenset() for _ in groups)
+    out["unpaired"] = _Mixture.of(((1, units.moments["b"], taken["b"] or none),
+                                   (-1, units.moments["a"], taken["a"] or none)), denominator,
+                                  math.gcd(b.span, a.span), b.base - a.base) \
+        if taken["a"] or taken["b"] else _Saddlepoint(
+            b.parts + ((-1, a.parts[0][1]),), denominator, math.gcd(b.span, a.span),
+            b.base - a.base)
+    return out if out["unpaired"] is not None else None
 
 
 # --- Score intervals: never of zero width, no resampling ---
@@ -6332,41 +6547,54 @@ def _signed_sums(values) -> list:
     return sums
 
 
-def _sign_flip_saddlepoint(nonzero, observed: int) -> PermutationTest:
+def _sign_flip_saddlepoint(nonzero, observed: int, outlying=()) -> PermutationTest:
     """The sign-flip p by Robinson's saddlepoint approximation ("Saddlepoint approximations
     for permutation tests and confidence intervals", JRSS B 44, 1982): T = sum of +-d_i,
-    ``K(s) = sum log cosh(s d_i)``, Daniels' correction for T's lattice of span 2 gcd(d)."""
+    ``K(s) = sum log cosh(s d_i)``, Daniels' correction for T's lattice of span 2 gcd(d).
+    A few *outlying* differences, each of which moves T on its own, are taken exactly: each of
+    their 2**m sign patterns o shifts the rest's tail, P(T >= t) = mean of P(T' >= t - o)."""
     tally = collections.Counter(map(abs, nonzero))
     span = 2 * functools.reduce(math.gcd, tally)
     values, counts = tuple(map(float, tally)), tuple(map(float, tally.values()))
-    terms = tuple((v, c, c * v, c * v * v) for v, c in zip(values, counts))
-    tanh, log1p, exp, log2 = math.tanh, math.log1p, math.exp, math.log(2)
+    firsts = tuple(map(operator.mul, counts, values))
+    seconds = tuple(map(operator.mul, firsts, values))
+    log2, mul, fsum = math.log(2), operator.mul, math.fsum
 
-    def cgf(s):                        # the same sums, in the same order, as c * v * t etc.
-        k = k1 = k2 = 0.0
-        for v, c, cv, cvv in terms:
-            x = abs(s * v)
-            t = tanh(s * v)
-            k += c * (x + log1p(exp(-2 * x)) - log2)
-            k1 += cv * t
-            k2 += cvv * (1 - t * t)
-        return k, k1, k2
+    def cgf(s):                        # log cosh x = |x| + log1p(exp(-2|x|)) - log 2
+        xs = [s * v for v in values]
+        ts = list(map(math.tanh, xs))
+        return (fsum(map(mul, counts, [abs(x) + math.log1p(math.exp(-2 * abs(x))) - log2
+                                       for x in xs])),
+                fsum(map(mul, firsts, ts)), fsum(map(mul, seconds, [1 - t * t for t in ts])))
 
-    target = observed - span / 2                      # P(T >= obs) = P(T > obs - span/2)
     spread = math.sqrt(cgf(0.0)[2])
-    s = target / spread ** 2
-    for _ in range(60):                               # Newton on K'(s) = target
+    top = sum(tally.elements())                        # T's lattice: top - span * k
+
+    def upper(t) -> float:                             # P(T >= t), T symmetric about 0
+        t = top - span * ((top - t) // span)           # the least lattice value >= t
+        if t <= 0:
+            return 1 - upper(span - t)
+        far = _sign_flip_far_tail(nonzero, t) if t <= top else PermutationTest(0.0, True, 0)
+        if far is not None:                            # few patterns reach t: counted
+            return far.p / 2
+        target = t - span / 2                          # P(T >= t) = P(T > t - span/2)
+        s = target / spread ** 2
+        for _ in range(60):                            # Newton on K'(s) = target
+            k, k1, k2 = cgf(s)
+            step = (target - k1) / k2
+            s += step
+            if abs(step) * spread < 1e-12:
+                break
         k, k1, k2 = cgf(s)
-        step = (target - k1) / k2
-        s += step
-        if abs(step) * spread < 1e-12:
-            break
-    k, k1, k2 = cgf(s)
-    w = math.sqrt(max(0.0, 2 * (s * target - k)))
-    u = 2 / span * math.sinh(s * span / 2) * math.sqrt(k2)
-    normal = NormalDist()
-    upper = 1 - normal.cdf(w) - normal.pdf(w) * (1 / w - 1 / u) if w > 1e-8 else 0.5
-    return PermutationTest(min(1.0, 2 * max(0.0, upper)), False, 0, True)
+        w = math.sqrt(max(0.0, 2 * (s * target - k)))
+        u = 2 / span * math.sinh(s * span / 2) * math.sqrt(k2)
+        normal = NormalDist()
+        return 1 - normal.cdf(w) - normal.pdf(w) * (1 / w - 1 / u) if w > 1e-8 else 0.5
+
+    shifts = [sum(map(operator.mul, signs, outlying))
+              for signs in itertools.product((1, -1), repeat=len(outlying))]
+    tail = math.fsum(upper(observed - shift) for shift in shifts) / len(shifts)
+    return PermutationTest(min(1.0, 2 * max(0.0, tail)), False, 0, True)
 
 
 _SIGN_FLIP_LATTICE_BITS = 1 << 27  # the exact lattice count's largest number (16 MiB)
@@ -6428,6 +6656,21 @@ def _sign_flip_far_tail(nonzero, observed: int) -> PermutationTest | None:
     return PermutationTest(float(Fraction(2 * count, 1 << len(sizes))), True, 2 ** len(sizes))
 
 
+def _sign_flip_outlying(nonzero) -> tuple | None:
+    """``(rest, outlying)``: many differences, none moving T = sum +-d by a third of its sd on
+    its own once the largest few (at most _MIXTURE_OUTLIERS) are taken out; None if none such."""
+    ordered = sorted(nonzero, key=abs)
+    square = sum(d * d for d in ordered)
+    for taken in range(_MIXTURE_OUTLIERS + 1):
+        rest = ordered[:len(ordered) - taken]
+        if len(rest) < _SADDLEPOINT_SMOOTH_UNITS:
+            return None
+        if (_SADDLEPOINT_REACH * rest[-1]) ** 2 <= square:   # the rest's sd, squared
+            return rest, tuple(map(abs, ordered[len(rest):]))
+        square -= rest[-1] * rest[-1]
+    return None
+
+
 def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *,
                    exact_limit: int = _EXACT_SIGN_FLIP_LIMIT, progress=None,
                    counts: bool = False) -> PermutationTest:
@@ -6462,10 +6705,9 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *
         exact = _sign_flip_lattice(nonzero, observed) or _sign_flip_far_tail(nonzero, observed)
         if exact is not None:
             return exact
-        spread = math.sqrt(sum(d * d for d in nonzero))     # many, none moving it by sd/3
-        if len(nonzero) >= _SADDLEPOINT_SMOOTH_UNITS and \
-                _SADDLEPOINT_REACH * max(map(abs, nonzero)) <= spread:
-            return _sign_flip_saddlepoint(nonzero, observed)
+        split = _sign_flip_outlying(nonzero)
+        if split is not None:
+            return _sign_flip_saddlepoint(split[0], observed, split[1])
         permutations = PERMUTATIONS
     if counts:                      # per distinct |d|, largest first: how many keep their sign
         sums = [0] * permutations
@@ -7045,7 +7287,7 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
         return "exact"
     if _saddlepoint_fits(units):
         return "saddlepoint"
-    return "bootstrap"
+    return "mixture" if _mixture_fits(units) else "bootstrap"
 
 
 def _choose_engine(requested: str, draws, *, stream=False, counts=lambda: True) -> str:
@@ -7216,6 +7458,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         2 * settings.calibration])
     dists = (_exact_of(scores) if method == "exact" else
              saddlepoint_distributions(scores) if method == "saddlepoint" else
+             _mixture_distributions(scores.units, scores.scale) if method == "mixture" else
              bootstrap(rng, scores, resamples, engine=engine, progress=resampling))
     made = _intervals(scores, dists, settings)
     unasked = method == "bootstrap" and settings.resamples is None and scores.runs_a is None
@@ -10393,6 +10636,8 @@ def _distribution_words(dist) -> str:
     if dist.monte_carlo:
         return f" over {len(dist.sums)} resamples"
     return ", its exact bootstrap distribution (B = infinity)" if isinstance(dist, _Lattice) \
+        else ", its bootstrap distribution (the outliers' draws exact, Edgeworth's series for " \
+        "the rest)" if isinstance(dist, _Mixture) \
         else ", the saddlepoint approximation to its bootstrap distribution"
 
 
@@ -10426,7 +10671,9 @@ def _comparison_document(report: Report) -> list:
 
 _METHOD_NAMES = {"exact": "exact bootstrap (B = infinity)",
                  "saddlepoint": "saddlepoint approximation to the bootstrap (Davison and "
-                                "Hinkley 1988; no resampling)"}
+                                "Hinkley 1988; no resampling)",
+                 "mixture": "bootstrap with the outlying scores' draws counted exactly, the "
+                            "rest by Edgeworth's series (no resampling)"}
 
 
 def _method_text(result: Analysis) -> str:
