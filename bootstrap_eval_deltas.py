@@ -12722,6 +12722,22 @@ def _read_options(r: _Request, on_missing: str, progress=None) -> ReadOptions:
                        r.allow_different_targets, r.allow_different_prompts, r.pool)
 
 
+def _refuse_one_file_twice(paths) -> None:
+    """Two systems' paths that are one file or folder (``a.csv`` and ``./a.csv``, ``-`` and
+    ``/dev/stdin``) would compare a system with itself: refused."""
+    seen = {}
+    for path in paths:
+        try:
+            info = os.fstat(0) if path == "-" else os.stat(path)
+        except (OSError, TypeError, ValueError):
+            continue                        # not a path here: the reader says what it is
+        other = seen.setdefault((info.st_dev, info.st_ino), path)
+        if other is not path:
+            raise ToolError(f"{_shorten(other)} and {_shorten(path)} are the same "
+                            f"{'folder' if stat.S_ISDIR(info.st_mode) else 'file'}; give "
+                            "each system its own")
+
+
 def _read_input(r: _Request, progress=None) -> Table | Battles:
     """The user's scores: one file, one file or folder per system, or files of battles."""
     options = _read_options(r, r.on_missing, progress)
@@ -12730,6 +12746,7 @@ def _read_input(r: _Request, progress=None) -> Table | Battles:
     if sum(isinstance(path, str) and path == "-" for path in paths) > 1:
         raise ToolError("- (stdin) is given more than once; it can be read once: give the "
                         "other systems as files")
+    _refuse_one_file_twice(paths)
     found = _battle_paths(paths, r.input_format)
     if found:
         return read_battles(found, options)
