@@ -286,13 +286,32 @@ def _signed_fixed(value: Fraction, places: int) -> str:
     >>> _signed_fixed(Fraction(15, 10 ** 8), 1)
     '+1.5e-07'
     """
-    text = _round_fixed(value, _places_shown(value, places), sign=True)
+    text = _round_fixed(value, _places_shown(value, places), sign=True,
+                        significant=6 + max(0, places - 3))
     return f"{float(value):+.1e}" if value and not text.strip("+-0.") else text
 
 
-def _format_gap(value: Fraction, percent: bool) -> str:
-    """A gap with its sign: ``+3.6 pts`` for proportions, ``+0.250`` for other scores."""
-    return _signed_fixed(value * 100, 1) + " pts" if percent else _signed_fixed(value, 3)
+def _format_gap(value: Fraction, percent: bool, extra: int = 0) -> str:
+    """A gap with its sign: ``+3.6 pts`` for proportions, ``+0.250`` for other scores (with
+    *extra* more digits)."""
+    return _signed_fixed(value * 100, 1 + extra) + " pts" if percent else \
+        _signed_fixed(value, 3 + extra)
+
+
+def _format_apart(first: Fraction, second: Fraction, percent: bool) -> tuple:
+    """Two gaps as ``_format_gap`` prints them, with as many more digits as unequal values
+    need to print unequal: a lower end is never shown equal to the margin it is above.
+
+    >>> _format_apart(Fraction(3051, 1000), Fraction(3, 1000), True)
+    ('+305.1 pts', '+0.3 pts')
+    >>> _format_apart(Fraction(3041, 100000), Fraction(3, 100), True)
+    ('+3.04 pts', '+3.00 pts')
+    """
+    for extra in range(12):
+        texts = _format_gap(first, percent, extra), _format_gap(second, percent, extra)
+        if texts[0] != texts[1] or first == second:
+            break
+    return texts
 
 
 def _format_interval(interval, percent: bool) -> str:
@@ -336,7 +355,8 @@ def _parse_number(text: str) -> Fraction | None:
 _LARGE = 10 ** 15                  # a number this large prints with 6 significant digits
 
 
-def _round_fixed(value: Fraction, places: int, *, sign: bool = False) -> str:
+def _round_fixed(value: Fraction, places: int, *, sign: bool = False,
+                 significant: int = 6) -> str:
     """Format an exact value with *places* decimals, rounding half to even exactly.
 
     >>> _round_fixed(Fraction(-7, 500) * 100, 1, sign=True)
@@ -351,9 +371,9 @@ def _round_fixed(value: Fraction, places: int, *, sign: bool = False) -> str:
     value = Fraction(value)
     if abs(value) >= _LARGE:
         digits = len(str(round(abs(value))))
-        mantissa = round(abs(value) / 10 ** (digits - 6))            # exact, half to even
-        digits, mantissa = (digits + 1, mantissa // 10) if mantissa >= 10 ** 6 else \
-            (digits, mantissa)
+        mantissa = round(abs(value) / 10 ** (digits - significant))  # exact, half to even
+        digits, mantissa = (digits + 1, mantissa // 10) if mantissa >= 10 ** significant \
+            else (digits, mantissa)
         return ("-" if value < 0 else "+" if sign else "") + \
             f"{str(mantissa)[0]}.{str(mantissa)[1:]}e+{digits - 1}"
     scaled = round(value * 10 ** places)
@@ -10558,7 +10578,7 @@ def _gate_lines(comparison: Comparison, percent: bool) -> list:
     gate = comparison.decision.gate
     if gate is None:
         return []
-    lower, margin = _format_gap(gate.lower, percent), _format_gap(gate.margin, percent)
+    lower, margin = _format_apart(gate.lower, gate.margin, percent)
     above = "is above" if gate.lower > gate.margin else "is not above"
     need = (f" and the verdict is {gate.word}" if gate.kind == "superiority" else
             " (the verdict is unreliable)" if gate.word == "unreliable" else "")

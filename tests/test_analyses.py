@@ -9,6 +9,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -852,6 +853,24 @@ def test_gate_bad_input_is_status_2(tmp_path):
     assert_one_line_error(*cli("plan", "--gate", "--n-grid", "100,200"),
                           "--gate does not apply to plan")
     assert_one_line_error(*cli("compare", str(tmp_path / "none.csv"), "--gate"), "cannot read")
+
+
+@pytest.mark.parametrize("scale", [1, 10 ** 18])
+def test_the_gate_line_never_prints_the_lower_end_equal_to_the_margin_it_beats(tmp_path, scale):
+    """A margin just below the lower end (within its printed digits: 3 decimals, or 6
+    significant digits past 10^15) is printed with as many more digits as tell them apart."""
+    rng = random.Random(4)
+    lines = ["item,a,b"] + [f"{i},{x * scale:.9g},{(x + 0.3 + rng.gauss(0, 0.05)) * scale:.9g}"
+                            for i, x in enumerate(rng.random() for _ in range(300))]
+    path = tmp_path / "f.csv"
+    path.write_text("\n".join(lines) + "\n")
+    lower = bed.compare(str(path), systems=["a", "b"]).interval.lo
+    margin = lower - lower / 10 ** 9
+    status, out, _ = cli("compare", str(path), "--systems", "a,b", "--gate", "--min-delta",
+                         str(float(margin)))
+    line = next(line for line in out.splitlines() if line.startswith("gate: PASS"))
+    shown = re.findall(r"[+-][0-9.]+(?:e[+][0-9]+)?", line)
+    assert status == 0 and len(shown) == 3 and shown[0] == shown[2] != shown[1], line
 
 
 def test_several_candidates_are_each_gated_with_the_family_adjustment(tmp_path):
