@@ -5298,6 +5298,7 @@ class _Advice:
     worst: Fraction
     resamples: int | None = None
     step: Fraction | None = None
+    digit: Fraction = Fraction(1, 1000)     # the last digit printed: 0.1 pts, or 0.001
 
 
 def _nice_up(value: float) -> int:
@@ -5323,24 +5324,33 @@ def _mc_advice(analysis) -> _Advice | None:
     if analysis.exact is not None or analysis.method != "bootstrap":
         return None
     worst = max(analysis.errors["paired"] + analysis.errors["unpaired"])
-    step = Fraction(1, 1000)                  # the last digit printed: 0.1 pts, or 0.001
+    step = _last_digit(max(abs(end) for interval in (analysis.paired, analysis.unpaired)
+                           for end in (interval.lo, interval.hi)))
     if worst <= step:
         return None
     if analysis.binary and getattr(analysis.design, "clusters", None) is None:
-        return _Advice("exact", worst)
+        return _Advice("exact", worst, digit=step)
     grid = analysis.paired_distribution.grid
     if grid is not None and grid > step / 2:
         settle = [analysis.distributions[name].settling(
             analysis.confidence, analysis.rules[name], analysis.gap,
             (analysis.jackknives or {}).get(name)) for name in ("paired", "unpaired")]
         needed = _nice_up(max(settle) * _ADVICE_SAFETY)
-        return _Advice("lattice", worst, needed if needed <= MAX_RESAMPLES else None, grid)
+        return _Advice("lattice", worst, needed if needed <= MAX_RESAMPLES else None, grid, step)
     needed = _resamples_for(worst, analysis.resamples, step / 2)
     if needed <= analysis.resamples:     # the estimate of the error itself moved: ask for more
         needed = _nice_up(2 * analysis.resamples)
     if needed > MAX_RESAMPLES:
-        return _Advice("method", worst)
-    return _Advice("resamples", worst, needed)
+        return _Advice("method", worst, digit=step)
+    return _Advice("resamples", worst, needed, digit=step)
+
+
+def _last_digit(value: Fraction) -> Fraction:
+    """The last digit a gap of this size prints: 0.001 (0.1 pts), or past 10^15, where six
+    significant digits are printed, the sixth."""
+    if abs(value) < _LARGE:
+        return Fraction(1, 1000)
+    return Fraction(10) ** (len(str(round(abs(value)))) - 6)
 
 
 _MAX_CLASS_ROWS = 100          # classes up to which a metric's per-class table is given
@@ -5481,10 +5491,14 @@ class Distribution(_Rules):
     def value(self, index: int) -> Fraction:
         return Fraction(self.sums[index], self.denominator)
 
-    @property
+    @functools.cached_property
     def grid(self) -> Fraction | None:
-        """The spacing the statistic lives on (1/denominator), or None for ratios."""
-        return Fraction(1, self.denominator) if isinstance(self.sums[0], int) else None
+        """The spacing the resampled values lie on: their differences' greatest common divisor
+        over the denominator (1/denominator if they are all equal), or None for ratios."""
+        if not isinstance(self.sums[0], int):
+            return None
+        first = self.sums[0]
+        return Fraction(math.gcd(*map(first.__rsub__, self.sums)) or 1, self.denominator)
 
     @property
     def degenerate(self) -> bool:
@@ -10340,7 +10354,8 @@ def _advice_line(advice: _Advice, result: Analysis) -> str:
              f"B={result.resamples:,}, more than the last digit printed; ")
     if advice.kind == "exact":
         return moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at no cost"
-    half = "0.05 pts" if result.percent else "0.0005"
+    half = _magnitude(advice.digit / 2, result.percent) if advice.digit < 1 else \
+        f"{float(advice.digit) / 2:.0e}"             # half the sixth significant digit
     if advice.kind == "lattice":
         apart = (f"the gap's resampled values lie {_magnitude(advice.step, result.percent)} "
                  "apart, so an end moves by whole steps: ")

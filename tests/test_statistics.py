@@ -494,6 +494,28 @@ def test_the_hint_for_a_gap_on_a_lattice_counts_what_settles_an_end(tmp_path):
     assert wide.settling(Fraction(1, 2)) == math.ceil(2.576 ** 2 * 0.25 * 0.75 / 0.15 ** 2)
 
 
+def test_the_hint_for_scores_past_10_to_the_15_speaks_of_their_own_digits_and_steps(tmp_path):
+    """Scores near 10^20 print with six significant digits: the hint's "half that digit" is
+    half the sixth digit (it said +-0.0005), and the steps the gap moves by are the resampled
+    values' own spacing, 2e18 / 300 (it said 1/300, the spacing of integer sums)."""
+    rng = random.Random(2)
+    rows = []
+    for i in range(300):
+        a = rng.randint(0, 50) * 2 * 10 ** 18
+        rows.append(f"{i},{a},{a + rng.choice([0, 2, 4, -2]) * 10 ** 18}\n")
+    path = tmp_path / "big.csv"
+    path.write_text("item,a,b\n" + "".join(rows))
+    out = cli("compare", str(path), "--systems", "a,b", "--details", "--resamples", "2000")[1]
+    hint = next(line for line in out.splitlines() if line.startswith("hint:"))
+    assert "the gap's resampled values lie 6.66667e+15 apart" in hint, hint
+    real = [f"{i},{x * 1e20:.6e},{(x + 0.3 + rng.gauss(0, 0.001)) * 1e20:.6e}\n"
+            for i, x in enumerate(rng.random() for _ in range(200))]
+    path.write_text("item,a,b\n" + "".join(real))
+    out = cli("compare", str(path), "--systems", "a,b", "--details", "--resamples", "2000")[1]
+    hint = next(line for line in out.splitlines() if line.startswith("hint:"))
+    assert "within +-5e+13" in hint and "0.0005" not in hint, hint
+
+
 def test_where_nothing_exact_fits_the_resamples_hold_the_printed_ends(tmp_path):
     """40 real-valued items (too few for the saddlepoint): at B = 2,000 the ends moved by a
     printed digit from seed to seed; the tool now draws as many resamples as hold them (here
