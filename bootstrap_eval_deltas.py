@@ -6105,10 +6105,26 @@ def _column_fits(strata, units: Units) -> bool:
     spread = math.sqrt(_cgf(((1, strata),), 0.0)[2])
     if spread == 0:
         return units.equal_sizes
-    reach = max(max(map(abs, stratum.values)) for stratum in strata)
+    reach, where, value = max((max(map(abs, stratum.values)), h, max(stratum.values, key=abs))
+                              for h, stratum in enumerate(strata))
     lump = max(max(stratum.counts) for stratum in strata) / units.count
     return _SADDLEPOINT_REACH * reach <= spread and not (
-        units.count < _SADDLEPOINT_UNITS and lump > _SADDLEPOINT_LUMP)
+        units.count < _SADDLEPOINT_UNITS and lump > _SADDLEPOINT_LUMP) and not _rare_lump(
+        strata, [frozenset()] * len(strata), where, value, spread, units)
+
+
+def _rare_lump(strata, taken, where, value, spread: float, units: Units) -> bool:
+    """Is *value* of stratum *where* held by a few units (2 to 100, at most 5%), apart from the
+    rest by more than a third of their sum's sd?  Its draws then make lumps (one per number
+    drawn) that no smooth law follows, though no one unit moves the sum on its own."""
+    stratum = strata[where]
+    count = stratum.counts[stratum.values.index(value)]
+    if not 2 <= count <= min(100, units.count / 20):
+        return False
+    before, after = (_rest_cumulants(stratum, out)
+                     for out in (taken[where], taken[where] | {value}))
+    rest = math.sqrt(max(0.0, spread ** 2 + stratum.draws * (after[1] - before[1])))
+    return _SADDLEPOINT_REACH * abs(value - after[0]) > rest
 
 
 def _lattice_of(column, groups) -> tuple:
@@ -6185,7 +6201,8 @@ def _outlying(strata, units: Units) -> tuple | None:
         far, where, value = max((abs(v - rest[0]), h, v) for h, (values, out, rest) in
                                 enumerate(zip(ordered, taken, rests))
                                 for v in _extremes(values, out))
-        if _SADDLEPOINT_REACH * far <= spread:            # (far 0: the rest are equal)
+        if _SADDLEPOINT_REACH * far <= spread and not _rare_lump(    # (far 0: all equal)
+                strata, taken, where, value, spread, units):
             return tuple(taken) if any(taken) else None
         if sum(map(len, taken)) == _MIXTURE_OUTLIERS:
             return None
@@ -6242,7 +6259,7 @@ def _stratum_states(stratum: _Stratum, out) -> list | None:
             for before, p in sums.items():
                 for v, q in step.items():
                     merged[before + v] += p * q
-            sums = {t: p for t, p in merged.items() if p * chance > _MIXTURE_NEGLIGIBLE}
+            sums = {t: p for t, p in merged.items() if p > _MIXTURE_NEGLIGIBLE}
         states += [(chance * p, t, n - k) for t, p in sums.items()
                    if chance * p > _MIXTURE_NEGLIGIBLE]
         if len(states) > _MIXTURE_STATES:
@@ -6282,6 +6299,8 @@ class _Mixture(_Rules):
                 if len(states) > _MIXTURE_STATES:
                     return None
         mass = math.fsum(p for p, *_ in states)         # all but the states left out
+        if mass < 0.5:
+            return None
         return cls(tuple((p / mass, centre, math.sqrt(c2), c3 / c2 ** 1.5, c4 / c2 ** 2)
                          if c2 > 0 else (p / mass, centre, 0.0, 0.0, 0.0)  # the rest all equal
                          for p, centre, c2, c3, c4 in states), denominator, span, base)
@@ -6323,7 +6342,10 @@ class _Mixture(_Rules):
         return Fraction(self.base + k * self.span, self.denominator)
 
     def share_below(self, estimate) -> float:
-        return self.cdf(float(estimate * self.denominator))
+        """P(S < estimate) + P(S = estimate) / 2: on a lattice, the law half a step either side
+        (a lump at the estimate counts half, as BCa's bias correction reads it)."""
+        x = float(estimate * self.denominator)
+        return (self.cdf(x - self.span / 2) + self.cdf(x + self.span / 2)) / 2
 
     def mass_below(self, value) -> float:
         """P(statistic < value): on a lattice, the law at the lattice value below, plus span/2."""
