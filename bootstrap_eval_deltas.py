@@ -6114,17 +6114,32 @@ def _column_fits(strata, units: Units) -> bool:
 
 
 def _rare_lump(strata, taken, where, value, spread: float, units: Units) -> bool:
-    """Is *value* of stratum *where* held by a few units (2 to 100, at most 5%), apart from the
-    rest by more than a third of their sum's sd?  Its draws then make lumps (one per number
-    drawn) that no smooth law follows, though no one unit moves the sum on its own."""
-    stratum = strata[where]
-    count = stratum.counts[stratum.values.index(value)]
-    if not 2 <= count <= min(100, units.count / 20):
-        return False
-    before, after = (_rest_cumulants(stratum, out)
-                     for out in (taken[where], taken[where] | {value}))
-    rest = math.sqrt(max(0.0, spread ** 2 + stratum.draws * (after[1] - before[1])))
-    return _SADDLEPOINT_REACH * abs(value - after[0]) > rest
+    """Do a few units (2 to 100, at most 5%) with values at or near *value*, the farthest of
+    stratum *where*, lie apart from the rest by more than a third of the rest's sum's sd?
+    Their draws then make lumps (one per number drawn) that no smooth law follows, though no
+    one unit moves the sum on its own.  The group grows from *value* inwards."""
+    stratum, limit = strata[where], min(100, units.count / 20)
+    pairs = sorted(((v, c) for v, c in zip(stratum.values, stratum.counts)
+                    if v not in taken[where]), key=lambda pair: abs(pair[0] - value))
+    total = math.fsum(c for _, c in pairs)
+    first = math.fsum(v * c for v, c in pairs)
+    second = math.fsum(v * v * c for v, c in pairs)
+    others = spread ** 2 - stratum.draws * (second / total - (first / total) ** 2)
+    held = group = group_first = group_second = 0.0
+    for v, c in pairs:
+        held += c
+        if held > limit or held == total:
+            return False
+        group_first += v * c
+        group_second += v * v * c
+        if held < 2:
+            continue
+        mean = (first - group_first) / (total - held)
+        rest = (second - group_second) / (total - held) - mean * mean
+        if _SADDLEPOINT_REACH * abs(v - mean) > math.sqrt(max(0.0, others
+                                                              + stratum.draws * rest)):
+            return True
+    return False
 
 
 def _lattice_of(column, groups) -> tuple:

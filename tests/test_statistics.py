@@ -728,14 +728,14 @@ def test_bca_on_lumps_counts_the_lump_at_the_estimate_half():
 
 @pytest.mark.parametrize("copies", [10, 15, 60])
 def test_one_far_value_held_by_a_few_items_is_counted_as_lumps(copies):
-    """The same score of 1,000 on 10 to 60 of 2,000 items: no one item moves the sum by a
-    third of its sd, but the draws of that value make lumps 0.5 apart, far wider than the
-    rest's spread, which the saddlepoint smoothed over (ends in the gaps, 3% of the width
-    off).  Counted as lumps, B's ends sit on SciPy's binomial quantiles of that count."""
+    """The same score of 1,000 on 10 to 60 of 2,000 items (A 0.5 there): no one item moves
+    the sum by a third of its sd, but the draws of that value make lumps 0.5 apart, far wider
+    than the rest's spread, which the saddlepoint smoothed over (ends in the gaps, 3% of the
+    width off).  Counted as lumps, B's ends sit on SciPy's binomial quantiles of that count."""
     binom = pytest.importorskip("scipy.stats").binom
     rng = random.Random(copies)
     n = 2000
-    a = [round(rng.random(), 4) for _ in range(n)]
+    a = [0.5] * copies + [round(rng.random(), 4) for _ in range(n - copies)]
     b = [1000.0] * copies + [round(rng.random(), 4) for _ in range(n - copies)]
     analysis = bed.compare(a, b).comparisons[0].analysis
     assert analysis.method == "mixture"
