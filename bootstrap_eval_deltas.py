@@ -6128,8 +6128,8 @@ def _rare_lump(strata, taken, where, value, spread: float, units: Units) -> bool
     held = group = group_first = group_second = 0.0
     for v, c in pairs:
         held += c
-        if held > limit or held == total:
-            return False
+        if held > limit or held == total:              # (the rest is never empty)
+            break
         group_first += v * c
         group_second += v * v * c
         if held < 2:
@@ -6209,7 +6209,7 @@ def _outlying(strata, units: Units) -> tuple | None:
     the column fits the saddlepoint's guard, farthest first; None if no such few."""
     taken = [frozenset() for _ in strata]
     ordered = [sorted(stratum.values) for stratum in strata]
-    for _ in range(_MIXTURE_OUTLIERS + 1):
+    while True:                                    # at most _MIXTURE_OUTLIERS + 1 rounds
         rests = [_rest_cumulants(stratum, out) for stratum, out in zip(strata, taken)]
         spread = math.sqrt(math.fsum(stratum.draws * rest[1]
                                      for stratum, rest in zip(strata, rests)))
@@ -6222,7 +6222,6 @@ def _outlying(strata, units: Units) -> tuple | None:
         if sum(map(len, taken)) == _MIXTURE_OUTLIERS:
             return None
         taken[where] = taken[where] | {value}
-    return None
 
 
 def _extremes(ordered, out) -> tuple:

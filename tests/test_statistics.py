@@ -745,6 +745,45 @@ def test_one_far_value_held_by_a_few_items_is_counted_as_lumps(copies):
         assert abs(float(end) - (k * 1000 + (n - k) * rest) / n) < 0.05 * 1000 / n
 
 
+def test_the_mixture_refuses_what_it_cannot_count_and_reads_its_law_on_and_off_a_lattice():
+    """Four far values are more than it counts (the bootstrap then runs); outliers not rare
+    (K's mean past 100) or past _MIXTURE_STATES states are refused; a mixture without a
+    lattice reads its quantile where the law reaches the level, with one a lattice value."""
+    rng = random.Random(9)
+    a = [round(rng.random(), 4) for _ in range(1000)]
+    b = a[:996] + [500.0, 700.0, -900.0, 1300.0]
+    assert not bed._mixture_fits(bed.Scores(tuple(map(Fraction, map(str, a))),
+                                            tuple(map(Fraction, map(str, b)))).units)
+    stratum = bed._Stratum.of([0] * 700 + [1] * 300)
+    assert bed._stratum_states(stratum, frozenset({stratum.values[1]})) is None  # K ~ 300
+    many = bed._Stratum.of(list(range(900)) + [10 ** 6, 2 * 10 ** 6 + 7, 5 * 10 ** 6 + 13] * 30)
+    out = frozenset(sorted(many.values)[-3:])
+    assert bed._stratum_states(many, out) is None                     # past the states kept
+    assert bed._Mixture.of(((1, (many,), (out,)),), 1) is None
+    one = bed._Stratum.of(list(range(990)) + [10 ** 6] * 10)
+    far = frozenset({max(one.values)})
+    assert bed._Mixture.of(((1, (one,), (far,)), (-1, (one,), (far,)), (1, (one,), (far,)),
+                            (-1, (one,), (far,))), 1) is None          # 4 parts: too many
+    smooth = bed._Mixture(((1.0, 0.0, 1.0, 0.0, 0.0),), 1)
+    assert smooth.grid is None and abs(float(smooth.quantile(0.975)) - 1.959964) < 1e-5
+    assert abs(smooth.mass_below(0) - 0.5) < 1e-12
+    lattice = bed._Mixture(((0.5, 0.0, 0.0, 0.0, 0.0), (0.5, 10.0, 0.0, 0.0, 0.0)), 10, 10)
+    assert lattice.grid == 1 and lattice.quantile(0.25) == 0 and lattice.quantile(0.75) == 1
+    assert lattice.mass_below(Fraction(1, 2)) == 0.5 and lattice.mass_below(0) == 0.0
+
+
+def test_the_sign_flip_test_draws_patterns_where_too_many_differences_dominate():
+    """Five of 60 differences far larger than the rest (more than the three taken exactly),
+    and 40 differences in all (fewer than the saddlepoint takes): random sign patterns."""
+    rng = random.Random(10)
+    diffs = [rng.choice([-1, 1]) * rng.randint(1, 9999) for _ in range(55)] + \
+        [(-1) ** k * (10 ** 7 + k) for k in range(5)]
+    test = bed.sign_flip_test(random.Random(0), diffs)
+    assert not test.exact and not test.saddlepoint and test.permutations == bed.PERMUTATIONS
+    assert bed._sign_flip_outlying(diffs) is None
+    assert bed._sign_flip_outlying(diffs[:40]) is None
+
+
 def test_the_sign_flip_test_takes_a_few_outlying_differences_exactly():
     """300 differences with four decimals and two far larger than the rest: Robinson's
     saddlepoint for the rest, averaged over the outliers' four sign patterns, agrees with
