@@ -6609,6 +6609,11 @@ class PermutationTest:
         how = "exact" if self.exact else "saddlepoint" if self.saddlepoint else "Monte Carlo"
         return f"{'prediction-swap' if self.swaps else 'sign-flip'} permutation ({how})"
 
+    @property
+    def at_floor(self) -> bool:
+        """No random pattern was as extreme: p is the least R patterns give, a bound."""
+        return not (self.exact or self.saddlepoint) and self.p <= 1 / (self.permutations + 1)
+
 
 def _signed_sums(values) -> list:
     sums = [0]
@@ -7289,6 +7294,13 @@ class Analysis:
     exact_distributions: dict | None = None   # exact ones beside a Monte Carlo run (--exact)
     metric: str | None = None   # a confusion-matrix metric (METRICS); None: the mean score
 
+    def __post_init__(self):
+        unit = "pts" if self.percent else "score"       # each interval in the scores' unit
+        for name in ("ci_a", "ci_b", "paired", "unpaired"):
+            interval = getattr(self, name)
+            if isinstance(interval, Interval) and interval.unit != unit:
+                object.__setattr__(self, name, dataclasses.replace(interval, unit=unit))
+
     def __repr__(self) -> str:
         return (f"Analysis(n={self.n:,}, gap={float(self.gap):.4g}, "
                 f"paired=[{float(self.paired.lo):.4g}"
@@ -7358,6 +7370,24 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
     if _saddlepoint_fits(units):
         return "saddlepoint"
     return "mixture" if _mixture_fits(units) else "bootstrap"
+
+
+def _why_resampled(units: Units) -> str:
+    """Why neither the saddlepoint nor the outlier mixture fits (``_choose_method`` gave
+    "bootstrap" unasked), in the report's words."""
+    counted = f"{units.count:,} {'clusters' if units.clustered else 'items'}"
+    if units.count < _SADDLEPOINT_SMOOTH_UNITS:
+        return (f"{counted}: the saddlepoint approximation needs {_SADDLEPOINT_SMOOTH_UNITS} "
+                "or more")
+    if units.count < _SADDLEPOINT_UNITS:
+        return (f"{counted}, with a value held by more than a fifth of them or a few far from "
+                f"the rest: without resampling that needs {_SADDLEPOINT_UNITS:,}")
+    if not units.equal_sizes:
+        return ("a few values move a resampled mean on their own and the clusters' sizes "
+                "differ: the outlier mixture counts them in clusters of one size")
+    return (f"more than {_MIXTURE_OUTLIERS} values, or a group of nearby ones, move a "
+            f"resampled mean on their own: the outlier mixture counts at most "
+            f"{_MIXTURE_OUTLIERS} exactly")
 
 
 def _choose_engine(requested: str, draws, *, stream=False, counts=lambda: True) -> str:
@@ -7540,6 +7570,9 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         dists = bootstrap(rng, scores, resamples, engine=engine)
         made = _intervals(scores, dists, settings)
     intervals, errors, rules, notes, jackknives = made
+    if unasked:
+        notes = (f"resampled, as no method without Monte Carlo error fits: "
+                 f"{_why_resampled(scores.units)}",) + tuple(notes)
     if method == "bootstrap" and resamples < _fewest_resamples(confidence):
         tail = float(resamples * (1 - confidence) / 2)
         notes += (f"B={resamples:,} resamples leave {tail:.3g} in each tail of a "
@@ -10338,7 +10371,7 @@ def _test_line(result: Analysis) -> str:
         return head.replace(f" ({how})", "") + "p=1 (the two metrics are equal)"
     if test.exact or test.saddlepoint:
         return head + _p_equals(test.p)
-    if test.p <= 1 / (test.permutations + 1):
+    if test.at_floor:
         return (f"{head}p<={_format_p(test.p)} (no pattern as extreme: the smallest p this many "
                 "patterns can give)")
     error = math.sqrt(test.p * (1 - test.p) / test.permutations)
@@ -10605,8 +10638,10 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
             if result.runs is not None else "the permutation test's" if result.metric else
             "the sign-flip test's")
     below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
+    bound = isinstance(result.test, PermutationTest) and result.test.at_floor   # a bound
     decided = (f"{test} {f'{_ADJUST_NAMES[decision.adjust]}-adjusted ' if family else ''}"
-               f"{_p_equals(decision.p)} {below} {_format_decimal(decision.alpha)}")
+               f"{f'p<={_format_p(decision.p)}' if bound else _p_equals(decision.p)} {below} "
+               f"{_format_decimal(decision.alpha)}")
     word, gap = decision.word, _format_gap(result.gap, result.percent)
     head = f"verdict: {word}" + (f" ({'; '.join(incomplete)})" if incomplete else "")
     if word in ("better", "worse"):
@@ -10752,8 +10787,8 @@ def _method_text(result: Analysis) -> str:
     if result.method in _METHOD_NAMES:
         return _METHOD_NAMES[result.method]
     engine = "" if result.engine == "stream" else f", {result.engine} engine"
-    why = "" if not result.unasked else " (the saddlepoint approximation does not fit these " \
-        "scores" + ("; as many as hold the printed ends)" if result.resamples > RESAMPLES else ")")
+    why = "" if not result.unasked else " (no method without resampling fits these scores" + (
+        "; as many as hold the printed ends)" if result.resamples > RESAMPLES else ")")
     return f"bootstrap, B={result.resamples:,} resamples{engine}{why}"
 
 

@@ -325,6 +325,10 @@ def test_an_interval_prints_in_its_unit_and_with_the_digits_its_verdict_needs():
     assert str(bed.Interval(Fraction(49, 100000), Fraction(51, 100000), "score")) == \
         "[+0.0005, +0.0005]"
     assert str(bed.compare([1, 0, 1, 1] * 20, [1, 1, 1, 1] * 20).interval).endswith(" pts")
+    analysis = real.comparisons[0].analysis          # every interval of the record too
+    for interval in (analysis.ci_a, analysis.ci_b, analysis.paired, analysis.unpaired):
+        assert interval.unit == "score" and "pts" not in str(interval)
+    assert str(analysis.ci_a).startswith("[+4.")       # A's mean 4.5, not 450 pts
 
 
 def test_records_print_in_a_line_whatever_their_size():

@@ -634,7 +634,8 @@ def test_a_system_against_itself_is_a_point_not_a_resampling(strata):
     assert dist.mass_below(Fraction(1, 10 ** 9)) == 1.0 and dist.mass_below(0) == 0.0
     other = bed.compare(a, [round(x + rng.gauss(0, 0.1), 4) for x in a], strata=strata)
     assert other.method.startswith("saddlepoint approximation")
-    assert other.comparisons[0].analysis.ci_a == analysis.ci_a
+    ci_a = other.comparisons[0].analysis.ci_a          # (B's scores leave [0, 1]: its unit)
+    assert (ci_a.lo, ci_a.hi) == (analysis.ci_a.lo, analysis.ci_a.hi)
 
 
 @pytest.mark.once
@@ -642,9 +643,31 @@ def test_a_unit_that_moves_the_sum_on_its_own_keeps_the_bootstrap():
     """300 skewed differences, one of them more than a third of the sum's spread: the
     saddlepoint is not trusted there, and the report says the bootstrap ran instead."""
     a, b = skewed_pair(random.Random(3), 300)
-    assert bed.compare(a, b).method == ("bootstrap, B=2,000 resamples (the saddlepoint "
-                                        "approximation does not fit these scores)")
+    result = bed.compare(a, b)
+    assert result.method == ("bootstrap, B=2,000 resamples (no method without resampling "
+                             "fits these scores)")
+    assert "300 items, with a value held by more than a fifth of them or a few far from the " \
+        "rest: without resampling that needs 1,000" in str(result)
     assert bed.compare(a, b, resamples=2000).method == "bootstrap, B=2,000 resamples"
+
+
+@pytest.mark.parametrize("n, outliers, why", [
+    (30, [], "30 items: the saddlepoint approximation needs 50 or more"),
+    (1000, [(0.5, 1e4 * k) for k in range(1, 6)], "more than 3 values, or a group of nearby "
+     "ones, move a resampled mean on their own: the outlier mixture counts at most 3 exactly")])
+def test_a_resampled_report_says_why_nothing_without_resampling_fits(n, outliers, why):
+    """Resampled unasked: the note names the reason (too few units, too many far values),
+    and a Monte Carlo p at its floor reads as the bound it is in the verdict too."""
+    a, b = outlier_pair(4, n, outliers)
+    b = [y + 0.02 * bool(outliers) if y <= 1 else y for y in b]     # B better on the rest too
+    result = bed.compare(a, b, calibration=0)
+    assert f"note: resampled, as no method without Monte Carlo error fits: {why}" in \
+        str(result)
+    assert "(no method without resampling fits these scores" in result.method
+    if outliers:                             # no random pattern as extreme
+        assert result.comparisons[0].analysis.test.at_floor and result.p < 0.00011
+        assert "the sign-flip test's p<=0.0001 is below 0.05" in result.sentence
+    assert not str(bed.compare(a, b, resamples=2000, calibration=0)).count("note: resampled")
 
 
 def outlier_pair(seed, n, outliers):
