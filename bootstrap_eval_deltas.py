@@ -961,6 +961,11 @@ class _Stratum:
                 math.fsum(map(operator.mul, self.counts, self.squares)) / total)
 
     @functools.cached_property
+    def ranked(self) -> tuple:
+        """The values' indices, least value first: walks in from either end."""
+        return tuple(sorted(range(len(self.values)), key=self.values.__getitem__))
+
+    @functools.cached_property
     def rests(self) -> dict:
         """``_rest_cumulants``' cache: {values left out: the rest's mean and cumulants}."""
         return {}
@@ -5893,6 +5898,7 @@ _SADDLEPOINT_SMOOTH_UNITS = 50   # ... or from this many, when no value holds 20
 _SADDLEPOINT_LUMP = Fraction(1, 5)
 _SADDLEPOINT_REACH = 3           # no unit may move the sum by more than sd/3 on its own
 _MIXTURE_OUTLIERS = 3            # ... or the few that do (at most this many) taken exactly
+_MIXTURE_TAKEN = 100             # ... where a group of nearby ones counts as one: values in all
 
 
 def _root(parts, target: float) -> float:
@@ -6118,15 +6124,18 @@ def _rare_lump(strata, taken, where, value, spread: float, units: Units) -> bool
     stratum *where*, lie apart from the rest by more than a third of the rest's sum's sd?
     Their draws then make lumps (one per number drawn) that no smooth law follows, though no
     one unit moves the sum on its own.  The group grows from *value* inwards."""
-    stratum, limit = strata[where], min(100, units.count / 20)
-    pairs = sorted(((v, c) for v, c in zip(stratum.values, stratum.counts)
-                    if v not in taken[where]), key=lambda pair: abs(pair[0] - value))
-    total = math.fsum(c for _, c in pairs)
-    first = math.fsum(v * c for v, c in pairs)
-    second = math.fsum(v * v * c for v, c in pairs)
-    others = spread ** 2 - stratum.draws * (second / total - (first / total) ** 2)
-    held = group = group_first = group_second = 0.0
-    for v, c in pairs:
+    stratum, out, limit = strata[where], taken[where], min(100, units.count / 20)
+    values, counts, ranked = stratum.values, stratum.counts, stratum.ranked
+    high = next(values[i] for i in reversed(ranked) if values[i] not in out)
+    near = itertools.islice(((values[i], counts[i]) for i in (
+        reversed(ranked) if value == high else ranked) if values[i] not in out), int(limit) + 1)
+    mean, variance = _rest_cumulants(stratum, out)[:2]          # of all the units not out
+    total = math.fsum(counts) - math.fsum(c for v, c in zip(values, counts) if v in out) \
+        if out else math.fsum(counts)
+    first, second = mean * total, (variance + mean * mean) * total
+    others = spread ** 2 - stratum.draws * variance
+    held = group_first = group_second = 0.0
+    for v, c in near:
         held += c
         if held > limit or held == total:              # (the rest is never empty)
             break
@@ -6205,23 +6214,39 @@ _MIXTURE_NEGLIGIBLE = 1e-14      # a state less likely than this is left out
 
 
 def _outlying(strata, units: Units) -> tuple | None:
-    """Per stratum, the few distinct values (at most _MIXTURE_OUTLIERS in all) without which
-    the column fits the saddlepoint's guard, farthest first; None if no such few."""
+    """Per stratum, the groups of outlying values (at most _MIXTURE_OUTLIERS groups and
+    _MIXTURE_TAKEN values in all) without which the column fits the saddlepoint's guard,
+    taken farthest first; a group's values lie within a third of the rest's sd of one
+    another (``_near_groups``).  None if no such few."""
     taken = [frozenset() for _ in strata]
     ordered = [sorted(stratum.values) for stratum in strata]
-    while True:                                    # at most _MIXTURE_OUTLIERS + 1 rounds
+    while True:                                    # at most _MIXTURE_TAKEN + 1 rounds
         rests = [_rest_cumulants(stratum, out) for stratum, out in zip(strata, taken)]
         spread = math.sqrt(math.fsum(stratum.draws * rest[1]
                                      for stratum, rest in zip(strata, rests)))
+        groups = [_near_groups(out, spread / _SADDLEPOINT_REACH) for out in taken]
+        if sum(map(len, groups)) > _MIXTURE_OUTLIERS:
+            return None                            # (the reach only shrinks as values go)
         far, where, value = max((abs(v - rest[0]), h, v) for h, (values, out, rest) in
                                 enumerate(zip(ordered, taken, rests))
                                 for v in _extremes(values, out))
         if _SADDLEPOINT_REACH * far <= spread and not _rare_lump(    # (far 0: all equal)
                 strata, taken, where, value, spread, units):
-            return tuple(taken) if any(taken) else None
-        if sum(map(len, taken)) == _MIXTURE_OUTLIERS:
+            return tuple(groups) if any(taken) else None
+        if sum(map(len, taken)) == _MIXTURE_TAKEN:
             return None
         taken[where] = taken[where] | {value}
+
+
+def _near_groups(values, reach: float) -> frozenset:
+    """*values* in groups, each spanning at most *reach* (from its least value up)."""
+    groups, group = [], []
+    for value in sorted(values):
+        if group and value - group[0] > reach:
+            groups.append(frozenset(group))
+            group = []
+        group.append(value)
+    return frozenset(groups + [frozenset(group)] if group else groups)
 
 
 def _extremes(ordered, out) -> tuple:
@@ -6239,42 +6264,53 @@ def _rest_cumulants(stratum: _Stratum, out: frozenset) -> tuple:
         keep = [v not in out for v in stratum.values] if out else None
         values = list(itertools.compress(stratum.values, keep)) if out else stratum.values
         counts = list(itertools.compress(stratum.counts, keep)) if out else stratum.counts
-        total = math.fsum(counts)
-        mean = math.fsum(map(operator.mul, values, counts)) / total
-        centred = [v - mean for v in values]
-        weighted = list(map(operator.mul, counts, centred))
-        m2 = math.fsum(map(operator.mul, weighted, centred)) / total
-        weighted = list(map(operator.mul, weighted, centred))
-        m3 = math.fsum(map(operator.mul, weighted, centred)) / total
-        m4 = math.fsum(map(operator.mul, map(operator.mul, weighted, centred), centred)) / total
-        cache[out] = (mean, m2, m3, m4 - 3 * m2 * m2)
+        cache[out] = _cumulants(values, counts)
     return cache[out]
 
 
+def _cumulants(values, counts) -> tuple:
+    """Mean and the 2nd to 4th cumulants of one draw from *values* held *counts* times."""
+    total = math.fsum(counts)
+    mean = math.fsum(map(operator.mul, values, counts)) / total
+    centred = [v - mean for v in values]
+    weighted = list(map(operator.mul, counts, centred))
+    m2 = math.fsum(map(operator.mul, weighted, centred)) / total
+    weighted = list(map(operator.mul, weighted, centred))
+    m3 = math.fsum(map(operator.mul, weighted, centred)) / total
+    m4 = math.fsum(map(operator.mul, map(operator.mul, weighted, centred), centred)) / total
+    return mean, m2, m3, m4 - 3 * m2 * m2
+
+
 def _stratum_states(stratum: _Stratum, out) -> list | None:
-    """``(probability, outliers' sum, the rest's draws)`` of one stratum's resample: the
-    outliers' draws K ~ Binomial(n, their share), their sum given K a K-fold convolution;
-    None past _MIXTURE_STATES or when the outliers are not rare (K's mean above 100)."""
+    """``(probability, outliers' sum, the rest's draws, (k2, k3, k4))`` of one stratum's
+    resample: the outliers' draws K ~ Binomial(n, their share), their sum given K a K-fold
+    convolution over the groups *out* (each at its mean, the draws' spread about it kept as
+    cumulants, added to the rest's); None past _MIXTURE_STATES or when the outliers are not
+    rare (K's mean above 100)."""
     n = stratum.draws
     if not out:
-        return [(1.0, 0.0, n)]
-    weights = {v: c for v, c in zip(stratum.values, stratum.counts) if v in out}
-    held = math.fsum(weights.values())
+        return [(1.0, 0.0, n, (0.0, 0.0, 0.0))]
+    weights = dict(zip(stratum.values, stratum.counts))
+    held = math.fsum(weights[v] for group in out for v in group)
     share = held / math.fsum(stratum.counts)
     if n * share > 100:
         return None
-    step = {v: c / held for v, c in weights.items()}
-    states, sums = [], {0.0: 1.0}
+    step = {}                      # per group: its (mean, k2, k3, k4) per draw: its chance
+    for group in out:
+        counts = [weights[v] for v in group]
+        key = _cumulants(list(group), counts)
+        step[key] = step.get(key, 0.0) + math.fsum(counts) / held
+    states, sums = [], {(0.0, 0.0, 0.0, 0.0): 1.0}
     chance = math.exp(n * math.log1p(-share))       # P(K = 0), at least e**-100
     for k in range(n + 1):
         if k:
             chance *= (n - k + 1) / k * share / (1 - share)
             merged = collections.defaultdict(float)
             for before, p in sums.items():
-                for v, q in step.items():
-                    merged[before + v] += p * q
+                for add, q in step.items():
+                    merged[tuple(map(operator.add, before, add))] += p * q
             sums = {t: p for t, p in merged.items() if p > _MIXTURE_NEGLIGIBLE}
-        states += [(chance * p, t, n - k) for t, p in sums.items()
+        states += [(chance * p, t[0], n - k, t[1:]) for t, p in sums.items()
                    if chance * p > _MIXTURE_NEGLIGIBLE]
         if len(states) > _MIXTURE_STATES:
             return None
@@ -6301,14 +6337,16 @@ class _Mixture(_Rules):
         states = [(1.0, 0.0, 0.0, 0.0, 0.0)]           # p, centre, k2, k3, k4
         for sign, strata, taken in parts:
             for stratum, out in zip(strata, taken):
-                mean, k2, k3, k4 = _rest_cumulants(stratum, out)
+                mean, k2, k3, k4 = _rest_cumulants(stratum, frozenset().union(*out))
                 local = _stratum_states(stratum, out)
                 if local is None:
                     return None
                 states = [(p * q, centre + sign * (t + stratum.draws * stratum.mean
                                                    + draws * mean),
-                           c2 + draws * k2, c3 + sign * draws * k3, c4 + draws * k4)
-                          for p, centre, c2, c3, c4 in states for q, t, draws in local
+                           c2 + draws * k2 + d2, c3 + sign * (draws * k3 + d3),
+                           c4 + draws * k4 + d4)
+                          for p, centre, c2, c3, c4 in states
+                          for q, t, draws, (d2, d3, d4) in local
                           if p * q > _MIXTURE_NEGLIGIBLE]
                 if len(states) > _MIXTURE_STATES:
                     return None
@@ -6733,16 +6771,21 @@ def _sign_flip_far_tail(nonzero, observed: int) -> PermutationTest | None:
 
 def _sign_flip_outlying(nonzero) -> tuple | None:
     """``(rest, outlying)``: many differences, none moving T = sum +-d by a third of its sd on
-    its own once the largest few (at most _MIXTURE_OUTLIERS) are taken out; None if none such."""
-    ordered = sorted(nonzero, key=abs)
-    square = sum(d * d for d in ordered)
+    its own once the largest few (at most _MIXTURE_OUTLIERS) are taken out, nor a group of the
+    largest (2 to 100, at most 5%) standing apart from the others by that much (their signs
+    would make lumps no smooth law follows); None if none such."""
+    ordered = sorted(map(abs, nonzero))
+    squares = list(itertools.accumulate(d * d for d in ordered))    # of the least k + 1
     for taken in range(_MIXTURE_OUTLIERS + 1):
-        rest = ordered[:len(ordered) - taken]
-        if len(rest) < _SADDLEPOINT_SMOOTH_UNITS:
+        size = len(ordered) - taken
+        if size < _SADDLEPOINT_SMOOTH_UNITS:
             return None
-        if (_SADDLEPOINT_REACH * rest[-1]) ** 2 <= square:   # the rest's sd, squared
-            return rest, tuple(map(abs, ordered[len(rest):]))
-        square -= rest[-1] * rest[-1]
+        if (_SADDLEPOINT_REACH * ordered[size - 1]) ** 2 <= squares[size - 1]:
+            lumps = range(2, min(100, size // 20) + 1)
+            if any((_SADDLEPOINT_REACH * ordered[size - j]) ** 2 > squares[size - j - 1]
+                   for j in lumps):
+                return None
+            return ordered[:size], tuple(ordered[size:])
     return None
 
 
@@ -6796,11 +6839,22 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *
         planes = [int(bytes(48 + (d >> bit & 1) for d in reversed(shifted)), 2)
                   for bit in range(max(shifted).bit_length())]
         total, hits = sum(diffs), 0
+        # The planes below *cut* move T by far less than its sd: summed only where the upper
+        # planes leave the verdict open (kept lies within count * (2**cut - 1) above them).
+        cut = min(len(planes), max(0, sum(d * d for d in diffs).bit_length() // 2
+                                   - len(diffs).bit_length() - 6))
+        upper, lower = list(enumerate(planes))[cut:], list(enumerate(planes))[:cut]
         for done in range(1, permutations + 1):
             keep = rng.getrandbits(len(diffs))
-            kept = sum((keep & plane).bit_count() << bit for bit, plane in enumerate(planes))
-            kept += low * keep.bit_count()
-            hits += abs(2 * kept - total) >= observed
+            count = keep.bit_count()
+            kept = sum((keep & plane).bit_count() << bit for bit, plane in upper) + low * count
+            least = 2 * kept - total
+            most = least + 2 * count * ((1 << cut) - 1)
+            if least >= observed or most <= -observed:
+                hits += 1
+            elif most >= observed or least <= -observed:      # open: the lower planes too
+                kept += sum((keep & plane).bit_count() << bit for bit, plane in lower)
+                hits += abs(2 * kept - total) >= observed
             if progress is not None and done % 1024 == 0:
                 progress(done, permutations)
     return PermutationTest((hits + 1) / (permutations + 1), False, permutations)
