@@ -291,9 +291,18 @@ def _signed_fixed(value: Fraction, places: int) -> str:
     return f"{float(value):+.1e}" if value and not text.strip("+-0.") else text
 
 
-def _format_gap(value: Fraction, percent: bool, extra: int = 0) -> str:
+def _format_gap(value: Fraction, percent: bool, extra: int = 0, beside=None) -> str:
     """A gap with its sign: ``+3.6 pts`` for proportions, ``+0.250`` for other scores (with
-    *extra* more digits)."""
+    *extra* more digits; with an interval printed *beside* it, at least as many as its ends
+    take, so that the gap never prints outside its own interval).
+
+    >>> tight = Interval(Fraction(47, 100000), Fraction(11, 20000))
+    >>> gap = Fraction(51, 100000)
+    >>> _format_gap(gap, True), _format_gap(gap, True, beside=tight)
+    ('+0.1 pts', '+0.05 pts')
+    """
+    if beside is not None:
+        extra = max(extra, _interval_places(beside, percent) - (1 if percent else 3))
     return _signed_fixed(value * 100, 1 + extra) + " pts" if percent else \
         _signed_fixed(value, 3 + extra)
 
@@ -317,11 +326,16 @@ def _format_apart(first: Fraction, second: Fraction, percent: bool) -> tuple:
 def _format_interval(interval, percent: bool) -> str:
     """An interval's ends: ``[-1.4, +8.4] pts`` for proportions, ``[+0.588, +0.715]`` for
     other scores; more decimals where an end that is not zero would print as zero."""
-    scale, places = (100, 1) if percent else (1, 3)
+    scale, places = (100 if percent else 1), _interval_places(interval, percent)
     ends = (interval.lo * scale, interval.hi * scale)
-    places = max(_places_shown(end, places) for end in ends)
     text = f"[{_signed_fixed(ends[0], places)}, {_signed_fixed(ends[1], places)}]"
     return text + " pts" if percent else text
+
+
+def _interval_places(interval, percent: bool) -> int:
+    """The decimals ``_format_interval`` prints an interval's ends with."""
+    scale, places = (100, 1) if percent else (1, 3)
+    return max(_places_shown(end * scale, places) for end in (interval.lo, interval.hi))
 
 
 def _places_shown(value: Fraction, places: int) -> int:
@@ -9183,25 +9197,31 @@ def _ledger_time() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
 
 
-def _lock_ledger(path: str) -> int:
-    """The ledger's folder, locked exclusively from counting to appending, so two runs never
-    both say "comparison 2 of 2"; not the file, so a run that fails leaves no ledger."""
+def _lock_ledger(path: str) -> tuple:
+    """The ledger's folder and, when it exists, the file itself, locked exclusively from
+    counting to appending, so two runs never both say "comparison 2 of 2", whatever hard
+    link or folder they reach it by; the folder first, so a run that fails leaves no new
+    ledger.  The locked descriptors, to close (``_PendingAppend.release``)."""
     import fcntl
-    fd = None
+    fds, real = [], os.path.realpath(path)                # a link's target
     try:
-        fd = os.open(os.path.dirname(os.path.realpath(path)), os.O_RDONLY)   # a link's target
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        for target in (os.path.dirname(real), real):
+            if target == real and not os.path.exists(real):
+                break
+            fds.append(os.open(target, os.O_RDONLY))
+            fcntl.flock(fds[-1], fcntl.LOCK_EX)
     except OSError as err:
-        if fd is not None:
+        for fd in fds:
             os.close(fd)
         raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") \
             from None
-    return fd
+    return tuple(fds)
 
 
-def _append_lines(path: str, lines) -> None:
-    """Append whole lines under an exclusive lock on the file, all or nothing: on any failure
-    the file is cut back to its old length; a ledger no longer whole is refused."""
+def _append_lines(path: str, lines, locked: bool = False) -> None:
+    """Append whole lines under an exclusive lock on the file (*locked*: the caller holds it),
+    all or nothing: on any failure the file is cut back to its old length; a ledger no longer
+    whole is refused."""
     import fcntl
     shown = _printable(path)
     mode = 0o666 & ~_umask()
@@ -9210,7 +9230,8 @@ def _append_lines(path: str, lines) -> None:
     except OSError as err:
         raise ToolError(f"cannot open the ledger {shown}: {err.strerror}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if not locked:                       # (a second lock on the file would wait forever)
+            fcntl.flock(fd, fcntl.LOCK_EX)
         with os.fdopen(os.dup(fd), "rb") as raw:
             _parse_ledger(raw, path)
         size = os.fstat(fd).st_size
@@ -9237,19 +9258,19 @@ class _PendingAppend:
     """The append of a run whose ledger is locked, made by calling it; ``release()`` gives
     the lock up without appending (the report could not be printed)."""
 
-    def __init__(self, lock: int, path: str, lines):
-        self.lock, self.path, self.lines = lock, path, lines
+    def __init__(self, locks: tuple, path: str, lines):
+        self.locks, self.path, self.lines = locks, path, lines
 
     def __call__(self) -> None:
         try:
-            _append_lines(self.path, self.lines)
+            _append_lines(self.path, self.lines, locked=len(self.locks) > 1)
         finally:
             self.release()
 
     def release(self) -> None:
-        if self.lock is not None:
-            os.close(self.lock)               # closing releases the lock
-            self.lock = None
+        for fd in self.locks:
+            os.close(fd)                      # closing releases the lock
+        self.locks = ()
 
 
 def _comparison_entries(table: Table, comparisons) -> list:
@@ -9273,16 +9294,16 @@ def _ledger_append(path: str, digest: str, entries, when: str | None = None) -> 
         except ValueError:
             raise ToolError("a comparison with a non-finite number cannot go in the ledger") \
                 from None
-    lock = _lock_ledger(path)
+    locks = _lock_ledger(path)
     try:
         before = [e.p for e in read_ledger(path) if e.test_set == digest]
     except BaseException:
-        os.close(lock)
+        _PendingAppend(locks, path, ()).release()
         raise
     ours = [entry["p"] for entry in entries]                  # Holm over the test set
     note = LedgerNote(path, digest, len(before) + 1, len(before) + len(ours),
                       tuple(holm(before + ours)[len(before):]))
-    return note, _PendingAppend(lock, path, lines)
+    return note, _PendingAppend(locks, path, lines)
 
 
 def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
@@ -10696,7 +10717,7 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
     decided = (f"{test} {f'{_ADJUST_NAMES[decision.adjust]}-adjusted ' if family else ''}"
                f"{f'p<={_format_p(decision.p)}' if bound else _p_equals(decision.p)} {below} "
                f"{_format_decimal(decision.alpha)}")
-    word, gap = decision.word, _format_gap(result.gap, result.percent)
+    word, gap = decision.word, _format_gap(result.gap, result.percent, beside=decision.interval)
     head = f"verdict: {word}" + (f" ({'; '.join(incomplete)})" if incomplete else "")
     if word in ("better", "worse"):
         return (f"{head}. {cand} is likely {word} than {base} ({gap}): the {ci} excludes 0 and "
@@ -10930,7 +10951,7 @@ def _data_document(report: Report) -> list:
         f"  {label} = {name}: {what}{_round_fixed(mean, 3)} {ci.as_proportions()}"
         for label, name, mean, ci in zip("AB", table.systems, means, cis)]
     lines += [f"  gap B - A{' (net win rate: wins minus losses per battle)' * battles}: "
-              f"{_format_gap(result.gap, percent)}; "
+              f"{_format_gap(result.gap, percent, beside=result.paired)}; "
               f"{_interval_label(result, 'paired')} {_format_interval(result.paired, percent)}"
               + (not battles) * (f"; {_interval_label(result, 'unpaired')} "
                                  f"{_format_interval(result.unpaired, percent)} (ignores the "
@@ -11003,8 +11024,9 @@ def _family_document(report: Report) -> list:
     rows = [[base, _round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()] + [""] * 6]
     rows += [[c.candidate, _round_fixed(c.analysis.accuracy_b, 3),
               c.analysis.ci_b.as_proportions(),
-              _format_gap(c.analysis.gap, percent), _format_interval(c.decision.interval, percent),
-              c.analysis.test.name, _format_p(c.analysis.p), _format_p(c.decision.p),
+              _format_gap(c.analysis.gap, percent, beside=c.decision.interval),
+              _format_interval(c.decision.interval, percent), c.analysis.test.name,
+              _format_p(c.analysis.p), _format_p(c.decision.p),
               c.decision.word] for c in comparisons]
     lines = [f"{c.candidate}: {line}" for c in comparisons
              for line in [_verdict_sentence(c, None, table.incomplete), *_gate_lines(c, percent)]]
@@ -11249,7 +11271,8 @@ def _tasks_document(report: _TasksReport) -> list:
              f"{nouns}, p {_ADJUST_NAMES[first.adjust]}-adjusted across them"]
     with_runs = any(task.runs for task in result.tasks)    # the runs column only then
     rows = tuple([task.task, f"{task.n:,}", c.candidate, _round_fixed(c.analysis.accuracy_a, 3),
-                  _round_fixed(c.analysis.accuracy_b, 3), _format_gap(c.analysis.gap, percent),
+                  _round_fixed(c.analysis.accuracy_b, 3),
+                  _format_gap(c.analysis.gap, percent, beside=c.decision.interval),
                   _format_interval(c.decision.interval, percent), c.analysis.test.name,
                   _format_p(c.analysis.p), _format_p(c.decision.p),
                   "too small" if _slice_needs(task, c.decision) else c.decision.word]
@@ -11274,7 +11297,7 @@ def _tasks_document(report: _TasksReport) -> list:
              if c.decision.word == "worse"] if table.slices else []
     head = [f"worse in {len(worse)} {'class(es)' if noun == 'class' else 'slice(s)'} of "
             f"{table.slices} ({_format_level(first.level)} {first.joint}): " + "; ".join(
-                f"{task.task} {_format_gap(c.analysis.gap, percent)} "
+                f"{task.task} {_format_gap(c.analysis.gap, percent, beside=c.decision.interval)} "
                 f"{_format_interval(c.decision.interval, percent)}"
                 + (f" ({c.candidate})" if len(table.systems) > 2 else "")
                 for task, c in worse)] if worse else []
@@ -11435,9 +11458,10 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     pairs = board.pairs if report.details else [board.pair(*two) for two in zip(order, order[1:])]
     lines.append(f"pairs told apart: {sum(p.apart for p in board.pairs)} of {len(board.pairs)} "
                  f"({level} joint); {'every pair' if report.details else 'next to each other'}:")
-    lines += [f"  {p.first} - {p.second}: {_format_gap(p.gap, board.percent)} "
+    lines += [f"  {p.first} - {p.second}: "
+              f"{_format_gap(p.gap, board.percent, beside=p.interval)} "
               f"{_format_interval(p.interval, board.percent)}"
-              f" ({level} joint); {p.test.name} p={_format_p(p.test.p)}, "
+              f" ({level} joint); {p.test.name} {_p_equals(p.test.p)}, "
               f"{_ADJUST_NAMES[board.adjust]} {_format_p(p.p_adjusted)}: "
               f"{'told apart' if p.apart else 'not told apart'}" for p in pairs]
     if report.slices is not None:
@@ -11487,9 +11511,9 @@ def _judged_document(report: _JudgedReport) -> list:
     r, percent, level = report.result, report.percent, _format_level(report.result.confidence)
 
     def shown(pair):
-        return (f"{_format_gap(Fraction(pair[0]), percent)} "
+        return (f"{_format_gap(Fraction(pair[0]), percent, beside=pair[1])} "
                 f"{_format_interval(pair[1], percent)}")
-    gap = _format_gap(Fraction(r.gap), percent)
+    gap = _format_gap(Fraction(r.gap), percent, beside=r.interval)
     ci = f"judge-corrected {level} CI {_format_interval(r.interval, percent)}"
     below = "is below" if r.p < 1 - r.confidence else "is not below"
     decided = f"the z test's {_p_equals(r.p)} {below} {_format_decimal(1 - r.confidence)}"
@@ -11535,7 +11559,7 @@ def _judged_document(report: _JudgedReport) -> list:
                      f"{_ADJUST_NAMES[report.params['adjust']]} across the slices)")
         rows = [[str(label), f"{n:,}"] + (
             ["", "", "", "", "too few labels to correct"] if s is None else
-            [f"{s.labelled:,}", _format_gap(Fraction(s.gap), percent),
+            [f"{s.labelled:,}", _format_gap(Fraction(s.gap), percent, beside=s.interval),
              _format_interval(s.interval, percent), _format_p(p), _slice_word(s, p)])
             for label, n, s, p in report.slices]
         lines.append(_Grid(("slice", "items", "labelled", "gap B - A", f"{level} CI",
@@ -12044,7 +12068,7 @@ class Result:
         r = c.analysis
         return (f"Result(verdict={c.decision.word!r}, gap={_format_gap(r.gap, r.percent)}, "
                 f"interval={_format_interval(c.decision.interval, r.percent)}, "
-                f"p={_format_p(c.decision.p)} ({r.test.name}), n={r.n:,}, "
+                f"{_p_equals(c.decision.p)} ({r.test.name}), n={r.n:,}, "
                 f"method={_method_text(r)!r}, candidates={len(self.comparisons)})")
 
 

@@ -995,6 +995,27 @@ def test_runs_appending_at_once_each_count_every_comparison_before_theirs(tmp_pa
     assert len(bed.read_ledger(ledger)) == 10
 
 
+
+def test_runs_appending_at_once_through_hard_links_in_two_folders_count_every_comparison(
+        tmp_path):
+    """One ledger reached by two hard links in two folders: the lock is the file's own as well
+    as its folder's, so ten runs at once say 1 of 1 to 10 of 10 (locking the folder alone, two
+    said "10 of 10")."""
+    for name in ("x", "y"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "x" / "L.jsonl").write_text("")
+    os.link(tmp_path / "x" / "L.jsonl", tmp_path / "y" / "L.jsonl")
+    data = gate_table_file(tmp_path, 100, 0.7, 0.72)
+    argv = [sys.executable, os.path.join(ROOT, "bootstrap_eval_deltas.py"), "compare", data,
+            "--a-col", "a", "--b-col", "b", "--resamples", "50", "--calibration", "0", "--json",
+            "--ledger"]
+    procs = [subprocess.Popen(argv + [str(tmp_path / "xy"[k % 2] / "L.jsonl")],
+                              stdout=subprocess.PIPE, text=True) for k in range(10)]
+    notes = [json.loads(p.communicate(timeout=300)[0])["ledger"] for p in procs]
+    assert sorted((n["first"], n["total"]) for n in notes) == [(k, k) for k in range(1, 11)]
+    assert len(bed.read_ledger(str(tmp_path / "y" / "L.jsonl"))) == 10
+
+
 def test_two_processes_appending_at_once_leave_every_line_whole(tmp_path):
     ledger = str(tmp_path / "shared.jsonl")
     data = gate_table_file(tmp_path, 100, 0.7, 0.72)

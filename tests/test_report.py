@@ -409,3 +409,25 @@ def test_numbers_past_15_digits_print_with_6_significant_digits(tmp_path):
     assert "the observed -5.00000e+49 may be noise" in out
     assert "A = a: 2.50000e+49 [0.500, 7.50000e+49]" in out
     assert bed._round_fixed(bed.Fraction(999_999_5, 10) * 10 ** 20, 1) == "1.00000e+26"
+
+
+def test_a_gap_prints_with_the_digits_of_the_interval_beside_it(tmp_path):
+    """Gaps of 0.05 points with ends 0.047 to 0.055: the ends take a second decimal (one
+    would print them 0.0 and 0.1), and so does the gap beside them, in the verdict, the
+    family table, the leaderboard's pairs and the slice rows (it printed +0.1 pts beside
+    [+0.05, +0.05] pts, outside its own interval); p under 1e-300 reads p<1e-300."""
+    rng, rows = random.Random(4), ["item,base,v2,v3,topic"]
+    for i in range(3000):
+        a = 0.3 + 0.4 * rng.random()
+        rows.append(f"{i},{a!r},{a + rng.gauss(0.0005, 0.0001)!r},"
+                    f"{a + rng.gauss(-0.00051, 0.0002)!r},{'abc'[i % 3]}")
+    path = write(tmp_path / "tiny.csv", "\n".join(rows) + "\n")
+    status, out, _ = cli("compare", path, "--systems", "base,v2,v3")
+    assert status == 0
+    assert "better than base (+0.05 pts): the paired 97.5% CI (simultaneous) [+0.05, +0.05]" in out
+    assert "+0.05 pts  [+0.05, +0.05] pts" in out and "-0.05 pts  [-0.05, -0.05] pts" in out
+    _, out, _ = cli("leaderboard", path, "--systems", "base,v2,v3")
+    assert "v2 - base: +0.05 pts [+0.05, +0.05] pts" in out and "p<1e-300," in out
+    assert "p=<" not in out
+    _, out, _ = cli("compare", path, "--systems", "base,v2", "--by", "topic")
+    assert "+0.05 pts  [+0.05, +0.05] pts" in out and "+0.1 pts" not in out
