@@ -333,9 +333,16 @@ def _format_interval(interval, percent: bool) -> str:
 
 
 def _interval_places(interval, percent: bool) -> int:
-    """The decimals ``_format_interval`` prints an interval's ends with."""
+    """The decimals ``_format_interval`` prints an interval's ends with: as many as each end
+    needs to print as what it is (``_places_shown``), and up to three more where two unequal
+    ends would print equal ([-0.052, -0.050] pts, not [-0.1, -0.1] pts)."""
     scale, places = (100, 1) if percent else (1, 3)
-    return max(_places_shown(end * scale, places) for end in (interval.lo, interval.hi))
+    lo, hi = interval.lo * scale, interval.hi * scale
+    places = max(_places_shown(lo, places), _places_shown(hi, places))
+    for extra in range(4 if lo != hi else 1):
+        if _signed_fixed(lo, places + extra) != _signed_fixed(hi, places + extra):
+            break
+    return places + extra
 
 
 def _places_shown(value: Fraction, places: int) -> int:

@@ -412,10 +412,11 @@ def test_numbers_past_15_digits_print_with_6_significant_digits(tmp_path):
 
 
 def test_a_gap_prints_with_the_digits_of_the_interval_beside_it(tmp_path):
-    """Gaps of 0.05 points with ends 0.047 to 0.055: the ends take a second decimal (one
-    would print them 0.0 and 0.1), and so does the gap beside them, in the verdict, the
-    family table, the leaderboard's pairs and the slice rows (it printed +0.1 pts beside
-    [+0.05, +0.05] pts, outside its own interval); p under 1e-300 reads p<1e-300."""
+    """Gaps of 0.05 points with ends 0.0496 to 0.0504: the ends take decimals until they print
+    apart (one would print them 0.0 and 0.1, two both 0.05), and the gap beside them as many,
+    in the verdict, the family table, the leaderboard's pairs and the slice rows (it printed
+    +0.1 pts beside [+0.05, +0.05] pts, outside its own interval); p under 1e-300 reads
+    p<1e-300."""
     rng, rows = random.Random(4), ["item,base,v2,v3,topic"]
     for i in range(3000):
         a = 0.3 + 0.4 * rng.random()
@@ -424,10 +425,11 @@ def test_a_gap_prints_with_the_digits_of_the_interval_beside_it(tmp_path):
     path = write(tmp_path / "tiny.csv", "\n".join(rows) + "\n")
     status, out, _ = cli("compare", path, "--systems", "base,v2,v3")
     assert status == 0
-    assert "better than base (+0.05 pts): the paired 97.5% CI (simultaneous) [+0.05, +0.05]" in out
-    assert "+0.05 pts  [+0.05, +0.05] pts" in out and "-0.05 pts  [-0.05, -0.05] pts" in out
+    assert "base (+0.0500 pts): the paired 97.5% CI (simultaneous) [+0.0496, +0.0504] pts" in out
+    assert "base (-0.051 pts): the paired 97.5% CI (simultaneous) [-0.052, -0.050] pts" in out
+    assert "+0.0500 pts  [+0.0496, +0.0504] pts" in out and "-0.051 pts  [-0.052, -0.050]" in out
     _, out, _ = cli("leaderboard", path, "--systems", "base,v2,v3")
-    assert "v2 - base: +0.05 pts [+0.05, +0.05] pts" in out and "p<1e-300," in out
+    assert "v2 - base: +0.0500 pts [+0.0496, +0.0504] pts" in out and "p<1e-300," in out
     assert "p=<" not in out
     _, out, _ = cli("compare", path, "--systems", "base,v2", "--by", "topic")
-    assert "+0.05 pts  [+0.05, +0.05] pts" in out and "+0.1 pts" not in out
+    assert "+0.050 pts  [+0.049, +0.051] pts" in out and "+0.1 pts" not in out
