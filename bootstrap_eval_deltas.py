@@ -328,8 +328,12 @@ def _format_interval(interval, percent: bool) -> str:
     other scores; more decimals where an end that is not zero would print as zero."""
     scale, places = (100 if percent else 1), _interval_places(interval, percent)
     ends = (interval.lo * scale, interval.hi * scale)
-    text = f"[{_signed_fixed(ends[0], places)}, {_signed_fixed(ends[1], places)}]"
-    return text + " pts" if percent else text
+    if interval.places is not None:           # Monte Carlo ends: each to the digit it holds
+        lo, hi = (_signed_fixed(end, _places_shown(end, min(places, interval.places)))
+                  for end in ends)
+    else:
+        lo, hi = (_signed_fixed(end, places) for end in ends)
+    return f"[{lo}, {hi}]" + (" pts" if percent else "")
 
 
 def _interval_places(interval, percent: bool) -> int:
@@ -337,6 +341,8 @@ def _interval_places(interval, percent: bool) -> int:
     needs to print as what it is (``_places_shown``), and up to three more where two unequal
     ends would print equal ([-0.052, -0.050] pts, not [-0.1, -0.1] pts)."""
     scale, places = (100, 1) if percent else (1, 3)
+    if interval.places is not None:            # Monte Carlo ends: the digits they hold
+        places = min(places, interval.places)
     lo, hi = interval.lo * scale, interval.hi * scale
     places = max(_places_shown(lo, places), _places_shown(hi, places))
     for extra in range(4 if lo != hi else 1):
@@ -1181,6 +1187,8 @@ class Interval:
     lo: Fraction
     hi: Fraction
     unit: str = "pts"
+    places: int | None = dataclasses.field(   # decimals its Monte Carlo ends hold (None: as
+        default=None, repr=False, compare=False)   # printed), a way to print, not a value
 
     def __contains__(self, value) -> bool:
         return self.lo <= value <= self.hi
@@ -1192,6 +1200,8 @@ class Interval:
         return _format_interval(self, self.unit == "pts")
 
     def as_proportions(self, places: int = 3) -> str:
+        if self.places is not None:             # (held in points: two decimals more here)
+            places = min(places, self.places + 2 * (self.unit == "pts"))
         return f"[{_round_fixed(self.lo, places)}, {_round_fixed(self.hi, places)}]"
 
     def to_json(self) -> list:
@@ -5352,6 +5362,10 @@ def _mc_advice(analysis) -> _Advice | None:
     worst = max(analysis.errors["paired"] + analysis.errors["unpaired"])
     step = _last_digit(max(abs(end) for interval in (analysis.paired, analysis.unpaired)
                            for end in (interval.lo, interval.hi)))
+    held = analysis.paired.places                  # printed to the digit they hold
+    if held is not None and analysis.unpaired.places is not None:
+        held = min(held, analysis.unpaired.places)
+        step = max(step, Fraction(1, 10 ** held) / (100 if analysis.percent else 1))
     if worst <= step:
         return None
     if analysis.binary and getattr(analysis.design, "clusters", None) is None:
@@ -5384,19 +5398,51 @@ _CELL_DRAWS = 4 * 10 ** 6       # a metric's cell counts held at once: resamples
 _HOLDING_DRAWS = 4 * 10 ** 6    # item draws spent, at most, to hold the printed ends (~1-3 s)
 
 
-def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: int, n: int) -> int:
-    """The resamples that hold the gap ends at each of *levels* within half their last digit
-    (or a lattice step), if _HOLDING_DRAWS draws reach it; else *resamples*."""
+def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: int,
+                       n: int) -> tuple:
+    """``(resamples, {interval: digits dropped})``: the resamples that hold the paired gap's
+    ends at each of *levels* (those the verdicts read) within half their last digit (or a
+    lattice step): the last digit printed (0.1 pts, 0.001) if _HOLDING_DRAWS draws reach it,
+    else the finest of up to three coarser ones they reach (the ends are then printed to
+    it); and the unpaired gap's to the same digit where the draws reach that too.  Else
+    ``(resamples, {})``: each interval is printed to the digits it holds."""
     _, _, rules, _, jackknives = made
-    step, needed = Fraction(1, 1000), resamples     # the last digit printed: 0.1 pts, 0.001
-    for name, level in itertools.product(("paired", "unpaired"), levels):
+    worst = {"paired": [], "unpaired": []}
+    for name, level in itertools.product(worst, levels):
         dist, rule, jack = dists[name], rules[name], jackknives.get(name)
-        worst = 0 if rule in _UNRESAMPLED else max(dist.end_errors(level, rule, estimate, jack))
-        if worst == 0:
-            continue
-        within = max(step / 2, dist.grid or 0)     # on a lattice: within one of its steps
-        needed = max(needed, _resamples_for(worst, resamples, within))
-    return needed if 5 * needed * n <= _HOLDING_DRAWS else resamples
+        error = 0 if rule in _UNRESAMPLED else max(dist.end_errors(level, rule, estimate, jack))
+        if error:
+            worst[name].append((error, dist.grid or 0))
+
+    def needed(name, step):                     # on a lattice: within one of its steps
+        return max([resamples] + [_resamples_for(error, resamples, max(step / 2, grid))
+                                  for error, grid in worst[name]])
+    def reach(count):                           # (the resamples drawn already count)
+        return count <= resamples or 5 * count * n <= _HOLDING_DRAWS
+    for coarser in range(4):
+        step = Fraction(10 ** coarser, 1000)
+        paired, both = needed("paired", step), needed("unpaired", step)
+        if reach(max(paired, both)):
+            return max(paired, both), {"paired": coarser, "unpaired": coarser}
+        if reach(paired):
+            return paired, {"paired": coarser}
+    return resamples, {}
+
+
+def _held_places(errors, percent: bool) -> int:
+    """The decimals (of points, or of the score) that ends with these Monte Carlo *errors*
+    (``end_errors``: 1.96 sd) hold in 99 runs of 100, half the last digit at least 2.576 sd
+    (the sd taken a fifth larger, as ``_resamples_for``): the printed ones (1 for points, 3)
+    or fewer, down to none.
+
+    >>> _held_places((Fraction(1, 10000), Fraction(1, 5000)), False), _held_places((0.002,), False)
+    (3, 2)
+    """
+    places = 1 if percent else 3
+    sd = float(max(errors)) / 1.96 * _ADVICE_SAFETY * (100 if percent else 1)
+    while places > 0 and 2.576 * sd > 0.5 * 10 ** -places:
+        places -= 1
+    return places
 
 
 def _bca_levels(share, jackknife, confidence) -> tuple | str:
@@ -5826,8 +5872,8 @@ def _exact_of(scores: Scores) -> dict:
 def exact_intervals(cells: Cells, confidence) -> dict:
     """The exact (B = infinity) percentile intervals: a, b, paired, unpaired.
 
-    >>> sorted(exact_intervals(Cells(289, 67, 85, 59), CONFIDENCE)["paired"].__dict__.items())
-    [('hi', Fraction(21, 250)), ('lo', Fraction(-3, 250)), ('unit', 'pts')]
+    >>> exact_intervals(Cells(289, 67, 85, 59), CONFIDENCE)["paired"]
+    Interval(lo=Fraction(-3, 250), hi=Fraction(21, 250), unit='pts')
     """
     return {name: dist.interval(confidence) for name, dist in exact_distributions(cells).items()}
 
@@ -7447,6 +7493,17 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
     return "mixture" if _mixture_fits(units) else "bootstrap"
 
 
+def _holding(interval: Interval, errors, percent: bool, dropped: int | None) -> Interval:
+    """*interval* printed to the digits its ends hold: *dropped* fewer than printed, where the
+    resamples were set to hold that digit (``_holding_resamples``), else as many as their
+    Monte Carlo *errors* hold (none set where they have no error, or past 10^15)."""
+    if not any(errors) or max(abs(interval.lo), abs(interval.hi)) >= _LARGE:
+        return interval
+    places = _held_places(errors, percent) if dropped is None else \
+        max(0, (1 if percent else 3) - dropped)
+    return dataclasses.replace(interval, places=places)
+
+
 def _why_resampled(units: Units) -> str:
     """Why neither the saddlepoint nor the outlier mixture fits (``_choose_method`` gave
     "bootstrap" unasked), in the report's words."""
@@ -7638,8 +7695,8 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     made = _intervals(scores, dists, settings)
     unasked = method == "bootstrap" and settings.resamples is None and scores.runs_a is None
     levels = {confidence, 1 - (1 - confidence) / family}
-    holding = _holding_resamples(dists, made, scores.mean_b - scores.mean_a, levels, resamples,
-                                 scores.n) if unasked else 0
+    holding, dropped = _holding_resamples(dists, made, scores.mean_b - scores.mean_a, levels,
+                                          resamples, scores.n) if unasked else (0, {})
     if holding > resamples:               # nothing exact fits: enough resamples for the digits
         resamples = holding
         dists = bootstrap(rng, scores, resamples, engine=engine)
@@ -7648,6 +7705,8 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     if unasked:
         notes = (f"resampled, as no method without Monte Carlo error fits: "
                  f"{_why_resampled(scores.units)}",) + tuple(notes)
+        intervals = {name: _holding(interval, errors[name], scores.proportions, dropped.get(name))
+                     for name, interval in intervals.items()}
     if method == "bootstrap" and resamples < _fewest_resamples(confidence):
         tail = float(resamples * (1 - confidence) / 2)
         notes += (f"B={resamples:,} resamples leave {tail:.3g} in each tail of a "
@@ -7889,13 +7948,15 @@ def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str
     interval = analysis.runs.interval_at(level) if analysis.runs is not None else \
         analysis.paired_at(level)
     interval = dataclasses.replace(interval, unit="pts" if analysis.percent else "score")
+    errors = analysis.paired_errors_at(level)
+    if analysis.unasked and errors is not None and analysis.paired.places is not None:
+        interval = dataclasses.replace(interval, places=analysis.paired.places)   # held here too
     p = analysis.p if p is None else p
     clusters = analysis.design.clusters if analysis.design is not None else None
     word = _verdict_word(interval, p, alpha, clusters)
     gate = None if margin is None else Gate(Fraction(margin), _gate_passes(
         interval.lo, word, Fraction(margin)), interval.lo, word)
-    return Decision(word, interval, level, p, alpha, family, gate, adjust,
-                    analysis.paired_errors_at(level))
+    return Decision(word, interval, level, p, alpha, family, gate, adjust, errors)
 
 
 @dataclass(frozen=True)
@@ -10870,7 +10931,9 @@ def _method_text(result: Analysis) -> str:
         return _METHOD_NAMES[result.method]
     engine = "" if result.engine == "stream" else f", {result.engine} engine"
     why = "" if not result.unasked else " (no method without resampling fits these scores" + (
-        "; as many as hold the printed ends)" if result.resamples > RESAMPLES else ")")
+        "; as many as hold the printed ends" if result.resamples > RESAMPLES else "") + (
+        "; the ends printed to the digit they hold" if result.paired.places is not None and
+        result.paired.places < (1 if result.percent else 3) else "") + ")"
     return f"bootstrap, B={result.resamples:,} resamples{engine}{why}"
 
 

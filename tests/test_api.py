@@ -316,7 +316,7 @@ def test_the_command_lines_inputs_are_placed_or_refused_in_one_line(argv, fragme
 
 
 def test_an_interval_prints_in_its_unit_and_with_the_digits_its_verdict_needs():
-    real = bed.compare([2.0, 5.0, 7.0, 4.0] * 30, [3.0, 5.5, 9.0, 4.0] * 30)
+    real = bed.compare([2.0, 5.0, 7.0, 4.0] * 30, [3.0, 5.5, 9.0, 4.0] * 30, resamples=2000)
     assert real.interval.unit == "score" and str(real.interval).startswith("[+")
     assert "pts" not in str(real.interval)
     lo, hi = real.interval.lo, real.interval.hi

@@ -516,6 +516,39 @@ def test_the_hint_for_scores_past_10_to_the_15_speaks_of_their_own_digits_and_st
     assert "within +-5e+13" in hint and "0.0005" not in hint, hint
 
 
+def test_where_the_resamples_cannot_hold_the_last_digit_the_ends_print_to_the_digit_they_hold():
+    """30 full-precision real gaps, all for B: holding the paired ends to 0.001 would take
+    about 700,000 resamples, past the budget; the tool draws what holds 0.01 and prints the
+    paired ends to it (they printed three decimals and moved by 3% of the width from seed to
+    seed), equal to 200,000 NumPy resamples' rounded; the other intervals to the digits their
+    own error holds; a family's simultaneous intervals likewise."""
+    rng, a, b = random.Random(1), [], []
+    for _ in range(30):
+        a.append(rng.random())
+        b.append(a[-1] + rng.uniform(0.001, 1))
+    results = [bed.compare(a, b, seed=seed, calibration=0) for seed in (1, 3, 4, 5, 2026)]
+    assert {str(r.interval) for r in results} == {"[+0.36, +0.55]"}
+    for result in results:
+        assert "; the ends printed to the digit they hold)" in result.method
+        analysis = result.comparisons[0].analysis
+        assert analysis.paired.places == 2 and analysis.resamples > bed.RESAMPLES
+        assert 5 * analysis.resamples * 30 <= bed._HOLDING_DRAWS
+        for interval in (analysis.ci_a, analysis.ci_b, analysis.unpaired):
+            errors = analysis.errors[{id(analysis.ci_a): "a", id(analysis.ci_b): "b"}.get(
+                id(interval), "unpaired")]
+            assert interval.places <= bed._held_places(errors, False) + 1
+    rows = np.random.default_rng(1).integers(0, 30, (200_000, 30))
+    means = (np.array(b) - np.array(a))[rows].mean(1)
+    assert str(results[0].interval) == "[+{:.2f}, +{:.2f}]".format(*np.quantile(means,
+                                                                           [0.025, 0.975]))
+    asked = bed.compare(a, b, resamples=2000, calibration=0)       # asked: every digit
+    assert asked.interval.places is None and len(str(asked.interval)) == len("[+0.366, +0.553]")
+    judged = bed.compare(os.path.join(EXAMPLES, "judge.csv"), systems=["base", "v2", "v3"])
+    for comparison in judged.comparisons:
+        assert comparison.decision.interval.places is not None
+        assert comparison.decision.interval.places <= comparison.analysis.paired.places
+
+
 def test_where_nothing_exact_fits_the_resamples_hold_the_printed_ends(tmp_path):
     """40 real-valued items (too few for the saddlepoint): at B = 2,000 the ends moved by a
     printed digit from seed to seed; the tool now draws as many resamples as hold them (here
