@@ -137,7 +137,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.8.0"
+__version__ = "1.9.0"
 
 __all__ = [
     # compare, rank and plan
@@ -191,6 +191,7 @@ _SHOW_IDS = 5                  # ids quoted in an error about many rows
 
 # Hard limits: beyond them the input or flag is refused in one line that names the limit.
 MAX_LINE_BYTES = 1 << 24      # one line of a CSV or JSON-lines file (16 MiB)
+MAX_INPUT_LINES = 5 * 10 ** 7  # lines of one text input (~110 bytes of memory each, read)
 MAX_FIELD_CHARS = 1 << 20     # one CSV field (1 MiB)
 MAX_NUMBER_CHARS = 50         # characters of one number (a score or a flag value)
 MAX_EXPONENT = 50             # |decimal exponent| of one number: magnitudes stay float-safe
@@ -1606,6 +1607,9 @@ class _CheckedReader(io.RawIOBase):
             line = self.lines + chunk.count(b"\n", 0, max(0, min(err.start, count))) + 1
             raise ToolError(f"{self.path} line {line}: not UTF-8 text") from None
         self.lines += chunk.count(b"\n")
+        if self.lines > MAX_INPUT_LINES:            # an endless stream: memory stays bounded
+            raise ToolError(f"{self.path} has more than {MAX_INPUT_LINES:,} lines, the most "
+                            "the tool reads from one input")
 
 
 class _CollectorPaused(_Closing):
@@ -1686,6 +1690,19 @@ class _JsonObject(dict):
     duplicates = frozenset()
 
 
+class _JsonObjectTwice(_JsonObject):
+    """One that saw a key more than once: it refuses to give that key's value (which copy
+    would count?), whatever reader asks."""
+
+    def __getitem__(self, key):
+        if key in self.duplicates:
+            raise ToolError(f"key {_shorten(str(key))} appears twice in one object")
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
 class _Unusable:
     """A JSON value kept only to be refused if a comparison uses it (NaN, a huge number)."""
 
@@ -1702,6 +1719,7 @@ def _json_object(pairs) -> _JsonObject:
         seen, twice = set(), set()
         for key, _ in pairs:
             (twice if key in seen else seen).add(key)
+        obj = _JsonObjectTwice(pairs)
         obj.duplicates = frozenset(twice)
     return obj
 
@@ -3073,7 +3091,7 @@ def _uncut(archive: _Zip, sample):
     full = archive.json(name)
     if not isinstance(full, dict):
         return sample
-    whole = _JsonObject(sample, input=full.get("input"), target=full.get("target"))
+    whole = type(sample)(sample, input=full.get("input"), target=full.get("target"))
     whole.duplicates = sample.duplicates
     return whole
 
@@ -5627,18 +5645,25 @@ class Distribution(_Rules):
 
 @dataclass(frozen=True)
 class _Lattice(_Rules):
-    """An exact (B = infinity) distribution on k / denominator: ``cdf(k)``, 0 below ``lo``
-    and 1 from ``hi`` on, from ``table`` (the cdf at lo, lo+1, ...) or computed by ``at``."""
+    """An exact (B = infinity) distribution on (base + step k) / denominator: ``cdf(k)``, 0
+    below ``lo`` and 1 from ``hi`` on, from ``table`` (the cdf at lo, lo+1, ...) or computed
+    by ``at``."""
 
     lo: int
     hi: int
     denominator: int
     table: tuple | None = None
     at: object = None
+    base: int = 0
+    step: int = 1
 
     @classmethod
-    def of(cls, lo: int, cdf, denominator: int) -> _Lattice:
-        return cls(lo, lo + len(cdf) - 1, denominator, tuple(cdf))
+    def of(cls, lo: int, cdf, denominator: int, base: int = 0, step: int = 1) -> _Lattice:
+        return cls(lo, lo + len(cdf) - 1, denominator, tuple(cdf), base=base, step=step)
+
+    def _index(self, value) -> Fraction:
+        """The (maybe fractional) lattice index of a statistic's value."""
+        return (Fraction(value) * self.denominator - self.base) / self.step
 
     def cdf(self, k: int) -> float:
         if k < self.lo:
@@ -5649,29 +5674,30 @@ class _Lattice(_Rules):
 
     @property
     def grid(self) -> Fraction:
-        return Fraction(1, self.denominator)
+        return Fraction(self.step, self.denominator)
 
     @property
     def degenerate(self) -> bool:
         return self.hi == self.lo
 
     def quantile(self, level) -> Fraction:
-        """k / denominator for the smallest k whose cdf exceeds *level*."""
+        """(base + step k) / denominator for the smallest k whose cdf exceeds *level*."""
         level = float(level)
         if self.table is not None:
-            return Fraction(self.lo + bisect.bisect_right(self.table, level), self.denominator)
-        low, high = self.lo - 1, self.hi                 # cdf(low) <= level < cdf(high)
-        while high - low > 1:
-            middle = (low + high) // 2
-            low, high = (low, middle) if self.cdf(middle) > level else (middle, high)
-        return Fraction(high, self.denominator)
+            k = self.lo + bisect.bisect_right(self.table, level)
+        else:
+            low, k = self.lo - 1, self.hi                 # cdf(low) <= level < cdf(k)
+            while k - low > 1:
+                middle = (low + k) // 2
+                low, k = (low, middle) if self.cdf(middle) > level else (middle, k)
+        return Fraction(self.base + self.step * k, self.denominator)
 
     def share_below(self, estimate) -> float:
-        k = estimate * self.denominator
+        k = self._index(estimate)
         return (self.cdf(math.ceil(k) - 1) + self.cdf(math.floor(k))) / 2
 
     def mass_below(self, value) -> float:
-        return self.cdf(math.ceil(value * self.denominator) - 1)
+        return self.cdf(math.ceil(self._index(value)) - 1)
 
 
 # --- The exact bootstrap (B = infinity) of 0/1 items ---
@@ -5865,8 +5891,101 @@ def _strata_cells(scores: Scores) -> tuple:
 
 
 def _exact_of(scores: Scores) -> dict:
-    """The exact distributions of 0/1 items, plain or stratified."""
+    """The exact distributions of 0/1 items, plain or stratified; else of scores on a small
+    lattice (``_lattice_distributions``)."""
+    if not scores.binary or scores.units.clustered:
+        return _lattice_distributions(scores.units, scores.scale)
     return exact_distributions(scores.cells() if scores.units.simple else _strata_cells(scores))
+
+
+# --- The exact bootstrap (B = infinity) of scores on a small lattice ---
+#
+# Scores on a few evenly spaced values (a judge's 1 to 10, a rubric's 0 to 3, a battle's -1,
+# 0, 1, or clusters of one size holding such) resample exactly too: a stratum's resampled
+# sum is its units' one-draw law convolved with itself once per unit (by squaring), and the
+# strata's sums are convolved together, as for 0/1 items.
+
+_LATTICE_SPAN = 100      # a stratum's unit values at most this many lattice steps apart
+
+
+def _lattice_tallies(column, groups) -> tuple | None:
+    """``(base, step, tallies)``: per group, how many of its units sit k steps above its
+    least value (column = base_g + step k); None past _LATTICE_SPAN steps."""
+    lows = [min(column[i] for i in group) for group in groups]
+    step = math.gcd(*(column[i] - low for group, low in zip(groups, lows) for i in group)) or 1
+    tallies = [collections.Counter((column[i] - low) // step for i in group)
+               for group, low in zip(groups, lows)]
+    if max(max(tally) for tally in tallies) > _LATTICE_SPAN:
+        return None
+    return sum(low * len(group) for low, group in zip(lows, groups)), step, tallies
+
+
+def _lattice_work(units: Units) -> float:
+    """About the multiply-adds ``_lattice_distributions`` takes (infinite past the span): per
+    stratum and column, the squarings of a law about 19 sd wide, then the strata's sums."""
+    groups, work = units.strata or (tuple(range(units.count)),), 0.0
+    for column in (units.a, units.b, units.diff):
+        found = _lattice_tallies(column, groups)
+        if found is None:
+            return math.inf
+        widths = []
+        for tally in found[2]:
+            size = sum(tally.values())
+            mean = sum(k * c for k, c in tally.items()) / size
+            sd = math.sqrt(sum(c * (k - mean) ** 2 for k, c in tally.items()) / size)
+            widths.append(min(size * max(tally), 19 * math.sqrt(size) * sd + 20) + 1)
+        reach = 0.0
+        for width in sorted(widths):
+            work += 3 * width * width + reach * width
+            reach += width
+        work += 2 * reach * reach if column is units.b else 0      # the unpaired gap
+    return work
+
+
+def _lattice_law(column, groups) -> tuple | None:
+    """``(base, step, pmf)``: the resampled sum of *column* over *groups* (each group's units
+    drawn with replacement, its size kept) is base + step k with probability pmf[k]."""
+    found = _lattice_tallies(column, groups)
+    if found is None:
+        return None
+    base, step, tallies = found
+    total = (0, [1.0])
+    for tally in sorted(tallies, key=lambda tally: sum(tally.values())):
+        size = sum(tally.values())
+        one = (0, [tally.get(k, 0) / size for k in range(max(tally) + 1)])
+        power, times = (0, [1.0]), size
+        while times:                                  # size draws, by squaring
+            if times & 1:
+                power = _convolve(power, one)
+            times >>= 1
+            if times:
+                one = _convolve(one, one)
+        total = _convolve(total, power)
+    return base + step * total[0], step, total[1]
+
+
+def _lattice_distributions(units: Units, scale: int) -> dict | None:
+    """The four bootstrap distributions exactly (B = infinity) where every column sits on a
+    small lattice and the clusters (if any) are of one size; None elsewhere.  The unpaired
+    gap is B's sum less an independent A's, on their lattices' common step."""
+    if not units.equal_sizes or _lattice_work(units) > _EXACT_WORK:
+        return None
+    groups = units.strata or (tuple(range(units.count)),)
+    laws = {name: _lattice_law(column, groups) for name, column in
+            (("a", units.a), ("b", units.b), ("paired", units.diff))}
+    (base_a, step_a, pmf_a), (base_b, step_b, pmf_b) = laws["a"], laws["b"]
+    step = math.gcd(step_a, step_b)
+
+    def spread(pmf, apart):                          # on the common step: zeros between
+        out = [0.0] * ((len(pmf) - 1) * apart + 1)
+        out[::apart] = pmf
+        return out
+    lo, pmf = _convolve((0, spread(pmf_b, step_b // step)),
+                        (0, spread(pmf_a[::-1], step_a // step)))
+    laws["unpaired"] = (base_b - base_a - step_a * (len(pmf_a) - 1) + step * lo, step, pmf)
+    denominator = units.count * units.size[0] * scale
+    return {name: _Lattice.of(0, _cdf(pmf), denominator, base, step)
+            for name, (base, step, pmf) in laws.items()}
 
 
 def exact_intervals(cells: Cells, confidence) -> dict:
@@ -7481,13 +7600,16 @@ class Analysis:
 
 
 def _choose_method(scores: Scores, settings: Settings) -> str:
-    """The method: exact, else saddlepoint where safe, else (or when asked) the bootstrap."""
+    """The method: exact (0/1 items, or scores on a small lattice), else saddlepoint where
+    safe, else the outlier mixture, else (or when asked) the bootstrap."""
     units = scores.units
     if settings.resamples is not None or scores.runs_a is not None:
         return "bootstrap"
     if scores.binary and not units.clustered and (
             units.simple or _exact_work(_strata_cells(scores)) <= _EXACT_WORK):
         return "exact"
+    if units.equal_sizes and _lattice_work(units) <= _EXACT_WORK:
+        return "exact"                 # on a small lattice: B = infinity
     if _saddlepoint_fits(units):
         return "saddlepoint"
     return "mixture" if _mixture_fits(units) else "bootstrap"
@@ -10599,13 +10721,19 @@ def _precision_lines(result: Analysis) -> list:
              + ", ".join(parts)]
     if (advice := _mc_advice(result)) is not None:
         lines.append(_advice_line(advice, result))
-    if result.exact is not None:
-        ex = result.exact
-        lines.append(f"exact bootstrap (B=infinity, percentile): A {ex['a'].as_proportions()}  "
-                     f"B {ex['b'].as_proportions()}  "
-                     f"paired {_format_interval(ex['paired'], pct)}  "
-                     f"unpaired {_format_interval(ex['unpaired'], pct)}")
     return lines
+
+
+def _exact_lines(result: Analysis) -> list:
+    """The exact intervals asked for beside the resampled ones (``exact``), which the
+    verdict reads."""
+    if result.exact is None:
+        return []
+    ex, pct = result.exact, result.percent
+    return [f"exact bootstrap (B=infinity, percentile; the verdict reads it): A "
+            f"{ex['a'].as_proportions()}  B {ex['b'].as_proportions()}  "
+            f"paired {_format_interval(ex['paired'], pct)}  "
+            f"unpaired {_format_interval(ex['unpaired'], pct)}"]
 
 
 def _input_names(table: Table) -> str:
@@ -10774,7 +10902,8 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
     decision, result = comparison.decision, comparison.analysis
     family = decision.family > 1
     base, cand = labels or (comparison.baseline, comparison.candidate)
-    ci = (f"{'two-level' if result.runs is not None else 'paired'} "
+    ci = (f"{'exact ' * (result.exact_distributions is not None)}"
+          f"{'two-level' if result.runs is not None else 'paired'} "
           f"{_format_level(decision.level)} CI{f' ({decision.joint})' if family else ''} "
           f"{_format_interval(decision.interval, result.percent)}")
     test = ("McNemar's" if result.mcnemar is not None else "the two-level t test's"
@@ -11028,6 +11157,7 @@ def _data_document(report: Report) -> list:
                                  "pairing)")]
     if not (battles and result.mcnemar is not None):
         lines.append(_test_line(result))
+    lines += _exact_lines(result)
     if result.runs is not None:
         lines += _runs_lines(result.runs, percent)
     lines += _design_lines(result.design)
@@ -11076,7 +11206,7 @@ def _simulation_document(report: Report) -> list:
         lines.append(_plan_line(report.plan))
     if report.runs_plan is not None:
         lines += _runs_plan_lines(report.runs_plan, result.n, p)
-    lines += _design_lines(result.design) + _precision_lines(result)
+    lines += _design_lines(result.design) + _precision_lines(result) + _exact_lines(result)
     lines += [f"note: {note}" for note in result.notes] + _engine_lines(report, result)
     lines.append(_verdict_sentence(comparison, ("A", "B")))
     return lines + _gate_lines(comparison, result.percent) + _histogram_lines(result)
@@ -13409,6 +13539,11 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
         raise ToolError(f"{_printable(name)} scores {_format_decimal(Fraction(value))} on every "
                         f"item: most often a run that failed or the wrong {_opt('score_col')}; "
                         f"{_opt('allow_constant', True)} ranks it anyway")
+    if "permutations" in r.given and table.gold is None:
+        raise ToolError(f"{_opt('permutations', r.permutations)} does not apply here: it sets "
+                        "the random swaps of a metric's board (predictions and labels); a "
+                        "board of scores tests each pair by McNemar's exact test or the z "
+                        "test, which draw none")
     settings = Settings(None, r.confidence, permutations=r.permutations, calibration=0,
                         adjust=r.adjust)
     metric, positive = _metric_of(r, table)

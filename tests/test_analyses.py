@@ -95,9 +95,15 @@ def test_cluster_test_flips_signs_by_cluster():
 
 
 def test_exact_and_bca_on_the_shipped_csv():
-    status, out, _ = cli("compare", SHIPPED_CSV, "--exact", "--resamples", "2000", "--details")
-    assert status == 0
-    assert "exact bootstrap (B=infinity, percentile): A [0.672, 0.752]" in out
+    """--exact beside resamples: the exact line in the plain report too (--help promises it),
+    and the verdict, which reads it, says its interval is the exact one (it printed [-1.2,
+    +8.4] beside the resampled line's different ends, unlabelled)."""
+    for details in ([], ["--details"]):
+        status, out, _ = cli("compare", SHIPPED_CSV, "--exact", "--resamples", "2000", *details)
+        assert status == 0
+        assert "exact bootstrap (B=infinity, percentile; the verdict reads it): A " \
+            "[0.672, 0.752]" in out
+        assert "The exact paired 95% CI [-1.2, +8.4] pts" in out.splitlines()[0]
     assert "paired [-1.2, +8.4] pts" in out
     assert "Monte Carlo error of the interval ends (B=2,000):" in out
     status, out, _ = cli("compare", SHIPPED_CSV, "--interval", "bca")

@@ -1,5 +1,6 @@
 """Readers: CSV, JSON and xlsx tables, lm-eval, Inspect and HELM logs, paths and archives."""
 
+import glob
 import hashlib
 import importlib
 import io
@@ -981,6 +982,22 @@ def test_a_line_longer_than_16_mib_is_refused_with_its_number(tmp_path):
     path = write(tmp_path / "long.csv", b"item,a,b\n1,1,0\n2,0," + b"1" * (1 << 24) + b"\n")
     assert_one_line_error(*cli("compare", path, *AB),
                           "long.csv line 3 is longer than 16 MiB, the longest line the tool reads")
+
+
+def test_an_input_past_the_line_limit_is_refused_so_an_endless_pipe_stops(tmp_path,
+                                                                         monkeypatch):
+    """An endless stream given as the input grew memory without bound (1.6 GB in a minute);
+    past MAX_INPUT_LINES lines (5 x 10^7; 1,000 here) it is refused, CSV or JSON lines."""
+    monkeypatch.setattr(bed, "MAX_INPUT_LINES", 1000)
+    rows = "".join(f"{i},{i % 2},{i % 3 % 2}\n" for i in range(1000))
+    fits = write(tmp_path / "fits.csv", "item,a,b\n" + rows.split("\n", 1)[1])    # 1,000
+    assert cli("compare", fits, *AB, "--calibration", "0")[0] == 0
+    assert_one_line_error(*cli("compare", write(tmp_path / "long.csv", "item,a,b\n" + rows),
+                               *AB), "long.csv has more than 1,000 lines, the most the tool "
+                                     "reads from one input")
+    lines = "".join(f'{{"id": {i}, "a": {i % 2}, "b": 0}}\n' for i in range(1001))
+    assert_one_line_error(*cli("compare", write(tmp_path / "long.jsonl", lines), "--id-col",
+                               "id", *AB), "has more than 1,000 lines")
 
 
 def _read_fails(path):
@@ -2487,10 +2504,18 @@ def test_lm_eval_files_of_two_tasks_are_refused_before_any_filter_or_metric_is_a
                                 "candidates, tasks, slices or classes, and these inputs hold "
                                 "one comparison"),
     ("csv", ["--allow-different-targets"], "--allow-different-targets does not apply here"),
+    ("board", ["--permutations", "100"], "--permutations 100 does not apply here: it sets the "
+                                         "random swaps of a metric's board"),
+    ("real board", ["--permutations", "100"], "a board of scores tests each pair by McNemar's "
+                                              "exact test or the z test, which draw none"),
 ])
 def test_an_option_these_data_would_ignore_is_refused(tmp_path, inputs, flags, fragment):
     """Each was taken and did nothing: the report was the same as without it."""
-    if inputs == "logs":
+    if inputs.endswith("board"):
+        name, ids = ("judge.csv", "prompt_id") if inputs == "real board" else \
+            ("leaderboard.csv", "question")
+        argv = ["leaderboard", os.path.join(EXAMPLES, name), "--id-col", ids]
+    elif inputs == "logs":
         paths = [lm_file(BASE_DIR, "mc_capitals"),
                  lm_file(os.path.join(LM, "main", "acme__tuned"), "mc_capitals")]
         argv = ["compare", *paths, "--metric", "acc"]
@@ -2847,3 +2872,24 @@ def test_lm_eval_runs_of_two_versions_of_a_task_are_not_the_same_test(tmp_path):
     assert_one_line_error(*cli("compare", base, tuned), f"not the same test: {base} ran version "
                           f"1, {tuned} ran version 2 of the task, as the runs' results files "
                           "say; --allow-different-tasks compares them anyway")
+
+
+def test_a_key_given_twice_in_an_inspect_or_helm_json_log_is_refused(tmp_path):
+    """An Inspect log with "samples" twice, a HELM instance with "stats" twice, the second
+    copies flipped: each was read from its last copy (+25 pts became -25), now refused in
+    one line, whatever reader asks for the key."""
+    logs = sorted(glob.glob(os.path.join(EXAMPLES, "inspect", "pair_json", "*.json")))
+    text = open(logs[1]).read().rstrip()
+    body = json.loads(text)
+    twice = tmp_path / "twice.json"
+    twice.write_text(text[:-1] + ', "samples": ' + json.dumps(body["samples"][::-1]) + "}")
+    assert_one_line_error(*cli("compare", logs[0], str(twice)), "key 'samples' appears twice")
+    suite = tmp_path / "helm"
+    shutil.copytree(os.path.join(EXAMPLES, "helm", "runs", "mysuite"), suite)
+    stats = suite / "simple_mcqa:model=mock_parity-b" / "per_instance_stats.json"
+    instances = json.loads(stats.read_text())
+    stats.write_text("[" + ",".join(json.dumps(instance)[:-1] + ', "stats": []}'
+                                    for instance in instances) + "]")
+    assert_one_line_error(*cli("compare", str(suite), "--systems", "mock/parity-a,mock/parity-b",
+                               "--metric", "exact_match", "--tasks", "simple_mcqa"),
+                          "key 'stats' appears twice")
