@@ -4338,6 +4338,11 @@ def _harness_logs(folder: str, notes: list) -> list:
                         + (f"; {deeper}: give a deeper folder" if deeper else ""))
     if deeper:
         notes.append(f"{_printable(folder)}: {deeper}; any logs there are not read")
+    for log in found:                    # a log linked from elsewhere: read, and said
+        target = os.path.realpath(log.path)
+        if os.path.islink(log.path) and os.path.commonpath([inside, target]) != inside:
+            notes.append(f"{_printable(log.path)} is a link to {_printable(target)}, outside "
+                         f"{_printable(folder)}; it is read as one of its logs")
     return found
 
 
@@ -6925,6 +6930,35 @@ def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
 _SIGN_FLIP_TAIL_PATTERNS = 1 << 16  # the far tail is counted pattern by pattern up to this many
 
 
+_SIGN_FLIP_FEW_SUMS = 10 ** 6    # the few-values count's sums (a few tenths of a second)
+
+
+def _sign_flip_few_values(nonzero, observed: int) -> PermutationTest | None:
+    """The sign-flip test exactly where the differences take few distinct sizes, however far
+    apart (0.3333333333333333 and 0.3333333333333334, a rubric's thirds as decimals): of the
+    m_v differences of size v, Binomial(m_v, 1/2) keep their sign, so T's law is the product
+    of those counts, summed exactly over the sums it reaches; None past
+    _SIGN_FLIP_FEW_SUMS of them.
+
+    >>> _sign_flip_few_values([3, -3, 3, 10], 19).p, _sign_flip_few_values([3, -3, 3, 10], 13).p
+    (0.125, 0.5)
+    """
+    tally = collections.Counter(map(abs, nonzero))
+    if math.prod(count + 1 for count in tally.values()) > _SIGN_FLIP_FEW_SUMS:
+        return None
+    sums = {0: 1}                                     # T's value: its number of patterns
+    for size, count in tally.items():
+        step = collections.defaultdict(int)
+        for kept in range(count + 1):
+            ways, shift = math.comb(count, kept), size * (2 * kept - count)
+            for total, patterns in sums.items():
+                step[total + shift] += patterns * ways
+        sums = step
+    hits = sum(patterns for total, patterns in sums.items() if abs(total) >= observed)
+    return PermutationTest(float(Fraction(hits, 1 << len(nonzero))), True,
+                           2 ** len(nonzero))
+
+
 def _sign_flip_far_tail(nonzero, observed: int) -> PermutationTest | None:
     """The sign-flip test exactly where few patterns are as extreme as the observed sum, as when
     B is above A on (nearly) every item and the saddlepoint's Newton steps run out of floating
@@ -7006,7 +7040,8 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *
         total = 2 ** len(nonzero)
         return PermutationTest(float(Fraction(hits, total)), True, total)
     if permutations is None:
-        exact = _sign_flip_lattice(nonzero, observed) or _sign_flip_far_tail(nonzero, observed)
+        exact = _sign_flip_lattice(nonzero, observed) or \
+            _sign_flip_few_values(nonzero, observed) or _sign_flip_far_tail(nonzero, observed)
         if exact is not None:
             return exact
         split = _sign_flip_outlying(nonzero)

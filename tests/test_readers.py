@@ -2345,6 +2345,22 @@ def test_a_folder_reached_by_a_link_is_read_but_not_walked(tmp_path):
     assert cli_json("compare", str(base), str(folder / "acme__tuned"), *argv) == want
 
 
+def test_a_log_linked_from_outside_the_folder_is_read_and_named(tmp_path):
+    """A log in the folder given that is a link to one elsewhere is read (a suite of linked
+    runs needs it) and a note names where it leads (it was read with no word)."""
+    folder = _lm_eval_folder(tmp_path)
+    base = folder / "acme__base"
+    path = lm_file(str(base), "mc_capitals")
+    (tmp_path / "elsewhere").mkdir()
+    os.replace(path, tmp_path / "elsewhere" / os.path.basename(path))
+    os.symlink(tmp_path / "elsewhere" / os.path.basename(path), path)
+    status, out, err = cli("compare", str(base), str(folder / "acme__tuned"), "--filter",
+                           "strict-match", "--score-col", "acc,exact_match")
+    assert status == 0, err
+    assert f"{path} is a link to {tmp_path / 'elsewhere'}" in out
+    assert f"outside {base}; it is read as one of its logs" in out
+
+
 def test_a_link_to_nothing_named_as_a_log_is_no_log(tmp_path):
     folder = _lm_eval_folder(tmp_path)
     os.symlink(str(tmp_path / "gone.json"), folder / "acme__base" / "gone.json")
