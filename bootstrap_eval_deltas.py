@@ -292,6 +292,18 @@ def _signed_fixed(value: Fraction, places: int) -> str:
     return f"{float(value):+.1e}" if value and not text.strip("+-0.") else text
 
 
+def _format_score(value, places: int = 3) -> str:
+    """A score or proportion with *places* decimals, more where a nonzero one would print as
+    zero, two significant digits where even those would: 1e-12 is "1.0e-12", not "0.000".
+
+    >>> _format_score(Fraction(3, 4)), _format_score(Fraction(1, 2000)), _format_score(1e-12)
+    ('0.750', '0.0005', '1.0e-12')
+    """
+    value = Fraction(value)
+    text = _round_fixed(value, _places_shown(value, places))
+    return f"{float(value):.1e}" if value and not text.strip("-0.") else text
+
+
 def _format_gap(value: Fraction, percent: bool, extra: int = 0, beside=None) -> str:
     """A gap with its sign: ``+3.6 pts`` for proportions, ``+0.250`` for other scores (with
     *extra* more digits; with an interval printed *beside* it, at least as many as its ends
@@ -1203,7 +1215,7 @@ class Interval:
     def as_proportions(self, places: int = 3) -> str:
         if self.places is not None:             # (held in points: two decimals more here)
             places = min(places, self.places + 2 * (self.unit == "pts"))
-        return f"[{_round_fixed(self.lo, places)}, {_round_fixed(self.hi, places)}]"
+        return f"[{_format_score(self.lo, places)}, {_format_score(self.hi, places)}]"
 
     def to_json(self) -> list:
         return [float(self.lo), float(self.hi)]
@@ -5911,6 +5923,7 @@ def _exact_of(scores: Scores) -> dict:
 # strata's sums are convolved together, as for 0/1 items.
 
 _LATTICE_SPAN = 100      # a stratum's unit values at most this many lattice steps apart
+_LATTICE_WORK = 4e7      # multiply-adds of the convolution powers (about a second)
 
 
 def _lattice_tallies(column, groups) -> tuple | None:
@@ -5973,7 +5986,7 @@ def _lattice_distributions(units: Units, scale: int) -> dict | None:
     """The four bootstrap distributions exactly (B = infinity) where every column sits on a
     small lattice and the clusters (if any) are of one size; None elsewhere.  The unpaired
     gap is B's sum less an independent A's, on their lattices' common step."""
-    if not units.equal_sizes or _lattice_work(units) > _EXACT_WORK:
+    if not units.equal_sizes or _lattice_work(units) > _LATTICE_WORK:
         return None
     groups = units.strata or (tuple(range(units.count)),)
     laws = {name: _lattice_law(column, groups) for name, column in
@@ -7643,7 +7656,7 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
     if scores.binary and not units.clustered and (
             units.simple or _exact_work(_strata_cells(scores)) <= _EXACT_WORK):
         return "exact"
-    if units.equal_sizes and _lattice_work(units) <= _EXACT_WORK:
+    if units.equal_sizes and _lattice_work(units) <= _LATTICE_WORK:
         return "exact"                 # on a small lattice: B = infinity
     if _saddlepoint_fits(units):
         return "saddlepoint"
@@ -11182,7 +11195,7 @@ def _data_document(report: Report) -> list:
     what = f"{_METRIC_NAMES[result.metric]} " if result.metric else ""
     battles = table.preference is not None
     lines += _battle_lines(table, comparison) if battles else [
-        f"  {label} = {name}: {what}{_round_fixed(mean, 3)} {ci.as_proportions()}"
+        f"  {label} = {name}: {what}{_format_score(mean)} {ci.as_proportions()}"
         for label, name, mean, ci in zip("AB", table.systems, means, cis)]
     lines += [f"  gap B - A{' (net win rate: wins minus losses per battle)' * battles}: "
               f"{_format_gap(result.gap, percent, beside=result.paired)}; "
@@ -11256,8 +11269,8 @@ def _family_document(report: Report) -> list:
     header = ("system", "mean", f"{_format_level(first.confidence)} CI", f"gap vs {base}",
               f"{decision.joint} {_format_level(decision.level)} CI", "test", "p",
               f"{_ADJUST_SHORT[decision.adjust]} p", "verdict")
-    rows = [[base, _round_fixed(first.accuracy_a, 3), first.ci_a.as_proportions()] + [""] * 6]
-    rows += [[c.candidate, _round_fixed(c.analysis.accuracy_b, 3),
+    rows = [[base, _format_score(first.accuracy_a), first.ci_a.as_proportions()] + [""] * 6]
+    rows += [[c.candidate, _format_score(c.analysis.accuracy_b),
               c.analysis.ci_b.as_proportions(),
               _format_gap(c.analysis.gap, percent, beside=c.decision.interval),
               _format_interval(c.decision.interval, percent), c.analysis.test.name,
@@ -11505,8 +11518,8 @@ def _tasks_document(report: _TasksReport) -> list:
              f"intervals {first.joint} at {_format_level(first.level)} over the {tasks} "
              f"{nouns}, p {_ADJUST_NAMES[first.adjust]}-adjusted across them"]
     with_runs = any(task.runs for task in result.tasks)    # the runs column only then
-    rows = tuple([task.task, f"{task.n:,}", c.candidate, _round_fixed(c.analysis.accuracy_a, 3),
-                  _round_fixed(c.analysis.accuracy_b, 3),
+    rows = tuple([task.task, f"{task.n:,}", c.candidate, _format_score(c.analysis.accuracy_a),
+                  _format_score(c.analysis.accuracy_b),
                   _format_gap(c.analysis.gap, percent, beside=c.decision.interval),
                   _format_interval(c.decision.interval, percent), c.analysis.test.name,
                   _format_p(c.analysis.p), _format_p(c.decision.p),

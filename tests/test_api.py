@@ -331,6 +331,18 @@ def test_an_interval_prints_in_its_unit_and_with_the_digits_its_verdict_needs():
     assert str(analysis.ci_a).startswith("[+4.")       # A's mean 4.5, not 450 pts
 
 
+def test_scores_near_1e_minus_12_print_their_own_digits_in_every_line():
+    """Scores of about 5e-13: the per-system lines printed 0.000 [0.000, 0.000]; a nonzero
+    score or end now prints two significant digits where three decimals would show zero."""
+    rng = random.Random(3)
+    a = [rng.random() * 1e-12 for _ in range(500)]
+    b = [x + rng.gauss(0.1e-12, 0.3e-12) for x in a]
+    lines = str(bed.compare(a, b, calibration=0)).splitlines()
+    mean_a = sum(map(Fraction, a)) / 500
+    assert lines[1].startswith(f"  A = baseline: {float(mean_a):.1e} [")
+    assert "0.000" not in lines[1] and "0.000" not in lines[2]
+
+
 def test_records_print_in_a_line_whatever_their_size():
     rng = random.Random(3)
     big = {"a": [int(rng.random() < 0.7) for _ in range(20_000)],
