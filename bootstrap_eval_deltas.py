@@ -5464,20 +5464,22 @@ def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: in
     return resamples, {}
 
 
-def _held_places(errors, percent: bool) -> int:
+def _held_places(errors, percent: bool) -> int | None:
     """The decimals (of points, or of the score) that ends with these Monte Carlo *errors*
     (``end_errors``: 1.96 sd) hold in 99 runs of 100, half the last digit at least 2.576 sd
     (the sd taken a fifth larger, as ``_resamples_for``): the printed ones (1 for points, 3)
-    or fewer, down to none.
+    or fewer, down to none; None where not even whole units hold.
 
     >>> _held_places((Fraction(1, 10000), Fraction(1, 5000)), False), _held_places((0.002,), False)
     (3, 2)
+    >>> _held_places((10,), False) is None
+    True
     """
     places = 1 if percent else 3
     sd = float(max(errors)) / 1.96 * _ADVICE_SAFETY * (100 if percent else 1)
-    while places > 0 and 2.576 * sd > 0.5 * 10 ** -places:
+    while places >= 0 and 2.576 * sd > 0.5 * 10 ** -places:
         places -= 1
-    return places
+    return places if places >= 0 else None
 
 
 def _bca_levels(share, jackknife, confidence) -> tuple | str:
@@ -5960,13 +5962,11 @@ def _lattice_work(units: Units) -> float:
     return work
 
 
-def _lattice_law(column, groups) -> tuple | None:
+def _lattice_law(column, groups) -> tuple:
     """``(base, step, pmf)``: the resampled sum of *column* over *groups* (each group's units
-    drawn with replacement, its size kept) is base + step k with probability pmf[k]."""
-    found = _lattice_tallies(column, groups)
-    if found is None:
-        return None
-    base, step, tallies = found
+    drawn with replacement, its size kept; on a small lattice) is base + step k with
+    probability pmf[k]."""
+    base, step, tallies = _lattice_tallies(column, groups)
     total = (0, [1.0])
     for tally in sorted(tallies, key=lambda tally: sum(tally.values())):
         size = sum(tally.values())
@@ -5982,12 +5982,10 @@ def _lattice_law(column, groups) -> tuple | None:
     return base + step * total[0], step, total[1]
 
 
-def _lattice_distributions(units: Units, scale: int) -> dict | None:
+def _lattice_distributions(units: Units, scale: int) -> dict:
     """The four bootstrap distributions exactly (B = infinity) where every column sits on a
-    small lattice and the clusters (if any) are of one size; None elsewhere.  The unpaired
-    gap is B's sum less an independent A's, on their lattices' common step."""
-    if not units.equal_sizes or _lattice_work(units) > _LATTICE_WORK:
-        return None
+    small lattice and the clusters (if any) are of one size (``_choose_method`` says so).
+    The unpaired gap is B's sum less an independent A's, on their lattices' common step."""
     groups = units.strata or (tuple(range(units.count)),)
     laws = {name: _lattice_law(column, groups) for name, column in
             (("a", units.a), ("b", units.b), ("paired", units.diff))}
@@ -7669,7 +7667,7 @@ def _holding(interval: Interval, errors, percent: bool, dropped: int | None) -> 
     Monte Carlo *errors* hold (none set where they have no error, or past 10^15)."""
     if not any(errors) or max(abs(interval.lo), abs(interval.hi)) >= _LARGE:
         return interval
-    places = _held_places(errors, percent) if dropped is None else \
+    places = (_held_places(errors, percent) or 0) if dropped is None else \
         max(0, (1 if percent else 3) - dropped)
     return dataclasses.replace(interval, places=places)
 
@@ -11107,10 +11105,15 @@ def _method_text(result: Analysis) -> str:
     if result.method in _METHOD_NAMES:
         return _METHOD_NAMES[result.method]
     engine = "" if result.engine == "stream" else f", {result.engine} engine"
+    held = result.paired.places
+    loose = held is not None and _held_places(result.errors["paired"], result.percent) is None
     why = "" if not result.unasked else " (no method without resampling fits these scores" + (
         "; as many as hold the printed ends" if result.resamples > RESAMPLES else "") + (
-        "; the ends printed to the digit they hold" if result.paired.places is not None and
-        result.paired.places < (1 if result.percent else 3) else "") + ")"
+        "; the ends printed to the digit they hold" if held is not None and not loose and
+        held < (1 if result.percent else 3) else "") + (
+        "; the ends' Monte Carlo error, +-" + _magnitude(max(result.errors["paired"]),
+                                                         result.percent) +
+        ", is more than their last digit" if loose else "") + ")"
     return f"bootstrap, B={result.resamples:,} resamples{engine}{why}"
 
 
@@ -13567,6 +13570,11 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
     table = _table(r)
     params = {"systems": len(table.systems), "n_items": table.n,
               **_params(r, "seed confidence draws adjust target_power permutations")}
+    if "permutations" in r.given and (isinstance(table, Battles) or table.gold is None):
+        raise ToolError(f"{_opt('permutations', r.permutations)} does not apply here: it sets "
+                        "the random swaps of a metric's board (predictions and labels); a "
+                        "board of scores or battles tests each pair by McNemar's exact test "
+                        "or the z test, which draw none")
     if isinstance(table, Battles):
         params.update(n_items=None, battles=table.n, permutations=None, scale=r.scale,
                       anchor=r.anchor or table.systems[0], bootstrap=r.bootstrap or None)
@@ -13587,11 +13595,6 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
         raise ToolError(f"{_printable(name)} scores {_format_decimal(Fraction(value))} on every "
                         f"item: most often a run that failed or the wrong {_opt('score_col')}; "
                         f"{_opt('allow_constant', True)} ranks it anyway")
-    if "permutations" in r.given and table.gold is None:
-        raise ToolError(f"{_opt('permutations', r.permutations)} does not apply here: it sets "
-                        "the random swaps of a metric's board (predictions and labels); a "
-                        "board of scores tests each pair by McNemar's exact test or the z "
-                        "test, which draw none")
     settings = Settings(None, r.confidence, permutations=r.permutations, calibration=0,
                         adjust=r.adjust)
     metric, positive = _metric_of(r, table)

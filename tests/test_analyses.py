@@ -1334,6 +1334,39 @@ def test_a_ledger_that_cannot_be_opened_or_locked_is_one_error(tmp_path, monkeyp
     assert ledger.read_bytes() == before
 
 
+@pytest.mark.parametrize("failure,fragment", [
+    ("reopen", "cannot open the ledger {}: Permission denied"),
+    ("dup", "cannot append to the ledger {}: Too many open files"),
+])
+def test_a_ledger_that_fails_after_its_lock_is_one_error_and_left_as_it_was(
+        tmp_path, monkeypatch, failure, fragment):
+    """The ledger locked (its folder and the file), then its opening for the append or a
+    descriptor failing: one error line, the ledger as it was."""
+    data = clear_gap_csv(tmp_path)
+    ledger = tmp_path / "evals.jsonl"
+    assert cli("compare", data, "--a-col", "a", "--b-col", "b", "--ledger", str(ledger),
+               *FAST)[0] == 0
+    before = ledger.read_bytes()
+    if failure == "reopen":
+        real_open = os.open
+
+        def fake(path, flags, *args, **kwargs):
+            if os.fspath(path) == str(ledger) and flags & os.O_CREAT:       # the append
+                raise PermissionError(errno.EACCES, "Permission denied")
+            return real_open(path, flags, *args, **kwargs)
+        monkeypatch.setattr(os, "open", fake)
+    else:
+        def fake(fd):
+            raise OSError(errno.EMFILE, "Too many open files")
+        monkeypatch.setattr(os, "dup", fake)
+    status, out, err = cli("compare", data, "--a-col", "a", "--b-col", "b", "--ledger",
+                           str(ledger), *FAST)
+    monkeypatch.undo()
+    assert status == 2 and err.count("\n") == 1
+    assert fragment.format(ledger) in err
+    assert ledger.read_bytes() == before
+
+
 def test_an_interrupt_while_appending_leaves_the_ledger_as_it_was(tmp_path, monkeypatch):
     data = clear_gap_csv(tmp_path)
     ledger = tmp_path / "evals.jsonl"

@@ -2522,15 +2522,16 @@ def test_lm_eval_files_of_two_tasks_are_refused_before_any_filter_or_metric_is_a
     ("csv", ["--allow-different-targets"], "--allow-different-targets does not apply here"),
     ("board", ["--permutations", "100"], "--permutations 100 does not apply here: it sets the "
                                          "random swaps of a metric's board"),
-    ("real board", ["--permutations", "100"], "a board of scores tests each pair by McNemar's "
-                                              "exact test or the z test, which draw none"),
+    ("real board", ["--permutations", "100"], "a board of scores or battles tests each pair "
+                                              "by McNemar's exact test or the z test"),
+    ("battles board", ["--permutations", "100"], "--permutations 100 does not apply here"),
 ])
 def test_an_option_these_data_would_ignore_is_refused(tmp_path, inputs, flags, fragment):
     """Each was taken and did nothing: the report was the same as without it."""
     if inputs.endswith("board"):
-        name, ids = ("judge.csv", "prompt_id") if inputs == "real board" else \
-            ("leaderboard.csv", "question")
-        argv = ["leaderboard", os.path.join(EXAMPLES, name), "--id-col", ids]
+        name, ids = {"real board": ("judge.csv", "prompt_id"), "board": (
+            "leaderboard.csv", "question")}.get(inputs, ("battles.jsonl", None))
+        argv = ["leaderboard", os.path.join(EXAMPLES, name)] + ["--id-col", ids] * bool(ids)
     elif inputs == "logs":
         paths = [lm_file(BASE_DIR, "mc_capitals"),
                  lm_file(os.path.join(LM, "main", "acme__tuned"), "mc_capitals")]

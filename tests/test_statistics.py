@@ -614,6 +614,9 @@ def test_where_the_resamples_cannot_hold_the_last_digit_the_ends_print_to_the_di
                                                                            [0.025, 0.975]))
     asked = bed.compare(a, b, resamples=2000, calibration=0)       # asked: every digit
     assert asked.interval.places is None and len(str(asked.interval)) == len("[+0.366, +0.553]")
+    wide = bed.compare([x * 1000 for x in a], [y * 1000 for y in b], calibration=0)
+    assert wide.interval.places == 0 and wide.method.endswith(     # not even whole units hold
+        "is more than their last digit)") and "digit they hold" not in wide.method
     family = bed.compare(a, b, [y - 0.2 for y in b], calibration=0)
     for comparison in family.comparisons:
         assert comparison.decision.interval.places == comparison.analysis.paired.places < 3
@@ -895,6 +898,15 @@ def test_the_mixture_refuses_what_it_cannot_count_and_reads_its_law_on_and_off_a
     far = frozenset({frozenset({max(one.values)})})
     assert bed._Mixture.of(((1, (one,), (far,)), (-1, (one,), (far,)), (1, (one,), (far,)),
                             (-1, (one,), (far,))), 1) is None          # 4 parts: too many
+    crowd = bed.Scores(tuple(map(Fraction, map(str, a))) * 5,      # a lump of 100 values
+                       tuple(map(Fraction, map(str, (a * 5)[:4899]))) + tuple(   # and one far
+                           50 + Fraction(k, 1000) for k in range(100)) + (Fraction(10 ** 4),))
+    assert bed._outlying(crowd.units.moments["b"], crowd.units) is None   # past 100 values
+    unequal = bed.Scores(tuple(map(Fraction, map(str, a))) * 2, tuple(
+        map(Fraction, map(str, a[:-5] + [500.0, 700.0, -900.0, 1300.0, 10.0]))) * 2,
+        clusters=tuple(i // 3 if i < 1500 else i for i in range(2000)))
+    assert bed._why_resampled(unequal.units).startswith("a few values move a resampled mean "
+                                                        "on their own and the clusters' sizes")
     smooth = bed._Mixture(((1.0, 0.0, 1.0, 0.0, 0.0),), 1)
     assert smooth.grid is None and abs(float(smooth.quantile(0.975)) - 1.959964) < 1e-5
     assert abs(smooth.mass_below(0) - 0.5) < 1e-12
