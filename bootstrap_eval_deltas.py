@@ -379,6 +379,8 @@ def _parse_number(text: str) -> Fraction | None:
 
     >>> _parse_number("0.75"), _parse_number("2e-1"), _parse_number("x")
     (Fraction(3, 4), Fraction(1, 5), None)
+    >>> _parse_number("0.3333333333333333"), _parse_number("0.3333333333333334")
+    (Fraction(1, 3), Fraction(1666666666666667, 5000000000000000))
     """
     match = _NUMBER.fullmatch(text)
     if match is None:
@@ -389,7 +391,29 @@ def _parse_number(text: str) -> Fraction | None:
     if abs(int(match.group(1) or 0)) > MAX_EXPONENT:
         raise ToolError(f"{_shorten(text)} is out of range: a number's decimal exponent must "
                         f"lie within +-{MAX_EXPONENT}")
-    return Fraction(text)
+    number = Fraction(text)
+    return _simple_fraction(number, text) if number.denominator >= _REPEATING else number
+
+
+_REPEATING = 10 ** 15              # decimals from which a text may be a double's repr
+_SIMPLE_DENOMINATOR = 1000         # ... of a fraction with a denominator up to this
+
+
+def _simple_fraction(number: Fraction, text: str) -> Fraction:
+    """*number*, or the fraction p/q (q <= 1000) it is the shortest decimal of: a score
+    written by a program as ``repr(1/3)`` reads as 1/3, not as 0.3333333333333333 exactly,
+    so that a rubric's thirds stay on their lattice (their differences had split ties by
+    1e-17 and flipped verdicts).  Only a text Python itself would print for that double,
+    whose last digits repeat (a period up to 6), is read so."""
+    digits = text.lower().split("e")[0].lstrip("+-").replace(".", "").strip("0")[:-1]
+    if len(digits) < 14 or not any(all(a == b for a, b in zip(digits[-12:], digits[-12 + p:]))
+                                   for p in range(1, 7)):
+        return number
+    simple = number.limit_denominator(_SIMPLE_DENOMINATOR)
+    if simple == number or float(simple) != float(number) or \
+            repr(float(number)) not in (text, text.lstrip("+")):
+        return number
+    return simple
 
 
 _LARGE = 10 ** 15                  # a number this large prints with 6 significant digits

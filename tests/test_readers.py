@@ -2910,3 +2910,22 @@ def test_a_key_given_twice_in_an_inspect_or_helm_json_log_is_refused(tmp_path):
     assert_one_line_error(*cli("compare", str(suite), "--systems", "mock/parity-a,mock/parity-b",
                                "--metric", "exact_match", "--tasks", "simple_mcqa"),
                           "key 'stats' appears twice")
+
+
+def test_a_double_written_as_its_shortest_decimal_of_a_simple_fraction_reads_as_the_fraction():
+    """repr(1/3) is 0.3333333333333333: a score written so by a program reads as 1/3 (a
+    rubric's thirds stay on their lattice; their differences had split ties by 1e-17); a
+    decimal that is not such a double's repr, or of no fraction with denominator up to
+    1,000, reads exactly as written."""
+    for q in (3, 6, 7, 9, 11, 12, 13):
+        for p in range(1, q):
+            assert bed.parse_score(repr(p / q)) == Fraction(p, q), (p, q)
+    assert bed.parse_score(json.loads('{"s": 0.6666666666666666}', parse_float=str)["s"]) == \
+        Fraction(2, 3)
+    for text in ("0.3333333333333334", "0.30000000000000004", "0.1234567890123457",
+                 "0.33333333333333330", "3.3333333333333333"):
+        assert bed.parse_score(text) == Fraction(text), text
+    rng = random.Random(5)
+    for _ in range(2000):                      # a random double: as written
+        text = repr(rng.random())
+        assert bed.parse_score(text) == Fraction(text)

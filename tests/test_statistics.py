@@ -928,27 +928,29 @@ def test_the_sign_flip_test_draws_patterns_where_too_many_differences_dominate()
 
 
 def test_the_sign_flip_test_is_exact_where_the_differences_take_few_sizes():
-    """A 0-3 rubric scaled to thirds and written as decimals: the gaps' sizes are
-    0.3333333333333333 and 0.3333333333333334 (and twice those), whose lattice is too fine to
-    count, so Robinson's saddlepoint gave 0.0056; the few sizes are counted exactly instead
-    (p = 0.0053 for these decimals; snapped to true thirds it would be 0.0072), equal to all
-    patterns enumerated on small cases and within Monte Carlo error of 10^6 NumPy patterns."""
+    """Differences of a few sizes however far apart (3333333333333333 and 3333333333333334,
+    a rubric's thirds written as 16-decimal text, taken exactly): Binomial counts per size,
+    equal to all patterns enumerated on small cases and within Monte Carlo error of 10^6
+    NumPy patterns.  A rubric's thirds written so are read as thirds (their ties had been
+    split by 1e-17, and verdicts flipped: 0.0471 against the thirds' 0.0576)."""
     rng = random.Random(9)
     a = [rng.choice([0, 1, 2, 3]) for _ in range(200)]
     b = [min(3, x + rng.choice([0, 1, 1, 1, -1])) for x in a]
     result = bed.compare([x / 3 for x in a], [y / 3 for y in b], calibration=0)
     test = result.comparisons[0].analysis.test
-    assert test.exact and not test.saddlepoint
-    scale = 10 ** 16
-    diffs = [int(Fraction(repr(y / 3)) * scale - Fraction(repr(x / 3)) * scale)
+    thirds = [y - x for x, y in zip(a, b) if y != x]
+    assert test.exact and test.p == bed._sign_flip_few_values(thirds, abs(sum(thirds))).p
+    assert result.method == "exact bootstrap (B = infinity)"        # thirds: a small lattice
+    diffs = [int(Fraction(repr(y / 3)) * 10 ** 16 - Fraction(repr(x / 3)) * 10 ** 16)
              for x, y in zip(a, b)]
     diffs = [d for d in diffs if d]
     observed = abs(sum(diffs))
-    assert bed._sign_flip_few_values(diffs, observed).p == test.p
+    decimals = bed._sign_flip_few_values(diffs, observed)
+    assert decimals.exact and decimals.p < test.p      # the decimals split the thirds' ties
     generator, values = np.random.default_rng(2), np.array(diffs, dtype=float)
     hits = sum(int((np.abs((generator.integers(0, 2, (50_000, len(diffs))) * 2 - 1) @ values)
                     >= observed * (1 - 1e-12)).sum()) for _ in range(20))
-    assert abs(test.p - hits / 10 ** 6) < 4 * math.sqrt(test.p / 10 ** 6)
+    assert abs(decimals.p - hits / 10 ** 6) < 4 * math.sqrt(decimals.p / 10 ** 6)
     for seed in range(30):                     # all 2**k patterns, k up to 12
         pick = random.Random(seed)
         small = [pick.choice([-1, 1]) * pick.choice([5, 7, 12])
