@@ -379,8 +379,8 @@ def _parse_number(text: str) -> Fraction | None:
 
     >>> _parse_number("0.75"), _parse_number("2e-1"), _parse_number("x")
     (Fraction(3, 4), Fraction(1, 5), None)
-    >>> _parse_number("0.3333333333333333"), _parse_number("0.3333333333333334")
-    (Fraction(1, 3), Fraction(1666666666666667, 5000000000000000))
+    >>> _parse_number("0.3333333333333334"), _parse_number("3.0000000000000004e-09")
+    (Fraction(1, 3), Fraction(3, 1000000000))
     """
     match = _NUMBER.fullmatch(text)
     if match is None:
@@ -392,28 +392,36 @@ def _parse_number(text: str) -> Fraction | None:
         raise ToolError(f"{_shorten(text)} is out of range: a number's decimal exponent must "
                         f"lie within +-{MAX_EXPONENT}")
     number = Fraction(text)
-    return _simple_fraction(number, text) if number.denominator >= _REPEATING else number
+    return _float_noise(number, text) if len(text) > _NOISY else number
 
 
-_REPEATING = 10 ** 15              # decimals from which a text may be a double's repr
-_SIMPLE_DENOMINATOR = 1000         # ... of a fraction with a denominator up to this
+_NOISY = 16                        # characters from which a text may carry a double's noise
+_NOISE_ULPS = 4                    # ... of at most this many units in the last place
+_SIMPLE_DENOMINATOR = 1000         # ... around a fraction with a denominator up to this
+_SHORT_DECIMAL = 10                # ... or a decimal with up to this many significant digits
 
 
-def _simple_fraction(number: Fraction, text: str) -> Fraction:
-    """*number*, or the fraction p/q (q <= 1000) it is the shortest decimal of: a score
-    written by a program as ``repr(1/3)`` reads as 1/3, not as 0.3333333333333333 exactly,
-    so that a rubric's thirds stay on their lattice (their differences had split ties by
-    1e-17 and flipped verdicts).  Only a text Python itself would print for that double,
-    whose last digits repeat (a period up to 6), is read so."""
-    digits = text.lower().split("e")[0].lstrip("+-").replace(".", "").strip("0")[:-1]
-    if len(digits) < 14 or not any(all(a == b for a, b in zip(digits[-12:], digits[-12 + p:]))
+def _float_noise(number: Fraction, text: str) -> Fraction:
+    """*number*, or the simple number a double's arithmetic noise hides in its text: a
+    fraction p/q (q <= 1000) or a decimal of up to 10 significant digits within 4 units in
+    the last place of the double.  ``repr(1/3)``, ``1 - 2/3`` (0.33333333333333337),
+    ``3 * 1e-9`` (3.0000000000000004e-09), ``0.1 + 0.2`` and NumPy's ``%.18e`` of 0.3
+    (2.999999999999999889e-01) read as 1/3, 3e-9 and 3/10, so that scores on a lattice stay
+    on it (their differences had split ties by 1e-17 and flipped verdicts).  Only texts of
+    16 or more significant digits whose 11th to 15th repeat with a period up to 6 (as
+    zeros, nines and thirds do) are looked at; a random double is within so few units of
+    such a number about once in 10^5 values, and then moves by at most 4 units."""
+    digits = text.lower().split("e")[0].lstrip("+-").replace(".", "").lstrip("0")
+    body = digits[:15]
+    if len(digits) < 16 or not any(all(a == b for a, b in zip(body[3:], body[3 + p:]))
                                    for p in range(1, 7)):
         return number
-    simple = number.limit_denominator(_SIMPLE_DENOMINATOR)
-    if simple == number or float(simple) != float(number) or \
-            repr(float(number)) not in (text, text.lstrip("+")):
-        return number
-    return simple
+    near = _NOISE_ULPS * Fraction(math.ulp(float(number)))
+    if set(body[_SHORT_DECIMAL:]) in ({"0"}, {"9"}):
+        simple = Fraction(f"{float(number):.{_SHORT_DECIMAL - 1}e}")
+    else:
+        simple = number.limit_denominator(_SIMPLE_DENOMINATOR)
+    return simple if abs(simple - number) <= near else number
 
 
 _LARGE = 10 ** 15                  # a number this large prints with 6 significant digits

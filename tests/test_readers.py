@@ -5,6 +5,7 @@ import hashlib
 import importlib
 import io
 import json
+import math
 import os
 import random
 import shutil
@@ -2912,20 +2913,35 @@ def test_a_key_given_twice_in_an_inspect_or_helm_json_log_is_refused(tmp_path):
                           "key 'stats' appears twice")
 
 
-def test_a_double_written_as_its_shortest_decimal_of_a_simple_fraction_reads_as_the_fraction():
-    """repr(1/3) is 0.3333333333333333: a score written so by a program reads as 1/3 (a
-    rubric's thirds stay on their lattice; their differences had split ties by 1e-17); a
-    decimal that is not such a double's repr, or of no fraction with denominator up to
-    1,000, reads exactly as written."""
+def test_a_doubles_arithmetic_noise_in_a_written_score_is_read_as_the_simple_number_it_hides():
+    """repr(1/3), 1 - 2/3, 3 * 1e-9, 0.1 + 0.2 and NumPy's %.18e of 0.3 read as 1/3, 3e-9
+    and 3/10: scores on a lattice stay on it (their differences had split ties by 1e-17 and
+    flipped verdicts).  A number 5 units in the last place from a simple one, a decimal of
+    16 digits that do not repeat, and random doubles read exactly as written."""
     for q in (3, 6, 7, 9, 11, 12, 13):
         for p in range(1, q):
             assert bed.parse_score(repr(p / q)) == Fraction(p, q), (p, q)
+            if 2 * p <= q:                       # 1 - 12/13: noise of 1, not of 1/13
+                assert bed.parse_score(repr(1 - p / q)) == 1 - Fraction(p, q), (p, q)
+    for k in range(1, 50):
+        for scale, unit in ((1e-9, Fraction(1, 10 ** 9)), (0.1, Fraction(1, 10)),
+                            (0.01, Fraction(1, 100)), (1e5, 10 ** 5)):
+            assert bed.parse_score(repr(k * scale)) == k * unit, (k, scale)
+            assert bed.parse_score("%.18e" % (k * scale)) == k * unit, (k, scale)
+    assert bed.parse_score(repr(0.1 + 0.2)) == bed.parse_score("-0.30000000000000004") * -1 \
+        == Fraction(3, 10)
     assert bed.parse_score(json.loads('{"s": 0.6666666666666666}', parse_float=str)["s"]) == \
         Fraction(2, 3)
-    for text in ("0.3333333333333334", "0.30000000000000004", "0.1234567890123457",
-                 "0.33333333333333330", "3.3333333333333333"):
+    five_ulps = repr(math.nextafter(math.nextafter(0.3, 1), 1) + 3 * math.ulp(0.3))
+    for text in ("0.1234567890123457", five_ulps, "0.3000000000000004", "1.5e-20",
+                 "0.000000000000001"):
         assert bed.parse_score(text) == Fraction(text), text
+    pick = random.Random(3)                    # a lattice of 1e-9: the exact bootstrap
+    a = [pick.randint(0, 4) for _ in range(500)]
+    b = [max(0, min(4, x + pick.choice([0, 0, 1, -1, 1]))) for x in a]
+    result = bed.compare([x * 1e-9 for x in a], [y * 1e-9 for y in b], calibration=0)
+    assert result.method == "exact bootstrap (B = infinity)" and result.comparisons[0].analysis.test.exact
     rng = random.Random(5)
-    for _ in range(2000):                      # a random double: as written
-        text = repr(rng.random())
-        assert bed.parse_score(text) == Fraction(text)
+    for _ in range(20000):                     # a random double: as written
+        text = repr(rng.random() * 10 ** rng.randint(-9, 9))
+        assert bed.parse_score(text) == Fraction(text), text
