@@ -6345,24 +6345,24 @@ def _column_fits(strata, units: Units) -> bool:
     spread = math.sqrt(_cgf(((1, strata),), 0.0)[2])
     if spread == 0:
         return units.equal_sizes
-    reach, where, value = max((max(map(abs, stratum.values)), h, max(stratum.values, key=abs))
-                              for h, stratum in enumerate(strata))
+    reach, where = max((max(map(abs, stratum.values)), h) for h, stratum in enumerate(strata))
     lump = max(max(stratum.counts) for stratum in strata) / units.count
     return _SADDLEPOINT_REACH * reach <= spread and not (
         units.count < _SADDLEPOINT_UNITS and lump > _SADDLEPOINT_LUMP) and not _rare_lump(
-        strata, [frozenset()] * len(strata), where, value, spread, units)
+        strata, [frozenset()] * len(strata), where, spread, units)
 
 
-def _rare_lump(strata, taken, where, value, spread: float, units: Units) -> bool:
-    """Do a few units (2 to 100, at most 5%) with values at or near *value*, the farthest of
-    stratum *where*, lie apart from the rest by more than a third of the rest's sum's sd?
-    Their draws then make lumps (one per number drawn) that no smooth law follows, though no
-    one unit moves the sum on its own.  The group grows from *value* inwards."""
+def _rare_lump(strata, taken, where, spread: float, units: Units) -> bool:
+    """Do a few units of stratum *where* (2 to 100, at most 5%), its farthest from the rest's
+    mean on either side, lie apart from the others by more than a third of the others'
+    sum's sd?  Their draws then make lumps (one per number drawn) that no smooth law
+    follows, though no one unit moves the sum on its own.  The group grows from both ends
+    inwards, so that far groups of both signs (ten scores of 10^5 in B, eight in A) do not
+    hide behind each other's spread."""
     stratum, out, limit = strata[where], taken[where], min(100, units.count / 20)
-    values, counts, ranked = stratum.values, stratum.counts, stratum.ranked
-    high = next(values[i] for i in reversed(ranked) if values[i] not in out)
-    near = itertools.islice(((values[i], counts[i]) for i in (
-        reversed(ranked) if value == high else ranked) if values[i] not in out), int(limit) + 1)
+    values, counts = stratum.values, stratum.counts
+    near = itertools.islice(((values[i], counts[i]) for i in _from_the_ends(
+        stratum, out, _rest_cumulants(stratum, out)[0])), int(limit) + 1)
     mean, variance = _rest_cumulants(stratum, out)[:2]          # of all the units not out
     total = math.fsum(counts) - math.fsum(c for v, c in zip(values, counts) if v in out) \
         if out else math.fsum(counts)
@@ -6383,6 +6383,24 @@ def _rare_lump(strata, taken, where, value, spread: float, units: Units) -> bool
                                                               + stratum.draws * rest)):
             return True
     return False
+
+
+def _from_the_ends(stratum: _Stratum, out, centre: float):
+    """The indices of the stratum's distinct values not in *out*, farthest from *centre*
+    first (the two ends of the sorted values walked inwards)."""
+    values, ranked = stratum.values, stratum.ranked
+    low, high = 0, len(ranked) - 1
+    while low <= high:
+        if values[ranked[low]] in out:
+            low += 1
+        elif values[ranked[high]] in out:
+            high -= 1
+        elif centre - values[ranked[low]] > values[ranked[high]] - centre:
+            yield ranked[low]
+            low += 1
+        else:
+            yield ranked[high]
+            high -= 1
 
 
 def _lattice_of(column, groups) -> tuple:
@@ -6465,7 +6483,7 @@ def _outlying(strata, units: Units) -> tuple | None:
                                 enumerate(zip(ordered, taken, rests))
                                 for v in _extremes(values, out))
         if _SADDLEPOINT_REACH * far <= spread and not _rare_lump(    # (far 0: all equal)
-                strata, taken, where, value, spread, units):
+                strata, taken, where, spread, units):
             return tuple(groups) if any(taken) else None
         if sum(map(len, taken)) == _MIXTURE_TAKEN:
             return None
@@ -6529,23 +6547,25 @@ def _stratum_states(stratum: _Stratum, out) -> list | None:
     share = held / math.fsum(stratum.counts)
     if n * share > 100:
         return None
-    step = {}                      # per group: its (mean, k2, k3, k4) per draw: its chance
+    groups = []                   # per group: its chance per draw, its (mean, k2, k3, k4)
     for group in out:
         counts = [weights[v] for v in group]
-        key = _cumulants(list(group), counts)
-        step[key] = step.get(key, 0.0) + math.fsum(counts) / held
-    states, sums = [], {(0.0, 0.0, 0.0, 0.0): 1.0}
+        groups.append((math.fsum(counts) / held, _cumulants(list(group), counts)))
+    states, draws = [], {(0,) * len(groups): 1.0}   # the groups' draws (exact counts): chance
     chance = math.exp(n * math.log1p(-share))       # P(K = 0), at least e**-100
     for k in range(n + 1):
         if k:
             chance *= (n - k + 1) / k * share / (1 - share)
             merged = collections.defaultdict(float)
-            for before, p in sums.items():
-                for add, q in step.items():
-                    merged[tuple(map(operator.add, before, add))] += p * q
-            sums = {t: p for t, p in merged.items() if p > _MIXTURE_NEGLIGIBLE}
-        states += [(chance * p, t[0], n - k, t[1:]) for t, p in sums.items()
-                   if chance * p > _MIXTURE_NEGLIGIBLE]
+            for before, p in draws.items():
+                for g, (q, _) in enumerate(groups):
+                    merged[before[:g] + (before[g] + 1,) + before[g + 1:]] += p * q
+            draws = {j: p for j, p in merged.items() if p > _MIXTURE_NEGLIGIBLE}
+        for j, p in draws.items():
+            if chance * p > _MIXTURE_NEGLIGIBLE:
+                t = [math.fsum(c * cumulants[i] for c, (_, cumulants) in zip(j, groups))
+                     for i in range(4)]
+                states.append((chance * p, t[0], n - k, tuple(t[1:])))
         if len(states) > _MIXTURE_STATES:
             return None
         if k > n * share and chance < _MIXTURE_NEGLIGIBLE:

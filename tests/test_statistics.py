@@ -789,11 +789,14 @@ def outlier_pair(seed, n, outliers):
     (1, [(0.5, 400.0)], 1), (2, [(3.5, 300.0), (-200.0, 0.5)], 1),
     (3, [(50.0, 0.2), (40.0, 0.1), (0.3, -60.0)], 1), (4, [(0.5, 400.0), (90.0, 0.5)], 3),
     (5, [(0.5, 400.0 + k / 7) for k in range(10)], 1),
-    (6, [(0.5, 400.0 + k / 7) for k in range(10)], 3)])
+    (6, [(0.5, 400.0 + k / 7) for k in range(10)], 3),
+    (7, [(0.5, 400.0 + k / 7) for k in range(10)] + [(400.0 + k / 7, 0.5) for k in range(8)], 1),
+    (8, [(0.5, 400.0 + k / 7) for k in range(10)] + [(200.0 + k / 7, 0.5) for k in range(5)], 1)])
 def test_a_few_outlying_scores_are_counted_exactly_and_match_a_large_bootstrap(seed, outliers,
                                                                                strata):
     """1,500 scores in [0, 1] and one to three far outside, each moving a resampled sum on its
-    own, or groups of up to ten nearby ones: the bootstrap distribution is a few lumps, whose
+    own, or groups of up to ten nearby ones (in one system, or one in each: differences of
+    both signs): the bootstrap distribution is a few lumps, whose
     ends 2,000 resamples place to about a tenth of the width.  The outliers' draws counted exactly and Edgeworth's series for the
     rest match 200,000 NumPy resamples to 1% of the width, for A, B and both gaps; within
     strata too."""
@@ -877,6 +880,32 @@ def test_one_far_value_held_by_a_few_items_is_counted_as_lumps(copies, spread):
     for end, q in ((analysis.ci_b.lo, 0.025), (analysis.ci_b.hi, 0.975)):
         k = binom.ppf(q, n, copies / n)
         assert abs(float(end) - (k * far + (n - k) * rest) / n) < 0.05 * 1000 / n
+
+
+def test_far_groups_of_both_signs_are_lumps_counted_by_their_draws_of_each_group():
+    """Ten scores near 10^5 in B and eight in A (other items) among 5,000: the differences'
+    two far groups hid behind each other's spread, so the saddlepoint smoothed their lumps
+    (paired ends 2.4% of the width off NumPy's 200,000 resamples); grown from both ends, the
+    group is seen.  Their draws are kept as exact counts per group: keyed by float sums, the
+    states of two groups multiplied past the most kept, and B = 2,000 resamples ran (9 s)."""
+    rng = random.Random(4)
+    a = [round(rng.random(), 4) for _ in range(5000)]
+    b = [round(min(1.0, max(0.0, x + rng.gauss(0.01, 0.2))), 4) for x in a]
+    for i in range(10):
+        b[i] = 10 ** 5 - i / 7
+    for i in range(10, 18):
+        a[i] = 10 ** 5 - i / 7
+    scores = bed.Scores(tuple(map(bed.parse_score, map(repr, a))),
+                        tuple(map(bed.parse_score, map(repr, b))))
+    paired = scores.units.moments["paired"]
+    assert not bed._column_fits(paired, scores.units)
+    groups = bed._outlying(paired, scores.units)[0]
+    assert sorted(map(len, groups)) == [8, 10]
+    states = bed._stratum_states(paired[0], groups)
+    assert len(states) == len({(round(t), draws) for _, t, draws, _ in states}) < 2000
+    assert abs(math.fsum(p for p, *_ in states) - 1) < 1e-9
+    assert bed.compare(scores.a, scores.b, calibration=0).method.startswith(
+        "bootstrap with the outlying scores' draws counted exactly")
 
 
 def test_the_mixture_refuses_what_it_cannot_count_and_reads_its_law_on_and_off_a_lattice():
