@@ -314,8 +314,9 @@ def _format_gap(value: Fraction, percent: bool, extra: int = 0, beside=None) -> 
     >>> _format_gap(gap, True), _format_gap(gap, True, beside=tight)
     ('+0.1 pts', '+0.05 pts')
     """
-    if beside is not None:
-        extra = max(extra, _interval_places(beside, percent) - (1 if percent else 3))
+    if beside is not None:                     # the interval's decimals, as many or as few
+        return _signed_fixed(value * (100 if percent else 1), _interval_places(beside, percent)) \
+            + " pts" * percent
     return _signed_fixed(value * 100, 1 + extra) + " pts" if percent else \
         _signed_fixed(value, 3 + extra)
 
@@ -349,19 +350,36 @@ def _format_interval(interval, percent: bool) -> str:
     return f"[{lo}, {hi}]" + (" pts" if percent else "")
 
 
+_APART = 13                        # up to 12 more decimals for unequal ends to print apart
+
+
 def _interval_places(interval, percent: bool) -> int:
     """The decimals ``_format_interval`` prints an interval's ends with: as many as each end
-    needs to print as what it is (``_places_shown``), and up to three more where two unequal
-    ends would print equal ([-0.052, -0.050] pts, not [-0.1, -0.1] pts)."""
-    scale, places = (100, 1) if percent else (1, 3)
+    needs to print as what it is (``_places_shown``), and up to twelve more where two
+    unequal ends would print equal ([-0.052, -0.050] pts, not [-0.1, -0.1] pts)."""
+    scale, places = (100, 1) if percent else (1, _width_places(interval.hi - interval.lo))
     if interval.places is not None:            # Monte Carlo ends: the digits they hold
         places = min(places, interval.places)
     lo, hi = interval.lo * scale, interval.hi * scale
     places = max(_places_shown(lo, places), _places_shown(hi, places))
-    for extra in range(4 if lo != hi else 1):
+    for extra in range(_APART if lo != hi else 1):
         if _signed_fixed(lo, places + extra) != _signed_fixed(hi, places + extra):
             break
     return places + extra
+
+
+def _width_places(width: Fraction, places: int = 3) -> int:
+    """At most *places* decimals, and at most three less one per digit of an interval's
+    *width* past its first: ends of 4.7 x 10^10 with a width of 10^9 print whole, not with
+    three decimals of noise.
+
+    >>> _width_places(Fraction(26, 100)), _width_places(Fraction(260)), _width_places(10 ** 9)
+    (3, 1, 0)
+    """
+    most = 3
+    while most and width >= 10:
+        width, most = width / 10, most - 1
+    return min(places, most)
 
 
 def _places_shown(value: Fraction, places: int) -> int:
@@ -485,12 +503,12 @@ def _percent(value) -> str:
 
 
 def _format_p(p: float) -> str:
-    """Four decimals, or scientific notation below 0.0001.
+    """Four decimals, or two significant digits below 0.001 (0.000143 is not 0.0001).
 
-    >>> _format_p(0.16771), _format_p(3.2e-12), _format_p(0.0)
-    ('0.1677', '3.2e-12', '<1e-300')
+    >>> _format_p(0.16771), _format_p(0.000143), _format_p(3.2e-12), _format_p(0.0)
+    ('0.1677', '0.00014', '3.2e-12', '<1e-300')
     """
-    return "<1e-300" if p == 0 else f"{p:.4f}" if p >= 0.0001 else f"{p:.2g}"
+    return "<1e-300" if p == 0 else f"{p:.4f}" if p >= 0.001 else f"{p:.2g}"
 
 
 def _p_equals(p: float) -> str:
@@ -1244,9 +1262,16 @@ class Interval:
     def __str__(self) -> str:
         return _format_interval(self, self.unit == "pts")
 
-    def as_proportions(self, places: int = 3) -> str:
+    def score_places(self, places: int = 3) -> int:
+        """The decimals of a score beside this interval, and of its ends as scores: *places*,
+        fewer for a wide one (``_width_places``), no more than Monte Carlo ends hold."""
+        places = _width_places(self.hi - self.lo, places)
         if self.places is not None:             # (held in points: two decimals more here)
             places = min(places, self.places + 2 * (self.unit == "pts"))
+        return places
+
+    def as_proportions(self, places: int = 3) -> str:
+        places = self.score_places(places)
         return f"[{_format_score(self.lo, places)}, {_format_score(self.hi, places)}]"
 
     def to_json(self) -> list:
@@ -2377,7 +2402,7 @@ class _HarnessFile:
     held: int = 0                # samples it holds
     errors: tuple = ()           # items whose sample ended in an error (left out)
     filters: tuple = ()          # lm-eval: the filters the file offers
-    claimed: tuple | None = None  # lm-eval: what its run's results file says (_LmEvalClaim)
+    claimed: tuple | None = None  # what its run's results say (_LmEvalClaim; Inspect: a mean)
     lower: tuple | None = None   # (metric, who says its lower values are better: the results
     #                              file, HELM's schema, "asked"): turned when joined (_turn)
     corpus: tuple | None = None  # lm-eval: (metric, positive) its [gold, prediction] pairs are for
@@ -2703,6 +2728,18 @@ def _inspect_headline(log: dict):
     return None
 
 
+def _inspect_claim(log: dict, scorer: str):
+    """The _LmEvalClaim-shaped mean the log's results give for *scorer* (its accuracy or
+    mean metric: both the mean of the samples' values), or None."""
+    for entry in _typed(_typed(log, "results", dict, {}), "scores", list, []):
+        if isinstance(entry, dict) and entry.get("name") == scorer:
+            for metric in ("accuracy", "mean"):
+                value = _lookup_key(entry, f"metrics.{metric}.value")
+                if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
+                    return _LmEvalClaim(f"{scorer} {metric}", float(value), *[None] * 6)
+    return None
+
+
 def _inspect_scorer(samples, wanted, path: str) -> tuple:
     """``(scorer, key, scorers)``: the scorer asked for (``scorer.key`` for a dict value) or
     the only one; a dict value without a key is refused with its keys and the spelling."""
@@ -2777,7 +2814,7 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
                         scorers, True, iter(rows), 2 + len(fields.labels))
     return _HarnessFile("inspect", stream, _typed(spec, "model", str), _typed(spec, "task", str),
                         note, _typed(log, "status", str, "started"), expected, len(unique),
-                        errors)
+                        errors, claimed=None if key else _inspect_claim(log, scorer))
 
 
 def _logged_reductions(log: dict, scorer: str, reducer, path: str) -> dict:
@@ -4565,7 +4602,7 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
                                   f"but holds {held} samples its header lists: the others are "
                                   "missing from the file")
         if log.claimed:
-            found.warnings += _claim_warning(log.claimed, read.collected, path)
+            found.warnings += _claim_warning(log.claimed, read.collected, path, log.format)
         if log.errors:
             excluded.update(log.errors)
             where = f" (task {_printable(task)})" if task else ""
@@ -4639,8 +4676,9 @@ def _templated(read: _FileRead, first: _FileRead) -> str | None:
             "runs' results files say (chat_template_sha)")
 
 
-def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
-    """A warning when the samples' mean is not what the run's results file says."""
+def _claim_warning(claimed: tuple, collected: _Collected, path: str, harness: str) -> list:
+    """A warning when the samples' mean is not what the run's results file (lm-eval) or the
+    log's results (Inspect) say."""
     label, value, samples = claimed[:3]
     scores = collected.columns[0]
     if value is None or scores and isinstance(scores[0], tuple):    # a corpus metric's pairs
@@ -4649,7 +4687,8 @@ def _claim_warning(claimed: tuple, collected: _Collected, path: str) -> list:
     if math.isclose(mean, value, rel_tol=1e-9, abs_tol=1e-12) and samples in (None, len(scores)):
         return []
     count = f" over {samples:,} samples" if samples is not None else ""
-    return [f"{_printable(path)}: the run's results file gives {_printable(label)} "
+    source = "the log's results give" if harness == "inspect" else "the run's results file gives"
+    return [f"{_printable(path)}: {source} {_printable(label)} "
             f"{value:.6g}{count}, but its {len(scores):,} samples average {mean:.6g}: the "
             "harness aggregates this metric otherwise than by a mean, or the files are not of "
             "one run; compared here: the per-sample mean"]
@@ -7767,12 +7806,19 @@ def _coverage_engine(requested: str, copula: Copula, n_items: int, replays: int,
 
 def _check_applicable(scores: Scores, settings: Settings) -> None:
     """Refuse a rule that needs what the data lack (0/1 scores, plain items)."""
-    needs_binary = settings.interval == "score" or settings.exact or \
-        settings.accuracy_interval != "same"
+    needs_binary = settings.interval == "score" or settings.accuracy_interval != "same"
     if needs_binary and not scores.binary:
-        what = (_opt("interval", "score") if settings.interval == "score" else
-                _opt("exact", True) if settings.exact else _opt("accuracy_interval"))
+        what = _opt("interval", "score") if settings.interval == "score" else \
+            _opt("accuracy_interval")
         raise ToolError(f"{what} needs 0/1 scores; these are real-valued")
+    units = scores.units
+    if settings.exact and not (scores.binary and not units.clustered) and not (
+            units.equal_sizes and _lattice_work(units) <= _LATTICE_WORK):
+        raise ToolError(
+            f"{_opt('exact', True)} needs 0/1 scores (items resampled one by one) or scores on "
+            f"a small lattice (at most {_LATTICE_SPAN} steps from least to most, clusters of "
+            f"one size); these are " + ("in clusters of different sizes" if not
+                                        units.equal_sizes else "not"))
     if settings.engine == "counts" and not scores.binary and \
             _distinct_values(scores) > _MAX_COUNTS_VALUES:
         raise ToolError(f"the counts engine resamples counts over distinct values; these scores "
@@ -7781,9 +7827,6 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
     if not scores.units.simple and (settings.interval == "score" or settings.engine == "counts"):
         what = _opt("interval", "score") if settings.interval == "score" else "the counts engine"
         raise ToolError(f"{what} covers plain items; it does not apply with clusters or strata")
-    if scores.units.clustered and settings.exact:
-        raise ToolError(f"{_opt('exact', True)} covers 0/1 items resampled one by one (within "
-                        "strata or not); it does not apply with clusters")
 
 
 _UNRESAMPLED = ("score", "wilson", "clopper-pearson")
@@ -11250,7 +11293,8 @@ def _data_document(report: Report) -> list:
     what = f"{_METRIC_NAMES[result.metric]} " if result.metric else ""
     battles = table.preference is not None
     lines += _battle_lines(table, comparison) if battles else [
-        f"  {label} = {name}: {what}{_format_score(mean)} {ci.as_proportions()}"
+        f"  {label} = {name}: {what}{_format_score(mean, ci.score_places())} "
+        f"{ci.as_proportions()}"
         for label, name, mean, ci in zip("AB", table.systems, means, cis)]
     lines += [f"  gap B - A{' (net win rate: wins minus losses per battle)' * battles}: "
               f"{_format_gap(result.gap, percent, beside=result.paired)}; "
@@ -11324,8 +11368,9 @@ def _family_document(report: Report) -> list:
     header = ("system", "mean", f"{_format_level(first.confidence)} CI", f"gap vs {base}",
               f"{decision.joint} {_format_level(decision.level)} CI", "test", "p",
               f"{_ADJUST_SHORT[decision.adjust]} p", "verdict")
-    rows = [[base, _format_score(first.accuracy_a), first.ci_a.as_proportions()] + [""] * 6]
-    rows += [[c.candidate, _format_score(c.analysis.accuracy_b),
+    rows = [[base, _format_score(first.accuracy_a, first.ci_a.score_places()),
+              first.ci_a.as_proportions()] + [""] * 6]
+    rows += [[c.candidate, _format_score(c.analysis.accuracy_b, c.analysis.ci_b.score_places()),
               c.analysis.ci_b.as_proportions(),
               _format_gap(c.analysis.gap, percent, beside=c.decision.interval),
               _format_interval(c.decision.interval, percent), c.analysis.test.name,
@@ -11573,8 +11618,9 @@ def _tasks_document(report: _TasksReport) -> list:
              f"intervals {first.joint} at {_format_level(first.level)} over the {tasks} "
              f"{nouns}, p {_ADJUST_NAMES[first.adjust]}-adjusted across them"]
     with_runs = any(task.runs for task in result.tasks)    # the runs column only then
-    rows = tuple([task.task, f"{task.n:,}", c.candidate, _format_score(c.analysis.accuracy_a),
-                  _format_score(c.analysis.accuracy_b),
+    rows = tuple([task.task, f"{task.n:,}", c.candidate,
+                  _format_score(c.analysis.accuracy_a, c.analysis.ci_a.score_places()),
+                  _format_score(c.analysis.accuracy_b, c.analysis.ci_b.score_places()),
                   _format_gap(c.analysis.gap, percent, beside=c.decision.interval),
                   _format_interval(c.decision.interval, percent), c.analysis.test.name,
                   _format_p(c.analysis.p), _format_p(c.decision.p),
@@ -11696,9 +11742,9 @@ def _separate_text(board: Leaderboard) -> str:
     head = f"to separate the top two ({first}, {second})"
     if board.separate is not None:
         alone, jointly = board.separate
-        unit = "battles" if board.metric in SCALES else "items"
-        return (f"{head} with {_format_level(board.target_power)} power: about n={alone:,} "
-                f"{unit} as a pair alone, n={jointly:,} within this board's "
+        unit = "battle" if board.metric in SCALES else "item"
+        return (f"{head} with {_format_level(board.target_power)} power: about {alone:,} "
+                f"{unit}{'s' * (alone != 1)} as a pair alone, {jointly:,} within this board's "
                 f"{_format_level(board.confidence)} joint intervals (normal approximation, from "
                 "the observed gap and its variance)")
     if board.pair(first, second).apart:
@@ -12869,9 +12915,6 @@ def _check_design(r: _Request) -> None:
     if designed and r.engine == "counts":
         raise ToolError(f"{_opt(designed[0])} needs the per-item engine: the counts engine "
                         "resamples plain items only")
-    if "cluster_col" in r.given and r.exact:
-        raise ToolError(f"{_opt('exact', True)} covers 0/1 items resampled one by one (within "
-                        f"strata or not); it does not apply with {_opt('cluster_col')}")
     if designed and r.interval == "score":
         raise ToolError(f"{_opt('interval', 'score')} covers plain 0/1 items; it does not "
                         f"apply with {_opt(designed[0])}")
@@ -14236,8 +14279,9 @@ _FLAGS = (
           help="the per-system accuracies' interval: the same rule as "
                                "--interval (default), wilson, or clopper-pearson (exact)"),
     _flag(f"{_C} {_S}", "resampling", "--exact", action="store_true",
-          help="also print the exact bootstrap intervals (B = infinity) from the cell counts "
-               "(0/1 items, no clusters or strata)"),
+          help="also print the exact bootstrap intervals (B = infinity) beside resamples: "
+               "0/1 items (strata too), or scores on a small lattice (clusters of one size "
+               "too)"),
     _flag(f"{_C} {_S} {_P}", "resampling", "--engine", choices=_ENGINE_CHOICES,
           help="auto (default): the stream engine where it finishes in seconds, else counts; "
                "stream: resample items, bit-exact with the article's listing; counts: draw "

@@ -108,6 +108,30 @@ def test_exact_and_bca_on_the_shipped_csv():
     assert "Monte Carlo error of the interval ends (B=2,000):" in out
     status, out, _ = cli("compare", SHIPPED_CSV, "--interval", "bca")
     assert status == 0 and "paired bootstrap 95% CI (BCa) [" in out
+    status, out, _ = cli("compare", SHIPPED_CSV, "--exact", "--resamples", "2000",
+                         "--cluster-col", "item")    # clusters of one item: the same sums
+    assert status == 0 and "The exact paired 95% CI [-1.2, +8.4] pts" in out
+
+
+def test_exact_beside_resamples_takes_scores_on_a_small_lattice():
+    """A 0-3 rubric, plain and in clusters of two: --exact beside resamples gives the small
+    lattice's exact bootstrap, as the default report does (it had been refused as needing
+    0/1 scores); clusters of different sizes are refused, saying so."""
+    rng = random.Random(8)
+    a = [rng.randint(0, 3) for _ in range(400)]
+    b = [min(3, x + rng.choice([0, 0, 1, -1, 1])) for x in a]
+    default = bed.compare(a, b, calibration=0).comparisons[0].analysis
+    asked = bed.compare(a, b, exact=True, resamples=2000, calibration=0).comparisons[0]
+    assert default.method == "exact" and asked.analysis.method == "bootstrap"
+    assert asked.decision.interval == default.paired
+    pairs = [i // 2 for i in range(400)]
+    clustered = bed.compare(a, b, clusters=pairs, calibration=0).comparisons[0]
+    asked = bed.compare(a, b, clusters=pairs, exact=True, resamples=2000,
+                        calibration=0).comparisons[0]
+    assert asked.decision.interval == clustered.analysis.paired
+    with pytest.raises(bed.ToolError, match="in clusters of different sizes"):
+        bed.compare(a, b, clusters=[min(i, 200) for i in range(400)], exact=True,
+                    resamples=2000)
 
 
 def test_cluster_and_strata_columns(tmp_path):
@@ -136,7 +160,6 @@ BAD_DESIGNS = [
       "--strata-col", "domain"], "spans strata"),
     (["compare", "-", "--a-col", "a", "--b-col", "b", "--cluster-col", "passage"],
      "need at least 2 clusters"),
-    (["compare", SHIPPED_CSV, "--cluster-col", "item", "--exact"], "--exact covers 0/1 items resampled one by one"),
     (["compare", SHIPPED_CSV, "--cluster-col", "item", "--engine", "counts"],
      "--cluster-col needs the per-item engine"),
     (["simulate", "--icc", "0.3"], "--icc goes with --cluster-size"),

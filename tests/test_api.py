@@ -324,6 +324,8 @@ def test_an_interval_prints_in_its_unit_and_with_the_digits_its_verdict_needs():
     assert str(bed.Interval(Fraction(47, 100000), Fraction(55, 100000))) == "[+0.05, +0.06] pts"
     assert str(bed.Interval(Fraction(49, 100000), Fraction(51, 100000), "score")) == \
         "[+0.00049, +0.00051]"                  # unequal ends print apart
+    assert str(bed.Interval(Fraction(1, 2), Fraction(1, 2) + Fraction(15, 10 ** 11))) == \
+        "[+50.00000000, +50.00000002] pts"     # however near: they had printed equal
     assert str(bed.compare([1, 0, 1, 1] * 20, [1, 1, 1, 1] * 20).interval).endswith(" pts")
     analysis = real.comparisons[0].analysis          # every interval of the record too
     for interval in (analysis.ci_a, analysis.ci_b, analysis.paired, analysis.unpaired):
@@ -617,7 +619,8 @@ def test_a_mapping_and_a_sequence_give_one_comparison(pairs):
     (lambda: bed.compare([1, object()], [1, 0]), "is not a score"),
     (lambda: bed.compare(SHIPPED_CSV, clusters=[1, 2]), "given from Python"),
     (lambda: bed.compare(bed.read(SHIPPED_CSV), [1, 0]), "takes the table alone"),
-    (lambda: bed.compare([0.5, 0.2], [0.1, 0.3], exact=True, clusters=[1, 2]), "exact=True"),
+    (lambda: bed.compare([0.5, 0.2, 0.7001], [0.1, 0.3, 0.4], exact=True, clusters=[1, 2, 3]),
+     "exact=True"),
     (lambda: bed.read(), "needs a file"),
     (lambda: bed.read(SHIPPED_CSV, a_col="nope"), "nope"),
     (lambda: bed.plan(n_items=1), "at least 2"),

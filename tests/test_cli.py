@@ -347,7 +347,6 @@ CASES = [
     # designs
     (["compare", "g.csv", "--strata-col", "a", "--engine", "counts"] + AB,
      "needs the per-item engine"),
-    (["compare", "g.csv", "--cluster-col", "a", "--exact"] + AB, "--exact covers 0/1 items resampled one by one"),
     (["compare", "g.csv", "--cluster-col", "item", "--strata-col", "item"] + AB,
      "name the same column"),
     (["compare", "g.csv", "--systems", "a,b,item", "--plot", "p.svg"],
@@ -360,7 +359,9 @@ CASES = [
     (["simulate", "--calibration", "10"],
      "--calibration does not apply to simulate (it is a flag of compare)"),
     (["compare", "real.csv", "--interval", "score"] + AB, "needs 0/1 scores; these are real"),
-    (["compare", "real.csv", "--exact"] + AB, "--exact needs 0/1 scores"),
+    (["compare", "wide.csv", "--exact"] + AB, "--exact needs 0/1 scores (items resampled one "
+     "by one) or scores on a small lattice (at most 100 steps from least to most, clusters of "
+     "one size); these are not"),
     (["compare", "real.csv", "--accuracy-interval", "wilson"] + AB,
      "--accuracy-interval needs 0/1 scores"),
     # sweep, calibration table, gate, ledger
@@ -401,6 +402,7 @@ def test_flags_that_do_not_go_together(argv, fragment, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "g.csv").write_text(GOOD)
     (tmp_path / "real.csv").write_text(REAL)
+    (tmp_path / "wide.csv").write_text(REAL.replace("5,0,", "5,0.0001,"))     # no lattice
     (tmp_path / "long.csv").write_text(LONG)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     status, out, err = cli(*argv)

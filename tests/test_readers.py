@@ -1932,6 +1932,28 @@ def test_an_eval_archive_written_as_a_journal_reads_like_the_json_log(tmp_path):
     assert from_archives["comparisons"][0]["mcnemar"] == from_json["comparisons"][0]["mcnemar"]
 
 
+def test_an_inspect_logs_results_that_its_samples_do_not_average_to_are_warned(tmp_path):
+    """The header's accuracy (Inspect's results.scores) against the samples read: an .eval
+    whose summaries were flipped, or whose header was edited, had been read with no word;
+    lm-eval's results file was already checked so.  Agreeing, nothing is said."""
+    def claimed(model, value):
+        return {**header(model), "results": {"scores": [
+            {"name": "match", "metrics": {"accuracy": {"name": "accuracy", "value": value}}}]}}
+    mean_a, mean_b = (v.count("C") / len(v) for v in (VALUES_A, VALUES_B))
+    honest = write_eval(tmp_path / "a.eval", {"header.json": claimed("org/a", mean_a),
+                                              "summaries.json": samples(VALUES_A)})
+    flipped = write_eval(tmp_path / "b.eval", {"header.json": claimed("org/b", 1 - mean_a),
+                                               "summaries.json": samples(VALUES_B)})
+    got = report("compare", honest, plain_json(tmp_path, "b.json", VALUES_B, "org/b"))
+    assert not got["input"]["warnings"]
+    got = report("compare", honest, flipped)
+    assert got["input"]["warnings"] == [f"{flipped}: the log's results give match accuracy "
+                               f"{1 - mean_a:.6g}, but its {len(VALUES_B)} samples average "
+                               f"{mean_b:.6g}: the harness aggregates "
+                               "this metric otherwise than by a mean, or the files are not of "
+                               "one run; compared here: the per-sample mean"]
+
+
 def test_a_sample_a_journal_holds_twice_is_read_from_its_later_copy_and_counted(tmp_path):
     """Two journal summaries holding the same samples: the later copy is read, as before, and
     the report now says how many samples were logged twice (the gap had turned silently)."""

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import random
+import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
 
@@ -407,8 +408,26 @@ def test_numbers_past_15_digits_print_with_6_significant_digits(tmp_path):
     assert not any(len(word) > 16 and word.isdigit() for word in
                    out.replace(".", " ").replace(",", " ").split())
     assert "the observed -5.00000e+49 may be noise" in out
-    assert "A = a: 2.50000e+49 [0.500, 7.50000e+49]" in out
+    assert "A = a: 2.50000e+49 [1, 7.50000e+49]" in out         # a width of 10^50: whole
     assert bed._round_fixed(bed.Fraction(999_999_5, 10) * 10 ** 20, 1) == "1.00000e+26"
+
+
+@pytest.mark.parametrize("scale, places", [(1, 3), (100, 2), (1000, 1), (10 ** 6, 0)])
+def test_a_wide_intervals_gap_and_ends_print_with_fewer_decimals(scale, places):
+    """Three decimals less one per digit of the interval's width past its first: scores of
+    about 10^11 had printed 47000573276.665 and ends with three decimals of noise; the gap
+    takes its interval's decimals, fewer as well as more (+150.001 beside [+30, +280])."""
+    rng = random.Random(scale)
+    a = [round(rng.random() * scale, 6) for _ in range(400)]
+    b = [round(x + rng.gauss(0.1, 1) * scale, 6) for x in a]
+    lines = str(bed.compare(a, b, calibration=0)).splitlines()
+    gap = next(line for line in lines if line.startswith("  gap B - A"))
+    numbers = re.findall(r"[-+]?\d+(?:\.(\d+))?", gap.replace("95%", ""))
+    assert {len(decimals) for decimals in numbers} == {places}, gap
+    for system in (line for line in lines if line.startswith(("  A = ", "  B = "))):
+        lo, hi = map(float, re.findall(r"\[(\S+), (\S+)\]", system)[0])
+        own = 3 - min(3, len(str(int(hi - lo))) - 1)
+        assert {len(d) for d in re.findall(r"\d+(?:\.(\d+))?", system)} == {own}, system
 
 
 def test_a_gap_prints_with_the_digits_of_the_interval_beside_it(tmp_path):

@@ -159,8 +159,10 @@ def test_counts_engine_refuses_real_scores_with_too_many_values():
     clustered = bed.Scores((1, 0, 1, 0), (1, 1, 1, 0), clusters=(1, 1, 2, 2))
     with pytest.raises(bed.ToolError, match="the counts engine covers plain items"):
         bed.analyze(clustered, random.Random(1), resamples=10, engine="counts")
-    with pytest.raises(bed.ToolError, match="exact=True covers 0/1 items resampled one by one"):
-        bed.analyze(clustered, random.Random(1), resamples=10, exact=True)
+    unequal = bed.Scores((1, 0, 1, 0), (1, 1, 1, 0), clusters=(1, 1, 1, 2))
+    with pytest.raises(bed.ToolError, match="exact=True needs 0/1 scores .* these are in "
+                                            "clusters of different sizes"):
+        bed.analyze(unequal, random.Random(1), resamples=10, exact=True)
 
 
 def test_coverage_needs_its_engine_named_and_takes_settings_or_keywords_alike():
