@@ -410,36 +410,69 @@ def _parse_number(text: str) -> Fraction | None:
         raise ToolError(f"{_shorten(text)} is out of range: a number's decimal exponent must "
                         f"lie within +-{MAX_EXPONENT}")
     number = Fraction(text)
-    return _float_noise(number, text) if len(text) > _NOISY else number
+    return _float_noise(number, text) if len(text) > _NOISY and number.denominator > 1 \
+        else number
 
 
-_NOISY = 16                        # characters from which a text may carry a double's noise
-_NOISE_ULPS = 4                    # ... of at most this many units in the last place
+_NOISY = 14                        # characters from which a text may carry a double's noise
+_NOISE_DIGITS = (14, 20)           # ... as significant digits: R's %.15g to NumPy's %.18e
+_NOISE_ULPS = 4                    # ... of at most 4 units in the double's last place, or of
+#                                    one unit of the last digit written
 _SIMPLE_DENOMINATOR = 1000         # ... around a fraction with a denominator up to this
 _SHORT_DECIMAL = 10                # ... or a decimal with up to this many significant digits
+_FRACTION_WITHIN = 1e-11          # ... a fraction only where noise is this small (|x| < 10^4)
+_NEAR_ONE = (1e-4, 6)              # from 1e-4 to 1, noise of 1 (as in 1 - 0.95) around a
+#                                    decimal of up to 6 significant digits
 
 
 def _float_noise(number: Fraction, text: str) -> Fraction:
     """*number*, or the simple number a double's arithmetic noise hides in its text: a
     fraction p/q (q <= 1000) or a decimal of up to 10 significant digits within 4 units in
-    the last place of the double.  ``repr(1/3)``, ``1 - 2/3`` (0.33333333333333337),
-    ``3 * 1e-9`` (3.0000000000000004e-09), ``0.1 + 0.2`` and NumPy's ``%.18e`` of 0.3
-    (2.999999999999999889e-01) read as 1/3, 3e-9 and 3/10, so that scores on a lattice stay
-    on it (their differences had split ties by 1e-17 and flipped verdicts).  Only texts of
-    16 or more significant digits whose 11th to 15th repeat with a period up to 6 (as
-    zeros, nines and thirds do) are looked at; a random double is within so few units of
-    such a number about once in 10^5 values, and then moves by at most 4 units."""
-    digits = text.lower().split("e")[0].lstrip("+-").replace(".", "").lstrip("0")
-    body = digits[:15]
-    if len(digits) < 16 or not any(all(a == b for a, b in zip(body[3:], body[3 + p:]))
-                                   for p in range(1, 7)):
+    the last place of the double (or one unit of the last digit written, for R's 15
+    digits); between 1e-4 and 1 also a decimal of up to 6 digits or such a fraction within
+    4 units in the last place of 1 (``1 - 0.95`` is 0.050000000000000044).  ``repr(1/3)``,
+    ``repr(k/17)``, ``3 * 1e-9``, ``0.1 + 0.2``, ``10.350000000000001``, NumPy's ``%.18e``
+    and R's ``%.15g`` read as 1/3, k/17, 3e-9, 3/10, 10.35 ..., so that scores on a lattice
+    stay on it (their differences had split ties by 1e-17 and flipped verdicts).  Only
+    non-integers written with 14 to 20 significant digits are looked at; a random double
+    moves by at most 4 units in its last place, about once in 10^5 values."""
+    mantissa, _, exponent = text.lower().partition("e")
+    digits = len(mantissa.lstrip("+-").replace(".", "").lstrip("0"))
+    if not _NOISE_DIGITS[0] <= digits <= _NOISE_DIGITS[1]:
         return number
-    near = _NOISE_ULPS * Fraction(math.ulp(float(number)))
-    if set(body[_SHORT_DECIMAL:]) in ({"0"}, {"9"}):
-        simple = Fraction(f"{float(number):.{_SHORT_DECIMAL - 1}e}")
-    else:
-        simple = number.limit_denominator(_SIMPLE_DENOMINATOR)
-    return simple if abs(simple - number) <= near else number
+    x = float(number)
+    near = max(_NOISE_ULPS * math.ulp(x),
+               10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2])))
+    tries = [(near, _SHORT_DECIMAL)]
+    if _NEAR_ONE[0] <= abs(x) < 1:
+        tries.append((_NOISE_ULPS * math.ulp(1.0), _NEAR_ONE[1]))
+    for within, places in tries:
+        short = f"{x:.{places - 1}e}"
+        if abs(float(short) - x) <= 2 * within and \
+                abs(Fraction(short) - number) <= Fraction(within):
+            return Fraction(short)
+    within = tries[-1][0]
+    if within > _FRACTION_WITHIN:         # fractions of q <= 1000 lie 10^-6 apart: too dense
+        return number
+    simple = _near_fraction(x, within)
+    return simple if simple is not None and abs(simple - number) <= Fraction(within) \
+        else number
+
+
+def _near_fraction(x: float, within: float) -> Fraction | None:
+    """The fraction p/q (q <= 1000) within about *within* of *x*, from its continued
+    fraction (a fraction that near is one of its convergents), or None."""
+    h, h_before, k, k_before, y = 1, 0, 0, 1, x
+    while True:
+        a = math.floor(y)
+        h, h_before, k, k_before = a * h + h_before, h, a * k + k_before, k
+        if k > _SIMPLE_DENOMINATOR:
+            return None
+        if abs(x - h / k) <= 2 * within:
+            return Fraction(h, k)
+        if y == a:
+            return None
+        y = 1 / (y - a)
 
 
 _LARGE = 10 ** 15                  # a number this large prints with 6 significant digits

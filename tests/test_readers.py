@@ -2936,27 +2936,32 @@ def test_a_key_given_twice_in_an_inspect_or_helm_json_log_is_refused(tmp_path):
 
 
 def test_a_doubles_arithmetic_noise_in_a_written_score_is_read_as_the_simple_number_it_hides():
-    """repr(1/3), 1 - 2/3, 3 * 1e-9, 0.1 + 0.2 and NumPy's %.18e of 0.3 read as 1/3, 3e-9
-    and 3/10: scores on a lattice stay on it (their differences had split ties by 1e-17 and
-    flipped verdicts).  A number 5 units in the last place from a simple one, a decimal of
-    16 digits that do not repeat, and random doubles read exactly as written."""
-    for q in (3, 6, 7, 9, 11, 12, 13):
+    """repr(1/3), 1 - 2/3, 3 * 1e-9, 0.1 + 0.2, 1 - 0.95, k * 0.001, NumPy's %.18e and R's
+    %.15g read as the fraction or short decimal they are noise around: scores on a lattice
+    stay on it (their differences had split ties by 1e-17 and flipped verdicts).  Integers,
+    texts of more than 20 digits, numbers further off, and random doubles read as written."""
+    for q in (3, 6, 7, 9, 11, 12, 13, 14, 17, 19, 23, 97, 997):
         for p in range(1, q):
-            assert bed.parse_score(repr(p / q)) == Fraction(p, q), (p, q)
-            if 2 * p <= q:                       # 1 - 12/13: noise of 1, not of 1/13
-                assert bed.parse_score(repr(1 - p / q)) == 1 - Fraction(p, q), (p, q)
-    for k in range(1, 50):
-        for scale, unit in ((1e-9, Fraction(1, 10 ** 9)), (0.1, Fraction(1, 10)),
-                            (0.01, Fraction(1, 100)), (1e5, 10 ** 5)):
-            assert bed.parse_score(repr(k * scale)) == k * unit, (k, scale)
-            assert bed.parse_score("%.18e" % (k * scale)) == k * unit, (k, scale)
+            for text in (repr(p / q), "%.15g" % (p / q), "%.18e" % (p / q)):
+                if len(text.strip("0.")) >= 14:       # (%g drops a 15th and 14th zero)
+                    assert bed.parse_score(text) == Fraction(p, q), text
+            assert bed.parse_score(repr(1 - p / q)) == 1 - Fraction(p, q), (p, q)
+    for k in range(1, 1000):
+        for scale, unit in ((1e-9, Fraction(1, 10 ** 9)), (0.05, Fraction(1, 20)),
+                            (0.001, Fraction(1, 1000)), (1.7, Fraction(17, 10)),
+                            (0.37, Fraction(37, 100)), (3e-7, Fraction(3, 10 ** 7)),
+                            (1e5, 10 ** 5)):
+            for text in (repr(k * scale), "%.18e" % (k * scale), "%.15g" % (k * scale)):
+                assert bed.parse_score(text) == k * unit, (k, scale, text)   # (or short)
+        assert bed.parse_score(repr(1 - k / 1000)) == 1 - Fraction(k, 1000), k
     assert bed.parse_score(repr(0.1 + 0.2)) == bed.parse_score("-0.30000000000000004") * -1 \
         == Fraction(3, 10)
     assert bed.parse_score(json.loads('{"s": 0.6666666666666666}', parse_float=str)["s"]) == \
         Fraction(2, 3)
-    five_ulps = repr(math.nextafter(math.nextafter(0.3, 1), 1) + 3 * math.ulp(0.3))
-    for text in ("0.1234567890123457", five_ulps, "0.3000000000000004", "1.5e-20",
-                 "0.000000000000001"):
+    five_ulps = repr(3.3 + 5 * math.ulp(3.3))
+    for text in ("0.1234567890123457", five_ulps, "0.3000000000000024", "1.5e-20",
+                 "0.000000000000001", "10000000000000001", "-12300000000000000005",
+                 "0.1000000000000000000001"):
         assert bed.parse_score(text) == Fraction(text), text
     pick = random.Random(3)                    # a lattice of 1e-9: the exact bootstrap
     a = [pick.randint(0, 4) for _ in range(500)]

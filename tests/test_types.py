@@ -71,4 +71,4 @@ def test_a_tiny_gap_never_prints_as_zero():
     b = [x + 1e-9 * (1 + i % 3) * (-1 if i < 5 else 1) for i, x in enumerate(a)]
     sentence = str(bed.compare(a, b)).splitlines()[0]
     assert sentence.startswith("verdict: better. B is likely better than A (+1.7e-07 pts): "
-                               "the paired 95% CI [+1.3e-07, +2.0e-07] pts excludes 0")
+                               "the paired 95% CI [+1.4e-07, +2.0e-07] pts excludes 0")
