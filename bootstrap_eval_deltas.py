@@ -118,6 +118,7 @@ import csv
 import functools
 import gc
 import hashlib
+import heapq
 import html
 import io
 import itertools
@@ -1138,6 +1139,11 @@ class Units:
         groups = self.strata or (range(self.count),)
         return {name: tuple(_Stratum.of(map(column.__getitem__, members)) for members in groups)
                 for name, column in (("a", self.a), ("b", self.b), ("paired", self.diff))}
+
+    @functools.cached_property
+    def built(self) -> dict:
+        """What the method chooser built and the analysis uses again (the outlier mixture)."""
+        return {}
 
     def groups(self) -> dict:
         """{(a, b, size): count}: identical units, for the jackknife."""
@@ -6417,44 +6423,49 @@ def _column_fits(strata, units: Units) -> bool:
     spread = math.sqrt(_cgf(((1, strata),), 0.0)[2])
     if spread == 0:
         return units.equal_sizes
-    reach, where = max((max(map(abs, stratum.values)), h) for h, stratum in enumerate(strata))
+    reach = max(max(map(abs, stratum.values)) for stratum in strata)
     lump = max(max(stratum.counts) for stratum in strata) / units.count
     return _SADDLEPOINT_REACH * reach <= spread and not (
         units.count < _SADDLEPOINT_UNITS and lump > _SADDLEPOINT_LUMP) and not _rare_lump(
-        strata, [frozenset()] * len(strata), where, spread, units)
+        strata, [frozenset()] * len(strata), units)
 
 
-def _rare_lump(strata, taken, where, spread: float, units: Units) -> bool:
-    """Do a few units of stratum *where* (2 to 100, at most 5%), its farthest from the rest's
-    mean on either side, lie apart from the others by more than a third of the others'
+def _rare_lump(strata, taken, units: Units) -> bool:
+    """Do a few units (2 to 100, at most 5%), those whose draws move the sum most, on either
+    side and in any stratum, lie apart from the others by more than a third of the others'
     sum's sd?  Their draws then make lumps (one per number drawn) that no smooth law
-    follows, though no one unit moves the sum on its own.  The group grows from both ends
-    inwards, so that far groups of both signs (ten scores of 10^5 in B, eight in A) do not
-    hide behind each other's spread."""
-    stratum, out, limit = strata[where], taken[where], min(100, units.count / 20)
-    values, counts = stratum.values, stratum.counts
-    near = itertools.islice(((values[i], counts[i]) for i in _from_the_ends(
-        stratum, out, _rest_cumulants(stratum, out)[0])), int(limit) + 1)
-    mean, variance = _rest_cumulants(stratum, out)[:2]          # of all the units not out
-    total = math.fsum(counts) - math.fsum(c for v, c in zip(values, counts) if v in out) \
-        if out else math.fsum(counts)
-    first, second = mean * total, (variance + mean * mean) * total
-    others = spread ** 2 - stratum.draws * variance
-    held = group_first = group_second = 0.0
-    for v, c in near:
+    follows, though no one unit moves the sum on its own.  The group grows from the ends of
+    every stratum's values inwards, so that far groups of both signs (ten scores of 10^5 in
+    B, eight in A) or spread over strata do not hide behind each other's spread."""
+    limit, walks, rests, spread = min(100, units.count / 20), [], [], []
+    for h, (stratum, out) in enumerate(zip(strata, taken)):
+        mean, variance = _rest_cumulants(stratum, out)[:2]      # of all the units not out
+        total = math.fsum(c for v, c in zip(stratum.values, stratum.counts) if v not in out)
+        rests.append((mean * total, (variance + mean * mean) * total, total))
+        spread.append(stratum.draws * variance)
+        walks.append(_moves(stratum, out, mean, h))
+    held, variance = 0.0, math.fsum(spread)
+    for _, h, v, c in heapq.merge(*walks):
+        first, second, total = rests[h]
         held += c
-        if held > limit or held == total:              # (the rest is never empty)
-            break
-        group_first += v * c
-        group_second += v * v * c
-        if held < 2:
-            continue
-        mean = (first - group_first) / (total - held)
-        rest = (second - group_second) / (total - held) - mean * mean
-        if _SADDLEPOINT_REACH * abs(v - mean) > math.sqrt(max(0.0, others
-                                                              + stratum.draws * rest)):
+        if held > limit or c >= total:                 # (a rest is never empty)
+            return False
+        first, second, total = first - v * c, second - v * v * c, total - c
+        rests[h], mean = (first, second, total), first / total
+        variance -= spread[h]
+        spread[h] = strata[h].draws * max(0.0, second / total - mean * mean)
+        variance += spread[h]
+        if held >= 2 and _SADDLEPOINT_REACH * abs(v - mean) > math.sqrt(max(0.0, variance)):
             return True
     return False
+
+
+def _moves(stratum: _Stratum, out, centre: float, h: int):
+    """``(-|move|, h, value, count)`` of the stratum's values not in *out*, the largest moves
+    from *centre* first (to merge over strata)."""
+    values, counts = stratum.values, stratum.counts
+    return ((-abs(values[i] - centre), h, values[i], counts[i])
+            for i in _from_the_ends(stratum, out, centre))
 
 
 def _from_the_ends(stratum: _Stratum, out, centre: float):
@@ -6549,13 +6560,14 @@ def _outlying(strata, units: Units) -> tuple | None:
         spread = math.sqrt(math.fsum(stratum.draws * rest[1]
                                      for stratum, rest in zip(strata, rests)))
         groups = [_near_groups(out, spread / _SADDLEPOINT_REACH) for out in taken]
-        if sum(map(len, groups)) > _MIXTURE_OUTLIERS:
-            return None                            # (the reach only shrinks as values go)
+        pooled = frozenset(v + stratum.mean for stratum, out in zip(strata, taken) for v in out)
+        if len(_near_groups(pooled, spread / _SADDLEPOINT_REACH)) > _MIXTURE_OUTLIERS:
+            return None           # (a group over strata counts once; the reach only shrinks)
         far, where, value = max((abs(v - rest[0]), h, v) for h, (values, out, rest) in
                                 enumerate(zip(ordered, taken, rests))
                                 for v in _extremes(values, out))
         if _SADDLEPOINT_REACH * far <= spread and not _rare_lump(    # (far 0: all equal)
-                strata, taken, where, spread, units):
+                strata, taken, units):
             return tuple(groups) if any(taken) else None
         if sum(map(len, taken)) == _MIXTURE_TAKEN:
             return None
@@ -6661,6 +6673,9 @@ class _Mixture(_Rules):
     def of(cls, parts, denominator: int, span: int = 0, base: int = 0) -> _Mixture | None:
         """From *parts*, ``(sign, strata, outliers per stratum)``: None past _MIXTURE_STATES."""
         states = [(1.0, 0.0, 0.0, 0.0, 0.0)]           # p, centre, k2, k3, k4
+        within = _MIXTURE_MERGE * math.sqrt(math.fsum(     # of the rest's sum, in the end
+            stratum.draws * _rest_cumulants(stratum, frozenset().union(*out))[1]
+            for _, strata, taken in parts for stratum, out in zip(strata, taken)))
         for sign, strata, taken in parts:
             for stratum, out in zip(strata, taken):
                 mean, k2, k3, k4 = _rest_cumulants(stratum, frozenset().union(*out))
@@ -6674,6 +6689,7 @@ class _Mixture(_Rules):
                           for p, centre, c2, c3, c4 in states
                           for q, t, draws, (d2, d3, d4) in local
                           if p * q > _MIXTURE_NEGLIGIBLE]
+                states = _merged_states(states, within)
                 if len(states) > _MIXTURE_STATES:
                     return None
         mass = math.fsum(p for p, *_ in states)         # all but the states left out
@@ -6733,6 +6749,37 @@ class _Mixture(_Rules):
         return self.cdf(x)
 
 
+_MIXTURE_MERGE = 0.05            # states this many of the rest's sds apart merge
+
+
+def _merged_states(states: list, within: float) -> list:
+    """``(p, centre, k2, k3, k4)`` states whose centres lie *within* (a 20th of the rest's
+    sum's sd) of the first of a run, as one: probabilities summed, centre, variance and
+    third cumulant matched, k4 averaged (the same numbers drawn of one far group's values in
+    different strata differ by far less than the rest's spread, and had multiplied past
+    _MIXTURE_STATES)."""
+    states.sort(key=operator.itemgetter(1))
+    out, run = [], []
+    for state in states + [None]:
+        if run and (state is None or state[1] - run[0][1] > within):
+            if len(run) == 1:
+                out.append(run[0])
+            else:
+                first = run[0][1]
+                weight = math.fsum(p for p, *_ in run)
+                shift = math.fsum(p * (c - first) for p, c, *_ in run) / weight
+                apart = [c - first - shift for _, c, *_ in run]
+                out.append((weight, first + shift,
+                            math.fsum(p * (c2 + d * d) for (p, _, c2, _, _), d in zip(run, apart))
+                            / weight,
+                            math.fsum(p * (c3 + 3 * c2 * d + d ** 3)
+                                      for (p, _, c2, c3, _), d in zip(run, apart)) / weight,
+                            math.fsum(p * c4 for p, *_, c4 in run) / weight))
+            run = []
+        run.append(state)
+    return out
+
+
 def _mixture_fits(units: Units) -> bool:
     """Each column fits the saddlepoint, or would without a few outlying values, and the
     mixtures stay small?"""
@@ -6743,9 +6790,19 @@ def _mixture_fits(units: Units) -> bool:
 def _mixture_distributions(units: Units, scale: int) -> dict | None:
     """The four bootstrap distributions where a few units move a sum on their own: a column
     with such outliers by ``_Mixture``, one without by the saddlepoint; None if a column
-    fits neither."""
+    fits neither.  Built once per design (the chooser asks first), each mean's denominator
+    then scaled."""
+    if "mixture" not in units.built:
+        units.built["mixture"] = _mixture_built(units)
+    built = units.built["mixture"]
+    return built and {name: dataclasses.replace(dist, denominator=dist.denominator * scale)
+                      for name, dist in built.items()}
+
+
+def _mixture_built(units: Units) -> dict | None:
+    """``_mixture_distributions`` at scale 1."""
     groups = units.strata or (tuple(range(units.count)),)
-    denominator = units.count * units.size[0] * scale
+    denominator = units.count * units.size[0]
     out, taken = {}, {}
     for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
         strata = units.moments[name]

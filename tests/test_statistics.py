@@ -910,6 +910,41 @@ def test_far_groups_of_both_signs_are_lumps_counted_by_their_draws_of_each_group
         "bootstrap with the outlying scores' draws counted exactly")
 
 
+def test_a_far_group_spread_over_strata_is_counted_as_one_and_matches_scipys_lumps():
+    """Ten scores near 10^5 in B spread over four strata of 2,000: each stratum's few far
+    values hid behind the others' spread, so the saddlepoint smoothed the lumps (ends 2.4%
+    of the width off), and as four groups they passed the mixture's three.  Counted as one
+    group, its states merged where their centres lie within a 20th of the rest's sd, B's
+    ends sit on SciPy's law: binomial draws per stratum convolved, the rest normal."""
+    stats = pytest.importorskip("scipy.stats")
+    rng = random.Random(11)
+    a = [round(rng.random(), 4) for _ in range(8000)]
+    b = [round(rng.random(), 4) for _ in range(8000)]
+    far = {h * 2000 + k: 10 ** 5 - rng.random() / 2 for h, many in enumerate((4, 2, 3, 1))
+           for k in range(many)}
+    b = [far.get(i, y) for i, y in enumerate(b)]
+    strata = [i // 2000 for i in range(8000)]
+    analysis = bed.compare(a, b, strata=strata, calibration=0).comparisons[0].analysis
+    assert analysis.method == "mixture"
+    law, rest_mean, rest_var = np.array([1.0]), 0.0, 0.0
+    for h, many in enumerate((4, 2, 3, 1)):
+        law = np.convolve(law, stats.binom.pmf(np.arange(2001), 2000, many / 2000))
+        rest = np.array([y for i, y in enumerate(b[h * 2000:(h + 1) * 2000]) if y < 10])
+        rest_mean, rest_var = rest_mean + rest.mean(), rest_var + 2000 * rest.var()
+    counts = np.arange(len(law))[law > 1e-15]
+    weights, value = law[law > 1e-15], np.mean(list(far.values()))
+    centres = (counts * value + (8000 - counts) * rest_mean / 4) / 8000
+
+    def cdf(x):
+        return float(weights @ stats.norm.cdf(x, centres, np.sqrt(rest_var) / 8000))
+
+    for end, level in ((analysis.ci_b.lo, 0.025), (analysis.ci_b.hi, 0.975)):
+        lo, hi = 0.0, 1000.0
+        for _ in range(100):
+            lo, hi = (lo, (lo + hi) / 2) if cdf((lo + hi) / 2) >= level else ((lo + hi) / 2, hi)
+        assert abs(float(end) - hi) < 0.005 * float(analysis.ci_b.hi - analysis.ci_b.lo)
+
+
 def test_the_mixture_refuses_what_it_cannot_count_and_reads_its_law_on_and_off_a_lattice():
     """Four far values are more than it counts (the bootstrap then runs); outliers not rare
     (K's mean past 100) or past _MIXTURE_STATES states are refused; a mixture without a
@@ -927,8 +962,10 @@ def test_the_mixture_refuses_what_it_cannot_count_and_reads_its_law_on_and_off_a
     assert bed._Mixture.of(((1, (many,), (out,)),), 1) is None
     one = bed._Stratum.of(list(range(990)) + [10 ** 6] * 10)
     far = frozenset({frozenset({max(one.values)})})
-    assert bed._Mixture.of(((1, (one,), (far,)), (-1, (one,), (far,)), (1, (one,), (far,)),
-                            (-1, (one,), (far,))), 1) is None          # 4 parts: too many
+    four = bed._Mixture.of(((1, (one,), (far,)), (-1, (one,), (far,)), (1, (one,), (far,)),
+                            (-1, (one,), (far,))), 1)     # 4 parts: states merged, not refused
+    assert len(four.states) < bed._MIXTURE_STATES and \
+        abs(math.fsum(p for p, *_ in four.states) - 1) < 1e-12
     crowd = bed.Scores(tuple(map(Fraction, map(str, a))) * 5,      # a lump of 100 values
                        tuple(map(Fraction, map(str, (a * 5)[:4899]))) + tuple(   # and one far
                            50 + Fraction(k, 1000) for k in range(100)) + (Fraction(10 ** 4),))
