@@ -6439,8 +6439,12 @@ def _rare_lump(strata, taken, units: Units) -> bool:
     B, eight in A) or spread over strata do not hide behind each other's spread."""
     limit, walks, rests, spread = min(100, units.count / 20), [], [], []
     for h, (stratum, out) in enumerate(zip(strata, taken)):
-        mean, variance = _rest_cumulants(stratum, out)[:2]      # of all the units not out
-        total = math.fsum(c for v, c in zip(stratum.values, stratum.counts) if v not in out)
+        if out:                                        # of all the units not out
+            mean, variance = _rest_cumulants(stratum, out)[:2]
+            total = math.fsum(c for v, c in zip(stratum.values, stratum.counts) if v not in out)
+        else:
+            total, mean, second = stratum.at_zero
+            variance = second - mean * mean
         rests.append((mean * total, (variance + mean * mean) * total, total))
         spread.append(stratum.draws * variance)
         walks.append(_moves(stratum, out, mean, h))
