@@ -1803,8 +1803,10 @@ class _JsonObjectTwice(_JsonObject):
     would count?), whatever reader asks."""
 
     def __getitem__(self, key):
-        if key in self.duplicates:
-            raise ToolError(f"key {_shorten(str(key))} appears twice in one object")
+        if key in self.duplicates:         # (the file it is in is named by _read_file)
+            error = ToolError(f"key {_shorten(str(key))} appears twice in one object")
+            error.unplaced = True
+            raise error
         return dict.__getitem__(self, key)
 
     def get(self, key, default=None):
@@ -3529,7 +3531,17 @@ def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOption
 
 def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions()) -> _FileRead:
     """Read the named scores (then labels) of one file, its format (CSV/TSV, JSON lines or
-    document, Excel, a harness log) detected from its content."""
+    document, Excel, a harness log) detected from its content; an error that does not know
+    its file is given the file's name."""
+    try:
+        return _read_one_file(path, fields, options)
+    except ToolError as error:
+        if getattr(error, "unplaced", False):
+            raise ToolError(f"{_printable(path)}: {error}") from None
+        raise
+
+
+def _read_one_file(path: str, fields: _Fields, options: ReadOptions) -> _FileRead:
     with _CollectorPaused(), _InputFile(path, progress=options.progress) as f:
         shown = _printable(f.path)
         kind = _binary_kind(f.head)

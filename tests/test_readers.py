@@ -2917,13 +2917,19 @@ def test_lm_eval_runs_of_two_versions_of_a_task_are_not_the_same_test(tmp_path):
 def test_a_key_given_twice_in_an_inspect_or_helm_json_log_is_refused(tmp_path):
     """An Inspect log with "samples" twice, a HELM instance with "stats" twice, the second
     copies flipped: each was read from its last copy (+25 pts became -25), now refused in
-    one line, whatever reader asks for the key."""
+    one line, whatever reader asks for the key, naming the file (a repeated "status" was
+    refused with no file named)."""
     logs = sorted(glob.glob(os.path.join(EXAMPLES, "inspect", "pair_json", "*.json")))
     text = open(logs[1]).read().rstrip()
     body = json.loads(text)
     twice = tmp_path / "twice.json"
     twice.write_text(text[:-1] + ', "samples": ' + json.dumps(body["samples"][::-1]) + "}")
-    assert_one_line_error(*cli("compare", logs[0], str(twice)), "key 'samples' appears twice")
+    assert_one_line_error(*cli("compare", logs[0], str(twice)),
+                          f"{twice}: key 'samples' appears twice")
+    status = tmp_path / "status.json"
+    status.write_text(text.replace('"status": "success",', '"status": "success", ' * 2, 1))
+    assert_one_line_error(*cli("compare", logs[0], str(status)),
+                          f"{status}: key 'status' appears twice in one object")
     suite = tmp_path / "helm"
     shutil.copytree(os.path.join(EXAMPLES, "helm", "runs", "mysuite"), suite)
     stats = suite / "simple_mcqa:model=mock_parity-b" / "per_instance_stats.json"
@@ -2932,7 +2938,7 @@ def test_a_key_given_twice_in_an_inspect_or_helm_json_log_is_refused(tmp_path):
                                     for instance in instances) + "]")
     assert_one_line_error(*cli("compare", str(suite), "--systems", "mock/parity-a,mock/parity-b",
                                "--metric", "exact_match", "--tasks", "simple_mcqa"),
-                          "key 'stats' appears twice")
+                          "per_instance_stats.json: key 'stats' appears twice")
 
 
 def test_a_doubles_arithmetic_noise_in_a_written_score_is_read_as_the_simple_number_it_hides():
