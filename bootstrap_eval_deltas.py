@@ -346,6 +346,8 @@ def _format_interval(interval, percent: bool) -> str:
     if interval.places is not None:           # Monte Carlo ends: each to the digit it holds
         lo, hi = (_signed_fixed(end, _places_shown(end, min(places, interval.places)))
                   for end in ends)
+        if lo == hi and ends[0] != ends[1]:   # ... but unequal ends apart, as the gap prints
+            lo, hi = (_signed_fixed(end, places) for end in ends)
     else:
         lo, hi = (_signed_fixed(end, places) for end in ends)
     return f"[{lo}, {hi}]" + (" pts" if percent else "")
@@ -422,41 +424,52 @@ _NOISE_ULPS = 4                    # ... of at most 4 units in the double's last
 _SIMPLE_DENOMINATOR = 1000         # ... around a fraction with a denominator up to this
 _SHORT_DECIMAL = 10                # ... or a decimal with up to this many significant digits
 _FRACTION_WITHIN = 1e-11          # ... a fraction only where noise is this small (|x| < 10^4)
-_NEAR_ONE = (1e-4, 6)              # from 1e-4 to 1, noise of 1 (as in 1 - 0.95) around a
-#                                    decimal of up to 6 significant digits
+_OPERANDS = (1e-4, 6, 8)           # from 1e-4 up, 8 ulps of the operands (as in 1 - 0.95) around
+#                                    a decimal of up to 6 significant digits
 
 
 def _float_noise(number: Fraction, text: str) -> Fraction:
     """*number*, or the simple number a double's arithmetic noise hides in its text: a
     fraction p/q (q <= 1000) or a decimal of up to 10 significant digits within 4 units in
-    the last place of the double (or one unit of the last digit written, for R's 15
-    digits); between 1e-4 and 1 also a decimal of up to 6 digits or such a fraction within
-    4 units in the last place of 1 (``1 - 0.95`` is 0.050000000000000044).  ``repr(1/3)``,
-    ``repr(k/17)``, ``3 * 1e-9``, ``0.1 + 0.2``, ``10.350000000000001``, NumPy's ``%.18e``
-    and R's ``%.15g`` read as 1/3, k/17, 3e-9, 3/10, 10.35 ..., so that scores on a lattice
-    stay on it (their differences had split ties by 1e-17 and flipped verdicts).  Only
-    non-integers written with 14 to 20 significant digits are looked at; a random double
-    moves by at most 4 units in its last place, about once in 10^5 values."""
+    the last place of the double (or, written with 15 digits or fewer, one unit of the 15th
+    digit: R's %.15g); from 1e-4 up also a decimal of up to 6 digits or such a fraction within 8 units
+    in the last place of the power of ten above it, at least 1: the noise of the numbers it
+    was computed from (``1 - 0.95`` is 0.050000000000000044, ``100 - 92.1`` is
+    7.900000000000006, 35 tenths summed 3.5000000000000018).  ``repr(1/3)``, ``repr(k/17)``,
+    ``3 * 1e-9``, ``0.1 + 0.2``, NumPy's ``%.18e`` and R's ``%.15g`` read as 1/3, k/17,
+    3e-9, 3/10 ..., so that scores on a lattice stay on it (their differences had split
+    ties by 1e-17 and flipped verdicts).  Only non-integers written with 14 to 20
+    significant digits are looked at; a random double moves, by at most a few units in its
+    last place, about once in 10^5 values."""
     mantissa, _, exponent = text.lower().partition("e")
     digits = len(mantissa.lstrip("+-").replace(".", "").lstrip("0"))
     if not _NOISE_DIGITS[0] <= digits <= _NOISE_DIGITS[1]:
         return number
-    x = float(number)
-    near = max(_NOISE_ULPS * math.ulp(x),
-               10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2])))
-    tries = [(near, _SHORT_DECIMAL)]
-    if _NEAR_ONE[0] <= abs(x) < 1:
-        tries.append((_NOISE_ULPS * math.ulp(1.0), _NEAR_ONE[1]))
+    whole, _, fraction = mantissa.lstrip("+-").partition(".")
+    lead = len(whole.lstrip("0")) - 1 if whole.strip("0") else \
+        len(fraction.lstrip("0")) - len(fraction) - 1       # the first digit's power of ten
+    x, last = float(number), int(exponent or 0) + lead - 14   # the 15th digit's
+    ulps = _NOISE_ULPS * math.ulp(x)
+    tries = [(max(ulps, 10.0 ** last) if digits <= 15 else ulps, _SHORT_DECIMAL)]  # (floats)
+    if abs(x) >= _OPERANDS[0]:
+        wide = _OPERANDS[2] * math.ulp(10.0 ** len(str(int(abs(x)))) if abs(x) >= 1 else 1.0)
+        if wide > tries[0][0]:
+            tries.append((wide, _OPERANDS[1]))
+
+    def exactly(within: float) -> Fraction:               # 10.0 ** -14 is not 10^-14
+        return Fraction(within) if within != 10.0 ** last else max(
+            Fraction(ulps), Fraction(10) ** last if last < 0 else Fraction(10 ** last))
+
     for within, places in tries:
         short = f"{x:.{places - 1}e}"
         if abs(float(short) - x) <= 2 * within and \
-                abs(Fraction(short) - number) <= Fraction(within):
+                abs(Fraction(short) - number) <= exactly(within):
             return Fraction(short)
     within = tries[-1][0]
     if within > _FRACTION_WITHIN:         # fractions of q <= 1000 lie 10^-6 apart: too dense
         return number
     simple = _near_fraction(x, within)
-    return simple if simple is not None and abs(simple - number) <= Fraction(within) \
+    return simple if simple is not None and abs(simple - number) <= exactly(within) \
         else number
 
 
@@ -1307,7 +1320,9 @@ class Interval:
         places = _width_places(self.hi - self.lo, places)
         if self.places is not None:             # (held in points: two decimals more here)
             places = min(places, self.places + 2 * (self.unit == "pts"))
-        return places
+        return next((places + extra for extra in range(_APART) if self.lo == self.hi or
+                     _format_score(self.lo, places + extra) !=
+                     _format_score(self.hi, places + extra)), places)     # unequal: apart
 
     def as_proportions(self, places: int = 3) -> str:
         places = self.score_places(places)

@@ -326,6 +326,15 @@ def test_an_interval_prints_in_its_unit_and_with_the_digits_its_verdict_needs():
         "[+0.00049, +0.00051]"                  # unequal ends print apart
     assert str(bed.Interval(Fraction(1, 2), Fraction(1, 2) + Fraction(15, 10 ** 11))) == \
         "[+50.00000000, +50.00000002] pts"     # however near: they had printed equal
+    rng = random.Random(1)                      # Monte Carlo ends too, and the system's line
+    near = bed.compare([0] * 60, [round(12.3456 + rng.gauss(0, 1e-7), 12) for _ in range(60)],
+                       calibration=0)
+    lines = str(near).splitlines()
+    for line in lines[2:4]:                     # B's line, then the gap's: ends apart, gap in
+        ends = re.findall(r"\[([-+]?[\d.]+), ([-+]?[\d.]+)\]", line)[0]
+        value = re.findall(r"(?:candidate|B - A): ([-+]?[\d.]+)", line)[0]
+        assert ends[0] != ends[1] and float(ends[0]) <= float(value) <= float(ends[1]), line
+        assert len(ends[0].split(".")[1]) == len(value.split(".")[1]) == 8, line
     assert str(bed.compare([1, 0, 1, 1] * 20, [1, 1, 1, 1] * 20).interval).endswith(" pts")
     analysis = real.comparisons[0].analysis          # every interval of the record too
     for interval in (analysis.ci_a, analysis.ci_b, analysis.paired, analysis.unpaired):
