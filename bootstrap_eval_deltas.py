@@ -6068,7 +6068,13 @@ _LATTICE_WORK = 4e7      # multiply-adds of the convolution powers (about a seco
 def _lattice_tallies(column, groups) -> tuple | None:
     """``(base, step, tallies)``: per group, how many of its units sit k steps above its
     least value (column = base_g + step k); None past _LATTICE_SPAN steps."""
-    lows = [min(column[i] for i in group) for group in groups]
+    members = [column if len(group) == len(column) else [column[i] for i in group]
+               for group in groups]
+    lows = list(map(min, members))
+    for values, low in zip(members, lows):        # the first values' step bounds the step:
+        probe = math.gcd(*(v - low for v in values[:64]))      # past the span, no tally
+        if probe and (max(values) - low) // probe > _LATTICE_SPAN:
+            return None
     step = math.gcd(*(column[i] - low for group, low in zip(groups, lows) for i in group)) or 1
     tallies = [collections.Counter((column[i] - low) // step for i in group)
                for group, low in zip(groups, lows)]
