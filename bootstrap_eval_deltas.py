@@ -10945,9 +10945,10 @@ def _design_lines(design) -> list:
     return lines
 
 
-def _magnitude(value: Fraction, percent: bool) -> str:
-    """A size (>= 0) as a gap is printed, unsigned: never 0.0 for one that is not 0."""
-    return _format_gap(value, percent).lstrip("+")
+def _magnitude(value: Fraction, percent: bool, beside=None) -> str:
+    """A size (>= 0) as a gap is printed (beside an interval: with its decimals), unsigned:
+    never 0.0 for one that is not 0."""
+    return _format_gap(value, percent, beside=beside).lstrip("+")
 
 
 def _advice_line(advice: _Advice, result: Analysis) -> str:
@@ -11237,8 +11238,9 @@ def _act_lines(comparison: Comparison) -> list:
     if act.detectable is None:
         return ["to act on it: the two systems score alike on every item, so this set holds "
                 "no information about a gap between them; only other items can tell them apart"]
-    gap = f"a gap of +-{_magnitude(Fraction(act.detectable), result.percent)} or more"
-    observed = f"the observed {_format_gap(result.gap, result.percent)}"
+    gap = (f"a gap of +-{_magnitude(Fraction(act.detectable), result.percent, result.paired)} "
+           "or more")
+    observed = f"the observed {_format_gap(result.gap, result.percent, beside=result.paired)}"
     if act.basis == "runs":
         runs = result.runs
         text = (f"to act on it: with 80% power these {result.n:,} items and {runs.a.count}+"
