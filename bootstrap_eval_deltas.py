@@ -6582,6 +6582,7 @@ def saddlepoint_distributions(scores: Scores) -> dict:
 # cumulants (error of order n**-1.5, as the saddlepoint's; Hall 1992, section 2.4).
 
 _MIXTURE_STATES = 10_000         # the outliers' (draws, sum) states kept, at most
+_MIXTURE_DRAWN = 50_000          # ... one stratum's, before those of nearly one centre merge
 _MIXTURE_NEGLIGIBLE = 1e-14      # a state less likely than this is left out
 
 
@@ -6687,7 +6688,7 @@ def _stratum_states(stratum: _Stratum, out) -> list | None:
                 t = [math.fsum(c * cumulants[i] for c, (_, cumulants) in zip(j, groups))
                      for i in range(4)]
                 states.append((chance * p, t[0], n - k, tuple(t[1:])))
-        if len(states) > _MIXTURE_STATES:
+        if len(states) > _MIXTURE_DRAWN:
             return None
         if k > n * share and chance < _MIXTURE_NEGLIGIBLE:
             break
@@ -6719,14 +6720,14 @@ class _Mixture(_Rules):
                 local = _stratum_states(stratum, out)
                 if local is None:
                     return None
-                states = [(p * q, centre + sign * (t + stratum.draws * stratum.mean
-                                                   + draws * mean),
-                           c2 + draws * k2 + d2, c3 + sign * (draws * k3 + d3),
-                           c4 + draws * k4 + d4)
-                          for p, centre, c2, c3, c4 in states
-                          for q, t, draws, (d2, d3, d4) in local
-                          if p * q > _MIXTURE_NEGLIGIBLE]
-                states = _merged_states(states, within)
+                local = _merged_states([(q, sign * (t + stratum.draws * stratum.mean
+                                                    + draws * mean), draws * k2 + d2,
+                                         sign * (draws * k3 + d3), draws * k4 + d4)
+                                        for q, t, draws, (d2, d3, d4) in local], within)
+                states = _merged_states([(p * q, centre + at, c2 + e2, c3 + e3, c4 + e4)
+                                         for p, centre, c2, c3, c4 in states
+                                         for q, at, e2, e3, e4 in local
+                                         if p * q > _MIXTURE_NEGLIGIBLE], within)
                 if len(states) > _MIXTURE_STATES:
                     return None
         mass = math.fsum(p for p, *_ in states)         # all but the states left out
@@ -6786,15 +6787,16 @@ class _Mixture(_Rules):
         return self.cdf(x)
 
 
-_MIXTURE_MERGE = 0.05            # states this many of the rest's sds apart merge
+_MIXTURE_MERGE = 0.2             # states this many of the rest's sds apart merge
 
 
 def _merged_states(states: list, within: float) -> list:
-    """``(p, centre, k2, k3, k4)`` states whose centres lie *within* (a 20th of the rest's
+    """``(p, centre, k2, k3, k4)`` states whose centres lie *within* (a fifth of the rest's
     sum's sd) of the first of a run, as one: probabilities summed, centre, variance and
-    third cumulant matched, k4 averaged (the same numbers drawn of one far group's values in
-    different strata differ by far less than the rest's spread, and had multiplied past
-    _MIXTURE_STATES)."""
+    third cumulant matched, k4 averaged, which moves the law by under 10^-4 of its sd (the
+    same numbers drawn of one far group's values in different strata, or sums of three far
+    groups' draws that nearly coincide, differ by far less than the rest's spread, and had
+    multiplied past _MIXTURE_STATES)."""
     states.sort(key=operator.itemgetter(1))
     out, run = [], []
     for state in states + [None]:

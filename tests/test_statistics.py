@@ -793,12 +793,15 @@ def outlier_pair(seed, n, outliers):
     (5, [(0.5, 400.0 + k / 7) for k in range(10)], 1),
     (6, [(0.5, 400.0 + k / 7) for k in range(10)], 3),
     (7, [(0.5, 400.0 + k / 7) for k in range(10)] + [(400.0 + k / 7, 0.5) for k in range(8)], 1),
-    (8, [(0.5, 400.0 + k / 7) for k in range(10)] + [(200.0 + k / 7, 0.5) for k in range(5)], 1)])
+    (8, [(0.5, 400.0 + k / 7) for k in range(10)] + [(200.0 + k / 7, 0.5) for k in range(5)], 1),
+    (9, [(0.5, 400.0 + k / 7) for k in range(5)] + [(148.0 + k / 7, 0.5) for k in range(5)]
+     + [(0.5, 200.0 + k / 7) for k in range(5)], 1)])
 def test_a_few_outlying_scores_are_counted_exactly_and_match_a_large_bootstrap(seed, outliers,
                                                                                strata):
     """1,500 scores in [0, 1] and one to three far outside, each moving a resampled sum on its
     own, or groups of up to ten nearby ones (in one system, or one in each: differences of
-    both signs): the bootstrap distribution is a few lumps, whose
+    both signs; three groups, their states merged where nearly one): the bootstrap
+    distribution is a few lumps, whose
     ends 2,000 resamples place to about a tenth of the width.  The outliers' draws counted exactly and Edgeworth's series for the
     rest match 200,000 NumPy resamples to 1% of the width, for A, B and both gaps; within
     strata too."""
