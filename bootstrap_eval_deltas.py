@@ -420,25 +420,25 @@ def _parse_number(text: str) -> Fraction | None:
 _NOISY = 14                        # characters from which a text may carry a double's noise
 _NOISE_DIGITS = (14, 20)           # ... as significant digits: R's %.15g to NumPy's %.18e
 _NOISE_ULPS = 4                    # ... of at most 4 units in the double's last place, or of
-#                                    one unit of the last digit written
+#                                    one unit of the 15th digit written
 _SIMPLE_DENOMINATOR = 1000         # ... around a fraction with a denominator up to this
 _SHORT_DECIMAL = 10                # ... or a decimal with up to this many significant digits
-_FRACTION_WITHIN = 1e-11          # ... a fraction only where noise is this small (|x| < 10^4)
-_OPERANDS = (1e-4, 6, 8)           # from 1e-4 up, 8 ulps of the operands (as in 1 - 0.95) around
-#                                    a decimal of up to 6 significant digits
+_FRACTION_WITHIN = 1e-11           # ... a fraction only where noise is this small (|x| < 10^4)
+_OPERANDS = (1e-4, 6, 8)           # from 1e-4 up, 8 ulps of the operands (as in 1 - 0.95)
+#                                    around a decimal of up to 6 significant digits
 
 
 def _float_noise(number: Fraction, text: str) -> Fraction:
     """*number*, or the simple number a double's arithmetic noise hides in its text: a
     fraction p/q (q <= 1000) or a decimal of up to 10 significant digits within 4 units in
     the last place of the double (or, written with 15 digits or fewer, one unit of the 15th
-    digit: R's %.15g); from 1e-4 up also a decimal of up to 6 digits or such a fraction within 8 units
-    in the last place of the power of ten above it, at least 1: the noise of the numbers it
-    was computed from (``1 - 0.95`` is 0.050000000000000044, ``100 - 92.1`` is
-    7.900000000000006, 35 tenths summed 3.5000000000000018).  ``repr(1/3)``, ``repr(k/17)``,
-    ``3 * 1e-9``, ``0.1 + 0.2``, NumPy's ``%.18e`` and R's ``%.15g`` read as 1/3, k/17,
-    3e-9, 3/10 ..., so that scores on a lattice stay on it (their differences had split
-    ties by 1e-17 and flipped verdicts).  Only non-integers written with 14 to 20
+    digit: R's %.15g); from 1e-4 up also a decimal of up to 6 digits or such a fraction
+    within 8 units in the last place of the power of ten above it, at least 1: the noise of
+    the numbers it was computed from (``1 - 0.95`` is 0.050000000000000044, ``100 - 92.1``
+    is 7.900000000000006, 35 tenths summed 3.5000000000000018).  ``repr(1/3)``,
+    ``repr(k/17)``, ``3 * 1e-9``, ``0.1 + 0.2``, NumPy's ``%.18e`` and R's ``%.15g`` read
+    as 1/3, k/17, 3e-9, 3/10 ..., so that scores on a lattice stay on it (their differences
+    had split ties by 1e-17 and flipped verdicts).  Only non-integers written with 14 to 20
     significant digits are looked at; a random double moves, by at most a few units in its
     last place, about once in 10^5 values."""
     mantissa, _, exponent = text.lower().partition("e")
