@@ -6083,6 +6083,11 @@ def _lattice_tallies(column, groups) -> tuple | None:
     return sum(low * len(group) for low, group in zip(lows, groups)), step, tallies
 
 
+def _lattice_fits(units: Units) -> bool:
+    """Do the units sit on a small lattice, in clusters of one size, within the budget?"""
+    return units.equal_sizes and _lattice_work(units) <= _LATTICE_WORK
+
+
 def _lattice_work(units: Units) -> float:
     """About the multiply-adds ``_lattice_distributions`` takes (infinite past the span): per
     stratum and column, the squarings of a law about 19 sd wide, then the strata's sums."""
@@ -6597,7 +6602,6 @@ def _outlying(strata, units: Units) -> tuple | None:
         rests = [_rest_cumulants(stratum, out) for stratum, out in zip(strata, taken)]
         spread = math.sqrt(math.fsum(stratum.draws * rest[1]
                                      for stratum, rest in zip(strata, rests)))
-        groups = [_near_groups(out, spread / _SADDLEPOINT_REACH) for out in taken]
         pooled = frozenset(v + stratum.mean for stratum, out in zip(strata, taken) for v in out)
         if len(_near_groups(pooled, spread / _SADDLEPOINT_REACH)) > _MIXTURE_OUTLIERS:
             return None           # (a group over strata counts once; the reach only shrinks)
@@ -6606,7 +6610,8 @@ def _outlying(strata, units: Units) -> tuple | None:
                                 for v in _extremes(values, out))
         if _SADDLEPOINT_REACH * far <= spread and not _rare_lump(    # (far 0: all equal)
                 strata, taken, units):
-            return tuple(groups) if any(taken) else None
+            return tuple(_near_groups(out, spread / _SADDLEPOINT_REACH)
+                         for out in taken) if any(taken) else None
         if sum(map(len, taken)) == _MIXTURE_TAKEN:
             return None
         taken[where] = taken[where] | {value}
@@ -7874,7 +7879,7 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
     if scores.binary and not units.clustered and (
             units.simple or _exact_work(_strata_cells(scores)) <= _EXACT_WORK):
         return "exact"
-    if units.equal_sizes and _lattice_work(units) <= _LATTICE_WORK:
+    if _lattice_fits(units):
         return "exact"                 # on a small lattice: B = infinity
     if _saddlepoint_fits(units):
         return "saddlepoint"
@@ -7941,8 +7946,8 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
             _opt("accuracy_interval")
         raise ToolError(f"{what} needs 0/1 scores; these are real-valued")
     units = scores.units
-    if settings.exact and not (scores.binary and not units.clustered) and not (
-            units.equal_sizes and _lattice_work(units) <= _LATTICE_WORK):
+    if settings.exact and not (scores.binary and not units.clustered) and \
+            not _lattice_fits(units):
         raise ToolError(
             f"{_opt('exact', True)} needs 0/1 scores (items resampled one by one) or scores on "
             f"a small lattice (at most {_LATTICE_SPAN} steps from least to most, clusters of "
