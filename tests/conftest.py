@@ -1,8 +1,9 @@
 """Test-session settings: ``@pytest.mark.once`` tests are skipped when ``BED_SKIP_ONCE=1``;
 under CI (``CI`` set) hypothesis draws its examples from a fixed seed.
 
-They are long and give the same result on every Python (the README's long simulations, and
-Monte Carlo checks of coverage, power and type-I error on fixed seeds); CI
+They are long and give the same result on every Python (the README's long simulations,
+Monte Carlo checks of coverage, power and type-I error on fixed seeds, and the statistics'
+comparisons with NumPy's resamples and sign patterns); CI
 runs them under one Python and skips them under the others, so that no check is lost and the
 whole run stays short.  A plain ``python3 tests/run.py`` runs them.
 """

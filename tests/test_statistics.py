@@ -589,6 +589,7 @@ def test_the_hint_for_scores_past_10_to_the_15_speaks_of_their_own_digits_and_st
     assert "within +-5e+13" in hint and "0.0005" not in hint, hint
 
 
+@pytest.mark.once
 def test_where_the_resamples_cannot_hold_the_last_digit_the_ends_print_to_the_digit_they_hold():
     """30 full-precision real gaps, all for B: holding the paired ends to 0.001 would take
     about 700,000 resamples, past the budget; the tool draws what holds 0.01 and prints the
@@ -998,6 +999,7 @@ def test_the_sign_flip_test_draws_patterns_where_too_many_differences_dominate()
     assert bed._sign_flip_outlying(diffs[:40]) is None
 
 
+@pytest.mark.once
 def test_the_sign_flip_test_is_exact_where_the_differences_take_few_sizes():
     """Differences of a few sizes however far apart (3333333333333333 and 3333333333333334,
     a rubric's thirds written as 16-decimal text, taken exactly): Binomial counts per size,
@@ -1032,6 +1034,7 @@ def test_the_sign_flip_test_is_exact_where_the_differences_take_few_sizes():
         assert bed._sign_flip_few_values(small, target).p == brute / 2 ** len(small)
 
 
+@pytest.mark.once
 def test_a_group_of_far_differences_makes_lumps_the_sign_flip_test_draws_patterns_for():
     """Ten differences near +-1,000 among 2,000 with sd 10: none moves T by a third of its sd
     alone (the ten together set it), but their signs put T in lumps ~2,000 apart, which
@@ -1053,6 +1056,7 @@ def test_a_group_of_far_differences_makes_lumps_the_sign_flip_test_draws_pattern
     assert abs(test.p - truth) < 4 * error and abs(smooth - truth) > 8 * error
 
 
+@pytest.mark.once
 def test_the_sign_flip_test_takes_a_few_outlying_differences_exactly():
     """300 differences with four decimals and two far larger than the rest: Robinson's
     saddlepoint for the rest, averaged over the outliers' four sign patterns, agrees with
@@ -1091,6 +1095,7 @@ def clustered_pair(seed=8, count=120):
     return a, b, clusters, sums, sizes, ratios
 
 
+@pytest.mark.once
 def test_the_saddlepoint_with_clusters_matches_a_cluster_bootstrap():
     a, b, clusters, sums, sizes, ratios = clustered_pair()
     result = bed.compare(a, b, clusters=clusters)
@@ -1109,6 +1114,7 @@ def test_the_saddlepoint_with_clusters_matches_a_cluster_bootstrap():
     assert abs(float(bca.interval.hi) - hi) < 0.015 * width
 
 
+@pytest.mark.once
 def test_the_histogram_of_a_clustered_gap_matches_the_cluster_bootstrap():
     """The JSON histogram's shares, read from the ratio's saddlepoint cdf, against the share
     of 200,000 NumPy cluster resamples in each bin."""
@@ -1687,6 +1693,7 @@ def test_newcombe_paired_against_an_independent_writing(cells):
     assert float(got.hi) == pytest.approx(want[1], abs=1e-12)
 
 
+@pytest.mark.once
 def test_calibration_flags_a_failing_interval_and_names_one_that_holds(tmp_path):
     path = table_file(tmp_path, (28, 1, 1, 0))            # 30 items, both near 0.97
     status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--interval", "bca",
@@ -1709,6 +1716,7 @@ def test_calibration_flags_a_failing_interval_and_names_one_that_holds(tmp_path)
     assert float(rate) >= 0.95 - 2.5 * again.standard_error(rate)
 
 
+@pytest.mark.once
 def test_bca_near_100_percent_is_flagged_or_holds():
     """Both accuracies 0.95: BCa's false-positive rate is within error of 5%, or the
     calibration says it is not."""
@@ -1824,6 +1832,7 @@ def real_scores_file(tmp_path, n=200, sd=0.1, seed=5):
     return str(path)
 
 
+@pytest.mark.once
 def test_real_scores_get_a_resample_count_the_next_run_does_not_raise(tmp_path):
     # --resamples forces the Monte Carlo bootstrap (else the saddlepoint, with no Monte Carlo
     # error); on this scale the ends' error is small enough that a count, not the method, is
@@ -2138,6 +2147,7 @@ def test_strata_without_clusters_keep_each_stratum_size(tmp_path):
     assert len(set(plain["a"].sums)) > 5
 
 
+@pytest.mark.once
 def test_score_intervals_on_the_shipped_csv_are_wilson_and_clopper_pearson():
     data = json.loads(cli("compare", SHIPPED_CSV, "--interval", "score", "--output", "json")[1])
     data = data["comparisons"][0]
@@ -2155,6 +2165,7 @@ def test_score_intervals_on_the_shipped_csv_are_wilson_and_clopper_pearson():
     assert exact["ci"]["paired"] == data["ci"]["paired"]          # the gap's stays Newcombe's
 
 
+@pytest.mark.once
 def test_a_simulated_gate_reports_its_false_pass_rate_at_the_margin():
     status, out, _ = cli("simulate", "--acc-b", "0.73", "--gate", "--min-delta", "1",
                          "--replays", "60", "--resamples", "200")
@@ -2234,6 +2245,7 @@ def test_a_sweep_with_no_true_gap_never_reaches_the_target(tmp_path):
     assert body["n_needed"] is None and body["confirmation"] is None
 
 
+@pytest.mark.once
 def test_the_coverage_loop_of_a_large_simulation_uses_the_counts_engine():
     """501 items x 200 replays x 2,000 resamples is past the stream budget: the loop draws
     cell counts while the one comparison still resamples items."""
@@ -2339,6 +2351,7 @@ def test_the_power_plan_finds_the_smallest_n_at_an_exact_boundary():
                 assert got == 2 or plan.power(got - 1) < target
 
 
+@pytest.mark.once
 def test_the_calibrations_blocks_of_rows_agree_with_every_row(monkeypatch):
     """40,000 items with 4,000 A-only: the calibration sums the A-only counts in blocks of
     two (the midpoint rule); row by row it agrees to 1e-3, and both are near 95%."""
