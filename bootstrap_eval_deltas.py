@@ -1635,8 +1635,7 @@ class _Missing:
 _MISSING = _Missing()
 _BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
                 "TRUE": 1, "FALSE": 0}
-_NONFINITE = ("nan", "inf", "infinity", "-inf", "+inf", "-infinity", "+infinity", "-nan",
-              "+nan")
+_NONFINITE = ("nan", "inf", "infinity", "-inf", "+inf", "-infinity", "+infinity", "-nan", "+nan")
 _MAGIC = (                                   # (leading bytes, what the file is)
     (b"PK\x03\x04", "zip"),
     (b"PAR1", "a Parquet file"),
@@ -1668,8 +1667,8 @@ class _CheckedReader(io.RawIOBase):
     """A raw binary stream that hashes every chunk it passes on and checks it as text
     (see above); the line limit keeps an endless line (/dev/zero's) from growing memory."""
 
-    def __init__(self, raw, path: str, line_limit: int = MAX_LINE_BYTES, progress=None):
-        self.raw, self.path, self.line_limit = raw, path, line_limit
+    def __init__(self, raw, path: str, progress=None):
+        self.raw, self.path, self.line_limit = raw, path, MAX_LINE_BYTES
         self.progress, self.total = progress, 0
         if progress is not None:
             try:
@@ -2140,8 +2139,7 @@ class _CsvRows:
     """The rows of one CSV file: each checked and parsed (``row``), or, for the plain wide
     file, a batch at a time (``batches``)."""
 
-    def __init__(self, path, width, positions, names, label_positions, id_positions,
-                 text=False):
+    def __init__(self, path, width, positions, names, label_positions, id_positions, text=False):
         self.path, self.width, self.positions, self.names = path, width, positions, names
         self.label_positions, self.id_positions = label_positions, id_positions
         self.single = id_positions[0] if len(id_positions) == 1 else None
@@ -2234,8 +2232,7 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
                         f"{_opt('input_format', 'json')}")
     delimiter = delimiter or _sniff_delimiter(path, header_line)
     csv.field_size_limit(MAX_FIELD_CHARS)
-    reader = csv.reader(itertools.chain([header_line], lines), delimiter=delimiter,
-                        strict=True)
+    reader = csv.reader(itertools.chain([header_line], lines), delimiter=delimiter, strict=True)
     try:
         header = next(reader)
     except csv.Error as err:
@@ -2648,7 +2645,14 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                         "is a corpus metric, whose pairs are compared as given")
 
     def read(value, place):
-        return _lm_eval_pair(value, place()) if corpus else parse_score(value, place)
+        if not corpus:
+            return parse_score(value, place)
+        if not (isinstance(value, list) and len(value) == 2 and all(       # (gold, prediction)
+                isinstance(v, (int, str, Fraction)) and not isinstance(v, bool) for v in value)):
+            shown = json.dumps(value, default=_json_default)
+            raise ToolError(f"{place()}: {_printable(shown)[:80]} is not a [gold, prediction] "
+                            "pair of class names")
+        return _item_id(value[0]), _item_id(value[1])
 
     rows = ((where, (doc, 1), [_score(value, f"{path} {where}", "key", metric, read)] + rest)
             for where, doc, value, rest in by_filter[chosen])
@@ -2698,16 +2702,6 @@ def _lm_eval_corpus(metric: str, pair: list, path: str) -> tuple:
     raise ToolError(f"{path}: lm-eval's {_printable(metric)} holds a {held} per sample, for a "
                     f"metric of the whole corpus {why}; compare a per-sample metric (such as "
                     "acc), or per-item scores")
-
-
-def _lm_eval_pair(value, place: str) -> tuple:
-    """A sample's (gold, prediction) of a corpus metric, as class names."""
-    if not (isinstance(value, list) and len(value) == 2 and all(
-            isinstance(v, (int, str, Fraction)) and not isinstance(v, bool) for v in value)):
-        shown = json.dumps(value, default=_json_default)
-        raise ToolError(f"{place}: {_printable(shown)[:80]} is not a [gold, prediction] pair "
-                        "of class names")
-    return _item_id(value[0]), _item_id(value[1])
 
 
 def _inspect_value(value, place: str):
@@ -2858,8 +2852,7 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     note = ""
     if epochs > 1 and reducers and reducers[0] != "mean":
         logged = {} if key is not None else _logged_reductions(log, scorer, reducers[0], path)
-        rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), grades,
-                                   logged)
+        rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), grades, logged)
     if twice:
         note = "; ".join(filter(None, (note, f"{len(twice):,} sample(s) logged twice (the same "
                                              f"id and epoch; first: {_first(twice)}): the later "
@@ -2944,22 +2937,9 @@ def _helm_model(spec: dict | None, run_dir: str) -> str | None:
     return named.group(1) if named else None
 
 
-def _helm_setup(spec: dict | None) -> str:
-    """A digest of what a HELM run spec says of the test whatever the model: its scenario
-    (class and arguments) and its adapter's method and number of in-context examples (the
-    prefixes, stop sequences and token limits HELM's run expanders set per model are not
-    part of it); "" without a run spec."""
-    if spec is None:
-        return ""
-    adapter = _typed(spec, "adapter_spec", dict, {})
-    return _digest({"scenario": spec.get("scenario_spec"), "method": adapter.get("method"),
-                    "shots": adapter.get("max_train_instances")})
-
-
 def _helm_inputs(real_path: str | None) -> dict:
-    """{instance id: _Fingerprint of its input and correct references} from
-    ``instances.json`` beside the stats ({}
-    without one): read whole or refused -- a check that cannot read it passes any edit."""
+    """{instance id: _Fingerprint of its input and correct references} from ``instances.json``
+    beside the stats ({} without one): read whole or refused (an unread check passes any edit)."""
     path = real_path and os.path.join(os.path.dirname(real_path), "instances.json")
     if path is None or not os.path.lexists(path):
         return {}
@@ -3025,7 +3005,12 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
 
     inputs, (recorded, who) = _helm_inputs(real_path), _helm_lower(real_path, metric)
     spec = _helm_spec(real_path)
-    setup = _helm_setup(spec)
+    adapter = _typed(spec or {}, "adapter_spec", dict, {})
+    # The test whatever the model: the scenario (class and arguments), the adapter's method and
+    # in-context examples, not the prefixes, stop sequences and token limits set per model.
+    setup = "" if spec is None else _digest({"scenario": spec.get("scenario_spec"),
+                                             "method": adapter.get("method"),
+                                             "shots": adapter.get("max_train_instances")})
     if lower and recorded is False:
         raise ToolError(f"{path}: {who} higher {_printable(metric)} is better, which "
                         f"{_opt('lower_is_better', True)} contradicts")
@@ -3068,8 +3053,7 @@ def _helm_lower(real_path: str | None, metric: str) -> tuple:
     """``(lower, who)``: whether HELM says lower values of *metric* are better (None: it
     does not say) and which says so: the suite's ``schema.json`` beside the run folders,
     else HELM's own schema (whose metrics listed are those lower is better)."""
-    schema = real_path and os.path.join(os.path.dirname(os.path.dirname(real_path)),
-                                        "schema.json")
+    schema = real_path and os.path.join(os.path.dirname(os.path.dirname(real_path)), "schema.json")
     try:
         with _open_regular(schema) as handle:
             listed = _JSON.decode(handle.read(1 << 24).decode("utf-8"))["metrics"]
@@ -3257,8 +3241,7 @@ def _inspect_archive(archive: _Zip, path: str):
         raise ToolError(f"{path}: an Inspect log without samples"
                         + (" (a run stopped before its first sample was written)"
                            if header != "header.json" else ""))
-    return log, ((f"sample {i}", s) for i, s in enumerate(samples, start=1)
-                 if isinstance(s, dict))
+    return log, ((f"sample {i}", s) for i, s in enumerate(samples, start=1) if isinstance(s, dict))
 
 
 _XLSX = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
@@ -3328,8 +3311,9 @@ _XLSX_SHARED = 1 << 22               # shared strings read (4 per row of the lon
 _CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
 
 
-def _xlsx_sheet(archive: _Zip, path: str) -> str:
-    """The member of the workbook's first sheet."""
+def _xlsx_rows(archive: _Zip, path: str):
+    """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (each
+    row forgotten once read), numbers as stored (their shortest decimal text)."""
     book = _xml(archive, "xl/workbook.xml", path)
     sheet = book.find(f"{_XLSX}sheets/{_XLSX}sheet")
     target = "worksheets/sheet1.xml"
@@ -3342,13 +3326,6 @@ def _xlsx_sheet(archive: _Zip, path: str) -> str:
     if member not in archive.names:
         raise ToolError(f"{path}: the workbook's first sheet ({_printable(member)}) is not in "
                         "the file")
-    return member
-
-
-def _xlsx_rows(archive: _Zip, path: str):
-    """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (each
-    row forgotten once read), numbers as stored (their shortest decimal text)."""
-    member = _xlsx_sheet(archive, path)
     shared = None
     if "xl/sharedStrings.xml" in archive.names:
         shared = []
