@@ -1720,8 +1720,7 @@ class _CheckedReader(io.RawIOBase):
         longest = self.open_line + (count if first < 0 else first)
         if longest > self.line_limit:
             raise ToolError(f"{self.path} line {self.lines + 1} is longer than "
-                            f"{self.line_limit // (1 << 20)} MiB, the longest line the tool "
-                            "reads")
+                            f"{self.line_limit // (1 << 20)} MiB, the longest line the tool reads")
         self.open_line = longest if first < 0 else count - last - 1
         try:
             self.utf8.decode(chunk, final=count == 0)
@@ -1874,33 +1873,8 @@ _JSON_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 def _json_weight(text: str) -> int:
     """What parsing *text* costs, in values: each comma or colon starts one, each array or
-    object counts 8 (a container takes about eight numbers' memory)."""
+    object counts 8 (a container takes about eight numbers' memory); see _decode_json."""
     return text.count(",") + text.count(":") + 8 * (text.count("[") + text.count("{"))
-
-
-def _json_fits(text: str, where: str) -> None:
-    """Refuse a JSON text nested deeper than MAX_JSON_DEPTH, or weighing more than
-    MAX_JSON_VALUES values (``_json_weight``: at most about 160 bytes each once parsed; a text
-    of small numbers or single-key objects takes 9 to 75 times its size).  Counted at C
-    speed on the whole text first; outside its strings, piece by piece (no copy of the text),
-    only when that count could be over."""
-    deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
-    if not deep and _json_weight(text) < MAX_JSON_VALUES:
-        return
-    weight = depth = end = 0
-    for match in itertools.chain(_JSON_STRINGS.finditer(text), [None]):
-        piece = text[end:] if match is None else text[end:match.start()]   # between strings
-        end = end if match is None else match.end()
-        weight += _json_weight(piece)
-        if weight >= MAX_JSON_VALUES:
-            raise ToolError(f"{where}: a JSON value of more than {MAX_JSON_VALUES:,} values "
-                            "(an array or object counting as 8), the most the tool parses at "
-                            "once (JSON lines are read a line at a time)")
-        for step in map(_JSON_STEP.__getitem__, _JSON_BRACKETS.findall(piece) if deep else ()):
-            depth += step
-            if depth > MAX_JSON_DEPTH:
-                raise ToolError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels, the "
-                                "deepest the tool reads")
 
 
 def _whole_json(f, shown: str) -> str:
@@ -1917,10 +1891,32 @@ def _whole_json(f, shown: str) -> str:
 def _decode_json(text: str, where: str):
     """One JSON value, numbers exact; NaN and oversized numbers kept as _Unusable.
 
+    A text nested deeper than MAX_JSON_DEPTH, or weighing more than MAX_JSON_VALUES values
+    (``_json_weight``: at most about 160 bytes each once parsed; a text of small numbers or
+    single-key objects takes 9 to 75 times its size), is refused.  Counted at C speed on the
+    whole text first; outside its strings, piece by piece (no copy of the text), only when
+    that count could be over.
+
     >>> _decode_json('{"a": 0.1, "b": NaN}', "x")
     {'a': Fraction(1, 10), 'b': NaN}
     """
-    _json_fits(text, where)
+    deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
+    if deep or _json_weight(text) >= MAX_JSON_VALUES:
+        weight = depth = end = 0
+        for match in itertools.chain(_JSON_STRINGS.finditer(text), [None]):
+            piece = text[end:] if match is None else text[end:match.start()]   # between strings
+            end = end if match is None else match.end()
+            weight += _json_weight(piece)
+            if weight >= MAX_JSON_VALUES:
+                raise ToolError(f"{where}: a JSON value of more than {MAX_JSON_VALUES:,} values "
+                                "(an array or object counting as 8), the most the tool parses "
+                                "at once (JSON lines are read a line at a time)")
+            brackets = _JSON_BRACKETS.findall(piece) if deep else ()
+            for step in map(_JSON_STEP.__getitem__, brackets):
+                depth += step
+                if depth > MAX_JSON_DEPTH:
+                    raise ToolError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels, "
+                                    "the deepest the tool reads")
     try:
         return _JSON.decode(text)
     except RecursionError:
@@ -2242,9 +2238,8 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
         where.setdefault(name, position)
     fields, id_keys, wanted = fields.resolve(header, where.__contains__)
     if len(fields.scores) > MAX_SYSTEMS:       # refused before its rows are read
-        raise ToolError(f"{path}: {len(fields.scores):,} columns of scores; at most "
-                        f"{MAX_SYSTEMS} systems are compared (name them with "
-                        f"{_opt('systems')})")
+        raise ToolError(f"{path}: {len(fields.scores):,} columns of scores; at most {MAX_SYSTEMS} "
+                        f"systems are compared (name them with {_opt('systems')})")
     for name in wanted:
         if name not in where:
             comma = next((h for h in header if "," in h and name in h.split(",")), None)
@@ -2568,9 +2563,8 @@ def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
         return None
     label = f"{metric},{filter_name}"
     value, counts, shots, higher, config, version = (
-        part.get(task) if isinstance(part, dict) else None for part in
-        map(results.get, ("results", "n-samples", "n-shot", "higher_is_better", "configs",
-                          "versions")))
+        part.get(task) if isinstance(part, dict) else None for part in map(results.get, (
+            "results", "n-samples", "n-shot", "higher_is_better", "configs", "versions")))
     listed = config.get("metric_list") if isinstance(config, dict) else None
     aggregation = next((entry.get("aggregation") for entry in listed if isinstance(entry, dict)
                         and entry.get("metric") == metric), None) \
@@ -2767,17 +2761,6 @@ def _reduce_epochs(values, reducer: str, grades=None):
     return None
 
 
-def _inspect_headline(log: dict):
-    """Inspect's own headline number (results.headline), when the log has one."""
-    results = _typed(log, "results", dict, {})
-    head = _typed(results, "headline", dict, {})
-    for entry in results.get("scores") or ():
-        if isinstance(entry, dict) and entry.get("name") == head.get("score"):
-            value = _lookup_key(entry, f"metrics.{head.get('metric')}.value")
-            return value if isinstance(value, (int, Fraction)) else None
-    return None
-
-
 def _inspect_claim(log: dict, scorer: str):
     """The _LmEvalClaim-shaped mean the log's results give for *scorer* (its accuracy or
     mean metric: both the mean of the samples' values), or None."""
@@ -2852,7 +2835,7 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     note = ""
     if epochs > 1 and reducers and reducers[0] != "mean":
         logged = {} if key is not None else _logged_reductions(log, scorer, reducers[0], path)
-        rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), grades, logged)
+        rows, note = _reduced_rows(rows, str(reducers[0]), log, grades, logged)
     if twice:
         note = "; ".join(filter(None, (note, f"{len(twice):,} sample(s) logged twice (the same "
                                              f"id and epoch; first: {_first(twice)}): the later "
@@ -2877,16 +2860,23 @@ def _logged_reductions(log: dict, scorer: str, reducer, path: str) -> dict:
         if isinstance(samples, list) else {}
 
 
-def _reduced_rows(rows, reducer: str, headline, grades: dict, logged: dict) -> tuple:
+def _reduced_rows(rows, reducer: str, log: dict, grades: dict, logged: dict) -> tuple:
     """One row per sample, its epochs reduced as the log says (*grades*: values as logged,
-    by (item, epoch)), and the note that says so; a reducer the tool does not know (pass_at_k,
-    at_least_k, one of the user's) by the reduced values the log holds (*logged*, by item)."""
+    by (item, epoch)), and the note that says so (with Inspect's own headline number, if any);
+    a reducer the tool does not know (pass_at_k, at_least_k, one of the user's) by the reduced
+    values the log holds (*logged*, by item)."""
+    results = _typed(log, "results", dict, {})
+    head = _typed(results, "headline", dict, {})
+    headline = next((_lookup_key(entry, f"metrics.{head.get('metric')}.value")
+                     for entry in results.get("scores") or ()
+                     if isinstance(entry, dict) and entry.get("name") == head.get("score")), None)
     by_item = {}
     for where, key, (value, *digest) in rows:         # digest: the input's, then labels
         entry = by_item.setdefault(key[0], [where, [], digest, []])
         entry[1].append(value)
         entry[3].append(grades.get(key))
-    shown = "" if headline is None else f"; Inspect's headline {_format_decimal(headline)}"
+    shown = f"; Inspect's headline {_format_decimal(headline)}" if isinstance(
+        headline, (int, Fraction)) else ""
     unscored = any(v is _MISSING for _, values, _, _ in by_item.values() for v in values)
     known = _reduce_epochs([0], reducer) is not None
     from_log = not known and all(logged.get(item, _MISSING) is not _MISSING for item in by_item)
