@@ -1457,9 +1457,6 @@ def _settings_of(settings: Settings | None, options: dict) -> Settings:
 # folder, then os.replace), never over an input.
 
 # --- The simulator: the article's Gaussian copula, clusters and runs ---
-#
-# simulate_scores() is the article's listing: it reads ``rng.gauss`` in the listing's
-# order, so the article's seed gives the article's items.
 
 def simulate_scores(rng: random.Random, n_items: int, corr, acc_a, acc_b, progress=None) -> Scores:
     """Simulate *n_items* items scored 0/1 by two systems with correlated errors.
@@ -2834,8 +2831,8 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     epochs = _typed(config, "epochs", int, 1)
     note = ""
     if epochs > 1 and reducers and reducers[0] != "mean":
-        logged = {} if key is not None else _logged_reductions(log, scorer, reducers[0], path)
-        rows, note = _reduced_rows(rows, str(reducers[0]), log, grades, logged)
+        rows, note = _reduced_rows(rows, reducers[0], log, None if key is not None else scorer,
+                                   path, grades)
     if twice:
         note = "; ".join(filter(None, (note, f"{len(twice):,} sample(s) logged twice (the same "
                                              f"id and epoch; first: {_first(twice)}): the later "
@@ -2849,23 +2846,19 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
                         errors, claimed=None if key else _inspect_claim(log, scorer))
 
 
-def _logged_reductions(log: dict, scorer: str, reducer, path: str) -> dict:
-    """{sample id: score} as the log's ``reductions`` hold them for *scorer* and *reducer*."""
-    samples = next((entry.get("samples") for entry in _typed(log, "reductions", list, [])
-                    if isinstance(entry, dict) and entry.get("scorer") == scorer and
-                    entry.get("reducer") == reducer), None)
-    return {_item_id(_lookup_key(sample, "sample_id", path)): _score(
+def _reduced_rows(rows, reducer, log: dict, scorer, path: str, grades: dict) -> tuple:
+    """One row per sample, its epochs reduced by the log's *reducer* (*grades*: values as
+    logged, by (item, epoch)), and the note that says so (with Inspect's own headline number,
+    if any); a reducer the tool does not know (pass_at_k, at_least_k, one of the user's) by
+    the values the log's ``reductions`` hold for *scorer* (None: a dict value's key, none)."""
+    samples = scorer is not None and next((entry.get("samples") for entry in _typed(
+        log, "reductions", list, []) if isinstance(entry, dict) and entry.get("scorer") == scorer
+        and entry.get("reducer") == reducer), None)
+    logged = {_item_id(_lookup_key(sample, "sample_id", path)): _score(
         _lookup_key(sample, "value", path), f"{path} reductions", "scorer", scorer,
         _inspect_value) for sample in samples if isinstance(sample, dict)} \
         if isinstance(samples, list) else {}
-
-
-def _reduced_rows(rows, reducer: str, log: dict, grades: dict, logged: dict) -> tuple:
-    """One row per sample, its epochs reduced as the log says (*grades*: values as logged,
-    by (item, epoch)), and the note that says so (with Inspect's own headline number, if any);
-    a reducer the tool does not know (pass_at_k, at_least_k, one of the user's) by the reduced
-    values the log holds (*logged*, by item)."""
-    results = _typed(log, "results", dict, {})
+    reducer, results = str(reducer), _typed(log, "results", dict, {})
     head = _typed(results, "headline", dict, {})
     headline = next((_lookup_key(entry, f"metrics.{head.get('metric')}.value")
                      for entry in results.get("scores") or ()
@@ -3012,7 +3005,7 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
             item = _item_id(_lookup_key(record, "instance_id", place))
             trial = _lookup_key(record, "train_trial_index", place)
             yield where, (item, 0 if trial is _ABSENT else _item_id(trial)), [
-                _score(chosen.get(metric, _ABSENT), place, "stat", metric, parse_score),
+                _score(chosen.get(metric, _ABSENT), place, "stat", metric),
                 inputs.get(item, _UNPRINTED)._replace(setup=setup)]
 
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
