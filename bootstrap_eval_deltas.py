@@ -1528,8 +1528,7 @@ def simulate_runs(rng: random.Random, n_items: int, copula) -> Scores:
     per system and run a threshold shift rho ~ N(0, tau^2) (tau: an accuracy sd of about
     ``run_sd``) and fresh noise v, ``z = corr*d + w*(sqrt(1-k)*u + sqrt(k)*v)``, k =
     ``run_item_noise``; correct when ``z < Phi^-1(acc)*sqrt(1 + tau^2) + rho``, so the
-    expected accuracy is exactly acc.  Draws: d, u_A, u_B; A's runs (rho, v), then B's.
-    """
+    expected accuracy is exactly acc.  Draws: d, u_A, u_B; A's runs (rho, v), then B's."""
     corr, k, gauss = float(copula.corr), float(copula.run_item_noise), rng.gauss
     w, own, fresh = math.sqrt(1 - corr ** 2), math.sqrt(1 - k), math.sqrt(k)
     fixed = [(gauss(0, 1), gauss(0, 1), gauss(0, 1)) for _ in range(n_items)]
@@ -2850,7 +2849,7 @@ def _reduced_rows(rows, reducer, log: dict, scorer, path: str, grades: dict) -> 
     """One row per sample, its epochs reduced by the log's *reducer* (*grades*: values as
     logged, by (item, epoch)), and the note that says so (with Inspect's own headline number,
     if any); a reducer the tool does not know (pass_at_k, at_least_k, one of the user's) by
-    the values the log's ``reductions`` hold for *scorer* (None: a dict value's key, none)."""
+    the values the log's ``reductions`` hold for *scorer* (None: a dict value's key, unread)."""
     samples = scorer is not None and next((entry.get("samples") for entry in _typed(
         log, "reductions", list, []) if isinstance(entry, dict) and entry.get("scorer") == scorer
         and entry.get("reducer") == reducer), None)
