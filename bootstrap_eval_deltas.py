@@ -1457,9 +1457,6 @@ def _settings_of(settings: Settings | None, options: dict) -> Settings:
 # folder, then os.replace), never over an input.
 
 # --- The simulator: the article's Gaussian copula, clusters and runs ---
-#
-# simulate_scores() is the article's listing: it reads ``rng.gauss`` in the listing's
-# order, so the article's seed gives the article's items.
 
 def simulate_scores(rng: random.Random, n_items: int, corr, acc_a, acc_b, progress=None) -> Scores:
     """Simulate *n_items* items scored 0/1 by two systems with correlated errors.
@@ -1531,8 +1528,7 @@ def simulate_runs(rng: random.Random, n_items: int, copula) -> Scores:
     per system and run a threshold shift rho ~ N(0, tau^2) (tau: an accuracy sd of about
     ``run_sd``) and fresh noise v, ``z = corr*d + w*(sqrt(1-k)*u + sqrt(k)*v)``, k =
     ``run_item_noise``; correct when ``z < Phi^-1(acc)*sqrt(1 + tau^2) + rho``, so the
-    expected accuracy is exactly acc.  Draws: d, u_A, u_B; A's runs (rho, v), then B's.
-    """
+    expected accuracy is exactly acc.  Draws: d, u_A, u_B; A's runs (rho, v), then B's."""
     corr, k, gauss = float(copula.corr), float(copula.run_item_noise), rng.gauss
     w, own, fresh = math.sqrt(1 - corr ** 2), math.sqrt(1 - k), math.sqrt(k)
     fixed = [(gauss(0, 1), gauss(0, 1), gauss(0, 1)) for _ in range(n_items)]
@@ -1635,8 +1631,7 @@ class _Missing:
 _MISSING = _Missing()
 _BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
                 "TRUE": 1, "FALSE": 0}
-_NONFINITE = ("nan", "inf", "infinity", "-inf", "+inf", "-infinity", "+infinity", "-nan",
-              "+nan")
+_NONFINITE = ("nan", "inf", "infinity", "-inf", "+inf", "-infinity", "+infinity", "-nan", "+nan")
 _MAGIC = (                                   # (leading bytes, what the file is)
     (b"PK\x03\x04", "zip"),
     (b"PAR1", "a Parquet file"),
@@ -1668,8 +1663,8 @@ class _CheckedReader(io.RawIOBase):
     """A raw binary stream that hashes every chunk it passes on and checks it as text
     (see above); the line limit keeps an endless line (/dev/zero's) from growing memory."""
 
-    def __init__(self, raw, path: str, line_limit: int = MAX_LINE_BYTES, progress=None):
-        self.raw, self.path, self.line_limit = raw, path, line_limit
+    def __init__(self, raw, path: str, progress=None):
+        self.raw, self.path, self.line_limit = raw, path, MAX_LINE_BYTES
         self.progress, self.total = progress, 0
         if progress is not None:
             try:
@@ -1721,8 +1716,7 @@ class _CheckedReader(io.RawIOBase):
         longest = self.open_line + (count if first < 0 else first)
         if longest > self.line_limit:
             raise ToolError(f"{self.path} line {self.lines + 1} is longer than "
-                            f"{self.line_limit // (1 << 20)} MiB, the longest line the tool "
-                            "reads")
+                            f"{self.line_limit // (1 << 20)} MiB, the longest line the tool reads")
         self.open_line = longest if first < 0 else count - last - 1
         try:
             self.utf8.decode(chunk, final=count == 0)
@@ -1875,33 +1869,8 @@ _JSON_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 def _json_weight(text: str) -> int:
     """What parsing *text* costs, in values: each comma or colon starts one, each array or
-    object counts 8 (a container takes about eight numbers' memory)."""
+    object counts 8 (a container takes about eight numbers' memory); see _decode_json."""
     return text.count(",") + text.count(":") + 8 * (text.count("[") + text.count("{"))
-
-
-def _json_fits(text: str, where: str) -> None:
-    """Refuse a JSON text nested deeper than MAX_JSON_DEPTH, or weighing more than
-    MAX_JSON_VALUES values (``_json_weight``: at most about 160 bytes each once parsed; a text
-    of small numbers or single-key objects takes 9 to 75 times its size).  Counted at C
-    speed on the whole text first; outside its strings, piece by piece (no copy of the text),
-    only when that count could be over."""
-    deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
-    if not deep and _json_weight(text) < MAX_JSON_VALUES:
-        return
-    weight = depth = end = 0
-    for match in itertools.chain(_JSON_STRINGS.finditer(text), [None]):
-        piece = text[end:] if match is None else text[end:match.start()]   # between strings
-        end = end if match is None else match.end()
-        weight += _json_weight(piece)
-        if weight >= MAX_JSON_VALUES:
-            raise ToolError(f"{where}: a JSON value of more than {MAX_JSON_VALUES:,} values "
-                            "(an array or object counting as 8), the most the tool parses at "
-                            "once (JSON lines are read a line at a time)")
-        for step in map(_JSON_STEP.__getitem__, _JSON_BRACKETS.findall(piece) if deep else ()):
-            depth += step
-            if depth > MAX_JSON_DEPTH:
-                raise ToolError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels, the "
-                                "deepest the tool reads")
 
 
 def _whole_json(f, shown: str) -> str:
@@ -1918,10 +1887,32 @@ def _whole_json(f, shown: str) -> str:
 def _decode_json(text: str, where: str):
     """One JSON value, numbers exact; NaN and oversized numbers kept as _Unusable.
 
+    A text nested deeper than MAX_JSON_DEPTH, or weighing more than MAX_JSON_VALUES values
+    (``_json_weight``: at most about 160 bytes each once parsed; a text of small numbers or
+    single-key objects takes 9 to 75 times its size), is refused.  Counted at C speed on the
+    whole text first; outside its strings, piece by piece (no copy of the text), only when
+    that count could be over.
+
     >>> _decode_json('{"a": 0.1, "b": NaN}', "x")
     {'a': Fraction(1, 10), 'b': NaN}
     """
-    _json_fits(text, where)
+    deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
+    if deep or _json_weight(text) >= MAX_JSON_VALUES:
+        weight = depth = end = 0
+        for match in itertools.chain(_JSON_STRINGS.finditer(text), [None]):
+            piece = text[end:] if match is None else text[end:match.start()]   # between strings
+            end = end if match is None else match.end()
+            weight += _json_weight(piece)
+            if weight >= MAX_JSON_VALUES:
+                raise ToolError(f"{where}: a JSON value of more than {MAX_JSON_VALUES:,} values "
+                                "(an array or object counting as 8), the most the tool parses "
+                                "at once (JSON lines are read a line at a time)")
+            brackets = _JSON_BRACKETS.findall(piece) if deep else ()
+            for step in map(_JSON_STEP.__getitem__, brackets):
+                depth += step
+                if depth > MAX_JSON_DEPTH:
+                    raise ToolError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels, "
+                                    "the deepest the tool reads")
     try:
         return _JSON.decode(text)
     except RecursionError:
@@ -2140,8 +2131,7 @@ class _CsvRows:
     """The rows of one CSV file: each checked and parsed (``row``), or, for the plain wide
     file, a batch at a time (``batches``)."""
 
-    def __init__(self, path, width, positions, names, label_positions, id_positions,
-                 text=False):
+    def __init__(self, path, width, positions, names, label_positions, id_positions, text=False):
         self.path, self.width, self.positions, self.names = path, width, positions, names
         self.label_positions, self.id_positions = label_positions, id_positions
         self.single = id_positions[0] if len(id_positions) == 1 else None
@@ -2234,8 +2224,7 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
                         f"{_opt('input_format', 'json')}")
     delimiter = delimiter or _sniff_delimiter(path, header_line)
     csv.field_size_limit(MAX_FIELD_CHARS)
-    reader = csv.reader(itertools.chain([header_line], lines), delimiter=delimiter,
-                        strict=True)
+    reader = csv.reader(itertools.chain([header_line], lines), delimiter=delimiter, strict=True)
     try:
         header = next(reader)
     except csv.Error as err:
@@ -2245,9 +2234,8 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
         where.setdefault(name, position)
     fields, id_keys, wanted = fields.resolve(header, where.__contains__)
     if len(fields.scores) > MAX_SYSTEMS:       # refused before its rows are read
-        raise ToolError(f"{path}: {len(fields.scores):,} columns of scores; at most "
-                        f"{MAX_SYSTEMS} systems are compared (name them with "
-                        f"{_opt('systems')})")
+        raise ToolError(f"{path}: {len(fields.scores):,} columns of scores; at most {MAX_SYSTEMS} "
+                        f"systems are compared (name them with {_opt('systems')})")
     for name in wanted:
         if name not in where:
             comma = next((h for h in header if "," in h and name in h.split(",")), None)
@@ -2571,9 +2559,8 @@ def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
         return None
     label = f"{metric},{filter_name}"
     value, counts, shots, higher, config, version = (
-        part.get(task) if isinstance(part, dict) else None for part in
-        map(results.get, ("results", "n-samples", "n-shot", "higher_is_better", "configs",
-                          "versions")))
+        part.get(task) if isinstance(part, dict) else None for part in map(results.get, (
+            "results", "n-samples", "n-shot", "higher_is_better", "configs", "versions")))
     listed = config.get("metric_list") if isinstance(config, dict) else None
     aggregation = next((entry.get("aggregation") for entry in listed if isinstance(entry, dict)
                         and entry.get("metric") == metric), None) \
@@ -2648,7 +2635,14 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                         "is a corpus metric, whose pairs are compared as given")
 
     def read(value, place):
-        return _lm_eval_pair(value, place()) if corpus else parse_score(value, place)
+        if not corpus:
+            return parse_score(value, place)
+        if not (isinstance(value, list) and len(value) == 2 and all(       # (gold, prediction)
+                isinstance(v, (int, str, Fraction)) and not isinstance(v, bool) for v in value)):
+            shown = json.dumps(value, default=_json_default)
+            raise ToolError(f"{place()}: {_printable(shown)[:80]} is not a [gold, prediction] "
+                            "pair of class names")
+        return _item_id(value[0]), _item_id(value[1])
 
     rows = ((where, (doc, 1), [_score(value, f"{path} {where}", "key", metric, read)] + rest)
             for where, doc, value, rest in by_filter[chosen])
@@ -2698,16 +2692,6 @@ def _lm_eval_corpus(metric: str, pair: list, path: str) -> tuple:
     raise ToolError(f"{path}: lm-eval's {_printable(metric)} holds a {held} per sample, for a "
                     f"metric of the whole corpus {why}; compare a per-sample metric (such as "
                     "acc), or per-item scores")
-
-
-def _lm_eval_pair(value, place: str) -> tuple:
-    """A sample's (gold, prediction) of a corpus metric, as class names."""
-    if not (isinstance(value, list) and len(value) == 2 and all(
-            isinstance(v, (int, str, Fraction)) and not isinstance(v, bool) for v in value)):
-        shown = json.dumps(value, default=_json_default)
-        raise ToolError(f"{place}: {_printable(shown)[:80]} is not a [gold, prediction] pair "
-                        "of class names")
-    return _item_id(value[0]), _item_id(value[1])
 
 
 def _inspect_value(value, place: str):
@@ -2770,17 +2754,6 @@ def _reduce_epochs(values, reducer: str, grades=None):
     if reducer == "median":
         ordered, half = sorted(values), len(values) // 2
         return ordered[half] if len(values) % 2 else _run_mean(ordered[half - 1:half + 1])
-    return None
-
-
-def _inspect_headline(log: dict):
-    """Inspect's own headline number (results.headline), when the log has one."""
-    results = _typed(log, "results", dict, {})
-    head = _typed(results, "headline", dict, {})
-    for entry in results.get("scores") or ():
-        if isinstance(entry, dict) and entry.get("name") == head.get("score"):
-            value = _lookup_key(entry, f"metrics.{head.get('metric')}.value")
-            return value if isinstance(value, (int, Fraction)) else None
     return None
 
 
@@ -2857,9 +2830,8 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
     epochs = _typed(config, "epochs", int, 1)
     note = ""
     if epochs > 1 and reducers and reducers[0] != "mean":
-        logged = {} if key is not None else _logged_reductions(log, scorer, reducers[0], path)
-        rows, note = _reduced_rows(rows, str(reducers[0]), _inspect_headline(log), grades,
-                                   logged)
+        rows, note = _reduced_rows(rows, reducers[0], log, None if key is not None else scorer,
+                                   path, grades)
     if twice:
         note = "; ".join(filter(None, (note, f"{len(twice):,} sample(s) logged twice (the same "
                                              f"id and epoch; first: {_first(twice)}): the later "
@@ -2873,27 +2845,30 @@ def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFil
                         errors, claimed=None if key else _inspect_claim(log, scorer))
 
 
-def _logged_reductions(log: dict, scorer: str, reducer, path: str) -> dict:
-    """{sample id: score} as the log's ``reductions`` hold them for *scorer* and *reducer*."""
-    samples = next((entry.get("samples") for entry in _typed(log, "reductions", list, [])
-                    if isinstance(entry, dict) and entry.get("scorer") == scorer and
-                    entry.get("reducer") == reducer), None)
-    return {_item_id(_lookup_key(sample, "sample_id", path)): _score(
+def _reduced_rows(rows, reducer, log: dict, scorer, path: str, grades: dict) -> tuple:
+    """One row per sample, its epochs reduced by the log's *reducer* (*grades*: values as
+    logged, by (item, epoch)), and the note that says so (with Inspect's own headline number,
+    if any); a reducer the tool does not know (pass_at_k, at_least_k, one of the user's) by
+    the values the log's ``reductions`` hold for *scorer* (None: a dict value's key, unread)."""
+    samples = scorer is not None and next((entry.get("samples") for entry in _typed(
+        log, "reductions", list, []) if isinstance(entry, dict) and entry.get("scorer") == scorer
+        and entry.get("reducer") == reducer), None)
+    logged = {_item_id(_lookup_key(sample, "sample_id", path)): _score(
         _lookup_key(sample, "value", path), f"{path} reductions", "scorer", scorer,
         _inspect_value) for sample in samples if isinstance(sample, dict)} \
         if isinstance(samples, list) else {}
-
-
-def _reduced_rows(rows, reducer: str, headline, grades: dict, logged: dict) -> tuple:
-    """One row per sample, its epochs reduced as the log says (*grades*: values as logged,
-    by (item, epoch)), and the note that says so; a reducer the tool does not know (pass_at_k,
-    at_least_k, one of the user's) by the reduced values the log holds (*logged*, by item)."""
+    reducer, results = str(reducer), _typed(log, "results", dict, {})
+    head = _typed(results, "headline", dict, {})
+    headline = next((_lookup_key(entry, f"metrics.{head.get('metric')}.value")
+                     for entry in results.get("scores") or ()
+                     if isinstance(entry, dict) and entry.get("name") == head.get("score")), None)
     by_item = {}
     for where, key, (value, *digest) in rows:         # digest: the input's, then labels
         entry = by_item.setdefault(key[0], [where, [], digest, []])
         entry[1].append(value)
         entry[3].append(grades.get(key))
-    shown = "" if headline is None else f"; Inspect's headline {_format_decimal(headline)}"
+    shown = f"; Inspect's headline {_format_decimal(headline)}" if isinstance(
+        headline, (int, Fraction)) else ""
     unscored = any(v is _MISSING for _, values, _, _ in by_item.values() for v in values)
     known = _reduce_epochs([0], reducer) is not None
     from_log = not known and all(logged.get(item, _MISSING) is not _MISSING for item in by_item)
@@ -2944,22 +2919,9 @@ def _helm_model(spec: dict | None, run_dir: str) -> str | None:
     return named.group(1) if named else None
 
 
-def _helm_setup(spec: dict | None) -> str:
-    """A digest of what a HELM run spec says of the test whatever the model: its scenario
-    (class and arguments) and its adapter's method and number of in-context examples (the
-    prefixes, stop sequences and token limits HELM's run expanders set per model are not
-    part of it); "" without a run spec."""
-    if spec is None:
-        return ""
-    adapter = _typed(spec, "adapter_spec", dict, {})
-    return _digest({"scenario": spec.get("scenario_spec"), "method": adapter.get("method"),
-                    "shots": adapter.get("max_train_instances")})
-
-
 def _helm_inputs(real_path: str | None) -> dict:
-    """{instance id: _Fingerprint of its input and correct references} from
-    ``instances.json`` beside the stats ({}
-    without one): read whole or refused -- a check that cannot read it passes any edit."""
+    """{instance id: _Fingerprint of its input and correct references} from ``instances.json``
+    beside the stats ({} without one): read whole or refused (an unread check passes any edit)."""
     path = real_path and os.path.join(os.path.dirname(real_path), "instances.json")
     if path is None or not os.path.lexists(path):
         return {}
@@ -3025,7 +2987,12 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
 
     inputs, (recorded, who) = _helm_inputs(real_path), _helm_lower(real_path, metric)
     spec = _helm_spec(real_path)
-    setup = _helm_setup(spec)
+    adapter = _typed(spec or {}, "adapter_spec", dict, {})
+    # The test whatever the model: the scenario (class and arguments), the adapter's method and
+    # in-context examples, not the prefixes, stop sequences and token limits set per model.
+    setup = "" if spec is None else _digest({"scenario": spec.get("scenario_spec"),
+                                             "method": adapter.get("method"),
+                                             "shots": adapter.get("max_train_instances")})
     if lower and recorded is False:
         raise ToolError(f"{path}: {who} higher {_printable(metric)} is better, which "
                         f"{_opt('lower_is_better', True)} contradicts")
@@ -3037,7 +3004,7 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
             item = _item_id(_lookup_key(record, "instance_id", place))
             trial = _lookup_key(record, "train_trial_index", place)
             yield where, (item, 0 if trial is _ABSENT else _item_id(trial)), [
-                _score(chosen.get(metric, _ABSENT), place, "stat", metric, parse_score),
+                _score(chosen.get(metric, _ABSENT), place, "stat", metric),
                 inputs.get(item, _UNPRINTED)._replace(setup=setup)]
 
     stream = _RowStream("helm", ("instance_id", "train_trial_index", metric), (), True, rows())
@@ -3068,8 +3035,7 @@ def _helm_lower(real_path: str | None, metric: str) -> tuple:
     """``(lower, who)``: whether HELM says lower values of *metric* are better (None: it
     does not say) and which says so: the suite's ``schema.json`` beside the run folders,
     else HELM's own schema (whose metrics listed are those lower is better)."""
-    schema = real_path and os.path.join(os.path.dirname(os.path.dirname(real_path)),
-                                        "schema.json")
+    schema = real_path and os.path.join(os.path.dirname(os.path.dirname(real_path)), "schema.json")
     try:
         with _open_regular(schema) as handle:
             listed = _JSON.decode(handle.read(1 << 24).decode("utf-8"))["metrics"]
@@ -3257,8 +3223,7 @@ def _inspect_archive(archive: _Zip, path: str):
         raise ToolError(f"{path}: an Inspect log without samples"
                         + (" (a run stopped before its first sample was written)"
                            if header != "header.json" else ""))
-    return log, ((f"sample {i}", s) for i, s in enumerate(samples, start=1)
-                 if isinstance(s, dict))
+    return log, ((f"sample {i}", s) for i, s in enumerate(samples, start=1) if isinstance(s, dict))
 
 
 _XLSX = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
@@ -3328,8 +3293,9 @@ _XLSX_SHARED = 1 << 22               # shared strings read (4 per row of the lon
 _CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
 
 
-def _xlsx_sheet(archive: _Zip, path: str) -> str:
-    """The member of the workbook's first sheet."""
+def _xlsx_rows(archive: _Zip, path: str):
+    """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (each
+    row forgotten once read), numbers as stored (their shortest decimal text)."""
     book = _xml(archive, "xl/workbook.xml", path)
     sheet = book.find(f"{_XLSX}sheets/{_XLSX}sheet")
     target = "worksheets/sheet1.xml"
@@ -3342,13 +3308,6 @@ def _xlsx_sheet(archive: _Zip, path: str) -> str:
     if member not in archive.names:
         raise ToolError(f"{path}: the workbook's first sheet ({_printable(member)}) is not in "
                         "the file")
-    return member
-
-
-def _xlsx_rows(archive: _Zip, path: str):
-    """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (each
-    row forgotten once read), numbers as stored (their shortest decimal text)."""
-    member = _xlsx_sheet(archive, path)
     shared = None
     if "xl/sharedStrings.xml" in archive.names:
         shared = []
