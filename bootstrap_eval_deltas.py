@@ -3464,18 +3464,16 @@ class _FileRead:
                 self.collected.columns[1]) if any(digest)} if self.harness else {}
 
 
-def _real(f: _InputFile) -> str | None:
-    """The file's absolute path as given, a link not followed: the files beside it (a run's
-    results file, HELM's run spec and instances) are those beside the name the user gave."""
-    return None if f.path == "<stdin>" else os.path.abspath(f.path)
-
-
 def _is_inspect_log(value) -> bool:
     return isinstance(value, dict) and "eval" in value and ("samples" in value
                                                              or "version" in value)
 
 
 def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
+    """A text file's rows, or a harness log's, by the format forced or detected."""
+    # a link not followed: the files beside it (a run's results file, HELM's run spec and
+    # instances) are those beside the name the user gave
+    real = None if f.path == "<stdin>" else os.path.abspath(f.path)
     fmt = options.input_format or _text_kind(f.head)
     if fmt == "json" and f.path.lower().endswith((".jsonl", ".ndjson")) and \
             options.input_format is None:
@@ -3497,7 +3495,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
         named = _LM_EVAL_NAME.search(os.path.basename(f.path)) is not None
         if fmt == "lm-eval" or ("doc_id" in first[1] or named) and (
                 "filter" in first[1] or "metrics" in first[1]):
-            return _lm_eval_file(records, path, _real(f), fields, options.filter,
+            return _lm_eval_file(records, path, real, fields, options.filter,
                                  options.lower_is_better)
         return _record_rows(records, fields, path, "jsonl")
     text = _whole_json(f, path)
@@ -3510,7 +3508,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
         return _inspect_file(value, _inspect_samples(value, path), path, fields)
     if fmt == "helm" or fmt == "json" and isinstance(value, list) and value and \
             isinstance(value[0], dict) and "instance_id" in value[0] and "stats" in value[0]:
-        return _helm_file(_document_records(value, path), path, _real(f), fields,
+        return _helm_file(_document_records(value, path), path, real, fields,
                           options.split or "test", options.lower_is_better)
     return _record_rows(_document_records(value, path), fields, path, "json")
 
@@ -3549,46 +3547,42 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
     document, Excel, a harness log) detected from its content; an error that does not know
     its file is given the file's name."""
     try:
-        return _read_one_file(path, fields, options)
+        with _CollectorPaused(), _InputFile(path, progress=options.progress) as f:
+            shown = _printable(f.path)
+            kind = _binary_kind(f.head)
+            if not f.head:
+                raise ToolError(f"{shown} is empty")
+            if kind == "zip":
+                parsed, archive_sha = _read_archive(f, shown, fields, options)
+            elif kind == "UTF-16 text":
+                raise ToolError(f"{shown} is UTF-16 text; save it as UTF-8 (Excel: CSV UTF-8) "
+                                "and give that file")
+            elif kind is not None:
+                raise ToolError(f"{shown} is {kind}, not a text table; export it as CSV")
+            else:
+                if options.input_format == "xlsx":
+                    raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
+                f.checked.start(binary=False)
+                f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
+                parsed, archive_sha = _parse_text(f, shown, fields, options), None
+            harness = isinstance(parsed, _HarnessFile)
+            if not harness and fields.scores == ():
+                raise ToolError(f"one file per system needs {_opt('score_col')}, the score's "
+                                "column or key")
+            for flag, value, fmt, kind in ((_opt("filter"), options.filter, "lm-eval",
+                                            "an lm-evaluation-harness"),
+                                           (_opt("split"), options.split, "helm", "a HELM")):
+                if value is not None and parsed.format != fmt:
+                    what = "an Inspect log" if parsed.format == "inspect" else \
+                        f"a {parsed.format} file"
+                    raise ToolError(f"{flag} chooses within {kind} log; {shown} is {what}")
+            stream = parsed.stream if harness else parsed
+            collected = _collect(stream, shown, stream.width, options.on_missing)
+            digest = archive_sha or f.finish()
     except ToolError as error:
         if getattr(error, "unplaced", False):
             raise ToolError(f"{_printable(path)}: {error}") from None
         raise
-
-
-def _read_one_file(path: str, fields: _Fields, options: ReadOptions) -> _FileRead:
-    with _CollectorPaused(), _InputFile(path, progress=options.progress) as f:
-        shown = _printable(f.path)
-        kind = _binary_kind(f.head)
-        if not f.head:
-            raise ToolError(f"{shown} is empty")
-        if kind == "zip":
-            parsed, archive_sha = _read_archive(f, shown, fields, options)
-        elif kind == "UTF-16 text":
-            raise ToolError(f"{shown} is UTF-16 text; save it as UTF-8 (Excel: CSV UTF-8) and "
-                            "give that file")
-        elif kind is not None:
-            raise ToolError(f"{shown} is {kind}, not a text table; export it as CSV")
-        else:
-            if options.input_format == "xlsx":
-                raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
-            f.checked.start(binary=False)
-            f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
-            parsed, archive_sha = _parse_text(f, shown, fields, options), None
-        harness = isinstance(parsed, _HarnessFile)
-        if not harness and fields.scores == ():
-            raise ToolError(f"one file per system needs {_opt('score_col')}, the score's "
-                            "column or key")
-        for flag, value, fmt, kind in ((_opt("filter"), options.filter, "lm-eval",
-                                        "an lm-evaluation-harness"),
-                                       (_opt("split"), options.split, "helm", "a HELM")):
-            if value is not None and parsed.format != fmt:
-                what = "an Inspect log" if parsed.format == "inspect" else \
-                    f"a {parsed.format} file"
-                raise ToolError(f"{flag} chooses within {kind} log; {shown} is {what}")
-        stream = parsed.stream if harness else parsed
-        collected = _collect(stream, shown, stream.width, options.on_missing)
-        digest = archive_sha or f.finish()
     source = Source(f.path, digest, collected.rows, stream.used, stream.format)
     return _FileRead(collected, source, parsed if harness else None)
 
@@ -3898,7 +3892,8 @@ def read_battles(paths, options: ReadOptions = ReadOptions()) -> Battles:
 
 def _battle_paths(paths, input_format: str | None) -> list | None:
     """The files of battles the inputs name (a folder: its CSV and JSON files, as Arena-Hard
-    keeps a file per model), or None when they are not battles."""
+    keeps a file per model), or None when they are not battles (named so, or by their first
+    record's keys)."""
     files = []
     for path in paths:
         if isinstance(path, str) and path != "-" and os.path.isdir(path):
@@ -3910,15 +3905,10 @@ def _battle_paths(paths, input_format: str | None) -> list | None:
             files += inside
         else:
             files.append(path)
-    return files if _is_battles(files, input_format) else None
-
-
-def _is_battles(paths, input_format: str | None) -> bool:
-    """Whether the inputs are files of battles (named so, or by their first record's keys)."""
     if input_format is not None:
-        return input_format == "battles"
-    return bool(paths) and all(isinstance(p, str) and p != "-" and _battle_kind(_first_keys(p))
-                               for p in paths)
+        return files if input_format == "battles" else None
+    keyed = all(isinstance(p, str) and p != "-" and _battle_kind(_first_keys(p)) for p in files)
+    return files if files and keyed else None
 
 
 # --- Judge scores on every item, people's on a few ---
@@ -4318,8 +4308,7 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
         clusters, strata = _split_labels(labels[gold is not None:], spec)
         return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:width]),
                      got.ids, (source,), got.dropped, got.note, clusters, strata, gold=gold)
-    return _long_table(got, source, spec, len(spec.ids or ("item",)), labels,
-                       options.on_missing)
+    return _long_table(got, source, spec, len(spec.ids or ("item",)), labels, options.on_missing)
 
 
 def battle_table(data: Battles, systems=None) -> Table:
@@ -4399,8 +4388,7 @@ def _inspect_header(path: str) -> dict:
     try:
         if path.endswith(".eval"):
             with _Zip(path, path) as archive:       # a ToolError is the log's own
-                member = "header.json" if "header.json" in archive.names else \
-                    "_journal/start.json"
+                member = "header.json" if "header.json" in archive.names else "_journal/start.json"
                 data = archive.read(member)
             try:
                 log = _decode_json(data.decode("utf-8-sig"), path)
@@ -4568,11 +4556,6 @@ def _file_runs(read: _FileRead, path: str, named: bool) -> list:
         return [(_stem(path), next(iter(by_run.values())))]
     return [(f"{_stem(path)}:{run}" if named else f"{run}", scores)
             for run, scores in by_run.items()]
-
-
-def _common(paths) -> str:
-    prefix = os.path.commonprefix([_stem(p) for p in paths]).rstrip("_-.: ")
-    return prefix or paths[0]
 
 
 @dataclass
@@ -5037,8 +5020,10 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     first, harness = all_reads[0][0].collected, all_reads[0][0].harness
     order = [item[0] if harness else item for item in first.ids]
     item_labels = dict(zip(order, zip(*first.columns[1 + harness:])))   # a log's: after its digest
-    names = _system_names(names_found, [group[0] if len(group) == 1 else _common(group)
-                                        for group in groups], spec.names)
+    shown = [group[0] if len(group) == 1 else       # several runs: their names' common prefix
+             os.path.commonprefix([_stem(p) for p in group]).rstrip("_-.: ") or group[0]
+             for group in groups]
+    names = _system_names(names_found, shown, spec.names)
     named = [_SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
     joined = _turned_joined(_join_runs(named, list(dict.fromkeys(order)),  # incomplete: drop
                                        "drop" if found.incomplete else options.on_missing,
