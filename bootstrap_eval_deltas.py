@@ -3732,28 +3732,6 @@ def _record_battles(kind: str, record, place: str) -> list:
         winner, *(("", "") if kind == "fastchat" else (a, b)), place))]
 
 
-def _csv_records(lines, path: str):
-    """``(where, record)`` for each row of a CSV file, keyed by its header."""
-    header_line = next(lines, "")
-    csv.field_size_limit(MAX_FIELD_CHARS)
-    reader = csv.reader(itertools.chain([header_line], lines),
-                        delimiter=_sniff_delimiter(path, header_line), strict=True)
-    try:
-        header = next(reader)
-        if len(set(header)) != len(header):
-            repeated = min(h for h in header if header.count(h) > 1)
-            raise ToolError(f"{path}: column {_shorten(repeated)} appears twice in the header")
-        for row in reader:
-            if not row:
-                continue
-            if len(row) != len(header):
-                raise ToolError(f"{path} line {reader.line_num}: {len(row)} fields, the header "
-                                f"has {len(header)}")
-            yield f"line {reader.line_num}", dict(zip(header, row))
-    except csv.Error as err:
-        raise ToolError(f"{path} line {reader.line_num}: {err}") from None
-
-
 @dataclass(frozen=True)
 class Battles:
     """Head-to-head judgments of several systems: per battle the two systems (indexes into
@@ -3833,7 +3811,8 @@ def battles(records, *, kind: str = "battles", positioned: bool = False, sources
 
 
 def _text_records(f: _InputFile, what: str):
-    """``(where, record)`` of a CSV, JSON-lines or JSON file of records, keyed by name."""
+    """``(where, record)`` of a CSV, JSON-lines or JSON file of records, keyed by name (a CSV
+    file's by its header)."""
     shown = _printable(f.path)
     if not f.head or _binary_kind(f.head):
         raise ToolError(f"{shown} is {'empty' if not f.head else _binary_kind(f.head)}, not "
@@ -3841,11 +3820,28 @@ def _text_records(f: _InputFile, what: str):
     f.checked.start(binary=False)
     f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
     fmt = _text_kind(f.head)
-    if fmt == "csv":
-        return _csv_records(f.text, shown)
-    if fmt == "jsonl":
-        return _jsonl_records(f)
-    return _document_records(_decode_json(_whole_json(f, shown), shown), shown)
+    if fmt != "csv":
+        yield from _jsonl_records(f) if fmt == "jsonl" else _document_records(
+            _decode_json(_whole_json(f, shown), shown), shown)
+        return
+    header_line = next(f.text, "")
+    csv.field_size_limit(MAX_FIELD_CHARS)
+    reader = csv.reader(itertools.chain([header_line], f.text),
+                        delimiter=_sniff_delimiter(shown, header_line), strict=True)
+    try:
+        header = next(reader)
+        if len(set(header)) != len(header):
+            repeated = min(h for h in header if header.count(h) > 1)
+            raise ToolError(f"{shown}: column {_shorten(repeated)} appears twice in the header")
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise ToolError(f"{shown} line {reader.line_num}: {len(row)} fields, the header "
+                                f"has {len(header)}")
+            yield f"line {reader.line_num}", dict(zip(header, row))
+    except csv.Error as err:
+        raise ToolError(f"{shown} line {reader.line_num}: {err}") from None
 
 
 def read_battles(paths, options: ReadOptions = ReadOptions()) -> Battles:
@@ -4611,15 +4607,18 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
             if kind:
                 kinds.setdefault(kind, []).append(item)
         where = f"in {_printable(path)} than in {_printable(logs[0][1])}"
+        # lm-eval runs whose prompts differ only in the chat template of each one's own model
+        chats = [r.log.claimed and r.log.claimed.template for r in (logs[0][0], read)]
+        chat = None not in chats and chats[0][0] != chats[1][0] and chats[0][1:] == chats[1][1:]
         for kind, allow in (("input", "allow_different_tasks"),
                             ("target", "allow_different_targets"),
                             ("prompt", "allow_different_prompts")):
             differ = kinds.get(kind)
-            if differ:
-                own = _templated(read, logs[0][0]) if kind == "prompt" else None
-                if own:
-                    found.notes.append((path, own))
-                    continue
+            if differ and kind == "prompt" and chat:
+                found.notes.append((path, "the prompts differ as each run applied its model's "
+                                    "own chat template, as the runs' results files say "
+                                    "(chat_template_sha)"))
+            elif differ:
                 what = {"input": "a different input", "target": "a different target (the "
                         "answer each is graded against)", "prompt": "the same instance under "
                         "another run spec (HELM's scenario, adapter method or in-context "
@@ -4711,18 +4710,6 @@ def _difference(a: _Fingerprint, b: _Fingerprint) -> str | None:
     if a.input != b.input and not same_prompt:
         return "input"
     return "prompt" if a.input == b.input and a.prompt != b.prompt else None
-
-
-def _templated(read: _FileRead, first: _FileRead) -> str | None:
-    """A note when two lm-eval runs' prompts differ because each applied its model's own chat
-    template, as their results files say (and nothing else about the prompt differs)."""
-    claims = [r.log.claimed for r in (first, read)]
-    if not all(claims) or None in (claims[0].template, claims[1].template) or \
-            claims[0].template[0] == claims[1].template[0] or \
-            claims[0].template[1:] != claims[1].template[1:]:
-        return None
-    return ("the prompts differ as each run applied its model's own chat template, as the "
-            "runs' results files say (chat_template_sha)")
 
 
 def _claim_warning(claimed: tuple, collected: _Collected, path: str, harness: str) -> list:
