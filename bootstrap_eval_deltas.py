@@ -4089,24 +4089,11 @@ class Table:
                       runs[0], runs[candidate])
 
 
-@dataclass(frozen=True)
-class _SystemRuns:
-    """One system's runs as read: per run a label and ``{item: score}``, in file order."""
-
-    name: str
-    runs: tuple
-
-
-@dataclass(frozen=True)
-class _Joined:
-    """Systems' runs joined on the items all scored: per system the means over its runs, the
-    runs (None when each system has one), the items dropped and the notes that say so."""
-
-    items: tuple
-    columns: tuple
-    runs: tuple | None
-    dropped: int
-    notes: tuple
+# One system's runs as read: per run a label and {item: score}, in file order.
+_SystemRuns = collections.namedtuple("_SystemRuns", "name runs")
+# Systems' runs joined on the items all scored: per system the means over its runs, the runs
+# (None when each system has one), the items dropped and the notes that say so.
+_Joined = collections.namedtuple("_Joined", "items columns runs dropped notes")
 
 
 def _turn(columns, runs, proportions: bool, lower=("score", "asked")) -> tuple:
@@ -4137,7 +4124,7 @@ def _turned_joined(joined: _Joined, reads, task=None) -> _Joined:
     binary = all(v in (0, 1) for column in joined.columns for v in column) and all(
         v in (0, 1) for system in joined.runs or () for _, column in system for v in column)
     columns, runs, note = _turn(joined.columns, joined.runs, binary, lower)
-    return dataclasses.replace(joined, columns=columns, runs=runs, notes=joined.notes + (
+    return joined._replace(columns=columns, runs=runs, notes=joined.notes + (
         f"{_printable(task)}: {note}" if task else note,))
 
 
@@ -4403,15 +4390,9 @@ def _inspect_header(path: str) -> dict:
     return {"eval": found, "status": status.group(1) if status else None}
 
 
-@dataclass(frozen=True)
-class _LogFile:
-    """One harness log found in a folder: which model ran which task, and whether the run
-    ended (always, for a harness without a status)."""
-
-    path: str
-    task: str
-    model: str | None
-    complete: bool = True
+# One harness log found in a folder: which model ran which task, and whether the run ended
+# (always, for a harness without a status).
+_LogFile = collections.namedtuple("_LogFile", "path task model complete", defaults=(True,))
 
 
 _LISTINGS = ("logs.json", "eval-set.json")     # Inspect's listings of an eval set, not logs
