@@ -4485,9 +4485,8 @@ def _by_task(logs, folder: str, notes: list) -> dict:
         chosen[task] = (ended or group)[0].path
         if len(group) > 1:
             notes.append(f"{_printable(folder)}, task {_printable(task)}: {len(group)} logs, "
-                         "the one that ended used "
-                         f"({_printable(os.path.basename(chosen[task]))}); the others did not "
-                         "finish")
+                         f"the one that ended used ({_printable(os.path.basename(chosen[task]))})"
+                         "; the others did not finish")
     return chosen
 
 
@@ -4566,19 +4565,15 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
         found.warnings.append(f"{_printable(unnamed[0])}: HELM stats outside their run folder "
                               "(SCENARIO:ARGS,model=...) name no task, so whether the runs are "
                               "of one test was not checked")
-    shots = [(read.log.claimed.shots, path) for read, path in logs
-             if read.log.claimed and read.log.claimed.shots is not None]
-    if len({count for count, _ in shots}) > 1:
-        shown = ", ".join(f"{_printable(path)} is {count}-shot" for count, path in shots[:3])
-        _refuse_or_warn(f"not the same test: {shown}, as the runs' results files say",
-                        "allow_different_prompts", options, found)
-    versions = [(read.log.claimed.version, path) for read, path in logs
-                if read.log.claimed and read.log.claimed.version is not None]
-    if len({version for version, _ in versions}) > 1:
-        shown = ", ".join(f"{_printable(path)} ran version {version}"
-                          for version, path in versions[:3])
-        _refuse_or_warn(f"not the same test: {shown} of the task, as the runs' results files "
-                        "say", "allow_different_tasks", options, found)
+    for field, claim, what, allow in (
+            ("shots", "is {}-shot", "", "allow_different_prompts"),
+            ("version", "ran version {}", " of the task", "allow_different_tasks")):
+        said = [(getattr(read.log.claimed, field), path) for read, path in logs
+                if read.log.claimed and getattr(read.log.claimed, field) is not None]
+        if len({v for v, _ in said}) > 1:
+            shown = ", ".join(f"{_printable(path)} {claim.format(v)}" for v, path in said[:3])
+            _refuse_or_warn(f"not the same test: {shown}{what}, as the runs' results files say",
+                            allow, options, found)
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
         other, kinds = read.inputs, {}
