@@ -3471,8 +3471,7 @@ def _is_inspect_log(value) -> bool:
 
 def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
     """A text file's rows, or a harness log's, by the format forced or detected."""
-    # a link not followed: the files beside it (a run's results file, HELM's run spec and
-    # instances) are those beside the name the user gave
+    # a link not followed: a run's results file, HELM's run spec are beside the name given
     real = None if f.path == "<stdin>" else os.path.abspath(f.path)
     fmt = options.input_format or _text_kind(f.head)
     if fmt == "json" and f.path.lower().endswith((".jsonl", ".ndjson")) and \
@@ -4031,12 +4030,8 @@ def _is_judged(paths, systems, input_format=None) -> bool:
 
 @dataclass(frozen=True)
 class Table:
-    """Per-item scores of several systems on the same items (the first is the baseline).
-
-    ``columns`` holds, per system, each item's score -- the mean over the system's runs
-    when it has several (``runs``: per system, ``(label, column)`` per run).  ``tasks``
-    names each item's task when the items come from a harness run over many tasks.
-    """
+    """Per-item scores of several systems on the same items, the first the baseline; a
+    system of several runs scores each item by its mean over them."""
 
     systems: tuple           # names, baseline first
     columns: tuple           # one tuple of exact scores per system, item order
@@ -4428,8 +4423,7 @@ def _harness_logs(folder: str, notes: list) -> list:
     """Every harness log in a folder and its subfolders (four levels: a HELM
     ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each; one that leads
     outside the folder given (a suite of linked runs) is read but not walked further."""
-    found, seen, inside = [], set(), os.path.realpath(folder)
-    unseen = None
+    found, seen, inside, unseen = [], set(), os.path.realpath(folder), None
     for root, dirs, files in os.walk(folder, followlinks=True):
         real = os.path.realpath(root)
         if real in seen:
@@ -4461,10 +4455,9 @@ def _harness_logs(folder: str, notes: list) -> list:
 def _by_task(logs, folder: str, notes: list) -> dict:
     """{task: path} for one model's logs: of several logs of one task (a retried Inspect
     task) the one run that ended is used, and a note says so; two that ended are refused."""
-    tasks = {}
+    tasks, chosen = {}, {}
     for log in logs:
         tasks.setdefault(log.task, []).append(log)
-    chosen = {}
     for task, group in tasks.items():
         plain = [log for log in group if "data_augmentation=" not in
                  os.path.basename(os.path.dirname(log.path))]
