@@ -3423,18 +3423,15 @@ class _FileRead:
                 self.collected.columns[1]) if any(digest)} if self.harness else {}
 
 
-def _real(f: _InputFile) -> str | None:
-    """The file's absolute path as given, a link not followed: the files beside it (a run's
-    results file, HELM's run spec and instances) are those beside the name the user gave."""
-    return None if f.path == "<stdin>" else os.path.abspath(f.path)
-
-
 def _is_inspect_log(value) -> bool:
     return isinstance(value, dict) and "eval" in value and ("samples" in value
                                                              or "version" in value)
 
 
 def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions):
+    """A text file's rows, or a harness log's, by the format forced or detected."""
+    # a link not followed: a run's results file, HELM's run spec are beside the name given
+    real = None if f.path == "<stdin>" else os.path.abspath(f.path)
     fmt = options.input_format or _text_kind(f.head)
     if fmt == "json" and f.path.lower().endswith((".jsonl", ".ndjson")) and \
             options.input_format is None:
@@ -3456,7 +3453,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
         named = _LM_EVAL_NAME.search(os.path.basename(f.path)) is not None
         if fmt == "lm-eval" or ("doc_id" in first[1] or named) and (
                 "filter" in first[1] or "metrics" in first[1]):
-            return _lm_eval_file(records, path, _real(f), fields, options.filter,
+            return _lm_eval_file(records, path, real, fields, options.filter,
                                  options.lower_is_better)
         return _record_rows(records, fields, path, "jsonl")
     text = _whole_json(f, path)
@@ -3469,7 +3466,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
         return _inspect_file(value, _inspect_samples(value, path), path, fields)
     if fmt == "helm" or fmt == "json" and isinstance(value, list) and value and \
             isinstance(value[0], dict) and "instance_id" in value[0] and "stats" in value[0]:
-        return _helm_file(_document_records(value, path), path, _real(f), fields,
+        return _helm_file(_document_records(value, path), path, real, fields,
                           options.split or "test", options.lower_is_better)
     return _record_rows(_document_records(value, path), fields, path, "json")
 
@@ -3508,46 +3505,42 @@ def _read_file(path: str, fields: _Fields, options: ReadOptions = ReadOptions())
     document, Excel, a harness log) detected from its content; an error that does not know
     its file is given the file's name."""
     try:
-        return _read_one_file(path, fields, options)
+        with _CollectorPaused(), _InputFile(path, progress=options.progress) as f:
+            shown = _printable(f.path)
+            kind = _binary_kind(f.head)
+            if not f.head:
+                raise ToolError(f"{shown} is empty")
+            if kind == "zip":
+                parsed, archive_sha = _read_archive(f, shown, fields, options)
+            elif kind == "UTF-16 text":
+                raise ToolError(f"{shown} is UTF-16 text; save it as UTF-8 (Excel: CSV UTF-8) "
+                                "and give that file")
+            elif kind is not None:
+                raise ToolError(f"{shown} is {kind}, not a text table; export it as CSV")
+            else:
+                if options.input_format == "xlsx":
+                    raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
+                f.checked.start(binary=False)
+                f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
+                parsed, archive_sha = _parse_text(f, shown, fields, options), None
+            harness = isinstance(parsed, _HarnessFile)
+            if not harness and fields.scores == ():
+                raise ToolError(f"one file per system needs {_opt('score_col')}, the score's "
+                                "column or key")
+            for flag, value, fmt, kind in ((_opt("filter"), options.filter, "lm-eval",
+                                            "an lm-evaluation-harness"),
+                                           (_opt("split"), options.split, "helm", "a HELM")):
+                if value is not None and parsed.format != fmt:
+                    what = "an Inspect log" if parsed.format == "inspect" else \
+                        f"a {parsed.format} file"
+                    raise ToolError(f"{flag} chooses within {kind} log; {shown} is {what}")
+            stream = parsed.stream if harness else parsed
+            collected = _collect(stream, shown, stream.width, options.on_missing)
+            digest = archive_sha or f.finish()
     except ToolError as error:
         if getattr(error, "unplaced", False):
             raise ToolError(f"{_printable(path)}: {error}") from None
         raise
-
-
-def _read_one_file(path: str, fields: _Fields, options: ReadOptions) -> _FileRead:
-    with _CollectorPaused(), _InputFile(path, progress=options.progress) as f:
-        shown = _printable(f.path)
-        kind = _binary_kind(f.head)
-        if not f.head:
-            raise ToolError(f"{shown} is empty")
-        if kind == "zip":
-            parsed, archive_sha = _read_archive(f, shown, fields, options)
-        elif kind == "UTF-16 text":
-            raise ToolError(f"{shown} is UTF-16 text; save it as UTF-8 (Excel: CSV UTF-8) and "
-                            "give that file")
-        elif kind is not None:
-            raise ToolError(f"{shown} is {kind}, not a text table; export it as CSV")
-        else:
-            if options.input_format == "xlsx":
-                raise ToolError(f"{shown} is not an Excel workbook (.xlsx)")
-            f.checked.start(binary=False)
-            f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
-            parsed, archive_sha = _parse_text(f, shown, fields, options), None
-        harness = isinstance(parsed, _HarnessFile)
-        if not harness and fields.scores == ():
-            raise ToolError(f"one file per system needs {_opt('score_col')}, the score's "
-                            "column or key")
-        for flag, value, fmt, kind in ((_opt("filter"), options.filter, "lm-eval",
-                                        "an lm-evaluation-harness"),
-                                       (_opt("split"), options.split, "helm", "a HELM")):
-            if value is not None and parsed.format != fmt:
-                what = "an Inspect log" if parsed.format == "inspect" else \
-                    f"a {parsed.format} file"
-                raise ToolError(f"{flag} chooses within {kind} log; {shown} is {what}")
-        stream = parsed.stream if harness else parsed
-        collected = _collect(stream, shown, stream.width, options.on_missing)
-        digest = archive_sha or f.finish()
     source = Source(f.path, digest, collected.rows, stream.used, stream.format)
     return _FileRead(collected, source, parsed if harness else None)
 
@@ -3697,28 +3690,6 @@ def _record_battles(kind: str, record, place: str) -> list:
         winner, *(("", "") if kind == "fastchat" else (a, b)), place))]
 
 
-def _csv_records(lines, path: str):
-    """``(where, record)`` for each row of a CSV file, keyed by its header."""
-    header_line = next(lines, "")
-    csv.field_size_limit(MAX_FIELD_CHARS)
-    reader = csv.reader(itertools.chain([header_line], lines),
-                        delimiter=_sniff_delimiter(path, header_line), strict=True)
-    try:
-        header = next(reader)
-        if len(set(header)) != len(header):
-            repeated = min(h for h in header if header.count(h) > 1)
-            raise ToolError(f"{path}: column {_shorten(repeated)} appears twice in the header")
-        for row in reader:
-            if not row:
-                continue
-            if len(row) != len(header):
-                raise ToolError(f"{path} line {reader.line_num}: {len(row)} fields, the header "
-                                f"has {len(header)}")
-            yield f"line {reader.line_num}", dict(zip(header, row))
-    except csv.Error as err:
-        raise ToolError(f"{path} line {reader.line_num}: {err}") from None
-
-
 @dataclass(frozen=True)
 class Battles:
     """Head-to-head judgments of several systems: per battle the two systems (indexes into
@@ -3798,7 +3769,8 @@ def battles(records, *, kind: str = "battles", positioned: bool = False, sources
 
 
 def _text_records(f: _InputFile, what: str):
-    """``(where, record)`` of a CSV, JSON-lines or JSON file of records, keyed by name."""
+    """``(where, record)`` of a CSV, JSON-lines or JSON file of records, keyed by name (a CSV
+    file's by its header)."""
     shown = _printable(f.path)
     if not f.head or _binary_kind(f.head):
         raise ToolError(f"{shown} is {'empty' if not f.head else _binary_kind(f.head)}, not "
@@ -3806,11 +3778,28 @@ def _text_records(f: _InputFile, what: str):
     f.checked.start(binary=False)
     f.text = io.TextIOWrapper(f.buffer, encoding="utf-8-sig", newline="")
     fmt = _text_kind(f.head)
-    if fmt == "csv":
-        return _csv_records(f.text, shown)
-    if fmt == "jsonl":
-        return _jsonl_records(f)
-    return _document_records(_decode_json(_whole_json(f, shown), shown), shown)
+    if fmt != "csv":
+        yield from _jsonl_records(f) if fmt == "jsonl" else _document_records(
+            _decode_json(_whole_json(f, shown), shown), shown)
+        return
+    header_line = next(f.text, "")
+    csv.field_size_limit(MAX_FIELD_CHARS)
+    reader = csv.reader(itertools.chain([header_line], f.text),
+                        delimiter=_sniff_delimiter(shown, header_line), strict=True)
+    try:
+        header = next(reader)
+        if len(set(header)) != len(header):
+            repeated = min(h for h in header if header.count(h) > 1)
+            raise ToolError(f"{shown}: column {_shorten(repeated)} appears twice in the header")
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise ToolError(f"{shown} line {reader.line_num}: {len(row)} fields, the header "
+                                f"has {len(header)}")
+            yield f"line {reader.line_num}", dict(zip(header, row))
+    except csv.Error as err:
+        raise ToolError(f"{shown} line {reader.line_num}: {err}") from None
 
 
 def read_battles(paths, options: ReadOptions = ReadOptions()) -> Battles:
@@ -3857,7 +3846,8 @@ def read_battles(paths, options: ReadOptions = ReadOptions()) -> Battles:
 
 def _battle_paths(paths, input_format: str | None) -> list | None:
     """The files of battles the inputs name (a folder: its CSV and JSON files, as Arena-Hard
-    keeps a file per model), or None when they are not battles."""
+    keeps a file per model), or None when they are not battles (named so, or by their first
+    record's keys)."""
     files = []
     for path in paths:
         if isinstance(path, str) and path != "-" and os.path.isdir(path):
@@ -3869,15 +3859,10 @@ def _battle_paths(paths, input_format: str | None) -> list | None:
             files += inside
         else:
             files.append(path)
-    return files if _is_battles(files, input_format) else None
-
-
-def _is_battles(paths, input_format: str | None) -> bool:
-    """Whether the inputs are files of battles (named so, or by their first record's keys)."""
     if input_format is not None:
-        return input_format == "battles"
-    return bool(paths) and all(isinstance(p, str) and p != "-" and _battle_kind(_first_keys(p))
-                               for p in paths)
+        return files if input_format == "battles" else None
+    keyed = all(isinstance(p, str) and p != "-" and _battle_kind(_first_keys(p)) for p in files)
+    return files if files and keyed else None
 
 
 # --- Judge scores on every item, people's on a few ---
@@ -4004,12 +3989,8 @@ def _is_judged(paths, systems, input_format=None) -> bool:
 
 @dataclass(frozen=True)
 class Table:
-    """Per-item scores of several systems on the same items (the first is the baseline).
-
-    ``columns`` holds, per system, each item's score -- the mean over the system's runs
-    when it has several (``runs``: per system, ``(label, column)`` per run).  ``tasks``
-    names each item's task when the items come from a harness run over many tasks.
-    """
+    """Per-item scores of several systems on the same items, the first the baseline; a
+    system of several runs scores each item by its mean over them."""
 
     systems: tuple           # names, baseline first
     columns: tuple           # one tuple of exact scores per system, item order
@@ -4062,24 +4043,11 @@ class Table:
                       runs[0], runs[candidate])
 
 
-@dataclass(frozen=True)
-class _SystemRuns:
-    """One system's runs as read: per run a label and ``{item: score}``, in file order."""
-
-    name: str
-    runs: tuple
-
-
-@dataclass(frozen=True)
-class _Joined:
-    """Systems' runs joined on the items all scored: per system the means over its runs, the
-    runs (None when each system has one), the items dropped and the notes that say so."""
-
-    items: tuple
-    columns: tuple
-    runs: tuple | None
-    dropped: int
-    notes: tuple
+# One system's runs as read: per run a label and {item: score}, in file order.
+_SystemRuns = collections.namedtuple("_SystemRuns", "name runs")
+# Systems' runs joined on the items all scored: per system the means over its runs, the runs
+# (None when each system has one), the items dropped and the notes that say so.
+_Joined = collections.namedtuple("_Joined", "items columns runs dropped notes")
 
 
 def _turn(columns, runs, proportions: bool, lower=("score", "asked")) -> tuple:
@@ -4110,7 +4078,7 @@ def _turned_joined(joined: _Joined, reads, task=None) -> _Joined:
     binary = all(v in (0, 1) for column in joined.columns for v in column) and all(
         v in (0, 1) for system in joined.runs or () for _, column in system for v in column)
     columns, runs, note = _turn(joined.columns, joined.runs, binary, lower)
-    return dataclasses.replace(joined, columns=columns, runs=runs, notes=joined.notes + (
+    return joined._replace(columns=columns, runs=runs, notes=joined.notes + (
         f"{_printable(task)}: {note}" if task else note,))
 
 
@@ -4277,8 +4245,7 @@ def read_table(path: str, spec: TableSpec, options: ReadOptions = ReadOptions())
         clusters, strata = _split_labels(labels[gold is not None:], spec)
         return Table(tuple(spec.systems), tuple(tuple(c) for c in got.columns[:width]),
                      got.ids, (source,), got.dropped, got.note, clusters, strata, gold=gold)
-    return _long_table(got, source, spec, len(spec.ids or ("item",)), labels,
-                       options.on_missing)
+    return _long_table(got, source, spec, len(spec.ids or ("item",)), labels, options.on_missing)
 
 
 def battle_table(data: Battles, systems=None) -> Table:
@@ -4358,8 +4325,7 @@ def _inspect_header(path: str) -> dict:
     try:
         if path.endswith(".eval"):
             with _Zip(path, path) as archive:       # a ToolError is the log's own
-                member = "header.json" if "header.json" in archive.names else \
-                    "_journal/start.json"
+                member = "header.json" if "header.json" in archive.names else "_journal/start.json"
                 data = archive.read(member)
             try:
                 log = _decode_json(data.decode("utf-8-sig"), path)
@@ -4378,15 +4344,9 @@ def _inspect_header(path: str) -> dict:
     return {"eval": found, "status": status.group(1) if status else None}
 
 
-@dataclass(frozen=True)
-class _LogFile:
-    """One harness log found in a folder: which model ran which task, and whether the run
-    ended (always, for a harness without a status)."""
-
-    path: str
-    task: str
-    model: str | None
-    complete: bool = True
+# One harness log found in a folder: which model ran which task, and whether the run ended
+# (always, for a harness without a status).
+_LogFile = collections.namedtuple("_LogFile", "path task model complete", defaults=(True,))
 
 
 _LISTINGS = ("logs.json", "eval-set.json")     # Inspect's listings of an eval set, not logs
@@ -4422,8 +4382,7 @@ def _harness_logs(folder: str, notes: list) -> list:
     """Every harness log in a folder and its subfolders (four levels: a HELM
     ``benchmark_output/runs/SUITE/RUN``), symlinked folders followed once each; one that leads
     outside the folder given (a suite of linked runs) is read but not walked further."""
-    found, seen, inside = [], set(), os.path.realpath(folder)
-    unseen = None
+    found, seen, inside, unseen = [], set(), os.path.realpath(folder), None
     for root, dirs, files in os.walk(folder, followlinks=True):
         real = os.path.realpath(root)
         if real in seen:
@@ -4455,10 +4414,9 @@ def _harness_logs(folder: str, notes: list) -> list:
 def _by_task(logs, folder: str, notes: list) -> dict:
     """{task: path} for one model's logs: of several logs of one task (a retried Inspect
     task) the one run that ended is used, and a note says so; two that ended are refused."""
-    tasks = {}
+    tasks, chosen = {}, {}
     for log in logs:
         tasks.setdefault(log.task, []).append(log)
-    chosen = {}
     for task, group in tasks.items():
         plain = [log for log in group if "data_augmentation=" not in
                  os.path.basename(os.path.dirname(log.path))]
@@ -4479,9 +4437,8 @@ def _by_task(logs, folder: str, notes: list) -> dict:
         chosen[task] = (ended or group)[0].path
         if len(group) > 1:
             notes.append(f"{_printable(folder)}, task {_printable(task)}: {len(group)} logs, "
-                         "the one that ended used "
-                         f"({_printable(os.path.basename(chosen[task]))}); the others did not "
-                         "finish")
+                         f"the one that ended used ({_printable(os.path.basename(chosen[task]))})"
+                         "; the others did not finish")
     return chosen
 
 
@@ -4529,11 +4486,6 @@ def _file_runs(read: _FileRead, path: str, named: bool) -> list:
             for run, scores in by_run.items()]
 
 
-def _common(paths) -> str:
-    prefix = os.path.commonprefix([_stem(p) for p in paths]).rstrip("_-.: ")
-    return prefix or paths[0]
-
-
 @dataclass
 class _Findings:
     """What the readers found about the runs as a whole: notes, warnings for the report's
@@ -4565,19 +4517,15 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
         found.warnings.append(f"{_printable(unnamed[0])}: HELM stats outside their run folder "
                               "(SCENARIO:ARGS,model=...) name no task, so whether the runs are "
                               "of one test was not checked")
-    shots = [(read.log.claimed.shots, path) for read, path in logs
-             if read.log.claimed and read.log.claimed.shots is not None]
-    if len({count for count, _ in shots}) > 1:
-        shown = ", ".join(f"{_printable(path)} is {count}-shot" for count, path in shots[:3])
-        _refuse_or_warn(f"not the same test: {shown}, as the runs' results files say",
-                        "allow_different_prompts", options, found)
-    versions = [(read.log.claimed.version, path) for read, path in logs
-                if read.log.claimed and read.log.claimed.version is not None]
-    if len({version for version, _ in versions}) > 1:
-        shown = ", ".join(f"{_printable(path)} ran version {version}"
-                          for version, path in versions[:3])
-        _refuse_or_warn(f"not the same test: {shown} of the task, as the runs' results files "
-                        "say", "allow_different_tasks", options, found)
+    for field, claim, what, allow in (
+            ("shots", "is {}-shot", "", "allow_different_prompts"),
+            ("version", "ran version {}", " of the task", "allow_different_tasks")):
+        said = [(getattr(read.log.claimed, field), path) for read, path in logs
+                if read.log.claimed and getattr(read.log.claimed, field) is not None]
+        if len({v for v, _ in said}) > 1:
+            shown = ", ".join(f"{_printable(path)} {claim.format(v)}" for v, path in said[:3])
+            _refuse_or_warn(f"not the same test: {shown}{what}, as the runs' results files say",
+                            allow, options, found)
     first = logs[0][0].inputs if logs else {}
     for read, path in logs[1:]:
         other, kinds = read.inputs, {}
@@ -4587,15 +4535,18 @@ def _vet(reads, options: ReadOptions, found: _Findings, task=None) -> frozenset:
             if kind:
                 kinds.setdefault(kind, []).append(item)
         where = f"in {_printable(path)} than in {_printable(logs[0][1])}"
+        # lm-eval runs whose prompts differ only in the chat template of each one's own model
+        chats = [r.log.claimed and r.log.claimed.template for r in (logs[0][0], read)]
+        chat = None not in chats and chats[0][0] != chats[1][0] and chats[0][1:] == chats[1][1:]
         for kind, allow in (("input", "allow_different_tasks"),
                             ("target", "allow_different_targets"),
                             ("prompt", "allow_different_prompts")):
             differ = kinds.get(kind)
-            if differ:
-                own = _templated(read, logs[0][0]) if kind == "prompt" else None
-                if own:
-                    found.notes.append((path, own))
-                    continue
+            if differ and kind == "prompt" and chat:
+                found.notes.append((path, "the prompts differ as each run applied its model's "
+                                    "own chat template, as the runs' results files say "
+                                    "(chat_template_sha)"))
+            elif differ:
                 what = {"input": "a different input", "target": "a different target (the "
                         "answer each is graded against)", "prompt": "the same instance under "
                         "another run spec (HELM's scenario, adapter method or in-context "
@@ -4687,18 +4638,6 @@ def _difference(a: _Fingerprint, b: _Fingerprint) -> str | None:
     if a.input != b.input and not same_prompt:
         return "input"
     return "prompt" if a.input == b.input and a.prompt != b.prompt else None
-
-
-def _templated(read: _FileRead, first: _FileRead) -> str | None:
-    """A note when two lm-eval runs' prompts differ because each applied its model's own chat
-    template, as their results files say (and nothing else about the prompt differs)."""
-    claims = [r.log.claimed for r in (first, read)]
-    if not all(claims) or None in (claims[0].template, claims[1].template) or \
-            claims[0].template[0] == claims[1].template[0] or \
-            claims[0].template[1:] != claims[1].template[1:]:
-        return None
-    return ("the prompts differ as each run applied its model's own chat template, as the "
-            "runs' results files say (chat_template_sha)")
 
 
 def _claim_warning(claimed: tuple, collected: _Collected, path: str, harness: str) -> list:
@@ -4996,8 +4935,10 @@ def read_runs(groups, spec: RunsSpec, options: ReadOptions = ReadOptions()) -> T
     first, harness = all_reads[0][0].collected, all_reads[0][0].harness
     order = [item[0] if harness else item for item in first.ids]
     item_labels = dict(zip(order, zip(*first.columns[1 + harness:])))   # a log's: after its digest
-    names = _system_names(names_found, [group[0] if len(group) == 1 else _common(group)
-                                        for group in groups], spec.names)
+    shown = [group[0] if len(group) == 1 else       # several runs: their names' common prefix
+             os.path.commonprefix([_stem(p) for p in group]).rstrip("_-.: ") or group[0]
+             for group in groups]
+    names = _system_names(names_found, shown, spec.names)
     named = [_SystemRuns(name, tuple(runs)) for name, runs in zip(names, systems)]
     joined = _turned_joined(_join_runs(named, list(dict.fromkeys(order)),  # incomplete: drop
                                        "drop" if found.incomplete else options.on_missing,

@@ -2708,7 +2708,7 @@ def pref(*parts):
     ("plain_battles.csv", "battles", 3, 20, False),
 ])
 def test_every_preference_format_is_recognised_by_its_keys(name, kind, systems, n, positioned):
-    assert bed._is_battles([pref(name)], None)
+    assert bed._battle_paths([pref(name)], None)
     data = bed.read_battles(pref(name))
     assert (data.kind, len(data.systems), data.n, data.positioned) == (kind, systems, n,
                                                                        positioned)
@@ -2791,7 +2791,7 @@ def test_battles_of_two_formats_or_no_battles_are_refused(tmp_path):
     assert_one_line_error(status, out, err, "in 2 formats")
     status, out, err = cli("compare", str(b), "--input-format", "battles")
     assert_one_line_error(status, out, err, "holds no battles")
-    assert not bed._is_battles([str(b)], None) and not bed._is_battles([str(tmp_path)], None)
+    assert not bed._battle_paths([str(b)], None) and not bed._battle_paths([str(tmp_path)], None)
     deep = write(tmp_path / "deep.jsonl", "[" * 5000 + "]" * 5000 + "\n")
     assert bed._first_keys(str(deep)) == ()
 
