@@ -5532,8 +5532,11 @@ def _mc_advice(analysis) -> _Advice | None:
     if analysis.exact is not None or analysis.method != "bootstrap":
         return None
     worst = max(analysis.errors["paired"] + analysis.errors["unpaired"])
-    step = _last_digit(max(abs(end) for interval in (analysis.paired, analysis.unpaired)
-                           for end in (interval.lo, interval.hi)))
+    largest = max(abs(end) for interval in (analysis.paired, analysis.unpaired)
+                  for end in (interval.lo, interval.hi))
+    # the last digit printed: 0.001 (0.1 pts), or past 10^15 (six significant digits) the sixth
+    step = Fraction(1, 1000) if largest < _LARGE else \
+        Fraction(10) ** (len(str(round(largest))) - 6)
     held = analysis.paired.places                  # printed to the digit they hold
     if held is not None and analysis.unpaired.places is not None:
         held = min(held, analysis.unpaired.places)
@@ -5555,14 +5558,6 @@ def _mc_advice(analysis) -> _Advice | None:
     if needed > MAX_RESAMPLES:
         return _Advice("method", worst, digit=step)
     return _Advice("resamples", worst, needed, digit=step)
-
-
-def _last_digit(value: Fraction) -> Fraction:
-    """The last digit a gap of this size prints: 0.001 (0.1 pts), or past 10^15, where six
-    significant digits are printed, the sixth."""
-    if abs(value) < _LARGE:
-        return Fraction(1, 1000)
-    return Fraction(10) ** (len(str(round(abs(value)))) - 6)
 
 
 _MAX_CLASS_ROWS = 100          # classes up to which a metric's per-class table is given
@@ -6084,18 +6079,16 @@ def _lattice_tallies(column, groups) -> tuple | None:
 
 
 def _lattice_fits(units: Units) -> bool:
-    """Do the units sit on a small lattice, in clusters of one size, within the budget?"""
-    return units.equal_sizes and _lattice_work(units) <= _LATTICE_WORK
-
-
-def _lattice_work(units: Units) -> float:
-    """About the multiply-adds ``_lattice_distributions`` takes (infinite past the span): per
-    stratum and column, the squarings of a law about 19 sd wide, then the strata's sums."""
+    """Do the units sit on a small lattice, in clusters of one size, within the budget?  The
+    multiply-adds ``_lattice_distributions`` takes: per stratum and column, the squarings of
+    a law about 19 sd wide, then the strata's sums."""
+    if not units.equal_sizes:
+        return False
     groups, work = units.strata or (tuple(range(units.count)),), 0.0
     for column in (units.a, units.b, units.diff):
         found = _lattice_tallies(column, groups)
         if found is None:
-            return math.inf
+            return False
         widths = []
         for tally in found[2]:
             size = sum(tally.values())
@@ -6107,36 +6100,29 @@ def _lattice_work(units: Units) -> float:
             work += 3 * width * width + reach * width
             reach += width
         work += 2 * reach * reach if column is units.b else 0      # the unpaired gap
-    return work
-
-
-def _lattice_law(column, groups) -> tuple:
-    """``(base, step, pmf)``: the resampled sum of *column* over *groups* (each group's units
-    drawn with replacement, its size kept; on a small lattice) is base + step k with
-    probability pmf[k]."""
-    base, step, tallies = _lattice_tallies(column, groups)
-    total = (0, [1.0])
-    for tally in sorted(tallies, key=lambda tally: sum(tally.values())):
-        size = sum(tally.values())
-        one = (0, [tally.get(k, 0) / size for k in range(max(tally) + 1)])
-        power, times = (0, [1.0]), size
-        while times:                                  # size draws, by squaring
-            if times & 1:
-                power = _convolve(power, one)
-            times >>= 1
-            if times:
-                one = _convolve(one, one)
-        total = _convolve(total, power)
-    return base + step * total[0], step, total[1]
+    return work <= _LATTICE_WORK
 
 
 def _lattice_distributions(units: Units, scale: int) -> dict:
     """The four bootstrap distributions exactly (B = infinity) where every column sits on a
     small lattice and the clusters (if any) are of one size (``_choose_method`` says so).
     The unpaired gap is B's sum less an independent A's, on their lattices' common step."""
-    groups = units.strata or (tuple(range(units.count)),)
-    laws = {name: _lattice_law(column, groups) for name, column in
-            (("a", units.a), ("b", units.b), ("paired", units.diff))}
+    groups, laws = units.strata or (tuple(range(units.count)),), {}
+    for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
+        base, step, tallies = _lattice_tallies(column, groups)
+        total = (0, [1.0])                 # the resampled sum is base + step k w.p. pmf[k]
+        for tally in sorted(tallies, key=lambda tally: sum(tally.values())):
+            size = sum(tally.values())
+            one = (0, [tally.get(k, 0) / size for k in range(max(tally) + 1)])
+            power, times = (0, [1.0]), size
+            while times:                              # size draws, by squaring
+                if times & 1:
+                    power = _convolve(power, one)
+                times >>= 1
+                if times:
+                    one = _convolve(one, one)
+            total = _convolve(total, power)
+        laws[name] = (base + step * total[0], step, total[1])
     (base_a, step_a, pmf_a), (base_b, step_b, pmf_b) = laws["a"], laws["b"]
     step = math.gcd(step_a, step_b)
 
@@ -6504,28 +6490,22 @@ def _rare_lump(strata, taken, units: Units) -> bool:
 
 def _moves(stratum: _Stratum, out, centre: float, h: int):
     """``(-|move|, h, value, count)`` of the stratum's values not in *out*, the largest moves
-    from *centre* first (to merge over strata)."""
-    values, counts = stratum.values, stratum.counts
-    return ((-abs(values[i] - centre), h, values[i], counts[i])
-            for i in _from_the_ends(stratum, out, centre))
-
-
-def _from_the_ends(stratum: _Stratum, out, centre: float):
-    """The indices of the stratum's distinct values not in *out*, farthest from *centre*
-    first (the two ends of the sorted values walked inwards)."""
-    values, ranked = stratum.values, stratum.ranked
+    from *centre* first (to merge over strata): the two ends of the sorted values walked
+    inwards."""
+    values, counts, ranked = stratum.values, stratum.counts, stratum.ranked
     low, high = 0, len(ranked) - 1
     while low <= high:
         if values[ranked[low]] in out:
             low += 1
-        elif values[ranked[high]] in out:
+            continue
+        if values[ranked[high]] in out:
             high -= 1
-        elif centre - values[ranked[low]] > values[ranked[high]] - centre:
-            yield ranked[low]
-            low += 1
+            continue
+        if centre - values[ranked[low]] > values[ranked[high]] - centre:
+            i, low = ranked[low], low + 1
         else:
-            yield ranked[high]
-            high -= 1
+            i, high = ranked[high], high - 1
+        yield -abs(values[i] - centre), h, values[i], counts[i]
 
 
 def _lattice_of(column, groups) -> tuple:
@@ -6605,9 +6585,12 @@ def _outlying(strata, units: Units) -> tuple | None:
         pooled = frozenset(v + stratum.mean for stratum, out in zip(strata, taken) for v in out)
         if len(_near_groups(pooled, spread / _SADDLEPOINT_REACH)) > _MIXTURE_OUTLIERS:
             return None           # (a group over strata counts once; the reach only shrinks)
-        far, where, value = max((abs(v - rest[0]), h, v) for h, (values, out, rest) in
-                                enumerate(zip(ordered, taken, rests))
-                                for v in _extremes(values, out))
+        ends = []                                  # each stratum's least and greatest not out
+        for h, (values, out, rest) in enumerate(zip(ordered, taken, rests)):
+            for v in (next(x for x in values if x not in out),
+                      next(x for x in reversed(values) if x not in out)):
+                ends.append((abs(v - rest[0]), h, v))
+        far, where, value = max(ends)
         if _SADDLEPOINT_REACH * far <= spread and not _rare_lump(    # (far 0: all equal)
                 strata, taken, units):
             return tuple(_near_groups(out, spread / _SADDLEPOINT_REACH)
@@ -6626,13 +6609,6 @@ def _near_groups(values, reach: float) -> frozenset:
             group = []
         group.append(value)
     return frozenset(groups + [frozenset(group)] if group else groups)
-
-
-def _extremes(ordered, out) -> tuple:
-    """The least and the greatest of the sorted values not in *out* (a few of the ends)."""
-    low = next(v for v in ordered if v not in out)
-    high = next(v for v in reversed(ordered) if v not in out)
-    return low, high
 
 
 def _rest_cumulants(stratum: _Stratum, out: frozenset) -> tuple:
@@ -6771,8 +6747,7 @@ class _Mixture(_Rules):
         continuous law at x + span/2 (off a lattice: where the law reaches the level)."""
         level = min(max(float(level), 1e-12), 1 - 1e-12)
         mean = math.fsum(p * c for p, c, *_ in self.states)
-        x = _solve(self.cdf, level, mean + NormalDist().inv_cdf(level) * self.spread,
-                   self.spread)
+        x = _solve(self.cdf, level, mean + NormalDist().inv_cdf(level) * self.spread, self.spread)
         if not self.span:
             return Fraction(x) / self.denominator
         k = math.floor((x - self.span / 2 - self.base) / self.span) + 1
@@ -6969,7 +6944,7 @@ def _interval_by(dist, confidence, rule: str, estimate=None, jack=None) -> tuple
 
 
 def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
-                   scale: int = 1, cells: Cells | None = None, proportions: bool = True) -> dict:
+                   scale: int = 1, cells: Cells | None = None) -> dict:
     """The paired gap's interval by each rule in *rules*, as analyze() shows it (a _FellBack
     where BCa is undefined; None for score without a 2x2 table).  Draws nothing: coverage
     and calibration measure every rule on the same replays."""
@@ -6980,7 +6955,7 @@ def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
             continue
         jack = _jackknife(groups, "paired", scale) if rule == "bca" else None
         interval, used, _ = _interval_by(dist, confidence, rule, estimate, jack)
-        interval = _clamp(interval, -1, 1) if proportions else interval
+        interval = _clamp(interval, -1, 1)
         out[rule] = interval if used == rule else _FellBack(*dataclasses.astuple(interval))
     return out
 
@@ -7191,8 +7166,7 @@ def _sign_flip_few_values(nonzero, observed: int) -> PermutationTest | None:
                 step[total + shift] += patterns * ways
         sums = step
     hits = sum(patterns for total, patterns in sums.items() if abs(total) >= observed)
-    return PermutationTest(float(Fraction(hits, 1 << len(nonzero))), True,
-                           2 ** len(nonzero))
+    return PermutationTest(float(Fraction(hits, 1 << len(nonzero))), True, 2 ** len(nonzero))
 
 
 def _sign_flip_far_tail(nonzero, observed: int) -> PermutationTest | None:
@@ -7421,11 +7395,6 @@ def _classes(names) -> tuple:
     return tuple(sorted(names, key=None if numeric else str))
 
 
-def _ratio(top, bottom) -> Fraction:
-    """top / bottom exactly, 0 where bottom is 0 (scikit-learn's ``zero_division=0``)."""
-    return Fraction(top, bottom) if bottom else Fraction(0)
-
-
 def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
                  exact: bool = True):
     """One system's *metric* from per-class counts (labels, right, predicted): a Fraction,
@@ -7440,7 +7409,8 @@ def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
     >>> metric_value("kappa", [2, 1], [1, 1], [1, 2])
     Fraction(2, 5)
     """
-    ratio = _ratio if exact else lambda top, bottom: top / bottom if bottom else 0.0
+    ratio = (lambda top, bottom: Fraction(top, bottom) if bottom else Fraction(0)) if exact \
+        else lambda top, bottom: top / bottom if bottom else 0.0
     n, right = sum(true), sum(tp)
     if metric in ("accuracy", "micro-f1"):
         return ratio(right, n)
