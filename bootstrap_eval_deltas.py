@@ -5240,36 +5240,36 @@ class _Lookup:
             key = lanes[0]
         return key.to_bytes(m, "little").translate(self.final, self.delete)
 
-
-def _lookup(n: int, codes: bytes | None) -> _Lookup:
-    """Choose the cheapest exact way to turn words into codes for n items."""
-    k = n.bit_length()
-    if codes is None:
-        return _Lookup("index", n, k)
-    reject = bytes([_CODE_REJECT])
-    extended = codes + reject * ((1 << k) - n)         # code of every k-bit value
-    if k <= 8:
-        spread = 8 - k
-        table = bytes(extended[t >> spread] for t in range(256))
-        delete = bytes(t for t in range(256) if table[t] == _CODE_REJECT)
-        return _Lookup("byte", n, k, (table,), delete=delete)
-    low_bits = k - 8
-    if low_bits > _SELECT_MAX_BITS:
-        return _Lookup("gather", n, k, delete=reject, codes=extended)
-    width = 1 << low_bits
-    blocks = [extended[t * width:(t + 1) * width] for t in range(256)]
-    classes = {block: None for block in blocks}
-    if len(classes) <= 1 << (8 - low_bits):
-        ids = {block: i for i, block in enumerate(classes)}
-        table = bytes(ids[block] for block in blocks)
-        final = bytearray([_CODE_REJECT]) * 256
-        for block, i in ids.items():
-            for g, code in enumerate(block):
-                final[i | g << (8 - low_bits)] = code
-        delete = bytes(key for key in range(256) if final[key] == _CODE_REJECT)
-        return _Lookup("class", n, k, (table,), bytes(final), delete)
-    tables = tuple(bytes(block[g] for block in blocks) for g in range(width))
-    return _Lookup("select", n, k, tables, None, reject)
+    @classmethod
+    def of(cls, n: int, codes: bytes | None) -> _Lookup:
+        """Choose the cheapest exact way to turn words into codes for n items."""
+        k = n.bit_length()
+        if codes is None:
+            return cls("index", n, k)
+        reject = bytes([_CODE_REJECT])
+        extended = codes + reject * ((1 << k) - n)         # code of every k-bit value
+        if k <= 8:
+            spread = 8 - k
+            table = bytes(extended[t >> spread] for t in range(256))
+            delete = bytes(t for t in range(256) if table[t] == _CODE_REJECT)
+            return cls("byte", n, k, (table,), delete=delete)
+        low_bits = k - 8
+        if low_bits > _SELECT_MAX_BITS:
+            return cls("gather", n, k, delete=reject, codes=extended)
+        width = 1 << low_bits
+        blocks = [extended[t * width:(t + 1) * width] for t in range(256)]
+        classes = {block: None for block in blocks}
+        if len(classes) <= 1 << (8 - low_bits):
+            ids = {block: i for i, block in enumerate(classes)}
+            table = bytes(ids[block] for block in blocks)
+            final = bytearray([_CODE_REJECT]) * 256
+            for block, i in ids.items():
+                for g, code in enumerate(block):
+                    final[i | g << (8 - low_bits)] = code
+            delete = bytes(key for key in range(256) if final[key] == _CODE_REJECT)
+            return cls("class", n, k, (table,), bytes(final), delete)
+        tables = tuple(bytes(block[g] for block in blocks) for g in range(width))
+        return cls("select", n, k, tables, None, reject)
 
 
 def _draw_parts(rng: random.Random, lookup: _Lookup, count: int):
@@ -5289,21 +5289,12 @@ def draw_codes(rng: random.Random, lookup: _Lookup, count: int):
     return [i for part in parts for i in part] if lookup.kind == "index" else b"".join(parts)
 
 
-def _planes(values, base: int) -> list:
-    """Per base-8 digit plane of ``value - base``, the items' bytes whose popcount is the
-    digit: a sum is ``base*n + sum(8**p * popcount(plane p))`` (``int.bit_count``)."""
-    extras = [value - base for value in values]
-    planes = []
-    while True:
-        planes.append(tuple((1 << (e >> 3 * len(planes) & 7)) - 1 for e in extras))
-        if not any(e >> 3 * len(planes) for e in extras):
-            return planes
-
-
 @dataclass(frozen=True)
 class _SumPlan:
     """How resample sums of integer columns are read off the draws: unit codes (None: use
-    indices), per column its base and per plane a code-to-byte table (None: codes are it)."""
+    indices), per column its base and per base-8 digit plane of ``value - base`` a code-to-byte
+    table (None: codes are it), a byte's popcount the item's digit: a resample's sum is
+    ``base*n + sum(8**p * popcount(plane p))`` (``int.bit_count``)."""
 
     n: int
     columns: tuple
@@ -5315,7 +5306,12 @@ class _SumPlan:
     def of(cls, columns) -> _SumPlan:
         n = len(columns[0])
         bases = [min(column) for column in columns]
-        digit_planes = [_planes(column, base) for column, base in zip(columns, bases)]
+        digit_planes = []                  # per column, per plane: the items' digit bytes
+        for column, base in zip(columns, bases):
+            extras, planes = [value - base for value in column], []
+            while not planes or any(e >> 3 * len(planes) for e in extras):
+                planes.append(tuple((1 << (e >> 3 * len(planes) & 7)) - 1 for e in extras))
+            digit_planes.append(planes)
         rows = {}
         if sum(map(len, digit_planes)) > 1:
             for row in zip(*columns):
@@ -5331,7 +5327,7 @@ class _SumPlan:
                             for planes, base in zip(digit_planes, bases))
         else:                                      # too many distinct rows: indices
             codes = None
-        return cls(n, tuple(columns), codes, summers, _lookup(n, codes))
+        return cls(n, tuple(columns), codes, summers, _Lookup.of(n, codes))
 
     def sums(self, draws, column: int, rounds) -> list:
         """Sums of *column* over the given rounds' draws (round i: draws[i*n:(i+1)*n])."""
@@ -5959,23 +5955,6 @@ def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
     return lo, _cdf(pmf)
 
 
-def _unpaired_distribution(n: int, hits_a: int, hits_b: int) -> _Lattice:
-    """The exact unpaired gap (X_B - X_A)/n, independent binomials: its cdf summed when asked,
-    ``sum over x of P(X_A = x) P(X_B <= x + d)`` (a quantile bisects, no whole table)."""
-    lo_a, cdf_a = _hits_cdf(n, hits_a)
-    lo_b, cdf_b = _hits_cdf(n, hits_b)
-    pmf_a = _pmf(cdf_a)
-    span = len(pmf_a)
-
-    def cdf(d):
-        start = lo_a + d - lo_b                    # index into cdf_b for x = lo_a
-        window = ([0.0] * max(0, -start) + cdf_b[max(0, start):max(0, start + span)])
-        window += [1.0] * (span - len(window))
-        return sum(map(operator.mul, pmf_a, window))
-
-    return _Lattice(lo_b - (lo_a + span - 1), lo_b + len(cdf_b) - 1 - lo_a, n, at=cdf)
-
-
 def exact_distributions(cells) -> dict:
     """The four bootstrap distributions of 0/1 items exactly (B = infinity): a, b, paired,
     unpaired.  *cells*: the 2x2 table, or one per stratum (their counts' convolutions).
@@ -5986,10 +5965,19 @@ def exact_distributions(cells) -> dict:
     """
     if isinstance(cells, Cells):
         n = cells.n
-        return {"a": _Lattice.of(*_hits_cdf(n, cells.a), n),
-                "b": _Lattice.of(*_hits_cdf(n, cells.b), n),
+        (lo_a, cdf_a), (lo_b, cdf_b) = _hits_cdf(n, cells.a), _hits_cdf(n, cells.b)
+        pmf_a, span = _pmf(cdf_a), len(cdf_a)
+
+        def unpaired(d):          # (X_B - X_A)/n's cdf, summed when asked (a quantile bisects)
+            start = lo_a + d - lo_b       # sum over x of P(X_A = x) P(X_B <= x + d), from lo_a
+            window = ([0.0] * max(0, -start) + cdf_b[max(0, start):max(0, start + span)])
+            window += [1.0] * (span - len(window))
+            return sum(map(operator.mul, pmf_a, window))
+
+        return {"a": _Lattice.of(lo_a, cdf_a, n), "b": _Lattice.of(lo_b, cdf_b, n),
                 "paired": _Lattice.of(*_paired_gap_cdf(cells), n),
-                "unpaired": _unpaired_distribution(n, cells.a, cells.b)}
+                "unpaired": _Lattice(lo_b - (lo_a + span - 1), lo_b + len(cdf_b) - 1 - lo_a, n,
+                                     at=unpaired)}
     n = sum(c.n for c in cells)
     a, b, paired = (functools.reduce(_convolve, sorted(
         ((lo, _pmf(cdf)) for lo, cdf in parts), key=lambda part: len(part[1])))
@@ -6826,13 +6814,12 @@ def _mixture_built(units: Units) -> dict | None:
     for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
         strata = units.moments[name]
         base, span = _lattice_of(column, groups)
-        taken[name] = None if _column_fits(strata, units) else _outlying(strata, units)
-        if taken[name] is None:
-            if not _column_fits(strata, units):
-                return None
-            out[name] = _Saddlepoint(((1, strata),), denominator, span, base)
-        else:
-            out[name] = _Mixture.of(((1, strata, taken[name]),), denominator, span, base)
+        fits = _column_fits(strata, units)
+        taken[name] = None if fits else _outlying(strata, units)
+        if not fits and taken[name] is None:
+            return None
+        out[name] = _Saddlepoint(((1, strata),), denominator, span, base) if fits else \
+            _Mixture.of(((1, strata, taken[name]),), denominator, span, base)
         if out[name] is None:
             return None
     a, b = out["a"], out["b"]                   # the unpaired gap: B's sum minus A's
