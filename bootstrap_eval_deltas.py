@@ -5905,17 +5905,16 @@ _EXACT_WORK = 4 * 10 ** 7   # multiply-adds the stratified exact bootstrap may t
 
 
 def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
-    """(lo, cdf at lo, lo+1, ...) of D = B-only minus A-only count among n draws from the
-    cells, over mean +- (*width* sd + 10): each tail left out holds about exp(-width**2/2)
-    (9: below 1e-17; calibration, reading quantiles no further out than 0.1%, uses 7).
+    """(lo, cdf at lo, lo+1, ...) of D = B-only minus A-only count among n draws from the cells,
+    over mean +- (*width* sd + 10): each tail left out holds about exp(-width**2/2) (9: below
+    1e-17; calibration, reading quantiles no further out than 0.1%, uses 7).
 
-    ``a(n+d+1) P[d+1] + b d P[d] = c(n-d+1) P[d-1]`` (a, b, c: A-only, agreeing, B-only
-    shares), solved for P[d-1], adds only positive terms when d > 0, and -D satisfies it
-    with a and c swapped: each half is built from its tail inward (``_inward``) and the two
-    joined at 0, stable to about 1e-13.  Below _LOW_AGREEMENT a second solution as large
-    as the first keeps Miller's start from dying out (58% off at 16 agreeing items of
-    900), so each half is built from its exact end instead (``_upward``).
-    """
+    ``a(n+d+1) P[d+1] + b d P[d] = c(n-d+1) P[d-1]`` (a, b, c: A-only, agreeing, B-only shares),
+    solved for P[d-1], adds only positive terms when d > 0, and -D satisfies it with a and c
+    swapped: each half is built from its tail inward (``_inward``) and the two joined at 0, stable
+    to about 1e-13.  Below _LOW_AGREEMENT a second solution as large as the first keeps Miller's
+    start from dying out (58% off at 16 agreeing items of 900), so each half is built from its
+    exact end instead (``_upward``)."""
     n, a_only, b_only = cells.n, cells.a_only, cells.b_only
     if a_only == 0 or b_only == 0:                  # one binomial count, maybe negated
         lo, cdf = _hits_cdf(n, b_only or a_only)
@@ -6166,12 +6165,10 @@ def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str
               progress=None) -> dict:
     """The four bootstrap distributions of the report, in the stream's order.
 
-    ``a`` and ``b`` (each system's mean), ``paired`` (mean of B - A on the
-    same resampled units) and ``unpaired`` (B's resample minus A's).  The
-    ``stream`` engine resamples units -- items, or whole clusters, within
-    strata if given -- bit-exact with the article's listing for plain items;
-    the ``counts`` engine (0/1 items) draws the multinomial cell counts.
-    """
+    ``a`` and ``b`` (each system's mean), ``paired`` (mean of B - A on the same resampled units)
+    and ``unpaired`` (B's resample minus A's).  The ``stream`` engine resamples units -- items, or
+    whole clusters, within strata if given -- bit-exact with the article's listing for plain items;
+    the ``counts`` engine (0/1 items) draws the multinomial cell counts."""
     if engine == "counts":          # counts of the 2x2 cells, or over the distinct values
         if scores.binary:
             cells = scores.cells()
@@ -6267,10 +6264,9 @@ def _cgf(parts, s: float) -> tuple:
 
 
 def _lugannani_rice(parts, s: float, span: float) -> tuple:
-    """``(x, P(S < x), dP/ds, dx/ds)`` at the saddle point s: x = K'(s), dx/ds = K''(s),
-    with Daniels' second
-    continuity correction for a sum on a lattice of the given span (0: continuous); the
-    slope is the saddlepoint density times K''(s), ``phi(w) sqrt(K''(s))``.  Near s = 0 the
+    """``(x, P(S < x), dP/ds, dx/ds)`` at the saddle point s: x = K'(s), dx/ds = K''(s), with
+    Daniels' second continuity correction for a sum on a lattice of the given span (0: continuous);
+    the slope is the saddlepoint density times K''(s), ``phi(w) sqrt(K''(s))``.  Near s = 0 the
     limit ``1/2 + k3/(6 sqrt(2 pi) K''^1.5)`` is used, k3 the third cumulant (numerically)."""
     k, k1, k2 = _cgf(parts, s)
     normal = NormalDist()
@@ -6477,9 +6473,8 @@ def _rare_lump(strata, taken, units: Units) -> bool:
 
 
 def _moves(stratum: _Stratum, out, centre: float, h: int):
-    """``(-|move|, h, value, count)`` of the stratum's values not in *out*, the largest moves
-    from *centre* first (to merge over strata): the two ends of the sorted values walked
-    inwards."""
+    """``(-|move|, h, value, count)`` of the stratum's values not in *out*, the largest moves from
+    *centre* first (to merge over strata): the two ends of the sorted values walked inwards."""
     values, counts, ranked = stratum.values, stratum.counts, stratum.ranked
     low, high = 0, len(ranked) - 1
     while low <= high:
@@ -6625,11 +6620,10 @@ def _cumulants(values, counts) -> tuple:
 
 
 def _stratum_states(stratum: _Stratum, out) -> list | None:
-    """``(probability, outliers' sum, the rest's draws, (k2, k3, k4))`` of one stratum's
-    resample: the outliers' draws K ~ Binomial(n, their share), their sum given K a K-fold
-    convolution over the groups *out* (each at its mean, the draws' spread about it kept as
-    cumulants, added to the rest's); None past _MIXTURE_STATES or when the outliers are not
-    rare (K's mean above 100)."""
+    """``(probability, outliers' sum, the rest's draws, (k2, k3, k4))`` of one stratum's resample:
+    the outliers' draws K ~ Binomial(n, their share), their sum given K a K-fold convolution over
+    the groups *out* (each at its mean, the draws' spread about it kept as cumulants, added to the
+    rest's); None past _MIXTURE_STATES or when the outliers are not rare (K's mean above 100)."""
     n = stratum.draws
     if not out:
         return [(1.0, 0.0, n, (0.0, 0.0, 0.0))]
@@ -6795,10 +6789,9 @@ def _mixture_fits(units: Units) -> bool:
 
 
 def _mixture_distributions(units: Units, scale: int) -> dict | None:
-    """The four bootstrap distributions where a few units move a sum on their own: a column
-    with such outliers by ``_Mixture``, one without by the saddlepoint; None if a column
-    fits neither.  Built once per design (the chooser asks first), each mean's denominator
-    then scaled."""
+    """The four bootstrap distributions where a few units move a sum on their own: a column with
+    such outliers by ``_Mixture``, one without by the saddlepoint; None if a column fits neither.
+    Built once per design (the chooser asks first), each mean's denominator then scaled."""
     if "mixture" not in units.built:
         units.built["mixture"] = _mixture_built(units)
     built = units.built["mixture"]
@@ -6869,18 +6862,16 @@ def clopper_pearson(successes: int, n: int, confidence) -> tuple:
 
 
 def newcombe_paired(cells: Cells, confidence) -> Interval:
-    """Newcombe's hybrid score ("square-and-add") interval for the gap B - A of two
-    paired proportions.
+    """Newcombe's hybrid score ("square-and-add") interval for the gap B - A of two paired
+    proportions.
 
-    Method 10 of R. G. Newcombe, "Improved confidence intervals for the difference
-    between binomial proportions based on paired data", Statistics in Medicine 17
-    (1998) 2635-2650 (as in Altman et al., Statistics with Confidence, 2000, ch. 6,
-    and Fagerland, Lydersen and Laake, Statistical Analysis of Contingency Tables,
-    2017, ch. 8): Wilson intervals (l, u) for each accuracy, combined through the
-    correlation psi of the 2x2 table, ``A = both*neither - a_only*b_only``,
-    ``psi = (A - n/2)/sqrt(margins)`` when A > n/2, 0 when 0 <= A <= n/2, and
-    ``A/sqrt(margins)`` when A < 0:
-    ``gap - sqrt((pB-lB)^2 + (uA-pA)^2 - 2 psi (pB-lB)(uA-pA))`` and likewise above.
+    Method 10 of R. G. Newcombe, "Improved confidence intervals for the difference between binomial
+    proportions based on paired data", Statistics in Medicine 17 (1998) 2635-2650 (as in Altman et
+    al., Statistics with Confidence, 2000, ch. 6, and Fagerland, Lydersen and Laake, Statistical
+    Analysis of Contingency Tables, 2017, ch. 8): Wilson intervals (l, u) for each accuracy,
+    combined through the correlation psi of the 2x2 table, ``A = both*neither - a_only*b_only``,
+    ``psi = (A - n/2)/sqrt(margins)`` when A > n/2, 0 when 0 <= A <= n/2, and ``A/sqrt(margins)``
+    when A < 0: ``gap - sqrt((pB-lB)^2 + (uA-pA)^2 - 2 psi (pB-lB)(uA-pA))`` and likewise above.
 
     >>> print(newcombe_paired(Cells(289, 67, 85, 59), CONFIDENCE))
     [-1.2, +8.4] pts
@@ -7132,11 +7123,10 @@ _SIGN_FLIP_FEW_SUMS = 10 ** 6    # the few-values count's sums (a few tenths of 
 
 
 def _sign_flip_few_values(nonzero, observed: int) -> PermutationTest | None:
-    """The sign-flip test exactly where the differences take few distinct sizes, however far
-    apart (0.3333333333333333 and 0.3333333333333334, a rubric's thirds as decimals): of the
-    m_v differences of size v, Binomial(m_v, 1/2) keep their sign, so T's law is the product
-    of those counts, summed exactly over the sums it reaches; None past
-    _SIGN_FLIP_FEW_SUMS of them.
+    """The sign-flip test exactly where the differences take few distinct sizes, however far apart
+    (0.3333333333333333 and 0.3333333333333334, a rubric's thirds as decimals): of the m_v
+    differences of size v, Binomial(m_v, 1/2) keep their sign, so T's law is the product of those
+    counts, summed exactly over the sums it reaches; None past _SIGN_FLIP_FEW_SUMS of them.
 
     >>> _sign_flip_few_values([3, -3, 3, 10], 19).p, _sign_flip_few_values([3, -3, 3, 10], 13).p
     (0.125, 0.5)
@@ -7211,16 +7201,14 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *
                    counts: bool = False) -> PermutationTest:
     """The paired sign-flip test on integer differences (scores scaled to integers).
 
-    Exact enumeration meets in the middle: the signed sums of each half of the
-    nonzero differences are listed (2**10 each), one half sorted, and every
-    pattern counted with two bisections.  Beyond, with *permutations* None, the
-    saddlepoint approximation where it is safe (``_sign_flip_saddlepoint``), else
-    PERMUTATIONS random patterns.  The Monte Carlo version draws each
-    pattern as ``rng.getrandbits(n)`` (bit i set: item i keeps its sign) and
-    sums with popcounts over the differences' binary digit planes; with
-    *counts* (the counts engine) it draws, for each distinct |difference| v
-    held by m items, how many keep their sign -- Binomial(m, 1/2), the same
-    distribution at a cost set by the distinct values, not by n.
+    Exact enumeration meets in the middle: the signed sums of each half of the nonzero differences
+    are listed (2**10 each), one half sorted, and every pattern counted with two bisections.
+    Beyond, with *permutations* None, the saddlepoint approximation where it is safe
+    (``_sign_flip_saddlepoint``), else PERMUTATIONS random patterns.  The Monte Carlo version draws
+    each pattern as ``rng.getrandbits(n)`` (bit i set: item i keeps its sign) and sums with
+    popcounts over the differences' binary digit planes; with *counts* (the counts engine) it
+    draws, for each distinct |difference| v held by m items, how many keep their sign --
+    Binomial(m, 1/2), the same distribution at a cost set by the distinct values, not by n.
 
     >>> sign_flip_test(random.Random(1), [3, 1, 2]).p     # |sum| 6: only +++ and ---
     0.25
@@ -7344,11 +7332,10 @@ _SIGNED_METRICS = ("mcc", "kappa")                      # in [-1, 1]: gaps in sc
 
 @dataclass(frozen=True)
 class Confusions:
-    """Two systems' predictions of the same labelled items as counts over (label, A's
-    prediction, B's prediction) cells: all a paired resample of a confusion-matrix metric
-    sees.  ``classes`` are every class in the labels or either system's predictions
-    (sorted as numbers where all are numbers), or more where given; a cell's key holds
-    their indices.
+    """Two systems' predictions of the same labelled items as counts over (label, A's prediction,
+    B's prediction) cells: all a paired resample of a confusion-matrix metric sees.  ``classes``
+    are every class in the labels or either system's predictions (sorted as numbers where all are
+    numbers), or more where given; a cell's key holds their indices.
 
     >>> c = Confusions.of(["x", "y", "y"], ["x", "y", "x"], ["x", "x", "y"])
     >>> c.classes, c.cells, c.n
@@ -7384,12 +7371,11 @@ def _classes(names) -> tuple:
 
 def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
                  exact: bool = True):
-    """One system's *metric* from per-class counts (labels, right, predicted): a Fraction,
-    but for ``mcc`` whose square root is rounded (then held as a Fraction); floats with
-    *exact* false.  Undefined ratios are 0, as scikit-learn's ``zero_division=0``; macro-F1
-    averages the classes in the labels or this system's predictions, and balanced accuracy
-    those in the labels, as scikit-learn does on the same items; the kappa of one class
-    alone is 0 (scikit-learn: NaN).
+    """One system's *metric* from per-class counts (labels, right, predicted): a Fraction, but for
+    ``mcc`` whose square root is rounded (then held as a Fraction); floats with *exact* false.
+    Undefined ratios are 0, as scikit-learn's ``zero_division=0``; macro-F1 averages the classes in
+    the labels or this system's predictions, and balanced accuracy those in the labels, as
+    scikit-learn does on the same items; the kappa of one class alone is 0 (scikit-learn: NaN).
 
     >>> metric_value("macro-f1", [2, 1], [1, 1], [1, 2])     # F1 2/3 and 2/3
     Fraction(2, 3)
@@ -7496,13 +7482,12 @@ def _cell_draws(rng: random.Random, counts, resamples: int, groups=None) -> list
 
 def metric_permutation_test(rng: random.Random, confusions: Confusions, metric: str,
                             positive=None, permutations: int = PERMUTATIONS) -> PermutationTest:
-    """The paired permutation test of "A and B have the same *metric*": each item's two
-    predictions swapped with probability 1/2, |gap| compared with the observed one, p =
-    (hits + 1) / (R + 1); 1 when the gap is 0.  A cell (y, a, b) and its mirror (y, b, a)
-    holding m items together hold Binomial(m, 1/2) of them after the swaps (the kept of
-    one plus the swapped of the other), one table draw per group of pairs that move A's
-    totals alike; the gaps are screened in floats and those within 1e-9 of the observed one
-    recomputed exactly."""
+    """The paired permutation test of "A and B have the same *metric*": each item's two predictions
+    swapped with probability 1/2, |gap| compared with the observed one, p = (hits + 1) / (R + 1); 1
+    when the gap is 0.  A cell (y, a, b) and its mirror (y, b, a) holding m items together hold
+    Binomial(m, 1/2) of them after the swaps (the kept of one plus the swapped of the other), one
+    table draw per group of pairs that move A's totals alike; the gaps are screened in floats and
+    those within 1e-9 of the observed one recomputed exactly."""
     return _permutation_tests(rng, confusions, [(metric, positive)], permutations)[0]
 
 
