@@ -6552,6 +6552,7 @@ def saddlepoint_distributions(scores: Scores) -> dict:
 _MIXTURE_STATES = 10_000         # the outliers' (draws, sum) states kept, at most
 _MIXTURE_DRAWN = 50_000          # ... one stratum's, before those of nearly one centre merge
 _MIXTURE_NEGLIGIBLE = 1e-14      # a state less likely than this is left out
+_MIXTURE_MERGE = 0.2             # states this many of the rest's sds apart merge
 
 
 def _outlying(strata, units: Units) -> tuple | None:
@@ -6747,9 +6748,6 @@ class _Mixture(_Rules):
         if self.span:
             x = self.base + self.span * math.ceil((x - self.base) / self.span) - self.span / 2
         return self.cdf(x)
-
-
-_MIXTURE_MERGE = 0.2             # states this many of the rest's sds apart merge
 
 
 def _merged_states(states: list, within: float) -> list:
@@ -7033,13 +7031,6 @@ class PermutationTest:
         return not (self.exact or self.saddlepoint) and self.p <= 1 / (self.permutations + 1)
 
 
-def _signed_sums(values) -> list:
-    sums = [0]
-    for value in values:
-        sums = [s + value for s in sums] + [s - value for s in sums]
-    return sums
-
-
 def _sign_flip_saddlepoint(nonzero, observed: int, outlying=()) -> PermutationTest:
     """The sign-flip p by Robinson's saddlepoint approximation ("Saddlepoint approximations
     for permutation tests and confidence intervals", JRSS B 44, 1982): T = sum of +-d_i,
@@ -7092,6 +7083,8 @@ def _sign_flip_saddlepoint(nonzero, observed: int, outlying=()) -> PermutationTe
 
 _SIGN_FLIP_LATTICE_BITS = 1 << 27  # the exact lattice count's largest number (16 MiB)
 _SIGN_FLIP_LATTICE_WORK = 1 << 35  # bits shifted and added in all (a few tenths of a second)
+_SIGN_FLIP_TAIL_PATTERNS = 1 << 16  # the far tail is counted pattern by pattern up to this many
+_SIGN_FLIP_FEW_SUMS = 10 ** 6       # the few-values count's sums (a few tenths of a second)
 
 
 def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
@@ -7114,12 +7107,6 @@ def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
     low = (total - observed // step) // 2 + 1           # U = 0 .. low - 1 are as extreme
     tail = (counts & ((1 << (low * width)) - 1)) % ((1 << width) - 1)   # their digits' sum
     return PermutationTest(float(Fraction(2 * tail, 1 << len(nonzero))), True, 2 ** len(nonzero))
-
-
-_SIGN_FLIP_TAIL_PATTERNS = 1 << 16  # the far tail is counted pattern by pattern up to this many
-
-
-_SIGN_FLIP_FEW_SUMS = 10 ** 6    # the few-values count's sums (a few tenths of a second)
 
 
 def _sign_flip_few_values(nonzero, observed: int) -> PermutationTest | None:
@@ -7218,8 +7205,13 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *
     if observed == 0:
         return PermutationTest(1.0, True, 2 ** len(nonzero))
     if len(nonzero) <= exact_limit:
-        half = len(nonzero) // 2
-        left, right = _signed_sums(nonzero[:half]), sorted(_signed_sums(nonzero[half:]))
+        half, sides = len(nonzero) // 2, []
+        for part in (nonzero[:half], nonzero[half:]):       # every signed sum of each half
+            sums = [0]
+            for value in part:
+                sums = [s + value for s in sums] + [s - value for s in sums]
+            sides.append(sums)
+        left, right = sides[0], sorted(sides[1])
         hits = sum(len(right) - bisect.bisect_left(right, observed - s)
                    + bisect.bisect_right(right, -observed - s) for s in left)
         total = 2 ** len(nonzero)
