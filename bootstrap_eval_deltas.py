@@ -6163,12 +6163,11 @@ def _steps(progress, sizes):
 
 def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str = "stream",
               progress=None) -> dict:
-    """The four bootstrap distributions of the report, in the stream's order.
-
-    ``a`` and ``b`` (each system's mean), ``paired`` (mean of B - A on the same resampled units)
-    and ``unpaired`` (B's resample minus A's).  The ``stream`` engine resamples units -- items, or
-    whole clusters, within strata if given -- bit-exact with the article's listing for plain items;
-    the ``counts`` engine (0/1 items) draws the multinomial cell counts."""
+    """The four bootstrap distributions of the report, in the stream's order: ``a`` and ``b``
+    (each system's mean), ``paired`` (mean of B - A on the same resampled units) and ``unpaired``
+    (B's resample minus A's).  The ``stream`` engine resamples units -- items, or whole clusters,
+    within strata if given -- bit-exact with the article's listing for plain items; the ``counts``
+    engine (0/1 items) draws the multinomial cell counts."""
     if engine == "counts":          # counts of the 2x2 cells, or over the distinct values
         if scores.binary:
             cells = scores.cells()
@@ -6841,11 +6840,9 @@ def wilson_interval(successes, n: int, confidence) -> tuple:
 
 
 def clopper_pearson(successes: int, n: int, confidence) -> tuple:
-    """The exact (Clopper-Pearson) interval for a binomial proportion.
-
-    Each end solves a binomial tail equation; the root is bracketed from the
-    Wilson interval's end and found by the Illinois method (a safeguarded secant):
-    a dozen tail sums instead of sixty bisection steps.
+    """The exact (Clopper-Pearson) interval for a binomial proportion: each end solves a binomial
+    tail equation, its root bracketed from the Wilson interval's end and found by the Illinois
+    method (a safeguarded secant), a dozen tail sums instead of sixty bisection steps.
 
     >>> [round(x, 6) for x in clopper_pearson(0, 30, CONFIDENCE)]
     [0.0, 0.115703]
@@ -6861,15 +6858,14 @@ def clopper_pearson(successes: int, n: int, confidence) -> tuple:
 
 def newcombe_paired(cells: Cells, confidence) -> Interval:
     """Newcombe's hybrid score ("square-and-add") interval for the gap B - A of two paired
-    proportions.
-
-    Method 10 of R. G. Newcombe, "Improved confidence intervals for the difference between binomial
-    proportions based on paired data", Statistics in Medicine 17 (1998) 2635-2650 (as in Altman et
-    al., Statistics with Confidence, 2000, ch. 6, and Fagerland, Lydersen and Laake, Statistical
-    Analysis of Contingency Tables, 2017, ch. 8): Wilson intervals (l, u) for each accuracy,
-    combined through the correlation psi of the 2x2 table, ``A = both*neither - a_only*b_only``,
-    ``psi = (A - n/2)/sqrt(margins)`` when A > n/2, 0 when 0 <= A <= n/2, and ``A/sqrt(margins)``
-    when A < 0: ``gap - sqrt((pB-lB)^2 + (uA-pA)^2 - 2 psi (pB-lB)(uA-pA))`` and likewise above.
+    proportions: method 10 of R. G. Newcombe, "Improved confidence intervals for the difference
+    between binomial proportions based on paired data", Statistics in Medicine 17 (1998)
+    2635-2650 (as in Altman et al., Statistics with Confidence, 2000, ch. 6, and Fagerland,
+    Lydersen and Laake, Statistical Analysis of Contingency Tables, 2017, ch. 8): Wilson
+    intervals (l, u) for each accuracy, combined through the correlation psi of the 2x2 table,
+    ``A = both*neither - a_only*b_only``, ``psi = (A - n/2)/sqrt(margins)`` when A > n/2, 0 when
+    0 <= A <= n/2, and ``A/sqrt(margins)`` when A < 0:
+    ``gap - sqrt((pB-lB)^2 + (uA-pA)^2 - 2 psi (pB-lB)(uA-pA))`` and likewise above.
 
     >>> print(newcombe_paired(Cells(289, 67, 85, 59), CONFIDENCE))
     [-1.2, +8.4] pts
@@ -6986,12 +6982,10 @@ class McNemar:
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
-    """Exact two-sided McNemar test: ``min(1, 2 * P(Binomial(b+c, 1/2) <= min(b, c)))``.
-
-    Summed in exact integers up to ``_MCNEMAR_EXACT_LIMIT`` discordant pairs (each
-    binomial coefficient from the last) and divided once, correctly rounded; beyond,
-    the binomial tail is summed from Loader's saddle-point probabilities (relative
-    error below 1e-12, no big-integer powers).
+    """Exact two-sided McNemar test: ``min(1, 2 * P(Binomial(b+c, 1/2) <= min(b, c)))``, summed in
+    exact integers up to ``_MCNEMAR_EXACT_LIMIT`` discordant pairs (each binomial coefficient from
+    the last) and divided once, correctly rounded; beyond, the binomial tail is summed from
+    Loader's saddle-point probabilities (relative error below 1e-12, no big-integer powers).
 
     >>> mcnemar_exact(67, 85).p_text, mcnemar_exact(0, 0).p, mcnemar_exact(5, 5).p
     ('0.1677', 1.0, 1.0)
@@ -7186,9 +7180,8 @@ def _sign_flip_outlying(nonzero) -> tuple | None:
 def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *,
                    exact_limit: int = _EXACT_SIGN_FLIP_LIMIT, progress=None,
                    counts: bool = False) -> PermutationTest:
-    """The paired sign-flip test on integer differences (scores scaled to integers).
-
-    Exact enumeration meets in the middle: the signed sums of each half of the nonzero differences
+    """The paired sign-flip test on integer differences (scores scaled to integers).  Exact
+    enumeration meets in the middle: the signed sums of each half of the nonzero differences
     are listed (2**10 each), one half sorted, and every pattern counted with two bisections.
     Beyond, with *permutations* None, the saddlepoint approximation where it is safe
     (``_sign_flip_saddlepoint``), else PERMUTATIONS random patterns.  The Monte Carlo version draws
@@ -7269,10 +7262,8 @@ def bonferroni(pvalues) -> list:
 
 
 def holm(pvalues) -> list:
-    """Holm's step-down adjusted p-values, in the input order.
-
-    The i-th smallest p is multiplied by (m - i + 1); adjusted values are made
-    non-decreasing in that order and capped at 1.
+    """Holm's step-down adjusted p-values, in the input order: the i-th smallest p times
+    (m - i + 1), made non-decreasing in that order and capped at 1.
 
     >>> holm([0.01, 0.04, 0.03])
     [0.03, 0.06, 0.06]
