@@ -7352,6 +7352,11 @@ def _classes(names) -> tuple:
     return tuple(sorted(names, key=None if numeric else str))
 
 
+def _ratio(top, bottom) -> Fraction:
+    """top / bottom exactly, 0 where bottom is 0 (scikit-learn's ``zero_division=0``)."""
+    return Fraction(top, bottom) if bottom else Fraction(0)
+
+
 def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
                  exact: bool = True):
     """One system's *metric* from per-class counts (labels, right, predicted): a Fraction, but for
@@ -7365,8 +7370,7 @@ def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
     >>> metric_value("kappa", [2, 1], [1, 1], [1, 2])
     Fraction(2, 5)
     """
-    ratio = (lambda top, bottom: Fraction(top, bottom) if bottom else Fraction(0)) if exact \
-        else lambda top, bottom: top / bottom if bottom else 0.0
+    ratio = _ratio if exact else lambda top, bottom: top / bottom if bottom else 0.0
     n, right = sum(true), sum(tp)
     if metric in ("accuracy", "micro-f1"):
         return ratio(right, n)
