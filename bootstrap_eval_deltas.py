@@ -5140,36 +5140,36 @@ class _Lookup:
             key = lanes[0]
         return key.to_bytes(m, "little").translate(self.final, self.delete)
 
-
-def _lookup(n: int, codes: bytes | None) -> _Lookup:
-    """Choose the cheapest exact way to turn words into codes for n items."""
-    k = n.bit_length()
-    if codes is None:
-        return _Lookup("index", n, k)
-    reject = bytes([_CODE_REJECT])
-    extended = codes + reject * ((1 << k) - n)         # code of every k-bit value
-    if k <= 8:
-        spread = 8 - k
-        table = bytes(extended[t >> spread] for t in range(256))
-        delete = bytes(t for t in range(256) if table[t] == _CODE_REJECT)
-        return _Lookup("byte", n, k, (table,), delete=delete)
-    low_bits = k - 8
-    if low_bits > _SELECT_MAX_BITS:
-        return _Lookup("gather", n, k, delete=reject, codes=extended)
-    width = 1 << low_bits
-    blocks = [extended[t * width:(t + 1) * width] for t in range(256)]
-    classes = {block: None for block in blocks}
-    if len(classes) <= 1 << (8 - low_bits):
-        ids = {block: i for i, block in enumerate(classes)}
-        table = bytes(ids[block] for block in blocks)
-        final = bytearray([_CODE_REJECT]) * 256
-        for block, i in ids.items():
-            for g, code in enumerate(block):
-                final[i | g << (8 - low_bits)] = code
-        delete = bytes(key for key in range(256) if final[key] == _CODE_REJECT)
-        return _Lookup("class", n, k, (table,), bytes(final), delete)
-    tables = tuple(bytes(block[g] for block in blocks) for g in range(width))
-    return _Lookup("select", n, k, tables, None, reject)
+    @classmethod
+    def of(cls, n: int, codes: bytes | None) -> _Lookup:
+        """Choose the cheapest exact way to turn words into codes for n items."""
+        k = n.bit_length()
+        if codes is None:
+            return cls("index", n, k)
+        reject = bytes([_CODE_REJECT])
+        extended = codes + reject * ((1 << k) - n)         # code of every k-bit value
+        if k <= 8:
+            spread = 8 - k
+            table = bytes(extended[t >> spread] for t in range(256))
+            delete = bytes(t for t in range(256) if table[t] == _CODE_REJECT)
+            return cls("byte", n, k, (table,), delete=delete)
+        low_bits = k - 8
+        if low_bits > _SELECT_MAX_BITS:
+            return cls("gather", n, k, delete=reject, codes=extended)
+        width = 1 << low_bits
+        blocks = [extended[t * width:(t + 1) * width] for t in range(256)]
+        classes = {block: None for block in blocks}
+        if len(classes) <= 1 << (8 - low_bits):
+            ids = {block: i for i, block in enumerate(classes)}
+            table = bytes(ids[block] for block in blocks)
+            final = bytearray([_CODE_REJECT]) * 256
+            for block, i in ids.items():
+                for g, code in enumerate(block):
+                    final[i | g << (8 - low_bits)] = code
+            delete = bytes(key for key in range(256) if final[key] == _CODE_REJECT)
+            return cls("class", n, k, (table,), bytes(final), delete)
+        tables = tuple(bytes(block[g] for block in blocks) for g in range(width))
+        return cls("select", n, k, tables, None, reject)
 
 
 def _draw_parts(rng: random.Random, lookup: _Lookup, count: int):
@@ -5189,21 +5189,12 @@ def draw_codes(rng: random.Random, lookup: _Lookup, count: int):
     return [i for part in parts for i in part] if lookup.kind == "index" else b"".join(parts)
 
 
-def _planes(values, base: int) -> list:
-    """Per base-8 digit plane of ``value - base``, the items' bytes whose popcount is the
-    digit: a sum is ``base*n + sum(8**p * popcount(plane p))`` (``int.bit_count``)."""
-    extras = [value - base for value in values]
-    planes = []
-    while True:
-        planes.append(tuple((1 << (e >> 3 * len(planes) & 7)) - 1 for e in extras))
-        if not any(e >> 3 * len(planes) for e in extras):
-            return planes
-
-
 @dataclass(frozen=True)
 class _SumPlan:
     """How resample sums of integer columns are read off the draws: unit codes (None: use
-    indices), per column its base and per plane a code-to-byte table (None: codes are it)."""
+    indices), per column its base and per base-8 digit plane of ``value - base`` a code-to-byte
+    table (None: codes are it), a byte's popcount the item's digit: a resample's sum is
+    ``base*n + sum(8**p * popcount(plane p))`` (``int.bit_count``)."""
 
     n: int
     columns: tuple
@@ -5215,7 +5206,12 @@ class _SumPlan:
     def of(cls, columns) -> _SumPlan:
         n = len(columns[0])
         bases = [min(column) for column in columns]
-        digit_planes = [_planes(column, base) for column, base in zip(columns, bases)]
+        digit_planes = []                  # per column, per plane: the items' digit bytes
+        for column, base in zip(columns, bases):
+            extras, planes = [value - base for value in column], []
+            while not planes or any(e >> 3 * len(planes) for e in extras):
+                planes.append(tuple((1 << (e >> 3 * len(planes) & 7)) - 1 for e in extras))
+            digit_planes.append(planes)
         rows = {}
         if sum(map(len, digit_planes)) > 1:
             for row in zip(*columns):
@@ -5231,7 +5227,7 @@ class _SumPlan:
                             for planes, base in zip(digit_planes, bases))
         else:                                      # too many distinct rows: indices
             codes = None
-        return cls(n, tuple(columns), codes, summers, _lookup(n, codes))
+        return cls(n, tuple(columns), codes, summers, _Lookup.of(n, codes))
 
     def sums(self, draws, column: int, rounds) -> list:
         """Sums of *column* over the given rounds' draws (round i: draws[i*n:(i+1)*n])."""
@@ -5432,8 +5428,11 @@ def _mc_advice(analysis) -> _Advice | None:
     if analysis.exact is not None or analysis.method != "bootstrap":
         return None
     worst = max(analysis.errors["paired"] + analysis.errors["unpaired"])
-    step = _last_digit(max(abs(end) for interval in (analysis.paired, analysis.unpaired)
-                           for end in (interval.lo, interval.hi)))
+    largest = max(abs(end) for interval in (analysis.paired, analysis.unpaired)
+                  for end in (interval.lo, interval.hi))
+    # the last digit printed: 0.001 (0.1 pts), or past 10^15 (six significant digits) the sixth
+    step = Fraction(1, 1000) if largest < _LARGE else \
+        Fraction(10) ** (len(str(round(largest))) - 6)
     held = analysis.paired.places                  # printed to the digit they hold
     if held is not None and analysis.unpaired.places is not None:
         held = min(held, analysis.unpaired.places)
@@ -5455,14 +5454,6 @@ def _mc_advice(analysis) -> _Advice | None:
     if needed > MAX_RESAMPLES:
         return _Advice("method", worst, digit=step)
     return _Advice("resamples", worst, needed, digit=step)
-
-
-def _last_digit(value: Fraction) -> Fraction:
-    """The last digit a gap of this size prints: 0.001 (0.1 pts), or past 10^15, where six
-    significant digits are printed, the sixth."""
-    if abs(value) < _LARGE:
-        return Fraction(1, 1000)
-    return Fraction(10) ** (len(str(round(abs(value)))) - 6)
 
 
 _MAX_CLASS_ROWS = 100          # classes up to which a metric's per-class table is given
@@ -5814,17 +5805,16 @@ _EXACT_WORK = 4 * 10 ** 7   # multiply-adds the stratified exact bootstrap may t
 
 
 def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
-    """(lo, cdf at lo, lo+1, ...) of D = B-only minus A-only count among n draws from the
-    cells, over mean +- (*width* sd + 10): each tail left out holds about exp(-width**2/2)
-    (9: below 1e-17; calibration, reading quantiles no further out than 0.1%, uses 7).
+    """(lo, cdf at lo, lo+1, ...) of D = B-only minus A-only count among n draws from the cells,
+    over mean +- (*width* sd + 10): each tail left out holds about exp(-width**2/2) (9: below
+    1e-17; calibration, reading quantiles no further out than 0.1%, uses 7).
 
-    ``a(n+d+1) P[d+1] + b d P[d] = c(n-d+1) P[d-1]`` (a, b, c: A-only, agreeing, B-only
-    shares), solved for P[d-1], adds only positive terms when d > 0, and -D satisfies it
-    with a and c swapped: each half is built from its tail inward (``_inward``) and the two
-    joined at 0, stable to about 1e-13.  Below _LOW_AGREEMENT a second solution as large
-    as the first keeps Miller's start from dying out (58% off at 16 agreeing items of
-    900), so each half is built from its exact end instead (``_upward``).
-    """
+    ``a(n+d+1) P[d+1] + b d P[d] = c(n-d+1) P[d-1]`` (a, b, c: A-only, agreeing, B-only shares),
+    solved for P[d-1], adds only positive terms when d > 0, and -D satisfies it with a and c
+    swapped: each half is built from its tail inward (``_inward``) and the two joined at 0, stable
+    to about 1e-13.  Below _LOW_AGREEMENT a second solution as large as the first keeps Miller's
+    start from dying out (58% off at 16 agreeing items of 900), so each half is built from its
+    exact end instead (``_upward``)."""
     n, a_only, b_only = cells.n, cells.a_only, cells.b_only
     if a_only == 0 or b_only == 0:                  # one binomial count, maybe negated
         lo, cdf = _hits_cdf(n, b_only or a_only)
@@ -5864,23 +5854,6 @@ def _paired_gap_cdf(cells: Cells, width: float = 9) -> tuple:
     return lo, _cdf(pmf)
 
 
-def _unpaired_distribution(n: int, hits_a: int, hits_b: int) -> _Lattice:
-    """The exact unpaired gap (X_B - X_A)/n, independent binomials: its cdf summed when asked,
-    ``sum over x of P(X_A = x) P(X_B <= x + d)`` (a quantile bisects, no whole table)."""
-    lo_a, cdf_a = _hits_cdf(n, hits_a)
-    lo_b, cdf_b = _hits_cdf(n, hits_b)
-    pmf_a = _pmf(cdf_a)
-    span = len(pmf_a)
-
-    def cdf(d):
-        start = lo_a + d - lo_b                    # index into cdf_b for x = lo_a
-        window = ([0.0] * max(0, -start) + cdf_b[max(0, start):max(0, start + span)])
-        window += [1.0] * (span - len(window))
-        return sum(map(operator.mul, pmf_a, window))
-
-    return _Lattice(lo_b - (lo_a + span - 1), lo_b + len(cdf_b) - 1 - lo_a, n, at=cdf)
-
-
 def exact_distributions(cells) -> dict:
     """The four bootstrap distributions of 0/1 items exactly (B = infinity): a, b, paired,
     unpaired.  *cells*: the 2x2 table, or one per stratum (their counts' convolutions).
@@ -5891,10 +5864,19 @@ def exact_distributions(cells) -> dict:
     """
     if isinstance(cells, Cells):
         n = cells.n
-        return {"a": _Lattice.of(*_hits_cdf(n, cells.a), n),
-                "b": _Lattice.of(*_hits_cdf(n, cells.b), n),
+        (lo_a, cdf_a), (lo_b, cdf_b) = _hits_cdf(n, cells.a), _hits_cdf(n, cells.b)
+        pmf_a, span = _pmf(cdf_a), len(cdf_a)
+
+        def unpaired(d):          # (X_B - X_A)/n's cdf, summed when asked (a quantile bisects)
+            start = lo_a + d - lo_b       # sum over x of P(X_A = x) P(X_B <= x + d), from lo_a
+            window = ([0.0] * max(0, -start) + cdf_b[max(0, start):max(0, start + span)])
+            window += [1.0] * (span - len(window))
+            return sum(map(operator.mul, pmf_a, window))
+
+        return {"a": _Lattice.of(lo_a, cdf_a, n), "b": _Lattice.of(lo_b, cdf_b, n),
                 "paired": _Lattice.of(*_paired_gap_cdf(cells), n),
-                "unpaired": _unpaired_distribution(n, cells.a, cells.b)}
+                "unpaired": _Lattice(lo_b - (lo_a + span - 1), lo_b + len(cdf_b) - 1 - lo_a, n,
+                                     at=unpaired)}
     n = sum(c.n for c in cells)
     a, b, paired = (functools.reduce(_convolve, sorted(
         ((lo, _pmf(cdf)) for lo, cdf in parts), key=lambda part: len(part[1])))
@@ -5984,18 +5966,16 @@ def _lattice_tallies(column, groups) -> tuple | None:
 
 
 def _lattice_fits(units: Units) -> bool:
-    """Do the units sit on a small lattice, in clusters of one size, within the budget?"""
-    return units.equal_sizes and _lattice_work(units) <= _LATTICE_WORK
-
-
-def _lattice_work(units: Units) -> float:
-    """About the multiply-adds ``_lattice_distributions`` takes (infinite past the span): per
-    stratum and column, the squarings of a law about 19 sd wide, then the strata's sums."""
+    """Do the units sit on a small lattice, in clusters of one size, within the budget?  The
+    multiply-adds ``_lattice_distributions`` takes: per stratum and column, the squarings of
+    a law about 19 sd wide, then the strata's sums."""
+    if not units.equal_sizes:
+        return False
     groups, work = units.strata or (tuple(range(units.count)),), 0.0
     for column in (units.a, units.b, units.diff):
         found = _lattice_tallies(column, groups)
         if found is None:
-            return math.inf
+            return False
         widths = []
         for tally in found[2]:
             size = sum(tally.values())
@@ -6007,36 +5987,29 @@ def _lattice_work(units: Units) -> float:
             work += 3 * width * width + reach * width
             reach += width
         work += 2 * reach * reach if column is units.b else 0      # the unpaired gap
-    return work
-
-
-def _lattice_law(column, groups) -> tuple:
-    """``(base, step, pmf)``: the resampled sum of *column* over *groups* (each group's units
-    drawn with replacement, its size kept; on a small lattice) is base + step k with
-    probability pmf[k]."""
-    base, step, tallies = _lattice_tallies(column, groups)
-    total = (0, [1.0])
-    for tally in sorted(tallies, key=lambda tally: sum(tally.values())):
-        size = sum(tally.values())
-        one = (0, [tally.get(k, 0) / size for k in range(max(tally) + 1)])
-        power, times = (0, [1.0]), size
-        while times:                                  # size draws, by squaring
-            if times & 1:
-                power = _convolve(power, one)
-            times >>= 1
-            if times:
-                one = _convolve(one, one)
-        total = _convolve(total, power)
-    return base + step * total[0], step, total[1]
+    return work <= _LATTICE_WORK
 
 
 def _lattice_distributions(units: Units, scale: int) -> dict:
     """The four bootstrap distributions exactly (B = infinity) where every column sits on a
     small lattice and the clusters (if any) are of one size (``_choose_method`` says so).
     The unpaired gap is B's sum less an independent A's, on their lattices' common step."""
-    groups = units.strata or (tuple(range(units.count)),)
-    laws = {name: _lattice_law(column, groups) for name, column in
-            (("a", units.a), ("b", units.b), ("paired", units.diff))}
+    groups, laws = units.strata or (tuple(range(units.count)),), {}
+    for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
+        base, step, tallies = _lattice_tallies(column, groups)
+        total = (0, [1.0])                 # the resampled sum is base + step k w.p. pmf[k]
+        for tally in sorted(tallies, key=lambda tally: sum(tally.values())):
+            size = sum(tally.values())
+            one = (0, [tally.get(k, 0) / size for k in range(max(tally) + 1)])
+            power, times = (0, [1.0]), size
+            while times:                              # size draws, by squaring
+                if times & 1:
+                    power = _convolve(power, one)
+                times >>= 1
+                if times:
+                    one = _convolve(one, one)
+            total = _convolve(total, power)
+        laws[name] = (base + step * total[0], step, total[1])
     (base_a, step_a, pmf_a), (base_b, step_b, pmf_b) = laws["a"], laws["b"]
     step = math.gcd(step_a, step_b)
 
@@ -6090,14 +6063,11 @@ def _steps(progress, sizes):
 
 def bootstrap(rng: random.Random, scores: Scores, resamples: int, *, engine: str = "stream",
               progress=None) -> dict:
-    """The four bootstrap distributions of the report, in the stream's order.
-
-    ``a`` and ``b`` (each system's mean), ``paired`` (mean of B - A on the
-    same resampled units) and ``unpaired`` (B's resample minus A's).  The
-    ``stream`` engine resamples units -- items, or whole clusters, within
-    strata if given -- bit-exact with the article's listing for plain items;
-    the ``counts`` engine (0/1 items) draws the multinomial cell counts.
-    """
+    """The four bootstrap distributions of the report, in the stream's order: ``a`` and ``b``
+    (each system's mean), ``paired`` (mean of B - A on the same resampled units) and ``unpaired``
+    (B's resample minus A's).  The ``stream`` engine resamples units -- items, or whole clusters,
+    within strata if given -- bit-exact with the article's listing for plain items; the ``counts``
+    engine (0/1 items) draws the multinomial cell counts."""
     if engine == "counts":          # counts of the 2x2 cells, or over the distinct values
         if scores.binary:
             cells = scores.cells()
@@ -6193,10 +6163,9 @@ def _cgf(parts, s: float) -> tuple:
 
 
 def _lugannani_rice(parts, s: float, span: float) -> tuple:
-    """``(x, P(S < x), dP/ds, dx/ds)`` at the saddle point s: x = K'(s), dx/ds = K''(s),
-    with Daniels' second
-    continuity correction for a sum on a lattice of the given span (0: continuous); the
-    slope is the saddlepoint density times K''(s), ``phi(w) sqrt(K''(s))``.  Near s = 0 the
+    """``(x, P(S < x), dP/ds, dx/ds)`` at the saddle point s: x = K'(s), dx/ds = K''(s), with
+    Daniels' second continuity correction for a sum on a lattice of the given span (0: continuous);
+    the slope is the saddlepoint density times K''(s), ``phi(w) sqrt(K''(s))``.  Near s = 0 the
     limit ``1/2 + k3/(6 sqrt(2 pi) K''^1.5)`` is used, k3 the third cumulant (numerically)."""
     k, k1, k2 = _cgf(parts, s)
     normal = NormalDist()
@@ -6403,29 +6372,22 @@ def _rare_lump(strata, taken, units: Units) -> bool:
 
 
 def _moves(stratum: _Stratum, out, centre: float, h: int):
-    """``(-|move|, h, value, count)`` of the stratum's values not in *out*, the largest moves
-    from *centre* first (to merge over strata)."""
-    values, counts = stratum.values, stratum.counts
-    return ((-abs(values[i] - centre), h, values[i], counts[i])
-            for i in _from_the_ends(stratum, out, centre))
-
-
-def _from_the_ends(stratum: _Stratum, out, centre: float):
-    """The indices of the stratum's distinct values not in *out*, farthest from *centre*
-    first (the two ends of the sorted values walked inwards)."""
-    values, ranked = stratum.values, stratum.ranked
+    """``(-|move|, h, value, count)`` of the stratum's values not in *out*, the largest moves from
+    *centre* first (to merge over strata): the two ends of the sorted values walked inwards."""
+    values, counts, ranked = stratum.values, stratum.counts, stratum.ranked
     low, high = 0, len(ranked) - 1
     while low <= high:
         if values[ranked[low]] in out:
             low += 1
-        elif values[ranked[high]] in out:
+            continue
+        if values[ranked[high]] in out:
             high -= 1
-        elif centre - values[ranked[low]] > values[ranked[high]] - centre:
-            yield ranked[low]
-            low += 1
+            continue
+        if centre - values[ranked[low]] > values[ranked[high]] - centre:
+            i, low = ranked[low], low + 1
         else:
-            yield ranked[high]
-            high -= 1
+            i, high = ranked[high], high - 1
+        yield -abs(values[i] - centre), h, values[i], counts[i]
 
 
 def _lattice_of(column, groups) -> tuple:
@@ -6489,6 +6451,7 @@ def saddlepoint_distributions(scores: Scores) -> dict:
 _MIXTURE_STATES = 10_000         # the outliers' (draws, sum) states kept, at most
 _MIXTURE_DRAWN = 50_000          # ... one stratum's, before those of nearly one centre merge
 _MIXTURE_NEGLIGIBLE = 1e-14      # a state less likely than this is left out
+_MIXTURE_MERGE = 0.2             # states this many of the rest's sds apart merge
 
 
 def _outlying(strata, units: Units) -> tuple | None:
@@ -6505,9 +6468,12 @@ def _outlying(strata, units: Units) -> tuple | None:
         pooled = frozenset(v + stratum.mean for stratum, out in zip(strata, taken) for v in out)
         if len(_near_groups(pooled, spread / _SADDLEPOINT_REACH)) > _MIXTURE_OUTLIERS:
             return None           # (a group over strata counts once; the reach only shrinks)
-        far, where, value = max((abs(v - rest[0]), h, v) for h, (values, out, rest) in
-                                enumerate(zip(ordered, taken, rests))
-                                for v in _extremes(values, out))
+        ends = []                                  # each stratum's least and greatest not out
+        for h, (values, out, rest) in enumerate(zip(ordered, taken, rests)):
+            for v in (next(x for x in values if x not in out),
+                      next(x for x in reversed(values) if x not in out)):
+                ends.append((abs(v - rest[0]), h, v))
+        far, where, value = max(ends)
         if _SADDLEPOINT_REACH * far <= spread and not _rare_lump(    # (far 0: all equal)
                 strata, taken, units):
             return tuple(_near_groups(out, spread / _SADDLEPOINT_REACH)
@@ -6526,13 +6492,6 @@ def _near_groups(values, reach: float) -> frozenset:
             group = []
         group.append(value)
     return frozenset(groups + [frozenset(group)] if group else groups)
-
-
-def _extremes(ordered, out) -> tuple:
-    """The least and the greatest of the sorted values not in *out* (a few of the ends)."""
-    low = next(v for v in ordered if v not in out)
-    high = next(v for v in reversed(ordered) if v not in out)
-    return low, high
 
 
 def _rest_cumulants(stratum: _Stratum, out: frozenset) -> tuple:
@@ -6561,11 +6520,10 @@ def _cumulants(values, counts) -> tuple:
 
 
 def _stratum_states(stratum: _Stratum, out) -> list | None:
-    """``(probability, outliers' sum, the rest's draws, (k2, k3, k4))`` of one stratum's
-    resample: the outliers' draws K ~ Binomial(n, their share), their sum given K a K-fold
-    convolution over the groups *out* (each at its mean, the draws' spread about it kept as
-    cumulants, added to the rest's); None past _MIXTURE_STATES or when the outliers are not
-    rare (K's mean above 100)."""
+    """``(probability, outliers' sum, the rest's draws, (k2, k3, k4))`` of one stratum's resample:
+    the outliers' draws K ~ Binomial(n, their share), their sum given K a K-fold convolution over
+    the groups *out* (each at its mean, the draws' spread about it kept as cumulants, added to the
+    rest's); None past _MIXTURE_STATES or when the outliers are not rare (K's mean above 100)."""
     n = stratum.draws
     if not out:
         return [(1.0, 0.0, n, (0.0, 0.0, 0.0))]
@@ -6671,8 +6629,7 @@ class _Mixture(_Rules):
         continuous law at x + span/2 (off a lattice: where the law reaches the level)."""
         level = min(max(float(level), 1e-12), 1 - 1e-12)
         mean = math.fsum(p * c for p, c, *_ in self.states)
-        x = _solve(self.cdf, level, mean + NormalDist().inv_cdf(level) * self.spread,
-                   self.spread)
+        x = _solve(self.cdf, level, mean + NormalDist().inv_cdf(level) * self.spread, self.spread)
         if not self.span:
             return Fraction(x) / self.denominator
         k = math.floor((x - self.span / 2 - self.base) / self.span) + 1
@@ -6690,9 +6647,6 @@ class _Mixture(_Rules):
         if self.span:
             x = self.base + self.span * math.ceil((x - self.base) / self.span) - self.span / 2
         return self.cdf(x)
-
-
-_MIXTURE_MERGE = 0.2             # states this many of the rest's sds apart merge
 
 
 def _merged_states(states: list, within: float) -> list:
@@ -6732,10 +6686,9 @@ def _mixture_fits(units: Units) -> bool:
 
 
 def _mixture_distributions(units: Units, scale: int) -> dict | None:
-    """The four bootstrap distributions where a few units move a sum on their own: a column
-    with such outliers by ``_Mixture``, one without by the saddlepoint; None if a column
-    fits neither.  Built once per design (the chooser asks first), each mean's denominator
-    then scaled."""
+    """The four bootstrap distributions where a few units move a sum on their own: a column with
+    such outliers by ``_Mixture``, one without by the saddlepoint; None if a column fits neither.
+    Built once per design (the chooser asks first), each mean's denominator then scaled."""
     if "mixture" not in units.built:
         units.built["mixture"] = _mixture_built(units)
     built = units.built["mixture"]
@@ -6751,13 +6704,12 @@ def _mixture_built(units: Units) -> dict | None:
     for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
         strata = units.moments[name]
         base, span = _lattice_of(column, groups)
-        taken[name] = None if _column_fits(strata, units) else _outlying(strata, units)
-        if taken[name] is None:
-            if not _column_fits(strata, units):
-                return None
-            out[name] = _Saddlepoint(((1, strata),), denominator, span, base)
-        else:
-            out[name] = _Mixture.of(((1, strata, taken[name]),), denominator, span, base)
+        fits = _column_fits(strata, units)
+        taken[name] = None if fits else _outlying(strata, units)
+        if not fits and taken[name] is None:
+            return None
+        out[name] = _Saddlepoint(((1, strata),), denominator, span, base) if fits else \
+            _Mixture.of(((1, strata, taken[name]),), denominator, span, base)
         if out[name] is None:
             return None
     a, b = out["a"], out["b"]                   # the unpaired gap: B's sum minus A's
@@ -6788,11 +6740,9 @@ def wilson_interval(successes, n: int, confidence) -> tuple:
 
 
 def clopper_pearson(successes: int, n: int, confidence) -> tuple:
-    """The exact (Clopper-Pearson) interval for a binomial proportion.
-
-    Each end solves a binomial tail equation; the root is bracketed from the
-    Wilson interval's end and found by the Illinois method (a safeguarded secant):
-    a dozen tail sums instead of sixty bisection steps.
+    """The exact (Clopper-Pearson) interval for a binomial proportion: each end solves a binomial
+    tail equation, its root bracketed from the Wilson interval's end and found by the Illinois
+    method (a safeguarded secant), a dozen tail sums instead of sixty bisection steps.
 
     >>> [round(x, 6) for x in clopper_pearson(0, 30, CONFIDENCE)]
     [0.0, 0.115703]
@@ -6807,17 +6757,14 @@ def clopper_pearson(successes: int, n: int, confidence) -> tuple:
 
 
 def newcombe_paired(cells: Cells, confidence) -> Interval:
-    """Newcombe's hybrid score ("square-and-add") interval for the gap B - A of two
-    paired proportions.
-
-    Method 10 of R. G. Newcombe, "Improved confidence intervals for the difference
-    between binomial proportions based on paired data", Statistics in Medicine 17
-    (1998) 2635-2650 (as in Altman et al., Statistics with Confidence, 2000, ch. 6,
-    and Fagerland, Lydersen and Laake, Statistical Analysis of Contingency Tables,
-    2017, ch. 8): Wilson intervals (l, u) for each accuracy, combined through the
-    correlation psi of the 2x2 table, ``A = both*neither - a_only*b_only``,
-    ``psi = (A - n/2)/sqrt(margins)`` when A > n/2, 0 when 0 <= A <= n/2, and
-    ``A/sqrt(margins)`` when A < 0:
+    """Newcombe's hybrid score ("square-and-add") interval for the gap B - A of two paired
+    proportions: method 10 of R. G. Newcombe, "Improved confidence intervals for the difference
+    between binomial proportions based on paired data", Statistics in Medicine 17 (1998)
+    2635-2650 (as in Altman et al., Statistics with Confidence, 2000, ch. 6, and Fagerland,
+    Lydersen and Laake, Statistical Analysis of Contingency Tables, 2017, ch. 8): Wilson
+    intervals (l, u) for each accuracy, combined through the correlation psi of the 2x2 table,
+    ``A = both*neither - a_only*b_only``, ``psi = (A - n/2)/sqrt(margins)`` when A > n/2, 0 when
+    0 <= A <= n/2, and ``A/sqrt(margins)`` when A < 0:
     ``gap - sqrt((pB-lB)^2 + (uA-pA)^2 - 2 psi (pB-lB)(uA-pA))`` and likewise above.
 
     >>> print(newcombe_paired(Cells(289, 67, 85, 59), CONFIDENCE))
@@ -6869,7 +6816,7 @@ def _interval_by(dist, confidence, rule: str, estimate=None, jack=None) -> tuple
 
 
 def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
-                   scale: int = 1, cells: Cells | None = None, proportions: bool = True) -> dict:
+                   scale: int = 1, cells: Cells | None = None) -> dict:
     """The paired gap's interval by each rule in *rules*, as analyze() shows it (a _FellBack
     where BCa is undefined; None for score without a 2x2 table).  Draws nothing: coverage
     and calibration measure every rule on the same replays."""
@@ -6880,7 +6827,7 @@ def _gap_intervals(dist, estimate: Fraction, confidence, rules, *, groups=None,
             continue
         jack = _jackknife(groups, "paired", scale) if rule == "bca" else None
         interval, used, _ = _interval_by(dist, confidence, rule, estimate, jack)
-        interval = _clamp(interval, -1, 1) if proportions else interval
+        interval = _clamp(interval, -1, 1)
         out[rule] = interval if used == rule else _FellBack(*dataclasses.astuple(interval))
     return out
 
@@ -6935,12 +6882,10 @@ class McNemar:
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
-    """Exact two-sided McNemar test: ``min(1, 2 * P(Binomial(b+c, 1/2) <= min(b, c)))``.
-
-    Summed in exact integers up to ``_MCNEMAR_EXACT_LIMIT`` discordant pairs (each
-    binomial coefficient from the last) and divided once, correctly rounded; beyond,
-    the binomial tail is summed from Loader's saddle-point probabilities (relative
-    error below 1e-12, no big-integer powers).
+    """Exact two-sided McNemar test: ``min(1, 2 * P(Binomial(b+c, 1/2) <= min(b, c)))``, summed in
+    exact integers up to ``_MCNEMAR_EXACT_LIMIT`` discordant pairs (each binomial coefficient from
+    the last) and divided once, correctly rounded; beyond, the binomial tail is summed from
+    Loader's saddle-point probabilities (relative error below 1e-12, no big-integer powers).
 
     >>> mcnemar_exact(67, 85).p_text, mcnemar_exact(0, 0).p, mcnemar_exact(5, 5).p
     ('0.1677', 1.0, 1.0)
@@ -6978,13 +6923,6 @@ class PermutationTest:
     def at_floor(self) -> bool:
         """No random pattern was as extreme: p is the least R patterns give, a bound."""
         return not (self.exact or self.saddlepoint) and self.p <= 1 / (self.permutations + 1)
-
-
-def _signed_sums(values) -> list:
-    sums = [0]
-    for value in values:
-        sums = [s + value for s in sums] + [s - value for s in sums]
-    return sums
 
 
 def _sign_flip_saddlepoint(nonzero, observed: int, outlying=()) -> PermutationTest:
@@ -7039,6 +6977,8 @@ def _sign_flip_saddlepoint(nonzero, observed: int, outlying=()) -> PermutationTe
 
 _SIGN_FLIP_LATTICE_BITS = 1 << 27  # the exact lattice count's largest number (16 MiB)
 _SIGN_FLIP_LATTICE_WORK = 1 << 35  # bits shifted and added in all (a few tenths of a second)
+_SIGN_FLIP_TAIL_PATTERNS = 1 << 16  # the far tail is counted pattern by pattern up to this many
+_SIGN_FLIP_FEW_SUMS = 10 ** 6       # the few-values count's sums (a few tenths of a second)
 
 
 def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
@@ -7063,18 +7003,11 @@ def _sign_flip_lattice(nonzero, observed: int) -> PermutationTest | None:
     return PermutationTest(float(Fraction(2 * tail, 1 << len(nonzero))), True, 2 ** len(nonzero))
 
 
-_SIGN_FLIP_TAIL_PATTERNS = 1 << 16  # the far tail is counted pattern by pattern up to this many
-
-
-_SIGN_FLIP_FEW_SUMS = 10 ** 6    # the few-values count's sums (a few tenths of a second)
-
-
 def _sign_flip_few_values(nonzero, observed: int) -> PermutationTest | None:
-    """The sign-flip test exactly where the differences take few distinct sizes, however far
-    apart (0.3333333333333333 and 0.3333333333333334, a rubric's thirds as decimals): of the
-    m_v differences of size v, Binomial(m_v, 1/2) keep their sign, so T's law is the product
-    of those counts, summed exactly over the sums it reaches; None past
-    _SIGN_FLIP_FEW_SUMS of them.
+    """The sign-flip test exactly where the differences take few distinct sizes, however far apart
+    (0.3333333333333333 and 0.3333333333333334, a rubric's thirds as decimals): of the m_v
+    differences of size v, Binomial(m_v, 1/2) keep their sign, so T's law is the product of those
+    counts, summed exactly over the sums it reaches; None past _SIGN_FLIP_FEW_SUMS of them.
 
     >>> _sign_flip_few_values([3, -3, 3, 10], 19).p, _sign_flip_few_values([3, -3, 3, 10], 13).p
     (0.125, 0.5)
@@ -7091,8 +7024,7 @@ def _sign_flip_few_values(nonzero, observed: int) -> PermutationTest | None:
                 step[total + shift] += patterns * ways
         sums = step
     hits = sum(patterns for total, patterns in sums.items() if abs(total) >= observed)
-    return PermutationTest(float(Fraction(hits, 1 << len(nonzero))), True,
-                           2 ** len(nonzero))
+    return PermutationTest(float(Fraction(hits, 1 << len(nonzero))), True, 2 ** len(nonzero))
 
 
 def _sign_flip_far_tail(nonzero, observed: int) -> PermutationTest | None:
@@ -7148,18 +7080,15 @@ def _sign_flip_outlying(nonzero) -> tuple | None:
 def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *,
                    exact_limit: int = _EXACT_SIGN_FLIP_LIMIT, progress=None,
                    counts: bool = False) -> PermutationTest:
-    """The paired sign-flip test on integer differences (scores scaled to integers).
-
-    Exact enumeration meets in the middle: the signed sums of each half of the
-    nonzero differences are listed (2**10 each), one half sorted, and every
-    pattern counted with two bisections.  Beyond, with *permutations* None, the
-    saddlepoint approximation where it is safe (``_sign_flip_saddlepoint``), else
-    PERMUTATIONS random patterns.  The Monte Carlo version draws each
-    pattern as ``rng.getrandbits(n)`` (bit i set: item i keeps its sign) and
-    sums with popcounts over the differences' binary digit planes; with
-    *counts* (the counts engine) it draws, for each distinct |difference| v
-    held by m items, how many keep their sign -- Binomial(m, 1/2), the same
-    distribution at a cost set by the distinct values, not by n.
+    """The paired sign-flip test on integer differences (scores scaled to integers).  Exact
+    enumeration meets in the middle: the signed sums of each half of the nonzero differences
+    are listed (2**10 each), one half sorted, and every pattern counted with two bisections.
+    Beyond, with *permutations* None, the saddlepoint approximation where it is safe
+    (``_sign_flip_saddlepoint``), else PERMUTATIONS random patterns.  The Monte Carlo version draws
+    each pattern as ``rng.getrandbits(n)`` (bit i set: item i keeps its sign) and sums with
+    popcounts over the differences' binary digit planes; with *counts* (the counts engine) it
+    draws, for each distinct |difference| v held by m items, how many keep their sign --
+    Binomial(m, 1/2), the same distribution at a cost set by the distinct values, not by n.
 
     >>> sign_flip_test(random.Random(1), [3, 1, 2]).p     # |sum| 6: only +++ and ---
     0.25
@@ -7169,8 +7098,13 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *
     if observed == 0:
         return PermutationTest(1.0, True, 2 ** len(nonzero))
     if len(nonzero) <= exact_limit:
-        half = len(nonzero) // 2
-        left, right = _signed_sums(nonzero[:half]), sorted(_signed_sums(nonzero[half:]))
+        half, sides = len(nonzero) // 2, []
+        for part in (nonzero[:half], nonzero[half:]):       # every signed sum of each half
+            sums = [0]
+            for value in part:
+                sums = [s + value for s in sums] + [s - value for s in sums]
+            sides.append(sums)
+        left, right = sides[0], sorted(sides[1])
         hits = sum(len(right) - bisect.bisect_left(right, observed - s)
                    + bisect.bisect_right(right, -observed - s) for s in left)
         total = 2 ** len(nonzero)
@@ -7228,10 +7162,8 @@ def bonferroni(pvalues) -> list:
 
 
 def holm(pvalues) -> list:
-    """Holm's step-down adjusted p-values, in the input order.
-
-    The i-th smallest p is multiplied by (m - i + 1); adjusted values are made
-    non-decreasing in that order and capped at 1.
+    """Holm's step-down adjusted p-values, in the input order: the i-th smallest p times
+    (m - i + 1), made non-decreasing in that order and capped at 1.
 
     >>> holm([0.01, 0.04, 0.03])
     [0.03, 0.06, 0.06]
@@ -7283,11 +7215,10 @@ _SIGNED_METRICS = ("mcc", "kappa")                      # in [-1, 1]: gaps in sc
 
 @dataclass(frozen=True)
 class Confusions:
-    """Two systems' predictions of the same labelled items as counts over (label, A's
-    prediction, B's prediction) cells: all a paired resample of a confusion-matrix metric
-    sees.  ``classes`` are every class in the labels or either system's predictions
-    (sorted as numbers where all are numbers), or more where given; a cell's key holds
-    their indices.
+    """Two systems' predictions of the same labelled items as counts over (label, A's prediction,
+    B's prediction) cells: all a paired resample of a confusion-matrix metric sees.  ``classes``
+    are every class in the labels or either system's predictions (sorted as numbers where all are
+    numbers), or more where given; a cell's key holds their indices.
 
     >>> c = Confusions.of(["x", "y", "y"], ["x", "y", "x"], ["x", "x", "y"])
     >>> c.classes, c.cells, c.n
@@ -7328,12 +7259,11 @@ def _ratio(top, bottom) -> Fraction:
 
 def metric_value(metric: str, true, tp, predicted, positive: int | None = None,
                  exact: bool = True):
-    """One system's *metric* from per-class counts (labels, right, predicted): a Fraction,
-    but for ``mcc`` whose square root is rounded (then held as a Fraction); floats with
-    *exact* false.  Undefined ratios are 0, as scikit-learn's ``zero_division=0``; macro-F1
-    averages the classes in the labels or this system's predictions, and balanced accuracy
-    those in the labels, as scikit-learn does on the same items; the kappa of one class
-    alone is 0 (scikit-learn: NaN).
+    """One system's *metric* from per-class counts (labels, right, predicted): a Fraction, but for
+    ``mcc`` whose square root is rounded (then held as a Fraction); floats with *exact* false.
+    Undefined ratios are 0, as scikit-learn's ``zero_division=0``; macro-F1 averages the classes in
+    the labels or this system's predictions, and balanced accuracy those in the labels, as
+    scikit-learn does on the same items; the kappa of one class alone is 0 (scikit-learn: NaN).
 
     >>> metric_value("macro-f1", [2, 1], [1, 1], [1, 2])     # F1 2/3 and 2/3
     Fraction(2, 3)
@@ -7439,13 +7369,12 @@ def _cell_draws(rng: random.Random, counts, resamples: int, groups=None) -> list
 
 def metric_permutation_test(rng: random.Random, confusions: Confusions, metric: str,
                             positive=None, permutations: int = PERMUTATIONS) -> PermutationTest:
-    """The paired permutation test of "A and B have the same *metric*": each item's two
-    predictions swapped with probability 1/2, |gap| compared with the observed one, p =
-    (hits + 1) / (R + 1); 1 when the gap is 0.  A cell (y, a, b) and its mirror (y, b, a)
-    holding m items together hold Binomial(m, 1/2) of them after the swaps (the kept of
-    one plus the swapped of the other), one table draw per group of pairs that move A's
-    totals alike; the gaps are screened in floats and those within 1e-9 of the observed one
-    recomputed exactly."""
+    """The paired permutation test of "A and B have the same *metric*": each item's two predictions
+    swapped with probability 1/2, |gap| compared with the observed one, p = (hits + 1) / (R + 1); 1
+    when the gap is 0.  A cell (y, a, b) and its mirror (y, b, a) holding m items together hold
+    Binomial(m, 1/2) of them after the swaps (the kept of one plus the swapped of the other), one
+    table draw per group of pairs that move A's totals alike; the gaps are screened in floats and
+    those within 1e-9 of the observed one recomputed exactly."""
     return _permutation_tests(rng, confusions, [(metric, positive)], permutations)[0]
 
 

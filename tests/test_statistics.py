@@ -248,7 +248,7 @@ def test_every_lookup_kind_is_exercised(n, alphabet, kind):
     for v in values:
         rows.setdefault(v, len(rows))
     codes = bytes(rows[v] for v in values) if len(rows) <= bed._MAX_CODES else None
-    assert bed._lookup(n, codes).kind == kind
+    assert bed._Lookup.of(n, codes).kind == kind
     check_same((column,), max(2, 20000 // n), seed=alphabet)
 
 
@@ -258,7 +258,7 @@ def test_draw_codes_is_the_naive_draw(n):
     codes = bytes(pick.randrange(3) for _ in range(n))
     fast_rng, slow_rng = random.Random(9), random.Random(9)
     count = 3 * bed._CHUNK_WORDS + 17      # spans several getrandbits chunks
-    fast = bed.draw_codes(fast_rng, bed._lookup(n, codes), count)
+    fast = bed.draw_codes(fast_rng, bed._Lookup.of(n, codes), count)
     slow = bytes(codes[slow_rng.randrange(n)] for _ in range(count))
     assert fast == slow and fast_rng.getstate() == slow_rng.getstate()
 
