@@ -7946,8 +7946,7 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
             _opt("accuracy_interval")
         raise ToolError(f"{what} needs 0/1 scores; these are real-valued")
     units = scores.units
-    if settings.exact and not (scores.binary and not units.clustered) and \
-            not _lattice_fits(units):
+    if settings.exact and not (scores.binary and not units.clustered) and not _lattice_fits(units):
         raise ToolError(
             f"{_opt('exact', True)} needs 0/1 scores (items resampled one by one) or scores on "
             f"a small lattice (at most {_LATTICE_SPAN} steps from least to most, clusters of "
@@ -8181,8 +8180,7 @@ def _metric_analyses(confusions: Confusions, rng: random.Random, settings: Setti
                 rng, counts, min(chunk, resamples - start), groups))):
             a += more_a
             b += more_b
-    left = _leave_one_out(confusions, specs) if settings.interval == "bca" else \
-        [None] * len(specs)
+    left = _leave_one_out(confusions, specs) if settings.interval == "bca" else [None] * len(specs)
     tests = _permutation_tests(rng, confusions, specs, settings.permutations or PERMUTATIONS)
     return [_metric_analysis(confusions, settings, spec, *parts, counts, within_classes)
             for spec, *parts in zip(specs, values, paired, left, tests)]
@@ -8661,8 +8659,7 @@ def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
             sums = [pick(column) if count > 1 else (pick(column),) for column in columns]
         if binary and count == sum(sizes):
             bits = [int.from_bytes(bytes(map(int, s)), "little") for s in sums]
-            products = [[(bits[i] & bits[j]).bit_count() for j in range(i + 1)]
-                        for i in range(k)]
+            products = [[(bits[i] & bits[j]).bit_count() for j in range(i + 1)] for i in range(k)]
         else:
             products = [[_dot(sums[i], sums[j]) for j in range(i + 1)] for i in range(k)]
         q, size_h = _dot(sizes, sizes), sum(sizes)
@@ -9190,8 +9187,7 @@ def _prompt_bootstrap(data: Battles, fit: BradleyTerry, rng: random.Random,
         except ToolError:
             left_out += 1
             continue
-        draws.append(_bt_newton(_pair_counts(counted, ordered), start, log_tie, free,
-                                data.n)[0])
+        draws.append(_bt_newton(_pair_counts(counted, ordered), start, log_tie, free, data.n)[0])
     if len(draws) < 2:
         raise ToolError(f"{left_out:,} of {resamples:,} resamples of the prompts have no finite "
                         "ratings: the board needs the robust covariance, or more battles")
@@ -9228,8 +9224,7 @@ def bradley_terry(data: Battles, anchor: int = 0, position: bool = False) -> Bra
         pi, pj, pt = _pair_moments(theta, tie, i, j)
         vector = [(index[s], float(y) - p - pt / 2) for s, y, p in
                   ((i, share, pi), (j, 1 - share, pj), (k, share, pi)) if s in index]
-        vectors.append(vector + ([(m - 1, float(share == _HALF) - pt)] if tie is not None
-                                 else []))
+        vectors.append(vector + ([(m - 1, float(share == _HALF) - pt)] if tie is not None else []))
     products = collections.Counter({(x, x): count for x, count in enumerate(kinds.values())})
     by_prompt = _prompt_members(data, kinds)
     products.update(pair for members in by_prompt.values() if len(members) > 1
@@ -10089,8 +10084,7 @@ def _interval_study(rng, probs, n: int, true_gap: Fraction, rules, confidence, r
     exact = _calibrates_exactly(probs, n)
     for replay in range(replays):
         table = Cells(*multinomial_variate(rng, n, probs))
-        study.add(_table_intervals(rng, table, resamples, confidence, rules,
-                                   7 if exact else None))
+        study.add(_table_intervals(rng, table, resamples, confidence, rules, 7 if exact else None))
         if progress is not None and (replay + 1) % 64 == 0:
             progress(replay + 1, replays)
     return study.result(replays)
