@@ -7707,16 +7707,6 @@ class RunsAnalysis:
                 self.variance_runs_b / total)
 
 
-def _item_variance(runs_a, runs_b, n: int, scale: int) -> float:
-    """Var(d_i)/n, d_i the per-item gap of run means (sample variance, n - 1)."""
-    ra, rb = len(runs_a), len(runs_b)
-    sums_a, sums_b = (map(sum, zip(*(column for _, column in runs))) for runs in (runs_a, runs_b))
-    diffs = [ra * y - rb * x for x, y in zip(sums_a, sums_b)]     # in units of 1/(scale ra rb)
-    total, square = sum(diffs), sum(d * d for d in diffs)
-    variance = Fraction(square * n - total * total, n * (n - 1)) / (scale * ra * rb) ** 2
-    return float(variance) / n
-
-
 def _run_variance(runs, n: int, scale: int) -> float:
     """The run component of the gap's variance for one system (0 with one run)."""
     r = len(runs)
@@ -7757,7 +7747,11 @@ def analyze_runs(rng: random.Random, runs_a, runs_b, scale: int, confidence,
     dist = Distribution.of(values, n * scale * ra * rb)
     stats_a, stats_b = (RunStats(tuple(label for label, _ in runs), tuple(
         Fraction(sum(column), n * scale) for _, column in runs)) for runs in (runs_a, runs_b))
-    v_items = _item_variance(runs_a, runs_b, n, scale)
+    sums_a, sums_b = (map(sum, zip(*(column for _, column in runs))) for runs in (runs_a, runs_b))
+    diffs = [ra * y - rb * x for x, y in zip(sums_a, sums_b)]     # in units of 1/(scale ra rb)
+    d_sum, d_square = sum(diffs), sum(d * d for d in diffs)     # Var(d_i)/n, sample variance
+    variance = Fraction(d_square * n - d_sum * d_sum, n * (n - 1)) / (scale * ra * rb) ** 2
+    v_items = float(variance) / n
     v_a, v_b = _run_variance(runs_a, n, scale), _run_variance(runs_b, n, scale)
     gap = stats_b.mean - stats_a.mean
     terms = [(v_items, n - 1)] + [(v, r - 1) for v, r in ((v_a, ra), (v_b, rb)) if r > 1]
@@ -8729,39 +8723,9 @@ class ZTest:
     name: str = "paired z test (design-based s.e.)"
 
 
-def _pair_tests(rng, table: Table, order, cells, means, variances, settings) -> list:
-    """Each pair's test: compare's McNemar (plain 0/1 items) or two-level t (runs); else a z
-    test (compare's sign flips would take k(k-1)/2 saddlepoints or exact sums)."""
-    tests = []
-    for x, i in enumerate(order):
-        for j in order[x + 1:]:
-            if cells is not None:
-                tests.append(mcnemar_exact(cells[j][i], cells[i][j]))
-            elif table.runs is not None:
-                scores = Scores(table.columns[j], table.columns[i], table.clusters,
-                                table.strata if table.strata is not None else table.tasks,
-                                table.runs[j], table.runs[i])
-                tests.append(_paired_test(rng, scores, settings, None)[1])
-            else:
-                tests.append(_z_test(means[i] - means[j], variances[i][j]))
-    return tests
-
-
 def _z_test(gap, var, name: str = ZTest.name) -> ZTest:
     z = float(gap) / math.sqrt(var) if var else math.inf if gap else 0.0
     return ZTest(z, 2 * NormalDist().cdf(-abs(z)) if var else 0.0 if gap else 1.0, name)
-
-
-def _tiers(order, apart) -> dict:
-    """Tier per system: the leader and all not told apart from it, then so on among the rest."""
-    tiers, rest, tier = {}, list(order), 1
-    while rest:
-        top = rest[0]
-        members = [s for s in rest if s == top or not apart[top][s]]
-        tiers.update(dict.fromkeys(members, tier))
-        rest = [s for s in rest if s not in members]
-        tier += 1
-    return tiers
 
 
 def _letter_groups(order, apart) -> dict:
@@ -8833,10 +8797,19 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
     cells = None if not plain else [[sum(columns[i]) - cross[i][j] for j in range(k)]
                                     for i in range(k)]    # i scores 1 and j scores 0
 
-    def tests(order, variances):
-        return _pair_tests(rng, table, order, cells, means, variances, settings) if design \
-            is None else [_metric_pair_test(rng, table, i, j, metric, positive, settings)
-                          for x, i in enumerate(order) for j in order[x + 1:]]
+    def test(i, j, variances):
+        """The pair's test: a metric's swaps, compare's McNemar (plain 0/1 items) or two-level t
+        (runs); else a z test (compare's sign flips would take k(k-1)/2 saddlepoints)."""
+        if design is not None:
+            return _metric_pair_test(rng, table, i, j, metric, positive, settings)
+        if cells is not None:
+            return mcnemar_exact(cells[j][i], cells[i][j])
+        if table.runs is None:
+            return _z_test(means[i] - means[j], variances[i][j])
+        scores = Scores(table.columns[j], table.columns[i], table.clusters,
+                        table.strata if table.strata is not None else table.tasks,
+                        table.runs[j], table.runs[i])
+        return _paired_test(rng, scores, settings, None)[1]
 
     def interval(s, half):
         if plain:
@@ -8846,7 +8819,7 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
             lo, hi = max(-1.0 if metric in _SIGNED_METRICS else 0.0, lo), min(1.0, hi)
         return lo, hi
     standings, pairs, critical, error, draws, separate = _board(
-        table.systems, means, cov, rng, settings, draws=draws, progress=progress, tests=tests,
+        table.systems, means, cov, rng, settings, draws=draws, progress=progress, test=test,
         interval=interval, n=table.n, target_power=target_power, plan=table.runs is None,
         differing=None if cells is None else
         [[cells[i][j] + cells[j][i] for j in range(k)] for i in range(k)])
@@ -8862,36 +8835,49 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
         warnings.append(f"only {units} {'clusters' if table.clusters is not None else 'items'}: "
                         "the normal approximation behind the intervals, ranks and tiers may "
                         "not hold")
+    parts = [f"{units:,} clusters"] if table.clusters is not None else []    # the design
+    if table.strata is not None or table.tasks is not None:
+        parts.append(f"{len(strata):,} " + ("strata" if table.strata is not None else
+                                             "slices as strata" if table.slices else
+                                             "tasks as strata"))
+    if table.runs is not None:
+        parts.append("each item's mean over its runs, plus the runs' own variance")
     return Leaderboard(tuple(standings), tuple(pairs), table.n, units, critical, error, draws,
                        settings.confidence, settings.adjust, table.proportions and
                        metric not in _SIGNED_METRICS, binary,
-                       design or _board_design(table, strata), Fraction(target_power),
+                       design or ", ".join(parts) or "items", Fraction(target_power),
                        separate, tuple(warnings), None if design is None else metric)
 
 
-def _board(names, means, cov, rng, settings, *, draws, progress, tests, interval, n,
+def _board(names, means, cov, rng, settings, *, draws, progress, test, interval, n,
            target_power, plan=True, differing=None) -> tuple:
     """``(standings, pairs, critical value, its error, draws, items to separate the top two)``
-    from the scores and covariance; *tests(order, variances)*, *interval(s, half-width)*."""
+    from the scores and covariance; *test(i, j, variances)*, *interval(s, half-width)*."""
     k = len(names)
     variances = [[cov[i][i] + cov[j][j] - 2 * cov[i][j] for j in range(k)] for i in range(k)]
     order = sorted(range(k), key=lambda s: -means[s])    # highest first, ties in input order
     positioned = [[variances[i][j] for j in order] for i in order]
     critical, error, draws = _max_t_critical(rng, [[cov[i][j] for j in order] for i in order],
                                              positioned, settings.confidence, draws, progress)
-    found = tests(order, variances)
+    ranked = [(i, j) for x, i in enumerate(order) for j in order[x + 1:]]
+    found = [test(i, j, variances) for i, j in ranked]
     adjusted = _ADJUST[settings.adjust]([t.p for t in found])
     c = Fraction(critical)
     apart = [[False] * k for _ in range(k)]
     pairs = []
-    for (i, j), test, p_adj in zip(((i, j) for x, i in enumerate(order) for j in order[x + 1:]),
-                                   found, adjusted):
+    for (i, j), pair_test, p_adj in zip(ranked, found, adjusted):
         gap, var = means[i] - means[j], variances[i][j]
         apart[i][j] = apart[j][i] = gap * gap > c * c * var if var else gap != 0
         half = Fraction(critical * math.sqrt(var))
-        pairs.append(PairGap(names[i], names[j], gap, Interval(gap - half, gap + half), test,
+        pairs.append(PairGap(names[i], names[j], gap, Interval(gap - half, gap + half), pair_test,
                              p_adj, apart[i][j], None if differing is None else differing[i][j]))
-    tiers, letters = _tiers(order, apart), _letter_groups(order, apart)
+    tiers, rest, tier = {}, list(order), 1      # the leader and all not told apart from it,
+    while rest:                                 # then so on among the rest
+        members = [s for s in rest if s == rest[0] or not apart[rest[0]][s]]
+        tiers.update(dict.fromkeys(members, tier))
+        rest = [s for s in rest if s not in members]
+        tier += 1
+    letters = _letter_groups(order, apart)
     z = NormalDist().inv_cdf((1 + float(settings.confidence)) / 2)
     standings = []
     for s in order:
@@ -8982,19 +8968,6 @@ def _slice_scores(table: Table, confidence=CONFIDENCE) -> tuple:
             scores.append((system, mean, Interval(Fraction(lo), Fraction(hi))))
         out.append((label, len(keep), tuple(scores)))
     return tuple(out)
-
-
-def _board_design(table: Table, strata) -> str:
-    parts = []
-    if table.clusters is not None:
-        parts.append(f"{sum(map(len, strata)):,} clusters")
-    if table.strata is not None or table.tasks is not None:
-        parts.append(f"{len(strata):,} " + ("strata" if table.strata is not None else
-                                             "slices as strata" if table.slices else
-                                             "tasks as strata"))
-    if table.runs is not None:
-        parts.append("each item's mean over its runs, plus the runs' own variance")
-    return ", ".join(parts) or "items"
 
 
 # --- Battles: Bradley-Terry ratings, Davidson's ties, prompts as clusters ---
@@ -9300,8 +9273,7 @@ def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = 
     name = f"Wald z ({'bootstrap' if bootstrap else 'robust' if fit.robust else 'model'} s.e.)"
     standings, pairs, critical, error, draws, separate = _board(
         data.systems, means, cov, rng, settings, draws=draws, progress=progress,
-        tests=lambda order, variances: [_z_test(means[i] - means[j], variances[i][j], name)
-                                        for x, i in enumerate(order) for j in order[x + 1:]],
+        test=lambda i, j, variances: _z_test(means[i] - means[j], variances[i][j], name),
         interval=lambda s, half: (float(means[s]) - half, float(means[s]) + half),
         n=data.n, target_power=target_power)
     met = {frozenset(pair) for pair in zip(data.first, data.second)}
@@ -9649,14 +9621,6 @@ def read_ledger(path: str) -> list:
         return _parse_ledger(handle, path)
 
 
-def _ledger_time() -> str:
-    """Now, in UTC to the second -- or ``SOURCE_DATE_EPOCH`` when it is set (the
-    reproducible-builds convention), so that a recorded example can be replayed exactly."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
-    moment = int(epoch) if epoch.isdigit() and len(epoch) <= 12 else None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
-
-
 def _lock_ledger(path: str) -> tuple:
     """The ledger's folder and, when it exists, the file itself, locked exclusively from
     counting to appending, so two runs never both say "comparison 2 of 2", whatever hard
@@ -9744,8 +9708,13 @@ def _comparison_entries(table: Table, comparisons) -> list:
 def _ledger_append(path: str, digest: str, entries, when: str | None = None) -> tuple:
     """``(note, append)``: where this run's comparisons (*entries*, on the test set *digest*)
     stand on their test set, counted under the ledger's lock, and the _PendingAppend that
-    releases it."""
-    when, lines = when or _ledger_time(), []
+    releases it.  The time is now, in UTC to the second, or ``SOURCE_DATE_EPOCH`` when set
+    (the reproducible-builds convention: a recorded example replays exactly)."""
+    if not when:
+        epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+        moment = int(epoch) if epoch.isdigit() and len(epoch) <= 12 else None
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+    lines = []
     for entry in entries:           # a line each: json refuses NaN and infinities here
         record = {"tool": _LEDGER_TOOL, "ledger_version": _LEDGER_VERSION, "test_set": digest,
                   "time": when, "version": __version__, **entry}
