@@ -7880,17 +7880,6 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
     return "mixture" if _mixture_fits(units) else "bootstrap"
 
 
-def _holding(interval: Interval, errors, percent: bool, dropped: int | None) -> Interval:
-    """*interval* printed to the digits its ends hold: *dropped* fewer than printed, where the
-    resamples were set to hold that digit (``_holding_resamples``), else as many as their
-    Monte Carlo *errors* hold (none set where they have no error, or past 10^15)."""
-    if not any(errors) or max(abs(interval.lo), abs(interval.hi)) >= _LARGE:
-        return interval
-    places = (_held_places(errors, percent) or 0) if dropped is None else \
-        max(0, (1 if percent else 3) - dropped)
-    return dataclasses.replace(interval, places=places)
-
-
 def _why_resampled(units: Units) -> str:
     """Why neither the saddlepoint nor the outlier mixture fits (``_choose_method`` gave
     "bootstrap" unasked), in the report's words."""
@@ -8095,8 +8084,13 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     if unasked:
         notes = (f"resampled, as no method without Monte Carlo error fits: "
                  f"{_why_resampled(scores.units)}",) + tuple(notes)
-        intervals = {name: _holding(interval, errors[name], scores.proportions, dropped.get(name))
-                     for name, interval in intervals.items()}
+        # each interval printed to the digits its ends hold: dropped[name] fewer where the
+        # resamples were set to hold that digit, else as many as their Monte Carlo errors hold
+        for name, interval in intervals.items():
+            if any(errors[name]) and max(abs(interval.lo), abs(interval.hi)) < _LARGE:
+                places = (_held_places(errors[name], scores.proportions) or 0) if name not in \
+                    dropped else max(0, (1 if scores.proportions else 3) - dropped[name])
+                intervals[name] = dataclasses.replace(interval, places=places)
     if method == "bootstrap" and resamples < _fewest_resamples(confidence):
         tail = float(resamples * (1 - confidence) / 2)
         notes += (f"B={resamples:,} resamples leave {tail:.3g} in each tail of a "
@@ -8801,7 +8795,12 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
         """The pair's test: a metric's swaps, compare's McNemar (plain 0/1 items) or two-level t
         (runs); else a z test (compare's sign flips would take k(k-1)/2 saddlepoints)."""
         if design is not None:
-            return _metric_pair_test(rng, table, i, j, metric, positive, settings)
+            pair = Confusions.of(table.gold, table.columns[j], table.columns[i])
+            if positive is not None and positive not in pair.classes:   # neither has it: F1 0
+                pair = Confusions(pair.classes + (positive,), pair.cells)
+            index = None if positive is None else pair.classes.index(positive)
+            return metric_permutation_test(rng, pair, metric, index,
+                                           settings.permutations or PERMUTATIONS)
         if cells is not None:
             return mcnemar_exact(cells[j][i], cells[i][j])
         if table.runs is None:
@@ -8931,19 +8930,6 @@ def _metric_covariance(table: Table, rng: random.Random, metric: str, positive,
            for a in centred]
     return values, cov, (f"{_METRIC_NAMES[metric]}'s {resamples:,} paired resamples of the "
                          "items")
-
-
-def _metric_pair_test(rng, table: Table, i: int, j: int, metric: str, positive,
-                      settings: Settings) -> PermutationTest:
-    """A leaderboard pair's test of a metric: the swaps of their predictions."""
-    confusions = Confusions.of(table.gold, table.columns[j], table.columns[i])
-    index = None
-    if positive is not None:
-        if positive not in confusions.classes:     # neither has it: F1 etc. 0 for both
-            confusions = Confusions(confusions.classes + (positive,), confusions.cells)
-        index = confusions.classes.index(positive)
-    return metric_permutation_test(rng, confusions, metric, index, settings.permutations or
-                                   PERMUTATIONS)
 
 
 def _slice_scores(table: Table, confidence=CONFIDENCE) -> tuple:
