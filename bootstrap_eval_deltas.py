@@ -8042,16 +8042,14 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
             progress=None, family: int = 1, **options) -> Analysis:
     """Means, per-system, paired and unpaired intervals, and the paired test.
 
-    *settings* (or the same fields as keywords: resamples, confidence, interval,
-    engine, permutations, exact, accuracy_interval, calibration) say how.  The
-    generator is consumed in the article's order: A's interval, B's, the paired
-    one, then the unpaired one; then, for the permutation test (real-valued
-    scores, or clusters) with more than 20 nonzero differences, the Monte Carlo
-    sign flips; then the calibration replays.  McNemar (0/1 items) draws nothing.
-    Where nothing exact fits and no resamples were asked for, the resampling is run again
-    with as many as hold the printed ends (at 95% and at the simultaneous level of a *family*
-    of that many comparisons), within about a second of work.
-    *progress*, if given, is called as ``progress(done, total)``.
+    *settings* (or its fields as keywords) say how.  The generator is consumed in the
+    article's order: A's interval, B's, the paired one, then the unpaired one; then, for the
+    permutation test (real-valued scores, or clusters) with more than 20 nonzero differences,
+    the Monte Carlo sign flips; then the calibration replays.  McNemar (0/1 items) draws
+    nothing.  Where nothing exact fits and no resamples were asked for, the resampling is run
+    again with as many as hold the printed ends (at 95% and at the simultaneous level of a
+    *family* of that many comparisons), within about a second of work.  *progress*, if given,
+    is called as ``progress(done, total)``.
     """
     settings = _settings_of(settings, options)
     method = _choose_method(scores, settings)
@@ -9762,14 +9760,9 @@ def summarize_ledger(path: str, confidence) -> LedgerSummary:
 
 @dataclass(frozen=True)
 class Coverage:
-    """How often an interval covers the true gap, over simulation replays -- or, with
-    ``exact``, the probabilities themselves, summed over every outcome (no replays).
-
-    Rates are over all replays.  Where BCa is undefined the percentile interval stands
-    in, as it does in a comparison, and the replay is counted in ``undefined``.
-    ``others`` holds the same study for the other interval rules, measured on the
-    same replays.
-    """
+    """How often an interval covers the true gap, over all simulation replays (where BCa is
+    undefined the percentile interval stands in, as in a comparison) -- or, with ``exact``,
+    the probabilities themselves, summed over every outcome (no replays)."""
 
     replays: int
     covers: int | float
@@ -9889,21 +9882,16 @@ def _scores_intervals(rng, data: Scores, resamples: int, confidence, rules) -> d
 
 def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Settings | None = None,
              *, replays: int, progress=None, **options) -> Coverage:
-    """Replay simulate-then-paired-CI *replays* times on one generator.
+    """Replay simulate-then-paired-CI *replays* times on one generator; *settings* (or its
+    fields as keywords) as for analyze(), and a release gate's margin.
 
-    *settings* (or its fields as keywords) give the resamples, confidence, interval rule,
-    engine (stream or counts) and, for a release gate, the margin.
-
-    The true gap is ``acc_b - acc_a`` in exact arithmetic; an interval covers it
-    when ``lo <= gap <= hi``, and "excludes zero" counts intervals that exclude 0 on
-    the side of the true gap (power when the gap is not 0, type-I error when it
-    is).  Every interval rule is measured on each replay's resamples (the chosen
-    one is reported, the others are in ``others``); only the resampling draws.  The
-    ``counts`` engine simulates each replay's cell counts as one multinomial draw.
-    With clustered items each replay computes the interval that ignores the
-    clusters, then the cluster bootstrap's, so both coverages come out side by side;
-    with runs, the single-run interval (run 1 of each system: what one seed per system
-    would report), then the two-level one.
+    The true gap is ``acc_b - acc_a`` exactly; an interval covers it when ``lo <= gap <= hi``,
+    and "excludes zero" counts intervals that exclude 0 on the true gap's side (power when the
+    gap is not 0, type-I error when it is).  Every rule is measured on each replay's resamples
+    (the chosen one reported, the others in ``others``); only the resampling draws.  The
+    ``counts`` engine draws each replay's cell counts as one multinomial.  With clusters each
+    replay computes the interval that ignores them, then the cluster bootstrap's; with runs,
+    the single-run interval (run 1 of each system: one seed per system), then the two-level one.
     """
     settings = _settings_of(settings, options)
     confidence, interval = settings.confidence, settings.interval
