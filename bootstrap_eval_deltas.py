@@ -8614,17 +8614,6 @@ def _dot(a, b) -> int:
     return math.sumprod(a, b) if hasattr(math, "sumprod") else sum(map(operator.mul, a, b))
 
 
-def _design_strata(table: Table) -> list:
-    """Per stratum (strata, tasks, else one), per unit (item or cluster): its positions."""
-    labels = table.strata if table.strata is not None else table.tasks
-    strata = {}
-    for index in range(table.n):
-        stratum = strata.setdefault(None if labels is None else labels[index], {})
-        unit = index if table.clusters is None else table.clusters[index]
-        stratum.setdefault(unit, []).append(index)
-    return [list(units.values()) for units in strata.values()]
-
-
 def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
     """``(means, covariance, cross)`` of the k mean scores, exactly: the ratio estimator
     linearized over units, centred per stratum, times n_h / (n_h - 1) (the delta method of
@@ -8764,7 +8753,13 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
     k = len(table.systems)
     if not 2 <= k <= MAX_SYSTEMS:
         raise ToolError(f"a leaderboard needs 2 to {MAX_SYSTEMS} systems, got {k}")
-    strata = _design_strata(table)
+    labels = table.strata if table.strata is not None else table.tasks
+    grouped = {}              # per stratum (strata, tasks, else one), per unit: its positions
+    for index in range(table.n):
+        stratum = grouped.setdefault(None if labels is None else labels[index], {})
+        unit = index if table.clusters is None else table.clusters[index]
+        stratum.setdefault(unit, []).append(index)
+    strata = [list(units.values()) for units in grouped.values()]
     units = sum(map(len, strata))
     if table.gold is not None:
         means, cov, design = _metric_covariance(table, rng, metric, positive,
@@ -8775,7 +8770,6 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
                            for v in set(column)})
         columns = table.columns if scale == 1 else [tuple(int(v * scale) for v in column)
                                                     for column in table.columns]
-        labels = table.strata if table.strata is not None else table.tasks
         if labels is not None or table.clusters is not None:   # the design's checks: compare's
             Scores(table.columns[0], table.columns[1], table.clusters, labels).units
         binary, design = all(set(column) <= {0, 1} for column in table.columns), None
@@ -8803,8 +8797,7 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
             return mcnemar_exact(cells[j][i], cells[i][j])
         if table.runs is None:
             return _z_test(means[i] - means[j], variances[i][j])
-        scores = Scores(table.columns[j], table.columns[i], table.clusters,
-                        table.strata if table.strata is not None else table.tasks,
+        scores = Scores(table.columns[j], table.columns[i], table.clusters, labels,
                         table.runs[j], table.runs[i])
         return _paired_test(rng, scores, settings, None)[1]
 
