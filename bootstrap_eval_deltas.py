@@ -8996,15 +8996,6 @@ def _linear_solve(matrix, columns) -> list:
     return [[row[n + c] for row in rows] for c in range(len(columns))]
 
 
-def _reach(edges, start: int) -> set:
-    seen, todo = {start}, [start]
-    while todo:
-        for other in edges[todo.pop()] - seen:
-            seen.add(other)
-            todo.append(other)
-    return seen
-
-
 def _check_graph(data: Battles, kinds) -> None:
     """One line when the ratings cannot be finite: the systems fall in groups that never met,
     or a group won (or lost) every battle against the rest (*kinds*: the distinct battles)."""
@@ -9016,7 +9007,15 @@ def _check_graph(data: Battles, kinds) -> None:
             if scored:
                 won[winner].add(loser)
                 lost[loser].add(winner)
-    reached = _reach(met, 0)
+
+    def reach(edges, start: int) -> set:          # the systems reached along the edges
+        seen, todo = {start}, [start]
+        while todo:
+            for other in edges[todo.pop()] - seen:
+                seen.add(other)
+                todo.append(other)
+        return seen
+    reached = reach(met, 0)
     if len(reached) < k:
         apart = next(s for s in range(k) if s not in reached)
         raise ToolError(f"the battles fall in groups that never met ({_shorten(names[0])} and "
@@ -9024,7 +9023,7 @@ def _check_graph(data: Battles, kinds) -> None:
                         "be compared; rank each group alone")
     for edges, what in ((won, "lost"), (lost, "won")):
         for s in range(k):
-            group = _reach(edges, s)
+            group = reach(edges, s)
             if len(group) < k:
                 rest = [names[t] for t in range(k) if t not in group]
                 raise ToolError(f"{_shorten(', '.join(rest), 80)} never {what} a battle against "
@@ -9315,10 +9314,6 @@ class JudgeCorrected:
             "better" if self.gap > 0 else "worse"
 
 
-def _normal_interval(estimate: float, se: float, z: float) -> tuple:
-    return estimate, Interval(Fraction(estimate - z * se), Fraction(estimate + z * se))
-
-
 def _agreement(judge, human) -> tuple:
     """("kappa", share agreeing, Cohen's kappa -- 0 when one class alone) for 0/1 scores,
     else ("correlation", Pearson's r or None when either is constant, mean of judge - people)."""
@@ -9398,6 +9393,9 @@ def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
     yhat = [float(judge_b[k] - judge_a[k]) for k in labelled]
     u = [float(judge_b[k] - judge_a[k]) for k in unlabelled]
     z = _z_value(confidence)
+
+    def normal(estimate: float, se: float) -> tuple:      # (estimate, its normal interval)
+        return estimate, Interval(Fraction(estimate - z * se), Fraction(estimate + z * se))
     estimate, se, tuning = ppi_mean(y, yhat, u)
     human_gap, human_se, _ = ppi_mean(y, yhat, u, tuning=0.0)
     judge_gap, judge_var = _mean_and_spread(yhat + u)
@@ -9407,10 +9405,9 @@ def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
                       for judge, human in zip(data.judge, data.human))
     return JudgeCorrected(
         data.systems, len(labelled), len(human_a), estimate,
-        _normal_interval(estimate, se, z)[1], p, tuning,
-        _normal_interval(human_gap, human_se, z),
-        _normal_interval(judge_gap, math.sqrt(judge_var / len(human_a)), z),
-        _normal_interval(bias, math.sqrt(bias_var / len(y)), z),
+        normal(estimate, se)[1], p, tuning, normal(human_gap, human_se),
+        normal(judge_gap, math.sqrt(judge_var / len(human_a))),
+        normal(bias, math.sqrt(bias_var / len(y))),
         len(y) * (human_se / se) ** 2 if se else math.inf, agreement,
         _ppi_coverage(rng, y, yhat, len(u), confidence, replays) if replays else None,
         Fraction(confidence))
@@ -9535,23 +9532,19 @@ def _ledger_entry(record, number: int, shown: str) -> LedgerEntry:
                        record.get("percent", True))
 
 
-def _no_constants(name: str):
-    raise ValueError(f"{name} is not a number")
-
-
-def _unique_keys(pairs) -> dict:
-    """A ledger line's object, a key held twice refused (which one would count?)."""
-    found = dict(pairs)
-    if len(found) < len(pairs):
-        twice = next(key for key, count in collections.Counter(k for k, _ in pairs).items()
-                     if count > 1)
-        raise ToolError(f"key {_shorten(twice)} appears twice in one object")
-    return found
-
-
 def _parse_ledger(raw, path: str) -> list:
     """A ledger's entries, its bytes read through the checked reader every input goes
     through (no NUL, UTF-8, bounded lines), at most MAX_LEDGER_BYTES."""
+    def no_constants(name: str):                  # NaN and Infinity: not JSON
+        raise ValueError(f"{name} is not a number")
+
+    def unique_keys(pairs) -> dict:               # a key held twice: which one would count?
+        found = dict(pairs)
+        if len(found) < len(pairs):
+            twice = next(key for key, count in collections.Counter(k for k, _ in pairs).items()
+                         if count > 1)
+            raise ToolError(f"key {_shorten(twice)} appears twice in one object")
+        return found
     shown = _printable(path)
     checked = _CheckedReader(raw, shown)
     checked.start(binary=False)
@@ -9569,8 +9562,8 @@ def _parse_ledger(raw, path: str) -> list:
     entries = []
     for number, raw in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
         try:
-            record = json.loads(raw.decode("utf-8"), parse_constant=_no_constants,
-                                object_pairs_hook=_unique_keys)
+            record = json.loads(raw.decode("utf-8"), parse_constant=no_constants,
+                                object_pairs_hook=unique_keys)
         except ToolError as err:
             raise ToolError(f"the ledger {shown} line {number}: {err}; it is left as it "
                             "is") from None
