@@ -7536,16 +7536,6 @@ class RunsAnalysis:
                 self.variance_runs_b / total)
 
 
-def _item_variance(runs_a, runs_b, n: int, scale: int) -> float:
-    """Var(d_i)/n, d_i the per-item gap of run means (sample variance, n - 1)."""
-    ra, rb = len(runs_a), len(runs_b)
-    sums_a, sums_b = (map(sum, zip(*(column for _, column in runs))) for runs in (runs_a, runs_b))
-    diffs = [ra * y - rb * x for x, y in zip(sums_a, sums_b)]     # in units of 1/(scale ra rb)
-    total, square = sum(diffs), sum(d * d for d in diffs)
-    variance = Fraction(square * n - total * total, n * (n - 1)) / (scale * ra * rb) ** 2
-    return float(variance) / n
-
-
 def _run_variance(runs, n: int, scale: int) -> float:
     """The run component of the gap's variance for one system (0 with one run)."""
     r = len(runs)
@@ -7586,7 +7576,11 @@ def analyze_runs(rng: random.Random, runs_a, runs_b, scale: int, confidence,
     dist = Distribution.of(values, n * scale * ra * rb)
     stats_a, stats_b = (RunStats(tuple(label for label, _ in runs), tuple(
         Fraction(sum(column), n * scale) for _, column in runs)) for runs in (runs_a, runs_b))
-    v_items = _item_variance(runs_a, runs_b, n, scale)
+    sums_a, sums_b = (map(sum, zip(*(column for _, column in runs))) for runs in (runs_a, runs_b))
+    diffs = [ra * y - rb * x for x, y in zip(sums_a, sums_b)]     # in units of 1/(scale ra rb)
+    d_sum, d_square = sum(diffs), sum(d * d for d in diffs)     # Var(d_i)/n, sample variance
+    variance = Fraction(d_square * n - d_sum * d_sum, n * (n - 1)) / (scale * ra * rb) ** 2
+    v_items = float(variance) / n
     v_a, v_b = _run_variance(runs_a, n, scale), _run_variance(runs_b, n, scale)
     gap = stats_b.mean - stats_a.mean
     terms = [(v_items, n - 1)] + [(v, r - 1) for v, r in ((v_a, ra), (v_b, rb)) if r > 1]
@@ -7715,17 +7709,6 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
     return "mixture" if _mixture_fits(units) else "bootstrap"
 
 
-def _holding(interval: Interval, errors, percent: bool, dropped: int | None) -> Interval:
-    """*interval* printed to the digits its ends hold: *dropped* fewer than printed, where the
-    resamples were set to hold that digit (``_holding_resamples``), else as many as their
-    Monte Carlo *errors* hold (none set where they have no error, or past 10^15)."""
-    if not any(errors) or max(abs(interval.lo), abs(interval.hi)) >= _LARGE:
-        return interval
-    places = (_held_places(errors, percent) or 0) if dropped is None else \
-        max(0, (1 if percent else 3) - dropped)
-    return dataclasses.replace(interval, places=places)
-
-
 def _why_resampled(units: Units) -> str:
     """Why neither the saddlepoint nor the outlier mixture fits (``_choose_method`` gave
     "bootstrap" unasked), in the report's words."""
@@ -7775,8 +7758,7 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
             _opt("accuracy_interval")
         raise ToolError(f"{what} needs 0/1 scores; these are real-valued")
     units = scores.units
-    if settings.exact and not (scores.binary and not units.clustered) and \
-            not _lattice_fits(units):
+    if settings.exact and not (scores.binary and not units.clustered) and not _lattice_fits(units):
         raise ToolError(
             f"{_opt('exact', True)} needs 0/1 scores (items resampled one by one) or scores on "
             f"a small lattice (at most {_LATTICE_SPAN} steps from least to most, clusters of "
@@ -7889,16 +7871,14 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
             progress=None, family: int = 1, **options) -> Analysis:
     """Means, per-system, paired and unpaired intervals, and the paired test.
 
-    *settings* (or the same fields as keywords: resamples, confidence, interval,
-    engine, permutations, exact, accuracy_interval, calibration) say how.  The
-    generator is consumed in the article's order: A's interval, B's, the paired
-    one, then the unpaired one; then, for the permutation test (real-valued
-    scores, or clusters) with more than 20 nonzero differences, the Monte Carlo
-    sign flips; then the calibration replays.  McNemar (0/1 items) draws nothing.
-    Where nothing exact fits and no resamples were asked for, the resampling is run again
-    with as many as hold the printed ends (at 95% and at the simultaneous level of a *family*
-    of that many comparisons), within about a second of work.
-    *progress*, if given, is called as ``progress(done, total)``.
+    *settings* (or its fields as keywords) say how.  The generator is consumed in the
+    article's order: A's interval, B's, the paired one, then the unpaired one; then, for the
+    permutation test (real-valued scores, or clusters) with more than 20 nonzero differences,
+    the Monte Carlo sign flips; then the calibration replays.  McNemar (0/1 items) draws
+    nothing.  Where nothing exact fits and no resamples were asked for, the resampling is run
+    again with as many as hold the printed ends (at 95% and at the simultaneous level of a
+    *family* of that many comparisons), within about a second of work.  *progress*, if given,
+    is called as ``progress(done, total)``.
     """
     settings = _settings_of(settings, options)
     method = _choose_method(scores, settings)
@@ -7931,8 +7911,13 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     if unasked:
         notes = (f"resampled, as no method without Monte Carlo error fits: "
                  f"{_why_resampled(scores.units)}",) + tuple(notes)
-        intervals = {name: _holding(interval, errors[name], scores.proportions, dropped.get(name))
-                     for name, interval in intervals.items()}
+        # each interval printed to the digits its ends hold: dropped[name] fewer where the
+        # resamples were set to hold that digit, else as many as their Monte Carlo errors hold
+        for name, interval in intervals.items():
+            if any(errors[name]) and max(abs(interval.lo), abs(interval.hi)) < _LARGE:
+                places = (_held_places(errors[name], scores.proportions) or 0) if name not in \
+                    dropped else max(0, (1 if scores.proportions else 3) - dropped[name])
+                intervals[name] = dataclasses.replace(interval, places=places)
     if method == "bootstrap" and resamples < _fewest_resamples(confidence):
         tail = float(resamples * (1 - confidence) / 2)
         notes += (f"B={resamples:,} resamples leave {tail:.3g} in each tail of a "
@@ -8010,8 +7995,7 @@ def _metric_analyses(confusions: Confusions, rng: random.Random, settings: Setti
                 rng, counts, min(chunk, resamples - start), groups))):
             a += more_a
             b += more_b
-    left = _leave_one_out(confusions, specs) if settings.interval == "bca" else \
-        [None] * len(specs)
+    left = _leave_one_out(confusions, specs) if settings.interval == "bca" else [None] * len(specs)
     tests = _permutation_tests(rng, confusions, specs, settings.permutations or PERMUTATIONS)
     return [_metric_analysis(confusions, settings, spec, *parts, counts, within_classes)
             for spec, *parts in zip(specs, values, paired, left, tests)]
@@ -8459,17 +8443,6 @@ def _dot(a, b) -> int:
     return math.sumprod(a, b) if hasattr(math, "sumprod") else sum(map(operator.mul, a, b))
 
 
-def _design_strata(table: Table) -> list:
-    """Per stratum (strata, tasks, else one), per unit (item or cluster): its positions."""
-    labels = table.strata if table.strata is not None else table.tasks
-    strata = {}
-    for index in range(table.n):
-        stratum = strata.setdefault(None if labels is None else labels[index], {})
-        unit = index if table.clusters is None else table.clusters[index]
-        stratum.setdefault(unit, []).append(index)
-    return [list(units.values()) for units in strata.values()]
-
-
 def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
     """``(means, covariance, cross)`` of the k mean scores, exactly: the ratio estimator
     linearized over units, centred per stratum, times n_h / (n_h - 1) (the delta method of
@@ -8490,8 +8463,7 @@ def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
             sums = [pick(column) if count > 1 else (pick(column),) for column in columns]
         if binary and count == sum(sizes):
             bits = [int.from_bytes(bytes(map(int, s)), "little") for s in sums]
-            products = [[(bits[i] & bits[j]).bit_count() for j in range(i + 1)]
-                        for i in range(k)]
+            products = [[(bits[i] & bits[j]).bit_count() for j in range(i + 1)] for i in range(k)]
         else:
             products = [[_dot(sums[i], sums[j]) for j in range(i + 1)] for i in range(k)]
         q, size_h = _dot(sizes, sizes), sum(sizes)
@@ -8561,39 +8533,9 @@ class ZTest:
     name: str = "paired z test (design-based s.e.)"
 
 
-def _pair_tests(rng, table: Table, order, cells, means, variances, settings) -> list:
-    """Each pair's test: compare's McNemar (plain 0/1 items) or two-level t (runs); else a z
-    test (compare's sign flips would take k(k-1)/2 saddlepoints or exact sums)."""
-    tests = []
-    for x, i in enumerate(order):
-        for j in order[x + 1:]:
-            if cells is not None:
-                tests.append(mcnemar_exact(cells[j][i], cells[i][j]))
-            elif table.runs is not None:
-                scores = Scores(table.columns[j], table.columns[i], table.clusters,
-                                table.strata if table.strata is not None else table.tasks,
-                                table.runs[j], table.runs[i])
-                tests.append(_paired_test(rng, scores, settings, None)[1])
-            else:
-                tests.append(_z_test(means[i] - means[j], variances[i][j]))
-    return tests
-
-
 def _z_test(gap, var, name: str = ZTest.name) -> ZTest:
     z = float(gap) / math.sqrt(var) if var else math.inf if gap else 0.0
     return ZTest(z, 2 * NormalDist().cdf(-abs(z)) if var else 0.0 if gap else 1.0, name)
-
-
-def _tiers(order, apart) -> dict:
-    """Tier per system: the leader and all not told apart from it, then so on among the rest."""
-    tiers, rest, tier = {}, list(order), 1
-    while rest:
-        top = rest[0]
-        members = [s for s in rest if s == top or not apart[top][s]]
-        tiers.update(dict.fromkeys(members, tier))
-        rest = [s for s in rest if s not in members]
-        tier += 1
-    return tiers
 
 
 def _letter_groups(order, apart) -> dict:
@@ -8640,7 +8582,13 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
     k = len(table.systems)
     if not 2 <= k <= MAX_SYSTEMS:
         raise ToolError(f"a leaderboard needs 2 to {MAX_SYSTEMS} systems, got {k}")
-    strata = _design_strata(table)
+    labels = table.strata if table.strata is not None else table.tasks
+    grouped = {}              # per stratum (strata, tasks, else one), per unit: its positions
+    for index in range(table.n):
+        stratum = grouped.setdefault(None if labels is None else labels[index], {})
+        unit = index if table.clusters is None else table.clusters[index]
+        stratum.setdefault(unit, []).append(index)
+    strata = [list(units.values()) for units in grouped.values()]
     units = sum(map(len, strata))
     if table.gold is not None:
         means, cov, design = _metric_covariance(table, rng, metric, positive,
@@ -8651,7 +8599,6 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
                            for v in set(column)})
         columns = table.columns if scale == 1 else [tuple(int(v * scale) for v in column)
                                                     for column in table.columns]
-        labels = table.strata if table.strata is not None else table.tasks
         if labels is not None or table.clusters is not None:   # the design's checks: compare's
             Scores(table.columns[0], table.columns[1], table.clusters, labels).units
         binary, design = all(set(column) <= {0, 1} for column in table.columns), None
@@ -8665,10 +8612,23 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
     cells = None if not plain else [[sum(columns[i]) - cross[i][j] for j in range(k)]
                                     for i in range(k)]    # i scores 1 and j scores 0
 
-    def tests(order, variances):
-        return _pair_tests(rng, table, order, cells, means, variances, settings) if design \
-            is None else [_metric_pair_test(rng, table, i, j, metric, positive, settings)
-                          for x, i in enumerate(order) for j in order[x + 1:]]
+    def test(i, j, variances):
+        """The pair's test: a metric's swaps, compare's McNemar (plain 0/1 items) or two-level t
+        (runs); else a z test (compare's sign flips would take k(k-1)/2 saddlepoints)."""
+        if design is not None:
+            pair = Confusions.of(table.gold, table.columns[j], table.columns[i])
+            if positive is not None and positive not in pair.classes:   # neither has it: F1 0
+                pair = Confusions(pair.classes + (positive,), pair.cells)
+            index = None if positive is None else pair.classes.index(positive)
+            return metric_permutation_test(rng, pair, metric, index,
+                                           settings.permutations or PERMUTATIONS)
+        if cells is not None:
+            return mcnemar_exact(cells[j][i], cells[i][j])
+        if table.runs is None:
+            return _z_test(means[i] - means[j], variances[i][j])
+        scores = Scores(table.columns[j], table.columns[i], table.clusters, labels,
+                        table.runs[j], table.runs[i])
+        return _paired_test(rng, scores, settings, None)[1]
 
     def interval(s, half):
         if plain:
@@ -8678,7 +8638,7 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
             lo, hi = max(-1.0 if metric in _SIGNED_METRICS else 0.0, lo), min(1.0, hi)
         return lo, hi
     standings, pairs, critical, error, draws, separate = _board(
-        table.systems, means, cov, rng, settings, draws=draws, progress=progress, tests=tests,
+        table.systems, means, cov, rng, settings, draws=draws, progress=progress, test=test,
         interval=interval, n=table.n, target_power=target_power, plan=table.runs is None,
         differing=None if cells is None else
         [[cells[i][j] + cells[j][i] for j in range(k)] for i in range(k)])
@@ -8694,36 +8654,49 @@ def rank_systems(table: Table, rng: random.Random, settings: Settings | None = N
         warnings.append(f"only {units} {'clusters' if table.clusters is not None else 'items'}: "
                         "the normal approximation behind the intervals, ranks and tiers may "
                         "not hold")
+    parts = [f"{units:,} clusters"] if table.clusters is not None else []    # the design
+    if table.strata is not None or table.tasks is not None:
+        parts.append(f"{len(strata):,} " + ("strata" if table.strata is not None else
+                                             "slices as strata" if table.slices else
+                                             "tasks as strata"))
+    if table.runs is not None:
+        parts.append("each item's mean over its runs, plus the runs' own variance")
     return Leaderboard(tuple(standings), tuple(pairs), table.n, units, critical, error, draws,
                        settings.confidence, settings.adjust, table.proportions and
                        metric not in _SIGNED_METRICS, binary,
-                       design or _board_design(table, strata), Fraction(target_power),
+                       design or ", ".join(parts) or "items", Fraction(target_power),
                        separate, tuple(warnings), None if design is None else metric)
 
 
-def _board(names, means, cov, rng, settings, *, draws, progress, tests, interval, n,
+def _board(names, means, cov, rng, settings, *, draws, progress, test, interval, n,
            target_power, plan=True, differing=None) -> tuple:
     """``(standings, pairs, critical value, its error, draws, items to separate the top two)``
-    from the scores and covariance; *tests(order, variances)*, *interval(s, half-width)*."""
+    from the scores and covariance; *test(i, j, variances)*, *interval(s, half-width)*."""
     k = len(names)
     variances = [[cov[i][i] + cov[j][j] - 2 * cov[i][j] for j in range(k)] for i in range(k)]
     order = sorted(range(k), key=lambda s: -means[s])    # highest first, ties in input order
     positioned = [[variances[i][j] for j in order] for i in order]
     critical, error, draws = _max_t_critical(rng, [[cov[i][j] for j in order] for i in order],
                                              positioned, settings.confidence, draws, progress)
-    found = tests(order, variances)
+    ranked = [(i, j) for x, i in enumerate(order) for j in order[x + 1:]]
+    found = [test(i, j, variances) for i, j in ranked]
     adjusted = _ADJUST[settings.adjust]([t.p for t in found])
     c = Fraction(critical)
     apart = [[False] * k for _ in range(k)]
     pairs = []
-    for (i, j), test, p_adj in zip(((i, j) for x, i in enumerate(order) for j in order[x + 1:]),
-                                   found, adjusted):
+    for (i, j), pair_test, p_adj in zip(ranked, found, adjusted):
         gap, var = means[i] - means[j], variances[i][j]
         apart[i][j] = apart[j][i] = gap * gap > c * c * var if var else gap != 0
         half = Fraction(critical * math.sqrt(var))
-        pairs.append(PairGap(names[i], names[j], gap, Interval(gap - half, gap + half), test,
+        pairs.append(PairGap(names[i], names[j], gap, Interval(gap - half, gap + half), pair_test,
                              p_adj, apart[i][j], None if differing is None else differing[i][j]))
-    tiers, letters = _tiers(order, apart), _letter_groups(order, apart)
+    tiers, rest, tier = {}, list(order), 1      # the leader and all not told apart from it,
+    while rest:                                 # then so on among the rest
+        members = [s for s in rest if s == rest[0] or not apart[rest[0]][s]]
+        tiers.update(dict.fromkeys(members, tier))
+        rest = [s for s in rest if s not in members]
+        tier += 1
+    letters = _letter_groups(order, apart)
     z = NormalDist().inv_cdf((1 + float(settings.confidence)) / 2)
     standings = []
     for s in order:
@@ -8779,19 +8752,6 @@ def _metric_covariance(table: Table, rng: random.Random, metric: str, positive,
                          "items")
 
 
-def _metric_pair_test(rng, table: Table, i: int, j: int, metric: str, positive,
-                      settings: Settings) -> PermutationTest:
-    """A leaderboard pair's test of a metric: the swaps of their predictions."""
-    confusions = Confusions.of(table.gold, table.columns[j], table.columns[i])
-    index = None
-    if positive is not None:
-        if positive not in confusions.classes:     # neither has it: F1 etc. 0 for both
-            confusions = Confusions(confusions.classes + (positive,), confusions.cells)
-        index = confusions.classes.index(positive)
-    return metric_permutation_test(rng, confusions, metric, index, settings.permutations or
-                                   PERMUTATIONS)
-
-
 def _slice_scores(table: Table, confidence=CONFIDENCE) -> tuple:
     """Per slice (``tasks``) ``(slice, items, ((system, score, Interval), ...))``: marginal
     intervals, Wilson's for 0/1 scores, else normal (clamped to [0, 1] for proportions)."""
@@ -8814,19 +8774,6 @@ def _slice_scores(table: Table, confidence=CONFIDENCE) -> tuple:
             scores.append((system, mean, Interval(Fraction(lo), Fraction(hi))))
         out.append((label, len(keep), tuple(scores)))
     return tuple(out)
-
-
-def _board_design(table: Table, strata) -> str:
-    parts = []
-    if table.clusters is not None:
-        parts.append(f"{sum(map(len, strata)):,} clusters")
-    if table.strata is not None or table.tasks is not None:
-        parts.append(f"{len(strata):,} " + ("strata" if table.strata is not None else
-                                             "slices as strata" if table.slices else
-                                             "tasks as strata"))
-    if table.runs is not None:
-        parts.append("each item's mean over its runs, plus the runs' own variance")
-    return ", ".join(parts) or "items"
 
 
 # --- Battles: Bradley-Terry ratings, Davidson's ties, prompts as clusters ---
@@ -8878,15 +8825,6 @@ def _linear_solve(matrix, columns) -> list:
     return [[row[n + c] for row in rows] for c in range(len(columns))]
 
 
-def _reach(edges, start: int) -> set:
-    seen, todo = {start}, [start]
-    while todo:
-        for other in edges[todo.pop()] - seen:
-            seen.add(other)
-            todo.append(other)
-    return seen
-
-
 def _check_graph(data: Battles, kinds) -> None:
     """One line when the ratings cannot be finite: the systems fall in groups that never met,
     or a group won (or lost) every battle against the rest (*kinds*: the distinct battles)."""
@@ -8898,7 +8836,15 @@ def _check_graph(data: Battles, kinds) -> None:
             if scored:
                 won[winner].add(loser)
                 lost[loser].add(winner)
-    reached = _reach(met, 0)
+
+    def reach(edges, start: int) -> set:          # the systems reached along the edges
+        seen, todo = {start}, [start]
+        while todo:
+            for other in edges[todo.pop()] - seen:
+                seen.add(other)
+                todo.append(other)
+        return seen
+    reached = reach(met, 0)
     if len(reached) < k:
         apart = next(s for s in range(k) if s not in reached)
         raise ToolError(f"the battles fall in groups that never met ({_shorten(names[0])} and "
@@ -8906,7 +8852,7 @@ def _check_graph(data: Battles, kinds) -> None:
                         "be compared; rank each group alone")
     for edges, what in ((won, "lost"), (lost, "won")):
         for s in range(k):
-            group = _reach(edges, s)
+            group = reach(edges, s)
             if len(group) < k:
                 rest = [names[t] for t in range(k) if t not in group]
                 raise ToolError(f"{_shorten(', '.join(rest), 80)} never {what} a battle against "
@@ -9019,8 +8965,7 @@ def _prompt_bootstrap(data: Battles, fit: BradleyTerry, rng: random.Random,
         except ToolError:
             left_out += 1
             continue
-        draws.append(_bt_newton(_pair_counts(counted, ordered), start, log_tie, free,
-                                data.n)[0])
+        draws.append(_bt_newton(_pair_counts(counted, ordered), start, log_tie, free, data.n)[0])
     if len(draws) < 2:
         raise ToolError(f"{left_out:,} of {resamples:,} resamples of the prompts have no finite "
                         "ratings: the board needs the robust covariance, or more battles")
@@ -9057,8 +9002,7 @@ def bradley_terry(data: Battles, anchor: int = 0, position: bool = False) -> Bra
         pi, pj, pt = _pair_moments(theta, tie, i, j)
         vector = [(index[s], float(y) - p - pt / 2) for s, y, p in
                   ((i, share, pi), (j, 1 - share, pj), (k, share, pi)) if s in index]
-        vectors.append(vector + ([(m - 1, float(share == _HALF) - pt)] if tie is not None
-                                 else []))
+        vectors.append(vector + ([(m - 1, float(share == _HALF) - pt)] if tie is not None else []))
     products = collections.Counter({(x, x): count for x, count in enumerate(kinds.values())})
     by_prompt = _prompt_members(data, kinds)
     products.update(pair for members in by_prompt.values() if len(members) > 1
@@ -9134,8 +9078,7 @@ def rank_battles(data: Battles, rng: random.Random, settings: Settings | None = 
     name = f"Wald z ({'bootstrap' if bootstrap else 'robust' if fit.robust else 'model'} s.e.)"
     standings, pairs, critical, error, draws, separate = _board(
         data.systems, means, cov, rng, settings, draws=draws, progress=progress,
-        tests=lambda order, variances: [_z_test(means[i] - means[j], variances[i][j], name)
-                                        for x, i in enumerate(order) for j in order[x + 1:]],
+        test=lambda i, j, variances: _z_test(means[i] - means[j], variances[i][j], name),
         interval=lambda s, half: (float(means[s]) - half, float(means[s]) + half),
         n=data.n, target_power=target_power)
     met = {frozenset(pair) for pair in zip(data.first, data.second)}
@@ -9198,10 +9141,6 @@ class JudgeCorrected:
     def verdict(self) -> str:
         return "cannot tell" if not self.interval.excludes_zero() else \
             "better" if self.gap > 0 else "worse"
-
-
-def _normal_interval(estimate: float, se: float, z: float) -> tuple:
-    return estimate, Interval(Fraction(estimate - z * se), Fraction(estimate + z * se))
 
 
 def _agreement(judge, human) -> tuple:
@@ -9283,6 +9222,9 @@ def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
     yhat = [float(judge_b[k] - judge_a[k]) for k in labelled]
     u = [float(judge_b[k] - judge_a[k]) for k in unlabelled]
     z = _z_value(confidence)
+
+    def normal(estimate: float, se: float) -> tuple:      # (estimate, its normal interval)
+        return estimate, Interval(Fraction(estimate - z * se), Fraction(estimate + z * se))
     estimate, se, tuning = ppi_mean(y, yhat, u)
     human_gap, human_se, _ = ppi_mean(y, yhat, u, tuning=0.0)
     judge_gap, judge_var = _mean_and_spread(yhat + u)
@@ -9292,10 +9234,9 @@ def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
                       for judge, human in zip(data.judge, data.human))
     return JudgeCorrected(
         data.systems, len(labelled), len(human_a), estimate,
-        _normal_interval(estimate, se, z)[1], p, tuning,
-        _normal_interval(human_gap, human_se, z),
-        _normal_interval(judge_gap, math.sqrt(judge_var / len(human_a)), z),
-        _normal_interval(bias, math.sqrt(bias_var / len(y)), z),
+        normal(estimate, se)[1], p, tuning, normal(human_gap, human_se),
+        normal(judge_gap, math.sqrt(judge_var / len(human_a))),
+        normal(bias, math.sqrt(bias_var / len(y))),
         len(y) * (human_se / se) ** 2 if se else math.inf, agreement,
         _ppi_coverage(rng, y, yhat, len(u), confidence, replays) if replays else None,
         Fraction(confidence))
@@ -9420,23 +9361,19 @@ def _ledger_entry(record, number: int, shown: str) -> LedgerEntry:
                        record.get("percent", True))
 
 
-def _no_constants(name: str):
-    raise ValueError(f"{name} is not a number")
-
-
-def _unique_keys(pairs) -> dict:
-    """A ledger line's object, a key held twice refused (which one would count?)."""
-    found = dict(pairs)
-    if len(found) < len(pairs):
-        twice = next(key for key, count in collections.Counter(k for k, _ in pairs).items()
-                     if count > 1)
-        raise ToolError(f"key {_shorten(twice)} appears twice in one object")
-    return found
-
-
 def _parse_ledger(raw, path: str) -> list:
     """A ledger's entries, its bytes read through the checked reader every input goes
     through (no NUL, UTF-8, bounded lines), at most MAX_LEDGER_BYTES."""
+    def no_constants(name: str):                  # NaN and Infinity: not JSON
+        raise ValueError(f"{name} is not a number")
+
+    def unique_keys(pairs) -> dict:               # a key held twice: which one would count?
+        found = dict(pairs)
+        if len(found) < len(pairs):
+            twice = next(key for key, count in collections.Counter(k for k, _ in pairs).items()
+                         if count > 1)
+            raise ToolError(f"key {_shorten(twice)} appears twice in one object")
+        return found
     shown = _printable(path)
     checked = _CheckedReader(raw, shown)
     checked.start(binary=False)
@@ -9454,8 +9391,8 @@ def _parse_ledger(raw, path: str) -> list:
     entries = []
     for number, raw in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
         try:
-            record = json.loads(raw.decode("utf-8"), parse_constant=_no_constants,
-                                object_pairs_hook=_unique_keys)
+            record = json.loads(raw.decode("utf-8"), parse_constant=no_constants,
+                                object_pairs_hook=unique_keys)
         except ToolError as err:
             raise ToolError(f"the ledger {shown} line {number}: {err}; it is left as it "
                             "is") from None
@@ -9481,14 +9418,6 @@ def read_ledger(path: str) -> list:
         raise ToolError(f"cannot read the ledger {shown}: {err.strerror}") from None
     with handle:
         return _parse_ledger(handle, path)
-
-
-def _ledger_time() -> str:
-    """Now, in UTC to the second -- or ``SOURCE_DATE_EPOCH`` when it is set (the
-    reproducible-builds convention), so that a recorded example can be replayed exactly."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
-    moment = int(epoch) if epoch.isdigit() and len(epoch) <= 12 else None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
 
 
 def _lock_ledger(path: str) -> tuple:
@@ -9578,8 +9507,13 @@ def _comparison_entries(table: Table, comparisons) -> list:
 def _ledger_append(path: str, digest: str, entries, when: str | None = None) -> tuple:
     """``(note, append)``: where this run's comparisons (*entries*, on the test set *digest*)
     stand on their test set, counted under the ledger's lock, and the _PendingAppend that
-    releases it."""
-    when, lines = when or _ledger_time(), []
+    releases it.  The time is now, in UTC to the second, or ``SOURCE_DATE_EPOCH`` when set
+    (the reproducible-builds convention: a recorded example replays exactly)."""
+    if not when:
+        epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+        moment = int(epoch) if epoch.isdigit() and len(epoch) <= 12 else None
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+    lines = []
     for entry in entries:           # a line each: json refuses NaN and infinities here
         record = {"tool": _LEDGER_TOOL, "ledger_version": _LEDGER_VERSION, "test_set": digest,
                   "time": when, "version": __version__, **entry}
@@ -9641,14 +9575,9 @@ def summarize_ledger(path: str, confidence) -> LedgerSummary:
 
 @dataclass(frozen=True)
 class Coverage:
-    """How often an interval covers the true gap, over simulation replays -- or, with
-    ``exact``, the probabilities themselves, summed over every outcome (no replays).
-
-    Rates are over all replays.  Where BCa is undefined the percentile interval stands
-    in, as it does in a comparison, and the replay is counted in ``undefined``.
-    ``others`` holds the same study for the other interval rules, measured on the
-    same replays.
-    """
+    """How often an interval covers the true gap, over all simulation replays (where BCa is
+    undefined the percentile interval stands in, as in a comparison) -- or, with ``exact``,
+    the probabilities themselves, summed over every outcome (no replays)."""
 
     replays: int
     covers: int | float
@@ -9768,21 +9697,16 @@ def _scores_intervals(rng, data: Scores, resamples: int, confidence, rules) -> d
 
 def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Settings | None = None,
              *, replays: int, progress=None, **options) -> Coverage:
-    """Replay simulate-then-paired-CI *replays* times on one generator.
+    """Replay simulate-then-paired-CI *replays* times on one generator; *settings* (or its
+    fields as keywords) as for analyze(), and a release gate's margin.
 
-    *settings* (or its fields as keywords) give the resamples, confidence, interval rule,
-    engine (stream or counts) and, for a release gate, the margin.
-
-    The true gap is ``acc_b - acc_a`` in exact arithmetic; an interval covers it
-    when ``lo <= gap <= hi``, and "excludes zero" counts intervals that exclude 0 on
-    the side of the true gap (power when the gap is not 0, type-I error when it
-    is).  Every interval rule is measured on each replay's resamples (the chosen
-    one is reported, the others are in ``others``); only the resampling draws.  The
-    ``counts`` engine simulates each replay's cell counts as one multinomial draw.
-    With clustered items each replay computes the interval that ignores the
-    clusters, then the cluster bootstrap's, so both coverages come out side by side;
-    with runs, the single-run interval (run 1 of each system: what one seed per system
-    would report), then the two-level one.
+    The true gap is ``acc_b - acc_a`` exactly; an interval covers it when ``lo <= gap <= hi``,
+    and "excludes zero" counts intervals that exclude 0 on the true gap's side (power when the
+    gap is not 0, type-I error when it is).  Every rule is measured on each replay's resamples
+    (the chosen one reported, the others in ``others``); only the resampling draws.  The
+    ``counts`` engine draws each replay's cell counts as one multinomial.  With clusters each
+    replay computes the interval that ignores them, then the cluster bootstrap's; with runs,
+    the single-run interval (run 1 of each system: one seed per system), then the two-level one.
     """
     settings = _settings_of(settings, options)
     confidence, interval = settings.confidence, settings.interval
@@ -9918,8 +9842,7 @@ def _interval_study(rng, probs, n: int, true_gap: Fraction, rules, confidence, r
     exact = _calibrates_exactly(probs, n)
     for replay in range(replays):
         table = Cells(*multinomial_variate(rng, n, probs))
-        study.add(_table_intervals(rng, table, resamples, confidence, rules,
-                                   7 if exact else None))
+        study.add(_table_intervals(rng, table, resamples, confidence, rules, 7 if exact else None))
         if progress is not None and (replay + 1) % 64 == 0:
             progress(replay + 1, replays)
     return study.result(replays)
