@@ -10769,9 +10769,8 @@ class _TasksReport:
     def pooled(self) -> Report:
         """The pooled comparison as a report of its own (the usual renderers draw it)."""
         pool, tasks = self.result.pool, self.table.tasks
-        pooled = dataclasses.replace(self.table, strata=tasks if pool in ("strata", "macro")
-                                     else None,
-                                     clusters=tasks if pool == "clusters" else None)
+        pooled = dataclasses.replace(self.table, clusters=tasks if pool == "clusters" else None,
+                                     strata=tasks if pool in ("strata", "macro") else None)
         return Report(self.params, "tasks", self.result.pooled, table=pooled,
                       ledger=self.ledger, details=self.details)
 
@@ -10820,13 +10819,6 @@ _Grid = collections.namedtuple("_Grid", "header rows right indent", defaults=(fr
 _Pre = collections.namedtuple("_Pre", "lines")
 
 
-def _indented(document: list) -> list:
-    """A document nested in another (a run's pooled comparison), two spaces further in."""
-    return [f"  {block}" if isinstance(block, str) else
-            block._replace(indent=block.indent + 2) if isinstance(block, _Grid)
-            else _Pre(tuple(f"  {line}" for line in block.lines)) for block in document]
-
-
 # --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
 
 def _format_level(level) -> str:
@@ -10855,7 +10847,7 @@ def _interval_label(result: Analysis, name: str) -> str:
             f"{_format_level(result.confidence)} CI{tail}")
 
 
-def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
+def _runs_lines(runs: RunsAnalysis, percent: bool) -> list:
     """Each system's runs, spread and overlap; the two-level interval, test, variance split."""
     unit = (lambda v: _round_fixed(Fraction(v) * 100, 1)) if percent else \
         (lambda v: _round_fixed(Fraction(v), 3))
@@ -11361,8 +11353,7 @@ def _battle_summary(table: Table, comparison: Comparison) -> dict:
     decisive = wins_a + wins_b
     summary.update(wins={"a": wins_a, "b": wins_b}, ties=n - decisive, decisive=decisive,
                    decisive_win_rate=Fraction(wins_b, decisive) if decisive else None,
-                   decisive_ci=list(map(Fraction, clopper_pearson(wins_b, decisive,
-                                                                  confidence)))
+                   decisive_ci=list(map(Fraction, clopper_pearson(wins_b, decisive, confidence)))
                    if decisive else None, position=None)
     positions = table.preference[1]
     if positions is not None:
@@ -11470,8 +11461,7 @@ def _data_document(report: Report) -> list:
 
 def _simulation_document(report: Report) -> list:
     """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
-    p, comparison = report.params, report.comparisons[0]
-    result = comparison.analysis
+    p, comparison, result = report.params, report.comparisons[0], report.analysis
     lines = [f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
              f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(p['acc_b'] - p['acc_a'])}",
              f"observed: A={_round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
@@ -11805,7 +11795,11 @@ def _tasks_document(report: _TasksReport) -> list:
                result.pooled[0].analysis.metric or "accuracy"]}
     head.append(f"{'overall' if table.slices else 'pooled'} over all {table.n:,} items, "
                 f"{how[result.pool]}:")
-    return head + _indented(_comparison_document(report.pooled)) + lines
+    pooled = [f"  {block}" if isinstance(block, str) else      # nested, two spaces further in
+              block._replace(indent=block.indent + 2) if isinstance(block, _Grid)
+              else _Pre(tuple(f"  {line}" for line in block.lines))
+              for block in _comparison_document(report.pooled)]
+    return head + pooled + lines
 
 
 def _slice_needs(task: TaskComparison, decision: Decision) -> int | None:
@@ -12298,8 +12292,7 @@ def _forest(rows, unit: int, heading: str, xlabel: str, title: str, marks=()) ->
                   margin=(230, 190, 50, 50))
     bottom = canvas.height - canvas.bottom
     for value, stroke, dash in marks:
-        canvas.line(canvas.x(value), canvas.top, canvas.x(value), bottom, stroke=stroke,
-                    dash=dash)
+        canvas.line(canvas.x(value), canvas.top, canvas.x(value), bottom, stroke=stroke, dash=dash)
     for index, (label, point, interval, note, shaded) in enumerate(rows, start=1):
         y = canvas.y(index)
         if shaded:
