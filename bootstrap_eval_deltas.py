@@ -10822,8 +10822,7 @@ _Pre = collections.namedtuple("_Pre", "lines")
 # --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
 
 def _format_level(level) -> str:
-    """A confidence level as a percentage, four significant digits at most, or as many as
-    keep it below 100%: 98.33%, 99.9999%.
+    """A confidence level as a percentage: four significant digits, more to stay below 100%.
 
     >>> _format_level(Fraction(59, 60)), _format_level(Fraction(999999, 1000000))
     ('98.33%', '99.9999%')
@@ -10945,8 +10944,7 @@ def _design_lines(design) -> list:
 
 
 def _magnitude(value: Fraction, percent: bool, beside=None) -> str:
-    """A size (>= 0) as a gap is printed (beside an interval: with its decimals), unsigned:
-    never 0.0 for one that is not 0."""
+    """A size (>= 0) printed as a gap (with *beside*'s decimals), unsigned; 0.0 only for 0."""
     return _format_gap(value, percent, beside=beside).lstrip("+")
 
 
@@ -10993,8 +10991,7 @@ def _precision_lines(result: Analysis) -> list:
 
 
 def _exact_lines(result: Analysis) -> list:
-    """The exact intervals asked for beside the resampled ones (``exact``), which the
-    verdict reads."""
+    """The exact intervals asked for (``exact``) beside the resampled ones: the verdict's."""
     if result.exact is None:
         return []
     ex, pct = result.exact, result.percent
@@ -11036,11 +11033,6 @@ def _dropped_lines(table: Table) -> list:
     return [f"note: {table.dropped_note}"] if table.dropped_note else []
 
 
-def _rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
-    se = cov.standard_error(value) * 100
-    return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
-
-
 def _measured(cov: Coverage, rate) -> str:
     """A rate as measured: ``94.1% +- 0.7`` (its Monte Carlo s.e.), or ``94.1%`` exact."""
     text = _percent(rate)
@@ -11071,19 +11063,23 @@ def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
 
 
 def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
+    """The simulation's coverage and false positives over its replays, and the gate's."""
+    def rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
+        se = cov.standard_error(value) * 100
+        return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
     which = (f"a 'significant' {'+' if true_gap >= 0 else '-'}gap" if true_gap != 0
              else "a false positive")
     kind = "two-level" if cov.rule == "two-level" else "paired"
     lines = [f"over {cov.replays} replays: {kind} CI covers the true gap "
-             f"{_rate_text(cov.covers_rate, cov)};",
-             f"CI excludes zero ({which}) {_rate_text(cov.excludes_zero_rate, cov)}"]
+             f"{rate_text(cov.covers_rate, cov)};",
+             f"CI excludes zero ({which}) {rate_text(cov.excludes_zero_rate, cov)}"]
     if cov.item_level is not None:
         items, other = cov.item_level, (
             "the two-level interval's, over every run; the single-run interval, one run per "
             "system," if cov.rule == "two-level" else
             "the cluster bootstrap's; the item-level bootstrap, ignoring the clusters,")
-        lines.append(f"  (those are {other} covers {_rate_text(items.covers_rate, items, '')} "
-                     f"and excludes zero {_rate_text(items.excludes_zero_rate, items, '')})")
+        lines.append(f"  (those are {other} covers {rate_text(items.covers_rate, items, '')} "
+                     f"and excludes zero {rate_text(items.excludes_zero_rate, items, '')})")
     if cov.undefined:
         lines.append(f"  ({cov.undefined} of {cov.replays} replays had no "
                      f"{_INTERVAL_NAMES[cov.rule]} interval (undefined); the percentile interval "
@@ -11094,7 +11090,7 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
         truth = (f"; the true gap equals the margin, so this is the gate's false-pass rate "
                  f"(at most {_format_level((1 - nominal) / 2)} by design)"
                  if true_gap == cov.margin else "")
-        lines.append(f"gate at {margin}: passes {_rate_text(rate, cov)}{truth}")
+        lines.append(f"gate at {margin}: passes {rate_text(rate, cov)}{truth}")
     return lines + _holds_lines(cov, None, nominal)
 
 
@@ -11265,10 +11261,8 @@ def _act_lines(comparison: Comparison) -> list:
 
 
 def _histogram_bins(dist, bins: int) -> list:
-    """[(lo, hi, share of the mass in [lo, hi))]: exact edges, on the statistic's grid (k/n)
-    when it has one (ratio statistics get equal bins)."""
-    low, high = dist.support
-    step = dist.grid
+    """[(lo, hi, share of the mass in [lo, hi))]: exact edges, on the statistic's grid if any."""
+    (low, high), step = dist.support, dist.grid
     if step is None:
         step = (high - low) / (bins * 1000) or Fraction(1, 1000)
     width = max(1, math.ceil((high - low + step) / bins / step)) * step
@@ -11355,16 +11349,14 @@ def _battle_summary(table: Table, comparison: Comparison) -> dict:
                    decisive_win_rate=Fraction(wins_b, decisive) if decisive else None,
                    decisive_ci=list(map(Fraction, clopper_pearson(wins_b, decisive, confidence)))
                    if decisive else None, position=None)
-    positions = table.preference[1]
-    if positions is not None:
+    if (positions := table.preference[1]) is not None:
         summary["position"] = _position(sum(y if shown else x for x, y, shown in
                                             zip(a, b, positions)), decisive)
     return summary
 
 
 def _first_position(data: Battles) -> dict | None:
-    """How often the system shown first won the decisive battles, with the exact binomial
-    test against half (None: the format does not record positions, or no battle decided)."""
+    """How often the system shown first won the decisive battles, tested against half (or None)."""
     won = sum(share == 1 for share in data.shares)
     return _position(won, won + sum(share == 0 for share in data.shares)) \
         if data.positioned else None
@@ -11731,8 +11723,7 @@ def _calibration_table_document(report: _CalibrationTableReport) -> list:
 
 def _tasks_document(report: _TasksReport) -> list:
     table, result, percent = report.table, report.result, report.table.proportions
-    tasks = len(result.tasks)
-    first = result.tasks[0].comparisons[0].decision
+    tasks, first = len(result.tasks), result.tasks[0].comparisons[0].decision
     noun, of = ("slice", f" of {table.slices}") if table.slices else ("task", "")
     each = f"on the {noun}'s items"
     if result.pool in ("f1", "recall"):                  # compare_classes
@@ -11920,8 +11911,7 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     rows = [[_ranks_text(s.ranks), s.system, _round_fixed(s.score, places),
              s.interval.as_proportions(places), str(s.tier), s.groups] for s in board.standings]
     lines.append(_Grid(("rank", "system", _METRIC_NAMES.get(board.metric, "score"),
-                        f"{level} CI", "tier", "groups"),
-                       tuple(rows), frozenset({0, 2})))
+                        f"{level} CI", "tier", "groups"), tuple(rows), frozenset({0, 2})))
     lines.append(f"groups: systems that share a letter are not told apart ({level} joint), "
                  "those that share none are; tiers are greedy, so a tier boundary alone is not "
                  "a separation" if board.standings[0].groups else "groups: more than 52 letters "
@@ -12011,8 +12001,7 @@ def _judged_document(report: _JudgedReport) -> list:
                      f"{_percent(rate)} of {replays:,} replays simulated "
                      f"from these data (Monte Carlo s.e. {error * 100:.1f}%), short of its "
                      f"{level}: label more items, or read it as wider than it is")
-    passed = _judged_passed(report)
-    if passed is not None:
+    if (passed := _judged_passed(report)) is not None:
         margin = _format_gap(Fraction(report.margin), percent)
         lower = _format_gap(r.interval.lo, percent)
         lines.append(f"gate: {'PASS' if passed else 'FAIL'} (at {margin}): the lower end of the "
@@ -12255,8 +12244,7 @@ def svg_power_curve(report: _SweepReport) -> str:
                     size=12, anchor="start", extra=' fill="#c0392b"')
     for n, cov in [(row.n, row.simulated) for row in result.rows] + (
             [(result.n_needed, result.confirmation)] if result.confirmation is not None else []):
-        rate = float(cov.excludes_zero_rate)
-        se = cov.standard_error(cov.excludes_zero_rate)
+        rate, se = float(cov.excludes_zero_rate), cov.standard_error(cov.excludes_zero_rate)
         canvas.line(canvas.x(n), canvas.y(max(0, rate - 1.96 * se)), canvas.x(n),
                     canvas.y(min(1, rate + 1.96 * se)), stroke="#222", width=1.5)
         canvas.add(f'<circle cx="{canvas.x(n):.1f}" cy="{canvas.y(rate):.1f}" r="4" '
