@@ -10867,8 +10867,7 @@ def _runs_lines(runs: RunsAnalysis, percent: bool) -> list:
     lines += [f"  two-level bootstrap {_format_level(runs.confidence)} CI (items and runs): "
               f"{_format_interval(runs.interval, percent)} (the plain two-level spread "
               f"{'widened' if scale >= 1 else 'narrowed'} x{scale:.2f} for {runs.a.count} and "
-              f"{runs.b.count} runs: the unbiased variance, Student's t on "
-              f"{runs.test.df:.1f} df)",
+              f"{runs.b.count} runs: the unbiased variance, Student's t on {runs.test.df:.1f} df)",
               f"  two-level t test: t={runs.test.t:.2f} on {runs.test.df:.1f} df, "
               f"{_p_equals(runs.test.p)}"]
     items, share_a, share_b = runs.shares
@@ -12415,10 +12414,8 @@ _RENDERERS = {
 
 def render(report, output: str = "text") -> str:
     """The report as text for a terminal, one JSON object, markdown for a pull request, or
-    HTML for a notebook: the same document in each.
-
-    Text, markdown and HTML never carry a control character from an input (a column name
-    with an ANSI escape is shown escaped); JSON escapes everything it must."""
+    HTML for a notebook: the same document in each, never with an input's control character
+    (an ANSI escape in a column name is shown escaped; JSON escapes everything it must)."""
     if output not in OUTPUTS:
         raise ToolError(f"unknown output {output!r}; choose one of {', '.join(OUTPUTS)}")
     if type(report) not in _RENDERERS:
