@@ -10822,7 +10822,7 @@ _Pre = collections.namedtuple("_Pre", "lines")
 # --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
 
 def _format_level(level) -> str:
-    """A confidence level as a percentage: four significant digits, more to stay below 100%.
+    """A confidence level as a percentage: at most four significant digits, more if 100% shows.
 
     >>> _format_level(Fraction(59, 60)), _format_level(Fraction(999999, 1000000))
     ('98.33%', '99.9999%')
@@ -11721,6 +11721,7 @@ def _calibration_table_document(report: _CalibrationTableReport) -> list:
 
 
 def _tasks_document(report: _TasksReport) -> list:
+    """Slices shown worse, the pooled comparison nested two spaces in, then the task table."""
     table, result, percent = report.table, report.result, report.table.proportions
     tasks, first = len(result.tasks), result.tasks[0].comparisons[0].decision
     noun, of = ("slice", f" of {table.slices}") if table.slices else ("task", "")
