@@ -11355,7 +11355,7 @@ def _battle_summary(table: Table, comparison: Comparison) -> dict:
 
 
 def _first_position(data: Battles) -> dict | None:
-    """How often the system shown first won the decisive battles, tested against half (or None)."""
+    """How often the system shown first won the decisive battles; exact binomial test vs half."""
     won = sum(share == 1 for share in data.shares)
     return _position(won, won + sum(share == 0 for share in data.shares)) \
         if data.positioned else None
