@@ -10521,9 +10521,8 @@ class _TasksReport:
     def pooled(self) -> Report:
         """The pooled comparison as a report of its own (the usual renderers draw it)."""
         pool, tasks = self.result.pool, self.table.tasks
-        pooled = dataclasses.replace(self.table, strata=tasks if pool in ("strata", "macro")
-                                     else None,
-                                     clusters=tasks if pool == "clusters" else None)
+        pooled = dataclasses.replace(self.table, clusters=tasks if pool == "clusters" else None,
+                                     strata=tasks if pool in ("strata", "macro") else None)
         return Report(self.params, "tasks", self.result.pooled, table=pooled,
                       ledger=self.ledger, details=self.details)
 
@@ -10572,18 +10571,10 @@ _Grid = collections.namedtuple("_Grid", "header rows right indent", defaults=(fr
 _Pre = collections.namedtuple("_Pre", "lines")
 
 
-def _indented(document: list) -> list:
-    """A document nested in another (a run's pooled comparison), two spaces further in."""
-    return [f"  {block}" if isinstance(block, str) else
-            block._replace(indent=block.indent + 2) if isinstance(block, _Grid)
-            else _Pre(tuple(f"  {line}" for line in block.lines)) for block in document]
-
-
 # --- units: accuracies and other scores in [0, 1] in points, the rest as they are ---
 
 def _format_level(level) -> str:
-    """A confidence level as a percentage, four significant digits at most, or as many as
-    keep it below 100%: 98.33%, 99.9999%.
+    """A confidence level as a percentage: at most four significant digits, more if 100% shows.
 
     >>> _format_level(Fraction(59, 60)), _format_level(Fraction(999999, 1000000))
     ('98.33%', '99.9999%')
@@ -10607,7 +10598,7 @@ def _interval_label(result: Analysis, name: str) -> str:
             f"{_format_level(result.confidence)} CI{tail}")
 
 
-def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
+def _runs_lines(runs: RunsAnalysis, percent: bool) -> list:
     """Each system's runs, spread and overlap; the two-level interval, test, variance split."""
     unit = (lambda v: _round_fixed(Fraction(v) * 100, 1)) if percent else \
         (lambda v: _round_fixed(Fraction(v), 3))
@@ -10628,8 +10619,7 @@ def _runs_lines(runs: RunsAnalysis, percent: bool, table=None) -> list:
     lines += [f"  two-level bootstrap {_format_level(runs.confidence)} CI (items and runs): "
               f"{_format_interval(runs.interval, percent)} (the plain two-level spread "
               f"{'widened' if scale >= 1 else 'narrowed'} x{scale:.2f} for {runs.a.count} and "
-              f"{runs.b.count} runs: the unbiased variance, Student's t on "
-              f"{runs.test.df:.1f} df)",
+              f"{runs.b.count} runs: the unbiased variance, Student's t on {runs.test.df:.1f} df)",
               f"  two-level t test: t={runs.test.t:.2f} on {runs.test.df:.1f} df, "
               f"{_p_equals(runs.test.p)}"]
     items, share_a, share_b = runs.shares
@@ -10705,8 +10695,7 @@ def _design_lines(design) -> list:
 
 
 def _magnitude(value: Fraction, percent: bool, beside=None) -> str:
-    """A size (>= 0) as a gap is printed (beside an interval: with its decimals), unsigned:
-    never 0.0 for one that is not 0."""
+    """A size (>= 0) printed as a gap (with *beside*'s decimals), unsigned; 0.0 only for 0."""
     return _format_gap(value, percent, beside=beside).lstrip("+")
 
 
@@ -10753,8 +10742,7 @@ def _precision_lines(result: Analysis) -> list:
 
 
 def _exact_lines(result: Analysis) -> list:
-    """The exact intervals asked for beside the resampled ones (``exact``), which the
-    verdict reads."""
+    """The exact intervals asked for (``exact``) beside the resampled ones: the verdict's."""
     if result.exact is None:
         return []
     ex, pct = result.exact, result.percent
@@ -10796,11 +10784,6 @@ def _dropped_lines(table: Table) -> list:
     return [f"note: {table.dropped_note}"] if table.dropped_note else []
 
 
-def _rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
-    se = cov.standard_error(value) * 100
-    return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
-
-
 def _measured(cov: Coverage, rate) -> str:
     """A rate as measured: ``94.1% +- 0.7`` (its Monte Carlo s.e.), or ``94.1%`` exact."""
     text = _percent(rate)
@@ -10831,19 +10814,23 @@ def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
 
 
 def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
+    """The simulation's coverage and false positives over its replays, and the gate's."""
+    def rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
+        se = cov.standard_error(value) * 100
+        return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
     which = (f"a 'significant' {'+' if true_gap >= 0 else '-'}gap" if true_gap != 0
              else "a false positive")
     kind = "two-level" if cov.rule == "two-level" else "paired"
     lines = [f"over {cov.replays} replays: {kind} CI covers the true gap "
-             f"{_rate_text(cov.covers_rate, cov)};",
-             f"CI excludes zero ({which}) {_rate_text(cov.excludes_zero_rate, cov)}"]
+             f"{rate_text(cov.covers_rate, cov)};",
+             f"CI excludes zero ({which}) {rate_text(cov.excludes_zero_rate, cov)}"]
     if cov.item_level is not None:
         items, other = cov.item_level, (
             "the two-level interval's, over every run; the single-run interval, one run per "
             "system," if cov.rule == "two-level" else
             "the cluster bootstrap's; the item-level bootstrap, ignoring the clusters,")
-        lines.append(f"  (those are {other} covers {_rate_text(items.covers_rate, items, '')} "
-                     f"and excludes zero {_rate_text(items.excludes_zero_rate, items, '')})")
+        lines.append(f"  (those are {other} covers {rate_text(items.covers_rate, items, '')} "
+                     f"and excludes zero {rate_text(items.excludes_zero_rate, items, '')})")
     if cov.undefined:
         lines.append(f"  ({cov.undefined} of {cov.replays} replays had no "
                      f"{_INTERVAL_NAMES[cov.rule]} interval (undefined); the percentile interval "
@@ -10854,7 +10841,7 @@ def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
         truth = (f"; the true gap equals the margin, so this is the gate's false-pass rate "
                  f"(at most {_format_level((1 - nominal) / 2)} by design)"
                  if true_gap == cov.margin else "")
-        lines.append(f"gate at {margin}: passes {_rate_text(rate, cov)}{truth}")
+        lines.append(f"gate at {margin}: passes {rate_text(rate, cov)}{truth}")
     return lines + _holds_lines(cov, None, nominal)
 
 
@@ -11025,10 +11012,8 @@ def _act_lines(comparison: Comparison) -> list:
 
 
 def _histogram_bins(dist, bins: int) -> list:
-    """[(lo, hi, share of the mass in [lo, hi))]: exact edges, on the statistic's grid (k/n)
-    when it has one (ratio statistics get equal bins)."""
-    low, high = dist.support
-    step = dist.grid
+    """[(lo, hi, share of the mass in [lo, hi))]: exact edges, on the statistic's grid if any."""
+    (low, high), step = dist.support, dist.grid
     if step is None:
         step = (high - low) / (bins * 1000) or Fraction(1, 1000)
     width = max(1, math.ceil((high - low + step) / bins / step)) * step
@@ -11113,19 +11098,16 @@ def _battle_summary(table: Table, comparison: Comparison) -> dict:
     decisive = wins_a + wins_b
     summary.update(wins={"a": wins_a, "b": wins_b}, ties=n - decisive, decisive=decisive,
                    decisive_win_rate=Fraction(wins_b, decisive) if decisive else None,
-                   decisive_ci=list(map(Fraction, clopper_pearson(wins_b, decisive,
-                                                                  confidence)))
+                   decisive_ci=list(map(Fraction, clopper_pearson(wins_b, decisive, confidence)))
                    if decisive else None, position=None)
-    positions = table.preference[1]
-    if positions is not None:
+    if (positions := table.preference[1]) is not None:
         summary["position"] = _position(sum(y if shown else x for x, y, shown in
                                             zip(a, b, positions)), decisive)
     return summary
 
 
 def _first_position(data: Battles) -> dict | None:
-    """How often the system shown first won the decisive battles, with the exact binomial
-    test against half (None: the format does not record positions, or no battle decided)."""
+    """How often the system shown first won the decisive battles; exact binomial test vs half."""
     won = sum(share == 1 for share in data.shares)
     return _position(won, won + sum(share == 0 for share in data.shares)) \
         if data.positioned else None
@@ -11222,8 +11204,7 @@ def _data_document(report: Report) -> list:
 
 def _simulation_document(report: Report) -> list:
     """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
-    p, comparison = report.params, report.comparisons[0]
-    result = comparison.analysis
+    p, comparison, result = report.params, report.comparisons[0], report.analysis
     lines = [f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
              f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(p['acc_b'] - p['acc_a'])}",
              f"observed: A={_round_fixed(result.accuracy_a, 3)} {result.ci_a.as_proportions()}   "
@@ -11492,9 +11473,9 @@ def _calibration_table_document(report: _CalibrationTableReport) -> list:
 
 
 def _tasks_document(report: _TasksReport) -> list:
+    """Slices shown worse, the pooled comparison nested two spaces in, then the task table."""
     table, result, percent = report.table, report.result, report.table.proportions
-    tasks = len(result.tasks)
-    first = result.tasks[0].comparisons[0].decision
+    tasks, first = len(result.tasks), result.tasks[0].comparisons[0].decision
     noun, of = ("slice", f" of {table.slices}") if table.slices else ("task", "")
     each = f"on the {noun}'s items"
     if result.pool in ("f1", "recall"):                  # compare_classes
@@ -11557,7 +11538,11 @@ def _tasks_document(report: _TasksReport) -> list:
                result.pooled[0].analysis.metric or "accuracy"]}
     head.append(f"{'overall' if table.slices else 'pooled'} over all {table.n:,} items, "
                 f"{how[result.pool]}:")
-    return head + _indented(_comparison_document(report.pooled)) + lines
+    pooled = [f"  {block}" if isinstance(block, str) else      # nested, two spaces further in
+              block._replace(indent=block.indent + 2) if isinstance(block, _Grid)
+              else _Pre(tuple(f"  {line}" for line in block.lines))
+              for block in _comparison_document(report.pooled)]
+    return head + pooled + lines
 
 
 def _slice_needs(task: TaskComparison, decision: Decision) -> int | None:
@@ -11678,8 +11663,7 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
     rows = [[_ranks_text(s.ranks), s.system, _round_fixed(s.score, places),
              s.interval.as_proportions(places), str(s.tier), s.groups] for s in board.standings]
     lines.append(_Grid(("rank", "system", _METRIC_NAMES.get(board.metric, "score"),
-                        f"{level} CI", "tier", "groups"),
-                       tuple(rows), frozenset({0, 2})))
+                        f"{level} CI", "tier", "groups"), tuple(rows), frozenset({0, 2})))
     lines.append(f"groups: systems that share a letter are not told apart ({level} joint), "
                  "those that share none are; tiers are greedy, so a tier boundary alone is not "
                  "a separation" if board.standings[0].groups else "groups: more than 52 letters "
@@ -11769,8 +11753,7 @@ def _judged_document(report: _JudgedReport) -> list:
                      f"{_percent(rate)} of {replays:,} replays simulated "
                      f"from these data (Monte Carlo s.e. {error * 100:.1f}%), short of its "
                      f"{level}: label more items, or read it as wider than it is")
-    passed = _judged_passed(report)
-    if passed is not None:
+    if (passed := _judged_passed(report)) is not None:
         margin = _format_gap(Fraction(report.margin), percent)
         lower = _format_gap(r.interval.lo, percent)
         lines.append(f"gate: {'PASS' if passed else 'FAIL'} (at {margin}): the lower end of the "
@@ -12013,8 +11996,7 @@ def svg_power_curve(report: _SweepReport) -> str:
                     size=12, anchor="start", extra=' fill="#c0392b"')
     for n, cov in [(row.n, row.simulated) for row in result.rows] + (
             [(result.n_needed, result.confirmation)] if result.confirmation is not None else []):
-        rate = float(cov.excludes_zero_rate)
-        se = cov.standard_error(cov.excludes_zero_rate)
+        rate, se = float(cov.excludes_zero_rate), cov.standard_error(cov.excludes_zero_rate)
         canvas.line(canvas.x(n), canvas.y(max(0, rate - 1.96 * se)), canvas.x(n),
                     canvas.y(min(1, rate + 1.96 * se)), stroke="#222", width=1.5)
         canvas.add(f'<circle cx="{canvas.x(n):.1f}" cy="{canvas.y(rate):.1f}" r="4" '
@@ -12050,8 +12032,7 @@ def _forest(rows, unit: int, heading: str, xlabel: str, title: str, marks=()) ->
                   margin=(230, 190, 50, 50))
     bottom = canvas.height - canvas.bottom
     for value, stroke, dash in marks:
-        canvas.line(canvas.x(value), canvas.top, canvas.x(value), bottom, stroke=stroke,
-                    dash=dash)
+        canvas.line(canvas.x(value), canvas.top, canvas.x(value), bottom, stroke=stroke, dash=dash)
     for index, (label, point, interval, note, shaded) in enumerate(rows, start=1):
         y = canvas.y(index)
         if shaded:
@@ -12186,10 +12167,8 @@ _RENDERERS = {
 
 def render(report, output: str = "text") -> str:
     """The report as text for a terminal, one JSON object, markdown for a pull request, or
-    HTML for a notebook: the same document in each.
-
-    Text, markdown and HTML never carry a control character from an input (a column name
-    with an ANSI escape is shown escaped); JSON escapes everything it must."""
+    HTML for a notebook: the same document in each, never with an input's control character
+    (an ANSI escape in a column name is shown escaped; JSON escapes everything it must)."""
     if output not in OUTPUTS:
         raise ToolError(f"unknown output {output!r}; choose one of {', '.join(OUTPUTS)}")
     if type(report) not in _RENDERERS:
