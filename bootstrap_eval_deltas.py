@@ -12503,9 +12503,10 @@ class Result:
         report = self.report.pooled if isinstance(self.report, _TasksReport) else self.report
         return report.comparisons if isinstance(report, Report) else ()
 
-    def _first(self, value, judged=None):
+    def _first(self, value, judged):
+        """The first candidate's *value*, or a judge-corrected result's *judged*."""
         if isinstance(self.report, _JudgedReport):
-            return judged(self.report.result) if judged else None
+            return judged(self.report.result)
         return value(self.comparisons[0]) if self.comparisons else None
 
     verdict = property(lambda self: self._first(lambda c: c.decision.word,
@@ -12692,19 +12693,7 @@ def _labels(column, ids, keyed: bool, items, positions, label: str) -> tuple:
 
 def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
     """Scores given from Python as a Table, joined as run files are: named items sorted (their
-    order cannot change a seeded result), items in order by position, of one length.  A
-    value's own method failing (``len``, iteration, ``float``) is one ToolError."""
-    try:
-        return _values_table(systems, names, ids, clusters, strata, on_missing)
-    except ToolError:
-        raise
-    except Exception as error:                      # the values' own code, not the tool's
-        raise ToolError(f"reading the values given raised {type(error).__name__}: "
-                        f"{_printable(str(error))[:200]}") from None
-
-
-def _values_table(systems, names, ids, clusters, strata, on_missing: str) -> Table:
-    """``_table_of`` itself."""
+    order cannot change a seeded result), items in order by position, of one length."""
     if ids is not None:
         ids = [_python_id(i, "ids") for i in _sequence(ids, "ids")]
         if len(set(ids)) != len(ids):
@@ -12962,8 +12951,14 @@ def _with_inputs(request: _Request, inputs, ids=None, clusters=None, strata=None
     if reading:
         raise ToolError(f"{reading[0]} says how to read files; these scores are given from "
                         "Python (clusters= and strata= give the labels)")
-    return dataclasses.replace(request, table=_table_of(
-        inputs, request.names, ids, clusters, strata, request.on_missing))
+    try:
+        table = _table_of(inputs, request.names, ids, clusters, strata, request.on_missing)
+    except ToolError:
+        raise
+    except Exception as error:           # a value's own len, iteration or float: one ToolError
+        raise ToolError(f"reading the values given raised {type(error).__name__}: "
+                        f"{_printable(str(error))[:200]}") from None
+    return dataclasses.replace(request, table=table)
 
 
 # --- validate: checks only, in the order a reader would think of them ---
@@ -13388,10 +13383,15 @@ def _read_options(r: _Request, on_missing: str, progress=None) -> ReadOptions:
                        r.allow_different_targets, r.allow_different_prompts, r.pool)
 
 
-def _refuse_one_file_twice(paths) -> None:
-    """Two systems' paths that are one file or folder (``a.csv`` and ``./a.csv``, ``-`` and
-    ``/dev/stdin``) would compare a system with itself: refused."""
-    seen = {}
+def _read_input(r: _Request, progress=None) -> Table | Battles:
+    """The user's scores: one file, one file or folder per system, or files of battles."""
+    options = _read_options(r, r.on_missing, progress)
+    systems = r.systems
+    paths = [r.csv] if r.baseline is None else [r.baseline, *r.candidate]
+    if sum(isinstance(path, str) and path == "-" for path in paths) > 1:
+        raise ToolError("- (stdin) is given more than once; it can be read once: give the "
+                        "other systems as files")
+    seen = {}           # one file twice (a.csv and ./a.csv, - and /dev/stdin): A against A
     for path in paths:
         try:
             info = os.fstat(0) if path == "-" else os.stat(path)
@@ -13402,17 +13402,6 @@ def _refuse_one_file_twice(paths) -> None:
             raise ToolError(f"{_shorten(other)} and {_shorten(path)} are the same "
                             f"{'folder' if stat.S_ISDIR(info.st_mode) else 'file'}; give "
                             "each system its own")
-
-
-def _read_input(r: _Request, progress=None) -> Table | Battles:
-    """The user's scores: one file, one file or folder per system, or files of battles."""
-    options = _read_options(r, r.on_missing, progress)
-    systems = r.systems
-    paths = [r.csv] if r.baseline is None else [r.baseline, *r.candidate]
-    if sum(isinstance(path, str) and path == "-" for path in paths) > 1:
-        raise ToolError("- (stdin) is given more than once; it can be read once: give the "
-                        "other systems as files")
-    _refuse_one_file_twice(paths)
     found = _battle_paths(paths, r.input_format)
     if found:
         return read_battles(found, options)
@@ -13528,7 +13517,8 @@ def _warn_simulation(r: _Request, engine: str) -> None:
 
 
 def _table(r: _Request) -> Table:
-    """The request's table: given from Python, or read from its files; in slices (``by``)."""
+    """The request's table, given from Python or read from its files: battles of the systems
+    named, scores turned when lower is better, in slices (``by``)."""
     if r.table is not None:
         table = r.table
     else:
@@ -13542,62 +13532,49 @@ def _table(r: _Request) -> Table:
                             "its cluster already)")
         if r.command == "compare":
             return battle_table(table, r.systems)
-        return table if not r.systems else _battle_subset(table, r.systems)
-    table = _turned(table) if r.lower_is_better else table
+        if not r.systems:
+            return table
+        unknown = [name for name in r.systems if name not in table.systems]
+        if unknown:                              # a leaderboard of the named systems only
+            raise ToolError(f"no system {_shorten(unknown[0])} in the battles (systems: "
+                            f"{_printable(', '.join(table.systems))[:300]})")
+        keep = {table.systems.index(name) for name in r.systems}
+        return battles([(prompt, table.systems[i], table.systems[j], share)
+                        for i, j, share, prompt in zip(table.first, table.second, table.shares,
+                                                       table.prompts)
+                        if i in keep and j in keep], kind=table.kind,
+                       positioned=table.positioned, sources=table.sources, notes=table.notes)
+    read = {source.format in ("lm-eval", "helm") for source in table.sources}
+    if r.lower_is_better and len(read) > 1:
+        raise ToolError(f"{_opt('lower_is_better', True)} with lm-eval's or HELM's logs beside "
+                        "other files: give one kind of input for every system")
+    if r.lower_is_better and read != {True}:     # those logs turned as they were joined
+        columns, runs, note = _turn(table.columns, table.runs, table.proportions)
+        table = dataclasses.replace(table, columns=columns, runs=runs, dropped_note="; ".join(
+            filter(None, (table.dropped_note, note))))
     repeated = [name for name, count in collections.Counter(table.systems).items() if count > 1]
     if repeated:                                 # the same file given twice
         raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
                         f"give them {_opt('names')}")
-    return _sliced(table, r.by) if r.by is not None else table
-
-
-_NOT_FOR_BATTLES = ("cluster_col", "strata_col", "id_col", "names", "run_col", "label_col",
-                    "system_col", "score_col", "a_col", "b_col", "on_missing", "metric",
-                    "positive", "filter", "split", "tasks", "allow_constant")
-
-
-def _battle_subset(data: Battles, systems) -> Battles:
-    """The battles among the named systems only (a leaderboard's ``systems``)."""
-    unknown = [name for name in systems if name not in data.systems]
-    if unknown:
-        raise ToolError(f"no system {_shorten(unknown[0])} in the battles (systems: "
-                        f"{_printable(', '.join(data.systems))[:300]})")
-    keep = {data.systems.index(name) for name in systems}
-    return battles([(prompt, data.systems[i], data.systems[j], share) for i, j, share, prompt in
-                    zip(data.first, data.second, data.shares, data.prompts)
-                    if i in keep and j in keep], kind=data.kind, positioned=data.positioned,
-                   sources=data.sources, notes=data.notes)
-
-
-def _turned(table: Table) -> Table:
-    """A table of scores whose lower values are better (asked), turned by ``_turn``."""
-    read = {source.format in ("lm-eval", "helm") for source in table.sources}
-    if read == {True}:           # turned as they were joined, as their logs say or as asked
+    if r.by is None:
         return table
-    if len(read) > 1:
-        raise ToolError(f"{_opt('lower_is_better', True)} with lm-eval's or HELM's logs beside "
-                        "other files: give one kind of input for every system")
-    columns, runs, note = _turn(table.columns, table.runs, table.proportions)
-    return dataclasses.replace(table, columns=columns, runs=runs, dropped_note="; ".join(
-        filter(None, (table.dropped_note, note))))
-
-
-def _sliced(table: Table, by: str) -> Table:
-    """The table's items in slices of *by* (read as the strata): compared slice by slice, as a
-    harness run's tasks are, and overall with each slice a stratum."""
-    if table.tasks is not None or table.runs is not None:
+    if table.tasks is not None or table.runs is not None:    # by's slices: compared as tasks
         raise ToolError(f"{_opt('by')} slices the items of one file of scores; these are "
                         "several tasks or runs")
     if table.strata is None:
         raise ToolError(f"{_opt('by')} names a column of a file; with scores given from "
                         "Python it gives each item's slice (a list, or a mapping by item id)")
-    sizes = collections.Counter(table.strata)
-    lonely = [label for label, size in sizes.items() if size < 2]
+    lonely = [label for label, size in collections.Counter(table.strata).items() if size < 2]
     if lonely:
-        raise ToolError(f"{len(lonely):,} slice(s) of {_shorten(by)} hold one item (first: "
+        raise ToolError(f"{len(lonely):,} slice(s) of {_shorten(r.by)} hold one item (first: "
                         f"{_shorten(str(lonely[0]))}); a slice needs two or more: merge them, "
                         f"or compare without {_opt('by')}")
-    return dataclasses.replace(table, tasks=table.strata, strata=None, slices=by)
+    return dataclasses.replace(table, tasks=table.strata, strata=None, slices=r.by)
+
+
+_NOT_FOR_BATTLES = ("cluster_col", "strata_col", "id_col", "names", "run_col", "label_col",
+                    "system_col", "score_col", "a_col", "b_col", "on_missing", "metric",
+                    "positive", "filter", "split", "tasks", "allow_constant")
 
 
 def _metric_of(r: _Request, table: Table) -> tuple:
