@@ -14510,19 +14510,6 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _command_of(argv) -> tuple:
-    """``(subcommand, its arguments)``: the first argument when it names one, else the
-    default; a flat spelling of an earlier version is refused, naming its subcommand."""
-    if argv and argv[0] in _COMMANDS:
-        return argv[0], list(argv[1:])
-    for token in itertools.takewhile(lambda t: t != "--", argv):
-        flag = token.split("=", 1)[0]
-        if flag in _FLAT:
-            raise ToolError(f"{flag} without a command is the spelling of version 1.1 and "
-                            f"before; write {_FLAT[flag]}")
-    return _DEFAULT_COMMAND, list(argv)
-
-
 def _refuse_foreign_flags(command: str, argv) -> None:
     """A flag of another subcommand, given to this one: refused in one line naming where it
     belongs (argparse alone would only say it is unrecognized)."""
@@ -14606,7 +14593,14 @@ def _parse_args(argv) -> _Request:
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(_top_help())
         raise SystemExit(0)
-    command, rest = _command_of(argv)
+    if argv and argv[0] in _COMMANDS:
+        command, rest = argv[0], argv[1:]
+    else:                       # the default; 1.1's flat spellings refused, naming their command
+        command, rest = _DEFAULT_COMMAND, argv
+        for flag in (t.split("=", 1)[0] for t in itertools.takewhile(lambda t: t != "--", argv)):
+            if flag in _FLAT:
+                raise ToolError(f"{flag} without a command is the spelling of version 1.1 and "
+                                f"before; write {_FLAT[flag]}")
     _refuse_foreign_flags(command, rest)
     parser = _build_parser(command)
     rest = _negative_values_joined(parser, rest)
@@ -14629,16 +14623,6 @@ def _parse_args(argv) -> _Request:
 
 
 # --- outputs: checked against the inputs before any work ---
-
-def _input_paths(request: _Request) -> list:
-    """Every file the command line reads (harness folders expanded), stdin as ``-``."""
-    paths = [] if request.csv is None else [request.csv]
-    for value in () if request.baseline is None else (request.baseline,) + request.candidate:
-        for path in _expand_paths(value):
-            paths += [os.path.join(root, name) for root, _, names in os.walk(path)
-                      for name in names] if os.path.isdir(path) else [path]
-    return paths
-
 
 def _check_target(real: str, shown: str, flag: str) -> None:
     folder = os.path.dirname(real) or "."
@@ -14680,11 +14664,18 @@ def _same_file(real: str, source: str) -> bool:
         return os.path.realpath(source) == real
 
 
-def _check_outputs(outputs, inputs) -> None:
+def _check_outputs(request: _Request) -> None:
     """Refuse, in one line and before any work, an output path that cannot or must not be
-    written (an input too: through a symlink, or stdin's file)."""
+    written (an input too -- every file read, harness folders expanded -- through a symlink,
+    or stdin's file)."""
+    inputs = [] if request.csv is None else [request.csv]
+    for value in () if request.baseline is None else (request.baseline,) + request.candidate:
+        for path in _expand_paths(value):
+            inputs += [os.path.join(root, name) for root, _, names in os.walk(path)
+                       for name in names] if os.path.isdir(path) else [path]
     seen = {}
-    for flag, path in outputs:
+    for flag, path in [(_opt(name), getattr(request, name)) for name in
+                       ("write_csv", "plot", "ledger") if getattr(request, name) is not None]:
         shown = _printable(path)
         if not path:
             raise ToolError(f"{flag} needs a file name")
@@ -14762,31 +14753,6 @@ def _emit(text: str) -> None:
         raise ToolError(f"cannot write the report to stdout: {reason}") from None
 
 
-def _main(argv) -> int:
-    request = _validate(_parse_args(argv))
-    _check_outputs([(_opt(name), getattr(request, name)) for name in
-                    ("write_csv", "plot", "ledger") if getattr(request, name) is not None],
-                   _input_paths(request))
-    if request.ledger is not None:              # a corrupt or read-only ledger is refused
-        read_ledger(request.ledger)             # before any work
-        if os.path.exists(request.ledger):
-            try:                                # the real test: os.access lies to root
-                os.close(os.open(request.ledger, os.O_WRONLY | os.O_APPEND))
-            except OSError as err:
-                raise ToolError(f"cannot append to the ledger {_printable(request.ledger)}: "
-                                f"{err.strerror}") from None
-    report, writes = _run(request)
-    try:
-        _emit(render(report, "json" if request.json else request.output or "text"))
-        for write in writes:                    # files only after the report is out, and
-            write()                             # the ledger's append last of all
-    finally:
-        for write in writes:                    # a ledger still locked: let it go
-            getattr(write, "release", lambda: None)()
-    gate_failed = Result(report).passed is False and report.table is not None  # not simulated
-    return EXIT_GATE_FAILED if gate_failed else EXIT_OK
-
-
 def main(argv=None) -> int:
     """Entry point: parse, validate, run, print.  Returns the exit status; never raises
     (but for --help and --version, which exit through argparse)."""
@@ -14794,7 +14760,26 @@ def main(argv=None) -> int:
     old = _install_signals()
     spelling = _SPELLING.set("command line")
     try:
-        return _main(argv)
+        request = _validate(_parse_args(argv))
+        _check_outputs(request)
+        if request.ledger is not None:              # a corrupt or read-only ledger is refused
+            read_ledger(request.ledger)             # before any work
+            if os.path.exists(request.ledger):
+                try:                                # the real test: os.access lies to root
+                    os.close(os.open(request.ledger, os.O_WRONLY | os.O_APPEND))
+                except OSError as err:
+                    raise ToolError(f"cannot append to the ledger "
+                                    f"{_printable(request.ledger)}: {err.strerror}") from None
+        report, writes = _run(request)
+        try:
+            _emit(render(report, "json" if request.json else request.output or "text"))
+            for write in writes:                    # files only after the report is out, and
+                write()                             # the ledger's append last of all
+        finally:
+            for write in writes:                    # a ledger still locked: let it go
+                getattr(write, "release", lambda: None)()
+        gate_failed = Result(report).passed is False and report.table is not None  # simulated?
+        return EXIT_GATE_FAILED if gate_failed else EXIT_OK
     except ToolError as err:
         _say(f"error: {err}")
         return EXIT_BAD_INPUT
