@@ -12473,13 +12473,11 @@ def _json_dict(report) -> dict:
 
 # === The Python API: compare, leaderboard, read, plan, simulate, calibrate, ledger ===
 #
-# What a notebook or a test suite calls, and what the command line calls too: one function
-# per subcommand with an explicit keyword-only signature (its defaults are the tool's).
-# Each takes its values as Python values (a list is a list; a name may hold a comma),
-# makes one _Request of them, checks it once (_validate: errors name keywords from Python
-# and flags on the command line) and runs it (_run), which returns the report and the
-# files that wait for it.  A Result prints as the command line's report (str), shows as a
-# table in a notebook (markdown, HTML) and gives its JSON (to_dict).
+# One function per subcommand, called by a notebook, a test suite and the command line: its
+# keywords (the tool's defaults) make one _Request, checked once (_validate: errors name
+# keywords from Python, flags on the command line) and run (_run: the report, and the files
+# that wait for it).  A Result prints as the text report, shows as markdown or HTML in a
+# notebook and gives its JSON (to_dict).
 
 @dataclass(frozen=True)
 class Result:
@@ -12636,24 +12634,20 @@ def _per_item(values, ids, where: str) -> list:
     return list(zip(keys, values))
 
 
-def _is_run(value) -> bool:
-    """One run's scores: a mapping, a Series, or a sized sequence that is not text."""
-    if _keyed(value):
-        return True
-    if isinstance(value, (str, bytes, bytearray)):
-        return False
-    try:
-        len(value)
-    except TypeError:                            # a 0-d array: sized in name only
-        return False
-    return True
-
-
 def _is_runs(data, where: str) -> bool:
-    """A list of runs, not one run's scores?  Refused: a list of pairs (an (id, score) pair looks
-    like a run of two items) and more runs than items (each item's samples look like runs)."""
-    if not isinstance(data, (list, tuple)) or not data or not all(map(_is_run, data)):
+    """A list of runs (each a mapping, a Series or a sized sequence that is not text), not one
+    run's scores?  Refused: a list of pairs (an (id, score) pair looks like a run of two items)
+    and more runs than items (each item's samples look like runs)."""
+    if not isinstance(data, (list, tuple)) or not data:
         return False
+    for run in data:
+        if not _keyed(run):
+            if isinstance(run, (str, bytes, bytearray)):
+                return False
+            try:
+                len(run)
+            except TypeError:                    # a 0-d array: sized in name only
+                return False
     if all(not _keyed(run) and len(run) == 2 for run in data):
         raise ToolError(f"{where}: every element holds two values: for (id, score) pairs give "
                         "dict(pairs); runs of two items each go as mappings from item id")
@@ -12816,9 +12810,9 @@ _COUNT_OPTIONS = frozenset({"seed", "resamples", "permutations", "calibration", 
                             "n_items", "replays", "cluster_size", "runs", "bootstrap"})
 _NAME_OPTIONS = frozenset({"systems", "names", "tasks", "id_col"})
 _CHOICES = {"interval": INTERVALS, "accuracy_interval": _ACCURACY_INTERVALS,
-            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "pool": ("strata", "clusters", "macro"),
-            "on_missing": ("error", "drop"), "input_format": _FORMATS, "output": OUTPUTS,
-            "scale": SCALES}
+            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "scale": SCALES,
+            "pool": ("strata", "clusters", "macro"), "on_missing": ("error", "drop"),
+            "input_format": _FORMATS, "output": OUTPUTS}
 
 
 def _count(value, name: str) -> int:
@@ -12980,36 +12974,6 @@ _COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS), ("resamples", 1, MAX_RESAMPLES),
                  ("bootstrap", 0, MAX_RESAMPLES))
 
 
-def _check_numbers(request: _Request) -> None:
-    """Every number the entry point takes, within its range."""
-    options = _defaults(request.command)          # read() validates as compare or leaderboard
-    if request.command == "leaderboard" and request.target_power <= Fraction(1, 2):
-        raise ToolError(f"{_opt('target_power')} must be above 0.5 to plan items for it "
-                        "(below it, the normal formula for the items needed no longer holds)")
-    for name, low, high in _COUNT_LIMITS:
-        value = getattr(request, name) if name in options else None
-        if value is not None and value < low:
-            least = "0 or more" if low == 0 else f"at least {low}"
-            raise ToolError(f"{_opt(name)} must be {least}, got {value}")
-        if value is not None and value > high:
-            raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
-    if "confidence" in options and not 0 < request.confidence <= MAX_CONFIDENCE:
-        raise ToolError(f"{_opt('confidence')} must lie above 0 and at most "
-                        f"{_format_decimal(MAX_CONFIDENCE)} "
-                        "(a higher level's tails are too thin to resolve), got "
-                        f"{_shorten(_format_decimal(request.confidence))}")
-    for name in ("acc_a", "acc_b", "target_power"):
-        value = getattr(request, name)
-        if name in options and not _in_open_unit(value):
-            close = " (so close that it rounds to 0 or 1)" if 0 < value < 1 else ""
-            raise ToolError(f"{_opt(name)} must be strictly between 0 and 1{close}, got "
-                            f"{_shorten(_format_decimal(value))}")
-    if "corr" in options and not (-1 < request.corr < 1 and -1 < float(request.corr) < 1):
-        raise ToolError(f"{_opt('corr')} must be strictly between -1 and 1, got "
-                        f"{_format_decimal(request.corr)} (at +-1 both systems would share one "
-                        "latent score and no item could separate them)")
-
-
 def _check_columns(r: _Request) -> None:
     """Options that name systems and columns: complete and consistent."""
     if r.system_col is not None:
@@ -13038,33 +13002,6 @@ def _check_columns(r: _Request) -> None:
                             "give one or the other")
         if len(r.systems) < 2 or not all(r.systems):
             raise ToolError(f"{_opt('systems')} needs a baseline and at least one candidate")
-
-
-def _check_design(r: _Request) -> None:
-    """Clusters, strata and pictures: what they go with."""
-    designed = [name for name in ("cluster_col", "strata_col") if name in r.given]
-    if designed and r.engine == "counts":
-        raise ToolError(f"{_opt(designed[0])} needs the per-item engine: the counts engine "
-                        "resamples plain items only")
-    if designed and r.interval == "score":
-        raise ToolError(f"{_opt('interval', 'score')} covers plain 0/1 items; it does not "
-                        f"apply with {_opt(designed[0])}")
-    if r.cluster_col is not None and r.cluster_col == r.strata_col:
-        raise ToolError(f"{_opt('cluster_col')} and {_opt('strata_col')} name the same column")
-    if "by" in r.given and "strata_col" in r.given:
-        raise ToolError(f"{_opt('by')} makes each slice a stratum of the overall comparison; "
-                        f"give {_opt('by')} or {_opt('strata_col')}, not both")
-    scores = {r.a_col, r.b_col, r.score_col} | set(r.systems or ()) | (
-        {CSV_COLUMNS[1], CSV_COLUMNS[2]} if r.systems is None and r.a_col is None else set())
-    for name in designed:
-        column = getattr(r, name)
-        if column in scores:
-            raise ToolError(f"{_opt(name)} names a score column ({_shorten(column)}); clusters "
-                            "and strata come from a label column")
-    if r.command == "compare" and r.plot is not None and (
-            r.systems and len(r.systems) > 2 or len(r.candidate) > 1):
-        raise ToolError(f"{_opt('plot')} draws one comparison; it does not apply to several "
-                        "candidates")
 
 
 def _check_compare(r: _Request) -> None:
@@ -13096,7 +13033,29 @@ def _check_compare(r: _Request) -> None:
     if r.human_scorer is not None and r.score_col in (None, r.human_scorer):
         raise ToolError(f"{_opt('human_scorer')} goes with the judge's scorer, "
                         f"{_opt('score_col')}, another one")
-    _check_design(r)
+    designed = [name for name in ("cluster_col", "strata_col") if name in r.given]
+    if designed and r.engine == "counts":
+        raise ToolError(f"{_opt(designed[0])} needs the per-item engine: the counts engine "
+                        "resamples plain items only")
+    if designed and r.interval == "score":
+        raise ToolError(f"{_opt('interval', 'score')} covers plain 0/1 items; it does not "
+                        f"apply with {_opt(designed[0])}")
+    if r.cluster_col is not None and r.cluster_col == r.strata_col:
+        raise ToolError(f"{_opt('cluster_col')} and {_opt('strata_col')} name the same column")
+    if "by" in r.given and "strata_col" in r.given:
+        raise ToolError(f"{_opt('by')} makes each slice a stratum of the overall comparison; "
+                        f"give {_opt('by')} or {_opt('strata_col')}, not both")
+    scores = {r.a_col, r.b_col, r.score_col} | set(r.systems or ()) | (
+        {CSV_COLUMNS[1], CSV_COLUMNS[2]} if r.systems is None and r.a_col is None else set())
+    for name in designed:
+        column = getattr(r, name)
+        if column in scores:
+            raise ToolError(f"{_opt(name)} names a score column ({_shorten(column)}); clusters "
+                            "and strata come from a label column")
+    if r.command == "compare" and r.plot is not None and (
+            r.systems and len(r.systems) > 2 or len(r.candidate) > 1):
+        raise ToolError(f"{_opt('plot')} draws one comparison; it does not apply to several "
+                        "candidates")
     _check_metric(r)
     if "engine" in r.given and r.resamples is None:
         raise ToolError(f"{_opt('engine')} chooses how resamples are drawn; give "
@@ -13274,7 +13233,32 @@ def _validate(request: _Request) -> _Request:
         raise ToolError(f"{_opt('min_delta')} is the margin of the gate; give "
                         f"{_opt('gate', True)} too")
     _CHECKS[request.command](request)
-    _check_numbers(request)
+    options = _defaults(request.command)   # its numbers (read() checks as compare or leaderboard)
+    if request.command == "leaderboard" and request.target_power <= Fraction(1, 2):
+        raise ToolError(f"{_opt('target_power')} must be above 0.5 to plan items for it "
+                        "(below it, the normal formula for the items needed no longer holds)")
+    for name, low, high in _COUNT_LIMITS:
+        value = getattr(request, name) if name in options else None
+        if value is not None and value < low:
+            least = "0 or more" if low == 0 else f"at least {low}"
+            raise ToolError(f"{_opt(name)} must be {least}, got {value}")
+        if value is not None and value > high:
+            raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
+    if "confidence" in options and not 0 < request.confidence <= MAX_CONFIDENCE:
+        raise ToolError(f"{_opt('confidence')} must lie above 0 and at most "
+                        f"{_format_decimal(MAX_CONFIDENCE)} "
+                        "(a higher level's tails are too thin to resolve), got "
+                        f"{_shorten(_format_decimal(request.confidence))}")
+    for name in ("acc_a", "acc_b", "target_power"):
+        value = getattr(request, name)
+        if name in options and not _in_open_unit(value):
+            close = " (so close that it rounds to 0 or 1)" if 0 < value < 1 else ""
+            raise ToolError(f"{_opt(name)} must be strictly between 0 and 1{close}, got "
+                            f"{_shorten(_format_decimal(value))}")
+    if "corr" in options and not (-1 < request.corr < 1 and -1 < float(request.corr) < 1):
+        raise ToolError(f"{_opt('corr')} must be strictly between -1 and 1, got "
+                        f"{_format_decimal(request.corr)} (at +-1 both systems would share one "
+                        "latent score and no item could separate them)")
     return request
 
 
@@ -13492,30 +13476,6 @@ def _refuse_idle_options(r: _Request, table: Table) -> None:
         raise ToolError(f"{_opt(name, getattr(r, name))} does not apply here: it {why}")
 
 
-def _warn_data(r: _Request, table: Table) -> None:
-    """Before the user's data are resampled: the Monte Carlo work asked for, if long."""
-    comparisons = max(1, len(table.systems) - 1)
-    seconds = what = 0
-    if r.resamples is not None:
-        seconds += comparisons * 5 * r.resamples * table.n / _DRAWS_PER_SECOND
-        what = f"{r.resamples:,} resamples of {table.n:,} items"
-    if r.permutations is not None:
-        seconds += comparisons * r.permutations * (2.5e-5 + table.n / _SIGNS_PER_SECOND)
-        what = (what + " and " if what else "") + f"{r.permutations:,} sign patterns"
-    _say_if_long(seconds, what, f"fewer {_opt('resamples')} or {_opt('permutations')} (or "
-                                "none: the default methods need no Monte Carlo)")
-
-
-def _warn_simulation(r: _Request, engine: str) -> None:
-    n, b, replays, runs = r.n_items, r.resamples, r.replays, r.runs      # runs: 1 or more
-    stream = 5 * b * n / _DRAWS_PER_SECOND if 5 * b * n <= _STREAM_BUDGET else 5 * b * 4e-6
-    per_replay = (runs * n / _ITEMS_PER_SECOND + runs * b * n / _DRAWS_PER_SECOND) \
-        if engine == "stream" else b * 4e-6 + 1e-4
-    _say_if_long(n / _ITEMS_PER_SECOND + stream + replays * per_replay,
-                 f"{replays:,} replays x {b:,} resamples of {n:,} items",
-                 f"fewer {_opt('replays')} (0 skips the loop) or {_opt('resamples')}")
-
-
 def _table(r: _Request) -> Table:
     """The request's table, given from Python or read from its files: battles of the systems
     named, scores turned when lower is better, in slices (``by``)."""
@@ -13671,7 +13631,16 @@ def _run_data(r: _Request, writes: list) -> Report:
         return _run_judged(r, writes)
     table = _table(r)
     _refuse_idle_options(r, table)
-    _warn_data(r, table)
+    candidates = max(1, len(table.systems) - 1)        # the Monte Carlo work asked for, if long
+    seconds = what = 0
+    if r.resamples is not None:
+        seconds += candidates * 5 * r.resamples * table.n / _DRAWS_PER_SECOND
+        what = f"{r.resamples:,} resamples of {table.n:,} items"
+    if r.permutations is not None:
+        seconds += candidates * r.permutations * (2.5e-5 + table.n / _SIGNS_PER_SECOND)
+        what = (what + " and " if what else "") + f"{r.permutations:,} sign patterns"
+    _say_if_long(seconds, what, f"fewer {_opt('resamples')} or {_opt('permutations')} (or "
+                                "none: the default methods need no Monte Carlo)")
     params = _params(r, "seed confidence interval accuracy_interval calibration resamples "
                         "engine permutations")
     if r.resamples is None:                      # None: did not apply
@@ -13720,23 +13689,26 @@ def _run_data(r: _Request, writes: list) -> Report:
                   ledger=_ledger_after(r, table, comparisons, writes), details=r.details)
 
 
-def _cells_as_scores(cells: Cells) -> Scores:
-    """Per-item 0/1 scores with the given cell counts (items grouped by cell)."""
-    pairs = ([(1, 1)] * cells.both + [(1, 0)] * cells.a_only + [(0, 1)] * cells.b_only
-             + [(0, 0)] * cells.neither)
-    return Scores(tuple(x for x, _ in pairs), tuple(y for _, y in pairs))
-
-
 def _run_simulation(r: _Request, writes: list) -> Report:
     rng, copula = random.Random(r.seed), _copula(r)
     engine = _coverage_engine(r.engine, copula, r.n_items, r.replays, r.resamples)
-    _warn_simulation(r, engine)
+    n, b, replays, runs = r.n_items, r.resamples, r.replays, r.runs      # runs: 1 or more
+    stream = 5 * b * n / _DRAWS_PER_SECOND if 5 * b * n <= _STREAM_BUDGET else 5 * b * 4e-6
+    per_replay = (runs * n / _ITEMS_PER_SECOND + runs * b * n / _DRAWS_PER_SECOND) \
+        if engine == "stream" else b * 4e-6 + 1e-4
+    _say_if_long(n / _ITEMS_PER_SECOND + stream + replays * per_replay,
+                 f"{replays:,} replays x {b:,} resamples of {n:,} items",
+                 f"fewer {_opt('replays')} (0 skips the loop) or {_opt('resamples')}")
     margin = r.min_delta / 100 if r.gate else None
     items = engine == "stream" or r.engine == "auto" and (
         r.write_csv is not None or r.n_items <= _SIMULATED_ITEMS_LIMIT)
     with _progress(r, "simulating items") as progress:
-        scores = copula.simulate(rng, r.n_items, progress) if items else \
-            _cells_as_scores(copula.simulate_cells(rng, r.n_items))
+        if items:
+            scores = copula.simulate(rng, r.n_items, progress)
+        else:                                     # 0/1 items grouped by cell of the 2x2 table
+            c = copula.simulate_cells(rng, r.n_items)
+            scores = Scores((1,) * (c.both + c.a_only) + (0,) * (c.b_only + c.neither),
+                            (1,) * c.both + (0,) * c.a_only + (1,) * c.b_only + (0,) * c.neither)
     if r.write_csv is not None:
         writes.append(lambda: write_scores_csv(r.write_csv, scores))
     run_engine = _choose_engine(r.engine, 5 * r.resamples * r.n_items if items else math.inf)
@@ -13859,14 +13831,12 @@ def _slice_labels(by, strata) -> tuple:
 # --- the entry points ---
 
 def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
-            names: Sequence[str] | str | None = None,
-            systems: Sequence[str] | str | None = None, a_col: str | None = None,
-            b_col: str | None = None, score_col: str | None = None,
-            human_scorer: str | None = None,
-            label_col: str | None = None, metric: str | None = None, positive=None,
-            id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
-            strata_col: str | None = None, by: str | Sequence | None = None,
-            run_col: str | None = None,
+            names: Sequence[str] | str | None = None, systems: Sequence[str] | str | None = None,
+            a_col: str | None = None, b_col: str | None = None, score_col: str | None = None,
+            human_scorer: str | None = None, label_col: str | None = None,
+            metric: str | None = None, positive=None, id_col: Sequence[str] | str | None = None,
+            cluster_col: str | None = None, strata_col: str | None = None,
+            by: str | Sequence | None = None, run_col: str | None = None,
             system_col: str | None = None, input_format: str | None = None,
             filter: str | None = None, split: str | None = None,
             tasks: Sequence[str] | str | None = None, pool: str | None = None,
@@ -13914,19 +13884,17 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
                 label_col: str | None = None, metric: str | None = None, positive=None,
                 id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
                 strata_col: str | None = None, by: str | Sequence | None = None,
-                run_col: str | None = None,
-                system_col: str | None = None, input_format: str | None = None,
-                filter: str | None = None, split: str | None = None,
-                tasks: Sequence[str] | str | None = None,
+                run_col: str | None = None, system_col: str | None = None,
+                input_format: str | None = None, filter: str | None = None,
+                split: str | None = None, tasks: Sequence[str] | str | None = None,
                 allow_different_tasks: bool = False, allow_different_targets: bool = False,
                 allow_different_prompts: bool = False, allow_incomplete: bool = False,
                 allow_constant: bool = False, on_missing: str = "error",
                 confidence: float = float(CONFIDENCE), seed: int = SEED,
                 permutations: int | None = None, adjust: str = "holm",
                 draws: int = LEADERBOARD_DRAWS, target_power: float = 0.8,
-                lower_is_better: bool = False, anchor: str | None = None,
-                scale: str = "logit", bootstrap: int = 0, position: bool = False,
-                details: bool = False) -> Result:
+                lower_is_better: bool = False, anchor: str | None = None, scale: str = "logit",
+                bootstrap: int = 0, position: bool = False, details: bool = False) -> Result:
     """Rank many systems on the same items: the command line's ``leaderboard``.
 
     *inputs*: a mapping from each system's name to its scores, or the systems' scores one
@@ -13961,9 +13929,8 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
 def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None = None,
          b_col: str | None = None, score_col: str | None = None,
          id_col: Sequence[str] | str | None = None, names: Sequence[str] | str | None = None,
-         cluster_col: str | None = None, strata_col: str | None = None,
-         run_col: str | None = None, system_col: str | None = None,
-         input_format: str | None = None, filter: str | None = None,
+         cluster_col: str | None = None, strata_col: str | None = None, run_col: str | None = None,
+         system_col: str | None = None, input_format: str | None = None, filter: str | None = None,
          split: str | None = None, tasks: Sequence[str] | str | None = None,
          allow_different_tasks: bool = False, allow_different_targets: bool = False,
          allow_different_prompts: bool = False, allow_incomplete: bool = False,
@@ -13994,24 +13961,22 @@ def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None =
     return _read_input(request)
 
 
-def assert_not_worse(baseline, candidate, *, margin: float, ids=None, clusters=None,
-                     strata=None, names: Sequence[str] | str | None = None,
+def assert_not_worse(baseline, candidate, *, margin: float, ids=None, clusters=None, strata=None,
+                     names: Sequence[str] | str | None = None,
                      systems: Sequence[str] | str | None = None, a_col: str | None = None,
                      b_col: str | None = None, score_col: str | None = None,
-                     id_col: Sequence[str] | str | None = None,
-                     cluster_col: str | None = None, strata_col: str | None = None,
-                     run_col: str | None = None, system_col: str | None = None,
-                     input_format: str | None = None, filter: str | None = None,
-                     split: str | None = None, tasks: Sequence[str] | str | None = None,
-                     pool: str | None = None, allow_different_tasks: bool = False,
-                     allow_different_targets: bool = False,
-                     allow_different_prompts: bool = False,
-                     allow_incomplete: bool = False, on_missing: str = "error",
-                     confidence: float = float(CONFIDENCE), seed: int = SEED,
-                     resamples: int | None = None, interval: str = "percentile",
-                     accuracy_interval: str = "same", exact: bool = False,
-                     engine: str = "auto", calibration: int = CALIBRATION_REPLAYS,
-                     permutations: int | None = None, adjust: str = "holm") -> Result:
+                     id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
+                     strata_col: str | None = None, run_col: str | None = None,
+                     system_col: str | None = None, input_format: str | None = None,
+                     filter: str | None = None, split: str | None = None,
+                     tasks: Sequence[str] | str | None = None, pool: str | None = None,
+                     allow_different_tasks: bool = False, allow_different_targets: bool = False,
+                     allow_different_prompts: bool = False, allow_incomplete: bool = False,
+                     on_missing: str = "error", confidence: float = float(CONFIDENCE),
+                     seed: int = SEED, resamples: int | None = None, interval: str = "percentile",
+                     accuracy_interval: str = "same", exact: bool = False, engine: str = "auto",
+                     calibration: int = CALIBRATION_REPLAYS, permutations: int | None = None,
+                     adjust: str = "holm") -> Result:
     """A regression test in one line: AssertionError carrying the report unless the
     candidate is shown not worse than the baseline by more than *margin* (required, above
     0) -- points for scores in [0, 1], else score units -- by the lower end of the interval
@@ -14038,9 +14003,8 @@ def plan(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A), acc_b: float = 
          confidence: float = float(CONFIDENCE), runs: int = 1, run_sd: float = 0.01,
          run_item_noise: float = 0.3, half_width: float | None = None,
          accuracy: float | None = None, judge_agreement: float | None = None,
-         n_grid: Sequence[int] | None = None,
-         replays: int = REPLAYS, resamples: int = RESAMPLES, engine: str = "auto",
-         seed: int = SEED) -> Result:
+         n_grid: Sequence[int] | None = None, replays: int = REPLAYS, resamples: int = RESAMPLES,
+         engine: str = "auto", seed: int = SEED) -> Result:
     """Before the eval set is built: the command line's ``plan``.  With half_width (and
     accuracy), the items one accuracy's interval needs (with judge_agreement, the human labels
     a judge-corrected gap needs among n_items judged items); with n_grid, a power sweep
@@ -14053,10 +14017,9 @@ def plan(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A), acc_b: float = 
     return _result(_request("plan", locals()))
 
 
-def simulate(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A),
-             acc_b: float = float(ACC_B), corr: float = float(CORR), replays: int = REPLAYS,
-             resamples: int = RESAMPLES, seed: int = SEED,
-             confidence: float = float(CONFIDENCE), interval: str = "percentile",
+def simulate(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A), acc_b: float = float(ACC_B),
+             corr: float = float(CORR), replays: int = REPLAYS, resamples: int = RESAMPLES,
+             seed: int = SEED, confidence: float = float(CONFIDENCE), interval: str = "percentile",
              accuracy_interval: str = "same", exact: bool = False, engine: str = "auto",
              cluster_size: int = 1, icc: float = 0.3, runs: int = 1, run_sd: float = 0.01,
              run_item_noise: float = 0.3, target_power: float = 0.8, gate: bool = False,
@@ -14089,14 +14052,11 @@ def ledger(path: str, *, confidence: float = float(CONFIDENCE)) -> Result:
     return _result(dataclasses.replace(request, ledger_summary=os.fspath(path)))
 
 
-# A request: one call of an entry point, its values taken and placed, what _validate checks
-# and _run carries out.  ``given`` names the options the caller set (from Python: those that
-# differ from the entry point's default; on the command line: the flags typed).  The inputs
-# are a Table (``table``), one file (``csv``) or one file or folder per system (``baseline``
-# and ``candidate``, each a path or a list of run paths).  The options are every entry
-# point's keywords, at their defaults as taken, so that each command reads those it lacks at
-# their defaults (compare's first: resamples is None, as it is there).  The outputs are the
-# command line's alone.
+# A request: one call of an entry point, what _validate checks and _run carries out.  ``given``:
+# the options the caller set (from Python, those unlike the default; the flags typed).  Inputs:
+# a Table, one file (``csv``) or a file or folder (or list of run paths) per system.  Options:
+# every entry point's keywords at their defaults (compare's first: resamples is None), so each
+# command reads those it lacks.  The outputs are the command line's alone.
 _Request = dataclasses.make_dataclass("_Request", [
     ("command", str), ("given", frozenset, frozenset()), ("table", Table, None),
     ("csv", str, None), ("baseline", object, None), ("candidate", tuple, ()),
@@ -14109,15 +14069,11 @@ _Request = dataclasses.make_dataclass("_Request", [
 
 # === CLI ===
 #
-# main() is the only place that turns exceptions into exit statuses: ToolError
-# (bad input or flags) is one line and status 2, a bug is one line and status
-# 70, never a traceback.  Each subcommand has a parser of its own, built from
-# one table of flags, so a flag that does not belong to it is refused by the
-# parser; the flat spellings of version 1.1 and before (``--csv FILE``, ``--n-grid``,
-# ...) are refused, naming their subcommand.  _validate() checks what a parser cannot
-# (values, and flags that need each other) and changes nothing; one small
-# function per subcommand carries it out.  Every output path is checked against
-# every input before any work starts.
+# main() alone turns exceptions into exit statuses: ToolError (bad input or flags) is one line
+# and status 2, a bug one line and 70, never a traceback.  Each subcommand's parser is built
+# from one table of flags, so a flag not its own is refused; version 1.1's flat spellings
+# (``--csv FILE``, ``--n-grid``) are refused naming their subcommand.  _validate() checks what
+# a parser cannot; every output path is checked against every input before any work.
 
 def _prog() -> str:
     """The command as the user typed it: the installed script, or the file."""
@@ -14294,8 +14250,8 @@ _FLAGS = (
     _flag(_C, "your results", "--pool", choices=("strata", "clusters", "macro"),
           help="harness folders: in the pooled comparison each task is a stratum (default), "
                "a cluster, or a stratum weighted equally (macro: the mean of the tasks' means, "
-               "as an lm-eval group with weight_by_size false); given, tasks whose metrics differ in scale are pooled too "
-               "(refused otherwise)"),
+               "as an lm-eval group with weight_by_size false); given, tasks whose metrics "
+               "differ in scale are pooled too (refused otherwise)"),
     _flag(f"{_C} {_L}", "your results", "--run-col", metavar="NAME",
           help="several rows per item, one per run (a seed): the column naming the run"),
     _flag(f"{_C} {_L}", "your results", "--system-col", metavar="NAME",
@@ -14532,30 +14488,6 @@ _INPUT_FLAGS = ("inputs", "csv", "baseline", "candidate")
 _OUTPUT_FLAGS = ("output", "json", "quiet", "plot", "write_csv", "ledger")
 
 
-def _cli_inputs(command: str, given: dict) -> list:
-    """The paths a compare or leaderboard reads: ``FILE`` (``--csv``), one file with a column
-    per system, or ``BASELINE CANDIDATE...``, a file or folder per system."""
-    inputs, csv, baseline = given["inputs"], given.get("csv"), given.get("baseline")
-    candidates = given.get("candidate", [])
-    if inputs and (csv is not None or baseline is not None or candidates):
-        raise ToolError("give the files as FILE arguments or with --csv/--baseline/--candidate, "
-                        "not both")
-    if csv is not None and (baseline is not None or candidates):
-        raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
-                        "(one file per run), not both")
-    if baseline is not None and not candidates:
-        raise ToolError("--baseline needs at least one --candidate run file")
-    if candidates and baseline is None:
-        raise ToolError("--candidate goes with --baseline (compare BASELINE CANDIDATE)")
-    paths = inputs or ([csv] if csv is not None else [baseline] + candidates
-                       if baseline is not None else [])
-    if not paths:
-        what = "CANDIDATE" if command == "compare" else "SYSTEM3 ..."
-        raise ToolError(f"{command} needs your results: {command} FILE (a column per system) "
-                        f"or {command} BASELINE {what} (a file or folder per system)")
-    return paths
-
-
 def _negative_values_joined(parser: argparse.ArgumentParser, argv) -> list:
     """``--min-delta -1e50`` as ``--min-delta=-1e50``: argparse takes a negative number in
     exponent form for a flag of its own and refuses the flag's value as missing."""
@@ -14611,15 +14543,34 @@ def _parse_args(argv) -> _Request:
                if name not in _INPUT_FLAGS and name not in outputs}
     request = _request(command, options, given=set(options) | set(outputs),
                        **{"quiet": False, **outputs})
-    if command in ("compare", "leaderboard"):
-        return _with_inputs(request, _cli_inputs(command, given))
     if command == "ledger":
         paths = given["inputs"]
         if len(paths) != 1:
             raise ToolError("ledger reads one ledger file" if paths else
                             "ledger needs the ledger file: ledger FILE")
         return dataclasses.replace(request, ledger_summary=paths[0])
-    return request
+    if command not in ("compare", "leaderboard"):
+        return request
+    # FILE (--csv), one file with a column per system, or BASELINE CANDIDATE..., one per system
+    inputs, csv, baseline = given["inputs"], given.get("csv"), given.get("baseline")
+    candidates = given.get("candidate", [])
+    if inputs and (csv is not None or baseline is not None or candidates):
+        raise ToolError("give the files as FILE arguments or with --csv/--baseline/--candidate, "
+                        "not both")
+    if csv is not None and (baseline is not None or candidates):
+        raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
+                        "(one file per run), not both")
+    if baseline is not None and not candidates:
+        raise ToolError("--baseline needs at least one --candidate run file")
+    if candidates and baseline is None:
+        raise ToolError("--candidate goes with --baseline (compare BASELINE CANDIDATE)")
+    paths = inputs or ([csv] if csv is not None else [baseline] + candidates
+                       if baseline is not None else [])
+    if not paths:
+        what = "CANDIDATE" if command == "compare" else "SYSTEM3 ..."
+        raise ToolError(f"{command} needs your results: {command} FILE (a column per system) "
+                        f"or {command} BASELINE {what} (a file or folder per system)")
+    return _with_inputs(request, paths)
 
 
 # --- outputs: checked against the inputs before any work ---
@@ -14708,24 +14659,6 @@ class _Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: unwind (temporary files are removed), exit 143."""
 
 
-def _install_signals() -> dict:
-    """SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP raise Terminated, so that every
-    ``finally`` and ``except BaseException`` cleanup runs.  Returns the old handlers."""
-    def terminate(signum, frame):
-        raise _Terminated(signum)
-
-    old = {}
-    try:
-        old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
-        for name in ("SIGTERM", "SIGHUP"):
-            if hasattr(signal, name):
-                number = getattr(signal, name)
-                old[number] = signal.signal(number, terminate)
-    except ValueError:                      # not the main thread: leave signals alone
-        pass
-    return old
-
-
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so that the interpreter's final flush cannot fail."""
     try:
@@ -14756,8 +14689,19 @@ def _emit(text: str) -> None:
 def main(argv=None) -> int:
     """Entry point: parse, validate, run, print.  Returns the exit status; never raises
     (but for --help and --version, which exit through argparse)."""
+    def terminate(signum, frame):
+        raise _Terminated(signum)
+
     argv = sys.argv[1:] if argv is None else list(argv)
-    old = _install_signals()
+    old = {}        # SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP _Terminated, so that
+    try:            # every ``finally`` and ``except BaseException`` cleanup runs
+        old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+        for name in ("SIGTERM", "SIGHUP"):
+            if hasattr(signal, name):
+                number = getattr(signal, name)
+                old[number] = signal.signal(number, terminate)
+    except ValueError:                      # not the main thread: leave signals alone
+        pass
     spelling = _SPELLING.set("command line")
     try:
         request = _validate(_parse_args(argv))
