@@ -12507,8 +12507,7 @@ class Result:
             return judged(self.report.result)
         return value(self.comparisons[0]) if self.comparisons else None
 
-    verdict = property(lambda self: self._first(lambda c: c.decision.word,
-                                                lambda r: r.verdict))
+    verdict = property(lambda self: self._first(lambda c: c.decision.word, lambda r: r.verdict))
     sentence = property(lambda self: self._first(_verdict_sentence,
                                                  lambda r: str(self).splitlines()[0]))
     gap = property(lambda self: self._first(lambda c: c.analysis.gap, lambda r: r.gap))
@@ -13302,8 +13301,7 @@ def _progress(request: _Request, label: str) -> _Progress:
 
 def _copula(r: _Request) -> Copula:
     return Copula(r.corr, r.acc_a, r.acc_b, r.cluster_size,
-                  r.icc if r.cluster_size > 1 else Fraction(0), r.runs, r.run_sd,
-                  r.run_item_noise)
+                  r.icc if r.cluster_size > 1 else Fraction(0), r.runs, r.run_sd, r.run_item_noise)
 
 
 def _params(r: _Request, names: str) -> dict:
@@ -13357,8 +13355,7 @@ def _run_plan(r: _Request, writes: list):
 def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None) -> Settings:
     """The resampling settings asked for (compare resamples only when resamples is given)."""
     return Settings(r.resamples, r.confidence, r.interval, engine or r.engine,
-                    r.permutations, r.exact, r.accuracy_interval, calibration,
-                    adjust=r.adjust)
+                    r.permutations, r.exact, r.accuracy_interval, calibration, adjust=r.adjust)
 
 
 def _read_options(r: _Request, on_missing: str, progress=None) -> ReadOptions:
@@ -13396,8 +13393,7 @@ def _read_input(r: _Request, progress=None) -> Table | Battles:
         every = () if r.command == "leaderboard" else None     # every model a folder holds
         return read_runs(groups, RunsSpec(r.score_col, r.id_col or ("item",), r.cluster_col,
                                           r.by or r.strata_col, r.tasks, r.names,
-                                          systems or every, r.by is not None),
-                         options)
+                                          systems or every, r.by is not None), options)
     if r.command == "compare" and (r.label_col is None or r.a_col or r.b_col):
         systems = systems or (r.a_col or CSV_COLUMNS[1], r.b_col or CSV_COLUMNS[2])
     table = read_table(r.csv, TableSpec(systems or (), r.id_col, r.cluster_col,
@@ -13436,44 +13432,33 @@ def _say_if_long(seconds: float, what: str, shorter: str) -> None:
 
 def _refuse_idle_options(r: _Request, table: Table) -> None:
     """An option given that these data would ignore is refused, saying why."""
-    logs = [s.format in ("lm-eval", "inspect", "helm") for s in table.sources]
+    formats = {s.format for s in table.sources}
     asked = {"permutations", "calibration"} & set(r.given)
     binary = bool(asked) and all(set(column) <= {0, 1} for column in table.columns)
     design = [name for name, labels in (("clusters", table.clusters), ("strata", table.strata),
                                         ("runs", table.runs)) if labels]
-    idle = []
-    idle += [(name, "applies to harness logs, and these inputs are not") for name in (
-        "allow_different_tasks", "allow_different_targets") if name in r.given and not any(logs)]
-    if "allow_different_prompts" in r.given and not any(s.format in ("lm-eval", "helm")
-                                                        for s in table.sources):
-        idle.append(("allow_different_prompts", "applies to lm-eval and HELM logs (the "
-                                                "harnesses that record each run's prompts), "
-                                                "and these inputs are not"))
-    if "allow_incomplete" in r.given and not any(s.format == "inspect" for s in table.sources):
-        idle.append(("allow_incomplete", "applies to Inspect logs (the harness that records "
-                                         "whether a run ended), and these inputs are not"))
-    if "pool" in r.given and table.tasks is None:
-        idle.append(("pool", "pools the tasks of whole harness runs, and these inputs hold one "
-                             "task"))
-    if "adjust" in r.given and len(table.systems) == 2 and table.tasks is None and \
-            table.gold is None:
-        idle.append(("adjust", "adjusts p across candidates, tasks, slices or classes, and "
-                               "these inputs hold one comparison"))
-    if all(logs) and "id_col" in r.given:
-        idle.append(("id_col", "names a column of a file of scores; a harness log's items "
-                               "carry their own ids"))
-    if table.tasks is None and "permutations" in r.given and binary and not \
-            {"clusters", "runs"} & set(design):
-        idle.append(("permutations", "sets the sign-flip test's random patterns; these 0/1 "
-                                     "scores are tested by McNemar's exact test, which draws "
-                                     "none"))
-    if table.tasks is None and "calibration" in r.given and r.calibration and (
-            not binary or design):
-        what = "real-valued" if not binary else "with " + " and ".join(design)
-        idle.append(("calibration", f"measures the interval on 0/1 scores without clusters, "
-                                    f"strata or runs; these scores are {what}"))
-    for name, why in idle:
-        raise ToolError(f"{_opt(name, getattr(r, name))} does not apply here: it {why}")
+    logs, one = "applies to harness logs, and these inputs are not", table.tasks is None
+    what = "real-valued" if not binary else "with " + " and ".join(design)
+    for name, idle, why in (
+            ("allow_different_tasks", not formats & {"lm-eval", "inspect", "helm"}, logs),
+            ("allow_different_targets", not formats & {"lm-eval", "inspect", "helm"}, logs),
+            ("allow_different_prompts", not formats & {"lm-eval", "helm"}, "applies to lm-eval "
+             "and HELM logs (the harnesses that record each run's prompts), and these inputs "
+             "are not"),
+            ("allow_incomplete", "inspect" not in formats, "applies to Inspect logs (the "
+             "harness that records whether a run ended), and these inputs are not"),
+            ("pool", one, "pools the tasks of whole harness runs, and these inputs hold one task"),
+            ("adjust", len(table.systems) == 2 and one and table.gold is None, "adjusts p "
+             "across candidates, tasks, slices or classes, and these inputs hold one comparison"),
+            ("id_col", formats <= {"lm-eval", "inspect", "helm"}, "names a column of a file of "
+             "scores; a harness log's items carry their own ids"),
+            ("permutations", one and binary and not {"clusters", "runs"} & set(design), "sets "
+             "the sign-flip test's random patterns; these 0/1 scores are tested by McNemar's "
+             "exact test, which draws none"),
+            ("calibration", one and r.calibration and (not binary or design), "measures the "
+             "interval on 0/1 scores without clusters, strata or runs; these scores are " + what)):
+        if idle and name in r.given:
+            raise ToolError(f"{_opt(name, getattr(r, name))} does not apply here: it {why}")
 
 
 def _table(r: _Request) -> Table:
@@ -14443,8 +14428,7 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
     inputs = {"compare": " FILE [FILE ...]", "leaderboard": " FILE [FILE ...]",
               "ledger": " LEDGER"}.get(command, "")
     parser = _Parser(prog=f"{_prog()} {command}", allow_abbrev=False,
-                     argument_default=argparse.SUPPRESS,
-                     usage=f"%(prog)s{inputs} [flags]",
+                     argument_default=argparse.SUPPRESS, usage=f"%(prog)s{inputs} [flags]",
                      description=summary[0].upper() + summary[1:] + ".",
                      epilog="examples:\n" + examples + "\n\n" + _exit_statuses(command),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -14575,28 +14559,6 @@ def _parse_args(argv) -> _Request:
 
 # --- outputs: checked against the inputs before any work ---
 
-def _check_target(real: str, shown: str, flag: str) -> None:
-    folder = os.path.dirname(real) or "."
-    if not os.path.isdir(folder):
-        raise ToolError(f"cannot write {shown}: no such folder {_printable(folder)}")
-    try:                                    # the real test (os.access lies to root)
-        fd, probe = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as err:
-        raise ToolError(f"cannot write {shown}: folder {_printable(folder)} is not writable "
-                        f"({err.strerror})") from None
-    try:
-        info = os.stat(real)
-    except FileNotFoundError:
-        return
-    except OSError as err:
-        raise ToolError(f"cannot write {shown}: {err.strerror}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"cannot write {shown}: it is not a regular file (a device, pipe or "
-                        f"socket); {flag} writes regular files only")
-
-
 def _same_file(real: str, source: str) -> bool:
     try:
         out = os.stat(real)
@@ -14637,7 +14599,25 @@ def _check_outputs(request: _Request) -> None:
             raise ToolError(f"{flag} writes {suffix[1:].upper()}: give a path ending in "
                             f"{suffix}, got {shown}")
         real = os.path.realpath(path)
-        _check_target(real, shown, flag)
+        folder = os.path.dirname(real) or "."
+        if not os.path.isdir(folder):
+            raise ToolError(f"cannot write {shown}: no such folder {_printable(folder)}")
+        try:                                # the real test (os.access lies to root)
+            fd, probe = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as err:
+            raise ToolError(f"cannot write {shown}: folder {_printable(folder)} is not "
+                            f"writable ({err.strerror})") from None
+        try:
+            regular = stat.S_ISREG(os.stat(real).st_mode)
+        except FileNotFoundError:
+            regular = True
+        except OSError as err:
+            raise ToolError(f"cannot write {shown}: {err.strerror}") from None
+        if not regular:
+            raise ToolError(f"cannot write {shown}: it is not a regular file (a device, pipe or "
+                            f"socket); {flag} writes regular files only")
         if real in seen:
             raise ToolError(f"{seen[real]} and {flag} both name {shown}; give each output its "
                             "own file")
