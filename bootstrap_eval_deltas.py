@@ -12766,8 +12766,7 @@ def _plain_number(value):
         return None
     decimal = sys.modules.get("decimal")          # a Decimal means decimal is imported
     if decimal is not None and isinstance(value, decimal.Decimal):
-        return Fraction(value) if value.is_finite() else None if value.is_nan() else \
-            float(value)
+        return Fraction(value) if value.is_finite() else None if value.is_nan() else float(value)
     try:
         if getattr(getattr(value, "dtype", None), "kind", None) == "b":
             return bool(value)                   # numpy's bool (``preds == labels``)
@@ -12977,15 +12976,13 @@ def _check_columns(r: _Request) -> None:
     """Options that name systems and columns: complete and consistent."""
     if r.system_col is not None:
         if r.score_col is None or r.systems is None and r.command == "compare":
-            raise ToolError(f"{_opt('system_col')} reads a long file: it needs "
-                            f"{_opt('score_col')} (the score column) and {_opt('systems')} "
-                            "(baseline first)")
+            raise ToolError(f"{_opt('system_col')} reads a long file: it needs {_opt('score_col')}"
+                            f" (the score column) and {_opt('systems')} (baseline first)")
         if _named(r, ("a_col", "b_col")):
             raise ToolError(f"{_opt('system_col')} reads a long file: name the systems with "
                             f"{_opt('systems')}")
     if r.names is not None:
-        count = (len(r.systems) if r.systems else 2) if r.csv is not None \
-            else 1 + len(r.candidate)
+        count = (len(r.systems) if r.systems else 2) if r.csv is not None else 1 + len(r.candidate)
         if r.command == "leaderboard" and r.csv is not None and not r.systems:
             count = len(r.names)               # every column: counted once the file is read
         if not all(r.names):
@@ -13073,8 +13070,7 @@ def _check_metric(r: _Request) -> None:
                         "per system")
     for name in _named(r, ("score_col", "system_col", "run_col", "cluster_col",
                            "lower_is_better", "exact")):
-        raise ToolError(f"{name} does not apply to a metric of predictions "
-                        f"({_opt('label_col')})")
+        raise ToolError(f"{name} does not apply to a metric of predictions ({_opt('label_col')})")
     if r.label_col in (r.systems or ()) or r.label_col in (r.a_col, r.b_col):
         raise ToolError(f"{_opt('label_col')} {_shorten(r.label_col)} is also named as a "
                         "system: the true labels are not a system's predictions")
@@ -13102,8 +13098,7 @@ def _check_runs(r: _Request) -> None:
     if "runs" not in r.given:
         return
     if not 0 <= r.run_sd < Fraction(1, 4):
-        raise ToolError(f"{_opt('run_sd')} must lie in [0, 0.25), got "
-                        f"{_format_decimal(r.run_sd)}")
+        raise ToolError(f"{_opt('run_sd')} must lie in [0, 0.25), got {_format_decimal(r.run_sd)}")
     if not 0 <= r.run_item_noise <= 1:
         raise ToolError(f"{_opt('run_item_noise')} must lie in [0, 1], got "
                         f"{_format_decimal(r.run_item_noise)}")
@@ -13131,8 +13126,7 @@ def _check_simulate(r: _Request) -> None:
             raise ToolError(f"{_opt('exact', True)} covers 0/1 items resampled one by one; it "
                             f"does not apply with {_opt('cluster_size')}")
         if not 0 <= r.icc <= 1:
-            raise ToolError(f"{_opt('icc')} must be between 0 and 1, got "
-                            f"{_format_decimal(r.icc)}")
+            raise ToolError(f"{_opt('icc')} must be between 0 and 1, got {_format_decimal(r.icc)}")
         if r.gate:
             raise ToolError(f"{_opt('gate', True)} in a simulation needs plain items (not "
                             f"{_opt('cluster_size')})")
@@ -13226,8 +13220,7 @@ _CHECKS = {"compare": _check_compare, "simulate": _check_simulate, "plan": _chec
 def _validate(request: _Request) -> _Request:
     """Raise ToolError (one line) for a bad value or combination; else return the request."""
     if request.json and request.output not in (None, "json"):
-        raise ToolError(f"--json means --output json; it conflicts with --output "
-                        f"{request.output}")
+        raise ToolError(f"--json means --output json; it conflicts with --output {request.output}")
     if "min_delta" in request.given and not request.gate:
         raise ToolError(f"{_opt('min_delta')} is the margin of the gate; give "
                         f"{_opt('gate', True)} too")
@@ -13245,9 +13238,8 @@ def _validate(request: _Request) -> _Request:
             raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
     if "confidence" in options and not 0 < request.confidence <= MAX_CONFIDENCE:
         raise ToolError(f"{_opt('confidence')} must lie above 0 and at most "
-                        f"{_format_decimal(MAX_CONFIDENCE)} "
-                        "(a higher level's tails are too thin to resolve), got "
-                        f"{_shorten(_format_decimal(request.confidence))}")
+                        f"{_format_decimal(MAX_CONFIDENCE)} (a higher level's tails are too "
+                        f"thin to resolve), got {_shorten(_format_decimal(request.confidence))}")
     for name in ("acc_a", "acc_b", "target_power"):
         value = getattr(request, name)
         if name in options and not _in_open_unit(value):
@@ -13388,8 +13380,7 @@ def _read_input(r: _Request, progress=None) -> Table | Battles:
         return read_battles(found, options)
     if r.baseline is not None or r.csv != "-" and os.path.isdir(r.csv):
         groups = [_expand_paths(p) if isinstance(p, str) else p for p in
-                  (r.baseline,) + tuple(r.candidate)] if r.baseline is not None \
-            else [[r.csv]]
+                  (r.baseline,) + tuple(r.candidate)] if r.baseline is not None else [[r.csv]]
         every = () if r.command == "leaderboard" else None     # every model a folder holds
         return read_runs(groups, RunsSpec(r.score_col, r.id_col or ("item",), r.cluster_col,
                                           r.by or r.strata_col, r.tasks, r.names,
@@ -13484,11 +13475,10 @@ def _table(r: _Request) -> Table:
             raise ToolError(f"no system {_shorten(unknown[0])} in the battles (systems: "
                             f"{_printable(', '.join(table.systems))[:300]})")
         keep = {table.systems.index(name) for name in r.systems}
-        return battles([(prompt, table.systems[i], table.systems[j], share)
-                        for i, j, share, prompt in zip(table.first, table.second, table.shares,
-                                                       table.prompts)
-                        if i in keep and j in keep], kind=table.kind,
-                       positioned=table.positioned, sources=table.sources, notes=table.notes)
+        return battles([(prompt, table.systems[i], table.systems[j], share) for i, j, share, prompt
+                        in zip(table.first, table.second, table.shares, table.prompts)
+                        if i in keep and j in keep], kind=table.kind, positioned=table.positioned,
+                       sources=table.sources, notes=table.notes)
     read = {source.format in ("lm-eval", "helm") for source in table.sources}
     if r.lower_is_better and len(read) > 1:
         raise ToolError(f"{_opt('lower_is_better', True)} with lm-eval's or HELM's logs beside "
@@ -13702,10 +13692,8 @@ def _run_simulation(r: _Request, writes: list) -> Report:
     cov = None
     if r.replays:
         with _progress(r, "coverage replays") as progress:
-            cov = coverage(rng, copula, r.n_items,
-                           dataclasses.replace(_settings_from(r, engine=engine),
-                                               margin=margin), replays=r.replays,
-                           progress=progress)
+            settings = dataclasses.replace(_settings_from(r, engine=engine), margin=margin)
+            cov = coverage(rng, copula, r.n_items, settings, replays=r.replays, progress=progress)
     plan = None if copula.clustered or copula.runs > 1 else _plan_summary(
         PowerPlan(copula.cells, r.confidence), r.n_items, r.target_power)
     params = {**_simulation_params(r), "coverage_engine": engine if r.replays else None}
@@ -13772,8 +13760,7 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
 
 
 _RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan,
-            "leaderboard": _run_leaderboard,
-            "calibrate": _run_calibration_table,
+            "leaderboard": _run_leaderboard, "calibrate": _run_calibration_table,
             "ledger": lambda r, writes: _LedgerSummaryReport(
                 {"ledger": r.ledger_summary, "confidence": r.confidence},
                 summarize_ledger(r.ledger_summary, r.confidence))}
@@ -13936,8 +13923,7 @@ def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None =
         raise ToolError("read needs a file, or one file or folder per system")
     for path in paths:
         if not _is_paths(path):
-            raise ToolError(f"{_shorten(repr(path))} is not a path (read takes files and "
-                            "folders)")
+            raise ToolError(f"{_shorten(repr(path))} is not a path (read takes files and folders)")
     command = "compare" if {"a_col", "b_col"} & request.given else "leaderboard"
     request = _validate(_with_inputs(dataclasses.replace(request, command=command), paths))
     if request.baseline is None and _is_judged([request.csv], request.systems,
@@ -14333,9 +14319,8 @@ _FLAGS = (
           help="the per-system accuracies' interval: the same rule as "
                                "--interval (default), wilson, or clopper-pearson (exact)"),
     _flag(f"{_C} {_S}", "resampling", "--exact", action="store_true",
-          help="also print the exact bootstrap intervals (B = infinity) beside resamples: "
-               "0/1 items (strata too), or scores on a small lattice (clusters of one size "
-               "too)"),
+          help="also print the exact bootstrap intervals (B = infinity) beside resamples: 0/1 "
+               "items (strata too), or scores on a small lattice (clusters of one size too)"),
     _flag(f"{_C} {_S} {_P}", "resampling", "--engine", choices=_ENGINE_CHOICES,
           help="auto (default): the stream engine where it finishes in seconds, else counts; "
                "stream: resample items, bit-exact with the article's listing; counts: draw "
@@ -14345,9 +14330,8 @@ _FLAGS = (
                             f"positive rate on K tables drawn from your own 2x2 table, and as "
                             f"many with no gap (default {CALIBRATION_REPLAYS:,}; 0 skips it)"),
     _flag(f"{_C} {_L}", "resampling", "--permutations", type=_count_arg, metavar="R",
-          help=f"random sign patterns of the permutation test for real-valued "
-                            f"scores (default {PERMUTATIONS:,}; exact up to "
-                            f"{_EXACT_SIGN_FLIP_LIMIT} nonzero differences)"),
+          help="random sign patterns of the permutation test for real-valued scores (default "
+               f"{PERMUTATIONS:,}; exact up to {_EXACT_SIGN_FLIP_LIMIT} nonzero differences)"),
     _flag(f"{_C} {_L}", "resampling", "--adjust", choices=ADJUSTMENTS,
           help="how p is adjusted across several candidates, tasks or a leaderboard's pairs: "
                "holm (the family-wise error, default), bh (Benjamini-Hochberg, the false "
@@ -14461,8 +14445,7 @@ def _refuse_foreign_flags(command: str, argv) -> None:
         others = [c for c in _COMMANDS if any(name in f.names and c in f.commands
                                                for f in _FLAGS)]
         if others:
-            where = ", ".join(others[:-1]) + " and " + others[-1] if len(others) > 1 else \
-                others[0]
+            where = ", ".join(others[:-1]) + " and " + others[-1] if len(others) > 1 else others[0]
             raise ToolError(f"{_printable(name)} does not apply to {command} (it is a flag of "
                             f"{where}); see {command} --help")
 
@@ -14579,8 +14562,7 @@ def _same_file(real: str, source: str) -> bool:
 
 def _check_outputs(request: _Request) -> None:
     """Refuse, in one line and before any work, an output path that cannot or must not be
-    written (an input too -- every file read, harness folders expanded -- through a symlink,
-    or stdin's file)."""
+    written (any file read, harness folders expanded: through a symlink too, or stdin's file)."""
     inputs = [] if request.csv is None else [request.csv]
     for value in () if request.baseline is None else (request.baseline,) + request.candidate:
         for path in _expand_paths(value):
@@ -14628,9 +14610,8 @@ def _check_outputs(request: _Request) -> None:
                 raise ToolError(f"{flag} {shown} is an input ({what}); the tool never writes "
                                 "over its input")
         if suffix and not real.lower().endswith(suffix) and os.path.exists(real):
-            raise ToolError(f"{flag} {shown} is a link to {_printable(real)}, whose name "
-                            f"does not end in {suffix}: the tool writes through a link only to "
-                            "such a file")
+            raise ToolError(f"{flag} {shown} is a link to {_printable(real)}, whose name does not "
+                            f"end in {suffix}: the tool writes through a link only to such a file")
 
 
 # --- main: the one place exceptions become exit statuses ---
