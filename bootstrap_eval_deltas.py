@@ -12204,13 +12204,11 @@ def _json_dict(report) -> dict:
 
 # === The Python API: compare, leaderboard, read, plan, simulate, calibrate, ledger ===
 #
-# What a notebook or a test suite calls, and what the command line calls too: one function
-# per subcommand with an explicit keyword-only signature (its defaults are the tool's).
-# Each takes its values as Python values (a list is a list; a name may hold a comma),
-# makes one _Request of them, checks it once (_validate: errors name keywords from Python
-# and flags on the command line) and runs it (_run), which returns the report and the
-# files that wait for it.  A Result prints as the command line's report (str), shows as a
-# table in a notebook (markdown, HTML) and gives its JSON (to_dict).
+# One function per subcommand, called by a notebook, a test suite and the command line: its
+# keywords (the tool's defaults) make one _Request, checked once (_validate: errors name
+# keywords from Python, flags on the command line) and run (_run: the report, and the files
+# that wait for it).  A Result prints as the text report, shows as markdown or HTML in a
+# notebook and gives its JSON (to_dict).
 
 @dataclass(frozen=True)
 class Result:
@@ -12234,13 +12232,13 @@ class Result:
         report = self.report.pooled if isinstance(self.report, _TasksReport) else self.report
         return report.comparisons if isinstance(report, Report) else ()
 
-    def _first(self, value, judged=None):
+    def _first(self, value, judged):
+        """The first candidate's *value*, or a judge-corrected result's *judged*."""
         if isinstance(self.report, _JudgedReport):
-            return judged(self.report.result) if judged else None
+            return judged(self.report.result)
         return value(self.comparisons[0]) if self.comparisons else None
 
-    verdict = property(lambda self: self._first(lambda c: c.decision.word,
-                                                lambda r: r.verdict))
+    verdict = property(lambda self: self._first(lambda c: c.decision.word, lambda r: r.verdict))
     sentence = property(lambda self: self._first(_verdict_sentence,
                                                  lambda r: str(self).splitlines()[0]))
     gap = property(lambda self: self._first(lambda c: c.analysis.gap, lambda r: r.gap))
@@ -12366,24 +12364,20 @@ def _per_item(values, ids, where: str) -> list:
     return list(zip(keys, values))
 
 
-def _is_run(value) -> bool:
-    """One run's scores: a mapping, a Series, or a sized sequence that is not text."""
-    if _keyed(value):
-        return True
-    if isinstance(value, (str, bytes, bytearray)):
-        return False
-    try:
-        len(value)
-    except TypeError:                            # a 0-d array: sized in name only
-        return False
-    return True
-
-
 def _is_runs(data, where: str) -> bool:
-    """A list of runs, not one run's scores?  Refused: a list of pairs (an (id, score) pair looks
-    like a run of two items) and more runs than items (each item's samples look like runs)."""
-    if not isinstance(data, (list, tuple)) or not data or not all(map(_is_run, data)):
+    """A list of runs (each a mapping, a Series or a sized sequence that is not text), not one
+    run's scores?  Refused: a list of pairs (an (id, score) pair looks like a run of two items)
+    and more runs than items (each item's samples look like runs)."""
+    if not isinstance(data, (list, tuple)) or not data:
         return False
+    for run in data:
+        if not _keyed(run):
+            if isinstance(run, (str, bytes, bytearray)):
+                return False
+            try:
+                len(run)
+            except TypeError:                    # a 0-d array: sized in name only
+                return False
     if all(not _keyed(run) and len(run) == 2 for run in data):
         raise ToolError(f"{where}: every element holds two values: for (id, score) pairs give "
                         "dict(pairs); runs of two items each go as mappings from item id")
@@ -12423,19 +12417,7 @@ def _labels(column, ids, keyed: bool, items, positions, label: str) -> tuple:
 
 def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
     """Scores given from Python as a Table, joined as run files are: named items sorted (their
-    order cannot change a seeded result), items in order by position, of one length.  A
-    value's own method failing (``len``, iteration, ``float``) is one ToolError."""
-    try:
-        return _values_table(systems, names, ids, clusters, strata, on_missing)
-    except ToolError:
-        raise
-    except Exception as error:                      # the values' own code, not the tool's
-        raise ToolError(f"reading the values given raised {type(error).__name__}: "
-                        f"{_printable(str(error))[:200]}") from None
-
-
-def _values_table(systems, names, ids, clusters, strata, on_missing: str) -> Table:
-    """``_table_of`` itself."""
+    order cannot change a seeded result), items in order by position, of one length."""
     if ids is not None:
         ids = [_python_id(i, "ids") for i in _sequence(ids, "ids")]
         if len(set(ids)) != len(ids):
@@ -12515,8 +12497,7 @@ def _plain_number(value):
         return None
     decimal = sys.modules.get("decimal")          # a Decimal means decimal is imported
     if decimal is not None and isinstance(value, decimal.Decimal):
-        return Fraction(value) if value.is_finite() else None if value.is_nan() else \
-            float(value)
+        return Fraction(value) if value.is_finite() else None if value.is_nan() else float(value)
     try:
         if getattr(getattr(value, "dtype", None), "kind", None) == "b":
             return bool(value)                   # numpy's bool (``preds == labels``)
@@ -12558,9 +12539,9 @@ _COUNT_OPTIONS = frozenset({"seed", "resamples", "permutations", "calibration", 
                             "n_items", "replays", "cluster_size", "runs", "bootstrap"})
 _NAME_OPTIONS = frozenset({"systems", "names", "tasks", "id_col"})
 _CHOICES = {"interval": INTERVALS, "accuracy_interval": _ACCURACY_INTERVALS,
-            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "pool": ("strata", "clusters", "macro"),
-            "on_missing": ("error", "drop"), "input_format": _FORMATS, "output": OUTPUTS,
-            "scale": SCALES}
+            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "scale": SCALES,
+            "pool": ("strata", "clusters", "macro"), "on_missing": ("error", "drop"),
+            "input_format": _FORMATS, "output": OUTPUTS}
 
 
 def _count(value, name: str) -> int:
@@ -12693,8 +12674,14 @@ def _with_inputs(request: _Request, inputs, ids=None, clusters=None, strata=None
     if reading:
         raise ToolError(f"{reading[0]} says how to read files; these scores are given from "
                         "Python (clusters= and strata= give the labels)")
-    return dataclasses.replace(request, table=_table_of(
-        inputs, request.names, ids, clusters, strata, request.on_missing))
+    try:
+        table = _table_of(inputs, request.names, ids, clusters, strata, request.on_missing)
+    except ToolError:
+        raise
+    except Exception as error:           # a value's own len, iteration or float: one ToolError
+        raise ToolError(f"reading the values given raised {type(error).__name__}: "
+                        f"{_printable(str(error))[:200]}") from None
+    return dataclasses.replace(request, table=table)
 
 
 # --- validate: checks only, in the order a reader would think of them ---
@@ -12716,49 +12703,17 @@ _COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS), ("resamples", 1, MAX_RESAMPLES),
                  ("bootstrap", 0, MAX_RESAMPLES))
 
 
-def _check_numbers(request: _Request) -> None:
-    """Every number the entry point takes, within its range."""
-    options = _defaults(request.command)          # read() validates as compare or leaderboard
-    if request.command == "leaderboard" and request.target_power <= Fraction(1, 2):
-        raise ToolError(f"{_opt('target_power')} must be above 0.5 to plan items for it "
-                        "(below it, the normal formula for the items needed no longer holds)")
-    for name, low, high in _COUNT_LIMITS:
-        value = getattr(request, name) if name in options else None
-        if value is not None and value < low:
-            least = "0 or more" if low == 0 else f"at least {low}"
-            raise ToolError(f"{_opt(name)} must be {least}, got {value}")
-        if value is not None and value > high:
-            raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
-    if "confidence" in options and not 0 < request.confidence <= MAX_CONFIDENCE:
-        raise ToolError(f"{_opt('confidence')} must lie above 0 and at most "
-                        f"{_format_decimal(MAX_CONFIDENCE)} "
-                        "(a higher level's tails are too thin to resolve), got "
-                        f"{_shorten(_format_decimal(request.confidence))}")
-    for name in ("acc_a", "acc_b", "target_power"):
-        value = getattr(request, name)
-        if name in options and not _in_open_unit(value):
-            close = " (so close that it rounds to 0 or 1)" if 0 < value < 1 else ""
-            raise ToolError(f"{_opt(name)} must be strictly between 0 and 1{close}, got "
-                            f"{_shorten(_format_decimal(value))}")
-    if "corr" in options and not (-1 < request.corr < 1 and -1 < float(request.corr) < 1):
-        raise ToolError(f"{_opt('corr')} must be strictly between -1 and 1, got "
-                        f"{_format_decimal(request.corr)} (at +-1 both systems would share one "
-                        "latent score and no item could separate them)")
-
-
 def _check_columns(r: _Request) -> None:
     """Options that name systems and columns: complete and consistent."""
     if r.system_col is not None:
         if r.score_col is None or r.systems is None and r.command == "compare":
-            raise ToolError(f"{_opt('system_col')} reads a long file: it needs "
-                            f"{_opt('score_col')} (the score column) and {_opt('systems')} "
-                            "(baseline first)")
+            raise ToolError(f"{_opt('system_col')} reads a long file: it needs {_opt('score_col')}"
+                            f" (the score column) and {_opt('systems')} (baseline first)")
         if _named(r, ("a_col", "b_col")):
             raise ToolError(f"{_opt('system_col')} reads a long file: name the systems with "
                             f"{_opt('systems')}")
     if r.names is not None:
-        count = (len(r.systems) if r.systems else 2) if r.csv is not None \
-            else 1 + len(r.candidate)
+        count = (len(r.systems) if r.systems else 2) if r.csv is not None else 1 + len(r.candidate)
         if r.command == "leaderboard" and r.csv is not None and not r.systems:
             count = len(r.names)               # every column: counted once the file is read
         if not all(r.names):
@@ -12774,33 +12729,6 @@ def _check_columns(r: _Request) -> None:
                             "give one or the other")
         if len(r.systems) < 2 or not all(r.systems):
             raise ToolError(f"{_opt('systems')} needs a baseline and at least one candidate")
-
-
-def _check_design(r: _Request) -> None:
-    """Clusters, strata and pictures: what they go with."""
-    designed = [name for name in ("cluster_col", "strata_col") if name in r.given]
-    if designed and r.engine == "counts":
-        raise ToolError(f"{_opt(designed[0])} needs the per-item engine: the counts engine "
-                        "resamples plain items only")
-    if designed and r.interval == "score":
-        raise ToolError(f"{_opt('interval', 'score')} covers plain 0/1 items; it does not "
-                        f"apply with {_opt(designed[0])}")
-    if r.cluster_col is not None and r.cluster_col == r.strata_col:
-        raise ToolError(f"{_opt('cluster_col')} and {_opt('strata_col')} name the same column")
-    if "by" in r.given and "strata_col" in r.given:
-        raise ToolError(f"{_opt('by')} makes each slice a stratum of the overall comparison; "
-                        f"give {_opt('by')} or {_opt('strata_col')}, not both")
-    scores = {r.a_col, r.b_col, r.score_col} | set(r.systems or ()) | (
-        {CSV_COLUMNS[1], CSV_COLUMNS[2]} if r.systems is None and r.a_col is None else set())
-    for name in designed:
-        column = getattr(r, name)
-        if column in scores:
-            raise ToolError(f"{_opt(name)} names a score column ({_shorten(column)}); clusters "
-                            "and strata come from a label column")
-    if r.command == "compare" and r.plot is not None and (
-            r.systems and len(r.systems) > 2 or len(r.candidate) > 1):
-        raise ToolError(f"{_opt('plot')} draws one comparison; it does not apply to several "
-                        "candidates")
 
 
 def _check_compare(r: _Request) -> None:
@@ -12832,7 +12760,29 @@ def _check_compare(r: _Request) -> None:
     if r.human_scorer is not None and r.score_col in (None, r.human_scorer):
         raise ToolError(f"{_opt('human_scorer')} goes with the judge's scorer, "
                         f"{_opt('score_col')}, another one")
-    _check_design(r)
+    designed = [name for name in ("cluster_col", "strata_col") if name in r.given]
+    if designed and r.engine == "counts":
+        raise ToolError(f"{_opt(designed[0])} needs the per-item engine: the counts engine "
+                        "resamples plain items only")
+    if designed and r.interval == "score":
+        raise ToolError(f"{_opt('interval', 'score')} covers plain 0/1 items; it does not "
+                        f"apply with {_opt(designed[0])}")
+    if r.cluster_col is not None and r.cluster_col == r.strata_col:
+        raise ToolError(f"{_opt('cluster_col')} and {_opt('strata_col')} name the same column")
+    if "by" in r.given and "strata_col" in r.given:
+        raise ToolError(f"{_opt('by')} makes each slice a stratum of the overall comparison; "
+                        f"give {_opt('by')} or {_opt('strata_col')}, not both")
+    scores = {r.a_col, r.b_col, r.score_col} | set(r.systems or ()) | (
+        {CSV_COLUMNS[1], CSV_COLUMNS[2]} if r.systems is None and r.a_col is None else set())
+    for name in designed:
+        column = getattr(r, name)
+        if column in scores:
+            raise ToolError(f"{_opt(name)} names a score column ({_shorten(column)}); clusters "
+                            "and strata come from a label column")
+    if r.command == "compare" and r.plot is not None and (
+            r.systems and len(r.systems) > 2 or len(r.candidate) > 1):
+        raise ToolError(f"{_opt('plot')} draws one comparison; it does not apply to several "
+                        "candidates")
     _check_metric(r)
     if "engine" in r.given and r.resamples is None:
         raise ToolError(f"{_opt('engine')} chooses how resamples are drawn; give "
@@ -12851,8 +12801,7 @@ def _check_metric(r: _Request) -> None:
                         "per system")
     for name in _named(r, ("score_col", "system_col", "run_col", "cluster_col",
                            "lower_is_better", "exact")):
-        raise ToolError(f"{name} does not apply to a metric of predictions "
-                        f"({_opt('label_col')})")
+        raise ToolError(f"{name} does not apply to a metric of predictions ({_opt('label_col')})")
     if r.label_col in (r.systems or ()) or r.label_col in (r.a_col, r.b_col):
         raise ToolError(f"{_opt('label_col')} {_shorten(r.label_col)} is also named as a "
                         "system: the true labels are not a system's predictions")
@@ -12880,8 +12829,7 @@ def _check_runs(r: _Request) -> None:
     if "runs" not in r.given:
         return
     if not 0 <= r.run_sd < Fraction(1, 4):
-        raise ToolError(f"{_opt('run_sd')} must lie in [0, 0.25), got "
-                        f"{_format_decimal(r.run_sd)}")
+        raise ToolError(f"{_opt('run_sd')} must lie in [0, 0.25), got {_format_decimal(r.run_sd)}")
     if not 0 <= r.run_item_noise <= 1:
         raise ToolError(f"{_opt('run_item_noise')} must lie in [0, 1], got "
                         f"{_format_decimal(r.run_item_noise)}")
@@ -12909,8 +12857,7 @@ def _check_simulate(r: _Request) -> None:
             raise ToolError(f"{_opt('exact', True)} covers 0/1 items resampled one by one; it "
                             f"does not apply with {_opt('cluster_size')}")
         if not 0 <= r.icc <= 1:
-            raise ToolError(f"{_opt('icc')} must be between 0 and 1, got "
-                            f"{_format_decimal(r.icc)}")
+            raise ToolError(f"{_opt('icc')} must be between 0 and 1, got {_format_decimal(r.icc)}")
         if r.gate:
             raise ToolError(f"{_opt('gate', True)} in a simulation needs plain items (not "
                             f"{_opt('cluster_size')})")
@@ -13004,13 +12951,36 @@ _CHECKS = {"compare": _check_compare, "simulate": _check_simulate, "plan": _chec
 def _validate(request: _Request) -> _Request:
     """Raise ToolError (one line) for a bad value or combination; else return the request."""
     if request.json and request.output not in (None, "json"):
-        raise ToolError(f"--json means --output json; it conflicts with --output "
-                        f"{request.output}")
+        raise ToolError(f"--json means --output json; it conflicts with --output {request.output}")
     if "min_delta" in request.given and not request.gate:
         raise ToolError(f"{_opt('min_delta')} is the margin of the gate; give "
                         f"{_opt('gate', True)} too")
     _CHECKS[request.command](request)
-    _check_numbers(request)
+    options = _defaults(request.command)   # its numbers (read() checks as compare or leaderboard)
+    if request.command == "leaderboard" and request.target_power <= Fraction(1, 2):
+        raise ToolError(f"{_opt('target_power')} must be above 0.5 to plan items for it "
+                        "(below it, the normal formula for the items needed no longer holds)")
+    for name, low, high in _COUNT_LIMITS:
+        value = getattr(request, name) if name in options else None
+        if value is not None and value < low:
+            least = "0 or more" if low == 0 else f"at least {low}"
+            raise ToolError(f"{_opt(name)} must be {least}, got {value}")
+        if value is not None and value > high:
+            raise ToolError(f"{_opt(name)} must be at most {high:,}, got {value:,}")
+    if "confidence" in options and not 0 < request.confidence <= MAX_CONFIDENCE:
+        raise ToolError(f"{_opt('confidence')} must lie above 0 and at most "
+                        f"{_format_decimal(MAX_CONFIDENCE)} (a higher level's tails are too "
+                        f"thin to resolve), got {_shorten(_format_decimal(request.confidence))}")
+    for name in ("acc_a", "acc_b", "target_power"):
+        value = getattr(request, name)
+        if name in options and not _in_open_unit(value):
+            close = " (so close that it rounds to 0 or 1)" if 0 < value < 1 else ""
+            raise ToolError(f"{_opt(name)} must be strictly between 0 and 1{close}, got "
+                            f"{_shorten(_format_decimal(value))}")
+    if "corr" in options and not (-1 < request.corr < 1 and -1 < float(request.corr) < 1):
+        raise ToolError(f"{_opt('corr')} must be strictly between -1 and 1, got "
+                        f"{_format_decimal(request.corr)} (at +-1 both systems would share one "
+                        "latent score and no item could separate them)")
     return request
 
 
@@ -13054,8 +13024,7 @@ def _progress(request: _Request, label: str) -> _Progress:
 
 def _copula(r: _Request) -> Copula:
     return Copula(r.corr, r.acc_a, r.acc_b, r.cluster_size,
-                  r.icc if r.cluster_size > 1 else Fraction(0), r.runs, r.run_sd,
-                  r.run_item_noise)
+                  r.icc if r.cluster_size > 1 else Fraction(0), r.runs, r.run_sd, r.run_item_noise)
 
 
 def _params(r: _Request, names: str) -> dict:
@@ -13109,30 +13078,13 @@ def _run_plan(r: _Request, writes: list):
 def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None) -> Settings:
     """The resampling settings asked for (compare resamples only when resamples is given)."""
     return Settings(r.resamples, r.confidence, r.interval, engine or r.engine,
-                    r.permutations, r.exact, r.accuracy_interval, calibration,
-                    adjust=r.adjust)
+                    r.permutations, r.exact, r.accuracy_interval, calibration, adjust=r.adjust)
 
 
 def _read_options(r: _Request, on_missing: str, progress=None) -> ReadOptions:
     return ReadOptions(r.input_format, on_missing, r.filter, r.split, progress,
                        r.allow_different_tasks, r.allow_incomplete, r.lower_is_better,
                        r.allow_different_targets, r.allow_different_prompts, r.pool)
-
-
-def _refuse_one_file_twice(paths) -> None:
-    """Two systems' paths that are one file or folder (``a.csv`` and ``./a.csv``, ``-`` and
-    ``/dev/stdin``) would compare a system with itself: refused."""
-    seen = {}
-    for path in paths:
-        try:
-            info = os.fstat(0) if path == "-" else os.stat(path)
-        except (OSError, TypeError, ValueError):
-            continue                        # not a path here: the reader says what it is
-        other = seen.setdefault((info.st_dev, info.st_ino), path)
-        if other is not path:
-            raise ToolError(f"{_shorten(other)} and {_shorten(path)} are the same "
-                            f"{'folder' if stat.S_ISDIR(info.st_mode) else 'file'}; give "
-                            "each system its own")
 
 
 def _read_input(r: _Request, progress=None) -> Table | Battles:
@@ -13143,19 +13095,27 @@ def _read_input(r: _Request, progress=None) -> Table | Battles:
     if sum(isinstance(path, str) and path == "-" for path in paths) > 1:
         raise ToolError("- (stdin) is given more than once; it can be read once: give the "
                         "other systems as files")
-    _refuse_one_file_twice(paths)
+    seen = {}           # one file twice (a.csv and ./a.csv, - and /dev/stdin): A against A
+    for path in paths:
+        try:
+            info = os.fstat(0) if path == "-" else os.stat(path)
+        except (OSError, TypeError, ValueError):
+            continue                        # not a path here: the reader says what it is
+        other = seen.setdefault((info.st_dev, info.st_ino), path)
+        if other is not path:
+            raise ToolError(f"{_shorten(other)} and {_shorten(path)} are the same "
+                            f"{'folder' if stat.S_ISDIR(info.st_mode) else 'file'}; give "
+                            "each system its own")
     found = _battle_paths(paths, r.input_format)
     if found:
         return read_battles(found, options)
     if r.baseline is not None or r.csv != "-" and os.path.isdir(r.csv):
         groups = [_expand_paths(p) if isinstance(p, str) else p for p in
-                  (r.baseline,) + tuple(r.candidate)] if r.baseline is not None \
-            else [[r.csv]]
+                  (r.baseline,) + tuple(r.candidate)] if r.baseline is not None else [[r.csv]]
         every = () if r.command == "leaderboard" else None     # every model a folder holds
         return read_runs(groups, RunsSpec(r.score_col, r.id_col or ("item",), r.cluster_col,
                                           r.by or r.strata_col, r.tasks, r.names,
-                                          systems or every, r.by is not None),
-                         options)
+                                          systems or every, r.by is not None), options)
     if r.command == "compare" and (r.label_col is None or r.a_col or r.b_col):
         systems = systems or (r.a_col or CSV_COLUMNS[1], r.b_col or CSV_COLUMNS[2])
     table = read_table(r.csv, TableSpec(systems or (), r.id_col, r.cluster_col,
@@ -13194,72 +13154,38 @@ def _say_if_long(seconds: float, what: str, shorter: str) -> None:
 
 def _refuse_idle_options(r: _Request, table: Table) -> None:
     """An option given that these data would ignore is refused, saying why."""
-    logs = [s.format in ("lm-eval", "inspect", "helm") for s in table.sources]
+    formats = {s.format for s in table.sources}
     asked = {"permutations", "calibration"} & set(r.given)
     binary = bool(asked) and all(set(column) <= {0, 1} for column in table.columns)
     design = [name for name, labels in (("clusters", table.clusters), ("strata", table.strata),
                                         ("runs", table.runs)) if labels]
-    idle = []
-    idle += [(name, "applies to harness logs, and these inputs are not") for name in (
-        "allow_different_tasks", "allow_different_targets") if name in r.given and not any(logs)]
-    if "allow_different_prompts" in r.given and not any(s.format in ("lm-eval", "helm")
-                                                        for s in table.sources):
-        idle.append(("allow_different_prompts", "applies to lm-eval and HELM logs (the "
-                                                "harnesses that record each run's prompts), "
-                                                "and these inputs are not"))
-    if "allow_incomplete" in r.given and not any(s.format == "inspect" for s in table.sources):
-        idle.append(("allow_incomplete", "applies to Inspect logs (the harness that records "
-                                         "whether a run ended), and these inputs are not"))
-    if "pool" in r.given and table.tasks is None:
-        idle.append(("pool", "pools the tasks of whole harness runs, and these inputs hold one "
-                             "task"))
-    if "adjust" in r.given and len(table.systems) == 2 and table.tasks is None and \
-            table.gold is None:
-        idle.append(("adjust", "adjusts p across candidates, tasks, slices or classes, and "
-                               "these inputs hold one comparison"))
-    if all(logs) and "id_col" in r.given:
-        idle.append(("id_col", "names a column of a file of scores; a harness log's items "
-                               "carry their own ids"))
-    if table.tasks is None and "permutations" in r.given and binary and not \
-            {"clusters", "runs"} & set(design):
-        idle.append(("permutations", "sets the sign-flip test's random patterns; these 0/1 "
-                                     "scores are tested by McNemar's exact test, which draws "
-                                     "none"))
-    if table.tasks is None and "calibration" in r.given and r.calibration and (
-            not binary or design):
-        what = "real-valued" if not binary else "with " + " and ".join(design)
-        idle.append(("calibration", f"measures the interval on 0/1 scores without clusters, "
-                                    f"strata or runs; these scores are {what}"))
-    for name, why in idle:
-        raise ToolError(f"{_opt(name, getattr(r, name))} does not apply here: it {why}")
-
-
-def _warn_data(r: _Request, table: Table) -> None:
-    """Before the user's data are resampled: the Monte Carlo work asked for, if long."""
-    comparisons = max(1, len(table.systems) - 1)
-    seconds = what = 0
-    if r.resamples is not None:
-        seconds += comparisons * 5 * r.resamples * table.n / _DRAWS_PER_SECOND
-        what = f"{r.resamples:,} resamples of {table.n:,} items"
-    if r.permutations is not None:
-        seconds += comparisons * r.permutations * (2.5e-5 + table.n / _SIGNS_PER_SECOND)
-        what = (what + " and " if what else "") + f"{r.permutations:,} sign patterns"
-    _say_if_long(seconds, what, f"fewer {_opt('resamples')} or {_opt('permutations')} (or "
-                                "none: the default methods need no Monte Carlo)")
-
-
-def _warn_simulation(r: _Request, engine: str) -> None:
-    n, b, replays, runs = r.n_items, r.resamples, r.replays, r.runs      # runs: 1 or more
-    stream = 5 * b * n / _DRAWS_PER_SECOND if 5 * b * n <= _STREAM_BUDGET else 5 * b * 4e-6
-    per_replay = (runs * n / _ITEMS_PER_SECOND + runs * b * n / _DRAWS_PER_SECOND) \
-        if engine == "stream" else b * 4e-6 + 1e-4
-    _say_if_long(n / _ITEMS_PER_SECOND + stream + replays * per_replay,
-                 f"{replays:,} replays x {b:,} resamples of {n:,} items",
-                 f"fewer {_opt('replays')} (0 skips the loop) or {_opt('resamples')}")
+    logs, one = "applies to harness logs, and these inputs are not", table.tasks is None
+    what = "real-valued" if not binary else "with " + " and ".join(design)
+    for name, idle, why in (
+            ("allow_different_tasks", not formats & {"lm-eval", "inspect", "helm"}, logs),
+            ("allow_different_targets", not formats & {"lm-eval", "inspect", "helm"}, logs),
+            ("allow_different_prompts", not formats & {"lm-eval", "helm"}, "applies to lm-eval "
+             "and HELM logs (the harnesses that record each run's prompts), and these inputs "
+             "are not"),
+            ("allow_incomplete", "inspect" not in formats, "applies to Inspect logs (the "
+             "harness that records whether a run ended), and these inputs are not"),
+            ("pool", one, "pools the tasks of whole harness runs, and these inputs hold one task"),
+            ("adjust", len(table.systems) == 2 and one and table.gold is None, "adjusts p "
+             "across candidates, tasks, slices or classes, and these inputs hold one comparison"),
+            ("id_col", formats <= {"lm-eval", "inspect", "helm"}, "names a column of a file of "
+             "scores; a harness log's items carry their own ids"),
+            ("permutations", one and binary and not {"clusters", "runs"} & set(design), "sets "
+             "the sign-flip test's random patterns; these 0/1 scores are tested by McNemar's "
+             "exact test, which draws none"),
+            ("calibration", one and r.calibration and (not binary or design), "measures the "
+             "interval on 0/1 scores without clusters, strata or runs; these scores are " + what)):
+        if idle and name in r.given:
+            raise ToolError(f"{_opt(name, getattr(r, name))} does not apply here: it {why}")
 
 
 def _table(r: _Request) -> Table:
-    """The request's table: given from Python, or read from its files; in slices (``by``)."""
+    """The request's table, given from Python or read from its files: battles of the systems
+    named, scores turned when lower is better, in slices (``by``)."""
     if r.table is not None:
         table = r.table
     else:
@@ -13273,62 +13199,48 @@ def _table(r: _Request) -> Table:
                             "its cluster already)")
         if r.command == "compare":
             return battle_table(table, r.systems)
-        return table if not r.systems else _battle_subset(table, r.systems)
-    table = _turned(table) if r.lower_is_better else table
+        if not r.systems:
+            return table
+        unknown = [name for name in r.systems if name not in table.systems]
+        if unknown:                              # a leaderboard of the named systems only
+            raise ToolError(f"no system {_shorten(unknown[0])} in the battles (systems: "
+                            f"{_printable(', '.join(table.systems))[:300]})")
+        keep = {table.systems.index(name) for name in r.systems}
+        return battles([(prompt, table.systems[i], table.systems[j], share) for i, j, share, prompt
+                        in zip(table.first, table.second, table.shares, table.prompts)
+                        if i in keep and j in keep], kind=table.kind, positioned=table.positioned,
+                       sources=table.sources, notes=table.notes)
+    read = {source.format in ("lm-eval", "helm") for source in table.sources}
+    if r.lower_is_better and len(read) > 1:
+        raise ToolError(f"{_opt('lower_is_better', True)} with lm-eval's or HELM's logs beside "
+                        "other files: give one kind of input for every system")
+    if r.lower_is_better and read != {True}:     # those logs turned as they were joined
+        columns, runs, note = _turn(table.columns, table.runs, table.proportions)
+        table = dataclasses.replace(table, columns=columns, runs=runs, dropped_note="; ".join(
+            filter(None, (table.dropped_note, note))))
     repeated = [name for name, count in collections.Counter(table.systems).items() if count > 1]
     if repeated:                                 # the same file given twice
         raise ToolError(f"two systems are named {_shorten(repeated[0])} (the same file twice?); "
                         f"give them {_opt('names')}")
-    return _sliced(table, r.by) if r.by is not None else table
-
-
-_NOT_FOR_BATTLES = ("cluster_col", "strata_col", "id_col", "names", "run_col", "label_col",
-                    "system_col", "score_col", "a_col", "b_col", "on_missing", "metric",
-                    "positive", "filter", "split", "tasks", "allow_constant")
-
-
-def _battle_subset(data: Battles, systems) -> Battles:
-    """The battles among the named systems only (a leaderboard's ``systems``)."""
-    unknown = [name for name in systems if name not in data.systems]
-    if unknown:
-        raise ToolError(f"no system {_shorten(unknown[0])} in the battles (systems: "
-                        f"{_printable(', '.join(data.systems))[:300]})")
-    keep = {data.systems.index(name) for name in systems}
-    return battles([(prompt, data.systems[i], data.systems[j], share) for i, j, share, prompt in
-                    zip(data.first, data.second, data.shares, data.prompts)
-                    if i in keep and j in keep], kind=data.kind, positioned=data.positioned,
-                   sources=data.sources, notes=data.notes)
-
-
-def _turned(table: Table) -> Table:
-    """A table of scores whose lower values are better (asked), turned by ``_turn``."""
-    read = {source.format in ("lm-eval", "helm") for source in table.sources}
-    if read == {True}:           # turned as they were joined, as their logs say or as asked
+    if r.by is None:
         return table
-    if len(read) > 1:
-        raise ToolError(f"{_opt('lower_is_better', True)} with lm-eval's or HELM's logs beside "
-                        "other files: give one kind of input for every system")
-    columns, runs, note = _turn(table.columns, table.runs, table.proportions)
-    return dataclasses.replace(table, columns=columns, runs=runs, dropped_note="; ".join(
-        filter(None, (table.dropped_note, note))))
-
-
-def _sliced(table: Table, by: str) -> Table:
-    """The table's items in slices of *by* (read as the strata): compared slice by slice, as a
-    harness run's tasks are, and overall with each slice a stratum."""
-    if table.tasks is not None or table.runs is not None:
+    if table.tasks is not None or table.runs is not None:    # by's slices: compared as tasks
         raise ToolError(f"{_opt('by')} slices the items of one file of scores; these are "
                         "several tasks or runs")
     if table.strata is None:
         raise ToolError(f"{_opt('by')} names a column of a file; with scores given from "
                         "Python it gives each item's slice (a list, or a mapping by item id)")
-    sizes = collections.Counter(table.strata)
-    lonely = [label for label, size in sizes.items() if size < 2]
+    lonely = [label for label, size in collections.Counter(table.strata).items() if size < 2]
     if lonely:
-        raise ToolError(f"{len(lonely):,} slice(s) of {_shorten(by)} hold one item (first: "
+        raise ToolError(f"{len(lonely):,} slice(s) of {_shorten(r.by)} hold one item (first: "
                         f"{_shorten(str(lonely[0]))}); a slice needs two or more: merge them, "
                         f"or compare without {_opt('by')}")
-    return dataclasses.replace(table, tasks=table.strata, strata=None, slices=by)
+    return dataclasses.replace(table, tasks=table.strata, strata=None, slices=r.by)
+
+
+_NOT_FOR_BATTLES = ("cluster_col", "strata_col", "id_col", "names", "run_col", "label_col",
+                    "system_col", "score_col", "a_col", "b_col", "on_missing", "metric",
+                    "positive", "filter", "split", "tasks", "allow_constant")
 
 
 def _metric_of(r: _Request, table: Table) -> tuple:
@@ -13425,7 +13337,16 @@ def _run_data(r: _Request, writes: list) -> Report:
         return _run_judged(r, writes)
     table = _table(r)
     _refuse_idle_options(r, table)
-    _warn_data(r, table)
+    candidates = max(1, len(table.systems) - 1)        # the Monte Carlo work asked for, if long
+    seconds = what = 0
+    if r.resamples is not None:
+        seconds += candidates * 5 * r.resamples * table.n / _DRAWS_PER_SECOND
+        what = f"{r.resamples:,} resamples of {table.n:,} items"
+    if r.permutations is not None:
+        seconds += candidates * r.permutations * (2.5e-5 + table.n / _SIGNS_PER_SECOND)
+        what = (what + " and " if what else "") + f"{r.permutations:,} sign patterns"
+    _say_if_long(seconds, what, f"fewer {_opt('resamples')} or {_opt('permutations')} (or "
+                                "none: the default methods need no Monte Carlo)")
     params = _params(r, "seed confidence interval accuracy_interval calibration resamples "
                         "engine permutations")
     if r.resamples is None:                      # None: did not apply
@@ -13474,23 +13395,26 @@ def _run_data(r: _Request, writes: list) -> Report:
                   ledger=_ledger_after(r, table, comparisons, writes), details=r.details)
 
 
-def _cells_as_scores(cells: Cells) -> Scores:
-    """Per-item 0/1 scores with the given cell counts (items grouped by cell)."""
-    pairs = ([(1, 1)] * cells.both + [(1, 0)] * cells.a_only + [(0, 1)] * cells.b_only
-             + [(0, 0)] * cells.neither)
-    return Scores(tuple(x for x, _ in pairs), tuple(y for _, y in pairs))
-
-
 def _run_simulation(r: _Request, writes: list) -> Report:
     rng, copula = random.Random(r.seed), _copula(r)
     engine = _coverage_engine(r.engine, copula, r.n_items, r.replays, r.resamples)
-    _warn_simulation(r, engine)
+    n, b, replays, runs = r.n_items, r.resamples, r.replays, r.runs      # runs: 1 or more
+    stream = 5 * b * n / _DRAWS_PER_SECOND if 5 * b * n <= _STREAM_BUDGET else 5 * b * 4e-6
+    per_replay = (runs * n / _ITEMS_PER_SECOND + runs * b * n / _DRAWS_PER_SECOND) \
+        if engine == "stream" else b * 4e-6 + 1e-4
+    _say_if_long(n / _ITEMS_PER_SECOND + stream + replays * per_replay,
+                 f"{replays:,} replays x {b:,} resamples of {n:,} items",
+                 f"fewer {_opt('replays')} (0 skips the loop) or {_opt('resamples')}")
     margin = r.min_delta / 100 if r.gate else None
     items = engine == "stream" or r.engine == "auto" and (
         r.write_csv is not None or r.n_items <= _SIMULATED_ITEMS_LIMIT)
     with _progress(r, "simulating items") as progress:
-        scores = copula.simulate(rng, r.n_items, progress) if items else \
-            _cells_as_scores(copula.simulate_cells(rng, r.n_items))
+        if items:
+            scores = copula.simulate(rng, r.n_items, progress)
+        else:                                     # 0/1 items grouped by cell of the 2x2 table
+            c = copula.simulate_cells(rng, r.n_items)
+            scores = Scores((1,) * (c.both + c.a_only) + (0,) * (c.b_only + c.neither),
+                            (1,) * c.both + (0,) * c.a_only + (1,) * c.b_only + (0,) * c.neither)
     if r.write_csv is not None:
         writes.append(lambda: write_scores_csv(r.write_csv, scores))
     run_engine = _choose_engine(r.engine, 5 * r.resamples * r.n_items if items else math.inf)
@@ -13499,10 +13423,8 @@ def _run_simulation(r: _Request, writes: list) -> Report:
     cov = None
     if r.replays:
         with _progress(r, "coverage replays") as progress:
-            cov = coverage(rng, copula, r.n_items,
-                           dataclasses.replace(_settings_from(r, engine=engine),
-                                               margin=margin), replays=r.replays,
-                           progress=progress)
+            settings = dataclasses.replace(_settings_from(r, engine=engine), margin=margin)
+            cov = coverage(rng, copula, r.n_items, settings, replays=r.replays, progress=progress)
     plan = None if copula.clustered or copula.runs > 1 else _plan_summary(
         PowerPlan(copula.cells, r.confidence), r.n_items, r.target_power)
     params = {**_simulation_params(r), "coverage_engine": engine if r.replays else None}
@@ -13569,8 +13491,7 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
 
 
 _RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan,
-            "leaderboard": _run_leaderboard,
-            "calibrate": _run_calibration_table,
+            "leaderboard": _run_leaderboard, "calibrate": _run_calibration_table,
             "ledger": lambda r, writes: _LedgerSummaryReport(
                 {"ledger": r.ledger_summary, "confidence": r.confidence},
                 summarize_ledger(r.ledger_summary, r.confidence))}
@@ -13613,14 +13534,12 @@ def _slice_labels(by, strata) -> tuple:
 # --- the entry points ---
 
 def compare(baseline, *candidates, ids=None, clusters=None, strata=None,
-            names: Sequence[str] | str | None = None,
-            systems: Sequence[str] | str | None = None, a_col: str | None = None,
-            b_col: str | None = None, score_col: str | None = None,
-            human_scorer: str | None = None,
-            label_col: str | None = None, metric: str | None = None, positive=None,
-            id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
-            strata_col: str | None = None, by: str | Sequence | None = None,
-            run_col: str | None = None,
+            names: Sequence[str] | str | None = None, systems: Sequence[str] | str | None = None,
+            a_col: str | None = None, b_col: str | None = None, score_col: str | None = None,
+            human_scorer: str | None = None, label_col: str | None = None,
+            metric: str | None = None, positive=None, id_col: Sequence[str] | str | None = None,
+            cluster_col: str | None = None, strata_col: str | None = None,
+            by: str | Sequence | None = None, run_col: str | None = None,
             system_col: str | None = None, input_format: str | None = None,
             filter: str | None = None, split: str | None = None,
             tasks: Sequence[str] | str | None = None, pool: str | None = None,
@@ -13668,19 +13587,17 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
                 label_col: str | None = None, metric: str | None = None, positive=None,
                 id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
                 strata_col: str | None = None, by: str | Sequence | None = None,
-                run_col: str | None = None,
-                system_col: str | None = None, input_format: str | None = None,
-                filter: str | None = None, split: str | None = None,
-                tasks: Sequence[str] | str | None = None,
+                run_col: str | None = None, system_col: str | None = None,
+                input_format: str | None = None, filter: str | None = None,
+                split: str | None = None, tasks: Sequence[str] | str | None = None,
                 allow_different_tasks: bool = False, allow_different_targets: bool = False,
                 allow_different_prompts: bool = False, allow_incomplete: bool = False,
                 allow_constant: bool = False, on_missing: str = "error",
                 confidence: float = float(CONFIDENCE), seed: int = SEED,
                 permutations: int | None = None, adjust: str = "holm",
                 draws: int = LEADERBOARD_DRAWS, target_power: float = 0.8,
-                lower_is_better: bool = False, anchor: str | None = None,
-                scale: str = "logit", bootstrap: int = 0, position: bool = False,
-                details: bool = False) -> Result:
+                lower_is_better: bool = False, anchor: str | None = None, scale: str = "logit",
+                bootstrap: int = 0, position: bool = False, details: bool = False) -> Result:
     """Rank many systems on the same items: the command line's ``leaderboard``.
 
     *inputs*: a mapping from each system's name to its scores, or the systems' scores one
@@ -13715,9 +13632,8 @@ def leaderboard(*inputs, ids=None, clusters=None, strata=None,
 def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None = None,
          b_col: str | None = None, score_col: str | None = None,
          id_col: Sequence[str] | str | None = None, names: Sequence[str] | str | None = None,
-         cluster_col: str | None = None, strata_col: str | None = None,
-         run_col: str | None = None, system_col: str | None = None,
-         input_format: str | None = None, filter: str | None = None,
+         cluster_col: str | None = None, strata_col: str | None = None, run_col: str | None = None,
+         system_col: str | None = None, input_format: str | None = None, filter: str | None = None,
          split: str | None = None, tasks: Sequence[str] | str | None = None,
          allow_different_tasks: bool = False, allow_different_targets: bool = False,
          allow_different_prompts: bool = False, allow_incomplete: bool = False,
@@ -13738,8 +13654,7 @@ def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None =
         raise ToolError("read needs a file, or one file or folder per system")
     for path in paths:
         if not _is_paths(path):
-            raise ToolError(f"{_shorten(repr(path))} is not a path (read takes files and "
-                            "folders)")
+            raise ToolError(f"{_shorten(repr(path))} is not a path (read takes files and folders)")
     command = "compare" if {"a_col", "b_col"} & request.given else "leaderboard"
     request = _validate(_with_inputs(dataclasses.replace(request, command=command), paths))
     if request.baseline is None and _is_judged([request.csv], request.systems,
@@ -13748,24 +13663,22 @@ def read(*paths, systems: Sequence[str] | str | None = None, a_col: str | None =
     return _read_input(request)
 
 
-def assert_not_worse(baseline, candidate, *, margin: float, ids=None, clusters=None,
-                     strata=None, names: Sequence[str] | str | None = None,
+def assert_not_worse(baseline, candidate, *, margin: float, ids=None, clusters=None, strata=None,
+                     names: Sequence[str] | str | None = None,
                      systems: Sequence[str] | str | None = None, a_col: str | None = None,
                      b_col: str | None = None, score_col: str | None = None,
-                     id_col: Sequence[str] | str | None = None,
-                     cluster_col: str | None = None, strata_col: str | None = None,
-                     run_col: str | None = None, system_col: str | None = None,
-                     input_format: str | None = None, filter: str | None = None,
-                     split: str | None = None, tasks: Sequence[str] | str | None = None,
-                     pool: str | None = None, allow_different_tasks: bool = False,
-                     allow_different_targets: bool = False,
-                     allow_different_prompts: bool = False,
-                     allow_incomplete: bool = False, on_missing: str = "error",
-                     confidence: float = float(CONFIDENCE), seed: int = SEED,
-                     resamples: int | None = None, interval: str = "percentile",
-                     accuracy_interval: str = "same", exact: bool = False,
-                     engine: str = "auto", calibration: int = CALIBRATION_REPLAYS,
-                     permutations: int | None = None, adjust: str = "holm") -> Result:
+                     id_col: Sequence[str] | str | None = None, cluster_col: str | None = None,
+                     strata_col: str | None = None, run_col: str | None = None,
+                     system_col: str | None = None, input_format: str | None = None,
+                     filter: str | None = None, split: str | None = None,
+                     tasks: Sequence[str] | str | None = None, pool: str | None = None,
+                     allow_different_tasks: bool = False, allow_different_targets: bool = False,
+                     allow_different_prompts: bool = False, allow_incomplete: bool = False,
+                     on_missing: str = "error", confidence: float = float(CONFIDENCE),
+                     seed: int = SEED, resamples: int | None = None, interval: str = "percentile",
+                     accuracy_interval: str = "same", exact: bool = False, engine: str = "auto",
+                     calibration: int = CALIBRATION_REPLAYS, permutations: int | None = None,
+                     adjust: str = "holm") -> Result:
     """A regression test in one line: AssertionError carrying the report unless the
     candidate is shown not worse than the baseline by more than *margin* (required, above
     0) -- points for scores in [0, 1], else score units -- by the lower end of the interval
@@ -13792,9 +13705,8 @@ def plan(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A), acc_b: float = 
          confidence: float = float(CONFIDENCE), runs: int = 1, run_sd: float = 0.01,
          run_item_noise: float = 0.3, half_width: float | None = None,
          accuracy: float | None = None, judge_agreement: float | None = None,
-         n_grid: Sequence[int] | None = None,
-         replays: int = REPLAYS, resamples: int = RESAMPLES, engine: str = "auto",
-         seed: int = SEED) -> Result:
+         n_grid: Sequence[int] | None = None, replays: int = REPLAYS, resamples: int = RESAMPLES,
+         engine: str = "auto", seed: int = SEED) -> Result:
     """Before the eval set is built: the command line's ``plan``.  With half_width (and
     accuracy), the items one accuracy's interval needs (with judge_agreement, the human labels
     a judge-corrected gap needs among n_items judged items); with n_grid, a power sweep
@@ -13807,10 +13719,9 @@ def plan(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A), acc_b: float = 
     return _result(_request("plan", locals()))
 
 
-def simulate(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A),
-             acc_b: float = float(ACC_B), corr: float = float(CORR), replays: int = REPLAYS,
-             resamples: int = RESAMPLES, seed: int = SEED,
-             confidence: float = float(CONFIDENCE), interval: str = "percentile",
+def simulate(*, n_items: int = N_ITEMS, acc_a: float = float(ACC_A), acc_b: float = float(ACC_B),
+             corr: float = float(CORR), replays: int = REPLAYS, resamples: int = RESAMPLES,
+             seed: int = SEED, confidence: float = float(CONFIDENCE), interval: str = "percentile",
              accuracy_interval: str = "same", exact: bool = False, engine: str = "auto",
              cluster_size: int = 1, icc: float = 0.3, runs: int = 1, run_sd: float = 0.01,
              run_item_noise: float = 0.3, target_power: float = 0.8, gate: bool = False,
@@ -13843,14 +13754,11 @@ def ledger(path: str, *, confidence: float = float(CONFIDENCE)) -> Result:
     return _result(dataclasses.replace(request, ledger_summary=os.fspath(path)))
 
 
-# A request: one call of an entry point, its values taken and placed, what _validate checks
-# and _run carries out.  ``given`` names the options the caller set (from Python: those that
-# differ from the entry point's default; on the command line: the flags typed).  The inputs
-# are a Table (``table``), one file (``csv``) or one file or folder per system (``baseline``
-# and ``candidate``, each a path or a list of run paths).  The options are every entry
-# point's keywords, at their defaults as taken, so that each command reads those it lacks at
-# their defaults (compare's first: resamples is None, as it is there).  The outputs are the
-# command line's alone.
+# A request: one call of an entry point, what _validate checks and _run carries out.  ``given``:
+# the options the caller set (from Python, those unlike the default; the flags typed).  Inputs:
+# a Table, one file (``csv``) or a file or folder (or list of run paths) per system.  Options:
+# every entry point's keywords at their defaults (compare's first: resamples is None), so each
+# command reads those it lacks.  The outputs are the command line's alone.
 _Request = dataclasses.make_dataclass("_Request", [
     ("command", str), ("given", frozenset, frozenset()), ("table", Table, None),
     ("csv", str, None), ("baseline", object, None), ("candidate", tuple, ()),
@@ -13863,15 +13771,11 @@ _Request = dataclasses.make_dataclass("_Request", [
 
 # === CLI ===
 #
-# main() is the only place that turns exceptions into exit statuses: ToolError
-# (bad input or flags) is one line and status 2, a bug is one line and status
-# 70, never a traceback.  Each subcommand has a parser of its own, built from
-# one table of flags, so a flag that does not belong to it is refused by the
-# parser; the flat spellings of version 1.1 and before (``--csv FILE``, ``--n-grid``,
-# ...) are refused, naming their subcommand.  _validate() checks what a parser cannot
-# (values, and flags that need each other) and changes nothing; one small
-# function per subcommand carries it out.  Every output path is checked against
-# every input before any work starts.
+# main() alone turns exceptions into exit statuses: ToolError (bad input or flags) is one line
+# and status 2, a bug one line and 70, never a traceback.  Each subcommand's parser is built
+# from one table of flags, so a flag not its own is refused; version 1.1's flat spellings
+# (``--csv FILE``, ``--n-grid``) are refused naming their subcommand.  _validate() checks what
+# a parser cannot; every output path is checked against every input before any work.
 
 def _prog() -> str:
     """The command as the user typed it: the installed script, or the file."""
@@ -14048,8 +13952,8 @@ _FLAGS = (
     _flag(_C, "your results", "--pool", choices=("strata", "clusters", "macro"),
           help="harness folders: in the pooled comparison each task is a stratum (default), "
                "a cluster, or a stratum weighted equally (macro: the mean of the tasks' means, "
-               "as an lm-eval group with weight_by_size false); given, tasks whose metrics differ in scale are pooled too "
-               "(refused otherwise)"),
+               "as an lm-eval group with weight_by_size false); given, tasks whose metrics "
+               "differ in scale are pooled too (refused otherwise)"),
     _flag(f"{_C} {_L}", "your results", "--run-col", metavar="NAME",
           help="several rows per item, one per run (a seed): the column naming the run"),
     _flag(f"{_C} {_L}", "your results", "--system-col", metavar="NAME",
@@ -14146,9 +14050,8 @@ _FLAGS = (
           help="the per-system accuracies' interval: the same rule as "
                                "--interval (default), wilson, or clopper-pearson (exact)"),
     _flag(f"{_C} {_S}", "resampling", "--exact", action="store_true",
-          help="also print the exact bootstrap intervals (B = infinity) beside resamples: "
-               "0/1 items (strata too), or scores on a small lattice (clusters of one size "
-               "too)"),
+          help="also print the exact bootstrap intervals (B = infinity) beside resamples: 0/1 "
+               "items (strata too), or scores on a small lattice (clusters of one size too)"),
     _flag(f"{_C} {_S} {_P}", "resampling", "--engine", choices=_ENGINE_CHOICES,
           help="auto (default): the stream engine where it finishes in seconds, else counts; "
                "stream: resample items, bit-exact with the article's listing; counts: draw "
@@ -14158,9 +14061,8 @@ _FLAGS = (
                             f"positive rate on K tables drawn from your own 2x2 table, and as "
                             f"many with no gap (default {CALIBRATION_REPLAYS:,}; 0 skips it)"),
     _flag(f"{_C} {_L}", "resampling", "--permutations", type=_count_arg, metavar="R",
-          help=f"random sign patterns of the permutation test for real-valued "
-                            f"scores (default {PERMUTATIONS:,}; exact up to "
-                            f"{_EXACT_SIGN_FLIP_LIMIT} nonzero differences)"),
+          help="random sign patterns of the permutation test for real-valued scores (default "
+               f"{PERMUTATIONS:,}; exact up to {_EXACT_SIGN_FLIP_LIMIT} nonzero differences)"),
     _flag(f"{_C} {_L}", "resampling", "--adjust", choices=ADJUSTMENTS,
           help="how p is adjusted across several candidates, tasks or a leaderboard's pairs: "
                "holm (the family-wise error, default), bh (Benjamini-Hochberg, the false "
@@ -14241,8 +14143,7 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
     inputs = {"compare": " FILE [FILE ...]", "leaderboard": " FILE [FILE ...]",
               "ledger": " LEDGER"}.get(command, "")
     parser = _Parser(prog=f"{_prog()} {command}", allow_abbrev=False,
-                     argument_default=argparse.SUPPRESS,
-                     usage=f"%(prog)s{inputs} [flags]",
+                     argument_default=argparse.SUPPRESS, usage=f"%(prog)s{inputs} [flags]",
                      description=summary[0].upper() + summary[1:] + ".",
                      epilog="examples:\n" + examples + "\n\n" + _exit_statuses(command),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -14264,19 +14165,6 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _command_of(argv) -> tuple:
-    """``(subcommand, its arguments)``: the first argument when it names one, else the
-    default; a flat spelling of an earlier version is refused, naming its subcommand."""
-    if argv and argv[0] in _COMMANDS:
-        return argv[0], list(argv[1:])
-    for token in itertools.takewhile(lambda t: t != "--", argv):
-        flag = token.split("=", 1)[0]
-        if flag in _FLAT:
-            raise ToolError(f"{flag} without a command is the spelling of version 1.1 and "
-                            f"before; write {_FLAT[flag]}")
-    return _DEFAULT_COMMAND, list(argv)
-
-
 def _refuse_foreign_flags(command: str, argv) -> None:
     """A flag of another subcommand, given to this one: refused in one line naming where it
     belongs (argparse alone would only say it is unrecognized)."""
@@ -14288,8 +14176,7 @@ def _refuse_foreign_flags(command: str, argv) -> None:
         others = [c for c in _COMMANDS if any(name in f.names and c in f.commands
                                                for f in _FLAGS)]
         if others:
-            where = ", ".join(others[:-1]) + " and " + others[-1] if len(others) > 1 else \
-                others[0]
+            where = ", ".join(others[:-1]) + " and " + others[-1] if len(others) > 1 else others[0]
             raise ToolError(f"{_printable(name)} does not apply to {command} (it is a flag of "
                             f"{where}); see {command} --help")
 
@@ -14297,30 +14184,6 @@ def _refuse_foreign_flags(command: str, argv) -> None:
 # The flags that are not keywords of an entry point: the inputs and the outputs.
 _INPUT_FLAGS = ("inputs", "csv", "baseline", "candidate")
 _OUTPUT_FLAGS = ("output", "json", "quiet", "plot", "write_csv", "ledger")
-
-
-def _cli_inputs(command: str, given: dict) -> list:
-    """The paths a compare or leaderboard reads: ``FILE`` (``--csv``), one file with a column
-    per system, or ``BASELINE CANDIDATE...``, a file or folder per system."""
-    inputs, csv, baseline = given["inputs"], given.get("csv"), given.get("baseline")
-    candidates = given.get("candidate", [])
-    if inputs and (csv is not None or baseline is not None or candidates):
-        raise ToolError("give the files as FILE arguments or with --csv/--baseline/--candidate, "
-                        "not both")
-    if csv is not None and (baseline is not None or candidates):
-        raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
-                        "(one file per run), not both")
-    if baseline is not None and not candidates:
-        raise ToolError("--baseline needs at least one --candidate run file")
-    if candidates and baseline is None:
-        raise ToolError("--candidate goes with --baseline (compare BASELINE CANDIDATE)")
-    paths = inputs or ([csv] if csv is not None else [baseline] + candidates
-                       if baseline is not None else [])
-    if not paths:
-        what = "CANDIDATE" if command == "compare" else "SYSTEM3 ..."
-        raise ToolError(f"{command} needs your results: {command} FILE (a column per system) "
-                        f"or {command} BASELINE {what} (a file or folder per system)")
-    return paths
 
 
 def _negative_values_joined(parser: argparse.ArgumentParser, argv) -> list:
@@ -14360,7 +14223,14 @@ def _parse_args(argv) -> _Request:
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(_top_help())
         raise SystemExit(0)
-    command, rest = _command_of(argv)
+    if argv and argv[0] in _COMMANDS:
+        command, rest = argv[0], argv[1:]
+    else:                       # the default; 1.1's flat spellings refused, naming their command
+        command, rest = _DEFAULT_COMMAND, argv
+        for flag in (t.split("=", 1)[0] for t in itertools.takewhile(lambda t: t != "--", argv)):
+            if flag in _FLAT:
+                raise ToolError(f"{flag} without a command is the spelling of version 1.1 and "
+                                f"before; write {_FLAT[flag]}")
     _refuse_foreign_flags(command, rest)
     parser = _build_parser(command)
     rest = _negative_values_joined(parser, rest)
@@ -14371,50 +14241,37 @@ def _parse_args(argv) -> _Request:
                if name not in _INPUT_FLAGS and name not in outputs}
     request = _request(command, options, given=set(options) | set(outputs),
                        **{"quiet": False, **outputs})
-    if command in ("compare", "leaderboard"):
-        return _with_inputs(request, _cli_inputs(command, given))
     if command == "ledger":
         paths = given["inputs"]
         if len(paths) != 1:
             raise ToolError("ledger reads one ledger file" if paths else
                             "ledger needs the ledger file: ledger FILE")
         return dataclasses.replace(request, ledger_summary=paths[0])
-    return request
+    if command not in ("compare", "leaderboard"):
+        return request
+    # FILE (--csv), one file with a column per system, or BASELINE CANDIDATE..., one per system
+    inputs, csv, baseline = given["inputs"], given.get("csv"), given.get("baseline")
+    candidates = given.get("candidate", [])
+    if inputs and (csv is not None or baseline is not None or candidates):
+        raise ToolError("give the files as FILE arguments or with --csv/--baseline/--candidate, "
+                        "not both")
+    if csv is not None and (baseline is not None or candidates):
+        raise ToolError("use --csv (one file, a column per system) or --baseline/--candidate "
+                        "(one file per run), not both")
+    if baseline is not None and not candidates:
+        raise ToolError("--baseline needs at least one --candidate run file")
+    if candidates and baseline is None:
+        raise ToolError("--candidate goes with --baseline (compare BASELINE CANDIDATE)")
+    paths = inputs or ([csv] if csv is not None else [baseline] + candidates
+                       if baseline is not None else [])
+    if not paths:
+        what = "CANDIDATE" if command == "compare" else "SYSTEM3 ..."
+        raise ToolError(f"{command} needs your results: {command} FILE (a column per system) "
+                        f"or {command} BASELINE {what} (a file or folder per system)")
+    return _with_inputs(request, paths)
 
 
 # --- outputs: checked against the inputs before any work ---
-
-def _input_paths(request: _Request) -> list:
-    """Every file the command line reads (harness folders expanded), stdin as ``-``."""
-    paths = [] if request.csv is None else [request.csv]
-    for value in () if request.baseline is None else (request.baseline,) + request.candidate:
-        for path in _expand_paths(value):
-            paths += [os.path.join(root, name) for root, _, names in os.walk(path)
-                      for name in names] if os.path.isdir(path) else [path]
-    return paths
-
-
-def _check_target(real: str, shown: str, flag: str) -> None:
-    folder = os.path.dirname(real) or "."
-    if not os.path.isdir(folder):
-        raise ToolError(f"cannot write {shown}: no such folder {_printable(folder)}")
-    try:                                    # the real test (os.access lies to root)
-        fd, probe = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as err:
-        raise ToolError(f"cannot write {shown}: folder {_printable(folder)} is not writable "
-                        f"({err.strerror})") from None
-    try:
-        info = os.stat(real)
-    except FileNotFoundError:
-        return
-    except OSError as err:
-        raise ToolError(f"cannot write {shown}: {err.strerror}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"cannot write {shown}: it is not a regular file (a device, pipe or "
-                        f"socket); {flag} writes regular files only")
-
 
 def _same_file(real: str, source: str) -> bool:
     try:
@@ -14434,11 +14291,17 @@ def _same_file(real: str, source: str) -> bool:
         return os.path.realpath(source) == real
 
 
-def _check_outputs(outputs, inputs) -> None:
+def _check_outputs(request: _Request) -> None:
     """Refuse, in one line and before any work, an output path that cannot or must not be
-    written (an input too: through a symlink, or stdin's file)."""
+    written (any file read, harness folders expanded: through a symlink too, or stdin's file)."""
+    inputs = [] if request.csv is None else [request.csv]
+    for value in () if request.baseline is None else (request.baseline,) + request.candidate:
+        for path in _expand_paths(value):
+            inputs += [os.path.join(root, name) for root, _, names in os.walk(path)
+                       for name in names] if os.path.isdir(path) else [path]
     seen = {}
-    for flag, path in outputs:
+    for flag, path in [(_opt(name), getattr(request, name)) for name in
+                       ("write_csv", "plot", "ledger") if getattr(request, name) is not None]:
         shown = _printable(path)
         if not path:
             raise ToolError(f"{flag} needs a file name")
@@ -14449,7 +14312,25 @@ def _check_outputs(outputs, inputs) -> None:
             raise ToolError(f"{flag} writes {suffix[1:].upper()}: give a path ending in "
                             f"{suffix}, got {shown}")
         real = os.path.realpath(path)
-        _check_target(real, shown, flag)
+        folder = os.path.dirname(real) or "."
+        if not os.path.isdir(folder):
+            raise ToolError(f"cannot write {shown}: no such folder {_printable(folder)}")
+        try:                                # the real test (os.access lies to root)
+            fd, probe = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as err:
+            raise ToolError(f"cannot write {shown}: folder {_printable(folder)} is not "
+                            f"writable ({err.strerror})") from None
+        try:
+            regular = stat.S_ISREG(os.stat(real).st_mode)
+        except FileNotFoundError:
+            regular = True
+        except OSError as err:
+            raise ToolError(f"cannot write {shown}: {err.strerror}") from None
+        if not regular:
+            raise ToolError(f"cannot write {shown}: it is not a regular file (a device, pipe or "
+                            f"socket); {flag} writes regular files only")
         if real in seen:
             raise ToolError(f"{seen[real]} and {flag} both name {shown}; give each output its "
                             "own file")
@@ -14460,33 +14341,14 @@ def _check_outputs(outputs, inputs) -> None:
                 raise ToolError(f"{flag} {shown} is an input ({what}); the tool never writes "
                                 "over its input")
         if suffix and not real.lower().endswith(suffix) and os.path.exists(real):
-            raise ToolError(f"{flag} {shown} is a link to {_printable(real)}, whose name "
-                            f"does not end in {suffix}: the tool writes through a link only to "
-                            "such a file")
+            raise ToolError(f"{flag} {shown} is a link to {_printable(real)}, whose name does not "
+                            f"end in {suffix}: the tool writes through a link only to such a file")
 
 
 # --- main: the one place exceptions become exit statuses ---
 
 class _Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: unwind (temporary files are removed), exit 143."""
-
-
-def _install_signals() -> dict:
-    """SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP raise Terminated, so that every
-    ``finally`` and ``except BaseException`` cleanup runs.  Returns the old handlers."""
-    def terminate(signum, frame):
-        raise _Terminated(signum)
-
-    old = {}
-    try:
-        old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
-        for name in ("SIGTERM", "SIGHUP"):
-            if hasattr(signal, name):
-                number = getattr(signal, name)
-                old[number] = signal.signal(number, terminate)
-    except ValueError:                      # not the main thread: leave signals alone
-        pass
-    return old
 
 
 def _silence_stdout() -> None:
@@ -14516,39 +14378,44 @@ def _emit(text: str) -> None:
         raise ToolError(f"cannot write the report to stdout: {reason}") from None
 
 
-def _main(argv) -> int:
-    request = _validate(_parse_args(argv))
-    _check_outputs([(_opt(name), getattr(request, name)) for name in
-                    ("write_csv", "plot", "ledger") if getattr(request, name) is not None],
-                   _input_paths(request))
-    if request.ledger is not None:              # a corrupt or read-only ledger is refused
-        read_ledger(request.ledger)             # before any work
-        if os.path.exists(request.ledger):
-            try:                                # the real test: os.access lies to root
-                os.close(os.open(request.ledger, os.O_WRONLY | os.O_APPEND))
-            except OSError as err:
-                raise ToolError(f"cannot append to the ledger {_printable(request.ledger)}: "
-                                f"{err.strerror}") from None
-    report, writes = _run(request)
-    try:
-        _emit(render(report, "json" if request.json else request.output or "text"))
-        for write in writes:                    # files only after the report is out, and
-            write()                             # the ledger's append last of all
-    finally:
-        for write in writes:                    # a ledger still locked: let it go
-            getattr(write, "release", lambda: None)()
-    gate_failed = Result(report).passed is False and report.table is not None  # not simulated
-    return EXIT_GATE_FAILED if gate_failed else EXIT_OK
-
-
 def main(argv=None) -> int:
     """Entry point: parse, validate, run, print.  Returns the exit status; never raises
     (but for --help and --version, which exit through argparse)."""
+    def terminate(signum, frame):
+        raise _Terminated(signum)
+
     argv = sys.argv[1:] if argv is None else list(argv)
-    old = _install_signals()
+    old = {}        # SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP _Terminated, so that
+    try:            # every ``finally`` and ``except BaseException`` cleanup runs
+        old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+        for name in ("SIGTERM", "SIGHUP"):
+            if hasattr(signal, name):
+                number = getattr(signal, name)
+                old[number] = signal.signal(number, terminate)
+    except ValueError:                      # not the main thread: leave signals alone
+        pass
     spelling = _SPELLING.set("command line")
     try:
-        return _main(argv)
+        request = _validate(_parse_args(argv))
+        _check_outputs(request)
+        if request.ledger is not None:              # a corrupt or read-only ledger is refused
+            read_ledger(request.ledger)             # before any work
+            if os.path.exists(request.ledger):
+                try:                                # the real test: os.access lies to root
+                    os.close(os.open(request.ledger, os.O_WRONLY | os.O_APPEND))
+                except OSError as err:
+                    raise ToolError(f"cannot append to the ledger "
+                                    f"{_printable(request.ledger)}: {err.strerror}") from None
+        report, writes = _run(request)
+        try:
+            _emit(render(report, "json" if request.json else request.output or "text"))
+            for write in writes:                    # files only after the report is out, and
+                write()                             # the ledger's append last of all
+        finally:
+            for write in writes:                    # a ledger still locked: let it go
+                getattr(write, "release", lambda: None)()
+        gate_failed = Result(report).passed is False and report.table is not None  # simulated?
+        return EXIT_GATE_FAILED if gate_failed else EXIT_OK
     except ToolError as err:
         _say(f"error: {err}")
         return EXIT_BAD_INPUT
