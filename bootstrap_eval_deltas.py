@@ -1779,6 +1779,28 @@ class _InputFile(_Closing):
         return self.checked.sha.hexdigest()
 
 
+def _read_at_most(handle, limit: int, sized=None):
+    """At most *limit* + 1 bytes (characters) of a stream (more than *limit*: refused).
+
+    Asked for as the file's size where ``fstat`` of *sized* (default *handle*) gives one, else
+    in 16 MiB pieces: one read of the whole bound reserves it first (1 GiB for a 2 KB file,
+    'out of memory' under a memory cap such as ``ulimit -v``).
+
+    >>> _read_at_most(io.BytesIO(b"abcdef"), 3), _read_at_most(io.BytesIO(b"ab"), 3)
+    (b'abcd', b'ab')
+    """
+    try:
+        info = os.fstat((handle if sized is None else sized).fileno())
+        piece = info.st_size + 1 if stat.S_ISREG(info.st_mode) else 1 << 24
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        piece = 1 << 24
+    parts, total = [], 0
+    while total <= limit and (part := handle.read(min(piece, limit + 1 - total))):
+        parts.append(part)
+        total += len(part)
+    return parts[0][:0].join(parts) if parts else handle.read(0)
+
+
 def _binary_kind(head: bytes) -> str | None:
     """What a file that is not text is, from its first bytes (None: maybe text).
 
@@ -1877,7 +1899,7 @@ def _whole_json(f, shown: str) -> str:
     """A JSON document's text, read whole: no line limit, at most MAX_ARCHIVE_BYTES
     characters (an endless stream on stdin is refused, not read until memory runs out)."""
     f.checked.line_limit = 1 << 62
-    text = f.text.read(MAX_ARCHIVE_BYTES + 1)
+    text = _read_at_most(f.text, MAX_ARCHIVE_BYTES, f.raw)
     if len(text) > MAX_ARCHIVE_BYTES:
         raise ToolError(f"{shown} is a JSON document of more than 1 GiB, the most the tool "
                         "reads whole; write it as JSON lines (a record a line)")
@@ -2515,7 +2537,7 @@ def _results_file(path: str) -> dict | None:
     (it only adds to what the samples say, so it is never a reason to refuse them)."""
     try:
         with _open_regular(path) as handle:
-            data = handle.read(_RESULTS_BYTES + 1)
+            data = _read_at_most(handle, _RESULTS_BYTES)
         results = _JSON.decode(data.decode("utf-8")) if len(data) <= _RESULTS_BYTES else None
     except (OSError, ToolError, ValueError, UnicodeDecodeError, RecursionError):
         return None
@@ -2900,7 +2922,7 @@ def _helm_spec(real_path: str | None) -> dict | None:
         return None
     try:
         with _open_regular(spec_path) as handle:
-            spec = _JSON.decode(handle.read(1 << 24).decode("utf-8"))
+            spec = _JSON.decode(_read_at_most(handle, 1 << 24).decode("utf-8"))
         model = spec["adapter_spec"]["model"]
     except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError):
         model = None
@@ -2928,7 +2950,7 @@ def _helm_inputs(real_path: str | None) -> dict:
     try:
         with _open_regular(path) as handle:
             large = os.fstat(handle.fileno()).st_size > MAX_ARCHIVE_BYTES
-            data = b"" if large else handle.read(MAX_ARCHIVE_BYTES + 1)
+            data = b"" if large else _read_at_most(handle, MAX_ARCHIVE_BYTES)
     except OSError as err:
         raise ToolError(f"cannot read {path}: {err.strerror or err}") from None
     if large or len(data) > MAX_ARCHIVE_BYTES:
@@ -3038,7 +3060,7 @@ def _helm_lower(real_path: str | None, metric: str) -> tuple:
     schema = real_path and os.path.join(os.path.dirname(os.path.dirname(real_path)), "schema.json")
     try:
         with _open_regular(schema) as handle:
-            listed = _JSON.decode(handle.read(1 << 24).decode("utf-8"))["metrics"]
+            listed = _JSON.decode(_read_at_most(handle, 1 << 24).decode("utf-8"))["metrics"]
         entry = next(m for m in listed if isinstance(m, dict) and m.get("name") == metric)
         if isinstance(entry.get("lower_is_better"), bool):
             return entry["lower_is_better"], "the suite's schema.json says"
@@ -3475,7 +3497,7 @@ def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOption
     """An Inspect ``.eval`` log or an Excel workbook (both zip archives), read whole."""
     import zipfile
     f.checked.start(binary=True)                # an archive: hashed, not checked as text
-    data = f.buffer.read(MAX_ARCHIVE_BYTES + 1)
+    data = _read_at_most(f.buffer, MAX_ARCHIVE_BYTES, f.raw)
     if len(data) > MAX_ARCHIVE_BYTES:
         raise ToolError(f"{path} is larger than 1 GiB, the largest archive the tool reads")
     digest = f.finish()

@@ -1056,6 +1056,26 @@ def test_files_are_closed_by_every_reader(tmp_path, reader):
         assert read["rows"] == 5 and read["columns"] == ["item", "a", "b"], read
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="an address-space limit as Linux sets it")
+@pytest.mark.parametrize("reader", list(READERS))
+def test_every_reader_reads_a_small_input_where_memory_is_capped(tmp_path, reader):
+    """Under a 400 MiB address-space limit (``ulimit -v``, as batch schedulers set it) every
+    reader reads its few-KB input: a bounded read asks for what the file holds, not for its
+    bound (a read of 1 GiB + 1 bytes reserved them all first and ended in 'out of
+    memory' for a 2 KB HELM run)."""
+    import resource
+    files, argv, _, zstd = READERS[reader]
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content if isinstance(content, bytes) else
+                                      content.encode())
+    script = ["-c", _LEND_ZSTD, os.path.join(ROOT, "tests"), SCRIPT] if zstd else [SCRIPT]
+    cap = 400 << 20
+    proc = subprocess.run([sys.executable, *script, *argv, "--resamples", "20",
+                           "--calibration", "0"], capture_output=True, text=True, cwd=tmp_path,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (cap, cap)))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
 @pytest.mark.parametrize("command, gate, picture", [
     ("compare", True, "the paired gap's bootstrap distribution"),
     ("simulate", False, "the paired gap's bootstrap distribution"),
