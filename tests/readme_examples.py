@@ -8,7 +8,7 @@ command before it.
 Each fenced block is one example, its commands run in order in one scratch folder (a later
 command may read what an earlier one wrote); blocks are independent of each other.  A block
 whose opening fence is preceded by the line ``<!-- once -->`` is a long simulation that
-``tests/test_readme.py`` marks ``once`` (CI runs it under one Python).
+``tests/test_readme.py`` marks ``simulation`` (CI runs it under one Python, unmeasured).
 
 ``python3 tests/readme_examples.py --update`` rewrites the outputs in README.md from real runs
 (keeping each shortened output's length); ``tests/test_readme.py`` checks them.

@@ -607,7 +607,7 @@ def test_the_shipped_board_groups_equally_good_systems_across_tiers():
     assert not board.pair("merge", "dpo-beta").apart
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 def test_truly_tied_systems_rarely_lose_a_shared_letter():
     """8 systems on 500 items, two pairs tied in truth: greedy tiers split a tied pair 27
     times in these 240 chances; letters split it only when the board tells the pair apart,
@@ -640,7 +640,7 @@ def true_ranks(accuracies):
     return [1 + sum(b > a for b in accuracies) for a in accuracies]
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 @pytest.mark.slow
 @pytest.mark.parametrize("accuracies, n, replays", [
     ([0.7] * 5, 300, 1000),                                  # k=5, all equal
@@ -918,7 +918,7 @@ def test_several_candidates_are_each_gated_with_the_family_adjustment(tmp_path):
     assert "simultaneous 97.5% CI" in out
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 def test_the_gates_false_pass_rate_at_the_margin_is_within_error():
     """True gap = margin = 1 pt: the gate may pass only by chance, at most 2.5%."""
     status, out, _ = cli("simulate", "--acc-a", "0.72", "--acc-b", "0.73", "--n-items", "3000",
@@ -1681,7 +1681,7 @@ def test_leaderboard_of_predictions_ranks_the_metric_with_bootstrap_covariance(m
     assert pair.test.swaps and pair.test.name == "prediction-swap permutation (Monte Carlo)"
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 def test_slices_with_no_true_gap_call_some_slice_better_or_worse_in_at_most_5_percent():
     """200 files of 20 equal slices of 50 items, A and B the same 0/1 system in truth: the
     share of files where any slice is called better or worse is the familywise error of the
@@ -1889,7 +1889,7 @@ def test_two_systems_battles_give_the_win_rate_and_the_exact_sign_test():
                                    float((1 + result.interval.hi) / 2)]
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 @pytest.mark.parametrize("prompts", [100, 1000])
 def test_win_rate_interval_covers_at_its_level(prompts):
     """Battles of one prompt in both orders (a cluster); true win rate 0.55 with ties."""
@@ -1908,7 +1908,7 @@ def test_win_rate_interval_covers_at_its_level(prompts):
     assert abs(hits / replays - 0.95) < 3 * se + 0.01, hits
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 def test_joint_rank_intervals_hold_for_every_system_in_simulated_arenas():
     truth = [0.0, 0.25, 0.5, 0.8, -0.3, 0.55]
     true_rank = {f"s{i}": 1 + sum(t > v for t in truth) for i, v in enumerate(truth)}
@@ -2021,7 +2021,7 @@ def test_judge_corrected_gap_is_ppi_py_on_the_paired_differences():
     assert result.effective > 300 and 0 <= result.tuning <= 1
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 def test_the_corrected_interval_covers_where_the_judge_alone_does_not():
     """A judge that agrees 85% with people and lifts B by about 5 points: at 200 labels and
     5,000 items the PPI++ interval covers the people's gap (0.04) at its level."""

@@ -14,7 +14,8 @@ def test_the_readme_has_examples():
 
 
 @pytest.mark.parametrize("block", [
-    pytest.param(block, id=f"line-{block[0][0] + 1}", marks=[pytest.mark.once] if once else [])
+    pytest.param(block, id=f"line-{block[0][0] + 1}",
+                 marks=[pytest.mark.simulation] if once else [])
     for once, block in BLOCKS])
 def test_the_block_prints_what_the_readme_shows(block):
     """``echo $?`` reads the previous command's status."""

@@ -1315,7 +1315,7 @@ def test_bca_with_a_symmetric_jackknife_and_the_median_estimate_is_the_percentil
     assert (low, high) == (pytest.approx(0.025, abs=1e-15), pytest.approx(0.975, abs=1e-15))
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 @pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
 def test_interval_coverage_on_the_article_setting_is_nominal(method):
     """1,500 replays (counts engine, 1,000 resamples): 95% within 3.5 Monte Carlo s.e."""
@@ -1948,7 +1948,7 @@ def test_counts_and_stream_agree_on_real_scores(tmp_path):
         assert abs(stream["ci"]["paired"][end] - counts["ci"]["paired"][end]) < 0.06
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 @pytest.mark.slow
 def test_two_level_interval_covers_and_the_single_run_one_does_not():
     copula = bed.Copula(bed.CORR, Fraction("0.7"), Fraction("0.75"), runs=3,
@@ -1960,7 +1960,7 @@ def test_two_level_interval_covers_and_the_single_run_one_does_not():
     assert float(single) < 0.88
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 @pytest.mark.slow
 def test_with_no_run_noise_both_intervals_agree():
     copula = bed.Copula(bed.CORR, Fraction("0.7"), Fraction("0.75"), runs=3,
@@ -1972,7 +1972,7 @@ def test_with_no_run_noise_both_intervals_agree():
     assert abs(float(one) - 0.95) < 3 * cov.item_level.standard_error(one) + 0.01
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 @pytest.mark.slow
 def test_the_two_level_test_holds_its_type_one_error():
     copula = bed.Copula(bed.CORR, Fraction("0.7"), Fraction("0.7"), runs=3,
@@ -2028,7 +2028,7 @@ def test_adjusted_p_values_equal_statsmodels_itself():
                                                                           method=method)[1]))
 
 
-@pytest.mark.once
+@pytest.mark.simulation
 @pytest.mark.slow
 def test_holm_holds_the_familywise_error_and_bh_the_false_discovery_rate():
     rng = random.Random(7)
