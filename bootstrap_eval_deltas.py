@@ -1857,27 +1857,18 @@ class _Unusable:
 def _json_object(pairs) -> _JsonObject:
     obj = _JsonObject(pairs)
     if len(obj) != len(pairs):
-        seen, twice = set(), set()
-        for key, _ in pairs:
-            (twice if key in seen else seen).add(key)
+        counts = collections.Counter(key for key, _ in pairs)
         obj = _JsonObjectTwice(pairs)
-        obj.duplicates = frozenset(twice)
+        obj.duplicates = frozenset(key for key, count in counts.items() if count > 1)
     return obj
 
 
-_JSON_NUMBERS = {}
-
-
+@functools.lru_cache(maxsize=1 << 16)          # one object per number text
 def _json_number(text: str):
-    value = _JSON_NUMBERS.get(text)
-    if value is None:
-        try:
-            value = _parse_number(text)
-        except ToolError as err:
-            return _Unusable(text, str(err))
-        if len(_JSON_NUMBERS) < 1 << 16:        # one object per number text
-            _JSON_NUMBERS[text] = value
-    return value
+    try:
+        return _parse_number(text)
+    except ToolError as err:
+        return _Unusable(text, str(err))
 
 
 _JSON = json.JSONDecoder(
