@@ -1631,7 +1631,6 @@ class _Missing:
 _MISSING = _Missing()
 _BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
                 "TRUE": 1, "FALSE": 0}
-_NONFINITE = ("nan", "inf", "infinity", "-inf", "+inf", "-infinity", "+infinity", "-nan", "+nan")
 _MAGIC = (                                   # (leading bytes, what the file is)
     (b"PK\x03\x04", "zip"),
     (b"PAR1", "a Parquet file"),
@@ -1999,7 +1998,8 @@ def parse_score(value, where=""):
             if number is not None:
                 return number.numerator if number.denominator == 1 else number
             problem = f"{_shorten(value)} is not a " + (
-                "finite number" if text.lower() in _NONFINITE else
+                "finite number" if text.lower() in ("nan", "inf", "infinity", "-inf", "+inf",
+                                                    "-infinity", "+infinity", "-nan", "+nan") else
                 "number (scores are 0/1, true/false or finite reals)")
     elif value is None or value is _MISSING:
         return _MISSING
@@ -2125,19 +2125,6 @@ def _compose(parts):
 
 
 _BATCH = object()                  # marks a batch of clean rows in a row stream
-_CSV_BATCH = 4096                  # rows the fast path takes at a time
-
-
-def _row_lines(batch, start: int, end: int) -> list:
-    """The line each row of a batch ends on: consecutive when no field spans lines, else
-    counted from the line breaks inside the fields (a blank line is an empty row)."""
-    if end - start == len(batch):
-        return list(range(start + 1, end + 1))
-    lines, line = [], start
-    for row in batch:
-        line += 1 + sum(field.count("\n") for field in row)
-        lines.append(line)
-    return lines
 
 
 class _CsvRows:
@@ -2186,14 +2173,18 @@ class _CsvRows:
             get = operator.itemgetter(*self.positions)
             while True:
                 start = reader.line_num
-                batch = list(itertools.islice(reader, _CSV_BATCH))
+                batch = list(itertools.islice(reader, 4096))     # rows taken at a time
                 if not batch:
                     return
                 clean = self._clean(batch, get)
                 if clean is not None:
                     yield (_BATCH,) + clean
                     continue
-                lines = _row_lines(batch, start, reader.line_num)
+                lines = range(start + 1, reader.line_num + 1)      # each row's last line
+                if len(lines) != len(batch):        # a field spans lines: count its breaks
+                    line = start
+                    lines = [line := line + 1 + sum(field.count("\n") for field in row)
+                             for row in batch]
                 yield from filter(None, map(self.row, batch, lines))
         except csv.Error as err:
             raise ToolError(f"{self.path} line {reader.line_num}: {_printable(str(err))}") \
@@ -2374,12 +2365,7 @@ def _repeated_ids(ids) -> set:
                     twice.add(i)
                 seen[i] = 1
             return twice
-    seen, twice = set(), set()
-    for i in ids:
-        if i in seen:
-            twice.add(i)
-        seen.add(i)
-    return twice
+    return {i for i, count in collections.Counter(ids).items() if count > 1}
 
 
 def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Collected:
@@ -2431,7 +2417,7 @@ def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Col
                             f"{_opt('on_missing', 'drop')}")
         keep = [i for i, item in enumerate(ids) if item not in repeated]
         notes.append(f"{len(ids) - len(keep):,} row(s) of {len(repeated):,} repeated id(s)")
-        ids = type(ids)(ids[i] for i in keep) if isinstance(ids, list) else \
+        ids = [ids[i] for i in keep] if isinstance(ids, list) else \
             array.array("q", (ids[i] for i in keep))
         columns = [[column[i] for i in keep] for column in columns]
     return _Collected(ids, columns, rows_read, rows_read - len(ids), "; ".join(notes))
