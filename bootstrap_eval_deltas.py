@@ -1812,12 +1812,9 @@ def _binary_kind(head: bytes) -> str | None:
 def _text_kind(head: bytes) -> str:
     """The text format a file's first bytes suggest: "json" (a document), "jsonl" or "csv"."""
     text = head.lstrip(b"\xef\xbb\xbf").lstrip()
-    if text.startswith(b"["):
-        return "json"
-    if text.startswith(b"{"):
-        first = text.split(b"\n", 1)[0].strip()
-        return "json" if first == b"{" else "jsonl"
-    return "csv"
+    if text.startswith(b"{"):              # a document's "{" stands alone on its first line
+        return "json" if text.split(b"\n", 1)[0].strip() == b"{" else "jsonl"
+    return "json" if text.startswith(b"[") else "csv"
 
 
 # --- JSON: exact numbers, limits, duplicate keys ---
@@ -1826,6 +1823,15 @@ class _JsonObject(dict):
     """A decoded JSON object that remembers keys it saw more than once."""
 
     duplicates = frozenset()
+
+    @staticmethod
+    def from_pairs(pairs) -> "_JsonObject":          # the decoder's hook
+        obj = _JsonObject(pairs)
+        if len(obj) != len(pairs):
+            counts = collections.Counter(key for key, _ in pairs)
+            obj = _JsonObjectTwice(pairs)
+            obj.duplicates = frozenset(key for key, count in counts.items() if count > 1)
+        return obj
 
 
 class _JsonObjectTwice(_JsonObject):
@@ -1853,15 +1859,6 @@ class _Unusable:
         return self.text
 
 
-def _json_object(pairs) -> _JsonObject:
-    obj = _JsonObject(pairs)
-    if len(obj) != len(pairs):
-        counts = collections.Counter(key for key, _ in pairs)
-        obj = _JsonObjectTwice(pairs)
-        obj.duplicates = frozenset(key for key, count in counts.items() if count > 1)
-    return obj
-
-
 @functools.lru_cache(maxsize=1 << 16)          # one object per number text
 def _json_number(text: str):
     try:
@@ -1871,7 +1868,7 @@ def _json_number(text: str):
 
 
 _JSON = json.JSONDecoder(
-    object_pairs_hook=_json_object, parse_float=_json_number,
+    object_pairs_hook=_JsonObject.from_pairs, parse_float=_json_number,
     parse_int=lambda text: int(text) if len(text) <= MAX_NUMBER_CHARS else _json_number(text),
     parse_constant=lambda name: _Unusable(name, f"{name} is not a finite number"))
 _JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?')    # an unclosed one runs to the end
@@ -2358,8 +2355,7 @@ def _repeated_ids(ids) -> set:
     if ids and (isinstance(ids, array.array) or all(type(i) is int for i in ids)):
         low, high = min(ids), max(ids)
         if low >= 0 and high < 16 * len(ids) + 1024:
-            seen = bytearray(high + 1)
-            twice = set()
+            seen, twice = bytearray(high + 1), set()
             for i in ids:
                 if seen[i]:
                     twice.add(i)
