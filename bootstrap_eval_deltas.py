@@ -2230,9 +2230,7 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
         header = next(reader)
     except csv.Error as err:
         raise ToolError(f"{path} line 1: {err}") from None
-    where = {}                                # each column's first position: linear in columns
-    for position, name in enumerate(header):
-        where.setdefault(name, position)
+    where = {name: i for i, name in reversed(list(enumerate(header)))}   # its first position
     fields, id_keys, wanted = fields.resolve(header, where.__contains__)
     if len(fields.scores) > MAX_SYSTEMS:       # refused before its rows are read
         raise ToolError(f"{path}: {len(fields.scores):,} columns of scores; at most {MAX_SYSTEMS} "
