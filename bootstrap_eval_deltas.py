@@ -1629,8 +1629,10 @@ class _Missing:
 
 
 _MISSING = _Missing()
+_ABSENT = _Missing()                         # a JSON key the record does not have
 _BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
                 "TRUE": 1, "FALSE": 0}
+_FLOAT_ID = re.compile(r"[0-9]{1,18}\.0*", re.ASCII)     # an integer id written as a float
 _MAGIC = (                                   # (leading bytes, what the file is)
     (b"PK\x03\x04", "zip"),
     (b"PAR1", "a Parquet file"),
@@ -1930,9 +1932,6 @@ def _decode_json(text: str, where: str):
         raise ToolError(f"{where}: not valid JSON ({err.msg})") from None
 
 
-_ABSENT = _Missing()
-
-
 def _lookup_key(record: dict, key: str, where: str = ""):
     """A JSON field by name or dotted path (``metrics.acc``), else _ABSENT; a repeated key,
     or a name both a key and a path, is refused only when the comparison uses it."""
@@ -2010,9 +2009,6 @@ def parse_score(value, where=""):
         problem = value.reason if isinstance(value, _Unusable) else \
             f"{_shorten(json.dumps(value, default=repr))} is not a number"
     raise ToolError(f"{where() if callable(where) else where}: {problem}")
-
-
-_FLOAT_ID = re.compile(r"[0-9]{1,18}\.0*", re.ASCII)
 
 
 def _json_default(value):
@@ -2449,6 +2445,8 @@ _RESULTS_BYTES = 1 << 26        # the most read of an lm-eval results file (64 M
 _LM_EVAL_NAME = re.compile(r"samples_(.+)_(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
 _INSPECT_VALUES = {"C": 1, "I": 0, "P": Fraction(1, 2), "N": 0, "yes": 1, "no": 0,
                    "true": 1, "false": 0}
+_LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
+                   "metrics", "doc_hash", "prompt_hash", "target_hash"}
 
 
 def _typed(mapping: dict, key: str, kind, default=None):
@@ -2482,10 +2480,6 @@ def _one_system(kind: str, path: str, fields: _Fields):
         raise ToolError(f"{path} is {kind}: one system's run; compare two runs with: "
                         "compare BASELINE_LOG CANDIDATE_LOG")
     return fields.scores[0] if fields.scores else None
-
-
-_LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
-                   "metrics", "doc_hash", "prompt_hash", "target_hash"}
 
 
 def _open_regular(path: str):
