@@ -1630,6 +1630,7 @@ class _Missing:
 
 _MISSING = _Missing()
 _ABSENT = _Missing()                         # a JSON key the record does not have
+_BATCH = object()                            # marks a batch of clean rows in a row stream
 _BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
                 "TRUE": 1, "FALSE": 0}
 _FLOAT_ID = re.compile(r"[0-9]{1,18}\.0*", re.ASCII)     # an integer id written as a float
@@ -2115,9 +2116,6 @@ def _compose(parts):
     if len(parts) == 1:
         return parts[0]
     return _MISSING if _MISSING in parts else tuple(parts)
-
-
-_BATCH = object()                  # marks a batch of clean rows in a row stream
 
 
 class _CsvRows:
