@@ -1629,9 +1629,11 @@ class _Missing:
 
 
 _MISSING = _Missing()
+_ABSENT = _Missing()                         # a JSON key the record does not have
+_BATCH = object()                            # marks a batch of clean rows in a row stream
 _BINARY_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0, "True": 1, "False": 0,
                 "TRUE": 1, "FALSE": 0}
-_NONFINITE = ("nan", "inf", "infinity", "-inf", "+inf", "-infinity", "+infinity", "-nan", "+nan")
+_FLOAT_ID = re.compile(r"[0-9]{1,18}\.0*", re.ASCII)     # an integer id written as a float
 _MAGIC = (                                   # (leading bytes, what the file is)
     (b"PK\x03\x04", "zip"),
     (b"PAR1", "a Parquet file"),
@@ -1813,12 +1815,9 @@ def _binary_kind(head: bytes) -> str | None:
 def _text_kind(head: bytes) -> str:
     """The text format a file's first bytes suggest: "json" (a document), "jsonl" or "csv"."""
     text = head.lstrip(b"\xef\xbb\xbf").lstrip()
-    if text.startswith(b"["):
-        return "json"
-    if text.startswith(b"{"):
-        first = text.split(b"\n", 1)[0].strip()
-        return "json" if first == b"{" else "jsonl"
-    return "csv"
+    if text.startswith(b"{"):              # a document's "{" stands alone on its first line
+        return "json" if text.split(b"\n", 1)[0].strip() == b"{" else "jsonl"
+    return "json" if text.startswith(b"[") else "csv"
 
 
 # --- JSON: exact numbers, limits, duplicate keys ---
@@ -1827,6 +1826,15 @@ class _JsonObject(dict):
     """A decoded JSON object that remembers keys it saw more than once."""
 
     duplicates = frozenset()
+
+    @staticmethod
+    def from_pairs(pairs) -> "_JsonObject":          # the decoder's hook
+        obj = _JsonObject(pairs)
+        if len(obj) != len(pairs):
+            counts = collections.Counter(key for key, _ in pairs)
+            obj = _JsonObjectTwice(pairs)
+            obj.duplicates = frozenset(key for key, count in counts.items() if count > 1)
+        return obj
 
 
 class _JsonObjectTwice(_JsonObject):
@@ -1854,34 +1862,16 @@ class _Unusable:
         return self.text
 
 
-def _json_object(pairs) -> _JsonObject:
-    obj = _JsonObject(pairs)
-    if len(obj) != len(pairs):
-        seen, twice = set(), set()
-        for key, _ in pairs:
-            (twice if key in seen else seen).add(key)
-        obj = _JsonObjectTwice(pairs)
-        obj.duplicates = frozenset(twice)
-    return obj
-
-
-_JSON_NUMBERS = {}
-
-
+@functools.lru_cache(maxsize=1 << 16)          # one object per number text
 def _json_number(text: str):
-    value = _JSON_NUMBERS.get(text)
-    if value is None:
-        try:
-            value = _parse_number(text)
-        except ToolError as err:
-            return _Unusable(text, str(err))
-        if len(_JSON_NUMBERS) < 1 << 16:        # one object per number text
-            _JSON_NUMBERS[text] = value
-    return value
+    try:
+        return _parse_number(text)
+    except ToolError as err:
+        return _Unusable(text, str(err))
 
 
 _JSON = json.JSONDecoder(
-    object_pairs_hook=_json_object, parse_float=_json_number,
+    object_pairs_hook=_JsonObject.from_pairs, parse_float=_json_number,
     parse_int=lambda text: int(text) if len(text) <= MAX_NUMBER_CHARS else _json_number(text),
     parse_constant=lambda name: _Unusable(name, f"{name} is not a finite number"))
 _JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?')    # an unclosed one runs to the end
@@ -1941,9 +1931,6 @@ def _decode_json(text: str, where: str):
         raise ToolError(f"{where}: JSON nested deeper than the tool reads") from None
     except json.JSONDecodeError as err:
         raise ToolError(f"{where}: not valid JSON ({err.msg})") from None
-
-
-_ABSENT = _Missing()
 
 
 def _lookup_key(record: dict, key: str, where: str = ""):
@@ -2008,7 +1995,8 @@ def parse_score(value, where=""):
             if number is not None:
                 return number.numerator if number.denominator == 1 else number
             problem = f"{_shorten(value)} is not a " + (
-                "finite number" if text.lower() in _NONFINITE else
+                "finite number" if text.lower() in ("nan", "inf", "infinity", "-inf", "+inf",
+                                                    "-infinity", "+infinity", "-nan", "+nan") else
                 "number (scores are 0/1, true/false or finite reals)")
     elif value is None or value is _MISSING:
         return _MISSING
@@ -2022,9 +2010,6 @@ def parse_score(value, where=""):
         problem = value.reason if isinstance(value, _Unusable) else \
             f"{_shorten(json.dumps(value, default=repr))} is not a number"
     raise ToolError(f"{where() if callable(where) else where}: {problem}")
-
-
-_FLOAT_ID = re.compile(r"[0-9]{1,18}\.0*", re.ASCII)
 
 
 def _json_default(value):
@@ -2133,22 +2118,6 @@ def _compose(parts):
     return _MISSING if _MISSING in parts else tuple(parts)
 
 
-_BATCH = object()                  # marks a batch of clean rows in a row stream
-_CSV_BATCH = 4096                  # rows the fast path takes at a time
-
-
-def _row_lines(batch, start: int, end: int) -> list:
-    """The line each row of a batch ends on: consecutive when no field spans lines, else
-    counted from the line breaks inside the fields (a blank line is an empty row)."""
-    if end - start == len(batch):
-        return list(range(start + 1, end + 1))
-    lines, line = [], start
-    for row in batch:
-        line += 1 + sum(field.count("\n") for field in row)
-        lines.append(line)
-    return lines
-
-
 class _CsvRows:
     """The rows of one CSV file: each checked and parsed (``row``), or, for the plain wide
     file, a batch at a time (``batches``)."""
@@ -2195,14 +2164,18 @@ class _CsvRows:
             get = operator.itemgetter(*self.positions)
             while True:
                 start = reader.line_num
-                batch = list(itertools.islice(reader, _CSV_BATCH))
+                batch = list(itertools.islice(reader, 4096))     # rows taken at a time
                 if not batch:
                     return
                 clean = self._clean(batch, get)
                 if clean is not None:
                     yield (_BATCH,) + clean
                     continue
-                lines = _row_lines(batch, start, reader.line_num)
+                lines = range(start + 1, reader.line_num + 1)      # each row's last line
+                if len(lines) != len(batch):        # a field spans lines: count its breaks
+                    line = start
+                    lines = [line := line + 1 + sum(field.count("\n") for field in row)
+                             for row in batch]
                 yield from filter(None, map(self.row, batch, lines))
         except csv.Error as err:
             raise ToolError(f"{self.path} line {reader.line_num}: {_printable(str(err))}") \
@@ -2251,9 +2224,7 @@ def _csv_rows(lines, path: str, fields: _Fields, delimiter: str | None = None) -
         header = next(reader)
     except csv.Error as err:
         raise ToolError(f"{path} line 1: {err}") from None
-    where = {}                                # each column's first position: linear in columns
-    for position, name in enumerate(header):
-        where.setdefault(name, position)
+    where = {name: i for i, name in reversed(list(enumerate(header)))}   # its first position
     fields, id_keys, wanted = fields.resolve(header, where.__contains__)
     if len(fields.scores) > MAX_SYSTEMS:       # refused before its rows are read
         raise ToolError(f"{path}: {len(fields.scores):,} columns of scores; at most {MAX_SYSTEMS} "
@@ -2376,19 +2347,13 @@ def _repeated_ids(ids) -> set:
     if ids and (isinstance(ids, array.array) or all(type(i) is int for i in ids)):
         low, high = min(ids), max(ids)
         if low >= 0 and high < 16 * len(ids) + 1024:
-            seen = bytearray(high + 1)
-            twice = set()
+            seen, twice = bytearray(high + 1), set()
             for i in ids:
                 if seen[i]:
                     twice.add(i)
                 seen[i] = 1
             return twice
-    seen, twice = set(), set()
-    for i in ids:
-        if i in seen:
-            twice.add(i)
-        seen.add(i)
-    return twice
+    return {i for i, count in collections.Counter(ids).items() if count > 1}
 
 
 def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Collected:
@@ -2440,7 +2405,7 @@ def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Col
                             f"{_opt('on_missing', 'drop')}")
         keep = [i for i, item in enumerate(ids) if item not in repeated]
         notes.append(f"{len(ids) - len(keep):,} row(s) of {len(repeated):,} repeated id(s)")
-        ids = type(ids)(ids[i] for i in keep) if isinstance(ids, list) else \
+        ids = [ids[i] for i in keep] if isinstance(ids, list) else \
             array.array("q", (ids[i] for i in keep))
         columns = [[column[i] for i in keep] for column in columns]
     return _Collected(ids, columns, rows_read, rows_read - len(ids), "; ".join(notes))
@@ -2478,6 +2443,8 @@ _RESULTS_BYTES = 1 << 26        # the most read of an lm-eval results file (64 M
 _LM_EVAL_NAME = re.compile(r"samples_(.+)_(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
 _INSPECT_VALUES = {"C": 1, "I": 0, "P": Fraction(1, 2), "N": 0, "yes": 1, "no": 0,
                    "true": 1, "false": 0}
+_LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
+                   "metrics", "doc_hash", "prompt_hash", "target_hash"}
 
 
 def _typed(mapping: dict, key: str, kind, default=None):
@@ -2511,10 +2478,6 @@ def _one_system(kind: str, path: str, fields: _Fields):
         raise ToolError(f"{path} is {kind}: one system's run; compare two runs with: "
                         "compare BASELINE_LOG CANDIDATE_LOG")
     return fields.scores[0] if fields.scores else None
-
-
-_LM_EVAL_FIELDS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter",
-                   "metrics", "doc_hash", "prompt_hash", "target_hash"}
 
 
 def _open_regular(path: str):
