@@ -2532,13 +2532,14 @@ def _open_regular(path: str):
         raise
 
 
-def _results_file(path: str) -> dict | None:
-    """An lm-eval results file, decoded: None when it cannot be read whole as a JSON object
-    (it only adds to what the samples say, so it is never a reason to refuse them)."""
+def _results_file(path: str, limit: int = _RESULTS_BYTES) -> dict | None:
+    """An lm-eval results file (or HELM's schema), decoded: None when it cannot be read whole
+    as a JSON object (it only adds to what the samples say, so it is never a reason to refuse
+    them)."""
     try:
         with _open_regular(path) as handle:
-            data = _read_at_most(handle, _RESULTS_BYTES)
-        results = _JSON.decode(data.decode("utf-8")) if len(data) <= _RESULTS_BYTES else None
+            data = _read_at_most(handle, limit)
+        results = _JSON.decode(data.decode("utf-8")) if len(data) <= limit else None
     except (OSError, ToolError, ValueError, UnicodeDecodeError, RecursionError):
         return None
     return results if isinstance(results, dict) else None
@@ -2597,7 +2598,8 @@ def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
                         {True: False, False: True}.get(higher.get(metric)) if isinstance(
                             higher, dict) else None,
                         aggregation if isinstance(aggregation, str) else None,
-                        tuple(str(results.get(key)) for key in _LM_EVAL_PROMPT_KEYS)
+                        tuple(str(results.get(key)) for key in (       # lm-eval 0.4.3+
+                            "chat_template_sha", "system_instruction_sha", "fewshot_as_multiturn"))
                         if "chat_template_sha" in results else None,
                         None if version is None else _printable(str(version)))
 
@@ -2683,10 +2685,6 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                         claimed=claimed, corpus=corpus or None, lower=lower)
 
 
-# What an lm-eval results file (0.4.3 and later) says of the prompts it built beyond the task.
-_LM_EVAL_PROMPT_KEYS = ("chat_template_sha", "system_instruction_sha", "fewshot_as_multiturn")
-
-
 # lm-eval's registry (lm_eval/api/metrics.py, 0.4): metrics aggregated otherwise than by a mean
 # of their per-sample values, where a task's metric_list names no aggregation of its own.
 _LM_EVAL_AGGREGATION = {"perplexity": "perplexity", "word_perplexity": "weighted_perplexity",
@@ -2694,17 +2692,14 @@ _LM_EVAL_AGGREGATION = {"perplexity": "perplexity", "word_perplexity": "weighted
                         "bits_per_byte": "bits_per_byte", "brier_score": "brier_score"}
 
 
-# lm-eval's corpus metrics whose per-sample value is a [gold, prediction] pair, as its
-# registry aggregates them: f1 by scikit-learn's f1_score (binary, class 1), mcc by
-# matthews_corrcoef.  Text metrics (bleu, chrf, ter) are sacrebleu's, over [references,
-# prediction] texts, with its tokenisation: not recomputed here.
-_LM_EVAL_CORPUS = {"f1": ("f1", 1), "mcc": ("mcc", None)}
-
-
 def _lm_eval_corpus(metric: str, pair: list, path: str) -> tuple:
-    """(metric, positive) of the tool for lm-eval's corpus *metric*, or a refusal."""
-    if metric in _LM_EVAL_CORPUS and not any(isinstance(v, (list, dict)) for v in pair):
-        return _LM_EVAL_CORPUS[metric]
+    """(metric, positive) of the tool for lm-eval's corpus *metric*, or a refusal: of those
+    whose per-sample value is a [gold, prediction] pair, f1 as its registry aggregates it
+    (scikit-learn's f1_score, binary, class 1) and mcc (matthews_corrcoef).  Text metrics
+    (bleu, chrf, ter) are sacrebleu's, over [references, prediction] texts, with its
+    tokenisation: not recomputed here."""
+    if metric in ("f1", "mcc") and not any(isinstance(v, (list, dict)) for v in pair):
+        return (metric, 1 if metric == "f1" else None)
     if any(isinstance(v, (str, list)) for v in pair):
         held, why = ("[references, prediction] pair of texts", "that the harness computes with "
                      "sacrebleu's tokenisation (BLEU, chrF, TER), which this tool does not "
@@ -2728,9 +2723,6 @@ def _inspect_value(value, place: str):
     return parse_score(value, place)
 
 
-_RUN_KEYS = frozenset({"id", "source", "metadata", "internal"})   # a message's, per run
-
-
 # What identifies an item's test in a harness log, each a short digest ("": not recorded): what
 # the model reads (an lm-eval document), what it is graded against, (lm-eval) the prompt built
 # for it -- its few-shot examples, template and chat template -- and (HELM) the run's setup.
@@ -2745,7 +2737,8 @@ def _digest(value) -> str:
     part of it."""
     def read(part):
         if isinstance(part, dict):
-            return {key: read(item) for key, item in part.items() if key not in _RUN_KEYS}
+            return {key: read(item) for key, item in part.items()
+                    if key not in {"id", "source", "metadata", "internal"}}
         return [read(item) for item in part] if isinstance(part, list) else part
     text = value if isinstance(value, str) else json.dumps(read(value), sort_keys=True,
                                                            default=_json_default)
@@ -2755,12 +2748,9 @@ def _digest(value) -> str:
 def _labels_of(record: dict, keys, place: str) -> list:
     """A harness record's label fields (``--by metadata.category``): each as text, a missing
     one as _MISSING (refused, or dropped and counted, as a missing score is)."""
-    labels = []
-    for key in keys:
-        value = _lookup_key(record, key, place)
-        labels.append(_MISSING if value is _ABSENT or value is None else value if isinstance(
-            value, str) else json.dumps(value, sort_keys=True, default=_json_default))
-    return labels
+    values = (_lookup_key(record, key, place) for key in keys)
+    return [_MISSING if value is _ABSENT or value is None else value if isinstance(value, str)
+            else json.dumps(value, sort_keys=True, default=_json_default) for value in values]
 
 
 def _reduce_epochs(values, reducer: str, grades=None):
@@ -3057,15 +3047,13 @@ def _helm_lower(real_path: str | None, metric: str) -> tuple:
     """``(lower, who)``: whether HELM says lower values of *metric* are better (None: it
     does not say) and which says so: the suite's ``schema.json`` beside the run folders,
     else HELM's own schema (whose metrics listed are those lower is better)."""
-    schema = real_path and os.path.join(os.path.dirname(os.path.dirname(real_path)), "schema.json")
+    suite = real_path and os.path.dirname(os.path.dirname(real_path))
     try:
-        with _open_regular(schema) as handle:
-            listed = _JSON.decode(_read_at_most(handle, 1 << 24).decode("utf-8"))["metrics"]
+        listed = _results_file(os.path.join(suite, "schema.json"), 1 << 24)["metrics"]
         entry = next(m for m in listed if isinstance(m, dict) and m.get("name") == metric)
         if isinstance(entry.get("lower_is_better"), bool):
             return entry["lower_is_better"], "the suite's schema.json says"
-    except (TypeError, OSError, ToolError, ValueError, UnicodeDecodeError, KeyError,
-            StopIteration, RecursionError):
+    except (TypeError, KeyError, StopIteration):
         pass
     known = metric.split(":")[0] in _HELM_LOWER or metric.startswith("bias_metric:")
     return (True if known else None), "HELM's schema says"
@@ -3191,13 +3179,11 @@ class _Zip(_Closing):
         return _decode_json(text, f"{self.path}: {_printable(name)}")
 
 
-_CUT = "...\n(content truncated)"      # how Inspect's summaries end a text past 5,120 characters
-
-
 def _is_cut(value) -> bool:
-    """Whether a summary's input or target holds a text Inspect cut short."""
+    """Whether a summary's input or target holds a text Inspect cut short (past 5,120
+    characters)."""
     if isinstance(value, str):
-        return value.endswith(_CUT)
+        return value.endswith("...\n(content truncated)")
     return isinstance(value, (list, dict)) and any(
         map(_is_cut, value.values() if isinstance(value, dict) else value))
 
@@ -4371,9 +4357,6 @@ def _inspect_header(path: str) -> dict:
 _LogFile = collections.namedtuple("_LogFile", "path task model complete", defaults=(True,))
 
 
-_LISTINGS = ("logs.json", "eval-set.json")     # Inspect's listings of an eval set, not logs
-
-
 def _log_of(root: str, name: str) -> _LogFile | None:
     """The harness log a file is, if any; one named as a log that is not a regular file (a
     pipe, a device) is refused before it is opened."""
@@ -4392,7 +4375,8 @@ def _log_of(root: str, name: str) -> _LogFile | None:
         return _LogFile(path, _helm_task(root), _helm_model(
             _helm_spec(os.path.abspath(path)), os.path.basename(os.path.normpath(root))))
     an_inspect = '"eval"' in head or '"version"' in head and '"status"' in head
-    if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json") and an_inspect):
+    if name in ("logs.json", "eval-set.json") or not (     # an eval set's listings: not logs
+            name.endswith(".eval") or name.endswith(".json") and an_inspect):
         return None
     log = _inspect_header(path)
     spec = _typed(log, "eval", dict, {})
