@@ -2801,11 +2801,16 @@ def _inspect_scorer(samples, wanted, path: str) -> tuple:
     return scorer, key, tuple(dict.fromkeys(scorers))
 
 
-def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFile:
-    """An Inspect AI log (``.json``, or an ``.eval``'s header and samples): a journal's later
+def _inspect_file(log: dict, path: str, fields: _Fields, samples=None) -> _HarnessFile:
+    """An Inspect AI log (``.json``, or an ``.eval``'s header and *samples*): a journal's later
     copy of a sample wins; one that ended in an error is left out (as Inspect's metrics do);
     epochs are runs, or reduced by the log's reducer when it is not the mean."""
     named = _one_system("an Inspect log", path, fields)
+    if samples is None:
+        if not isinstance(log.get("samples"), list):
+            raise ToolError(f"{path}: an Inspect log without samples (was it written with "
+                            "--no-log-samples?)")
+        samples = _numbered(log["samples"], path, "sample")
     spec = _typed(log, "eval", dict, {})
     unique, twice = {}, []
     for where, sample in samples:
@@ -2895,13 +2900,6 @@ def _reduced_rows(rows, reducer, log: dict, scorer, path: str, grades: dict) -> 
         return rows, (f"the log reduces its epochs by {_printable(reducer)}, which the tool "
                       f"does not follow ({why}): its epochs are compared as runs{shown}")
     return reduced, f"epochs reduced by {_printable(reducer)}, as the log's reducer{shown}"
-
-
-def _inspect_samples(log: dict, path: str):
-    if not isinstance(log.get("samples"), list):
-        raise ToolError(f"{path}: an Inspect log without samples (was it written with "
-                        "--no-log-samples?)")
-    yield from _numbered(log["samples"], path, "sample")
 
 
 def _helm_spec(real_path: str | None) -> dict | None:
@@ -3238,24 +3236,21 @@ _XLSX = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _XLSX_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 
 
-def _no_entities(data: bytes, name: str, path: str) -> None:
-    """An XML part may not declare entities (a DOCTYPE can only come before the root)."""
-    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        raise ToolError(f"{path}: {_printable(name)} declares XML entities; the tool does not "
-                        "expand them")
-
-
 class _EntityGuard:
-    """A zip member read for a streaming XML parser, every chunk checked for an entity
-    declaration (a marker split between two chunks too), wherever in the part it comes."""
+    """A zip member read for an XML parser, every chunk checked for an entity declaration (a
+    marker split between two chunks too), wherever in the part it comes: a part may not
+    declare entities (a DOCTYPE can only come before the root)."""
 
     def __init__(self, handle, name: str, path: str):
         self.handle, self.name, self.path, self.tail = handle, name, path, b""
 
     def read(self, size: int = -1) -> bytes:
         data = self.handle.read(size)
-        _no_entities(self.tail + data, self.name, self.path)
-        self.tail = (self.tail + data)[-8:]
+        seen = self.tail + data
+        if b"<!DOCTYPE" in seen or b"<!ENTITY" in seen:
+            raise ToolError(f"{self.path}: {_printable(self.name)} declares XML entities; the "
+                            "tool does not expand them")
+        self.tail = seen[-8:]
         return data
 
 
@@ -3288,8 +3283,7 @@ def _xml(archive: _Zip, name: str, path: str):
     if archive.zip.getinfo(name).file_size > 1 << 24:
         raise ToolError(f"{path}: {_printable(name)} is larger than 16 MiB, which no "
                         "workbook's part of that kind is")
-    data = archive.read(name)
-    _no_entities(data, name, path)
+    data = _EntityGuard(io.BytesIO(archive.read(name)), name, path).read()
     try:
         return ElementTree.fromstring(data)
     except ElementTree.ParseError as err:
@@ -3455,7 +3449,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
         if fmt == "jsonl" and _is_inspect_log(first[1]):
             second = next(records, None)
             if second is None:                   # an Inspect log written on one line
-                return _inspect_file(first[1], _inspect_samples(first[1], path), path, fields)
+                return _inspect_file(first[1], path, fields)
             head.append(second)
         records = itertools.chain(head, records)
         named = _LM_EVAL_NAME.search(os.path.basename(f.path)) is not None
@@ -3471,7 +3465,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
     if fmt == "inspect" or fmt == "json" and _is_inspect_log(value):
         if not isinstance(value, dict):
             raise ToolError(f"{path} is not an Inspect log (a JSON object with eval and samples)")
-        return _inspect_file(value, _inspect_samples(value, path), path, fields)
+        return _inspect_file(value, path, fields)
     if fmt == "helm" or fmt == "json" and isinstance(value, list) and value and \
             isinstance(value[0], dict) and "instance_id" in value[0] and "stats" in value[0]:
         return _helm_file(_document_records(value, path), path, real, fields,
@@ -3500,7 +3494,7 @@ def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOption
         if ("header.json" in names or "_journal/start.json" in names) and \
                 options.input_format in (None, "inspect"):
             log, samples = _inspect_archive(archive, path)
-            return _inspect_file(log, samples, path, fields), digest
+            return _inspect_file(log, path, fields, samples), digest
     except (zipfile.BadZipFile, KeyError, EOFError, NotImplementedError) as err:
         raise ToolError(f"{path}: a damaged or unsupported zip archive "
                         f"({_printable(str(err))})") from None
