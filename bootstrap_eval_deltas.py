@@ -3065,39 +3065,22 @@ MAX_ARCHIVE_BYTES = 1 << 30      # an archive, or one member of it, unpacked (1 
 _ZSTD = 93                       # ZIP's method number for Zstandard (Inspect's .eval members)
 
 
-def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
-    """Zstandard data, every frame, at most *size* + 1 bytes: by ``compression.zstd`` (3.14+)
-    or the ``zstandard`` module (Inspect installs it), neither required."""
-    import importlib                  # optional modules, looked up by name, never required
-    try:
-        zstd = importlib.import_module("compression.zstd")
-    except ImportError:
-        zstd = None
-    if zstd is not None:                    # one frame per decompressor: every frame in turn
-        out = b""
-        while data and len(out) <= size:
-            frame = zstd.ZstdDecompressor()
-            out += frame.decompress(data, max_length=size + 1 - len(out))
-            data = frame.unused_data if frame.eof else b""
-        return out
-    try:
-        zstandard = importlib.import_module("zstandard")
-    except ImportError:
-        raise ToolError(f"{where} is compressed with Zstandard, which this Python cannot read: "
-                        "run 'inspect log convert --to json DIR' on the logs, or use Python "
-                        "3.14 (or install the zstandard module)") from None
-    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data),
-                                                    read_across_frames=True) as reader:
-        return reader.read(size + 1)
+class _EntityGuard:
+    """A zip member read for an XML parser, every chunk checked for an entity declaration (a
+    marker split between two chunks too), wherever in the part it comes: a part may not
+    declare entities (a DOCTYPE can only come before the root)."""
 
+    def __init__(self, handle, name: str, path: str):
+        self.handle, self.name, self.path, self.tail = handle, name, path, b""
 
-def _zip_errors() -> tuple:
-    """What zipfile's decompressors raise on damaged data (zlib, bz2 and lzma each its own)."""
-    import zipfile
-    import zlib
-    lzma = sys.modules.get("lzma")               # imported by zipfile where Python has it
-    return (zipfile.BadZipFile, zlib.error, EOFError, OSError) + (
-        (lzma.LZMAError,) if lzma is not None else ())
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        seen = self.tail + data
+        if b"<!DOCTYPE" in seen or b"<!ENTITY" in seen:
+            raise ToolError(f"{self.path}: {_printable(self.name)} declares XML entities; the "
+                            "tool does not expand them")
+        self.tail = seen[-8:]
+        return data
 
 
 class _Zip(_Closing):
@@ -3151,7 +3134,7 @@ class _Zip(_Closing):
             if info.compress_type != _ZSTD:
                 raise ToolError(f"{where}: a compression the tool cannot unpack "
                                 f"({_printable(str(err))})") from None
-        except _zip_errors() as err:
+        except self.errors() as err:
             raise ToolError(f"{where}: a damaged zip member ({_printable(str(err))})") from None
         raw = self.zip.fp
         raw.seek(info.header_offset)
@@ -3159,7 +3142,7 @@ class _Zip(_Closing):
         raw.seek(info.header_offset + 30 + int.from_bytes(header[26:28], "little")
                  + int.from_bytes(header[28:30], "little"))
         try:
-            data = _zstd_decompress(raw.read(info.compress_size), info.file_size, where)
+            data = self._zstd_decompress(raw.read(info.compress_size), info.file_size, where)
         except ToolError:
             raise
         except Exception as err:                  # each decompressor has its own error class
@@ -3175,6 +3158,77 @@ class _Zip(_Closing):
         except UnicodeDecodeError:
             raise ToolError(f"{self.path}: {_printable(name)} is not UTF-8 text") from None
         return _decode_json(text, f"{self.path}: {_printable(name)}")
+
+    def xml(self, name: str):
+        """A small XML part (a workbook, its relations) whole: at most 16 MiB."""
+        import xml.etree.ElementTree as ElementTree
+        if self.zip.getinfo(name).file_size > 1 << 24:
+            raise ToolError(f"{self.path}: {_printable(name)} is larger than 16 MiB, which no "
+                            "workbook's part of that kind is")
+        data = _EntityGuard(io.BytesIO(self.read(name)), name, self.path).read()
+        try:
+            return ElementTree.fromstring(data)
+        except ElementTree.ParseError as err:
+            raise ToolError(f"{self.path}: {_printable(name)} is not valid XML ({err})") from None
+
+    def xml_parts(self, name: str, tag: str):
+        """The *tag* elements of an XML part, streamed: each taken out of its parent once
+        yielded, so memory holds one at a time however many the part holds."""
+        import xml.etree.ElementTree as ElementTree
+        with self.open(name) as handle:
+            try:
+                open_ = []                             # the elements begun and not yet ended
+                for event, element in ElementTree.iterparse(
+                        _EntityGuard(handle, name, self.path), ("start", "end")):
+                    if event == "start":
+                        open_.append(element)
+                        continue
+                    open_.pop()
+                    if element.tag == tag:
+                        yield element
+                        if open_:
+                            open_[-1].remove(element)
+            except ElementTree.ParseError as err:
+                raise ToolError(f"{self.path}: {_printable(name)} is not valid XML "
+                                f"({err})") from None
+            except self.errors() as err:
+                raise ToolError(f"{self.path}: a damaged zip archive "
+                                f"({_printable(str(err))})") from None
+
+    @staticmethod
+    def errors() -> tuple:
+        """What zipfile's decompressors raise on damaged data (zlib, bz2 and lzma each its own)."""
+        import zipfile
+        import zlib
+        lzma = sys.modules.get("lzma")               # imported by zipfile where Python has it
+        return (zipfile.BadZipFile, zlib.error, EOFError, OSError) + (
+            (lzma.LZMAError,) if lzma is not None else ())
+
+    @staticmethod
+    def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
+        """Zstandard data, every frame, at most *size* + 1 bytes: by ``compression.zstd`` (3.14+)
+        or the ``zstandard`` module (Inspect installs it), neither required."""
+        import importlib                  # optional modules, looked up by name, never required
+        try:
+            zstd = importlib.import_module("compression.zstd")
+        except ImportError:
+            zstd = None
+        if zstd is not None:                    # one frame per decompressor: every frame in turn
+            out = b""
+            while data and len(out) <= size:
+                frame = zstd.ZstdDecompressor()
+                out += frame.decompress(data, max_length=size + 1 - len(out))
+                data = frame.unused_data if frame.eof else b""
+            return out
+        try:
+            zstandard = importlib.import_module("zstandard")
+        except ImportError:
+            raise ToolError(f"{where} is compressed with Zstandard, which this Python cannot "
+                            "read: run 'inspect log convert --to json DIR' on the logs, or use "
+                            "Python 3.14 (or install the zstandard module)") from None
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data),
+                                                        read_across_frames=True) as reader:
+            return reader.read(size + 1)
 
 
 def _is_cut(value) -> bool:
@@ -3236,60 +3290,6 @@ _XLSX = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _XLSX_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 
 
-class _EntityGuard:
-    """A zip member read for an XML parser, every chunk checked for an entity declaration (a
-    marker split between two chunks too), wherever in the part it comes: a part may not
-    declare entities (a DOCTYPE can only come before the root)."""
-
-    def __init__(self, handle, name: str, path: str):
-        self.handle, self.name, self.path, self.tail = handle, name, path, b""
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.handle.read(size)
-        seen = self.tail + data
-        if b"<!DOCTYPE" in seen or b"<!ENTITY" in seen:
-            raise ToolError(f"{self.path}: {_printable(self.name)} declares XML entities; the "
-                            "tool does not expand them")
-        self.tail = seen[-8:]
-        return data
-
-
-def _xml_parts(archive: _Zip, name: str, path: str, tag: str):
-    """The *tag* elements of an XML part, streamed: each taken out of its parent once
-    yielded, so memory holds one at a time however many the part holds."""
-    import xml.etree.ElementTree as ElementTree
-    with archive.open(name) as handle:
-        try:
-            open_ = []                             # the elements begun and not yet ended
-            for event, element in ElementTree.iterparse(_EntityGuard(handle, name, path),
-                                                        ("start", "end")):
-                if event == "start":
-                    open_.append(element)
-                    continue
-                open_.pop()
-                if element.tag == tag:
-                    yield element
-                    if open_:
-                        open_[-1].remove(element)
-        except ElementTree.ParseError as err:
-            raise ToolError(f"{path}: {_printable(name)} is not valid XML ({err})") from None
-        except _zip_errors() as err:
-            raise ToolError(f"{path}: a damaged zip archive ({_printable(str(err))})") from None
-
-
-def _xml(archive: _Zip, name: str, path: str):
-    """A small XML part (the workbook, its relations) whole: at most 16 MiB."""
-    import xml.etree.ElementTree as ElementTree
-    if archive.zip.getinfo(name).file_size > 1 << 24:
-        raise ToolError(f"{path}: {_printable(name)} is larger than 16 MiB, which no "
-                        "workbook's part of that kind is")
-    data = _EntityGuard(io.BytesIO(archive.read(name)), name, path).read()
-    try:
-        return ElementTree.fromstring(data)
-    except ElementTree.ParseError as err:
-        raise ToolError(f"{path}: {_printable(name)} is not valid XML ({err})") from None
-
-
 _XLSX_GRID = (1_048_576, 16_384)     # Excel's rows and columns: A1 to XFD1048576
 _XLSX_SHARED = 1 << 22               # shared strings read (4 per row of the longest sheet)
 _CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
@@ -3298,12 +3298,12 @@ _CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
 def _xlsx_rows(archive: _Zip, path: str):
     """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (each
     row forgotten once read), numbers as stored (their shortest decimal text)."""
-    book = _xml(archive, "xl/workbook.xml", path)
+    book = archive.xml("xl/workbook.xml")
     sheet = book.find(f"{_XLSX}sheets/{_XLSX}sheet")
     target = "worksheets/sheet1.xml"
     if sheet is not None and "xl/_rels/workbook.xml.rels" in archive.names:
         rel_id = sheet.get(f"{_XLSX_REL}id")
-        for rel in _xml(archive, "xl/_rels/workbook.xml.rels", path):
+        for rel in archive.xml("xl/_rels/workbook.xml.rels"):
             if rel.get("Id") == rel_id:
                 target = rel.get("Target", target).lstrip("/").removeprefix("xl/")
     member = "xl/" + target
@@ -3313,12 +3313,12 @@ def _xlsx_rows(archive: _Zip, path: str):
     shared = None
     if "xl/sharedStrings.xml" in archive.names:
         shared = []
-        for item in _xml_parts(archive, "xl/sharedStrings.xml", path, f"{_XLSX}si"):
+        for item in archive.xml_parts("xl/sharedStrings.xml", f"{_XLSX}si"):
             if len(shared) == _XLSX_SHARED:
                 raise ToolError(f"{path}: more than {_XLSX_SHARED:,} shared strings, more "
                                 "than a sheet of scores holds; save it as CSV")
             shared.append("".join(t.text or "" for t in item.iter(f"{_XLSX}t")))
-    for count, row in enumerate(_xml_parts(archive, member, path, f"{_XLSX}row"), start=1):
+    for count, row in enumerate(archive.xml_parts(member, f"{_XLSX}row"), start=1):
         line = row.get("r", str(count))
         if not line.isdigit() or not 0 < int(line) <= _XLSX_GRID[0]:
             raise ToolError(f"{path}: row number {_shorten(line)} is not a row of an Excel "
