@@ -3022,12 +3022,9 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     named = spec.get("name") if spec is not None else None
     run_dir = named if isinstance(named, str) and ":" in named else run_dir   # the spec's own
     task = _helm_task(run_dir) if ":" in run_dir else None     # the subject kept
-    notes = []
-    if perturbed:
-        notes.append(f"{perturbed:,} perturbed record(s) left out (HELM's robustness and "
-                     "fairness measures): the unperturbed instances are compared")
-    return _HarnessFile("helm", stream, _helm_model(spec, run_dir), task, "; ".join(notes),
-                        lower=lower)
+    note = (f"{perturbed:,} perturbed record(s) left out (HELM's robustness and fairness "
+            "measures): the unperturbed instances are compared") if perturbed else ""
+    return _HarnessFile("helm", stream, _helm_model(spec, run_dir), task, note, lower=lower)
 
 
 # HELM's metrics marked lower_is_better in its schema (crfm-helm 0.5.16, schema_classic), for
@@ -4110,14 +4107,12 @@ def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined
     items = [item for item in order if item in common]
     if len(items) < 2:
         raise ToolError(f"the systems share {len(items)} item(s) with scores; need at least 2")
-    columns, runs = [], []
-    for system in systems:
-        per_run = [(label, tuple(scores[item] for item in items)) for label, scores in system.runs]
-        runs.append(tuple(per_run))
-        columns.append(per_run[0][1] if len(per_run) == 1 else
-                       tuple(map(lambda *values: _run_mean(values), *(c for _, c in per_run))))
-    return _Joined(tuple(items), tuple(columns), None if single else tuple(runs), dropped,
-                   tuple(notes))
+    runs = tuple(tuple((label, tuple(scores[item] for item in items))
+                       for label, scores in system.runs) for system in systems)
+    columns = tuple(per_run[0][1] if len(per_run) == 1 else
+                    tuple(map(lambda *values: _run_mean(values), *(c for _, c in per_run)))
+                    for per_run in runs)
+    return _Joined(tuple(items), columns, None if single else runs, dropped, tuple(notes))
 
 
 def _stem(path: str) -> str:
