@@ -2920,15 +2920,6 @@ def _helm_spec(real_path: str | None) -> dict | None:
     return spec
 
 
-def _helm_model(spec: dict | None, run_dir: str) -> str | None:
-    """The model named in the run spec (``_helm_spec``), else (none) in the run folder's name
-    (``...,model=org_m``)."""
-    if spec is not None:
-        return spec["adapter_spec"]["model"]
-    named = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
-    return named.group(1) if named else None
-
-
 def _helm_inputs(real_path: str | None) -> dict:
     """{instance id: _Fingerprint of its input and correct references} from ``instances.json``
     beside the stats ({} without one): read whole or refused (an unread check passes any edit)."""
@@ -2954,20 +2945,23 @@ def _helm_inputs(real_path: str | None) -> dict:
                         "input text), so the runs' inputs cannot be checked") from None
 
 
-def _helm_task(run_dir: str) -> str:
-    """A HELM run's task: its folder's name without the model and the data augmentation (a
-    perturbation run repeats its scenario's instances).
+def _helm_run(run_dir: str, spec: dict | None = None) -> tuple:
+    """``(task, model)`` of a HELM run: its folder's name without the model and the data
+    augmentation (a perturbation run repeats its scenario's instances), and the model named
+    in the run spec (``_helm_spec``), else (none) in the folder's name (``...,model=org_m``).
 
-    >>> _helm_task("runs/v1/mmlu:subject=anatomy,model=acme_base-7b")
-    'mmlu:subject=anatomy'
-    >>> _helm_task("runs/v1/mmlu:model=m,data_augmentation=robustness")
-    'mmlu'
+    >>> _helm_run("runs/v1/mmlu:subject=anatomy,model=acme_base-7b")
+    ('mmlu:subject=anatomy', 'acme_base-7b')
+    >>> _helm_run("runs/v1/mmlu:model=m,data_augmentation=robustness")
+    ('mmlu', 'm')
     """
     name = os.path.basename(os.path.normpath(run_dir))
     head, _, args = name.partition(":")
     kept = [arg for arg in args.split(",") if arg and not arg.startswith(
         ("model=", "data_augmentation="))]
-    return head + (":" + ",".join(kept) if kept else "")
+    named = re.search(r"(?:^|[,:])model=([^,]+)", name)
+    return head + (":" + ",".join(kept) if kept else ""), (
+        spec["adapter_spec"]["model"] if spec is not None else named and named.group(1))
 
 
 def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str,
@@ -3021,10 +3015,11 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
     named = spec.get("name") if spec is not None else None
     run_dir = named if isinstance(named, str) and ":" in named else run_dir   # the spec's own
-    task = _helm_task(run_dir) if ":" in run_dir else None     # the subject kept
+    task, model = _helm_run(run_dir, spec)        # the task: the subject kept
     note = (f"{perturbed:,} perturbed record(s) left out (HELM's robustness and fairness "
             "measures): the unperturbed instances are compared") if perturbed else ""
-    return _HarnessFile("helm", stream, _helm_model(spec, run_dir), task, note, lower=lower)
+    return _HarnessFile("helm", stream, model, task if ":" in run_dir else None, note,
+                        lower=lower)
 
 
 # HELM's metrics marked lower_is_better in its schema (crfm-helm 0.5.16, schema_classic), for
@@ -4361,8 +4356,7 @@ def _log_of(root: str, name: str) -> _LogFile | None:
     if match:
         return _LogFile(path, match.group(1), _lm_eval_model(os.path.abspath(path)))
     if name == "per_instance_stats.json":
-        return _LogFile(path, _helm_task(root), _helm_model(
-            _helm_spec(os.path.abspath(path)), os.path.basename(os.path.normpath(root))))
+        return _LogFile(path, *_helm_run(root, _helm_spec(os.path.abspath(path))))
     an_inspect = '"eval"' in head or '"version"' in head and '"status"' in head
     if name in ("logs.json", "eval-set.json") or not (     # an eval set's listings: not logs
             name.endswith(".eval") or name.endswith(".json") and an_inspect):
