@@ -3102,17 +3102,13 @@ class _Zip(_Closing):
         self.handle.close()
 
     def _budget(self, name: str):
+        """A member's ZipInfo, its size counted against what the archive may unpack."""
         info = self.zip.getinfo(name)
         if info.file_size > self.left:
             raise ToolError(f"{self.path}: {_printable(name)} would take what is unpacked from "
                             "the archive past 1 GiB, the most the tool unpacks")
         self.left -= info.file_size
         return info
-
-    def open(self, name: str):
-        """A member as a stream, counted against the archive's budget."""
-        self._budget(name)
-        return self.zip.open(name)
 
     def read(self, name: str) -> bytes:
         """A member, whole."""
@@ -3167,7 +3163,8 @@ class _Zip(_Closing):
         """The *tag* elements of an XML part, streamed: each taken out of its parent once
         yielded, so memory holds one at a time however many the part holds."""
         import xml.etree.ElementTree as ElementTree
-        with self.open(name) as handle:
+        self._budget(name)
+        with self.zip.open(name) as handle:
             try:
                 open_ = []                             # the elements begun and not yet ended
                 for event, element in ElementTree.iterparse(
