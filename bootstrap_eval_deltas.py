@@ -4756,14 +4756,10 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
 def _lm_eval_groups(listing: dict) -> dict:
     """{group: (its results by system key, its tasks)} as the lm-eval results files beside a
     folder's samples (*listing*: {task: path}) say: ``group_subtasks``, ``groups``."""
-    found, seen = {}, set()
-    for path in listing.values():
-        match = _LM_EVAL_NAME.search(os.path.basename(path))
-        results = os.path.join(os.path.dirname(path), f"results_{match.group(2)}.json") \
-            if match else None
-        if results is None or results in seen:
-            continue
-        seen.add(results)
+    found, files = {}, dict.fromkeys(           # each run's results file, once
+        os.path.join(os.path.dirname(path), f"results_{match.group(2)}.json")
+        for path in listing.values() if (match := _LM_EVAL_NAME.search(os.path.basename(path))))
+    for results in files:
         data = _results_file(results) or {}
         members, values = (_typed(data, key, dict, {}) for key in ("group_subtasks", "groups"))
         for group, tasks in members.items():
