@@ -2495,13 +2495,14 @@ def _open_regular(path: str):
         raise
 
 
-def _results_file(path: str) -> dict | None:
-    """An lm-eval results file, decoded: None when it cannot be read whole as a JSON object
-    (it only adds to what the samples say, so it is never a reason to refuse them)."""
+def _results_file(path: str, limit: int = _RESULTS_BYTES) -> dict | None:
+    """An lm-eval results file (or HELM's schema), decoded: None when it cannot be read whole
+    as a JSON object (it only adds to what the samples say, so it is never a reason to refuse
+    them)."""
     try:
         with _open_regular(path) as handle:
-            data = _read_at_most(handle, _RESULTS_BYTES)
-        results = _JSON.decode(data.decode("utf-8")) if len(data) <= _RESULTS_BYTES else None
+            data = _read_at_most(handle, limit)
+        results = _JSON.decode(data.decode("utf-8")) if len(data) <= limit else None
     except (OSError, ToolError, ValueError, UnicodeDecodeError, RecursionError):
         return None
     return results if isinstance(results, dict) else None
@@ -2560,7 +2561,8 @@ def _lm_eval_claim(real_path: str, match, metric: str, filter_name: str):
                         {True: False, False: True}.get(higher.get(metric)) if isinstance(
                             higher, dict) else None,
                         aggregation if isinstance(aggregation, str) else None,
-                        tuple(str(results.get(key)) for key in _LM_EVAL_PROMPT_KEYS)
+                        tuple(str(results.get(key)) for key in (       # lm-eval 0.4.3+
+                            "chat_template_sha", "system_instruction_sha", "fewshot_as_multiturn"))
                         if "chat_template_sha" in results else None,
                         None if version is None else _printable(str(version)))
 
@@ -2646,10 +2648,6 @@ def _lm_eval_file(records, path: str, real_path: str | None, fields: _Fields, fi
                         claimed=claimed, corpus=corpus or None, lower=lower)
 
 
-# What an lm-eval results file (0.4.3 and later) says of the prompts it built beyond the task.
-_LM_EVAL_PROMPT_KEYS = ("chat_template_sha", "system_instruction_sha", "fewshot_as_multiturn")
-
-
 # lm-eval's registry (lm_eval/api/metrics.py, 0.4): metrics aggregated otherwise than by a mean
 # of their per-sample values, where a task's metric_list names no aggregation of its own.
 _LM_EVAL_AGGREGATION = {"perplexity": "perplexity", "word_perplexity": "weighted_perplexity",
@@ -2657,17 +2655,14 @@ _LM_EVAL_AGGREGATION = {"perplexity": "perplexity", "word_perplexity": "weighted
                         "bits_per_byte": "bits_per_byte", "brier_score": "brier_score"}
 
 
-# lm-eval's corpus metrics whose per-sample value is a [gold, prediction] pair, as its
-# registry aggregates them: f1 by scikit-learn's f1_score (binary, class 1), mcc by
-# matthews_corrcoef.  Text metrics (bleu, chrf, ter) are sacrebleu's, over [references,
-# prediction] texts, with its tokenisation: not recomputed here.
-_LM_EVAL_CORPUS = {"f1": ("f1", 1), "mcc": ("mcc", None)}
-
-
 def _lm_eval_corpus(metric: str, pair: list, path: str) -> tuple:
-    """(metric, positive) of the tool for lm-eval's corpus *metric*, or a refusal."""
-    if metric in _LM_EVAL_CORPUS and not any(isinstance(v, (list, dict)) for v in pair):
-        return _LM_EVAL_CORPUS[metric]
+    """(metric, positive) of the tool for lm-eval's corpus *metric*, or a refusal: of those
+    whose per-sample value is a [gold, prediction] pair, f1 as its registry aggregates it
+    (scikit-learn's f1_score, binary, class 1) and mcc (matthews_corrcoef).  Text metrics
+    (bleu, chrf, ter) are sacrebleu's, over [references, prediction] texts, with its
+    tokenisation: not recomputed here."""
+    if metric in ("f1", "mcc") and not any(isinstance(v, (list, dict)) for v in pair):
+        return (metric, 1 if metric == "f1" else None)
     if any(isinstance(v, (str, list)) for v in pair):
         held, why = ("[references, prediction] pair of texts", "that the harness computes with "
                      "sacrebleu's tokenisation (BLEU, chrF, TER), which this tool does not "
@@ -2691,9 +2686,6 @@ def _inspect_value(value, place: str):
     return parse_score(value, place)
 
 
-_RUN_KEYS = frozenset({"id", "source", "metadata", "internal"})   # a message's, per run
-
-
 # What identifies an item's test in a harness log, each a short digest ("": not recorded): what
 # the model reads (an lm-eval document), what it is graded against, (lm-eval) the prompt built
 # for it -- its few-shot examples, template and chat template -- and (HELM) the run's setup.
@@ -2708,7 +2700,8 @@ def _digest(value) -> str:
     part of it."""
     def read(part):
         if isinstance(part, dict):
-            return {key: read(item) for key, item in part.items() if key not in _RUN_KEYS}
+            return {key: read(item) for key, item in part.items()
+                    if key not in {"id", "source", "metadata", "internal"}}
         return [read(item) for item in part] if isinstance(part, list) else part
     text = value if isinstance(value, str) else json.dumps(read(value), sort_keys=True,
                                                            default=_json_default)
@@ -2718,12 +2711,9 @@ def _digest(value) -> str:
 def _labels_of(record: dict, keys, place: str) -> list:
     """A harness record's label fields (``--by metadata.category``): each as text, a missing
     one as _MISSING (refused, or dropped and counted, as a missing score is)."""
-    labels = []
-    for key in keys:
-        value = _lookup_key(record, key, place)
-        labels.append(_MISSING if value is _ABSENT or value is None else value if isinstance(
-            value, str) else json.dumps(value, sort_keys=True, default=_json_default))
-    return labels
+    values = (_lookup_key(record, key, place) for key in keys)
+    return [_MISSING if value is _ABSENT or value is None else value if isinstance(value, str)
+            else json.dumps(value, sort_keys=True, default=_json_default) for value in values]
 
 
 def _reduce_epochs(values, reducer: str, grades=None):
@@ -2774,11 +2764,16 @@ def _inspect_scorer(samples, wanted, path: str) -> tuple:
     return scorer, key, tuple(dict.fromkeys(scorers))
 
 
-def _inspect_file(log: dict, samples, path: str, fields: _Fields) -> _HarnessFile:
-    """An Inspect AI log (``.json``, or an ``.eval``'s header and samples): a journal's later
+def _inspect_file(log: dict, path: str, fields: _Fields, samples=None) -> _HarnessFile:
+    """An Inspect AI log (``.json``, or an ``.eval``'s header and *samples*): a journal's later
     copy of a sample wins; one that ended in an error is left out (as Inspect's metrics do);
     epochs are runs, or reduced by the log's reducer when it is not the mean."""
     named = _one_system("an Inspect log", path, fields)
+    if samples is None:
+        if not isinstance(log.get("samples"), list):
+            raise ToolError(f"{path}: an Inspect log without samples (was it written with "
+                            "--no-log-samples?)")
+        samples = _numbered(log["samples"], path, "sample")
     spec = _typed(log, "eval", dict, {})
     unique, twice = {}, []
     for where, sample in samples:
@@ -2870,13 +2865,6 @@ def _reduced_rows(rows, reducer, log: dict, scorer, path: str, grades: dict) -> 
     return reduced, f"epochs reduced by {_printable(reducer)}, as the log's reducer{shown}"
 
 
-def _inspect_samples(log: dict, path: str):
-    if not isinstance(log.get("samples"), list):
-        raise ToolError(f"{path}: an Inspect log without samples (was it written with "
-                        "--no-log-samples?)")
-    yield from _numbered(log["samples"], path, "sample")
-
-
 def _helm_spec(real_path: str | None) -> dict | None:
     """``run_spec.json`` beside the stats (None without one); one that names no model
     (adapter_spec.model) is refused: the run cannot be told."""
@@ -2893,15 +2881,6 @@ def _helm_spec(real_path: str | None) -> dict | None:
         raise ToolError(f"{_printable(spec_path)}: not a HELM run spec naming its model "
                         "(adapter_spec.model); the run's model cannot be told")
     return spec
-
-
-def _helm_model(spec: dict | None, run_dir: str) -> str | None:
-    """The model named in the run spec (``_helm_spec``), else (none) in the run folder's name
-    (``...,model=org_m``)."""
-    if spec is not None:
-        return spec["adapter_spec"]["model"]
-    named = re.search(r"(?:^|[,:])model=([^,]+)", run_dir)
-    return named.group(1) if named else None
 
 
 def _helm_inputs(real_path: str | None) -> dict:
@@ -2929,20 +2908,23 @@ def _helm_inputs(real_path: str | None) -> dict:
                         "input text), so the runs' inputs cannot be checked") from None
 
 
-def _helm_task(run_dir: str) -> str:
-    """A HELM run's task: its folder's name without the model and the data augmentation (a
-    perturbation run repeats its scenario's instances).
+def _helm_run(run_dir: str, spec: dict | None = None) -> tuple:
+    """``(task, model)`` of a HELM run: its folder's name without the model and the data
+    augmentation (a perturbation run repeats its scenario's instances), and the model named
+    in the run spec (``_helm_spec``), else (none) in the folder's name (``...,model=org_m``).
 
-    >>> _helm_task("runs/v1/mmlu:subject=anatomy,model=acme_base-7b")
-    'mmlu:subject=anatomy'
-    >>> _helm_task("runs/v1/mmlu:model=m,data_augmentation=robustness")
-    'mmlu'
+    >>> _helm_run("runs/v1/mmlu:subject=anatomy,model=acme_base-7b")
+    ('mmlu:subject=anatomy', 'acme_base-7b')
+    >>> _helm_run("runs/v1/mmlu:model=m,data_augmentation=robustness")
+    ('mmlu', 'm')
     """
     name = os.path.basename(os.path.normpath(run_dir))
     head, _, args = name.partition(":")
     kept = [arg for arg in args.split(",") if arg and not arg.startswith(
         ("model=", "data_augmentation="))]
-    return head + (":" + ",".join(kept) if kept else "")
+    named = re.search(r"(?:^|[,:])model=([^,]+)", name)
+    return head + (":" + ",".join(kept) if kept else ""), (
+        spec["adapter_spec"]["model"] if spec is not None else named and named.group(1))
 
 
 def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split: str,
@@ -2996,12 +2978,10 @@ def _helm_file(records, path: str, real_path: str | None, fields: _Fields, split
     run_dir = os.path.basename(os.path.dirname(real_path)) if real_path else ""
     named = spec.get("name") if spec is not None else None
     run_dir = named if isinstance(named, str) and ":" in named else run_dir   # the spec's own
-    task = _helm_task(run_dir) if ":" in run_dir else None     # the subject kept
-    notes = []
-    if perturbed:
-        notes.append(f"{perturbed:,} perturbed record(s) left out (HELM's robustness and "
-                     "fairness measures): the unperturbed instances are compared")
-    return _HarnessFile("helm", stream, _helm_model(spec, run_dir), task, "; ".join(notes),
+    task, model = _helm_run(run_dir, spec)        # the task: the subject kept
+    note = (f"{perturbed:,} perturbed record(s) left out (HELM's robustness and fairness "
+            "measures): the unperturbed instances are compared") if perturbed else ""
+    return _HarnessFile("helm", stream, model, task if ":" in run_dir else None, note,
                         lower=lower)
 
 
@@ -3020,15 +3000,13 @@ def _helm_lower(real_path: str | None, metric: str) -> tuple:
     """``(lower, who)``: whether HELM says lower values of *metric* are better (None: it
     does not say) and which says so: the suite's ``schema.json`` beside the run folders,
     else HELM's own schema (whose metrics listed are those lower is better)."""
-    schema = real_path and os.path.join(os.path.dirname(os.path.dirname(real_path)), "schema.json")
+    suite = real_path and os.path.dirname(os.path.dirname(real_path))
     try:
-        with _open_regular(schema) as handle:
-            listed = _JSON.decode(_read_at_most(handle, 1 << 24).decode("utf-8"))["metrics"]
+        listed = _results_file(os.path.join(suite, "schema.json"), 1 << 24)["metrics"]
         entry = next(m for m in listed if isinstance(m, dict) and m.get("name") == metric)
         if isinstance(entry.get("lower_is_better"), bool):
             return entry["lower_is_better"], "the suite's schema.json says"
-    except (TypeError, OSError, ToolError, ValueError, UnicodeDecodeError, KeyError,
-            StopIteration, RecursionError):
+    except (TypeError, KeyError, StopIteration):
         pass
     known = metric.split(":")[0] in _HELM_LOWER or metric.startswith("bias_metric:")
     return (True if known else None), "HELM's schema says"
@@ -3042,39 +3020,22 @@ MAX_ARCHIVE_BYTES = 1 << 30      # an archive, or one member of it, unpacked (1 
 _ZSTD = 93                       # ZIP's method number for Zstandard (Inspect's .eval members)
 
 
-def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
-    """Zstandard data, every frame, at most *size* + 1 bytes: by ``compression.zstd`` (3.14+)
-    or the ``zstandard`` module (Inspect installs it), neither required."""
-    import importlib                  # optional modules, looked up by name, never required
-    try:
-        zstd = importlib.import_module("compression.zstd")
-    except ImportError:
-        zstd = None
-    if zstd is not None:                    # one frame per decompressor: every frame in turn
-        out = b""
-        while data and len(out) <= size:
-            frame = zstd.ZstdDecompressor()
-            out += frame.decompress(data, max_length=size + 1 - len(out))
-            data = frame.unused_data if frame.eof else b""
-        return out
-    try:
-        zstandard = importlib.import_module("zstandard")
-    except ImportError:
-        raise ToolError(f"{where} is compressed with Zstandard, which this Python cannot read: "
-                        "run 'inspect log convert --to json DIR' on the logs, or use Python "
-                        "3.14 (or install the zstandard module)") from None
-    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data),
-                                                    read_across_frames=True) as reader:
-        return reader.read(size + 1)
+class _EntityGuard:
+    """A zip member read for an XML parser, every chunk checked for an entity declaration (a
+    marker split between two chunks too), wherever in the part it comes: a part may not
+    declare entities (a DOCTYPE can only come before the root)."""
 
+    def __init__(self, handle, name: str, path: str):
+        self.handle, self.name, self.path, self.tail = handle, name, path, b""
 
-def _zip_errors() -> tuple:
-    """What zipfile's decompressors raise on damaged data (zlib, bz2 and lzma each its own)."""
-    import zipfile
-    import zlib
-    lzma = sys.modules.get("lzma")               # imported by zipfile where Python has it
-    return (zipfile.BadZipFile, zlib.error, EOFError, OSError) + (
-        (lzma.LZMAError,) if lzma is not None else ())
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        seen = self.tail + data
+        if b"<!DOCTYPE" in seen or b"<!ENTITY" in seen:
+            raise ToolError(f"{self.path}: {_printable(self.name)} declares XML entities; the "
+                            "tool does not expand them")
+        self.tail = seen[-8:]
+        return data
 
 
 class _Zip(_Closing):
@@ -3104,17 +3065,13 @@ class _Zip(_Closing):
         self.handle.close()
 
     def _budget(self, name: str):
+        """A member's ZipInfo, its size counted against what the archive may unpack."""
         info = self.zip.getinfo(name)
         if info.file_size > self.left:
             raise ToolError(f"{self.path}: {_printable(name)} would take what is unpacked from "
                             "the archive past 1 GiB, the most the tool unpacks")
         self.left -= info.file_size
         return info
-
-    def open(self, name: str):
-        """A member as a stream, counted against the archive's budget."""
-        self._budget(name)
-        return self.zip.open(name)
 
     def read(self, name: str) -> bytes:
         """A member, whole."""
@@ -3128,7 +3085,7 @@ class _Zip(_Closing):
             if info.compress_type != _ZSTD:
                 raise ToolError(f"{where}: a compression the tool cannot unpack "
                                 f"({_printable(str(err))})") from None
-        except _zip_errors() as err:
+        except self.errors() as err:
             raise ToolError(f"{where}: a damaged zip member ({_printable(str(err))})") from None
         raw = self.zip.fp
         raw.seek(info.header_offset)
@@ -3136,7 +3093,7 @@ class _Zip(_Closing):
         raw.seek(info.header_offset + 30 + int.from_bytes(header[26:28], "little")
                  + int.from_bytes(header[28:30], "little"))
         try:
-            data = _zstd_decompress(raw.read(info.compress_size), info.file_size, where)
+            data = self._zstd_decompress(raw.read(info.compress_size), info.file_size, where)
         except ToolError:
             raise
         except Exception as err:                  # each decompressor has its own error class
@@ -3153,14 +3110,84 @@ class _Zip(_Closing):
             raise ToolError(f"{self.path}: {_printable(name)} is not UTF-8 text") from None
         return _decode_json(text, f"{self.path}: {_printable(name)}")
 
+    def xml(self, name: str):
+        """A small XML part (a workbook, its relations) whole: at most 16 MiB."""
+        import xml.etree.ElementTree as ElementTree
+        if self.zip.getinfo(name).file_size > 1 << 24:
+            raise ToolError(f"{self.path}: {_printable(name)} is larger than 16 MiB, which no "
+                            "workbook's part of that kind is")
+        data = _EntityGuard(io.BytesIO(self.read(name)), name, self.path).read()
+        try:
+            return ElementTree.fromstring(data)
+        except ElementTree.ParseError as err:
+            raise ToolError(f"{self.path}: {_printable(name)} is not valid XML ({err})") from None
 
-_CUT = "...\n(content truncated)"      # how Inspect's summaries end a text past 5,120 characters
+    def xml_parts(self, name: str, tag: str):
+        """The *tag* elements of an XML part, streamed: each taken out of its parent once
+        yielded, so memory holds one at a time however many the part holds."""
+        import xml.etree.ElementTree as ElementTree
+        self._budget(name)
+        with self.zip.open(name) as handle:
+            try:
+                open_ = []                             # the elements begun and not yet ended
+                for event, element in ElementTree.iterparse(
+                        _EntityGuard(handle, name, self.path), ("start", "end")):
+                    if event == "start":
+                        open_.append(element)
+                        continue
+                    open_.pop()
+                    if element.tag == tag:
+                        yield element
+                        if open_:
+                            open_[-1].remove(element)
+            except ElementTree.ParseError as err:
+                raise ToolError(f"{self.path}: {_printable(name)} is not valid XML "
+                                f"({err})") from None
+            except self.errors() as err:
+                raise ToolError(f"{self.path}: a damaged zip archive "
+                                f"({_printable(str(err))})") from None
+
+    @staticmethod
+    def errors() -> tuple:
+        """What zipfile's decompressors raise on damaged data (zlib, bz2 and lzma each its own)."""
+        import zipfile
+        import zlib
+        lzma = sys.modules.get("lzma")               # imported by zipfile where Python has it
+        return (zipfile.BadZipFile, zlib.error, EOFError, OSError) + (
+            (lzma.LZMAError,) if lzma is not None else ())
+
+    @staticmethod
+    def _zstd_decompress(data: bytes, size: int, where: str) -> bytes:
+        """Zstandard data, every frame, at most *size* + 1 bytes: by ``compression.zstd`` (3.14+)
+        or the ``zstandard`` module (Inspect installs it), neither required."""
+        import importlib                  # optional modules, looked up by name, never required
+        try:
+            zstd = importlib.import_module("compression.zstd")
+        except ImportError:
+            zstd = None
+        if zstd is not None:                    # one frame per decompressor: every frame in turn
+            out = b""
+            while data and len(out) <= size:
+                frame = zstd.ZstdDecompressor()
+                out += frame.decompress(data, max_length=size + 1 - len(out))
+                data = frame.unused_data if frame.eof else b""
+            return out
+        try:
+            zstandard = importlib.import_module("zstandard")
+        except ImportError:
+            raise ToolError(f"{where} is compressed with Zstandard, which this Python cannot "
+                            "read: run 'inspect log convert --to json DIR' on the logs, or use "
+                            "Python 3.14 (or install the zstandard module)") from None
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data),
+                                                        read_across_frames=True) as reader:
+            return reader.read(size + 1)
 
 
 def _is_cut(value) -> bool:
-    """Whether a summary's input or target holds a text Inspect cut short."""
+    """Whether a summary's input or target holds a text Inspect cut short (past 5,120
+    characters)."""
     if isinstance(value, str):
-        return value.endswith(_CUT)
+        return value.endswith("...\n(content truncated)")
     return isinstance(value, (list, dict)) and any(
         map(_is_cut, value.values() if isinstance(value, dict) else value))
 
@@ -3215,64 +3242,6 @@ _XLSX = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _XLSX_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 
 
-def _no_entities(data: bytes, name: str, path: str) -> None:
-    """An XML part may not declare entities (a DOCTYPE can only come before the root)."""
-    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        raise ToolError(f"{path}: {_printable(name)} declares XML entities; the tool does not "
-                        "expand them")
-
-
-class _EntityGuard:
-    """A zip member read for a streaming XML parser, every chunk checked for an entity
-    declaration (a marker split between two chunks too), wherever in the part it comes."""
-
-    def __init__(self, handle, name: str, path: str):
-        self.handle, self.name, self.path, self.tail = handle, name, path, b""
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.handle.read(size)
-        _no_entities(self.tail + data, self.name, self.path)
-        self.tail = (self.tail + data)[-8:]
-        return data
-
-
-def _xml_parts(archive: _Zip, name: str, path: str, tag: str):
-    """The *tag* elements of an XML part, streamed: each taken out of its parent once
-    yielded, so memory holds one at a time however many the part holds."""
-    import xml.etree.ElementTree as ElementTree
-    with archive.open(name) as handle:
-        try:
-            open_ = []                             # the elements begun and not yet ended
-            for event, element in ElementTree.iterparse(_EntityGuard(handle, name, path),
-                                                        ("start", "end")):
-                if event == "start":
-                    open_.append(element)
-                    continue
-                open_.pop()
-                if element.tag == tag:
-                    yield element
-                    if open_:
-                        open_[-1].remove(element)
-        except ElementTree.ParseError as err:
-            raise ToolError(f"{path}: {_printable(name)} is not valid XML ({err})") from None
-        except _zip_errors() as err:
-            raise ToolError(f"{path}: a damaged zip archive ({_printable(str(err))})") from None
-
-
-def _xml(archive: _Zip, name: str, path: str):
-    """A small XML part (the workbook, its relations) whole: at most 16 MiB."""
-    import xml.etree.ElementTree as ElementTree
-    if archive.zip.getinfo(name).file_size > 1 << 24:
-        raise ToolError(f"{path}: {_printable(name)} is larger than 16 MiB, which no "
-                        "workbook's part of that kind is")
-    data = archive.read(name)
-    _no_entities(data, name, path)
-    try:
-        return ElementTree.fromstring(data)
-    except ElementTree.ParseError as err:
-        raise ToolError(f"{path}: {_printable(name)} is not valid XML ({err})") from None
-
-
 _XLSX_GRID = (1_048_576, 16_384)     # Excel's rows and columns: A1 to XFD1048576
 _XLSX_SHARED = 1 << 22               # shared strings read (4 per row of the longest sheet)
 _CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
@@ -3281,12 +3250,12 @@ _CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
 def _xlsx_rows(archive: _Zip, path: str):
     """The first sheet of an Excel workbook as ``(row number, cell texts)``, streamed (each
     row forgotten once read), numbers as stored (their shortest decimal text)."""
-    book = _xml(archive, "xl/workbook.xml", path)
+    book = archive.xml("xl/workbook.xml")
     sheet = book.find(f"{_XLSX}sheets/{_XLSX}sheet")
     target = "worksheets/sheet1.xml"
     if sheet is not None and "xl/_rels/workbook.xml.rels" in archive.names:
         rel_id = sheet.get(f"{_XLSX_REL}id")
-        for rel in _xml(archive, "xl/_rels/workbook.xml.rels", path):
+        for rel in archive.xml("xl/_rels/workbook.xml.rels"):
             if rel.get("Id") == rel_id:
                 target = rel.get("Target", target).lstrip("/").removeprefix("xl/")
     member = "xl/" + target
@@ -3296,12 +3265,12 @@ def _xlsx_rows(archive: _Zip, path: str):
     shared = None
     if "xl/sharedStrings.xml" in archive.names:
         shared = []
-        for item in _xml_parts(archive, "xl/sharedStrings.xml", path, f"{_XLSX}si"):
+        for item in archive.xml_parts("xl/sharedStrings.xml", f"{_XLSX}si"):
             if len(shared) == _XLSX_SHARED:
                 raise ToolError(f"{path}: more than {_XLSX_SHARED:,} shared strings, more "
                                 "than a sheet of scores holds; save it as CSV")
             shared.append("".join(t.text or "" for t in item.iter(f"{_XLSX}t")))
-    for count, row in enumerate(_xml_parts(archive, member, path, f"{_XLSX}row"), start=1):
+    for count, row in enumerate(archive.xml_parts(member, f"{_XLSX}row"), start=1):
         line = row.get("r", str(count))
         if not line.isdigit() or not 0 < int(line) <= _XLSX_GRID[0]:
             raise ToolError(f"{path}: row number {_shorten(line)} is not a row of an Excel "
@@ -3432,7 +3401,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
         if fmt == "jsonl" and _is_inspect_log(first[1]):
             second = next(records, None)
             if second is None:                   # an Inspect log written on one line
-                return _inspect_file(first[1], _inspect_samples(first[1], path), path, fields)
+                return _inspect_file(first[1], path, fields)
             head.append(second)
         records = itertools.chain(head, records)
         named = _LM_EVAL_NAME.search(os.path.basename(f.path)) is not None
@@ -3448,7 +3417,7 @@ def _parse_text(f: _InputFile, path: str, fields: _Fields, options: ReadOptions)
     if fmt == "inspect" or fmt == "json" and _is_inspect_log(value):
         if not isinstance(value, dict):
             raise ToolError(f"{path} is not an Inspect log (a JSON object with eval and samples)")
-        return _inspect_file(value, _inspect_samples(value, path), path, fields)
+        return _inspect_file(value, path, fields)
     if fmt == "helm" or fmt == "json" and isinstance(value, list) and value and \
             isinstance(value[0], dict) and "instance_id" in value[0] and "stats" in value[0]:
         return _helm_file(_document_records(value, path), path, real, fields,
@@ -3477,7 +3446,7 @@ def _read_archive(f: _InputFile, path: str, fields: _Fields, options: ReadOption
         if ("header.json" in names or "_journal/start.json" in names) and \
                 options.input_format in (None, "inspect"):
             log, samples = _inspect_archive(archive, path)
-            return _inspect_file(log, samples, path, fields), digest
+            return _inspect_file(log, path, fields, samples), digest
     except (zipfile.BadZipFile, KeyError, EOFError, NotImplementedError) as err:
         raise ToolError(f"{path}: a damaged or unsupported zip archive "
                         f"({_printable(str(err))})") from None
@@ -4093,14 +4062,12 @@ def _join_runs(systems, order, on_missing: str, excluded=frozenset()) -> _Joined
     items = [item for item in order if item in common]
     if len(items) < 2:
         raise ToolError(f"the systems share {len(items)} item(s) with scores; need at least 2")
-    columns, runs = [], []
-    for system in systems:
-        per_run = [(label, tuple(scores[item] for item in items)) for label, scores in system.runs]
-        runs.append(tuple(per_run))
-        columns.append(per_run[0][1] if len(per_run) == 1 else
-                       tuple(map(lambda *values: _run_mean(values), *(c for _, c in per_run))))
-    return _Joined(tuple(items), tuple(columns), None if single else tuple(runs), dropped,
-                   tuple(notes))
+    runs = tuple(tuple((label, tuple(scores[item] for item in items))
+                       for label, scores in system.runs) for system in systems)
+    columns = tuple(per_run[0][1] if len(per_run) == 1 else
+                    tuple(map(lambda *values: _run_mean(values), *(c for _, c in per_run)))
+                    for per_run in runs)
+    return _Joined(tuple(items), columns, None if single else runs, dropped, tuple(notes))
 
 
 def _stem(path: str) -> str:
@@ -4334,9 +4301,6 @@ def _inspect_header(path: str) -> dict:
 _LogFile = collections.namedtuple("_LogFile", "path task model complete", defaults=(True,))
 
 
-_LISTINGS = ("logs.json", "eval-set.json")     # Inspect's listings of an eval set, not logs
-
-
 def _log_of(root: str, name: str) -> _LogFile | None:
     """The harness log a file is, if any; one named as a log that is not a regular file (a
     pipe, a device) is refused before it is opened."""
@@ -4352,10 +4316,10 @@ def _log_of(root: str, name: str) -> _LogFile | None:
     if match:
         return _LogFile(path, match.group(1), _lm_eval_model(os.path.abspath(path)))
     if name == "per_instance_stats.json":
-        return _LogFile(path, _helm_task(root), _helm_model(
-            _helm_spec(os.path.abspath(path)), os.path.basename(os.path.normpath(root))))
+        return _LogFile(path, *_helm_run(root, _helm_spec(os.path.abspath(path))))
     an_inspect = '"eval"' in head or '"version"' in head and '"status"' in head
-    if name in _LISTINGS or not (name.endswith(".eval") or name.endswith(".json") and an_inspect):
+    if name in ("logs.json", "eval-set.json") or not (     # an eval set's listings: not logs
+            name.endswith(".eval") or name.endswith(".json") and an_inspect):
         return None
     log = _inspect_header(path)
     spec = _typed(log, "eval", dict, {})
@@ -4755,14 +4719,10 @@ def _read_folders(groups, spec: RunsSpec, options: ReadOptions) -> Table:
 def _lm_eval_groups(listing: dict) -> dict:
     """{group: (its results by system key, its tasks)} as the lm-eval results files beside a
     folder's samples (*listing*: {task: path}) say: ``group_subtasks``, ``groups``."""
-    found, seen = {}, set()
-    for path in listing.values():
-        match = _LM_EVAL_NAME.search(os.path.basename(path))
-        results = os.path.join(os.path.dirname(path), f"results_{match.group(2)}.json") \
-            if match else None
-        if results is None or results in seen:
-            continue
-        seen.add(results)
+    found, files = {}, dict.fromkeys(           # each run's results file, once
+        os.path.join(os.path.dirname(path), f"results_{match.group(2)}.json")
+        for path in listing.values() if (match := _LM_EVAL_NAME.search(os.path.basename(path))))
+    for results in files:
         data = _results_file(results) or {}
         members, values = (_typed(data, key, dict, {}) for key in ("group_subtasks", "groups"))
         for group, tasks in members.items():
