@@ -7799,29 +7799,6 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
 _UNRESAMPLED = ("score", "wilson", "clopper-pearson")
 
 
-def _one_interval(name, rule, dist, estimate, jack, confidence, scores) -> tuple:
-    """``(interval, rule used, note)``: one interval by *rule*, or its fallback and why.  At 30
-    of 30 Clopper-Pearson gives [0.884, 1]: the two-sided form of the rule of three."""
-    if rule in _UNRESAMPLED:
-        cells = scores.cells()
-        if name == "paired":
-            return newcombe_paired(cells, confidence), rule, ""
-        if name == "unpaired":
-            return newcombe_unpaired(cells.a, cells.b, cells.n, confidence), rule, ""
-        ends = clopper_pearson if rule == "clopper-pearson" else wilson_interval
-        hits = cells.a if name == "a" else cells.b
-        return Interval(*map(Fraction, ends(hits, cells.n, confidence))), rule, ""
-    interval, rule, why = _interval_by(dist, confidence, rule, estimate, jack)
-    why = f"BCa is undefined ({why}); the percentile interval is shown" if why else ""
-    hits = sum(scores.ints[0 if name == "a" else 1]) if name in ("a", "b") else None
-    if scores.binary and hits in (0, scores.n):
-        what = "every item right" if hits == scores.n else "every item wrong"
-        return (Interval(*map(Fraction, clopper_pearson(hits, scores.n, confidence))),
-                "clopper-pearson", f"the bootstrap cannot vary {hits}/{scores.n} ({what}); "
-                "the exact Clopper-Pearson interval is shown")
-    return interval, rule, why
-
-
 def _intervals(scores: Scores, dists: dict, settings: Settings) -> tuple:
     """``(intervals, errors, rules, notes, jackknives)`` keyed ``a``, ``b``, ``paired``,
     ``unpaired``: undefined BCa falls back to percentile, a zero-width per-system interval on
@@ -7830,13 +7807,34 @@ def _intervals(scores: Scores, dists: dict, settings: Settings) -> tuple:
     estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
                  "unpaired": scores.mean_b - scores.mean_a}
     groups = scores.units.groups() if rule == "bca" else None
+
+    def one_interval(name, rule, dist, jack) -> tuple:
+        """``(interval, rule used, note)``: one interval by *rule*, or its fallback and why.
+        At 30 of 30 Clopper-Pearson gives [0.884, 1]: the two-sided rule of three."""
+        if rule in _UNRESAMPLED:
+            cells = scores.cells()
+            if name == "paired":
+                return newcombe_paired(cells, confidence), rule, ""
+            if name == "unpaired":
+                return newcombe_unpaired(cells.a, cells.b, cells.n, confidence), rule, ""
+            ends = clopper_pearson if rule == "clopper-pearson" else wilson_interval
+            hits = cells.a if name == "a" else cells.b
+            return Interval(*map(Fraction, ends(hits, cells.n, confidence))), rule, ""
+        interval, rule, why = _interval_by(dist, confidence, rule, estimates[name], jack)
+        why = f"BCa is undefined ({why}); the percentile interval is shown" if why else ""
+        hits = sum(scores.ints[0 if name == "a" else 1]) if name in ("a", "b") else None
+        if scores.binary and hits in (0, scores.n):
+            what = "every item right" if hits == scores.n else "every item wrong"
+            return (Interval(*map(Fraction, clopper_pearson(hits, scores.n, confidence))),
+                    "clopper-pearson", f"the bootstrap cannot vary {hits}/{scores.n} "
+                    f"({what}); the exact Clopper-Pearson interval is shown")
+        return interval, rule, why
     intervals, errors, rules, notes, jacks = {}, {}, {}, [], {}
     for name, dist in dists.items():
         chosen = rule if name in ("paired", "unpaired") or settings.accuracy_interval == \
             "same" else settings.accuracy_interval
         jack = _jackknife(groups, name, scores.scale) if chosen == "bca" else None
-        interval, used, note = _one_interval(name, chosen, dist, estimates[name], jack,
-                                             confidence, scores)
+        interval, used, note = one_interval(name, chosen, dist, jack)
         if note:
             label = {"a": "A's interval", "b": "B's interval"}.get(name, f"the {name} interval")
             notes.append(f"{label}: {note}")
@@ -8460,15 +8458,12 @@ class Leaderboard:
         raise ToolError(f"no pair {_shorten(first)}, {_shorten(second)} on this leaderboard")
 
 
-def _dot(a, b) -> int:
-    """An exact sum of products of integers (C speed from Python 3.12)."""
-    return math.sumprod(a, b) if hasattr(math, "sumprod") else sum(map(operator.mul, a, b))
-
-
 def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
     """``(means, covariance, cross)`` of the k mean scores, exactly: the ratio estimator
     linearized over units, centred per stratum, times n_h / (n_h - 1) (the delta method of
     survey sampling); ``cross[i][j]`` sums products of unit totals (0/1 items: on bit sets)."""
+    dot = math.sumprod if hasattr(math, "sumprod") else (     # exact on integers, C speed
+        lambda a, b: sum(map(operator.mul, a, b)))
     k = len(columns)
     total_n = sum(len(unit) for units in strata for unit in units)
     totals = [sum(column) for column in columns]
@@ -8487,9 +8482,9 @@ def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
             bits = [int.from_bytes(bytes(map(int, s)), "little") for s in sums]
             products = [[(bits[i] & bits[j]).bit_count() for j in range(i + 1)] for i in range(k)]
         else:
-            products = [[_dot(sums[i], sums[j]) for j in range(i + 1)] for i in range(k)]
-        q, size_h = _dot(sizes, sizes), sum(sizes)
-        r = [_dot(s, sizes) for s in sums]
+            products = [[dot(sums[i], sums[j]) for j in range(i + 1)] for i in range(k)]
+        q, size_h = dot(sizes, sizes), sum(sizes)
+        r = [dot(s, sizes) for s in sums]
         h = [total_n * sum(s) - t * size_h for s, t in zip(sums, totals)]
         sums_ij = by_df.setdefault(count - 1, [[0] * (i + 1) for i in range(k)])
         for i in range(k):
@@ -9333,19 +9328,18 @@ class LedgerNote:
     p_holm: tuple               # per this run's comparison
 
 
-def _ledger_number(value, low=None, high=None):
-    """*value* if a finite number (not a boolean) within [low, high] if given, else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            abs(value) > sys.float_info.max or not math.isfinite(value) or \
-            low is not None and value < low or high is not None and value > high:
-        return None                             # (a 400-digit integer is no float either)
-    return value
-
-
 def _ledger_entry(record, number: int, shown: str) -> LedgerEntry:
     """One line of the ledger, every field checked; ToolError names the line and field."""
     def bad(field):
         return ToolError(f"the ledger {shown} line {number}: {field}; the file is left as it is")
+
+    def finite(value, low=None, high=None):
+        """*value* if a finite number (not a boolean) within [low, high] if given, else None."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                abs(value) > sys.float_info.max or not math.isfinite(value) or \
+                low is not None and value < low or high is not None and value > high:
+            return None                         # (a 400-digit integer is no float either)
+        return value
 
     if not isinstance(record, dict) or record.get("tool") != _LEDGER_TOOL or \
             record.get("ledger_version") != _LEDGER_VERSION:
@@ -9366,14 +9360,14 @@ def _ledger_entry(record, number: int, shown: str) -> LedgerEntry:
     if record.get("verdict") not in _VERDICTS:
         raise bad("field verdict is not one of " + ", ".join(_VERDICTS))
     checks = (("n", 2, None), ("gap", None, None), ("level", 0, 1), ("p", 0, 1))
-    values = {key: _ledger_number(record.get(key), low, high) for key, low, high in checks}
+    values = {key: finite(record.get(key), low, high) for key, low, high in checks}
     for key, value in values.items():
         if value is None or key == "n" and not isinstance(value, int) or \
                 key == "level" and not 0 < value < 1:
             raise bad(f"field {key} is not a valid number")
     interval = record.get("interval")
     if not isinstance(interval, list) or len(interval) != 2 or None in (
-            _ledger_number(x) for x in interval) or interval[0] > interval[1]:
+            finite(x) for x in interval) or interval[0] > interval[1]:
         raise bad("field interval is not two finite numbers, low then high")
     if not isinstance(record.get("percent", True), bool):
         raise bad("field percent is not true or false")
@@ -9780,7 +9774,6 @@ def _replay(rng, copula: Copula, n_items: int, engine: str, resamples: int, conf
     return intervals, None, lambda: mcnemar_exact(table.a_only, table.b_only).p
 
 
-_EXACT_SLACK = Fraction(1, 10)   # an exact study holds within a tenth of 1 - nominal
 _CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples each table (counts)
 _CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_LARGE_REPLAYS
 _CALIBRATION_LARGE_REPLAYS = 300  # tables each way (s.e. about 1.3 pts at 95%)
@@ -9790,9 +9783,9 @@ def _shortfalls(cov: Coverage, nominal, null: Coverage | None = None) -> tuple:
     """Where the interval misses by more than the slack: ``("covers", rate)`` below nominal,
     ``("false", rate)`` false positives (with a null study) above 1 - nominal.  The slack is
     2 Monte Carlo standard errors, or for an exact study a tenth of 1 - nominal (exact
-    coverage of a discrete statistic moves with n)."""
+    coverage of a discrete statistic moves with n).  None: the interval holds its level."""
     def slack(study: Coverage, rate) -> float:
-        return float(_EXACT_SLACK * (1 - Fraction(nominal))) if study.exact else \
+        return float((1 - Fraction(nominal)) / 10) if study.exact else \
             2 * max(study.standard_error(rate), 1e-12)
 
     out = []
@@ -9805,17 +9798,12 @@ def _shortfalls(cov: Coverage, nominal, null: Coverage | None = None) -> tuple:
     return tuple(out)
 
 
-def _holds(cov: Coverage, nominal: Fraction, null: Coverage | None = None) -> bool:
-    """Does an interval hold its nominal level (``_shortfalls`` finds nothing)?"""
-    return not _shortfalls(cov, nominal, null)
-
-
 def _recommended(cov: Coverage, nominal: Fraction, null: Coverage | None = None):
     """When the chosen rule does not hold, the holding one with coverage nearest nominal."""
-    if _holds(cov, nominal, null):
+    if not _shortfalls(cov, nominal, null):
         return None
     good = [m for m in cov.rules[1:]
-            if _holds(cov.of(m), nominal, null.of(m) if null is not None else None)]
+            if not _shortfalls(cov.of(m), nominal, null.of(m) if null is not None else None)]
     return min(good, key=lambda m: abs(cov.of(m).covers_rate - nominal), default=None)
 
 
@@ -9837,7 +9825,7 @@ class Calibration:
 
     @property
     def holds(self) -> bool:
-        return _holds(self.coverage, self.nominal, self.null)
+        return not _shortfalls(self.coverage, self.nominal, self.null)
 
     @property
     def recommended(self):
@@ -9880,9 +9868,20 @@ def calibrate_cells(rng: random.Random, cells: Cells, confidence, rule: str, res
     settings = ((truth, cells.b_only - cells.a_only),
                 ((cells.both / n, half, half, cells.neither / n), 0))
     rules, exact = _study_rules(rule), 0 if _calibrates_exactly(truth, n) else resamples
+
+    def percentile_study(probs, gap: int) -> Coverage:
+        """The exact percentile interval's coverage of gap/n and rate of excluding 0 on the
+        gap's side, as probabilities summed over every 2x2 table, no replays."""
+        q = float(1 - confidence) / 2
+        a, c = probs[1], probs[2]
+        above = _upper_share(a, c, n, q, gap, exact=False)       # lower end above gap/n
+        below = _upper_share(c, a, n, q, -gap, exact=False)      # upper end below gap/n
+        detects = above + below if gap == 0 else _upper_share(
+            *((a, c) if gap > 0 else (c, a)), n, q, 0, exact=False)
+        return Coverage(0, max(0.0, 1 - above - below), detects, exact=True)
     if rule == "percentile":              # summed exactly, no replays
-        at_gap, no_gap = (_percentile_study(probs, n, g, confidence) for probs, g in settings)
-        if _holds(at_gap, confidence, no_gap) or not replays:
+        at_gap, no_gap = (percentile_study(probs, g) for probs, g in settings)
+        if not _shortfalls(at_gap, confidence, no_gap) or not replays:
             return Calibration(n, 0, 0, confidence, at_gap, no_gap)
         rules = rules[1:]                 # it does not hold: measure the others to name one
     steps = _steps(progress, [replays, replays])
@@ -9892,18 +9891,6 @@ def calibrate_cells(rng: random.Random, cells: Cells, confidence, rule: str, res
         studies = [dataclasses.replace(study, others=tuple((m, other.of(m)) for m in rules))
                    for study, other in zip((at_gap, no_gap), studies)]
     return Calibration(n, replays, exact, confidence, *studies)
-
-
-def _percentile_study(probs, n: int, gap: int, confidence) -> Coverage:
-    """The exact percentile interval's coverage of gap/n and rate of excluding 0 on the gap's
-    side, as probabilities summed over every 2x2 table (``_upper_share``), no replays."""
-    q = float(1 - Fraction(confidence)) / 2
-    a, c = probs[1], probs[2]
-    above = _upper_share(a, c, n, q, gap, exact=False)       # lower end above gap/n
-    below = _upper_share(c, a, n, q, -gap, exact=False)      # upper end below gap/n
-    detects = above + below if gap == 0 else _upper_share(
-        *((a, c) if gap > 0 else (c, a)), n, q, 0, exact=False)
-    return Coverage(0, max(0.0, 1 - above - below), detects, exact=True)
 
 
 @dataclass(frozen=True)
@@ -9919,7 +9906,7 @@ class _CalibrationRow:
     def recommended(self, nominal) -> str | None:
         """The narrowest rule that holds its level here (None: none does)."""
         good = [m for m in self.coverage.rules
-                if _holds(self.coverage.of(m), nominal, self.null.of(m))]
+                if not _shortfalls(self.coverage.of(m), nominal, self.null.of(m))]
         return min(good, key=lambda m: self.coverage.of(m).mean_half_width, default=None)
 
 
@@ -11482,7 +11469,7 @@ def _calibration_table_document(report: _CalibrationTableReport) -> list:
             rows.append([f"{_format_decimal(row.acc_a)}/{_format_decimal(row.acc_b)}",
                          f"{row.n:,}", _INTERVAL_NAMES[rule], _rate(cov.covers_rate, cov),
                          _rate(none.excludes_zero_rate, none),
-                         "yes" if _holds(cov, table.confidence, none) else "no",
+                         "no" if _shortfalls(cov, table.confidence, none) else "yes",
                          "<- recommended" if rule == best else ""])
     header = ("A/B", "n", "interval", "covers (s.e.)", "false + (s.e.)", "holds", "")
     return [f"paired {level} intervals measured: {table.replays:,} tables per setting drawn "
