@@ -9181,18 +9181,6 @@ _FEW_VALUES = 64                 # distinct values drawn as multinomial counts, 
 _REPLAY_DRAWS = 2e7              # items drawn one by one over all replays, at most
 
 
-def _draw_sums(rng: random.Random, values, k: int, few: bool) -> tuple:
-    """Column sums of k draws with replacement from *values* (tuples; multinomial if *few*)."""
-    if few:
-        distinct = sorted(collections.Counter(values).items())
-        counts = multinomial_variate(rng, k, [count / len(values) for _, count in distinct])
-        picked = [(value, c) for (value, _), c in zip(distinct, counts) if c]
-    else:
-        picked = [(value, 1) for value in rng.choices(values, k=k)]
-    width = len(values[0])
-    return [math.fsum(c * value[i] for value, c in picked) for i in range(width)]
-
-
 def _ppi_coverage(rng: random.Random, labels, predicted, big: int, confidence,
                   replays: int) -> tuple:
     """``(share, replays)``: how often the PPI++ interval covers the labels' mean, in replays
@@ -9200,6 +9188,17 @@ def _ppi_coverage(rng: random.Random, labels, predicted, big: int, confidence,
     world whose truth is known and where labelled and unlabelled items are alike), by their
     sums; with many distinct values, as many replays as 20 million draws allow (at least
     100)."""
+    def draw_sums(values, k: int, few: bool) -> list:
+        """Column sums of k draws with replacement from *values* (multinomial if *few*)."""
+        if few:
+            distinct = sorted(collections.Counter(values).items())
+            counts = multinomial_variate(rng, k, [count / len(values) for _, count in distinct])
+            picked = [(value, c) for (value, _), c in zip(distinct, counts) if c]
+        else:
+            picked = [(value, 1) for value in rng.choices(values, k=k)]
+        width = len(values[0])
+        return [math.fsum(c * value[i] for value, c in picked) for i in range(width)]
+
     n, z = len(labels), _z_value(confidence)
     truth = math.fsum(labels) / n
     pairs = [(y, p, y * y, p * p, y * p) for y, p in zip(labels, predicted)]
@@ -9209,8 +9208,8 @@ def _ppi_coverage(rng: random.Random, labels, predicted, big: int, confidence,
         replays = min(replays, max(100, int(_REPLAY_DRAWS / (n + big))))
     hits = 0
     for _ in range(replays):
-        sy, sp, syy, spp, syp = _draw_sums(rng, pairs, n, few_pairs)
-        su, su2 = _draw_sums(rng, alone, big, few_alone)
+        sy, sp, syy, spp, syp = draw_sums(pairs, n, few_pairs)
+        su, su2 = draw_sums(alone, big, few_alone)
         cov = syp / n - (sy / n) * (sp / n)
         total = n + big
         var = (spp + su2 - (sp + su) ** 2 / total) / (total - 1)
@@ -9436,75 +9435,68 @@ def read_ledger(path: str) -> list:
         return _parse_ledger(handle, path)
 
 
-def _lock_ledger(path: str) -> tuple:
-    """The ledger's folder and, when it exists, the file itself, locked exclusively from
-    counting to appending, so two runs never both say "comparison 2 of 2", whatever hard
-    link or folder they reach it by; the folder first, so a run that fails leaves no new
-    ledger.  The locked descriptors, to close (``_PendingAppend.release``)."""
-    import fcntl
-    fds, real = [], os.path.realpath(path)                # a link's target
-    try:
-        for target in (os.path.dirname(real), real):
-            if target == real and not os.path.exists(real):
-                break
-            fds.append(os.open(target, os.O_RDONLY))
-            fcntl.flock(fds[-1], fcntl.LOCK_EX)
-    except OSError as err:
-        for fd in fds:
-            os.close(fd)
-        raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") \
-            from None
-    return tuple(fds)
-
-
-def _append_lines(path: str, lines, locked: bool = False) -> None:
-    """Append whole lines under an exclusive lock on the file (*locked*: the caller holds it),
-    all or nothing: on any failure the file is cut back to its old length; a ledger no longer
-    whole is refused."""
-    import fcntl
-    shown = _printable(path)
-    mode = 0o666 & ~_umask()
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
-    except OSError as err:
-        raise ToolError(f"cannot open the ledger {shown}: {err.strerror}") from None
-    try:
-        if not locked:                       # (a second lock on the file would wait forever)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        with os.fdopen(os.dup(fd), "rb") as raw:
-            _parse_ledger(raw, path)
-        size = os.fstat(fd).st_size
-        payload = "".join(lines).encode("utf-8")
-        try:
-            done = 0
-            while done < len(payload):
-                done += os.write(fd, payload[done:])
-            os.fsync(fd)
-        except BaseException as err:
-            os.ftruncate(fd, size)
-            os.fsync(fd)
-            if isinstance(err, OSError):
-                raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}; it is "
-                                "as it was") from None
-            raise
-    except OSError as err:
-        raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}") from None
-    finally:
-        os.close(fd)                         # closing releases the lock
-
-
 class _PendingAppend:
-    """The append of a run whose ledger is locked, made by calling it; ``release()`` gives
-    the lock up without appending (the report could not be printed)."""
+    """The append of a run to its ledger, made by calling it; ``release()`` gives the lock up
+    without appending (the report could not be printed).  Made, it locks the ledger's folder
+    and, when it exists, the file itself, exclusively from counting to appending, so two runs
+    never both say "comparison 2 of 2", whatever hard link or folder they reach it by; the
+    folder first, so a run that fails leaves no new ledger."""
 
-    def __init__(self, locks: tuple, path: str, lines):
-        self.locks, self.path, self.lines = locks, path, lines
+    def __init__(self, path: str, lines):
+        import fcntl
+        fds, real = [], os.path.realpath(path)            # a link's target
+        try:
+            for target in (os.path.dirname(real), real):
+                if target == real and not os.path.exists(real):
+                    break
+                fds.append(os.open(target, os.O_RDONLY))
+                fcntl.flock(fds[-1], fcntl.LOCK_EX)
+        except OSError as err:
+            for fd in fds:
+                os.close(fd)
+            raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") \
+                from None
+        self.locks, self.path, self.lines = tuple(fds), path, lines
 
     def __call__(self) -> None:
         try:
-            _append_lines(self.path, self.lines, locked=len(self.locks) > 1)
+            self._append()
         finally:
             self.release()
+
+    def _append(self) -> None:
+        """Append the lines whole under an exclusive lock on the file, all or nothing: on any
+        failure the file is cut back to its old length; a ledger no longer whole is refused."""
+        import fcntl
+        shown = _printable(self.path)
+        mode = 0o666 & ~_umask()
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
+        except OSError as err:
+            raise ToolError(f"cannot open the ledger {shown}: {err.strerror}") from None
+        try:
+            if len(self.locks) < 2:          # (a second lock on the file would wait forever)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            with os.fdopen(os.dup(fd), "rb") as raw:
+                _parse_ledger(raw, self.path)
+            size = os.fstat(fd).st_size
+            payload = "".join(self.lines).encode("utf-8")
+            try:
+                done = 0
+                while done < len(payload):
+                    done += os.write(fd, payload[done:])
+                os.fsync(fd)
+            except BaseException as err:
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+                if isinstance(err, OSError):
+                    raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}; it "
+                                    "is as it was") from None
+                raise
+        except OSError as err:
+            raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}") from None
+        finally:
+            os.close(fd)                         # closing releases the lock
 
     def release(self) -> None:
         for fd in self.locks:
@@ -9538,16 +9530,16 @@ def _ledger_append(path: str, digest: str, entries, when: str | None = None) -> 
         except ValueError:
             raise ToolError("a comparison with a non-finite number cannot go in the ledger") \
                 from None
-    locks = _lock_ledger(path)
+    append = _PendingAppend(path, lines)
     try:
         before = [e.p for e in read_ledger(path) if e.test_set == digest]
     except BaseException:
-        _PendingAppend(locks, path, ()).release()
+        append.release()
         raise
     ours = [entry["p"] for entry in entries]                  # Holm over the test set
     note = LedgerNote(path, digest, len(before) + 1, len(before) + len(ours),
                       tuple(holm(before + ours)[len(before):]))
-    return note, _PendingAppend(locks, path, lines)
+    return note, append
 
 
 def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
