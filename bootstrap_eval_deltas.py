@@ -9160,23 +9160,6 @@ class JudgeCorrected:
             "better" if self.gap > 0 else "worse"
 
 
-def _agreement(judge, human) -> tuple:
-    """("kappa", share agreeing, Cohen's kappa -- 0 when one class alone) for 0/1 scores,
-    else ("correlation", Pearson's r or None when either is constant, mean of judge - people)."""
-    n = len(judge)
-    if set(judge) | set(human) <= {0, 1}:      # people's labels as the truth, the judge's
-        both = sum(j == h == 1 for j, h in zip(judge, human))   # as predictions
-        neither = sum(j == h == 0 for j, h in zip(judge, human))
-        kappa = metric_value("kappa", [n - sum(human), sum(human)], [neither, both],
-                             [n - sum(judge), sum(judge)])
-        return "kappa", (both + neither) / n, float(kappa)
-    x, y = list(map(float, judge)), list(map(float, human))
-    (mx, vx), (my, vy) = _mean_and_spread(x), _mean_and_spread(y)
-    r = math.fsum((a - mx) * (b - my) for a, b in zip(x, y)) / n / math.sqrt(vx * vy) \
-        if vx > 0 and vy > 0 else None
-    return "correlation", r, mx - my
-
-
 _FEW_VALUES = 64                 # distinct values drawn as multinomial counts, not one by one
 _REPLAY_DRAWS = 2e7              # items drawn one by one over all replays, at most
 
@@ -9241,19 +9224,35 @@ def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
 
     def normal(estimate: float, se: float) -> tuple:      # (estimate, its normal interval)
         return estimate, Interval(Fraction(estimate - z * se), Fraction(estimate + z * se))
+
+    def agreement(judge, human) -> tuple:
+        """("kappa", share agreeing, Cohen's kappa -- 0 when one class alone) for 0/1 scores,
+        else ("correlation", Pearson's r or None if either is constant, mean judge - people)."""
+        n = len(judge)
+        if set(judge) | set(human) <= {0, 1}:      # people's labels as the truth, the judge's
+            both = sum(j == h == 1 for j, h in zip(judge, human))   # as predictions
+            neither = sum(j == h == 0 for j, h in zip(judge, human))
+            kappa = metric_value("kappa", [n - sum(human), sum(human)], [neither, both],
+                                 [n - sum(judge), sum(judge)])
+            return "kappa", (both + neither) / n, float(kappa)
+        x, y = list(map(float, judge)), list(map(float, human))
+        (mx, vx), (my, vy) = _mean_and_spread(x), _mean_and_spread(y)
+        r = math.fsum((a - mx) * (b - my) for a, b in zip(x, y)) / n / math.sqrt(vx * vy) \
+            if vx > 0 and vy > 0 else None
+        return "correlation", r, mx - my
     estimate, se, tuning = ppi_mean(y, yhat, u)
     human_gap, human_se, _ = ppi_mean(y, yhat, u, tuning=0.0)
     judge_gap, judge_var = _mean_and_spread(yhat + u)
     bias, bias_var = _mean_and_spread([p - t for p, t in zip(yhat, y)])
     p = 2 * NormalDist().cdf(-abs(estimate) / se) if se else 0.0 if estimate else 1.0
-    agreement = tuple(_agreement([judge[k] for k in labelled], [human[k] for k in labelled])
-                      for judge, human in zip(data.judge, data.human))
+    agreements = tuple(agreement([judge[k] for k in labelled], [human[k] for k in labelled])
+                       for judge, human in zip(data.judge, data.human))
     return JudgeCorrected(
         data.systems, len(labelled), len(human_a), estimate,
         normal(estimate, se)[1], p, tuning, normal(human_gap, human_se),
         normal(judge_gap, math.sqrt(judge_var / len(human_a))),
         normal(bias, math.sqrt(bias_var / len(y))),
-        len(y) * (human_se / se) ** 2 if se else math.inf, agreement,
+        len(y) * (human_se / se) ** 2 if se else math.inf, agreements,
         _ppi_coverage(rng, y, yhat, len(u), confidence, replays) if replays else None,
         Fraction(confidence))
 
@@ -9723,10 +9722,33 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Setting
     rules = ("two-level",) if copula.runs > 1 else _study_rules(interval, not copula.clustered)
     study = _Study(copula.true_gap, rules)
     items = _Study(copula.true_gap, ("percentile",) if copula.runs > 1 else rules[:1])
+
+    def one_replay() -> tuple:
+        """Every rule's intervals, the item-level intervals (the ones that ignore the clusters,
+        or run 1's, drawn first; else None), and the p-value the verdict reads as a function
+        (None: no 2x2 table to gate on)."""
+        if copula.runs > 1:
+            data = copula.simulate(rng, n_items)
+            first = Scores(data.runs_a[0][1], data.runs_b[0][1])
+            single = {"percentile": paired_distribution(rng, first, resamples).interval(
+                confidence)}
+            runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
+            return {"two-level": runs.interval}, single, lambda: runs.test.p
+        if engine == "counts":
+            table = copula.simulate_cells(rng, n_items)
+            intervals = _table_intervals(rng, table, resamples, confidence, rules)
+        else:
+            data = copula.simulate(rng, n_items)
+            if copula.clustered:
+                single = _scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
+                                           rules[:1])
+                return _scores_intervals(rng, data, resamples, confidence, rules), single, None
+            intervals = _scores_intervals(rng, data, resamples, confidence, rules)
+            table = data.cells()
+        return intervals, None, lambda: mcnemar_exact(table.a_only, table.b_only).p
     passes = 0
     for replay in range(replays):
-        intervals, single, p_value = _replay(rng, copula, n_items, engine, resamples,
-                                             confidence, rules)
+        intervals, single, p_value = one_replay()
         study.add(intervals)
         if single is not None:
             items.add(single)
@@ -9740,30 +9762,6 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Setting
     result = study.result(replays, items.result(replays) if nested else None)
     return result if margin is None else dataclasses.replace(result, gate_passes=passes,
                                                              margin=Fraction(margin))
-
-
-def _replay(rng, copula: Copula, n_items: int, engine: str, resamples: int, confidence,
-            rules) -> tuple:
-    """One replay of a coverage study: every rule's intervals, the item-level intervals (the
-    ones that ignore the clusters, or run 1's, drawn first; else None), and the p-value the
-    verdict reads as a function (None: no 2x2 table to gate on)."""
-    if copula.runs > 1:
-        data = copula.simulate(rng, n_items)
-        first = Scores(data.runs_a[0][1], data.runs_b[0][1])
-        single = {"percentile": paired_distribution(rng, first, resamples).interval(confidence)}
-        runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
-        return {"two-level": runs.interval}, single, lambda: runs.test.p
-    if engine == "counts":
-        table = copula.simulate_cells(rng, n_items)
-        intervals = _table_intervals(rng, table, resamples, confidence, rules)
-    else:
-        data = copula.simulate(rng, n_items)
-        if copula.clustered:
-            single = _scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
-                                       rules[:1])
-            return _scores_intervals(rng, data, resamples, confidence, rules), single, None
-        intervals, table = _scores_intervals(rng, data, resamples, confidence, rules), data.cells()
-    return intervals, None, lambda: mcnemar_exact(table.a_only, table.b_only).p
 
 
 _CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples each table (counts)
