@@ -8280,26 +8280,6 @@ def _regressions(result: TasksResult) -> list:
             c.decision.interval.hi < min(c.decision.gate.margin, 0)]
 
 
-def _subtable(table: Table, keep, task=None) -> tuple:
-    """``(table, runs note)``: one task's items with their runs, compared two-level only when
-    every system has two or more, else by each item's mean."""
-    pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda seq: (seq[keep[0]],))
-    runs = None if table.runs is None else tuple(
-        tuple((label, tuple(pick(column))) for label, column in system) for system in table.runs)
-    if table.task_runs is not None:
-        runs = dict(table.task_runs).get(task)
-    note = ""
-    if runs is not None:
-        two_level = table.task_runs is None or all(len(system) > 1 for system in runs)
-        note = " and ".join(str(len(system)) for system in runs) + " runs, " + (
-            "two-level" if two_level else "single-run (each item's mean)")
-        runs = runs if two_level else None
-    return dataclasses.replace(table, columns=tuple(tuple(pick(c)) for c in table.columns),
-                               ids=tuple(pick(table.ids)), runs=runs, tasks=None,
-                               clusters=None, strata=None, task_runs=None,
-                               gold=None if table.gold is None else tuple(pick(table.gold))), note
-
-
 def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = None, *,
                   pool: str = "strata", progress=None, metric: str = "accuracy",
                   positive=None, **options) -> TasksResult:
@@ -8312,13 +8292,32 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
     settings = _settings_of(settings, options)
     if pool not in ("strata", "clusters", "macro"):
         raise ToolError(f"pool must be strata, clusters or macro; got {pool!r}")
+
+    def subtable(keep, task) -> tuple:
+        """``(table, runs note)``: one task's items with their runs, compared two-level only
+        when every system has two or more, else by each item's mean."""
+        pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda seq: (seq[keep[0]],))
+        runs = None if table.runs is None else tuple(tuple(
+            (label, tuple(pick(column))) for label, column in system) for system in table.runs)
+        if table.task_runs is not None:
+            runs = dict(table.task_runs).get(task)
+        note = ""
+        if runs is not None:
+            two_level = table.task_runs is None or all(len(system) > 1 for system in runs)
+            note = " and ".join(str(len(system)) for system in runs) + " runs, " + (
+                "two-level" if two_level else "single-run (each item's mean)")
+            runs = runs if two_level else None
+        return dataclasses.replace(
+            table, columns=tuple(tuple(pick(c)) for c in table.columns),
+            ids=tuple(pick(table.ids)), runs=runs, tasks=None, clusters=None, strata=None,
+            task_runs=None, gold=None if table.gold is None else tuple(pick(table.gold))), note
     members = {}                          # each task's items, in one pass over the items
     for i, task in enumerate(table.tasks):
         members.setdefault(task, []).append(i)
     order = list(members)
     per_task, run_notes = [], []
     for index, task in enumerate(order):
-        sub, note = _subtable(table, members[task], task)
+        sub, note = subtable(members[task], task)
         run_notes.append(note)
         per_task.append([c.analysis for c in compare_systems(
             sub, rng, dataclasses.replace(settings, calibration=0), metric=metric,
@@ -9969,17 +9968,6 @@ def _table_saddlepoint_cdf(n: int, x: int, y: int, t: int) -> float:
     return min(1.0, max(0.0, normal.cdf(w) + normal.pdf(w) * (1 / w - 1 / v)))
 
 
-def _table_cdf(n: int, x: int, y: int, t: int, exact: bool = True) -> float:
-    """P*(D* <= t) for a table with x A-only and y B-only items: exactly, or with
-    ``exact=False`` by the saddlepoint when D's sd is above _TABLE_SADDLEPOINT_SD."""
-    if not exact and min(x, y) > 0 and x + y < n and \
-            n * (x / n + y / n - ((y - x) / n) ** 2) > _TABLE_SADDLEPOINT_SD ** 2:
-        return _table_saddlepoint_cdf(n, x, y, t)
-    lo, cdf = _table_gap_cdf(n, x, y)
-    index = t - lo
-    return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
-
-
 def _first_true(predicate, start: int | None = None, low: int = 2, high: int | None = None,
                 gallop: bool = True) -> int:
     """The smallest n in low..high with predicate(n), false then true (high + 1: none).
@@ -10069,6 +10057,16 @@ def _partial_shares(p_a: float, p_b: float, n: int, q: float, t: int = 0,
                     exact: bool = True, verdict: bool = False):
     """``_upper_share``'s sum row by row: ``(sum so far, weight of the rows to come)``, so
     the whole sum lies between the sum and the sum plus the weight."""
+    def table_cdf(x: int, y: int) -> float:
+        """P*(D* <= t) for a table with x A-only and y B-only items: exactly, or with
+        ``exact=False`` by the saddlepoint when D's sd is above _TABLE_SADDLEPOINT_SD."""
+        if not exact and min(x, y) > 0 and x + y < n and \
+                n * (x / n + y / n - ((y - x) / n) ** 2) > _TABLE_SADDLEPOINT_SD ** 2:
+            return _table_saddlepoint_cdf(n, x, y, t)
+        lo, cdf = _table_gap_cdf(n, x, y)
+        index = t - lo
+        return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
+
     if p_b <= 0:
         yield 0.0, 0.0
         return
@@ -10088,7 +10086,7 @@ def _partial_shares(p_a: float, p_b: float, n: int, q: float, t: int = 0,
     share, threshold, tail = 0.0, None, _BinomialTail(conditional)
     for (x, weight), rest_weight in zip(rows, later[1:]):
         rest = n - x
-        threshold = _first_true(lambda y: _table_cdf(n, x, y, t, exact) <= q and (
+        threshold = _first_true(lambda y: table_cdf(x, y) <= q and (
             not verdict or y > x and mcnemar_exact(x, y).p < 2 * q), threshold, 0, rest)
         if threshold <= rest:
             share += weight * tail(rest, threshold)
