@@ -8900,45 +8900,44 @@ def _pair_moments(theta, tie, i, j) -> tuple:
     return a / d, b / d, c / d
 
 
-def _bt_step(counts, theta, tie, free) -> tuple:
-    """(log-likelihood, gradient, Hessian) over the free parameters (then log nu)."""
-    index = {s: x for x, s in enumerate(free)}
-    m = len(free) + (tie is not None)
-    grad, hess, loglik = [0.0] * m, [[0.0] * m for _ in range(m)], 0.0
-    for (i, j), (n, y, t) in counts.items():
-        t = t if tie is not None else 0          # without Davidson a tie is half a win
-        pi, pj, pt = _pair_moments(theta, tie, i, j)
-        wins_i, wins_j = y - t / 2, n - y - t / 2
-        loglik += float(wins_i) * math.log(pi) + float(wins_j) * math.log(pj) + (
-            float(t) * math.log(pt) if t else 0.0)
-        mean = (pi + pt / 2, pj + pt / 2, pt)
-        second = ((pi + pt / 4, pt / 4, pt / 2), (pt / 4, pj + pt / 4, pt / 2),
-                  (pt / 2, pt / 2, pt))
-        # the position term moves with the first shown's rating: its component is i's
-        slots = [(index.get(i), 0), (index.get(j), 1), (m - 1 if tie is not None else None, 2),
-                 (index.get(len(theta) - 1), 0)]
-        observed = (float(y), float(n - y), float(t))
-        for su, u in slots:
-            if su is None:
-                continue
-            grad[su] += observed[u] - n * mean[u]
-            for sv, v in slots:
-                if sv is not None:
-                    hess[su][sv] -= n * (second[u][v] - mean[u] * mean[v])
-    return loglik, grad, hess
-
-
 def _bt_newton(counts, theta, tie, free, n: int) -> tuple:
     """``(theta, tie, gradient, Hessian, steps)`` at the maximum, by Newton's method."""
-    loglik, grad, hess = _bt_step(counts, theta, tie, free)
-    steps, position = 0, {s: x for x, s in enumerate(free)}
+    position = {s: x for x, s in enumerate(free)}
+
+    def derivatives(theta, tie) -> tuple:
+        """(log-likelihood, gradient, Hessian) over the free parameters (then log nu)."""
+        m = len(free) + (tie is not None)
+        grad, hess, loglik = [0.0] * m, [[0.0] * m for _ in range(m)], 0.0
+        for (i, j), (battles, y, t) in counts.items():
+            t = t if tie is not None else 0          # without Davidson a tie is half a win
+            pi, pj, pt = _pair_moments(theta, tie, i, j)
+            wins_i, wins_j = y - t / 2, battles - y - t / 2
+            loglik += float(wins_i) * math.log(pi) + float(wins_j) * math.log(pj) + (
+                float(t) * math.log(pt) if t else 0.0)
+            mean = (pi + pt / 2, pj + pt / 2, pt)
+            second = ((pi + pt / 4, pt / 4, pt / 2), (pt / 4, pj + pt / 4, pt / 2),
+                      (pt / 2, pt / 2, pt))
+            # the position term moves with the first shown's rating: its component is i's
+            slots = [(position.get(i), 0), (position.get(j), 1),
+                     (m - 1 if tie is not None else None, 2), (position.get(len(theta) - 1), 0)]
+            observed = (float(y), float(battles - y), float(t))
+            for su, u in slots:
+                if su is None:
+                    continue
+                grad[su] += observed[u] - battles * mean[u]
+                for sv, v in slots:
+                    if sv is not None:
+                        hess[su][sv] -= battles * (second[u][v] - mean[u] * mean[v])
+        return loglik, grad, hess
+    loglik, grad, hess = derivatives(theta, tie)
+    steps = 0
     while max(map(abs, grad)) > 1e-10 * n and steps < 200:
         step, steps = _linear_solve([[-x for x in row] for row in hess], [grad])[0], steps + 1
         while True:                    # halve the step until the log-likelihood does not fall
             trial = [value + step[position[s]] if s in position else value
                      for s, value in enumerate(theta)]
             trial_tie = None if tie is None else tie + step[-1]
-            new = _bt_step(counts, trial, trial_tie, free)
+            new = derivatives(trial, trial_tie)
             if new[0] >= loglik - 1e-12 * abs(loglik) or max(map(abs, step)) < 1e-15:
                 break
             step = [x / 2 for x in step]
