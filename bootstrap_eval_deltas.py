@@ -9919,9 +9919,8 @@ def calibration_table(rng: random.Random, pairs, grid, corr, confidence, replays
         mean = (Fraction(acc_a) + Fraction(acc_b)) / 2
         truth, null = Copula(corr, acc_a, acc_b).cells, Copula(corr, mean, mean).cells
         for n in grid:
-            step = next(steps)
             cov = _interval_study(rng, truth.as_tuple(), n, Fraction(acc_b) - Fraction(acc_a),
-                                 INTERVALS, confidence, replays, RESAMPLES, step)
+                                 INTERVALS, confidence, replays, RESAMPLES, next(steps))
             none = _interval_study(rng, null.as_tuple(), n, Fraction(0), INTERVALS, confidence,
                                   replays, RESAMPLES)
             rows.append(_CalibrationRow(Fraction(acc_a), Fraction(acc_b), n, cov, none))
