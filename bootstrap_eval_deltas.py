@@ -7722,29 +7722,6 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
 _UNRESAMPLED = ("score", "wilson", "clopper-pearson")
 
 
-def _one_interval(name, rule, dist, estimate, jack, confidence, scores) -> tuple:
-    """``(interval, rule used, note)``: one interval by *rule*, or its fallback and why.  At 30
-    of 30 Clopper-Pearson gives [0.884, 1]: the two-sided form of the rule of three."""
-    if rule in _UNRESAMPLED:
-        cells = scores.cells()
-        if name == "paired":
-            return newcombe_paired(cells, confidence), rule, ""
-        if name == "unpaired":
-            return newcombe_unpaired(cells.a, cells.b, cells.n, confidence), rule, ""
-        ends = clopper_pearson if rule == "clopper-pearson" else wilson_interval
-        hits = cells.a if name == "a" else cells.b
-        return Interval(*map(Fraction, ends(hits, cells.n, confidence))), rule, ""
-    interval, rule, why = _interval_by(dist, confidence, rule, estimate, jack)
-    why = f"BCa is undefined ({why}); the percentile interval is shown" if why else ""
-    hits = sum(scores.ints[0 if name == "a" else 1]) if name in ("a", "b") else None
-    if scores.binary and hits in (0, scores.n):
-        what = "every item right" if hits == scores.n else "every item wrong"
-        return (Interval(*map(Fraction, clopper_pearson(hits, scores.n, confidence))),
-                "clopper-pearson", f"the bootstrap cannot vary {hits}/{scores.n} ({what}); "
-                "the exact Clopper-Pearson interval is shown")
-    return interval, rule, why
-
-
 def _intervals(scores: Scores, dists: dict, settings: Settings) -> tuple:
     """``(intervals, errors, rules, notes, jackknives)`` keyed ``a``, ``b``, ``paired``,
     ``unpaired``: undefined BCa falls back to percentile, a zero-width per-system interval on
@@ -7753,13 +7730,34 @@ def _intervals(scores: Scores, dists: dict, settings: Settings) -> tuple:
     estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
                  "unpaired": scores.mean_b - scores.mean_a}
     groups = scores.units.groups() if rule == "bca" else None
+
+    def one_interval(name, rule, dist, jack) -> tuple:
+        """``(interval, rule used, note)``: one interval by *rule*, or its fallback and why.
+        At 30 of 30 Clopper-Pearson gives [0.884, 1]: the two-sided rule of three."""
+        if rule in _UNRESAMPLED:
+            cells = scores.cells()
+            if name == "paired":
+                return newcombe_paired(cells, confidence), rule, ""
+            if name == "unpaired":
+                return newcombe_unpaired(cells.a, cells.b, cells.n, confidence), rule, ""
+            ends = clopper_pearson if rule == "clopper-pearson" else wilson_interval
+            hits = cells.a if name == "a" else cells.b
+            return Interval(*map(Fraction, ends(hits, cells.n, confidence))), rule, ""
+        interval, rule, why = _interval_by(dist, confidence, rule, estimates[name], jack)
+        why = f"BCa is undefined ({why}); the percentile interval is shown" if why else ""
+        hits = sum(scores.ints[0 if name == "a" else 1]) if name in ("a", "b") else None
+        if scores.binary and hits in (0, scores.n):
+            what = "every item right" if hits == scores.n else "every item wrong"
+            return (Interval(*map(Fraction, clopper_pearson(hits, scores.n, confidence))),
+                    "clopper-pearson", f"the bootstrap cannot vary {hits}/{scores.n} "
+                    f"({what}); the exact Clopper-Pearson interval is shown")
+        return interval, rule, why
     intervals, errors, rules, notes, jacks = {}, {}, {}, [], {}
     for name, dist in dists.items():
         chosen = rule if name in ("paired", "unpaired") or settings.accuracy_interval == \
             "same" else settings.accuracy_interval
         jack = _jackknife(groups, name, scores.scale) if chosen == "bca" else None
-        interval, used, note = _one_interval(name, chosen, dist, estimates[name], jack,
-                                             confidence, scores)
+        interval, used, note = one_interval(name, chosen, dist, jack)
         if note:
             label = {"a": "A's interval", "b": "B's interval"}.get(name, f"the {name} interval")
             notes.append(f"{label}: {note}")
@@ -8205,26 +8203,6 @@ def _regressions(result: TasksResult) -> list:
             c.decision.interval.hi < min(c.decision.gate.margin, 0)]
 
 
-def _subtable(table: Table, keep, task=None) -> tuple:
-    """``(table, runs note)``: one task's items with their runs, compared two-level only when
-    every system has two or more, else by each item's mean."""
-    pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda seq: (seq[keep[0]],))
-    runs = None if table.runs is None else tuple(
-        tuple((label, tuple(pick(column))) for label, column in system) for system in table.runs)
-    if table.task_runs is not None:
-        runs = dict(table.task_runs).get(task)
-    note = ""
-    if runs is not None:
-        two_level = table.task_runs is None or all(len(system) > 1 for system in runs)
-        note = " and ".join(str(len(system)) for system in runs) + " runs, " + (
-            "two-level" if two_level else "single-run (each item's mean)")
-        runs = runs if two_level else None
-    return dataclasses.replace(table, columns=tuple(tuple(pick(c)) for c in table.columns),
-                               ids=tuple(pick(table.ids)), runs=runs, tasks=None,
-                               clusters=None, strata=None, task_runs=None,
-                               gold=None if table.gold is None else tuple(pick(table.gold))), note
-
-
 def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = None, *,
                   pool: str = "strata", progress=None, metric: str = "accuracy",
                   positive=None, **options) -> TasksResult:
@@ -8237,13 +8215,32 @@ def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = 
     settings = _settings_of(settings, options)
     if pool not in ("strata", "clusters", "macro"):
         raise ToolError(f"pool must be strata, clusters or macro; got {pool!r}")
+
+    def subtable(keep, task) -> tuple:
+        """``(table, runs note)``: one task's items with their runs, compared two-level only
+        when every system has two or more, else by each item's mean."""
+        pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda seq: (seq[keep[0]],))
+        runs = None if table.runs is None else tuple(tuple(
+            (label, tuple(pick(column))) for label, column in system) for system in table.runs)
+        if table.task_runs is not None:
+            runs = dict(table.task_runs).get(task)
+        note = ""
+        if runs is not None:
+            two_level = table.task_runs is None or all(len(system) > 1 for system in runs)
+            note = " and ".join(str(len(system)) for system in runs) + " runs, " + (
+                "two-level" if two_level else "single-run (each item's mean)")
+            runs = runs if two_level else None
+        return dataclasses.replace(
+            table, columns=tuple(tuple(pick(c)) for c in table.columns),
+            ids=tuple(pick(table.ids)), runs=runs, tasks=None, clusters=None, strata=None,
+            task_runs=None, gold=None if table.gold is None else tuple(pick(table.gold))), note
     members = {}                          # each task's items, in one pass over the items
     for i, task in enumerate(table.tasks):
         members.setdefault(task, []).append(i)
     order = list(members)
     per_task, run_notes = [], []
     for index, task in enumerate(order):
-        sub, note = _subtable(table, members[task], task)
+        sub, note = subtable(members[task], task)
         run_notes.append(note)
         per_task.append([c.analysis for c in compare_systems(
             sub, rng, dataclasses.replace(settings, calibration=0), metric=metric,
@@ -8383,15 +8380,12 @@ class Leaderboard:
         raise ToolError(f"no pair {_shorten(first)}, {_shorten(second)} on this leaderboard")
 
 
-def _dot(a, b) -> int:
-    """An exact sum of products of integers (C speed from Python 3.12)."""
-    return math.sumprod(a, b) if hasattr(math, "sumprod") else sum(map(operator.mul, a, b))
-
-
 def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
     """``(means, covariance, cross)`` of the k mean scores, exactly: the ratio estimator
     linearized over units, centred per stratum, times n_h / (n_h - 1) (the delta method of
     survey sampling); ``cross[i][j]`` sums products of unit totals (0/1 items: on bit sets)."""
+    dot = math.sumprod if hasattr(math, "sumprod") else (     # exact on integers, C speed
+        lambda a, b: sum(map(operator.mul, a, b)))
     k = len(columns)
     total_n = sum(len(unit) for units in strata for unit in units)
     totals = [sum(column) for column in columns]
@@ -8410,9 +8404,9 @@ def _score_covariance(columns, strata, scale: int, binary: bool) -> tuple:
             bits = [int.from_bytes(bytes(map(int, s)), "little") for s in sums]
             products = [[(bits[i] & bits[j]).bit_count() for j in range(i + 1)] for i in range(k)]
         else:
-            products = [[_dot(sums[i], sums[j]) for j in range(i + 1)] for i in range(k)]
-        q, size_h = _dot(sizes, sizes), sum(sizes)
-        r = [_dot(s, sizes) for s in sums]
+            products = [[dot(sums[i], sums[j]) for j in range(i + 1)] for i in range(k)]
+        q, size_h = dot(sizes, sizes), sum(sizes)
+        r = [dot(s, sizes) for s in sums]
         h = [total_n * sum(s) - t * size_h for s, t in zip(sums, totals)]
         sums_ij = by_df.setdefault(count - 1, [[0] * (i + 1) for i in range(k)])
         for i in range(k):
@@ -8829,45 +8823,44 @@ def _pair_moments(theta, tie, i, j) -> tuple:
     return a / d, b / d, c / d
 
 
-def _bt_step(counts, theta, tie, free) -> tuple:
-    """(log-likelihood, gradient, Hessian) over the free parameters (then log nu)."""
-    index = {s: x for x, s in enumerate(free)}
-    m = len(free) + (tie is not None)
-    grad, hess, loglik = [0.0] * m, [[0.0] * m for _ in range(m)], 0.0
-    for (i, j), (n, y, t) in counts.items():
-        t = t if tie is not None else 0          # without Davidson a tie is half a win
-        pi, pj, pt = _pair_moments(theta, tie, i, j)
-        wins_i, wins_j = y - t / 2, n - y - t / 2
-        loglik += float(wins_i) * math.log(pi) + float(wins_j) * math.log(pj) + (
-            float(t) * math.log(pt) if t else 0.0)
-        mean = (pi + pt / 2, pj + pt / 2, pt)
-        second = ((pi + pt / 4, pt / 4, pt / 2), (pt / 4, pj + pt / 4, pt / 2),
-                  (pt / 2, pt / 2, pt))
-        # the position term moves with the first shown's rating: its component is i's
-        slots = [(index.get(i), 0), (index.get(j), 1), (m - 1 if tie is not None else None, 2),
-                 (index.get(len(theta) - 1), 0)]
-        observed = (float(y), float(n - y), float(t))
-        for su, u in slots:
-            if su is None:
-                continue
-            grad[su] += observed[u] - n * mean[u]
-            for sv, v in slots:
-                if sv is not None:
-                    hess[su][sv] -= n * (second[u][v] - mean[u] * mean[v])
-    return loglik, grad, hess
-
-
 def _bt_newton(counts, theta, tie, free, n: int) -> tuple:
     """``(theta, tie, gradient, Hessian, steps)`` at the maximum, by Newton's method."""
-    loglik, grad, hess = _bt_step(counts, theta, tie, free)
-    steps, position = 0, {s: x for x, s in enumerate(free)}
+    position = {s: x for x, s in enumerate(free)}
+
+    def derivatives(theta, tie) -> tuple:
+        """(log-likelihood, gradient, Hessian) over the free parameters (then log nu)."""
+        m = len(free) + (tie is not None)
+        grad, hess, loglik = [0.0] * m, [[0.0] * m for _ in range(m)], 0.0
+        for (i, j), (battles, y, t) in counts.items():
+            t = t if tie is not None else 0          # without Davidson a tie is half a win
+            pi, pj, pt = _pair_moments(theta, tie, i, j)
+            wins_i, wins_j = y - t / 2, battles - y - t / 2
+            loglik += float(wins_i) * math.log(pi) + float(wins_j) * math.log(pj) + (
+                float(t) * math.log(pt) if t else 0.0)
+            mean = (pi + pt / 2, pj + pt / 2, pt)
+            second = ((pi + pt / 4, pt / 4, pt / 2), (pt / 4, pj + pt / 4, pt / 2),
+                      (pt / 2, pt / 2, pt))
+            # the position term moves with the first shown's rating: its component is i's
+            slots = [(position.get(i), 0), (position.get(j), 1),
+                     (m - 1 if tie is not None else None, 2), (position.get(len(theta) - 1), 0)]
+            observed = (float(y), float(battles - y), float(t))
+            for su, u in slots:
+                if su is None:
+                    continue
+                grad[su] += observed[u] - battles * mean[u]
+                for sv, v in slots:
+                    if sv is not None:
+                        hess[su][sv] -= battles * (second[u][v] - mean[u] * mean[v])
+        return loglik, grad, hess
+    loglik, grad, hess = derivatives(theta, tie)
+    steps = 0
     while max(map(abs, grad)) > 1e-10 * n and steps < 200:
         step, steps = _linear_solve([[-x for x in row] for row in hess], [grad])[0], steps + 1
         while True:                    # halve the step until the log-likelihood does not fall
             trial = [value + step[position[s]] if s in position else value
                      for s, value in enumerate(theta)]
             trial_tie = None if tie is None else tie + step[-1]
-            new = _bt_step(counts, trial, trial_tie, free)
+            new = derivatives(trial, trial_tie)
             if new[0] >= loglik - 1e-12 * abs(loglik) or max(map(abs, step)) < 1e-15:
                 break
             step = [x / 2 for x in step]
@@ -9088,37 +9081,8 @@ class JudgeCorrected:
             "better" if self.gap > 0 else "worse"
 
 
-def _agreement(judge, human) -> tuple:
-    """("kappa", share agreeing, Cohen's kappa -- 0 when one class alone) for 0/1 scores,
-    else ("correlation", Pearson's r or None when either is constant, mean of judge - people)."""
-    n = len(judge)
-    if set(judge) | set(human) <= {0, 1}:      # people's labels as the truth, the judge's
-        both = sum(j == h == 1 for j, h in zip(judge, human))   # as predictions
-        neither = sum(j == h == 0 for j, h in zip(judge, human))
-        kappa = metric_value("kappa", [n - sum(human), sum(human)], [neither, both],
-                             [n - sum(judge), sum(judge)])
-        return "kappa", (both + neither) / n, float(kappa)
-    x, y = list(map(float, judge)), list(map(float, human))
-    (mx, vx), (my, vy) = _mean_and_spread(x), _mean_and_spread(y)
-    r = math.fsum((a - mx) * (b - my) for a, b in zip(x, y)) / n / math.sqrt(vx * vy) \
-        if vx > 0 and vy > 0 else None
-    return "correlation", r, mx - my
-
-
 _FEW_VALUES = 64                 # distinct values drawn as multinomial counts, not one by one
 _REPLAY_DRAWS = 2e7              # items drawn one by one over all replays, at most
-
-
-def _draw_sums(rng: random.Random, values, k: int, few: bool) -> tuple:
-    """Column sums of k draws with replacement from *values* (tuples; multinomial if *few*)."""
-    if few:
-        distinct = sorted(collections.Counter(values).items())
-        counts = multinomial_variate(rng, k, [count / len(values) for _, count in distinct])
-        picked = [(value, c) for (value, _), c in zip(distinct, counts) if c]
-    else:
-        picked = [(value, 1) for value in rng.choices(values, k=k)]
-    width = len(values[0])
-    return [math.fsum(c * value[i] for value, c in picked) for i in range(width)]
 
 
 def _ppi_coverage(rng: random.Random, labels, predicted, big: int, confidence,
@@ -9128,6 +9092,17 @@ def _ppi_coverage(rng: random.Random, labels, predicted, big: int, confidence,
     world whose truth is known and where labelled and unlabelled items are alike), by their
     sums; with many distinct values, as many replays as 20 million draws allow (at least
     100)."""
+    def draw_sums(values, k: int, few: bool) -> list:
+        """Column sums of k draws with replacement from *values* (multinomial if *few*)."""
+        if few:
+            distinct = sorted(collections.Counter(values).items())
+            counts = multinomial_variate(rng, k, [count / len(values) for _, count in distinct])
+            picked = [(value, c) for (value, _), c in zip(distinct, counts) if c]
+        else:
+            picked = [(value, 1) for value in rng.choices(values, k=k)]
+        width = len(values[0])
+        return [math.fsum(c * value[i] for value, c in picked) for i in range(width)]
+
     n, z = len(labels), _z_value(confidence)
     truth = math.fsum(labels) / n
     pairs = [(y, p, y * y, p * p, y * p) for y, p in zip(labels, predicted)]
@@ -9137,8 +9112,8 @@ def _ppi_coverage(rng: random.Random, labels, predicted, big: int, confidence,
         replays = min(replays, max(100, int(_REPLAY_DRAWS / (n + big))))
     hits = 0
     for _ in range(replays):
-        sy, sp, syy, spp, syp = _draw_sums(rng, pairs, n, few_pairs)
-        su, su2 = _draw_sums(rng, alone, big, few_alone)
+        sy, sp, syy, spp, syp = draw_sums(pairs, n, few_pairs)
+        su, su2 = draw_sums(alone, big, few_alone)
         cov = syp / n - (sy / n) * (sp / n)
         total = n + big
         var = (spp + su2 - (sp + su) ** 2 / total) / (total - 1)
@@ -9170,19 +9145,35 @@ def judge_corrected(data: Judged, rng: random.Random, confidence=CONFIDENCE,
 
     def normal(estimate: float, se: float) -> tuple:      # (estimate, its normal interval)
         return estimate, Interval(Fraction(estimate - z * se), Fraction(estimate + z * se))
+
+    def agreement(judge, human) -> tuple:
+        """("kappa", share agreeing, Cohen's kappa -- 0 when one class alone) for 0/1 scores,
+        else ("correlation", Pearson's r or None if either is constant, mean judge - people)."""
+        n = len(judge)
+        if set(judge) | set(human) <= {0, 1}:      # people's labels as the truth, the judge's
+            both = sum(j == h == 1 for j, h in zip(judge, human))   # as predictions
+            neither = sum(j == h == 0 for j, h in zip(judge, human))
+            kappa = metric_value("kappa", [n - sum(human), sum(human)], [neither, both],
+                                 [n - sum(judge), sum(judge)])
+            return "kappa", (both + neither) / n, float(kappa)
+        x, y = list(map(float, judge)), list(map(float, human))
+        (mx, vx), (my, vy) = _mean_and_spread(x), _mean_and_spread(y)
+        r = math.fsum((a - mx) * (b - my) for a, b in zip(x, y)) / n / math.sqrt(vx * vy) \
+            if vx > 0 and vy > 0 else None
+        return "correlation", r, mx - my
     estimate, se, tuning = ppi_mean(y, yhat, u)
     human_gap, human_se, _ = ppi_mean(y, yhat, u, tuning=0.0)
     judge_gap, judge_var = _mean_and_spread(yhat + u)
     bias, bias_var = _mean_and_spread([p - t for p, t in zip(yhat, y)])
     p = 2 * NormalDist().cdf(-abs(estimate) / se) if se else 0.0 if estimate else 1.0
-    agreement = tuple(_agreement([judge[k] for k in labelled], [human[k] for k in labelled])
-                      for judge, human in zip(data.judge, data.human))
+    agreements = tuple(agreement([judge[k] for k in labelled], [human[k] for k in labelled])
+                       for judge, human in zip(data.judge, data.human))
     return JudgeCorrected(
         data.systems, len(labelled), len(human_a), estimate,
         normal(estimate, se)[1], p, tuning, normal(human_gap, human_se),
         normal(judge_gap, math.sqrt(judge_var / len(human_a))),
         normal(bias, math.sqrt(bias_var / len(y))),
-        len(y) * (human_se / se) ** 2 if se else math.inf, agreement,
+        len(y) * (human_se / se) ** 2 if se else math.inf, agreements,
         _ppi_coverage(rng, y, yhat, len(u), confidence, replays) if replays else None,
         Fraction(confidence))
 
@@ -9256,19 +9247,18 @@ class LedgerNote:
     p_holm: tuple               # per this run's comparison
 
 
-def _ledger_number(value, low=None, high=None):
-    """*value* if a finite number (not a boolean) within [low, high] if given, else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            abs(value) > sys.float_info.max or not math.isfinite(value) or \
-            low is not None and value < low or high is not None and value > high:
-        return None                             # (a 400-digit integer is no float either)
-    return value
-
-
 def _ledger_entry(record, number: int, shown: str) -> LedgerEntry:
     """One line of the ledger, every field checked; ToolError names the line and field."""
     def bad(field):
         return ToolError(f"the ledger {shown} line {number}: {field}; the file is left as it is")
+
+    def finite(value, low=None, high=None):
+        """*value* if a finite number (not a boolean) within [low, high] if given, else None."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                abs(value) > sys.float_info.max or not math.isfinite(value) or \
+                low is not None and value < low or high is not None and value > high:
+            return None                         # (a 400-digit integer is no float either)
+        return value
 
     if not isinstance(record, dict) or record.get("tool") != _LEDGER_TOOL or \
             record.get("ledger_version") != _LEDGER_VERSION:
@@ -9289,14 +9279,14 @@ def _ledger_entry(record, number: int, shown: str) -> LedgerEntry:
     if record.get("verdict") not in _VERDICTS:
         raise bad("field verdict is not one of " + ", ".join(_VERDICTS))
     checks = (("n", 2, None), ("gap", None, None), ("level", 0, 1), ("p", 0, 1))
-    values = {key: _ledger_number(record.get(key), low, high) for key, low, high in checks}
+    values = {key: finite(record.get(key), low, high) for key, low, high in checks}
     for key, value in values.items():
         if value is None or key == "n" and not isinstance(value, int) or \
                 key == "level" and not 0 < value < 1:
             raise bad(f"field {key} is not a valid number")
     interval = record.get("interval")
     if not isinstance(interval, list) or len(interval) != 2 or None in (
-            _ledger_number(x) for x in interval) or interval[0] > interval[1]:
+            finite(x) for x in interval) or interval[0] > interval[1]:
         raise bad("field interval is not two finite numbers, low then high")
     if not isinstance(record.get("percent", True), bool):
         raise bad("field percent is not true or false")
@@ -9365,75 +9355,68 @@ def read_ledger(path: str) -> list:
         return _parse_ledger(handle, path)
 
 
-def _lock_ledger(path: str) -> tuple:
-    """The ledger's folder and, when it exists, the file itself, locked exclusively from
-    counting to appending, so two runs never both say "comparison 2 of 2", whatever hard
-    link or folder they reach it by; the folder first, so a run that fails leaves no new
-    ledger.  The locked descriptors, to close (``_PendingAppend.release``)."""
-    import fcntl
-    fds, real = [], os.path.realpath(path)                # a link's target
-    try:
-        for target in (os.path.dirname(real), real):
-            if target == real and not os.path.exists(real):
-                break
-            fds.append(os.open(target, os.O_RDONLY))
-            fcntl.flock(fds[-1], fcntl.LOCK_EX)
-    except OSError as err:
-        for fd in fds:
-            os.close(fd)
-        raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") \
-            from None
-    return tuple(fds)
-
-
-def _append_lines(path: str, lines, locked: bool = False) -> None:
-    """Append whole lines under an exclusive lock on the file (*locked*: the caller holds it),
-    all or nothing: on any failure the file is cut back to its old length; a ledger no longer
-    whole is refused."""
-    import fcntl
-    shown = _printable(path)
-    mode = 0o666 & ~_umask()
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
-    except OSError as err:
-        raise ToolError(f"cannot open the ledger {shown}: {err.strerror}") from None
-    try:
-        if not locked:                       # (a second lock on the file would wait forever)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        with os.fdopen(os.dup(fd), "rb") as raw:
-            _parse_ledger(raw, path)
-        size = os.fstat(fd).st_size
-        payload = "".join(lines).encode("utf-8")
-        try:
-            done = 0
-            while done < len(payload):
-                done += os.write(fd, payload[done:])
-            os.fsync(fd)
-        except BaseException as err:
-            os.ftruncate(fd, size)
-            os.fsync(fd)
-            if isinstance(err, OSError):
-                raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}; it is "
-                                "as it was") from None
-            raise
-    except OSError as err:
-        raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}") from None
-    finally:
-        os.close(fd)                         # closing releases the lock
-
-
 class _PendingAppend:
-    """The append of a run whose ledger is locked, made by calling it; ``release()`` gives
-    the lock up without appending (the report could not be printed)."""
+    """The append of a run to its ledger, made by calling it; ``release()`` gives the lock up
+    without appending (the report could not be printed).  Made, it locks the ledger's folder
+    and, when it exists, the file itself, exclusively from counting to appending, so two runs
+    never both say "comparison 2 of 2", whatever hard link or folder they reach it by; the
+    folder first, so a run that fails leaves no new ledger."""
 
-    def __init__(self, locks: tuple, path: str, lines):
-        self.locks, self.path, self.lines = locks, path, lines
+    def __init__(self, path: str, lines):
+        import fcntl
+        fds, real = [], os.path.realpath(path)            # a link's target
+        try:
+            for target in (os.path.dirname(real), real):
+                if target == real and not os.path.exists(real):
+                    break
+                fds.append(os.open(target, os.O_RDONLY))
+                fcntl.flock(fds[-1], fcntl.LOCK_EX)
+        except OSError as err:
+            for fd in fds:
+                os.close(fd)
+            raise ToolError(f"cannot append to the ledger {_printable(path)}: {err.strerror}") \
+                from None
+        self.locks, self.path, self.lines = tuple(fds), path, lines
 
     def __call__(self) -> None:
         try:
-            _append_lines(self.path, self.lines, locked=len(self.locks) > 1)
+            self._append()
         finally:
             self.release()
+
+    def _append(self) -> None:
+        """Append the lines whole under an exclusive lock on the file, all or nothing: on any
+        failure the file is cut back to its old length; a ledger no longer whole is refused."""
+        import fcntl
+        shown = _printable(self.path)
+        mode = 0o666 & ~_umask()
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
+        except OSError as err:
+            raise ToolError(f"cannot open the ledger {shown}: {err.strerror}") from None
+        try:
+            if len(self.locks) < 2:          # (a second lock on the file would wait forever)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            with os.fdopen(os.dup(fd), "rb") as raw:
+                _parse_ledger(raw, self.path)
+            size = os.fstat(fd).st_size
+            payload = "".join(self.lines).encode("utf-8")
+            try:
+                done = 0
+                while done < len(payload):
+                    done += os.write(fd, payload[done:])
+                os.fsync(fd)
+            except BaseException as err:
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+                if isinstance(err, OSError):
+                    raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}; it "
+                                    "is as it was") from None
+                raise
+        except OSError as err:
+            raise ToolError(f"cannot append to the ledger {shown}: {err.strerror}") from None
+        finally:
+            os.close(fd)                         # closing releases the lock
 
     def release(self) -> None:
         for fd in self.locks:
@@ -9467,16 +9450,16 @@ def _ledger_append(path: str, digest: str, entries, when: str | None = None) -> 
         except ValueError:
             raise ToolError("a comparison with a non-finite number cannot go in the ledger") \
                 from None
-    locks = _lock_ledger(path)
+    append = _PendingAppend(path, lines)
     try:
         before = [e.p for e in read_ledger(path) if e.test_set == digest]
     except BaseException:
-        _PendingAppend(locks, path, ()).release()
+        append.release()
         raise
     ours = [entry["p"] for entry in entries]                  # Holm over the test set
     note = LedgerNote(path, digest, len(before) + 1, len(before) + len(ours),
                       tuple(holm(before + ours)[len(before):]))
-    return note, _PendingAppend(locks, path, lines)
+    return note, append
 
 
 def append_ledger(path: str, table: Table, comparisons, when: str | None = None) -> LedgerNote:
@@ -9660,10 +9643,33 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Setting
     rules = ("two-level",) if copula.runs > 1 else _study_rules(interval, not copula.clustered)
     study = _Study(copula.true_gap, rules)
     items = _Study(copula.true_gap, ("percentile",) if copula.runs > 1 else rules[:1])
+
+    def one_replay() -> tuple:
+        """Every rule's intervals, the item-level intervals (the ones that ignore the clusters,
+        or run 1's, drawn first; else None), and the p-value the verdict reads as a function
+        (None: no 2x2 table to gate on)."""
+        if copula.runs > 1:
+            data = copula.simulate(rng, n_items)
+            first = Scores(data.runs_a[0][1], data.runs_b[0][1])
+            single = {"percentile": paired_distribution(rng, first, resamples).interval(
+                confidence)}
+            runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
+            return {"two-level": runs.interval}, single, lambda: runs.test.p
+        if engine == "counts":
+            table = copula.simulate_cells(rng, n_items)
+            intervals = _table_intervals(rng, table, resamples, confidence, rules)
+        else:
+            data = copula.simulate(rng, n_items)
+            if copula.clustered:
+                single = _scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
+                                           rules[:1])
+                return _scores_intervals(rng, data, resamples, confidence, rules), single, None
+            intervals = _scores_intervals(rng, data, resamples, confidence, rules)
+            table = data.cells()
+        return intervals, None, lambda: mcnemar_exact(table.a_only, table.b_only).p
     passes = 0
     for replay in range(replays):
-        intervals, single, p_value = _replay(rng, copula, n_items, engine, resamples,
-                                             confidence, rules)
+        intervals, single, p_value = one_replay()
         study.add(intervals)
         if single is not None:
             items.add(single)
@@ -9679,31 +9685,6 @@ def coverage(rng: random.Random, copula: Copula, n_items: int, settings: Setting
                                                              margin=Fraction(margin))
 
 
-def _replay(rng, copula: Copula, n_items: int, engine: str, resamples: int, confidence,
-            rules) -> tuple:
-    """One replay of a coverage study: every rule's intervals, the item-level intervals (the
-    ones that ignore the clusters, or run 1's, drawn first; else None), and the p-value the
-    verdict reads as a function (None: no 2x2 table to gate on)."""
-    if copula.runs > 1:
-        data = copula.simulate(rng, n_items)
-        first = Scores(data.runs_a[0][1], data.runs_b[0][1])
-        single = {"percentile": paired_distribution(rng, first, resamples).interval(confidence)}
-        runs = analyze_runs(rng, data.runs_a, data.runs_b, 1, confidence, resamples)
-        return {"two-level": runs.interval}, single, lambda: runs.test.p
-    if engine == "counts":
-        table = copula.simulate_cells(rng, n_items)
-        intervals = _table_intervals(rng, table, resamples, confidence, rules)
-    else:
-        data = copula.simulate(rng, n_items)
-        if copula.clustered:
-            single = _scores_intervals(rng, Scores(data.a, data.b), resamples, confidence,
-                                       rules[:1])
-            return _scores_intervals(rng, data, resamples, confidence, rules), single, None
-        intervals, table = _scores_intervals(rng, data, resamples, confidence, rules), data.cells()
-    return intervals, None, lambda: mcnemar_exact(table.a_only, table.b_only).p
-
-
-_EXACT_SLACK = Fraction(1, 10)   # an exact study holds within a tenth of 1 - nominal
 _CALIBRATION_EXACT_SD = 800     # beyond this sd of D, calibration resamples each table (counts)
 _CALIBRATION_LARGE_N = 100_000  # above, calibration draws at most CALIBRATION_LARGE_REPLAYS
 _CALIBRATION_LARGE_REPLAYS = 300  # tables each way (s.e. about 1.3 pts at 95%)
@@ -9713,9 +9694,9 @@ def _shortfalls(cov: Coverage, nominal, null: Coverage | None = None) -> tuple:
     """Where the interval misses by more than the slack: ``("covers", rate)`` below nominal,
     ``("false", rate)`` false positives (with a null study) above 1 - nominal.  The slack is
     2 Monte Carlo standard errors, or for an exact study a tenth of 1 - nominal (exact
-    coverage of a discrete statistic moves with n)."""
+    coverage of a discrete statistic moves with n).  None: the interval holds its level."""
     def slack(study: Coverage, rate) -> float:
-        return float(_EXACT_SLACK * (1 - Fraction(nominal))) if study.exact else \
+        return float((1 - Fraction(nominal)) / 10) if study.exact else \
             2 * max(study.standard_error(rate), 1e-12)
 
     out = []
@@ -9728,17 +9709,12 @@ def _shortfalls(cov: Coverage, nominal, null: Coverage | None = None) -> tuple:
     return tuple(out)
 
 
-def _holds(cov: Coverage, nominal: Fraction, null: Coverage | None = None) -> bool:
-    """Does an interval hold its nominal level (``_shortfalls`` finds nothing)?"""
-    return not _shortfalls(cov, nominal, null)
-
-
 def _recommended(cov: Coverage, nominal: Fraction, null: Coverage | None = None):
     """When the chosen rule does not hold, the holding one with coverage nearest nominal."""
-    if _holds(cov, nominal, null):
+    if not _shortfalls(cov, nominal, null):
         return None
     good = [m for m in cov.rules[1:]
-            if _holds(cov.of(m), nominal, null.of(m) if null is not None else None)]
+            if not _shortfalls(cov.of(m), nominal, null.of(m) if null is not None else None)]
     return min(good, key=lambda m: abs(cov.of(m).covers_rate - nominal), default=None)
 
 
@@ -9760,7 +9736,7 @@ class Calibration:
 
     @property
     def holds(self) -> bool:
-        return _holds(self.coverage, self.nominal, self.null)
+        return not _shortfalls(self.coverage, self.nominal, self.null)
 
     @property
     def recommended(self):
@@ -9803,9 +9779,20 @@ def calibrate_cells(rng: random.Random, cells: Cells, confidence, rule: str, res
     settings = ((truth, cells.b_only - cells.a_only),
                 ((cells.both / n, half, half, cells.neither / n), 0))
     rules, exact = _study_rules(rule), 0 if _calibrates_exactly(truth, n) else resamples
+
+    def percentile_study(probs, gap: int) -> Coverage:
+        """The exact percentile interval's coverage of gap/n and rate of excluding 0 on the
+        gap's side, as probabilities summed over every 2x2 table, no replays."""
+        q = float(1 - confidence) / 2
+        a, c = probs[1], probs[2]
+        above = _upper_share(a, c, n, q, gap, exact=False)       # lower end above gap/n
+        below = _upper_share(c, a, n, q, -gap, exact=False)      # upper end below gap/n
+        detects = above + below if gap == 0 else _upper_share(
+            *((a, c) if gap > 0 else (c, a)), n, q, 0, exact=False)
+        return Coverage(0, max(0.0, 1 - above - below), detects, exact=True)
     if rule == "percentile":              # summed exactly, no replays
-        at_gap, no_gap = (_percentile_study(probs, n, g, confidence) for probs, g in settings)
-        if _holds(at_gap, confidence, no_gap) or not replays:
+        at_gap, no_gap = (percentile_study(probs, g) for probs, g in settings)
+        if not _shortfalls(at_gap, confidence, no_gap) or not replays:
             return Calibration(n, 0, 0, confidence, at_gap, no_gap)
         rules = rules[1:]                 # it does not hold: measure the others to name one
     steps = _steps(progress, [replays, replays])
@@ -9815,18 +9802,6 @@ def calibrate_cells(rng: random.Random, cells: Cells, confidence, rule: str, res
         studies = [dataclasses.replace(study, others=tuple((m, other.of(m)) for m in rules))
                    for study, other in zip((at_gap, no_gap), studies)]
     return Calibration(n, replays, exact, confidence, *studies)
-
-
-def _percentile_study(probs, n: int, gap: int, confidence) -> Coverage:
-    """The exact percentile interval's coverage of gap/n and rate of excluding 0 on the gap's
-    side, as probabilities summed over every 2x2 table (``_upper_share``), no replays."""
-    q = float(1 - Fraction(confidence)) / 2
-    a, c = probs[1], probs[2]
-    above = _upper_share(a, c, n, q, gap, exact=False)       # lower end above gap/n
-    below = _upper_share(c, a, n, q, -gap, exact=False)      # upper end below gap/n
-    detects = above + below if gap == 0 else _upper_share(
-        *((a, c) if gap > 0 else (c, a)), n, q, 0, exact=False)
-    return Coverage(0, max(0.0, 1 - above - below), detects, exact=True)
 
 
 @dataclass(frozen=True)
@@ -9842,7 +9817,7 @@ class _CalibrationRow:
     def recommended(self, nominal) -> str | None:
         """The narrowest rule that holds its level here (None: none does)."""
         good = [m for m in self.coverage.rules
-                if _holds(self.coverage.of(m), nominal, self.null.of(m))]
+                if not _shortfalls(self.coverage.of(m), nominal, self.null.of(m))]
         return min(good, key=lambda m: self.coverage.of(m).mean_half_width, default=None)
 
 
@@ -9867,9 +9842,8 @@ def calibration_table(rng: random.Random, pairs, grid, corr, confidence, replays
         mean = (Fraction(acc_a) + Fraction(acc_b)) / 2
         truth, null = Copula(corr, acc_a, acc_b).cells, Copula(corr, mean, mean).cells
         for n in grid:
-            step = next(steps)
             cov = _interval_study(rng, truth.as_tuple(), n, Fraction(acc_b) - Fraction(acc_a),
-                                 INTERVALS, confidence, replays, RESAMPLES, step)
+                                 INTERVALS, confidence, replays, RESAMPLES, next(steps))
             none = _interval_study(rng, null.as_tuple(), n, Fraction(0), INTERVALS, confidence,
                                   replays, RESAMPLES)
             rows.append(_CalibrationRow(Fraction(acc_a), Fraction(acc_b), n, cov, none))
@@ -9913,17 +9887,6 @@ def _table_saddlepoint_cdf(n: int, x: int, y: int, t: int) -> float:
     v = 2 * math.sinh(s / 2) * math.sqrt(k2)
     normal = NormalDist()
     return min(1.0, max(0.0, normal.cdf(w) + normal.pdf(w) * (1 / w - 1 / v)))
-
-
-def _table_cdf(n: int, x: int, y: int, t: int, exact: bool = True) -> float:
-    """P*(D* <= t) for a table with x A-only and y B-only items: exactly, or with
-    ``exact=False`` by the saddlepoint when D's sd is above _TABLE_SADDLEPOINT_SD."""
-    if not exact and min(x, y) > 0 and x + y < n and \
-            n * (x / n + y / n - ((y - x) / n) ** 2) > _TABLE_SADDLEPOINT_SD ** 2:
-        return _table_saddlepoint_cdf(n, x, y, t)
-    lo, cdf = _table_gap_cdf(n, x, y)
-    index = t - lo
-    return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
 
 
 def _first_true(predicate, start: int | None = None, low: int = 2, high: int | None = None,
@@ -10015,6 +9978,16 @@ def _partial_shares(p_a: float, p_b: float, n: int, q: float, t: int = 0,
                     exact: bool = True, verdict: bool = False):
     """``_upper_share``'s sum row by row: ``(sum so far, weight of the rows to come)``, so
     the whole sum lies between the sum and the sum plus the weight."""
+    def table_cdf(x: int, y: int) -> float:
+        """P*(D* <= t) for a table with x A-only and y B-only items: exactly, or with
+        ``exact=False`` by the saddlepoint when D's sd is above _TABLE_SADDLEPOINT_SD."""
+        if not exact and min(x, y) > 0 and x + y < n and \
+                n * (x / n + y / n - ((y - x) / n) ** 2) > _TABLE_SADDLEPOINT_SD ** 2:
+            return _table_saddlepoint_cdf(n, x, y, t)
+        lo, cdf = _table_gap_cdf(n, x, y)
+        index = t - lo
+        return 0.0 if index < 0 else 1.0 if index >= len(cdf) else cdf[index]
+
     if p_b <= 0:
         yield 0.0, 0.0
         return
@@ -10034,7 +10007,7 @@ def _partial_shares(p_a: float, p_b: float, n: int, q: float, t: int = 0,
     share, threshold, tail = 0.0, None, _BinomialTail(conditional)
     for (x, weight), rest_weight in zip(rows, later[1:]):
         rest = n - x
-        threshold = _first_true(lambda y: _table_cdf(n, x, y, t, exact) <= q and (
+        threshold = _first_true(lambda y: table_cdf(x, y) <= q and (
             not verdict or y > x and mcnemar_exact(x, y).p < 2 * q), threshold, 0, rest)
         if threshold <= rest:
             share += weight * tail(rest, threshold)
@@ -11405,7 +11378,7 @@ def _calibration_table_document(report: _CalibrationTableReport) -> list:
             rows.append([f"{_format_decimal(row.acc_a)}/{_format_decimal(row.acc_b)}",
                          f"{row.n:,}", _INTERVAL_NAMES[rule], _rate(cov.covers_rate, cov),
                          _rate(none.excludes_zero_rate, none),
-                         "yes" if _holds(cov, table.confidence, none) else "no",
+                         "no" if _shortfalls(cov, table.confidence, none) else "yes",
                          "<- recommended" if rule == best else ""])
     header = ("A/B", "n", "interval", "covers (s.e.)", "false + (s.e.)", "holds", "")
     return [f"paired {level} intervals measured: {table.replays:,} tables per setting drawn "
