@@ -10721,35 +10721,8 @@ def _magnitude(value: Fraction, percent: bool, beside=None) -> str:
     return _format_gap(value, percent, beside=beside).lstrip("+")
 
 
-def _advice_line(advice: _Advice, result: Analysis) -> str:
-    moves = (f"hint: the gap intervals' ends move by up to "
-             f"+-{_magnitude(advice.worst, result.percent)} from seed to seed at "
-             f"B={result.resamples:,}, more than the last digit printed; ")
-    if advice.kind == "exact":
-        return moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at no cost"
-    half = _magnitude(advice.digit / 2, result.percent) if advice.digit < 1 else \
-        f"{float(advice.digit) / 2:.0e}"             # half the sixth significant digit
-    if advice.kind == "lattice":
-        apart = (f"the gap's resampled values lie {_magnitude(advice.step, result.percent)} "
-                 "apart, so an end moves by whole steps: ")
-        return moves + apart + (
-            f"about {advice.resamples:,} resamples (--resamples) would settle each on one value "
-            "in 99 runs of 100" if advice.resamples else "an end sits at a step's edge, or "
-            f"near enough that more than {MAX_RESAMPLES:,} resamples would not settle it")
-    if advice.kind == "resamples":
-        return moves + (f"about {advice.resamples:,} resamples (--resamples) would hold each "
-                        f"within +-{half} (half that digit) of its value at B = infinity in 99 "
-                        "runs of 100")
-    return moves + (f"holding them within +-{half} would take more than {MAX_RESAMPLES:,} "
-                    "resamples; " + (
-                        "no method without Monte Carlo error fits these scores (the "
-                        "saddlepoint approximation needs more units, none dominant)"
-                        if result.unasked else "without --resamples the tool uses a method "
-                        "with no Monte Carlo error where one applies"))
-
-
 def _precision_lines(result: Analysis) -> list:
-    """Monte Carlo error of each interval end, advice when B is too small, exact intervals."""
+    """Monte Carlo error of each interval end, and advice when B is too small."""
     pct, errors = result.percent, result.errors
     if result.method != "bootstrap" or all(m in _UNRESAMPLED for m in result.rules.values()):
         return []
@@ -10758,9 +10731,32 @@ def _precision_lines(result: Analysis) -> list:
                                     ("paired", "paired", pct), ("unpaired", "unpaired", pct))]
     lines = [f"Monte Carlo error of the interval ends (B={result.resamples:,}): "
              + ", ".join(parts)]
-    if (advice := _mc_advice(result)) is not None:
-        lines.append(_advice_line(advice, result))
-    return lines
+    if (advice := _mc_advice(result)) is None:
+        return lines
+    moves = (f"hint: the gap intervals' ends move by up to +-{_magnitude(advice.worst, pct)} "
+             f"from seed to seed at B={result.resamples:,}, more than the last digit printed; ")
+    if advice.kind == "exact":
+        return lines + [moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at "
+                        "no cost"]
+    half = _magnitude(advice.digit / 2, pct) if advice.digit < 1 else \
+        f"{float(advice.digit) / 2:.0e}"             # half the sixth significant digit
+    if advice.kind == "lattice":
+        hint = (f"the gap's resampled values lie {_magnitude(advice.step, pct)} apart, so an end "
+                "moves by whole steps: " + (
+                    f"about {advice.resamples:,} resamples (--resamples) would settle each on one "
+                    "value in 99 runs of 100" if advice.resamples else "an end sits at a step's "
+                    f"edge, or near enough that more than {MAX_RESAMPLES:,} resamples would not "
+                    "settle it"))
+    elif advice.kind == "resamples":
+        hint = (f"about {advice.resamples:,} resamples (--resamples) would hold each within "
+                f"+-{half} (half that digit) of its value at B = infinity in 99 runs of 100")
+    else:
+        hint = (f"holding them within +-{half} would take more than {MAX_RESAMPLES:,} "
+                "resamples; " + ("no method without Monte Carlo error fits these scores (the "
+                                 "saddlepoint approximation needs more units, none dominant)"
+                                 if result.unasked else "without --resamples the tool uses a "
+                                 "method with no Monte Carlo error where one applies"))
+    return lines + [moves + hint]
 
 
 def _exact_lines(result: Analysis) -> list:
@@ -11083,17 +11079,14 @@ def _comparison_document(report: Report) -> list:
     return _simulation_document(report) if report.table is None else _data_document(report)
 
 
-_METHOD_NAMES = {"exact": "exact bootstrap (B = infinity)",
-                 "saddlepoint": "saddlepoint approximation to the bootstrap (Davison and "
-                                "Hinkley 1988; no resampling)",
-                 "mixture": "bootstrap with the outlying scores' draws counted exactly, the "
-                            "rest by Edgeworth's series (no resampling)"}
-
-
 def _method_text(result: Analysis) -> str:
     """How the intervals were computed, in the report's words."""
-    if result.method in _METHOD_NAMES:
-        return _METHOD_NAMES[result.method]
+    if result.method != "bootstrap":
+        return {"exact": "exact bootstrap (B = infinity)",
+                "saddlepoint": "saddlepoint approximation to the bootstrap (Davison and Hinkley "
+                               "1988; no resampling)",
+                "mixture": "bootstrap with the outlying scores' draws counted exactly, the rest "
+                           "by Edgeworth's series (no resampling)"}[result.method]
     engine = "" if result.engine == "stream" else f", {result.engine} engine"
     held = result.paired.places
     loose = held is not None and _held_places(result.errors["paired"], result.percent) is None
@@ -11331,18 +11324,6 @@ def _analysis_json(result: Analysis) -> dict:
             "calibration": None if result.calibration is None else result.calibration.to_json()}
 
 
-def _one_comparison_json(c: Comparison) -> dict:
-    """One candidate against the baseline: what was computed and what it says."""
-    dist = c.analysis.paired_distribution
-    return {"baseline": c.baseline, "candidate": c.candidate, "engine": c.analysis.engine,
-            **_analysis_json(c.analysis), "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
-            "p_bh": c.p_bh, "verdict": c.decision.word, "decision": c.decision.to_json(),
-            "act": None if c.decision.claims else act_plan(c.analysis).to_json(),
-            "histogram": [{"lo": float(lo), "hi": float(hi), "share": float(share),
-                           **({"count": int(share * len(dist.sums))} if dist.monte_carlo
-                              else {})} for lo, hi, share in _histogram_bins(dist, 12)]}
-
-
 def _comparison_json(report: Report) -> dict:
     """Where the scores came from, then each comparison (none of whose keys repeats here)."""
     body = {"kind": "simulation" if report.table is None else "comparison"}
@@ -11361,7 +11342,15 @@ def _comparison_json(report: Report) -> dict:
                              ("plan", report.plan, _plan_json)):
         if part is not None:
             body[key] = build(part)
-    body["comparisons"] = [_one_comparison_json(c) for c in report.comparisons]
+    body["comparisons"] = [     # each candidate against the baseline: its numbers and words
+        {"baseline": c.baseline, "candidate": c.candidate, "engine": c.analysis.engine,
+         **_analysis_json(c.analysis), "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
+         "p_bh": c.p_bh, "verdict": c.decision.word, "decision": c.decision.to_json(),
+         "act": None if c.decision.claims else act_plan(c.analysis).to_json(),
+         "histogram": [{"lo": float(lo), "hi": float(hi), "share": float(share),
+                        **({"count": int(share * len(dist.sums))} if dist.monte_carlo else {})}
+                       for lo, hi, share in _histogram_bins(dist, 12)]}
+        for c in report.comparisons for dist in [c.analysis.paired_distribution]]
     if report.table is not None and report.table.preference is not None:
         body["battles"] = _battle_summary(report.table, report.comparisons[0])
     return body
@@ -12157,8 +12146,6 @@ def _html(document: list) -> str:
     return "\n".join(parts) + "\n"
 
 
-_FORMATTERS = {"text": _text, "markdown": _markdown, "html": _html}
-
 # One row per report type: its document, its JSON body (a dict built from its fields; the
 # smallest written here) and the JSON's source (None: the report's own).
 _RENDERERS = {
@@ -12197,7 +12184,8 @@ def render(report, output: str = "text") -> str:
         raise ToolError(f"render() takes a report, not {type(report).__name__}")
     if output == "json":
         return json.dumps(_json_dict(report), indent=2) + "\n"
-    return _FORMATTERS[output](_RENDERERS[type(report)][0](report))
+    return {"text": _text, "markdown": _markdown, "html": _html}[output](
+        _RENDERERS[type(report)][0](report))
 
 
 JSON_SCHEMA = 2       # the JSON's layout: 2 puts each comparison in "comparisons" alone
