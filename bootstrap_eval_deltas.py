@@ -11868,18 +11868,6 @@ def _leaderboard_json(report: _LeaderboardReport) -> dict:
 
 # --- Pictures: self-contained SVG, no dependencies ---
 
-def _nice_ticks(lo: float, hi: float, count: int = 6) -> list:
-    """Round tick values covering [lo, hi]."""
-    raw = max(hi - lo, 1e-12) / count
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-    value, ticks = math.ceil(lo / step) * step, []
-    while value <= hi + step * 1e-9:
-        ticks.append(round(value, 10))
-        value += step
-    return ticks
-
-
 class _Svg:
     """A tiny SVG canvas with a plot frame and data coordinates."""
 
@@ -11899,6 +11887,18 @@ class _Svg:
 
     def add(self, element: str):
         self.parts.append(element)
+
+    @staticmethod
+    def ticks(lo: float, hi: float, count: int = 6) -> list:
+        """Round tick values covering [lo, hi]."""
+        raw = max(hi - lo, 1e-12) / count
+        magnitude = 10 ** math.floor(math.log10(raw))
+        step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+        value, ticks = math.ceil(lo / step) * step, []
+        while value <= hi + step * 1e-9:
+            ticks.append(round(value, 10))
+            value += step
+        return ticks
 
     def text(self, x, y, content, size=13, anchor="middle", extra=""):
         self.add(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}"'
@@ -11956,7 +11956,7 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
                    f'width="{max(x1 - x0 - 1, 0.5):.1f}" '
                    f'height="{canvas.y(0) - canvas.y(count):.1f}" '
                    f'fill="{"#3b75af" if inside else "#9bb8d3"}"/>')
-    canvas.axes(_nice_ticks(lo - pad, hi + pad), _nice_ticks(0, tallest * 1.1, 5),
+    canvas.axes(canvas.ticks(lo - pad, hi + pad), canvas.ticks(0, tallest * 1.1, 5),
                 "gap B - A (accuracy points)" if result.percent else "gap B - A (score units)",
                 "resamples" if dist.monte_carlo else "% of the distribution",
                 xfmt=lambda v: f"{v:+g}" if v else "0", yfmt=lambda v: f"{v:g}")
@@ -12012,7 +12012,7 @@ def svg_power_curve(report: _SweepReport) -> str:
                     canvas.y(min(1, rate + 1.96 * se)), stroke="#222", width=1.5)
         canvas.add(f'<circle cx="{canvas.x(n):.1f}" cy="{canvas.y(rate):.1f}" r="4" '
                    f'fill="#222"/>')
-    canvas.axes(_nice_ticks(0, top_n), [0, 0.2, 0.4, 0.6, 0.8, 1.0], "items in the eval set (n)",
+    canvas.axes(canvas.ticks(0, top_n), [0, 0.2, 0.4, 0.6, 0.8, 1.0], "items in the eval set (n)",
                 "power (interval excludes 0)", xfmt=lambda v: f"{v:,.0f}",
                 yfmt=lambda v: f"{100 * v:.0f}%")
     # the legend: the two analytic curves and the simulated points
@@ -12056,7 +12056,7 @@ def _forest(rows, unit: int, heading: str, xlabel: str, title: str, marks=()) ->
         canvas.text(canvas.left - 10, y + 4, label, size=12, anchor="end")
         canvas.text(canvas.width - canvas.right + 12, y + 4, note, size=12, anchor="start")
     canvas.line(canvas.left, bottom, canvas.width - canvas.right, bottom)
-    for tick in _nice_ticks(lo - pad, hi + pad):
+    for tick in canvas.ticks(lo - pad, hi + pad):
         canvas.line(canvas.x(tick), bottom, canvas.x(tick), bottom + 5)
         canvas.text(canvas.x(tick), bottom + 18, f"{tick:g}", size=12)
     canvas.text(canvas.width / 2, 24, heading, size=15)
@@ -12191,25 +12191,21 @@ def render(report, output: str = "text") -> str:
 JSON_SCHEMA = 2       # the JSON's layout: 2 puts each comparison in "comparisons" alone
 
 
-def _plain(value):
-    """A JSON body as plain Python values: exact numbers as floats, tuples as lists."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, (Fraction, _Unusable)):
-        return _json_default(value)
-    return value
-
-
 def _json_dict(report) -> dict:
     """The report's JSON: the schema, the tool's version, the kind of report, its body."""
+    def plain(value):               # exact numbers as floats, tuples as lists
+        if isinstance(value, dict):
+            return {key: plain(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(item) for item in value]
+        if isinstance(value, (Fraction, _Unusable)):
+            return _json_default(value)
+        return value
     _, build, source = _RENDERERS[type(report)]
     body, source = build(report), source or report.source
     params = {key: value for key, value in report.params.items() if value is not None}
-    return _plain({"schema": JSON_SCHEMA, "version": __version__,
-                   "kind": body.pop("kind", source), "source": source, "params": params,
-                   **body})
+    return plain({"schema": JSON_SCHEMA, "version": __version__,
+                  "kind": body.pop("kind", source), "source": source, "params": params, **body})
 
 
 # === The Python API: compare, leaderboard, read, plan, simulate, calibrate, ledger ===
