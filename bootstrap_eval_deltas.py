@@ -10630,12 +10630,11 @@ def _runs_lines(runs: RunsAnalysis, percent: bool) -> list:
             f"sd {unit(stats.sd)}, range {unit(min(stats.scores))} to {unit(max(stats.scores))}")
         lines.append(f"runs: {name} ({stats.count}): {', '.join(unit(s) for s in stats.scores)}"
                      f"{' pts' if percent else ''}; mean {unit(stats.mean)}, {spread}")
-    if runs.a.count > 1 and runs.b.count > 1 and runs.overlap:
-        lines.append("  the two systems' run scores overlap: by the seed-spread rule the gap "
-                     "of their means is not a finding on its own")
-    elif runs.a.count > 1 and runs.b.count > 1:
+    if runs.a.count > 1 and runs.b.count > 1:
         better, worse = ("B", "A") if min(runs.b.scores) > max(runs.a.scores) else ("A", "B")
-        lines.append(f"  the run scores do not overlap: every {better} run beats every "
+        lines.append("  the two systems' run scores overlap: by the seed-spread rule the gap of "
+                     "their means is not a finding on its own" if runs.overlap else
+                     f"  the run scores do not overlap: every {better} run beats every "
                      f"{worse} run")
     scale = runs.scale(runs.confidence)
     lines += [f"  two-level bootstrap {_format_level(runs.confidence)} CI (items and runs): "
@@ -11621,25 +11620,6 @@ def _board_headline(board: Leaderboard, table: Table, incomplete=()) -> str:
             f"({level} joint)")
 
 
-def _separate_text(board: Leaderboard) -> str:
-    first, second = board.standings[0].system, board.standings[1].system
-    head = f"to separate the top two ({first}, {second})"
-    if board.separate is not None:
-        alone, jointly = board.separate
-        unit = "battle" if board.metric in SCALES else "item"
-        return (f"{head} with {_format_level(board.target_power)} power: about {alone:,} "
-                f"{unit}{'s' * (alone != 1)} as a pair alone, {jointly:,} within this board's "
-                f"{_format_level(board.confidence)} joint intervals (normal approximation, from "
-                "the observed gap and its variance)")
-    if board.pair(first, second).apart:
-        return head + (": every item scores them the same distance apart, so any number of "
-                       "items does")
-    if "runs" in board.design:
-        return head + (": not planned in items, since the runs' own variance does not shrink "
-                       "with them (plan --runs plans items x runs)")
-    return head + ": they score the same here, which no number of items can tell apart"
-
-
 def _board_method(board: Leaderboard, params: dict) -> str:
     pairs, level = len(board.pairs), _format_level(board.confidence)
     critical = (f"critical value {board.critical:.3f} +-{board.critical_error:.3f} from "
@@ -11707,7 +11687,20 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
         lines.append(_Grid((table.slices, "items", *order), tuple(rows), frozenset({1})))
     position = _first_position(table) if isinstance(table, Battles) else None
     lines += [_position_line(position)[2:]] if position else []
-    lines += [_separate_text(board), *_dropped_lines(table), _board_method(board, report.params)]
+    separate = f"to separate the top two ({order[0]}, {order[1]})"
+    if board.separate is not None:
+        alone, jointly = board.separate
+        separate += (f" with {_format_level(board.target_power)} power: about {alone:,} "
+                     f"{unit[:-1]}{'s' * (alone != 1)} as a pair alone, {jointly:,} within this "
+                     f"board's {level} joint intervals (normal approximation, from the observed "
+                     "gap and its variance)")
+    else:
+        separate += (": every item scores them the same distance apart, so any number of "
+                     "items does" if board.pair(*order[:2]).apart else
+                     ": not planned in items, since the runs' own variance does not shrink with "
+                     "them (plan --runs plans items x runs)" if "runs" in board.design else
+                     ": they score the same here, which no number of items can tell apart")
+    lines += [separate, *_dropped_lines(table), _board_method(board, report.params)]
     if report.details:
         lines += _input_lines(table, report.params["seed"], None)[:-1]
     else:
@@ -12032,9 +12025,32 @@ def svg_power_curve(report: _SweepReport) -> str:
     return canvas.svg("Power of the paired bootstrap interval by eval-set size")
 
 
-def _forest(rows, unit: int, heading: str, xlabel: str, title: str, marks=()) -> str:
-    """The one forest plot: rows ``(label, point, interval, note, shaded)`` (values x *unit*);
-    *marks* ``(value, stroke, dash)`` are vertical lines drawn under them."""
+def svg_forest(report) -> str:
+    """A forest plot: a leaderboard's scores, intervals, ranks, tiers (shaded) and groups, or
+    each task's or slice's gaps and simultaneous intervals, the overall gap dashed."""
+    if isinstance(report, _LeaderboardReport):
+        board, marks = report.board, ()
+        percent, title = board.percent, "Leaderboard: scores, intervals, ranks and tiers"
+        rows = [(_printable(s.system)[:32], s.score, s.interval,
+                 f"rank {_ranks_text(s.ranks)}, tier {s.tier}, group {s.groups or '-'}",
+                 s.tier % 2 == 0) for s in board.standings]
+        heading = (f"{_format_level(board.confidence)} interval of each score; ranks jointly, "
+                   "tiers shaded in turn")
+        xlabel = "score (points)" if percent else "score"
+    else:
+        percent, several = report.table.proportions, len(report.table.systems) > 2
+        rows = [(_printable(f"{task.task} ({task.n:,})" + (f", {c.candidate}" if several else ""))
+                 [:36], c.analysis.gap, c.decision.interval,
+                 "too small" if _slice_needs(task, c.decision) else c.decision.word, False)
+                for task in report.result.tasks for c in task.comparisons]
+        first = report.result.tasks[0].comparisons[0].decision
+        pooled = float(report.pooled.comparisons[0].analysis.gap) * (100 if percent else 1)
+        noun = "slice" if report.table.slices else "task"
+        heading = (f"gap B - A per {noun}, {_format_level(first.level)} {first.joint} "
+                   "intervals; dashed: the overall gap")
+        xlabel, title = "gap (points)" if percent else "gap", f"Gap per {noun}"
+        marks = ((0.0, "#999", None), (pooled, "#c0504d", "6,4"))     # lines under the rows
+    unit = 100 if percent else 1
     ends = [float(e) * unit for row in rows for e in (row[2].lo, row[2].hi)] + [
         value for value, _, _ in marks]
     lo, hi = min(ends), max(ends)
@@ -12063,35 +12079,6 @@ def _forest(rows, unit: int, heading: str, xlabel: str, title: str, marks=()) ->
     canvas.text((canvas.left + canvas.width - canvas.right) / 2, canvas.height - 8, xlabel,
                 size=12)
     return canvas.svg(title)
-
-
-def svg_forest(report: _LeaderboardReport) -> str:
-    """The leaderboard as a forest plot: scores, intervals, ranks, tiers (shaded) and groups."""
-    board = report.board
-    rows = [(_printable(s.system)[:32], s.score, s.interval,
-             f"rank {_ranks_text(s.ranks)}, tier {s.tier}, group {s.groups or '-'}",
-             s.tier % 2 == 0) for s in board.standings]
-    return _forest(rows, 100 if board.percent else 1,
-                   f"{_format_level(board.confidence)} interval of each score; ranks jointly, "
-                   "tiers shaded in turn", "score (points)" if board.percent else "score",
-                   "Leaderboard: scores, intervals, ranks and tiers")
-
-
-def svg_tasks(report: _TasksReport) -> str:
-    """Each task's or slice's gaps and simultaneous intervals, the overall gap dashed."""
-    percent, several = report.table.proportions, len(report.table.systems) > 2
-    unit = 100 if percent else 1
-    rows = [(_printable(f"{task.task} ({task.n:,})" + (f", {c.candidate}" if several else ""))
-             [:36], c.analysis.gap, c.decision.interval,
-             "too small" if _slice_needs(task, c.decision) else c.decision.word, False)
-            for task in report.result.tasks for c in task.comparisons]
-    first = report.result.tasks[0].comparisons[0].decision
-    pooled = float(report.pooled.comparisons[0].analysis.gap) * unit
-    noun = "slice" if report.table.slices else "task"
-    return _forest(rows, unit, f"gap B - A per {noun}, {_format_level(first.level)} "
-                   f"{first.joint} intervals; dashed: the overall gap",
-                   "gap (points)" if percent else "gap", f"Gap per {noun}",
-                   marks=((0.0, "#999", None), (pooled, "#c0504d", "6,4")))
 
 
 # --- Rendering: a document in each format; one table of report type, document and JSON ---
@@ -13507,7 +13494,7 @@ _RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan
 _PICTURES = {Report: lambda report: svg_histogram(report.analysis, None if report.table else
                                                   report.params["acc_b"] - report.params["acc_a"]),
              _SweepReport: svg_power_curve, _LeaderboardReport: svg_forest,
-             _TasksReport: svg_tasks}
+             _TasksReport: svg_forest}
 
 
 def _run(request: _Request) -> tuple:
