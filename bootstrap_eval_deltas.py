@@ -10830,38 +10830,6 @@ def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
             f"{' and '.join(problems)}; {fix}"]
 
 
-def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
-    """The simulation's coverage and false positives over its replays, and the gate's."""
-    def rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
-        se = cov.standard_error(value) * 100
-        return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
-    which = (f"a 'significant' {'+' if true_gap >= 0 else '-'}gap" if true_gap != 0
-             else "a false positive")
-    kind = "two-level" if cov.rule == "two-level" else "paired"
-    lines = [f"over {cov.replays} replays: {kind} CI covers the true gap "
-             f"{rate_text(cov.covers_rate, cov)};",
-             f"CI excludes zero ({which}) {rate_text(cov.excludes_zero_rate, cov)}"]
-    if cov.item_level is not None:
-        items, other = cov.item_level, (
-            "the two-level interval's, over every run; the single-run interval, one run per "
-            "system," if cov.rule == "two-level" else
-            "the cluster bootstrap's; the item-level bootstrap, ignoring the clusters,")
-        lines.append(f"  (those are {other} covers {rate_text(items.covers_rate, items, '')} "
-                     f"and excludes zero {rate_text(items.excludes_zero_rate, items, '')})")
-    if cov.undefined:
-        lines.append(f"  ({cov.undefined} of {cov.replays} replays had no "
-                     f"{_INTERVAL_NAMES[cov.rule]} interval (undefined); the percentile interval "
-                     "stood in, as it does in a comparison)")
-    if cov.gate_passes is not None:
-        rate = Fraction(cov.gate_passes, max(1, cov.replays))
-        margin = _format_gap(cov.margin, True)
-        truth = (f"; the true gap equals the margin, so this is the gate's false-pass rate "
-                 f"(at most {_format_level((1 - nominal) / 2)} by design)"
-                 if true_gap == cov.margin else "")
-        lines.append(f"gate at {margin}: passes {rate_text(rate, cov)}{truth}")
-    return lines + _holds_lines(cov, None, nominal)
-
-
 def _calibration_lines(result: Analysis, details: bool) -> list:
     """The calibration (with *details*) and its warning when the interval does not hold."""
     cal = result.calibration
@@ -11191,10 +11159,9 @@ def _data_document(report: Report) -> list:
     lines += _exact_lines(result)
     if result.runs is not None:
         lines += _runs_lines(result.runs, percent)
-    lines += _design_lines(result.design)
-    lines += [f"note: {note}" for note in result.notes] + _dropped_lines(table)
-    lines += (_calibration_lines(result, report.details) + _ledger_lines(report)
-              + _act_lines(comparison))
+    lines += (_design_lines(result.design) + [f"note: {note}" for note in result.notes]
+              + _dropped_lines(table) + _calibration_lines(result, report.details)
+              + _ledger_lines(report) + _act_lines(comparison))
     if not report.details:
         kind = (f"each item's mean over {result.runs.a.count} and {result.runs.b.count} runs"
                 if result.runs is not None else "battles: who won each" if battles
@@ -11218,6 +11185,9 @@ def _data_document(report: Report) -> list:
 
 def _simulation_document(report: Report) -> list:
     """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
+    def rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
+        se = cov.standard_error(value) * 100
+        return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
     p, comparison, result = report.params, report.comparisons[0], report.analysis
     lines = [f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
              f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(p['acc_b'] - p['acc_a'])}",
@@ -11230,8 +11200,32 @@ def _simulation_document(report: Report) -> list:
              f"{_format_interval(result.unpaired, result.percent)}", _test_line(result)]
     if result.runs is not None:
         lines += _runs_lines(result.runs, result.percent)
-    if report.coverage is not None:
-        lines += _coverage_lines(report.coverage, p["acc_b"] - p["acc_a"], result.confidence)
+    if (cov := report.coverage) is not None:     # over the replays: coverage, false positives
+        true_gap = p["acc_b"] - p["acc_a"]
+        which = (f"a 'significant' {'+' if true_gap >= 0 else '-'}gap" if true_gap != 0
+                 else "a false positive")
+        lines += [f"over {cov.replays} replays: "
+                  f"{'two-level' if cov.rule == 'two-level' else 'paired'} CI covers the true gap "
+                  f"{rate_text(cov.covers_rate, cov)};",
+                  f"CI excludes zero ({which}) {rate_text(cov.excludes_zero_rate, cov)}"]
+        if (items := cov.item_level) is not None:
+            other = ("the two-level interval's, over every run; the single-run interval, one run "
+                     "per system," if cov.rule == "two-level" else
+                     "the cluster bootstrap's; the item-level bootstrap, ignoring the clusters,")
+            lines.append(f"  (those are {other} covers {rate_text(items.covers_rate, items, '')} "
+                         f"and excludes zero {rate_text(items.excludes_zero_rate, items, '')})")
+        if cov.undefined:
+            lines.append(f"  ({cov.undefined} of {cov.replays} replays had no "
+                         f"{_INTERVAL_NAMES[cov.rule]} interval (undefined); the percentile "
+                         "interval stood in, as it does in a comparison)")
+        if cov.gate_passes is not None:
+            truth = (f"; the true gap equals the margin, so this is the gate's false-pass rate "
+                     f"(at most {_format_level((1 - result.confidence) / 2)} by design)"
+                     if true_gap == cov.margin else "")
+            rate = Fraction(cov.gate_passes, max(1, cov.replays))
+            lines.append(f"gate at {_format_gap(cov.margin, True)}: passes "
+                         f"{rate_text(rate, cov)}{truth}")
+        lines += _holds_lines(cov, None, result.confidence)
     if report.plan is not None:
         lines.append(_plan_line(report.plan))
     if report.runs_plan is not None:
