@@ -11887,7 +11887,7 @@ class _Svg:
             value += step
         return ticks
 
-    def text(self, x, y, content, size=13, anchor="middle", extra=""):
+    def text(self, x, y, content, size=12, anchor="middle", extra=""):
         self.add(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}"'
                  f'{extra}>{html.escape(content)}</text>')
 
@@ -11902,12 +11902,12 @@ class _Svg:
         self.line(left, self.top, left, bottom)
         for tick in xticks:
             self.line(self.x(tick), bottom, self.x(tick), bottom + 5)
-            self.text(self.x(tick), bottom + 20, xfmt(tick), size=12)
+            self.text(self.x(tick), bottom + 20, xfmt(tick))
         for tick in yticks:
             self.line(left - 5, self.y(tick), left, self.y(tick))
-            self.text(left - 8, self.y(tick) + 4, yfmt(tick), size=12, anchor="end")
-        self.text((left + self.width - self.right) / 2, self.height - 15, xlabel)
-        self.text(18, (self.top + bottom) / 2, ylabel,
+            self.text(left - 8, self.y(tick) + 4, yfmt(tick), anchor="end")
+        self.text((left + self.width - self.right) / 2, self.height - 15, xlabel, size=13)
+        self.text(18, (self.top + bottom) / 2, ylabel, size=13,
                   extra=f' transform="rotate(-90 18 {(self.top + bottom) / 2:.1f})"')
 
     def svg(self, title: str) -> str:
@@ -11949,22 +11949,20 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
                 xfmt=lambda v: f"{v:+g}" if v else "0", yfmt=lambda v: f"{v:g}")
     top = canvas.top
     canvas.line(canvas.x(0), top, canvas.x(0), canvas.y(0), stroke="#555", width=1.5, dash="5,4")
-    canvas.text(canvas.x(0), top - 6, "0", size=12)
+    canvas.text(canvas.x(0), top - 6, "0")
     gap = float(result.gap) * unit
     canvas.line(canvas.x(gap), top + 14, canvas.x(gap), canvas.y(0), stroke="#222", width=1.5,
                 dash="2,3")
-    canvas.text(canvas.x(gap), top + 10, f"observed {gap:+.1f}", size=12)
+    canvas.text(canvas.x(gap), top + 10, f"observed {gap:+.1f}")
     if true_gap is not None:
         truth = float(true_gap) * unit
         canvas.line(canvas.x(truth), top + 28, canvas.x(truth), canvas.y(0), stroke="#c0392b",
                     width=2)
-        canvas.text(canvas.x(truth), top + 24, f"true gap {truth:+.1f}", size=12,
-                    extra=' fill="#c0392b"')
+        canvas.text(canvas.x(truth), top + 24, f"true gap {truth:+.1f}", extra=' fill="#c0392b"')
     canvas.text(canvas.width / 2, 22, "Paired bootstrap distribution of the gap "
                 f"{_distribution_words(dist).lstrip(', ')}", size=15)
     canvas.text(canvas.width / 2, 40, f"shaded: {_format_percent(result.confidence)} CI "
-                f"{_format_interval(result.paired, result.percent)}", size=12,
-                extra=' fill="#2c5d8a"')
+                f"{_format_interval(result.paired, result.percent)}", extra=' fill="#2c5d8a"')
     return canvas.svg("Paired bootstrap distribution of the accuracy gap")
 
 
@@ -11986,12 +11984,12 @@ def svg_power_curve(report: _SweepReport) -> str:
     canvas.line(canvas.x(0), canvas.y(target), canvas.x(top_n), canvas.y(target),
                 stroke="#c0392b", dash="5,4")
     canvas.text(canvas.x(top_n) - 4, canvas.y(target) - 6, f"target {100 * target:g}%",
-                size=12, anchor="end", extra=' fill="#c0392b"')
+                anchor="end", extra=' fill="#c0392b"')
     if result.n_needed:
         canvas.line(canvas.x(result.n_needed), canvas.y(0), canvas.x(result.n_needed),
                     canvas.y(target), stroke="#c0392b", dash="5,4")
         canvas.text(canvas.x(result.n_needed) + 4, canvas.y(0.04), f"n={result.n_needed:,}",
-                    size=12, anchor="start", extra=' fill="#c0392b"')
+                    anchor="start", extra=' fill="#c0392b"')
     for n, cov in [(row.n, row.simulated) for row in result.rows] + (
             [(result.n_needed, result.confirmation)] if result.confirmation is not None else []):
         rate, se = float(cov.excludes_zero_rate), cov.standard_error(cov.excludes_zero_rate)
@@ -12007,11 +12005,10 @@ def svg_power_curve(report: _SweepReport) -> str:
     for i, (colour, dash, label) in enumerate(legend):
         y = canvas.top + 14 + 18 * i
         canvas.line(canvas.left + 14, y, canvas.left + 44, y, stroke=colour, width=2, dash=dash)
-        canvas.text(canvas.left + 50, y + 4, label, size=12, anchor="start")
+        canvas.text(canvas.left + 50, y + 4, label, anchor="start")
     y = canvas.top + 14 + 18 * len(legend)
     canvas.add(f'<circle cx="{canvas.left + 29}" cy="{y}" r="4" fill="#222"/>')
-    canvas.text(canvas.left + 50, y + 4, "simulated, \u00b11.96 Monte Carlo s.e.", size=12,
-                anchor="start")
+    canvas.text(canvas.left + 50, y + 4, "simulated, \u00b11.96 Monte Carlo s.e.", anchor="start")
     copula = result.copula
     canvas.text(canvas.width / 2, 22, f"Power to detect a {format_pts(copula.true_gap)} gap "
                 f"(A={_format_decimal(copula.acc_a)}, B={_format_decimal(copula.acc_b)}, "
@@ -12063,15 +12060,14 @@ def svg_forest(report) -> str:
         canvas.line(x0, y, x1, y, stroke="#3b75af", width=2.5)
         canvas.add(f'<circle cx="{canvas.x(float(point) * unit):.1f}" cy="{y:.1f}" '
                    f'r="5" fill="#1f4e79"/>')
-        canvas.text(canvas.left - 10, y + 4, label, size=12, anchor="end")
-        canvas.text(canvas.width - canvas.right + 12, y + 4, note, size=12, anchor="start")
+        canvas.text(canvas.left - 10, y + 4, label, anchor="end")
+        canvas.text(canvas.width - canvas.right + 12, y + 4, note, anchor="start")
     canvas.line(canvas.left, bottom, canvas.width - canvas.right, bottom)
     for tick in canvas.ticks(lo - pad, hi + pad):
         canvas.line(canvas.x(tick), bottom, canvas.x(tick), bottom + 5)
-        canvas.text(canvas.x(tick), bottom + 18, f"{tick:g}", size=12)
+        canvas.text(canvas.x(tick), bottom + 18, f"{tick:g}")
     canvas.text(canvas.width / 2, 24, heading, size=15)
-    canvas.text((canvas.left + canvas.width - canvas.right) / 2, canvas.height - 8, xlabel,
-                size=12)
+    canvas.text((canvas.left + canvas.width - canvas.right) / 2, canvas.height - 8, xlabel)
     return canvas.svg(title)
 
 
