@@ -11048,12 +11048,13 @@ def _comparison_document(report: Report) -> list:
 
 def _method_text(result: Analysis) -> str:
     """How the intervals were computed, in the report's words."""
-    if result.method != "bootstrap":
-        return {"exact": "exact bootstrap (B = infinity)",
-                "saddlepoint": "saddlepoint approximation to the bootstrap (Davison and Hinkley "
-                               "1988; no resampling)",
-                "mixture": "bootstrap with the outlying scores' draws counted exactly, the rest "
-                           "by Edgeworth's series (no resampling)"}[result.method]
+    named = {"exact": "exact bootstrap (B = infinity)",
+             "saddlepoint": "saddlepoint approximation to the bootstrap (Davison and Hinkley "
+                            "1988; no resampling)",
+             "mixture": "bootstrap with the outlying scores' draws counted exactly, the rest by "
+                        "Edgeworth's series (no resampling)"}
+    if result.method in named:
+        return named[result.method]
     engine = "" if result.engine == "stream" else f", {result.engine} engine"
     held = result.paired.places
     loose = held is not None and _held_places(result.errors["paired"], result.percent) is None
