@@ -10526,12 +10526,11 @@ def _runs_lines(runs: RunsAnalysis, percent: bool) -> list:
             f"sd {unit(stats.sd)}, range {unit(min(stats.scores))} to {unit(max(stats.scores))}")
         lines.append(f"runs: {name} ({stats.count}): {', '.join(unit(s) for s in stats.scores)}"
                      f"{' pts' if percent else ''}; mean {unit(stats.mean)}, {spread}")
-    if runs.a.count > 1 and runs.b.count > 1 and runs.overlap:
-        lines.append("  the two systems' run scores overlap: by the seed-spread rule the gap "
-                     "of their means is not a finding on its own")
-    elif runs.a.count > 1 and runs.b.count > 1:
+    if runs.a.count > 1 and runs.b.count > 1:
         better, worse = ("B", "A") if min(runs.b.scores) > max(runs.a.scores) else ("A", "B")
-        lines.append(f"  the run scores do not overlap: every {better} run beats every "
+        lines.append("  the two systems' run scores overlap: by the seed-spread rule the gap of "
+                     "their means is not a finding on its own" if runs.overlap else
+                     f"  the run scores do not overlap: every {better} run beats every "
                      f"{worse} run")
     scale = runs.scale(runs.confidence)
     lines += [f"  two-level bootstrap {_format_level(runs.confidence)} CI (items and runs): "
@@ -10617,35 +10616,8 @@ def _magnitude(value: Fraction, percent: bool, beside=None) -> str:
     return _format_gap(value, percent, beside=beside).lstrip("+")
 
 
-def _advice_line(advice: _Advice, result: Analysis) -> str:
-    moves = (f"hint: the gap intervals' ends move by up to "
-             f"+-{_magnitude(advice.worst, result.percent)} from seed to seed at "
-             f"B={result.resamples:,}, more than the last digit printed; ")
-    if advice.kind == "exact":
-        return moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at no cost"
-    half = _magnitude(advice.digit / 2, result.percent) if advice.digit < 1 else \
-        f"{float(advice.digit) / 2:.0e}"             # half the sixth significant digit
-    if advice.kind == "lattice":
-        apart = (f"the gap's resampled values lie {_magnitude(advice.step, result.percent)} "
-                 "apart, so an end moves by whole steps: ")
-        return moves + apart + (
-            f"about {advice.resamples:,} resamples (--resamples) would settle each on one value "
-            "in 99 runs of 100" if advice.resamples else "an end sits at a step's edge, or "
-            f"near enough that more than {MAX_RESAMPLES:,} resamples would not settle it")
-    if advice.kind == "resamples":
-        return moves + (f"about {advice.resamples:,} resamples (--resamples) would hold each "
-                        f"within +-{half} (half that digit) of its value at B = infinity in 99 "
-                        "runs of 100")
-    return moves + (f"holding them within +-{half} would take more than {MAX_RESAMPLES:,} "
-                    "resamples; " + (
-                        "no method without Monte Carlo error fits these scores (the "
-                        "saddlepoint approximation needs more units, none dominant)"
-                        if result.unasked else "without --resamples the tool uses a method "
-                        "with no Monte Carlo error where one applies"))
-
-
 def _precision_lines(result: Analysis) -> list:
-    """Monte Carlo error of each interval end, advice when B is too small, exact intervals."""
+    """Monte Carlo error of each interval end, and advice when B is too small."""
     pct, errors = result.percent, result.errors
     if result.method != "bootstrap" or all(m in _UNRESAMPLED for m in result.rules.values()):
         return []
@@ -10654,9 +10626,32 @@ def _precision_lines(result: Analysis) -> list:
                                     ("paired", "paired", pct), ("unpaired", "unpaired", pct))]
     lines = [f"Monte Carlo error of the interval ends (B={result.resamples:,}): "
              + ", ".join(parts)]
-    if (advice := _mc_advice(result)) is not None:
-        lines.append(_advice_line(advice, result))
-    return lines
+    if (advice := _mc_advice(result)) is None:
+        return lines
+    moves = (f"hint: the gap intervals' ends move by up to +-{_magnitude(advice.worst, pct)} "
+             f"from seed to seed at B={result.resamples:,}, more than the last digit printed; ")
+    if advice.kind == "exact":
+        return lines + [moves + "for 0/1 scores --exact gives the exact ends (B = infinity) at "
+                        "no cost"]
+    half = _magnitude(advice.digit / 2, pct) if advice.digit < 1 else \
+        f"{float(advice.digit) / 2:.0e}"             # half the sixth significant digit
+    if advice.kind == "lattice":
+        hint = (f"the gap's resampled values lie {_magnitude(advice.step, pct)} apart, so an end "
+                "moves by whole steps: " + (
+                    f"about {advice.resamples:,} resamples (--resamples) would settle each on one "
+                    "value in 99 runs of 100" if advice.resamples else "an end sits at a step's "
+                    f"edge, or near enough that more than {MAX_RESAMPLES:,} resamples would not "
+                    "settle it"))
+    elif advice.kind == "resamples":
+        hint = (f"about {advice.resamples:,} resamples (--resamples) would hold each within "
+                f"+-{half} (half that digit) of its value at B = infinity in 99 runs of 100")
+    else:
+        hint = (f"holding them within +-{half} would take more than {MAX_RESAMPLES:,} "
+                "resamples; " + ("no method without Monte Carlo error fits these scores (the "
+                                 "saddlepoint approximation needs more units, none dominant)"
+                                 if result.unasked else "without --resamples the tool uses a "
+                                 "method with no Monte Carlo error where one applies"))
+    return lines + [moves + hint]
 
 
 def _exact_lines(result: Analysis) -> list:
@@ -10729,38 +10724,6 @@ def _holds_lines(cov: Coverage, null: Coverage | None, nominal) -> list:
                   if alt_null is not None else "") + " here")
     return [f"warning: at this n the {_INTERVAL_NAMES[cov.rule]} interval "
             f"{' and '.join(problems)}; {fix}"]
-
-
-def _coverage_lines(cov: Coverage, true_gap: Fraction, nominal) -> list:
-    """The simulation's coverage and false positives over its replays, and the gate's."""
-    def rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
-        se = cov.standard_error(value) * 100
-        return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
-    which = (f"a 'significant' {'+' if true_gap >= 0 else '-'}gap" if true_gap != 0
-             else "a false positive")
-    kind = "two-level" if cov.rule == "two-level" else "paired"
-    lines = [f"over {cov.replays} replays: {kind} CI covers the true gap "
-             f"{rate_text(cov.covers_rate, cov)};",
-             f"CI excludes zero ({which}) {rate_text(cov.excludes_zero_rate, cov)}"]
-    if cov.item_level is not None:
-        items, other = cov.item_level, (
-            "the two-level interval's, over every run; the single-run interval, one run per "
-            "system," if cov.rule == "two-level" else
-            "the cluster bootstrap's; the item-level bootstrap, ignoring the clusters,")
-        lines.append(f"  (those are {other} covers {rate_text(items.covers_rate, items, '')} "
-                     f"and excludes zero {rate_text(items.excludes_zero_rate, items, '')})")
-    if cov.undefined:
-        lines.append(f"  ({cov.undefined} of {cov.replays} replays had no "
-                     f"{_INTERVAL_NAMES[cov.rule]} interval (undefined); the percentile interval "
-                     "stood in, as it does in a comparison)")
-    if cov.gate_passes is not None:
-        rate = Fraction(cov.gate_passes, max(1, cov.replays))
-        margin = _format_gap(cov.margin, True)
-        truth = (f"; the true gap equals the margin, so this is the gate's false-pass rate "
-                 f"(at most {_format_level((1 - nominal) / 2)} by design)"
-                 if true_gap == cov.margin else "")
-        lines.append(f"gate at {margin}: passes {rate_text(rate, cov)}{truth}")
-    return lines + _holds_lines(cov, None, nominal)
 
 
 def _calibration_lines(result: Analysis, details: bool) -> list:
@@ -10979,17 +10942,15 @@ def _comparison_document(report: Report) -> list:
     return _simulation_document(report) if report.table is None else _data_document(report)
 
 
-_METHOD_NAMES = {"exact": "exact bootstrap (B = infinity)",
-                 "saddlepoint": "saddlepoint approximation to the bootstrap (Davison and "
-                                "Hinkley 1988; no resampling)",
-                 "mixture": "bootstrap with the outlying scores' draws counted exactly, the "
-                            "rest by Edgeworth's series (no resampling)"}
-
-
 def _method_text(result: Analysis) -> str:
     """How the intervals were computed, in the report's words."""
-    if result.method in _METHOD_NAMES:
-        return _METHOD_NAMES[result.method]
+    named = {"exact": "exact bootstrap (B = infinity)",
+             "saddlepoint": "saddlepoint approximation to the bootstrap (Davison and Hinkley "
+                            "1988; no resampling)",
+             "mixture": "bootstrap with the outlying scores' draws counted exactly, the rest by "
+                        "Edgeworth's series (no resampling)"}
+    if result.method in named:
+        return named[result.method]
     engine = "" if result.engine == "stream" else f", {result.engine} engine"
     held = result.paired.places
     loose = held is not None and _held_places(result.errors["paired"], result.percent) is None
@@ -11095,10 +11056,9 @@ def _data_document(report: Report) -> list:
     lines += _exact_lines(result)
     if result.runs is not None:
         lines += _runs_lines(result.runs, percent)
-    lines += _design_lines(result.design)
-    lines += [f"note: {note}" for note in result.notes] + _dropped_lines(table)
-    lines += (_calibration_lines(result, report.details) + _ledger_lines(report)
-              + _act_lines(comparison))
+    lines += (_design_lines(result.design) + [f"note: {note}" for note in result.notes]
+              + _dropped_lines(table) + _calibration_lines(result, report.details)
+              + _ledger_lines(report) + _act_lines(comparison))
     if not report.details:
         kind = (f"each item's mean over {result.runs.a.count} and {result.runs.b.count} runs"
                 if result.runs is not None else "battles: who won each" if battles
@@ -11122,6 +11082,9 @@ def _data_document(report: Report) -> list:
 
 def _simulation_document(report: Report) -> list:
     """The article's report, line for line, then coverage, plan, notes, verdict, histogram."""
+    def rate_text(value: Fraction, cov: Coverage, tail: str = " of the time") -> str:
+        se = cov.standard_error(value) * 100
+        return f"{_round_fixed(value * 100, 1)}%{tail} (Monte Carlo s.e. {se:.1f}%)"
     p, comparison, result = report.params, report.comparisons[0], report.analysis
     lines = [f"n={result.n}, true accuracies A={_format_decimal(p['acc_a'])} "
              f"B={_format_decimal(p['acc_b'])}, true gap={format_pts(p['acc_b'] - p['acc_a'])}",
@@ -11134,8 +11097,32 @@ def _simulation_document(report: Report) -> list:
              f"{_format_interval(result.unpaired, result.percent)}", _test_line(result)]
     if result.runs is not None:
         lines += _runs_lines(result.runs, result.percent)
-    if report.coverage is not None:
-        lines += _coverage_lines(report.coverage, p["acc_b"] - p["acc_a"], result.confidence)
+    if (cov := report.coverage) is not None:     # over the replays: coverage, false positives
+        true_gap = p["acc_b"] - p["acc_a"]
+        which = (f"a 'significant' {'+' if true_gap >= 0 else '-'}gap" if true_gap != 0
+                 else "a false positive")
+        lines += [f"over {cov.replays} replays: "
+                  f"{'two-level' if cov.rule == 'two-level' else 'paired'} CI covers the true gap "
+                  f"{rate_text(cov.covers_rate, cov)};",
+                  f"CI excludes zero ({which}) {rate_text(cov.excludes_zero_rate, cov)}"]
+        if (items := cov.item_level) is not None:
+            other = ("the two-level interval's, over every run; the single-run interval, one run "
+                     "per system," if cov.rule == "two-level" else
+                     "the cluster bootstrap's; the item-level bootstrap, ignoring the clusters,")
+            lines.append(f"  (those are {other} covers {rate_text(items.covers_rate, items, '')} "
+                         f"and excludes zero {rate_text(items.excludes_zero_rate, items, '')})")
+        if cov.undefined:
+            lines.append(f"  ({cov.undefined} of {cov.replays} replays had no "
+                         f"{_INTERVAL_NAMES[cov.rule]} interval (undefined); the percentile "
+                         "interval stood in, as it does in a comparison)")
+        if cov.gate_passes is not None:
+            truth = (f"; the true gap equals the margin, so this is the gate's false-pass rate "
+                     f"(at most {_format_level((1 - result.confidence) / 2)} by design)"
+                     if true_gap == cov.margin else "")
+            rate = Fraction(cov.gate_passes, max(1, cov.replays))
+            lines.append(f"gate at {_format_gap(cov.margin, True)}: passes "
+                         f"{rate_text(rate, cov)}{truth}")
+        lines += _holds_lines(cov, None, result.confidence)
     if report.plan is not None:
         lines.append(_plan_line(report.plan))
     if report.runs_plan is not None:
@@ -11227,18 +11214,6 @@ def _analysis_json(result: Analysis) -> dict:
             "calibration": None if result.calibration is None else result.calibration.to_json()}
 
 
-def _one_comparison_json(c: Comparison) -> dict:
-    """One candidate against the baseline: what was computed and what it says."""
-    dist = c.analysis.paired_distribution
-    return {"baseline": c.baseline, "candidate": c.candidate, "engine": c.analysis.engine,
-            **_analysis_json(c.analysis), "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
-            "p_bh": c.p_bh, "verdict": c.decision.word, "decision": c.decision.to_json(),
-            "act": None if c.decision.claims else act_plan(c.analysis).to_json(),
-            "histogram": [{"lo": float(lo), "hi": float(hi), "share": float(share),
-                           **({"count": int(share * len(dist.sums))} if dist.monte_carlo
-                              else {})} for lo, hi, share in _histogram_bins(dist, 12)]}
-
-
 def _comparison_json(report: Report) -> dict:
     """Where the scores came from, then each comparison (none of whose keys repeats here)."""
     body = {"kind": "simulation" if report.table is None else "comparison"}
@@ -11257,7 +11232,15 @@ def _comparison_json(report: Report) -> dict:
                              ("plan", report.plan, _plan_json)):
         if part is not None:
             body[key] = build(part)
-    body["comparisons"] = [_one_comparison_json(c) for c in report.comparisons]
+    body["comparisons"] = [     # each candidate against the baseline: its numbers and words
+        {"baseline": c.baseline, "candidate": c.candidate, "engine": c.analysis.engine,
+         **_analysis_json(c.analysis), "p_holm": c.p_holm, "p_bonferroni": c.p_bonferroni,
+         "p_bh": c.p_bh, "verdict": c.decision.word, "decision": c.decision.to_json(),
+         "act": None if c.decision.claims else act_plan(c.analysis).to_json(),
+         "histogram": [{"lo": float(lo), "hi": float(hi), "share": float(share),
+                        **({"count": int(share * len(dist.sums))} if dist.monte_carlo else {})}
+                       for lo, hi, share in _histogram_bins(dist, 12)]}
+        for c in report.comparisons for dist in [c.analysis.paired_distribution]]
     if report.table is not None and report.table.preference is not None:
         body["battles"] = _battle_summary(report.table, report.comparisons[0])
     return body
@@ -11528,25 +11511,6 @@ def _board_headline(board: Leaderboard, table: Table, incomplete=()) -> str:
             f"({level} joint)")
 
 
-def _separate_text(board: Leaderboard) -> str:
-    first, second = board.standings[0].system, board.standings[1].system
-    head = f"to separate the top two ({first}, {second})"
-    if board.separate is not None:
-        alone, jointly = board.separate
-        unit = "battle" if board.metric in SCALES else "item"
-        return (f"{head} with {_format_level(board.target_power)} power: about {alone:,} "
-                f"{unit}{'s' * (alone != 1)} as a pair alone, {jointly:,} within this board's "
-                f"{_format_level(board.confidence)} joint intervals (normal approximation, from "
-                "the observed gap and its variance)")
-    if board.pair(first, second).apart:
-        return head + (": every item scores them the same distance apart, so any number of "
-                       "items does")
-    if "runs" in board.design:
-        return head + (": not planned in items, since the runs' own variance does not shrink "
-                       "with them (plan --runs plans items x runs)")
-    return head + ": they score the same here, which no number of items can tell apart"
-
-
 def _board_method(board: Leaderboard, params: dict) -> str:
     pairs, level = len(board.pairs), _format_level(board.confidence)
     critical = (f"critical value {board.critical:.3f} +-{board.critical_error:.3f} from "
@@ -11614,7 +11578,20 @@ def _leaderboard_document(report: _LeaderboardReport) -> list:
         lines.append(_Grid((table.slices, "items", *order), tuple(rows), frozenset({1})))
     position = _first_position(table) if isinstance(table, Battles) else None
     lines += [_position_line(position)[2:]] if position else []
-    lines += [_separate_text(board), *_dropped_lines(table), _board_method(board, report.params)]
+    separate = f"to separate the top two ({order[0]}, {order[1]})"
+    if board.separate is not None:
+        alone, jointly = board.separate
+        separate += (f" with {_format_level(board.target_power)} power: about {alone:,} "
+                     f"{unit[:-1]}{'s' * (alone != 1)} as a pair alone, {jointly:,} within this "
+                     f"board's {level} joint intervals (normal approximation, from the observed "
+                     "gap and its variance)")
+    else:
+        separate += (": every item scores them the same distance apart, so any number of "
+                     "items does" if board.pair(*order[:2]).apart else
+                     ": not planned in items, since the runs' own variance does not shrink with "
+                     "them (plan --runs plans items x runs)" if "runs" in board.design else
+                     ": they score the same here, which no number of items can tell apart")
+    lines += [separate, *_dropped_lines(table), _board_method(board, report.params)]
     if report.details:
         lines += _input_lines(table, report.params["seed"], None)[:-1]
     else:
@@ -11775,18 +11752,6 @@ def _leaderboard_json(report: _LeaderboardReport) -> dict:
 
 # --- Pictures: self-contained SVG, no dependencies ---
 
-def _nice_ticks(lo: float, hi: float, count: int = 6) -> list:
-    """Round tick values covering [lo, hi]."""
-    raw = max(hi - lo, 1e-12) / count
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-    value, ticks = math.ceil(lo / step) * step, []
-    while value <= hi + step * 1e-9:
-        ticks.append(round(value, 10))
-        value += step
-    return ticks
-
-
 class _Svg:
     """A tiny SVG canvas with a plot frame and data coordinates."""
 
@@ -11807,7 +11772,19 @@ class _Svg:
     def add(self, element: str):
         self.parts.append(element)
 
-    def text(self, x, y, content, size=13, anchor="middle", extra=""):
+    @staticmethod
+    def ticks(lo: float, hi: float, count: int = 6) -> list:
+        """Round tick values covering [lo, hi]."""
+        raw = max(hi - lo, 1e-12) / count
+        magnitude = 10 ** math.floor(math.log10(raw))
+        step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+        value, ticks = math.ceil(lo / step) * step, []
+        while value <= hi + step * 1e-9:
+            ticks.append(round(value, 10))
+            value += step
+        return ticks
+
+    def text(self, x, y, content, size=12, anchor="middle", extra=""):
         self.add(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}"'
                  f'{extra}>{html.escape(content)}</text>')
 
@@ -11822,12 +11799,12 @@ class _Svg:
         self.line(left, self.top, left, bottom)
         for tick in xticks:
             self.line(self.x(tick), bottom, self.x(tick), bottom + 5)
-            self.text(self.x(tick), bottom + 20, xfmt(tick), size=12)
+            self.text(self.x(tick), bottom + 20, xfmt(tick))
         for tick in yticks:
             self.line(left - 5, self.y(tick), left, self.y(tick))
-            self.text(left - 8, self.y(tick) + 4, yfmt(tick), size=12, anchor="end")
-        self.text((left + self.width - self.right) / 2, self.height - 15, xlabel)
-        self.text(18, (self.top + bottom) / 2, ylabel,
+            self.text(left - 8, self.y(tick) + 4, yfmt(tick), anchor="end")
+        self.text((left + self.width - self.right) / 2, self.height - 15, xlabel, size=13)
+        self.text(18, (self.top + bottom) / 2, ylabel, size=13,
                   extra=f' transform="rotate(-90 18 {(self.top + bottom) / 2:.1f})"')
 
     def svg(self, title: str) -> str:
@@ -11863,28 +11840,26 @@ def svg_histogram(result: Analysis, true_gap=None, bins: int = 40) -> str:
                    f'width="{max(x1 - x0 - 1, 0.5):.1f}" '
                    f'height="{canvas.y(0) - canvas.y(count):.1f}" '
                    f'fill="{"#3b75af" if inside else "#9bb8d3"}"/>')
-    canvas.axes(_nice_ticks(lo - pad, hi + pad), _nice_ticks(0, tallest * 1.1, 5),
+    canvas.axes(canvas.ticks(lo - pad, hi + pad), canvas.ticks(0, tallest * 1.1, 5),
                 "gap B - A (accuracy points)" if result.percent else "gap B - A (score units)",
                 "resamples" if dist.monte_carlo else "% of the distribution",
                 xfmt=lambda v: f"{v:+g}" if v else "0", yfmt=lambda v: f"{v:g}")
     top = canvas.top
     canvas.line(canvas.x(0), top, canvas.x(0), canvas.y(0), stroke="#555", width=1.5, dash="5,4")
-    canvas.text(canvas.x(0), top - 6, "0", size=12)
+    canvas.text(canvas.x(0), top - 6, "0")
     gap = float(result.gap) * unit
     canvas.line(canvas.x(gap), top + 14, canvas.x(gap), canvas.y(0), stroke="#222", width=1.5,
                 dash="2,3")
-    canvas.text(canvas.x(gap), top + 10, f"observed {gap:+.1f}", size=12)
+    canvas.text(canvas.x(gap), top + 10, f"observed {gap:+.1f}")
     if true_gap is not None:
         truth = float(true_gap) * unit
         canvas.line(canvas.x(truth), top + 28, canvas.x(truth), canvas.y(0), stroke="#c0392b",
                     width=2)
-        canvas.text(canvas.x(truth), top + 24, f"true gap {truth:+.1f}", size=12,
-                    extra=' fill="#c0392b"')
+        canvas.text(canvas.x(truth), top + 24, f"true gap {truth:+.1f}", extra=' fill="#c0392b"')
     canvas.text(canvas.width / 2, 22, "Paired bootstrap distribution of the gap "
                 f"{_distribution_words(dist).lstrip(', ')}", size=15)
     canvas.text(canvas.width / 2, 40, f"shaded: {_format_percent(result.confidence)} CI "
-                f"{_format_interval(result.paired, result.percent)}", size=12,
-                extra=' fill="#2c5d8a"')
+                f"{_format_interval(result.paired, result.percent)}", extra=' fill="#2c5d8a"')
     return canvas.svg("Paired bootstrap distribution of the accuracy gap")
 
 
@@ -11906,12 +11881,12 @@ def svg_power_curve(report: _SweepReport) -> str:
     canvas.line(canvas.x(0), canvas.y(target), canvas.x(top_n), canvas.y(target),
                 stroke="#c0392b", dash="5,4")
     canvas.text(canvas.x(top_n) - 4, canvas.y(target) - 6, f"target {100 * target:g}%",
-                size=12, anchor="end", extra=' fill="#c0392b"')
+                anchor="end", extra=' fill="#c0392b"')
     if result.n_needed:
         canvas.line(canvas.x(result.n_needed), canvas.y(0), canvas.x(result.n_needed),
                     canvas.y(target), stroke="#c0392b", dash="5,4")
         canvas.text(canvas.x(result.n_needed) + 4, canvas.y(0.04), f"n={result.n_needed:,}",
-                    size=12, anchor="start", extra=' fill="#c0392b"')
+                    anchor="start", extra=' fill="#c0392b"')
     for n, cov in [(row.n, row.simulated) for row in result.rows] + (
             [(result.n_needed, result.confirmation)] if result.confirmation is not None else []):
         rate, se = float(cov.excludes_zero_rate), cov.standard_error(cov.excludes_zero_rate)
@@ -11919,7 +11894,7 @@ def svg_power_curve(report: _SweepReport) -> str:
                     canvas.y(min(1, rate + 1.96 * se)), stroke="#222", width=1.5)
         canvas.add(f'<circle cx="{canvas.x(n):.1f}" cy="{canvas.y(rate):.1f}" r="4" '
                    f'fill="#222"/>')
-    canvas.axes(_nice_ticks(0, top_n), [0, 0.2, 0.4, 0.6, 0.8, 1.0], "items in the eval set (n)",
+    canvas.axes(canvas.ticks(0, top_n), [0, 0.2, 0.4, 0.6, 0.8, 1.0], "items in the eval set (n)",
                 "power (interval excludes 0)", xfmt=lambda v: f"{v:,.0f}",
                 yfmt=lambda v: f"{100 * v:.0f}%")
     # the legend: the two analytic curves and the simulated points
@@ -11927,11 +11902,10 @@ def svg_power_curve(report: _SweepReport) -> str:
     for i, (colour, dash, label) in enumerate(legend):
         y = canvas.top + 14 + 18 * i
         canvas.line(canvas.left + 14, y, canvas.left + 44, y, stroke=colour, width=2, dash=dash)
-        canvas.text(canvas.left + 50, y + 4, label, size=12, anchor="start")
+        canvas.text(canvas.left + 50, y + 4, label, anchor="start")
     y = canvas.top + 14 + 18 * len(legend)
     canvas.add(f'<circle cx="{canvas.left + 29}" cy="{y}" r="4" fill="#222"/>')
-    canvas.text(canvas.left + 50, y + 4, "simulated, \u00b11.96 Monte Carlo s.e.", size=12,
-                anchor="start")
+    canvas.text(canvas.left + 50, y + 4, "simulated, \u00b11.96 Monte Carlo s.e.", anchor="start")
     copula = result.copula
     canvas.text(canvas.width / 2, 22, f"Power to detect a {format_pts(copula.true_gap)} gap "
                 f"(A={_format_decimal(copula.acc_a)}, B={_format_decimal(copula.acc_b)}, "
@@ -11939,9 +11913,32 @@ def svg_power_curve(report: _SweepReport) -> str:
     return canvas.svg("Power of the paired bootstrap interval by eval-set size")
 
 
-def _forest(rows, unit: int, heading: str, xlabel: str, title: str, marks=()) -> str:
-    """The one forest plot: rows ``(label, point, interval, note, shaded)`` (values x *unit*);
-    *marks* ``(value, stroke, dash)`` are vertical lines drawn under them."""
+def svg_forest(report) -> str:
+    """A forest plot: a leaderboard's scores, intervals, ranks, tiers (shaded) and groups, or
+    each task's or slice's gaps and simultaneous intervals, the overall gap dashed."""
+    if isinstance(report, _LeaderboardReport):
+        board, marks = report.board, ()
+        percent, title = board.percent, "Leaderboard: scores, intervals, ranks and tiers"
+        rows = [(_printable(s.system)[:32], s.score, s.interval,
+                 f"rank {_ranks_text(s.ranks)}, tier {s.tier}, group {s.groups or '-'}",
+                 s.tier % 2 == 0) for s in board.standings]
+        heading = (f"{_format_level(board.confidence)} interval of each score; ranks jointly, "
+                   "tiers shaded in turn")
+        xlabel = "score (points)" if percent else "score"
+    else:
+        percent, several = report.table.proportions, len(report.table.systems) > 2
+        rows = [(_printable(f"{task.task} ({task.n:,})" + (f", {c.candidate}" if several else ""))
+                 [:36], c.analysis.gap, c.decision.interval,
+                 "too small" if _slice_needs(task, c.decision) else c.decision.word, False)
+                for task in report.result.tasks for c in task.comparisons]
+        first = report.result.tasks[0].comparisons[0].decision
+        pooled = float(report.pooled.comparisons[0].analysis.gap) * (100 if percent else 1)
+        noun = "slice" if report.table.slices else "task"
+        heading = (f"gap B - A per {noun}, {_format_level(first.level)} {first.joint} "
+                   "intervals; dashed: the overall gap")
+        xlabel, title = "gap (points)" if percent else "gap", f"Gap per {noun}"
+        marks = ((0.0, "#999", None), (pooled, "#c0504d", "6,4"))     # lines under the rows
+    unit = 100 if percent else 1
     ends = [float(e) * unit for row in rows for e in (row[2].lo, row[2].hi)] + [
         value for value, _, _ in marks]
     lo, hi = min(ends), max(ends)
@@ -11960,45 +11957,15 @@ def _forest(rows, unit: int, heading: str, xlabel: str, title: str, marks=()) ->
         canvas.line(x0, y, x1, y, stroke="#3b75af", width=2.5)
         canvas.add(f'<circle cx="{canvas.x(float(point) * unit):.1f}" cy="{y:.1f}" '
                    f'r="5" fill="#1f4e79"/>')
-        canvas.text(canvas.left - 10, y + 4, label, size=12, anchor="end")
-        canvas.text(canvas.width - canvas.right + 12, y + 4, note, size=12, anchor="start")
+        canvas.text(canvas.left - 10, y + 4, label, anchor="end")
+        canvas.text(canvas.width - canvas.right + 12, y + 4, note, anchor="start")
     canvas.line(canvas.left, bottom, canvas.width - canvas.right, bottom)
-    for tick in _nice_ticks(lo - pad, hi + pad):
+    for tick in canvas.ticks(lo - pad, hi + pad):
         canvas.line(canvas.x(tick), bottom, canvas.x(tick), bottom + 5)
-        canvas.text(canvas.x(tick), bottom + 18, f"{tick:g}", size=12)
+        canvas.text(canvas.x(tick), bottom + 18, f"{tick:g}")
     canvas.text(canvas.width / 2, 24, heading, size=15)
-    canvas.text((canvas.left + canvas.width - canvas.right) / 2, canvas.height - 8, xlabel,
-                size=12)
+    canvas.text((canvas.left + canvas.width - canvas.right) / 2, canvas.height - 8, xlabel)
     return canvas.svg(title)
-
-
-def svg_forest(report: _LeaderboardReport) -> str:
-    """The leaderboard as a forest plot: scores, intervals, ranks, tiers (shaded) and groups."""
-    board = report.board
-    rows = [(_printable(s.system)[:32], s.score, s.interval,
-             f"rank {_ranks_text(s.ranks)}, tier {s.tier}, group {s.groups or '-'}",
-             s.tier % 2 == 0) for s in board.standings]
-    return _forest(rows, 100 if board.percent else 1,
-                   f"{_format_level(board.confidence)} interval of each score; ranks jointly, "
-                   "tiers shaded in turn", "score (points)" if board.percent else "score",
-                   "Leaderboard: scores, intervals, ranks and tiers")
-
-
-def svg_tasks(report: _TasksReport) -> str:
-    """Each task's or slice's gaps and simultaneous intervals, the overall gap dashed."""
-    percent, several = report.table.proportions, len(report.table.systems) > 2
-    unit = 100 if percent else 1
-    rows = [(_printable(f"{task.task} ({task.n:,})" + (f", {c.candidate}" if several else ""))
-             [:36], c.analysis.gap, c.decision.interval,
-             "too small" if _slice_needs(task, c.decision) else c.decision.word, False)
-            for task in report.result.tasks for c in task.comparisons]
-    first = report.result.tasks[0].comparisons[0].decision
-    pooled = float(report.pooled.comparisons[0].analysis.gap) * unit
-    noun = "slice" if report.table.slices else "task"
-    return _forest(rows, unit, f"gap B - A per {noun}, {_format_level(first.level)} "
-                   f"{first.joint} intervals; dashed: the overall gap",
-                   "gap (points)" if percent else "gap", f"Gap per {noun}",
-                   marks=((0.0, "#999", None), (pooled, "#c0504d", "6,4")))
 
 
 # --- Rendering: a document in each format; one table of report type, document and JSON ---
@@ -12053,8 +12020,6 @@ def _html(document: list) -> str:
     return "\n".join(parts) + "\n"
 
 
-_FORMATTERS = {"text": _text, "markdown": _markdown, "html": _html}
-
 # One row per report type: its document, its JSON body (a dict built from its fields; the
 # smallest written here) and the JSON's source (None: the report's own).
 _RENDERERS = {
@@ -12093,31 +12058,28 @@ def render(report, output: str = "text") -> str:
         raise ToolError(f"render() takes a report, not {type(report).__name__}")
     if output == "json":
         return json.dumps(_json_dict(report), indent=2) + "\n"
-    return _FORMATTERS[output](_RENDERERS[type(report)][0](report))
+    return {"text": _text, "markdown": _markdown, "html": _html}[output](
+        _RENDERERS[type(report)][0](report))
 
 
 JSON_SCHEMA = 2       # the JSON's layout: 2 puts each comparison in "comparisons" alone
 
 
-def _plain(value):
-    """A JSON body as plain Python values: exact numbers as floats, tuples as lists."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, (Fraction, _Unusable)):
-        return _json_default(value)
-    return value
-
-
 def _json_dict(report) -> dict:
     """The report's JSON: the schema, the tool's version, the kind of report, its body."""
+    def plain(value):               # exact numbers as floats, tuples as lists
+        if isinstance(value, dict):
+            return {key: plain(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(item) for item in value]
+        if isinstance(value, (Fraction, _Unusable)):
+            return _json_default(value)
+        return value
     _, build, source = _RENDERERS[type(report)]
     body, source = build(report), source or report.source
     params = {key: value for key, value in report.params.items() if value is not None}
-    return _plain({"schema": JSON_SCHEMA, "version": __version__,
-                   "kind": body.pop("kind", source), "source": source, "params": params,
-                   **body})
+    return plain({"schema": JSON_SCHEMA, "version": __version__,
+                  "kind": body.pop("kind", source), "source": source, "params": params, **body})
 
 
 # === The Python API: compare, leaderboard, read, plan, simulate, calibrate, ledger ===
@@ -13419,7 +13381,7 @@ _RUNNERS = {"compare": _run_data, "simulate": _run_simulation, "plan": _run_plan
 _PICTURES = {Report: lambda report: svg_histogram(report.analysis, None if report.table else
                                                   report.params["acc_b"] - report.params["acc_a"]),
              _SweepReport: svg_power_curve, _LeaderboardReport: svg_forest,
-             _TasksReport: svg_tasks}
+             _TasksReport: svg_forest}
 
 
 def _run(request: _Request) -> tuple:
