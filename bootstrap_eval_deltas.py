@@ -176,8 +176,8 @@ REPLAYS = 1000                # coverage replays
 CALIBRATION_REPLAYS = 1000    # tables of the calibration on the user's 2x2 table
 CONFIDENCE = Fraction("0.95")
 
-ENGINES = ("stream", "counts")                  # per-item (bit-exact) or multinomial cells
-_ENGINE_CHOICES = ("auto",) + ENGINES            # auto: the fastest that draws the same thing
+# stream: per-item (bit-exact), counts: multinomial cells, auto: the fastest drawing the same
+_ENGINE_CHOICES = ("auto", "stream", "counts")
 INTERVALS = ("percentile", "basic", "bca", "score")
 ADJUSTMENTS = ("holm", "bh", "bonferroni")      # p-values adjusted across a family
 _ACCURACY_INTERVALS = ("same", "wilson", "clopper-pearson")
@@ -12552,25 +12552,25 @@ _DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), F
 _DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
 
 
-# How a Python value is taken, by the option's kind (the command line's flags arrive
-# already parsed by their types, and pass these checks unchanged).
-_NUMBER_OPTIONS = frozenset({"confidence", "min_delta", "corr", "acc_a", "acc_b", "icc",
-                             "run_sd", "run_item_noise", "target_power", "half_width",
-                             "accuracy", "judge_agreement"})
-_COUNT_OPTIONS = frozenset({"seed", "resamples", "permutations", "calibration", "draws",
-                            "n_items", "replays", "cluster_size", "runs", "bootstrap"})
-_NAME_OPTIONS = frozenset({"systems", "names", "tasks", "id_col"})
-_CHOICES = {"interval": INTERVALS, "accuracy_interval": _ACCURACY_INTERVALS,
-            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "scale": SCALES,
-            "pool": ("strata", "clusters", "macro"), "on_missing": ("error", "drop"),
-            "input_format": _FORMATS, "output": OUTPUTS}
-
-
 def _count(value, name: str) -> int:
     number = _exact(value, name)
     if number.denominator != 1:
         raise ToolError(f"{name} must be a whole number, got {_format_decimal(number)}")
     return number.numerator
+
+
+# How a Python value is taken, by the option's kind (the command line's flags arrive
+# already parsed by their types, and pass these checks unchanged).
+_TAKERS = {**dict.fromkeys(("confidence", "min_delta", "corr", "acc_a", "acc_b", "icc", "run_sd",
+                            "run_item_noise", "target_power", "half_width", "accuracy",
+                            "judge_agreement"), _exact),
+           **dict.fromkeys(("seed", "resamples", "permutations", "calibration", "draws",
+                            "n_items", "replays", "cluster_size", "runs", "bootstrap"), _count),
+           **dict.fromkeys(("systems", "names", "tasks", "id_col"), _names)}
+_CHOICES = {"interval": INTERVALS, "accuracy_interval": _ACCURACY_INTERVALS,
+            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "scale": SCALES,
+            "pool": ("strata", "clusters", "macro"), "on_missing": ("error", "drop"),
+            "input_format": _FORMATS, "output": OUTPUTS}
 
 
 def _taken(name: str, value, default):
@@ -12584,12 +12584,8 @@ def _taken(name: str, value, default):
         if not isinstance(value, bool):
             raise ToolError(f"{where} is True or False, got {_shorten(repr(value))}")
         return value
-    if name in _COUNT_OPTIONS:
-        return _count(value, where)
-    if name in _NUMBER_OPTIONS:
-        return _exact(value, where)
-    if name in _NAME_OPTIONS:
-        return _names(value, where)
+    if name in _TAKERS:
+        return _TAKERS[name](value, where)
     if name in ("n_grid", "acc_pairs"):
         what = "a list of sizes" if name == "n_grid" else "a list of (A, B) accuracy pairs"
         if not isinstance(value, (list, tuple)) or name == "acc_pairs" and not all(
@@ -12656,17 +12652,16 @@ def _is_paths(value) -> bool:
     return not all(isinstance(p, str) and number(p) for p in value)
 
 
-_READING = ("systems", "a_col", "b_col", "score_col", "id_col", "cluster_col", "strata_col",
-            "run_col", "system_col", "input_format", "filter", "split", "tasks", "pool",
-            "allow_different_tasks", "allow_different_targets", "allow_different_prompts",
-            "allow_incomplete")
-
-
 def _with_inputs(request: _Request, inputs, ids=None, clusters=None, strata=None) -> _Request:
     """The request with its inputs in place: a Table, paths to read, or scores from Python."""
     command = request.command
     labels = any(value is not None for value in (ids, clusters, strata))
-    reading = [name for name in _READING if name in request.given]
+    reading = [name for name in ("systems", "a_col", "b_col", "score_col", "id_col",
+                                 "cluster_col", "strata_col", "run_col", "system_col",
+                                 "input_format", "filter", "split", "tasks", "pool",
+                                 "allow_different_tasks", "allow_different_targets",
+                                 "allow_different_prompts", "allow_incomplete")
+               if name in request.given]
     if len(inputs) == 1 and isinstance(inputs[0], list) and inputs[0] and isinstance(
             inputs[0][0], collections.abc.Mapping) and (kind := _battle_kind(inputs[0][0])):
         inputs = (battles([b for i, record in enumerate(inputs[0], start=1) for b in
@@ -12716,13 +12711,6 @@ def _named(request: _Request, names) -> list:
 def _in_open_unit(value) -> bool:
     """Strictly between 0 and 1, also once rounded to a float (1e-400 and 1 - 1e-20 are not)."""
     return 0 < value < 1 and 0 < float(value) < 1
-
-
-_COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS), ("resamples", 1, MAX_RESAMPLES),
-                 ("draws", 100, MAX_RESAMPLES), ("replays", 0, MAX_REPLAYS),
-                 ("permutations", 1, MAX_PERMUTATIONS), ("calibration", 0, MAX_REPLAYS),
-                 ("runs", 1, MAX_RUNS), ("seed", 0, 10 ** MAX_NUMBER_CHARS),
-                 ("bootstrap", 0, MAX_RESAMPLES))
 
 
 def _check_columns(r: _Request) -> None:
@@ -12982,7 +12970,11 @@ def _validate(request: _Request) -> _Request:
     if request.command == "leaderboard" and request.target_power <= Fraction(1, 2):
         raise ToolError(f"{_opt('target_power')} must be above 0.5 to plan items for it "
                         "(below it, the normal formula for the items needed no longer holds)")
-    for name, low, high in _COUNT_LIMITS:
+    for name, low, high in (("n_items", 2, MAX_N_ITEMS), ("resamples", 1, MAX_RESAMPLES),
+                            ("draws", 100, MAX_RESAMPLES), ("replays", 0, MAX_REPLAYS),
+                            ("permutations", 1, MAX_PERMUTATIONS),
+                            ("calibration", 0, MAX_REPLAYS), ("runs", 1, MAX_RUNS),
+                            ("seed", 0, 10 ** MAX_NUMBER_CHARS), ("bootstrap", 0, MAX_RESAMPLES)):
         value = getattr(request, name) if name in options else None
         if value is not None and value < low:
             least = "0 or more" if low == 0 else f"at least {low}"
@@ -13010,10 +13002,6 @@ def _validate(request: _Request) -> _Request:
 
 _NAME = "bootstrap_eval_deltas"
 
-_ASCII = str.maketrans({"\u2026": "...", "\u00b1": "+-", "\u2212": "-", "\u00d7": "x",
-                        "\u221e": "infinity", "\u2014": "-", "\u2013": "-", "\u2264": "<=",
-                        "\u2265": ">=", "\u2248": "~", "\u2009": " ", "\u00a0": " "})
-
 
 def _encodable(text: str, stream) -> str:
     """*text* as *stream* can encode it: unchanged, or with typographic characters spelled
@@ -13023,7 +13011,10 @@ def _encodable(text: str, stream) -> str:
         text.encode(encoding)
         return text
     except (UnicodeEncodeError, LookupError):
-        plain = text.translate(_ASCII)
+        plain = text.translate(str.maketrans({
+            "\u2026": "...", "\u00b1": "+-", "\u2212": "-", "\u00d7": "x", "\u221e": "infinity",
+            "\u2014": "-", "\u2013": "-", "\u2264": "<=", "\u2265": ">=", "\u2248": "~",
+            "\u2009": " ", "\u00a0": " "}))
         try:
             return plain.encode(encoding, "backslashreplace").decode(encoding)
         except LookupError:
@@ -13066,11 +13057,6 @@ def _simulation_params(r: _Request) -> dict:
     return params
 
 
-def _runs_plan(r: _Request, copula: Copula):
-    """The items x runs table, when the systems have several runs."""
-    return runs_plan(copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 else None
-
-
 def _run_plan(r: _Request, writes: list):
     """One accuracy's interval by formula; a power sweep over n_grid; or at one size: exact
     and analytic power, the items a target needs, half-widths (with runs, items x runs)."""
@@ -13094,7 +13080,8 @@ def _run_plan(r: _Request, writes: list):
     params.update(replays=None, resamples=None, engine=None)
     plan = PowerPlan(copula.cells, r.confidence)
     return _PowerPlanReport(params, plan, _plan_summary(plan, r.n_items, r.target_power),
-                            _runs_plan(r, copula))
+                            runs_plan(copula, r.confidence, random.Random(r.seed))
+                            if copula.runs > 1 else None)
 
 
 def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None) -> Settings:
@@ -13163,12 +13150,11 @@ def _ledger_after(r: _Request, table: Table, comparisons, writes: list) -> Ledge
 _DRAWS_PER_SECOND = 3.5e7          # the stream engine's resampled items
 _ITEMS_PER_SECOND = 7e5            # simulated items
 _SIGNS_PER_SECOND = 8e8            # item x sign pattern of the Monte Carlo sign-flip test
-_LONG_WORK = 60                    # seconds past which the tool says so first
 
 
 def _say_if_long(seconds: float, what: str, shorter: str) -> None:
-    """One line on stderr, terminal or not, before work of more than about a minute."""
-    if seconds > _LONG_WORK:
+    """One line on stderr, terminal or not, before work of more than a minute."""
+    if seconds > 60:
         minutes = f"{max(2, round(seconds / 60)):,} minutes" if seconds < 7200 else \
             f"{round(seconds / 3600):,} hours"
         _say(f"note: this will take about {minutes} ({what}); {shorter} shortens it")
@@ -13451,8 +13437,8 @@ def _run_simulation(r: _Request, writes: list) -> Report:
         PowerPlan(copula.cells, r.confidence), r.n_items, r.target_power)
     params = {**_simulation_params(r), "coverage_engine": engine if r.replays else None}
     comparison = Comparison("A", "B", result, result.p, result.p, decide(result, margin=margin))
-    return Report(params, "simulation", (comparison,), cov, plan=plan,
-                  runs_plan=_runs_plan(r, copula))
+    return Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=runs_plan(
+        copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 else None)
 
 
 def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport:
@@ -13843,7 +13829,6 @@ _COMMANDS = {
   %(prog)s runs/m1 runs/m2 runs/m3       one file or harness folder per system
   %(prog)s long.csv --system-col model --score-col correct"""),
 }
-_DEFAULT_COMMAND = "simulate"
 
 # The flat spellings of version 1.1 and before (no subcommand), refused naming the new one.
 _FLAT = {"--csv": "compare FILE", "--baseline": "compare BASELINE CANDIDATE",
@@ -13858,13 +13843,13 @@ class _Parser(argparse.ArgumentParser):
         raise ToolError(f"{_printable(message)} (see --help)")
 
 
-def _number_arg(text: str) -> Fraction:
+def _number_arg(text: str, what: str = "number") -> Fraction:
     try:
         value = _parse_number(text.strip().replace("_", ""))
     except ToolError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-    if value is None:
-        raise argparse.ArgumentTypeError(f"not a number: {_shorten(text)}")
+    if value is None or what != "number" and value.denominator != 1:
+        raise argparse.ArgumentTypeError(f"not a {what}: {_shorten(text)}")
     return value
 
 
@@ -13873,13 +13858,7 @@ def _count_arg(text: str) -> int:
     text = text.strip()
     if re.fullmatch(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+", text, re.ASCII):
         text = text.replace(",", "")
-    try:
-        value = _parse_number(text.replace("_", ""))
-    except ToolError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    if value is None or value.denominator != 1:
-        raise argparse.ArgumentTypeError(f"not a whole number: {_shorten(text)}")
-    return value.numerator
+    return _number_arg(text, "whole number").numerator
 
 
 def _grid_arg(text: str) -> tuple:
@@ -14151,7 +14130,7 @@ def _top_help() -> str:
              "exact test,", "and a coverage check on a simulator with a known gap.", "",
              "commands (each has its own --help):"]
     lines += [f"  {name:<{width}}  {summary}" for name, (summary, _) in _COMMANDS.items()]
-    lines += ["", f"With no command the tool runs {_DEFAULT_COMMAND}.", "", "examples:"]
+    lines += ["", "With no command the tool runs simulate.", "", "examples:"]
     lines += [f"  {_prog()}                      reproduce the article",
               f"  {_prog()} compare results.csv --a-col base --b-col tuned",
               f"  {_prog()} compare base.jsonl tuned.jsonl --score-col metrics.f1 --id-col id",
@@ -14187,13 +14166,15 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _refuse_foreign_flags(command: str, argv) -> None:
-    """A flag of another subcommand, given to this one: refused in one line naming where it
-    belongs (argparse alone would only say it is unrecognized)."""
-    own = {name for flag in _FLAGS if command in flag.commands for name in flag.names}
-    for token in itertools.takewhile(lambda t: t != "--", argv):
-        name = token.split("=", 1)[0]
-        if not name.startswith("--") or name in own or name in ("--help", "--version"):
+def _checked_argv(command: str, parser: argparse.ArgumentParser, argv) -> list:
+    """*argv* as *parser* takes it.  Refused in one line: a flag of another subcommand (argparse
+    would only say it is unrecognized) and a flag with a value given twice (argparse would keep
+    the last without a word), but for one that collects a list (``--candidate``) and a switch.
+    ``--min-delta -1e50`` is joined as ``--min-delta=-1e50``: argparse takes a negative number
+    in exponent form for a flag of its own and refuses the flag's value as missing."""
+    flags = [token.split("=", 1)[0] for token in itertools.takewhile(lambda t: t != "--", argv)]
+    for name in flags:
+        if not name.startswith("--") or name in parser._option_string_actions:
             continue
         others = [c for c in _COMMANDS if any(name in f.names and c in f.commands
                                                for f in _FLAGS)]
@@ -14201,16 +14182,15 @@ def _refuse_foreign_flags(command: str, argv) -> None:
             where = ", ".join(others[:-1]) + " and " + others[-1] if len(others) > 1 else others[0]
             raise ToolError(f"{_printable(name)} does not apply to {command} (it is a flag of "
                             f"{where}); see {command} --help")
-
-
-# The flags that are not keywords of an entry point: the inputs and the outputs.
-_INPUT_FLAGS = ("inputs", "csv", "baseline", "candidate")
-_OUTPUT_FLAGS = ("output", "json", "quiet", "plot", "write_csv", "ledger")
-
-
-def _negative_values_joined(parser: argparse.ArgumentParser, argv) -> list:
-    """``--min-delta -1e50`` as ``--min-delta=-1e50``: argparse takes a negative number in
-    exponent form for a flag of its own and refuses the flag's value as missing."""
+    seen = {}
+    for name in flags:
+        action = parser._option_string_actions.get(name)
+        if action is None or action.nargs == 0 or isinstance(action, argparse._AppendAction):
+            continue
+        if action.dest in seen:
+            raise ToolError(f"{_printable(name)} is given twice (also as {seen[action.dest]}); "
+                            "give it once")
+        seen[action.dest] = _printable(name)
     out, tokens = [], iter(argv)
     for token in tokens:
         action = parser._option_string_actions.get(token)
@@ -14225,20 +14205,6 @@ def _negative_values_joined(parser: argparse.ArgumentParser, argv) -> list:
     return out
 
 
-def _refuse_repeated_flags(parser: argparse.ArgumentParser, argv) -> None:
-    """A flag with a value given twice is refused (argparse would keep the last without a
-    word), but for one that collects a list (``--candidate``) and a switch."""
-    seen = {}
-    for token in itertools.takewhile(lambda t: t != "--", argv):
-        action = parser._option_string_actions.get(token.split("=", 1)[0])
-        if action is None or action.nargs == 0 or isinstance(action, argparse._AppendAction):
-            continue
-        if action.dest in seen:
-            raise ToolError(f"{_printable(token.split('=', 1)[0])} is given twice (also as "
-                            f"{seen[action.dest]}); give it once")
-        seen[action.dest] = _printable(token.split("=", 1)[0])
-
-
 def _parse_args(argv) -> _Request:
     """The request a command line makes: the flags typed, defaults for the rest, its inputs."""
     argv = list(argv)
@@ -14248,19 +14214,17 @@ def _parse_args(argv) -> _Request:
     if argv and argv[0] in _COMMANDS:
         command, rest = argv[0], argv[1:]
     else:                       # the default; 1.1's flat spellings refused, naming their command
-        command, rest = _DEFAULT_COMMAND, argv
+        command, rest = "simulate", argv
         for flag in (t.split("=", 1)[0] for t in itertools.takewhile(lambda t: t != "--", argv)):
             if flag in _FLAT:
                 raise ToolError(f"{flag} without a command is the spelling of version 1.1 and "
                                 f"before; write {_FLAT[flag]}")
-    _refuse_foreign_flags(command, rest)
     parser = _build_parser(command)
-    rest = _negative_values_joined(parser, rest)
-    _refuse_repeated_flags(parser, rest)
-    given = vars(parser.parse_args(rest))
-    outputs = {name: given[name] for name in _OUTPUT_FLAGS if name in given}
-    options = {name: value for name, value in given.items()
-               if name not in _INPUT_FLAGS and name not in outputs}
+    given = vars(parser.parse_args(_checked_argv(command, parser, rest)))
+    outputs = {name: given[name] for name in ("output", "json", "quiet", "plot", "write_csv",
+                                              "ledger") if name in given}
+    options = {name: value for name, value in given.items()   # an entry point's keywords
+               if name not in ("inputs", "csv", "baseline", "candidate") and name not in outputs}
     request = _request(command, options, given=set(options) | set(outputs),
                        **{"quiet": False, **outputs})
     if command == "ledger":
