@@ -12411,11 +12411,6 @@ def _is_runs(data, where: str) -> bool:
     return True
 
 
-def _item_order(item) -> tuple:
-    """Items of mappings in one order whatever order they were given in: numbers, then text."""
-    return (isinstance(item, str), item)
-
-
 def _labels(column, ids, keyed: bool, items, positions, label: str) -> tuple:
     """Each item's cluster or stratum label: by item id from a mapping or Series, by position
     from a sequence (which then goes with scores in item order, of its length)."""
@@ -12440,6 +12435,9 @@ def _labels(column, ids, keyed: bool, items, positions, label: str) -> tuple:
 def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
     """Scores given from Python as a Table, joined as run files are: named items sorted (their
     order cannot change a seeded result), items in order by position, of one length."""
+    def item_order(item) -> tuple:          # one order whatever the order given: numbers, text
+        return (isinstance(item, str), item)
+
     if ids is not None:
         ids = [_python_id(i, "ids") for i in _sequence(ids, "ids")]
         if len(set(ids)) != len(ids):
@@ -12485,14 +12483,14 @@ def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
     order = dict.fromkeys(item for system in named for _, scores in system.runs
                           for item in scores)
     if keyed:
-        order = sorted(order, key=_item_order)
+        order = sorted(order, key=item_order)
     joined = _join_runs(named, list(order), on_missing)
     positions = max(lengths)
     labels = [None if column is None else
               _labels(column, ids, keyed, joined.items, positions, label)
               for column, label in ((clusters, "clusters"), (strata, "strata"))]
     rows = sorted(zip(joined.items, *joined.columns, *filter(None, labels)),
-                  key=lambda row: _item_order(row[0]))       # the same data, the same digest
+                  key=lambda row: item_order(row[0]))        # the same data, the same digest
     digest = hashlib.sha256(repr(rows).encode()).hexdigest()
     source = Source("<python>", digest, len(joined.items), tuple(names), "python")
     return Table(tuple(names), joined.columns, joined.items, (source,), joined.dropped,
@@ -13893,11 +13891,8 @@ def _pairs_arg(text: str) -> tuple:
 
 
 # One flag: its spellings, the subcommands that take it, its help group, argparse's keywords.
-_Flag = collections.namedtuple("_Flag", "commands group names options")
-
-
-def _flag(commands: str, group: str, *names, **options) -> _Flag:
-    return _Flag(commands.split(), group, names, options)
+def _flag(commands: str, group: str, *names, **options) -> argparse.Namespace:
+    return argparse.Namespace(commands=commands.split(), group=group, names=names, options=options)
 
 
 _C, _S, _P, _K, _G, _L = "compare", "simulate", "plan", "calibrate", "ledger", "leaderboard"
@@ -13994,8 +13989,8 @@ _FLAGS = (
     _flag(f"{_S} {_P}", "simulation", "--n-items", type=_count_arg, metavar="N",
           help=f"items in the eval set, N_ITEMS (default {N_ITEMS})"),
     _flag(f"{_S} {_P} {_K}", "simulation", "--corr", type=_number_arg, metavar="R",
-          help=f"loading of each system's latent score on the shared item "
-                            f"difficulty, -1 < R < 1 (default {CORR})"),
+          help=f"loading of each system's latent score on the shared item difficulty, "
+               f"-1 < R < 1 (default {CORR})"),
     _flag(f"{_S} {_P}", "simulation", "--acc-a", type=_number_arg, metavar="P",
           help=f"true accuracy of system A (default {_format_decimal(ACC_A)})"),
     _flag(f"{_S} {_P}", "simulation", "--acc-b", type=_number_arg, metavar="P",
@@ -14014,8 +14009,8 @@ _FLAGS = (
           help="K runs (seeds) per system: the two-level interval, its coverage beside the "
                "single-run one, and an items x runs plan"),
     _flag(f"{_S} {_P}", "simulation", "--run-sd", type=_number_arg, metavar="S",
-          help="with --runs: run-to-run sd of a system's accuracy, as a "
-                            "proportion (default 0.01: 1 pt)"),
+          help="with --runs: run-to-run sd of a system's accuracy, as a proportion (default "
+               "0.01: 1 pt)"),
     _flag(f"{_S} {_P}", "simulation", "--run-item-noise", type=_number_arg, metavar="F",
           help="with --runs: share of each system's own per-item noise drawn afresh in every "
                "run, 0 <= F <= 1 (default 0.3)"),
@@ -14023,8 +14018,8 @@ _FLAGS = (
     _flag(f"{_P} {_K}", "planning", "--n-grid", type=_grid_arg, metavar="N1,N2,...",
           help="plan: a power sweep over these eval-set sizes (increasing), analytic, exact and "
                "simulated; calibrate: the sizes to measure (default 30,100,500,2000)"),
-    _flag(f"{_S} {_P} {_L}", "planning", "--target-power", type=_number_arg,
-          metavar="P", help="power to plan for, 0 < P < 1 (default 0.8)"),
+    _flag(f"{_S} {_P} {_L}", "planning", "--target-power", type=_number_arg, metavar="P",
+          help="power to plan for, 0 < P < 1 (default 0.8)"),
     _flag(_P, "planning", "--half-width", type=_number_arg, metavar="H",
           help="items needed for a +-H interval on one accuracy (e.g. 0.015)"),
     _flag(_P, "planning", "--accuracy", type=_number_arg, metavar="P",
@@ -14039,7 +14034,7 @@ _FLAGS = (
           help=f"seed of the one random.Random that drives the run (default {SEED})"),
     _flag(f"{_C} {_S} {_P}", "resampling", "--resamples", type=_count_arg, metavar="B",
           help=f"bootstrap resamples per interval (default {RESAMPLES:,}; at most "
-                            f"{MAX_RESAMPLES:,})"),
+               f"{MAX_RESAMPLES:,})"),
     _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "resampling", "--confidence", type=_number_arg,
           metavar="C",
           help=f"confidence level, 0 < C < 1 (default {_format_decimal(CONFIDENCE)})"),
@@ -14048,8 +14043,8 @@ _FLAGS = (
                "accelerated, with the jackknife), or score (0/1 items: Wilson for each "
                "accuracy, Newcombe's hybrid score for the gaps)"),
     _flag(f"{_C} {_S}", "resampling", "--accuracy-interval", choices=_ACCURACY_INTERVALS,
-          help="the per-system accuracies' interval: the same rule as "
-                               "--interval (default), wilson, or clopper-pearson (exact)"),
+          help="the per-system accuracies' interval: the same rule as --interval (default), "
+               "wilson, or clopper-pearson (exact)"),
     _flag(f"{_C} {_S}", "resampling", "--exact", action="store_true",
           help="also print the exact bootstrap intervals (B = infinity) beside resamples: 0/1 "
                "items (strata too), or scores on a small lattice (clusters of one size too)"),
@@ -14058,9 +14053,9 @@ _FLAGS = (
                "stream: resample items, bit-exact with the article's listing; counts: draw "
                "how many resampled items take each value, cost independent of n"),
     _flag(_C, "resampling", "--calibration", type=_count_arg, metavar="K",
-          help=f"0/1 data: measure the chosen interval's coverage and false-"
-                            f"positive rate on K tables drawn from your own 2x2 table, and as "
-                            f"many with no gap (default {CALIBRATION_REPLAYS:,}; 0 skips it)"),
+          help="0/1 data: measure the chosen interval's coverage and false-positive rate on K "
+               f"tables drawn from your own 2x2 table, and as many with no gap (default "
+               f"{CALIBRATION_REPLAYS:,}; 0 skips it)"),
     _flag(f"{_C} {_L}", "resampling", "--permutations", type=_count_arg, metavar="R",
           help="random sign patterns of the permutation test for real-valued scores (default "
                f"{PERMUTATIONS:,}; exact up to {_EXACT_SIGN_FLIP_LIMIT} nonzero differences)"),
@@ -14248,8 +14243,7 @@ def _parse_args(argv) -> _Request:
         raise ToolError("--baseline needs at least one --candidate run file")
     if candidates and baseline is None:
         raise ToolError("--candidate goes with --baseline (compare BASELINE CANDIDATE)")
-    paths = inputs or ([csv] if csv is not None else [baseline] + candidates
-                       if baseline is not None else [])
+    paths = inputs or [path for path in (csv, baseline) if path is not None] + candidates
     if not paths:
         what = "CANDIDATE" if command == "compare" else "SYSTEM3 ..."
         raise ToolError(f"{command} needs your results: {command} FILE (a column per system) "
@@ -14259,27 +14253,25 @@ def _parse_args(argv) -> _Request:
 
 # --- outputs: checked against the inputs before any work ---
 
-def _same_file(real: str, source: str) -> bool:
-    try:
-        out = os.stat(real)
-    except OSError:
-        return False
-    if source == "-":
-        try:
-            info = os.fstat(sys.stdin.fileno())
-        except (AttributeError, OSError, ValueError):
-            return False
-        return stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) == (out.st_dev,
-                                                                             out.st_ino)
-    try:
-        return os.path.samefile(real, source)
-    except OSError:
-        return os.path.realpath(source) == real
-
-
 def _check_outputs(request: _Request) -> None:
     """Refuse, in one line and before any work, an output path that cannot or must not be
     written (any file read, harness folders expanded: through a symlink too, or stdin's file)."""
+    def same_file(real: str, source: str) -> bool:
+        try:
+            out = os.stat(real)
+        except OSError:
+            return False
+        if source == "-":
+            try:
+                info = os.fstat(sys.stdin.fileno())
+            except (AttributeError, OSError, ValueError):
+                return False
+            return stat.S_ISREG(info.st_mode) and os.path.samestat(info, out)
+        try:
+            return os.path.samefile(real, source)
+        except OSError:
+            return os.path.realpath(source) == real
+
     inputs = [] if request.csv is None else [request.csv]
     for value in () if request.baseline is None else (request.baseline,) + request.candidate:
         for path in _expand_paths(value):
@@ -14322,7 +14314,7 @@ def _check_outputs(request: _Request) -> None:
                             "own file")
         seen[real] = flag
         for source in inputs:
-            if _same_file(real, source):
+            if same_file(real, source):
                 what = "stdin's file" if source == "-" else _printable(source)
                 raise ToolError(f"{flag} {shown} is an input ({what}); the tool never writes "
                                 "over its input")
