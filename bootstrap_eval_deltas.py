@@ -14154,8 +14154,7 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
     groups = {}
     for flag in _FLAGS:
         if command in flag.commands:
-            if flag.group not in groups:
-                groups[flag.group] = parser.add_argument_group(flag.group)
+            groups[flag.group] = groups.get(flag.group) or parser.add_argument_group(flag.group)
             groups[flag.group].add_argument(*flag.names, **flag.options)
     parser.add_argument("--version", action="version", version=f"{_NAME} {__version__}")
     return parser
