@@ -176,8 +176,8 @@ REPLAYS = 1000                # coverage replays
 CALIBRATION_REPLAYS = 1000    # tables of the calibration on the user's 2x2 table
 CONFIDENCE = Fraction("0.95")
 
-ENGINES = ("stream", "counts")                  # per-item (bit-exact) or multinomial cells
-_ENGINE_CHOICES = ("auto",) + ENGINES            # auto: the fastest that draws the same thing
+# stream: per-item (bit-exact), counts: multinomial cells, auto: the fastest drawing the same
+_ENGINE_CHOICES = ("auto", "stream", "counts")
 INTERVALS = ("percentile", "basic", "bca", "score")
 ADJUSTMENTS = ("holm", "bh", "bonferroni")      # p-values adjusted across a family
 _ACCURACY_INTERVALS = ("same", "wilson", "clopper-pearson")
@@ -12269,11 +12269,6 @@ def _is_runs(data, where: str) -> bool:
     return True
 
 
-def _item_order(item) -> tuple:
-    """Items of mappings in one order whatever order they were given in: numbers, then text."""
-    return (isinstance(item, str), item)
-
-
 def _labels(column, ids, keyed: bool, items, positions, label: str) -> tuple:
     """Each item's cluster or stratum label: by item id from a mapping or Series, by position
     from a sequence (which then goes with scores in item order, of its length)."""
@@ -12298,6 +12293,9 @@ def _labels(column, ids, keyed: bool, items, positions, label: str) -> tuple:
 def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
     """Scores given from Python as a Table, joined as run files are: named items sorted (their
     order cannot change a seeded result), items in order by position, of one length."""
+    def item_order(item) -> tuple:          # one order whatever the order given: numbers, text
+        return (isinstance(item, str), item)
+
     if ids is not None:
         ids = [_python_id(i, "ids") for i in _sequence(ids, "ids")]
         if len(set(ids)) != len(ids):
@@ -12343,14 +12341,14 @@ def _table_of(systems, names, ids, clusters, strata, on_missing: str) -> Table:
     order = dict.fromkeys(item for system in named for _, scores in system.runs
                           for item in scores)
     if keyed:
-        order = sorted(order, key=_item_order)
+        order = sorted(order, key=item_order)
     joined = _join_runs(named, list(order), on_missing)
     positions = max(lengths)
     labels = [None if column is None else
               _labels(column, ids, keyed, joined.items, positions, label)
               for column, label in ((clusters, "clusters"), (strata, "strata"))]
     rows = sorted(zip(joined.items, *joined.columns, *filter(None, labels)),
-                  key=lambda row: _item_order(row[0]))       # the same data, the same digest
+                  key=lambda row: item_order(row[0]))        # the same data, the same digest
     digest = hashlib.sha256(repr(rows).encode()).hexdigest()
     source = Source("<python>", digest, len(joined.items), tuple(names), "python")
     return Table(tuple(names), joined.columns, joined.items, (source,), joined.dropped,
@@ -12410,25 +12408,25 @@ _DEFAULT_ACC_PAIRS = ((Fraction("0.72"), Fraction("0.76")), (Fraction("0.95"), F
 _DEFAULT_TABLE_GRID = (30, 100, 500, 2000)
 
 
-# How a Python value is taken, by the option's kind (the command line's flags arrive
-# already parsed by their types, and pass these checks unchanged).
-_NUMBER_OPTIONS = frozenset({"confidence", "min_delta", "corr", "acc_a", "acc_b", "icc",
-                             "run_sd", "run_item_noise", "target_power", "half_width",
-                             "accuracy", "judge_agreement"})
-_COUNT_OPTIONS = frozenset({"seed", "resamples", "permutations", "calibration", "draws",
-                            "n_items", "replays", "cluster_size", "runs", "bootstrap"})
-_NAME_OPTIONS = frozenset({"systems", "names", "tasks", "id_col"})
-_CHOICES = {"interval": INTERVALS, "accuracy_interval": _ACCURACY_INTERVALS,
-            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "scale": SCALES,
-            "pool": ("strata", "clusters", "macro"), "on_missing": ("error", "drop"),
-            "input_format": _FORMATS, "output": OUTPUTS}
-
-
 def _count(value, name: str) -> int:
     number = _exact(value, name)
     if number.denominator != 1:
         raise ToolError(f"{name} must be a whole number, got {_format_decimal(number)}")
     return number.numerator
+
+
+# How a Python value is taken, by the option's kind (the command line's flags arrive
+# already parsed by their types, and pass these checks unchanged).
+_TAKERS = {**dict.fromkeys(("confidence", "min_delta", "corr", "acc_a", "acc_b", "icc", "run_sd",
+                            "run_item_noise", "target_power", "half_width", "accuracy",
+                            "judge_agreement"), _exact),
+           **dict.fromkeys(("seed", "resamples", "permutations", "calibration", "draws",
+                            "n_items", "replays", "cluster_size", "runs", "bootstrap"), _count),
+           **dict.fromkeys(("systems", "names", "tasks", "id_col"), _names)}
+_CHOICES = {"interval": INTERVALS, "accuracy_interval": _ACCURACY_INTERVALS,
+            "engine": _ENGINE_CHOICES, "adjust": ADJUSTMENTS, "scale": SCALES,
+            "pool": ("strata", "clusters", "macro"), "on_missing": ("error", "drop"),
+            "input_format": _FORMATS, "output": OUTPUTS}
 
 
 def _taken(name: str, value, default):
@@ -12442,12 +12440,8 @@ def _taken(name: str, value, default):
         if not isinstance(value, bool):
             raise ToolError(f"{where} is True or False, got {_shorten(repr(value))}")
         return value
-    if name in _COUNT_OPTIONS:
-        return _count(value, where)
-    if name in _NUMBER_OPTIONS:
-        return _exact(value, where)
-    if name in _NAME_OPTIONS:
-        return _names(value, where)
+    if name in _TAKERS:
+        return _TAKERS[name](value, where)
     if name in ("n_grid", "acc_pairs"):
         what = "a list of sizes" if name == "n_grid" else "a list of (A, B) accuracy pairs"
         if not isinstance(value, (list, tuple)) or name == "acc_pairs" and not all(
@@ -12514,17 +12508,16 @@ def _is_paths(value) -> bool:
     return not all(isinstance(p, str) and number(p) for p in value)
 
 
-_READING = ("systems", "a_col", "b_col", "score_col", "id_col", "cluster_col", "strata_col",
-            "run_col", "system_col", "input_format", "filter", "split", "tasks", "pool",
-            "allow_different_tasks", "allow_different_targets", "allow_different_prompts",
-            "allow_incomplete")
-
-
 def _with_inputs(request: _Request, inputs, ids=None, clusters=None, strata=None) -> _Request:
     """The request with its inputs in place: a Table, paths to read, or scores from Python."""
     command = request.command
     labels = any(value is not None for value in (ids, clusters, strata))
-    reading = [name for name in _READING if name in request.given]
+    reading = [name for name in ("systems", "a_col", "b_col", "score_col", "id_col",
+                                 "cluster_col", "strata_col", "run_col", "system_col",
+                                 "input_format", "filter", "split", "tasks", "pool",
+                                 "allow_different_tasks", "allow_different_targets",
+                                 "allow_different_prompts", "allow_incomplete")
+               if name in request.given]
     if len(inputs) == 1 and isinstance(inputs[0], list) and inputs[0] and isinstance(
             inputs[0][0], collections.abc.Mapping) and (kind := _battle_kind(inputs[0][0])):
         inputs = (battles([b for i, record in enumerate(inputs[0], start=1) for b in
@@ -12574,13 +12567,6 @@ def _named(request: _Request, names) -> list:
 def _in_open_unit(value) -> bool:
     """Strictly between 0 and 1, also once rounded to a float (1e-400 and 1 - 1e-20 are not)."""
     return 0 < value < 1 and 0 < float(value) < 1
-
-
-_COUNT_LIMITS = (("n_items", 2, MAX_N_ITEMS), ("resamples", 1, MAX_RESAMPLES),
-                 ("draws", 100, MAX_RESAMPLES), ("replays", 0, MAX_REPLAYS),
-                 ("permutations", 1, MAX_PERMUTATIONS), ("calibration", 0, MAX_REPLAYS),
-                 ("runs", 1, MAX_RUNS), ("seed", 0, 10 ** MAX_NUMBER_CHARS),
-                 ("bootstrap", 0, MAX_RESAMPLES))
 
 
 def _check_columns(r: _Request) -> None:
@@ -12840,7 +12826,11 @@ def _validate(request: _Request) -> _Request:
     if request.command == "leaderboard" and request.target_power <= Fraction(1, 2):
         raise ToolError(f"{_opt('target_power')} must be above 0.5 to plan items for it "
                         "(below it, the normal formula for the items needed no longer holds)")
-    for name, low, high in _COUNT_LIMITS:
+    for name, low, high in (("n_items", 2, MAX_N_ITEMS), ("resamples", 1, MAX_RESAMPLES),
+                            ("draws", 100, MAX_RESAMPLES), ("replays", 0, MAX_REPLAYS),
+                            ("permutations", 1, MAX_PERMUTATIONS),
+                            ("calibration", 0, MAX_REPLAYS), ("runs", 1, MAX_RUNS),
+                            ("seed", 0, 10 ** MAX_NUMBER_CHARS), ("bootstrap", 0, MAX_RESAMPLES)):
         value = getattr(request, name) if name in options else None
         if value is not None and value < low:
             least = "0 or more" if low == 0 else f"at least {low}"
@@ -12868,10 +12858,6 @@ def _validate(request: _Request) -> _Request:
 
 _NAME = "bootstrap_eval_deltas"
 
-_ASCII = str.maketrans({"\u2026": "...", "\u00b1": "+-", "\u2212": "-", "\u00d7": "x",
-                        "\u221e": "infinity", "\u2014": "-", "\u2013": "-", "\u2264": "<=",
-                        "\u2265": ">=", "\u2248": "~", "\u2009": " ", "\u00a0": " "})
-
 
 def _encodable(text: str, stream) -> str:
     """*text* as *stream* can encode it: unchanged, or with typographic characters spelled
@@ -12881,7 +12867,10 @@ def _encodable(text: str, stream) -> str:
         text.encode(encoding)
         return text
     except (UnicodeEncodeError, LookupError):
-        plain = text.translate(_ASCII)
+        plain = text.translate(str.maketrans({
+            "\u2026": "...", "\u00b1": "+-", "\u2212": "-", "\u00d7": "x", "\u221e": "infinity",
+            "\u2014": "-", "\u2013": "-", "\u2264": "<=", "\u2265": ">=", "\u2248": "~",
+            "\u2009": " ", "\u00a0": " "}))
         try:
             return plain.encode(encoding, "backslashreplace").decode(encoding)
         except LookupError:
@@ -12924,11 +12913,6 @@ def _simulation_params(r: _Request) -> dict:
     return params
 
 
-def _runs_plan(r: _Request, copula: Copula):
-    """The items x runs table, when the systems have several runs."""
-    return runs_plan(copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 else None
-
-
 def _run_plan(r: _Request, writes: list):
     """One accuracy's interval by formula; a power sweep over n_grid; or at one size: exact
     and analytic power, the items a target needs, half-widths (with runs, items x runs)."""
@@ -12952,7 +12936,8 @@ def _run_plan(r: _Request, writes: list):
     params.update(replays=None, resamples=None, engine=None)
     plan = PowerPlan(copula.cells, r.confidence)
     return _PowerPlanReport(params, plan, _plan_summary(plan, r.n_items, r.target_power),
-                            _runs_plan(r, copula))
+                            runs_plan(copula, r.confidence, random.Random(r.seed))
+                            if copula.runs > 1 else None)
 
 
 def _settings_from(r: _Request, calibration: int = 0, engine: str | None = None) -> Settings:
@@ -13021,12 +13006,11 @@ def _ledger_after(r: _Request, table: Table, comparisons, writes: list) -> Ledge
 _DRAWS_PER_SECOND = 3.5e7          # the stream engine's resampled items
 _ITEMS_PER_SECOND = 7e5            # simulated items
 _SIGNS_PER_SECOND = 8e8            # item x sign pattern of the Monte Carlo sign-flip test
-_LONG_WORK = 60                    # seconds past which the tool says so first
 
 
 def _say_if_long(seconds: float, what: str, shorter: str) -> None:
-    """One line on stderr, terminal or not, before work of more than about a minute."""
-    if seconds > _LONG_WORK:
+    """One line on stderr, terminal or not, before work of more than a minute."""
+    if seconds > 60:
         minutes = f"{max(2, round(seconds / 60)):,} minutes" if seconds < 7200 else \
             f"{round(seconds / 3600):,} hours"
         _say(f"note: this will take about {minutes} ({what}); {shorter} shortens it")
@@ -13309,8 +13293,8 @@ def _run_simulation(r: _Request, writes: list) -> Report:
         PowerPlan(copula.cells, r.confidence), r.n_items, r.target_power)
     params = {**_simulation_params(r), "coverage_engine": engine if r.replays else None}
     comparison = Comparison("A", "B", result, result.p, result.p, decide(result, margin=margin))
-    return Report(params, "simulation", (comparison,), cov, plan=plan,
-                  runs_plan=_runs_plan(r, copula))
+    return Report(params, "simulation", (comparison,), cov, plan=plan, runs_plan=runs_plan(
+        copula, r.confidence, random.Random(r.seed)) if copula.runs > 1 else None)
 
 
 def _run_calibration_table(r: _Request, writes: list) -> _CalibrationTableReport:
@@ -13701,7 +13685,6 @@ _COMMANDS = {
   %(prog)s runs/m1 runs/m2 runs/m3       one file or harness folder per system
   %(prog)s long.csv --system-col model --score-col correct"""),
 }
-_DEFAULT_COMMAND = "simulate"
 
 # The flat spellings of version 1.1 and before (no subcommand), refused naming the new one.
 _FLAT = {"--csv": "compare FILE", "--baseline": "compare BASELINE CANDIDATE",
@@ -13716,13 +13699,13 @@ class _Parser(argparse.ArgumentParser):
         raise ToolError(f"{_printable(message)} (see --help)")
 
 
-def _number_arg(text: str) -> Fraction:
+def _number_arg(text: str, what: str = "number") -> Fraction:
     try:
         value = _parse_number(text.strip().replace("_", ""))
     except ToolError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-    if value is None:
-        raise argparse.ArgumentTypeError(f"not a number: {_shorten(text)}")
+    if value is None or what != "number" and value.denominator != 1:
+        raise argparse.ArgumentTypeError(f"not a {what}: {_shorten(text)}")
     return value
 
 
@@ -13731,13 +13714,7 @@ def _count_arg(text: str) -> int:
     text = text.strip()
     if re.fullmatch(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+", text, re.ASCII):
         text = text.replace(",", "")
-    try:
-        value = _parse_number(text.replace("_", ""))
-    except ToolError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    if value is None or value.denominator != 1:
-        raise argparse.ArgumentTypeError(f"not a whole number: {_shorten(text)}")
-    return value.numerator
+    return _number_arg(text, "whole number").numerator
 
 
 def _grid_arg(text: str) -> tuple:
@@ -13772,11 +13749,8 @@ def _pairs_arg(text: str) -> tuple:
 
 
 # One flag: its spellings, the subcommands that take it, its help group, argparse's keywords.
-_Flag = collections.namedtuple("_Flag", "commands group names options")
-
-
-def _flag(commands: str, group: str, *names, **options) -> _Flag:
-    return _Flag(commands.split(), group, names, options)
+def _flag(commands: str, group: str, *names, **options) -> argparse.Namespace:
+    return argparse.Namespace(commands=commands.split(), group=group, names=names, options=options)
 
 
 _C, _S, _P, _K, _G, _L = "compare", "simulate", "plan", "calibrate", "ledger", "leaderboard"
@@ -13873,8 +13847,8 @@ _FLAGS = (
     _flag(f"{_S} {_P}", "simulation", "--n-items", type=_count_arg, metavar="N",
           help=f"items in the eval set, N_ITEMS (default {N_ITEMS})"),
     _flag(f"{_S} {_P} {_K}", "simulation", "--corr", type=_number_arg, metavar="R",
-          help=f"loading of each system's latent score on the shared item "
-                            f"difficulty, -1 < R < 1 (default {CORR})"),
+          help=f"loading of each system's latent score on the shared item difficulty, "
+               f"-1 < R < 1 (default {CORR})"),
     _flag(f"{_S} {_P}", "simulation", "--acc-a", type=_number_arg, metavar="P",
           help=f"true accuracy of system A (default {_format_decimal(ACC_A)})"),
     _flag(f"{_S} {_P}", "simulation", "--acc-b", type=_number_arg, metavar="P",
@@ -13893,8 +13867,8 @@ _FLAGS = (
           help="K runs (seeds) per system: the two-level interval, its coverage beside the "
                "single-run one, and an items x runs plan"),
     _flag(f"{_S} {_P}", "simulation", "--run-sd", type=_number_arg, metavar="S",
-          help="with --runs: run-to-run sd of a system's accuracy, as a "
-                            "proportion (default 0.01: 1 pt)"),
+          help="with --runs: run-to-run sd of a system's accuracy, as a proportion (default "
+               "0.01: 1 pt)"),
     _flag(f"{_S} {_P}", "simulation", "--run-item-noise", type=_number_arg, metavar="F",
           help="with --runs: share of each system's own per-item noise drawn afresh in every "
                "run, 0 <= F <= 1 (default 0.3)"),
@@ -13902,8 +13876,8 @@ _FLAGS = (
     _flag(f"{_P} {_K}", "planning", "--n-grid", type=_grid_arg, metavar="N1,N2,...",
           help="plan: a power sweep over these eval-set sizes (increasing), analytic, exact and "
                "simulated; calibrate: the sizes to measure (default 30,100,500,2000)"),
-    _flag(f"{_S} {_P} {_L}", "planning", "--target-power", type=_number_arg,
-          metavar="P", help="power to plan for, 0 < P < 1 (default 0.8)"),
+    _flag(f"{_S} {_P} {_L}", "planning", "--target-power", type=_number_arg, metavar="P",
+          help="power to plan for, 0 < P < 1 (default 0.8)"),
     _flag(_P, "planning", "--half-width", type=_number_arg, metavar="H",
           help="items needed for a +-H interval on one accuracy (e.g. 0.015)"),
     _flag(_P, "planning", "--accuracy", type=_number_arg, metavar="P",
@@ -13918,7 +13892,7 @@ _FLAGS = (
           help=f"seed of the one random.Random that drives the run (default {SEED})"),
     _flag(f"{_C} {_S} {_P}", "resampling", "--resamples", type=_count_arg, metavar="B",
           help=f"bootstrap resamples per interval (default {RESAMPLES:,}; at most "
-                            f"{MAX_RESAMPLES:,})"),
+               f"{MAX_RESAMPLES:,})"),
     _flag(f"{_C} {_S} {_P} {_K} {_G} {_L}", "resampling", "--confidence", type=_number_arg,
           metavar="C",
           help=f"confidence level, 0 < C < 1 (default {_format_decimal(CONFIDENCE)})"),
@@ -13927,8 +13901,8 @@ _FLAGS = (
                "accelerated, with the jackknife), or score (0/1 items: Wilson for each "
                "accuracy, Newcombe's hybrid score for the gaps)"),
     _flag(f"{_C} {_S}", "resampling", "--accuracy-interval", choices=_ACCURACY_INTERVALS,
-          help="the per-system accuracies' interval: the same rule as "
-                               "--interval (default), wilson, or clopper-pearson (exact)"),
+          help="the per-system accuracies' interval: the same rule as --interval (default), "
+               "wilson, or clopper-pearson (exact)"),
     _flag(f"{_C} {_S}", "resampling", "--exact", action="store_true",
           help="also print the exact bootstrap intervals (B = infinity) beside resamples: 0/1 "
                "items (strata too), or scores on a small lattice (clusters of one size too)"),
@@ -13937,9 +13911,9 @@ _FLAGS = (
                "stream: resample items, bit-exact with the article's listing; counts: draw "
                "how many resampled items take each value, cost independent of n"),
     _flag(_C, "resampling", "--calibration", type=_count_arg, metavar="K",
-          help=f"0/1 data: measure the chosen interval's coverage and false-"
-                            f"positive rate on K tables drawn from your own 2x2 table, and as "
-                            f"many with no gap (default {CALIBRATION_REPLAYS:,}; 0 skips it)"),
+          help="0/1 data: measure the chosen interval's coverage and false-positive rate on K "
+               f"tables drawn from your own 2x2 table, and as many with no gap (default "
+               f"{CALIBRATION_REPLAYS:,}; 0 skips it)"),
     _flag(f"{_C} {_L}", "resampling", "--permutations", type=_count_arg, metavar="R",
           help="random sign patterns of the permutation test for real-valued scores (default "
                f"{PERMUTATIONS:,}; exact up to {_EXACT_SIGN_FLIP_LIMIT} nonzero differences)"),
@@ -14009,7 +13983,7 @@ def _top_help() -> str:
              "exact test,", "and a coverage check on a simulator with a known gap.", "",
              "commands (each has its own --help):"]
     lines += [f"  {name:<{width}}  {summary}" for name, (summary, _) in _COMMANDS.items()]
-    lines += ["", f"With no command the tool runs {_DEFAULT_COMMAND}.", "", "examples:"]
+    lines += ["", "With no command the tool runs simulate.", "", "examples:"]
     lines += [f"  {_prog()}                      reproduce the article",
               f"  {_prog()} compare results.csv --a-col base --b-col tuned",
               f"  {_prog()} compare base.jsonl tuned.jsonl --score-col metrics.f1 --id-col id",
@@ -14038,20 +14012,21 @@ def _build_parser(command: str) -> argparse.ArgumentParser:
     groups = {}
     for flag in _FLAGS:
         if command in flag.commands:
-            if flag.group not in groups:
-                groups[flag.group] = parser.add_argument_group(flag.group)
+            groups[flag.group] = groups.get(flag.group) or parser.add_argument_group(flag.group)
             groups[flag.group].add_argument(*flag.names, **flag.options)
     parser.add_argument("--version", action="version", version=f"{_NAME} {__version__}")
     return parser
 
 
-def _refuse_foreign_flags(command: str, argv) -> None:
-    """A flag of another subcommand, given to this one: refused in one line naming where it
-    belongs (argparse alone would only say it is unrecognized)."""
-    own = {name for flag in _FLAGS if command in flag.commands for name in flag.names}
-    for token in itertools.takewhile(lambda t: t != "--", argv):
-        name = token.split("=", 1)[0]
-        if not name.startswith("--") or name in own or name in ("--help", "--version"):
+def _checked_argv(command: str, parser: argparse.ArgumentParser, argv) -> list:
+    """*argv* as *parser* takes it.  Refused in one line: a flag of another subcommand (argparse
+    would only say it is unrecognized) and a flag with a value given twice (argparse would keep
+    the last without a word), but for one that collects a list (``--candidate``) and a switch.
+    ``--min-delta -1e50`` is joined as ``--min-delta=-1e50``: argparse takes a negative number
+    in exponent form for a flag of its own and refuses the flag's value as missing."""
+    flags = [token.split("=", 1)[0] for token in itertools.takewhile(lambda t: t != "--", argv)]
+    for name in flags:
+        if not name.startswith("--") or name in parser._option_string_actions:
             continue
         others = [c for c in _COMMANDS if any(name in f.names and c in f.commands
                                                for f in _FLAGS)]
@@ -14059,16 +14034,15 @@ def _refuse_foreign_flags(command: str, argv) -> None:
             where = ", ".join(others[:-1]) + " and " + others[-1] if len(others) > 1 else others[0]
             raise ToolError(f"{_printable(name)} does not apply to {command} (it is a flag of "
                             f"{where}); see {command} --help")
-
-
-# The flags that are not keywords of an entry point: the inputs and the outputs.
-_INPUT_FLAGS = ("inputs", "csv", "baseline", "candidate")
-_OUTPUT_FLAGS = ("output", "json", "quiet", "plot", "write_csv", "ledger")
-
-
-def _negative_values_joined(parser: argparse.ArgumentParser, argv) -> list:
-    """``--min-delta -1e50`` as ``--min-delta=-1e50``: argparse takes a negative number in
-    exponent form for a flag of its own and refuses the flag's value as missing."""
+    seen = {}
+    for name in flags:
+        action = parser._option_string_actions.get(name)
+        if action is None or action.nargs == 0 or isinstance(action, argparse._AppendAction):
+            continue
+        if action.dest in seen:
+            raise ToolError(f"{_printable(name)} is given twice (also as {seen[action.dest]}); "
+                            "give it once")
+        seen[action.dest] = _printable(name)
     out, tokens = [], iter(argv)
     for token in tokens:
         action = parser._option_string_actions.get(token)
@@ -14083,20 +14057,6 @@ def _negative_values_joined(parser: argparse.ArgumentParser, argv) -> list:
     return out
 
 
-def _refuse_repeated_flags(parser: argparse.ArgumentParser, argv) -> None:
-    """A flag with a value given twice is refused (argparse would keep the last without a
-    word), but for one that collects a list (``--candidate``) and a switch."""
-    seen = {}
-    for token in itertools.takewhile(lambda t: t != "--", argv):
-        action = parser._option_string_actions.get(token.split("=", 1)[0])
-        if action is None or action.nargs == 0 or isinstance(action, argparse._AppendAction):
-            continue
-        if action.dest in seen:
-            raise ToolError(f"{_printable(token.split('=', 1)[0])} is given twice (also as "
-                            f"{seen[action.dest]}); give it once")
-        seen[action.dest] = _printable(token.split("=", 1)[0])
-
-
 def _parse_args(argv) -> _Request:
     """The request a command line makes: the flags typed, defaults for the rest, its inputs."""
     argv = list(argv)
@@ -14106,19 +14066,17 @@ def _parse_args(argv) -> _Request:
     if argv and argv[0] in _COMMANDS:
         command, rest = argv[0], argv[1:]
     else:                       # the default; 1.1's flat spellings refused, naming their command
-        command, rest = _DEFAULT_COMMAND, argv
+        command, rest = "simulate", argv
         for flag in (t.split("=", 1)[0] for t in itertools.takewhile(lambda t: t != "--", argv)):
             if flag in _FLAT:
                 raise ToolError(f"{flag} without a command is the spelling of version 1.1 and "
                                 f"before; write {_FLAT[flag]}")
-    _refuse_foreign_flags(command, rest)
     parser = _build_parser(command)
-    rest = _negative_values_joined(parser, rest)
-    _refuse_repeated_flags(parser, rest)
-    given = vars(parser.parse_args(rest))
-    outputs = {name: given[name] for name in _OUTPUT_FLAGS if name in given}
-    options = {name: value for name, value in given.items()
-               if name not in _INPUT_FLAGS and name not in outputs}
+    given = vars(parser.parse_args(_checked_argv(command, parser, rest)))
+    outputs = {name: given[name] for name in ("output", "json", "quiet", "plot", "write_csv",
+                                              "ledger") if name in given}
+    options = {name: value for name, value in given.items()   # an entry point's keywords
+               if name not in ("inputs", "csv", "baseline", "candidate") and name not in outputs}
     request = _request(command, options, given=set(options) | set(outputs),
                        **{"quiet": False, **outputs})
     if command == "ledger":
@@ -14142,8 +14100,7 @@ def _parse_args(argv) -> _Request:
         raise ToolError("--baseline needs at least one --candidate run file")
     if candidates and baseline is None:
         raise ToolError("--candidate goes with --baseline (compare BASELINE CANDIDATE)")
-    paths = inputs or ([csv] if csv is not None else [baseline] + candidates
-                       if baseline is not None else [])
+    paths = inputs or [path for path in (csv, baseline) if path is not None] + candidates
     if not paths:
         what = "CANDIDATE" if command == "compare" else "SYSTEM3 ..."
         raise ToolError(f"{command} needs your results: {command} FILE (a column per system) "
@@ -14153,27 +14110,25 @@ def _parse_args(argv) -> _Request:
 
 # --- outputs: checked against the inputs before any work ---
 
-def _same_file(real: str, source: str) -> bool:
-    try:
-        out = os.stat(real)
-    except OSError:
-        return False
-    if source == "-":
-        try:
-            info = os.fstat(sys.stdin.fileno())
-        except (AttributeError, OSError, ValueError):
-            return False
-        return stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) == (out.st_dev,
-                                                                             out.st_ino)
-    try:
-        return os.path.samefile(real, source)
-    except OSError:
-        return os.path.realpath(source) == real
-
-
 def _check_outputs(request: _Request) -> None:
     """Refuse, in one line and before any work, an output path that cannot or must not be
     written (any file read, harness folders expanded: through a symlink too, or stdin's file)."""
+    def same_file(real: str, source: str) -> bool:
+        try:
+            out = os.stat(real)
+        except OSError:
+            return False
+        if source == "-":
+            try:
+                info = os.fstat(sys.stdin.fileno())
+            except (AttributeError, OSError, ValueError):
+                return False
+            return stat.S_ISREG(info.st_mode) and os.path.samestat(info, out)
+        try:
+            return os.path.samefile(real, source)
+        except OSError:
+            return os.path.realpath(source) == real
+
     inputs = [] if request.csv is None else [request.csv]
     for value in () if request.baseline is None else (request.baseline,) + request.candidate:
         for path in _expand_paths(value):
@@ -14216,7 +14171,7 @@ def _check_outputs(request: _Request) -> None:
                             "own file")
         seen[real] = flag
         for source in inputs:
-            if _same_file(real, source):
+            if same_file(real, source):
                 what = "stdin's file" if source == "-" else _printable(source)
                 raise ToolError(f"{flag} {shown} is an input ({what}); the tool never writes "
                                 "over its input")
