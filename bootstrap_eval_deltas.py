@@ -468,24 +468,16 @@ def _float_noise(number: Fraction, text: str) -> Fraction:
     within = tries[-1][0]
     if within > _FRACTION_WITHIN:         # fractions of q <= 1000 lie 10^-6 apart: too dense
         return number
-    simple = _near_fraction(x, within)
-    return simple if simple is not None and abs(simple - number) <= exactly(within) \
-        else number
-
-
-def _near_fraction(x: float, within: float) -> Fraction | None:
-    """The fraction p/q (q <= 1000) within about *within* of *x*, from its continued
-    fraction (a fraction that near is one of its convergents), or None."""
-    h, h_before, k, k_before, y = 1, 0, 0, 1, x
-    while True:
+    h, h_before, k, k_before, y = 1, 0, 0, 1, x   # p/q that near x is a convergent of its
+    while True:                                   # continued fraction
         a = math.floor(y)
         h, h_before, k, k_before = a * h + h_before, h, a * k + k_before, k
         if k > _SIMPLE_DENOMINATOR:
-            return None
+            return number
         if abs(x - h / k) <= 2 * within:
-            return Fraction(h, k)
+            return Fraction(h, k) if abs(Fraction(h, k) - number) <= exactly(within) else number
         if y == a:
-            return None
+            return number
         y = 1 / (y - a)
 
 
@@ -762,21 +754,6 @@ def _increasing_root(f, guess: float, tolerance: float = 1e-13) -> float:
 
 # --- Binomial and multinomial variates from rng.random() (the counts engine's) ---
 
-def _inversion(rng, n, setup) -> int:
-    """Sequential search from 0 (expected n*p + 1 steps), for n*p < 10."""
-    s, a, r0 = setup
-    while True:
-        r, u, x = r0, rng.random(), 0
-        while u > r:
-            u -= r
-            x += 1
-            if x > n:             # rounding ran past n: draw again
-                break
-            r *= a / x - s
-        else:
-            return x
-
-
 def _btrd_accept(n, p, k, v) -> bool:
     """BTRD's exact acceptance test of k for the uniform-scaled v."""
     m = math.floor((n + 1) * p)
@@ -806,32 +783,11 @@ def _btrd_accept(n, p, k, v) -> bool:
                  - _stirlerr(k + 1) - _stirlerr(n - k + 1))
 
 
-def _btrd(rng, n, p, setup, v) -> int:
-    """Hormann's transformed rejection with decomposition (p <= 1/2, n*p >= 10),
-    entered with a first uniform *v* that missed the fast path."""
-    a, b, c, vr, alpha = setup
-    random_ = rng.random
-    while True:
-        if v <= 0.86 * vr:
-            u = v / vr - 0.43
-            return math.floor((2 * a / (0.5 - abs(u)) + b) * u + c)
-        if v >= vr:
-            u = random_() - 0.5
-        else:
-            u = v / vr - 0.93
-            u = math.copysign(0.5, u) - u
-            v = random_() * vr
-        us = 0.5 - abs(u)
-        k = math.floor((2 * a / us + b) * u + c)
-        if 0 <= k <= n and _btrd_accept(n, p, k, v * alpha / (a / (us * us) + b)):
-            return k
-        v = random_()
-
-
 def binomial_variates(rng: random.Random, trials, p: float) -> list:
     """One Binomial(t, p) draw for each t in *trials* (same p), in order: the draws of one
-    ``binomial_variate`` call per t.  BTRD's setup is redone only when t changes; its fast path
-    (most draws: one ``rng.random()``) runs inline: about a microsecond a draw."""
+    ``binomial_variate`` call per t.  t*p < 10: sequential search from 0 (expected t*p + 1
+    steps); else Hormann's transformed rejection with decomposition (BTRD), its setup redone
+    only when t changes, its fast path one ``rng.random()``: about a microsecond a draw."""
     if p <= 0:
         return [0] * len(trials)
     if p >= 1:
@@ -844,22 +800,42 @@ def binomial_variates(rng: random.Random, trials, p: float) -> list:
         if t != last:
             last, small = t, t * q < 10
             if small:
-                setup = (q / (1 - q), (t + 1) * q / (1 - q), (1 - q) ** t)
+                s, a, r0 = q / (1 - q), (t + 1) * q / (1 - q), (1 - q) ** t
             else:
                 spq = sqrt(t * q * (1 - q))
                 b = 1.15 + 2.53 * spq
                 a2 = -0.1746 + 0.0496 * b + 0.02 * q          # 2a of BTRD
                 c, vr = t * q + 0.5, 0.92 - 4.2 / b
-                urvr = 0.86 * vr
+                urvr, alpha = 0.86 * vr, (2.83 + 5.1 / b) * spq
         if small:
-            x = _inversion(rng, t, setup)
+            while True:
+                r, u, x = r0, random_(), 0
+                while u > r:
+                    u -= r
+                    x += 1
+                    if x > t:             # rounding ran past t: draw again
+                        break
+                    r *= a / x - s
+                else:
+                    break
         else:
             v = random_()
-            if v <= urvr:                                   # BTRD's fast path, inline
-                u = v / vr - 0.43
-                x = floor((a2 / (0.5 - abs(u)) + b) * u + c)
-            else:
-                x = _btrd(rng, t, q, (a2 / 2, b, c, vr, (2.83 + 5.1 / b) * spq), v)
+            while True:
+                if v <= urvr:                               # BTRD's fast path
+                    u = v / vr - 0.43
+                    x = floor((a2 / (0.5 - abs(u)) + b) * u + c)
+                    break
+                if v >= vr:
+                    u = random_() - 0.5
+                else:
+                    u = v / vr - 0.93
+                    u = math.copysign(0.5, u) - u
+                    v = random_() * vr
+                us = 0.5 - abs(u)
+                x = floor((a2 / us + b) * u + c)
+                if 0 <= x <= t and _btrd_accept(t, q, x, v * alpha / (a2 / 2 / (us * us) + b)):
+                    break
+                v = random_()
         out.append(t - x if flip else x)
     return out
 
@@ -6711,38 +6687,36 @@ def _mixture_distributions(units: Units, scale: int) -> dict | None:
     """The four bootstrap distributions where a few units move a sum on their own: a column with
     such outliers by ``_Mixture``, one without by the saddlepoint; None if a column fits neither.
     Built once per design (the chooser asks first), each mean's denominator then scaled."""
+    def build() -> dict | None:                  # at scale 1
+        groups = units.strata or (tuple(range(units.count)),)
+        denominator = units.count * units.size[0]
+        out, taken = {}, {}
+        for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
+            strata = units.moments[name]
+            base, span = _lattice_of(column, groups)
+            fits = _column_fits(strata, units)
+            taken[name] = None if fits else _outlying(strata, units)
+            if not fits and taken[name] is None:
+                return None
+            out[name] = _Saddlepoint(((1, strata),), denominator, span, base) if fits else \
+                _Mixture.of(((1, strata, taken[name]),), denominator, span, base)
+            if out[name] is None:
+                return None
+        a, b = out["a"], out["b"]                   # the unpaired gap: B's sum minus A's
+        none = tuple(frozenset() for _ in groups)
+        out["unpaired"] = _Mixture.of(((1, units.moments["b"], taken["b"] or none),
+                                       (-1, units.moments["a"], taken["a"] or none)), denominator,
+                                      math.gcd(b.span, a.span), b.base - a.base) \
+            if taken["a"] or taken["b"] else _Saddlepoint(
+                b.parts + ((-1, a.parts[0][1]),), denominator, math.gcd(b.span, a.span),
+                b.base - a.base)
+        return out if out["unpaired"] is not None else None
+
     if "mixture" not in units.built:
-        units.built["mixture"] = _mixture_built(units)
+        units.built["mixture"] = build()
     built = units.built["mixture"]
     return built and {name: dataclasses.replace(dist, denominator=dist.denominator * scale)
                       for name, dist in built.items()}
-
-
-def _mixture_built(units: Units) -> dict | None:
-    """``_mixture_distributions`` at scale 1."""
-    groups = units.strata or (tuple(range(units.count)),)
-    denominator = units.count * units.size[0]
-    out, taken = {}, {}
-    for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
-        strata = units.moments[name]
-        base, span = _lattice_of(column, groups)
-        fits = _column_fits(strata, units)
-        taken[name] = None if fits else _outlying(strata, units)
-        if not fits and taken[name] is None:
-            return None
-        out[name] = _Saddlepoint(((1, strata),), denominator, span, base) if fits else \
-            _Mixture.of(((1, strata, taken[name]),), denominator, span, base)
-        if out[name] is None:
-            return None
-    a, b = out["a"], out["b"]                   # the unpaired gap: B's sum minus A's
-    none = tuple(frozenset() for _ in groups)
-    out["unpaired"] = _Mixture.of(((1, units.moments["b"], taken["b"] or none),
-                                   (-1, units.moments["a"], taken["a"] or none)), denominator,
-                                  math.gcd(b.span, a.span), b.base - a.base) \
-        if taken["a"] or taken["b"] else _Saddlepoint(
-            b.parts + ((-1, a.parts[0][1]),), denominator, math.gcd(b.span, a.span),
-            b.base - a.base)
-    return out if out["unpaired"] is not None else None
 
 
 # --- Score intervals: never of zero width, no resampling ---
