@@ -315,11 +315,9 @@ def _format_gap(value: Fraction, percent: bool, extra: int = 0, beside=None) -> 
     >>> _format_gap(gap, True), _format_gap(gap, True, beside=tight)
     ('+0.1 pts', '+0.05 pts')
     """
-    if beside is not None:                     # the interval's decimals, as many or as few
-        return _signed_fixed(value * (100 if percent else 1), _interval_places(beside, percent)) \
-            + " pts" * percent
-    return _signed_fixed(value * 100, 1 + extra) + " pts" if percent else \
-        _signed_fixed(value, 3 + extra)
+    places = (1 if percent else 3) + extra if beside is None else \
+        _interval_places(beside, percent)      # the interval's decimals, as many or as few
+    return _signed_fixed(value * (100 if percent else 1), places) + " pts" * percent
 
 
 def _format_apart(first: Fraction, second: Fraction, percent: bool) -> tuple:
@@ -343,12 +341,10 @@ def _format_interval(interval, percent: bool) -> str:
     other scores; more decimals where an end that is not zero would print as zero."""
     scale, places = (100 if percent else 1), _interval_places(interval, percent)
     ends = (interval.lo * scale, interval.hi * scale)
-    if interval.places is not None:           # Monte Carlo ends: each to the digit it holds
-        lo, hi = (_signed_fixed(end, _places_shown(end, min(places, interval.places)))
-                  for end in ends)
-        if lo == hi and ends[0] != ends[1]:   # ... but unequal ends apart, as the gap prints
-            lo, hi = (_signed_fixed(end, places) for end in ends)
-    else:
+    held = interval.places                    # Monte Carlo ends: each to the digit it holds
+    lo, hi = (_signed_fixed(end, places if held is None else _places_shown(end, min(places, held)))
+              for end in ends)
+    if lo == hi and ends[0] != ends[1]:       # ... but unequal ends apart, as the gap prints
         lo, hi = (_signed_fixed(end, places) for end in ends)
     return f"[{lo}, {hi}]" + (" pts" if percent else "")
 
@@ -6342,6 +6338,24 @@ def _rare_lump(strata, taken, units: Units) -> bool:
     follows, though no one unit moves the sum on its own.  The group grows from the ends of
     every stratum's values inwards, so that far groups of both signs (ten scores of 10^5 in
     B, eight in A) or spread over strata do not hide behind each other's spread."""
+    def moves(stratum: _Stratum, out, centre: float, h: int):
+        """``(-|move|, h, value, count)`` of the stratum's values not in *out*, the largest
+        moves from *centre* first (to merge over strata): the sorted values' ends walked in."""
+        values, counts, ranked = stratum.values, stratum.counts, stratum.ranked
+        low, high = 0, len(ranked) - 1
+        while low <= high:
+            if values[ranked[low]] in out:
+                low += 1
+                continue
+            if values[ranked[high]] in out:
+                high -= 1
+                continue
+            if centre - values[ranked[low]] > values[ranked[high]] - centre:
+                i, low = ranked[low], low + 1
+            else:
+                i, high = ranked[high], high - 1
+            yield -abs(values[i] - centre), h, values[i], counts[i]
+
     limit, walks, rests, spread = min(100, units.count / 20), [], [], []
     for h, (stratum, out) in enumerate(zip(strata, taken)):
         if out:                                        # of all the units not out
@@ -6352,7 +6366,7 @@ def _rare_lump(strata, taken, units: Units) -> bool:
             variance = second - mean * mean
         rests.append((mean * total, (variance + mean * mean) * total, total))
         spread.append(stratum.draws * variance)
-        walks.append(_moves(stratum, out, mean, h))
+        walks.append(moves(stratum, out, mean, h))
     held, variance = 0.0, math.fsum(spread)
     for _, h, v, c in heapq.merge(*walks):
         first, second, total = rests[h]
@@ -6367,25 +6381,6 @@ def _rare_lump(strata, taken, units: Units) -> bool:
         if held >= 2 and _SADDLEPOINT_REACH * abs(v - mean) > math.sqrt(max(0.0, variance)):
             return True
     return False
-
-
-def _moves(stratum: _Stratum, out, centre: float, h: int):
-    """``(-|move|, h, value, count)`` of the stratum's values not in *out*, the largest moves from
-    *centre* first (to merge over strata): the two ends of the sorted values walked inwards."""
-    values, counts, ranked = stratum.values, stratum.counts, stratum.ranked
-    low, high = 0, len(ranked) - 1
-    while low <= high:
-        if values[ranked[low]] in out:
-            low += 1
-            continue
-        if values[ranked[high]] in out:
-            high -= 1
-            continue
-        if centre - values[ranked[low]] > values[ranked[high]] - centre:
-            i, low = ranked[low], low + 1
-        else:
-            i, high = ranked[high], high - 1
-        yield -abs(values[i] - centre), h, values[i], counts[i]
 
 
 def _lattice_of(column, groups) -> tuple:
@@ -7328,24 +7323,23 @@ def _metric_columns(keyed, classes: int, specs, exact: bool = True) -> list:
 def _metrics_of(totals: dict, specs, exact: bool = True) -> list:
     """``_metric_columns`` from the per-class totals (as ``_class_totals``, a row per
     resample).  One class's metric in floats is taken column-wise, at C speed."""
-    return [tuple(_class_floats(metric, positive, totals, s) if metric in _CLASS_METRICS and
+    def class_floats(metric: str, positive: int, side: str) -> list:
+        """``metric_value(metric, ..., positive, exact=False)`` of one system (*side* "a" or
+        "b") in each resample of *totals*, the same divisions column by column."""
+        pick = operator.itemgetter(positive)
+        right = map(pick, totals["t" + side])
+        if metric == "f1":
+            tops = map(operator.mul, right, itertools.repeat(2))
+            bottoms = map(operator.add, map(pick, totals["t"]), map(pick, totals["p" + side]))
+        else:
+            tops, bottoms = right, map(pick, totals["p" + side if metric == "precision" else "t"])
+        return [top / bottom if bottom else 0.0 for top, bottom in zip(tops, bottoms)]
+
+    return [tuple(class_floats(metric, positive, s) if metric in _CLASS_METRICS and
                   not exact else
                   [metric_value(metric, t, x, p, positive, exact) for t, x, p in
                    zip(totals["t"], totals["t" + s], totals["p" + s])] for s in ("a", "b"))
             for metric, positive in specs]
-
-
-def _class_floats(metric: str, positive: int, totals: dict, side: str) -> list:
-    """``metric_value(metric, ..., positive, exact=False)`` of one system (*side* "a" or
-    "b") in each resample of *totals*, the same divisions column by column."""
-    pick = operator.itemgetter(positive)
-    right = map(pick, totals["t" + side])
-    if metric == "f1":
-        tops = map(operator.mul, right, itertools.repeat(2))
-        bottoms = map(operator.add, map(pick, totals["t"]), map(pick, totals["p" + side]))
-    else:
-        tops, bottoms = right, map(pick, totals["p" + side if metric == "precision" else "t"])
-    return [top / bottom if bottom else 0.0 for top, bottom in zip(tops, bottoms)]
 
 
 def _cell_draws(rng: random.Random, counts, resamples: int, groups=None) -> list:
