@@ -6399,10 +6399,6 @@ def saddlepoint_distributions(scores: Scores) -> dict:
     (exactly as ratios for clusters of unequal size) and unpaired."""
     units, scale = scores.units, scores.scale
     groups = units.strata or (tuple(range(units.count)),)
-
-    def strata_of(column):
-        return tuple(_Stratum.of([column[u] for u in members]) for members in groups)
-
     out = {}
     if units.equal_sizes:
         denominator = units.count * units.size[0] * scale
@@ -6425,8 +6421,9 @@ def saddlepoint_distributions(scores: Scores) -> dict:
     linear = []
     for sign, column in ((1, units.b), (-1, units.a)):
         mean = math.fsum(column) / sum(units.size)
-        linear.append((sign, strata_of([(y - mean * m) / items
-                                        for y, m in zip(column, units.size)])))
+        shifted = [(y - mean * m) / items for y, m in zip(column, units.size)]
+        linear.append((sign, tuple(_Stratum.of([shifted[u] for u in members])
+                                   for members in groups)))
     out["unpaired"] = _Saddlepoint(tuple(linear), units.count * scale,
                                    offset=scores.mean_b - scores.mean_a)
     return out
