@@ -564,20 +564,13 @@ def _p_equals(p: float) -> str:
 
 # --- Exact probabilities: binomial, beta, Student's t ---
 
-def _stirlerr_table(size: int) -> list:
-    """log(k!) - log(sqrt(2 pi k) (k/e)^k) for k < size, to double precision via Decimal."""
-    from decimal import Decimal, localcontext
-    with localcontext() as ctx:
-        ctx.prec = 40
-        pi = Decimal("3.141592653589793238462643383279502884197")
-        table = [math.inf]                     # k = 0: the formula is undefined; never used
-        for k in range(1, size):
-            stirling = (2 * pi * k).ln() / 2 + k * Decimal(k).ln() - k
-            table.append(float(Decimal(math.factorial(k)).ln() - stirling))
-    return table
-
-
-_STIRLERR = _stirlerr_table(16)
+# log(k!) - log(sqrt(2 pi k) (k/e)^k) for k < 16: the doubles nearest (Decimal, 40 digits)
+_STIRLERR = (math.inf,                     # k = 0: the formula is undefined; never used
+             0.08106146679532726, 0.0413406959554093, 0.02767792568499834, 0.020790672103765093,
+             0.016644691189821193, 0.013876128823070748, 0.01189670994589177,
+             0.010411265261972096, 0.009255462182712733, 0.00833056343336287,
+             0.007573675487951841, 0.00694284010720953, 0.006408994188004207,
+             0.0059513701127588475, 0.005554733551962801)
 
 
 def _stirlerr(k: int) -> float:
