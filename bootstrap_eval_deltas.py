@@ -361,10 +361,9 @@ def _interval_places(interval, percent: bool) -> int:
         places = min(places, interval.places)
     lo, hi = interval.lo * scale, interval.hi * scale
     places = max(_places_shown(lo, places), _places_shown(hi, places))
-    for extra in range(_APART if lo != hi else 1):
-        if _signed_fixed(lo, places + extra) != _signed_fixed(hi, places + extra):
-            break
-    return places + extra
+    return next((places + extra for extra in range(_APART) if lo == hi or
+                 _signed_fixed(lo, places + extra) != _signed_fixed(hi, places + extra)),
+                places + _APART - 1)
 
 
 def _width_places(width: Fraction, places: int = 3) -> int:
