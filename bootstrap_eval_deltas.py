@@ -388,10 +388,33 @@ def _places_shown(value: Fraction, places: int) -> int:
                  if value == 0 or _round_fixed(value, places + extra).strip("+-0.")), places)
 
 
+_NOISY = 14                        # characters from which a text may carry a double's noise
+_NOISE_DIGITS = (14, 20)           # ... as significant digits: R's %.15g to NumPy's %.18e
+_NOISE_ULPS = 4                    # ... of at most 4 units in the double's last place, or of
+#                                    one unit of the 15th digit written
+_SIMPLE_DENOMINATOR = 1000         # ... around a fraction with a denominator up to this
+_SHORT_DECIMAL = 10                # ... or a decimal with up to this many significant digits
+_FRACTION_WITHIN = 1e-11           # ... a fraction only where noise is this small (|x| < 10^4)
+_OPERANDS = (1e-4, 6, 8)           # from 1e-4 up, 8 ulps of the operands (as in 1 - 0.95)
+#                                    around a decimal of up to 6 significant digits
+
+
 def _parse_number(text: str) -> Fraction | None:
     """An exact number from its decimal text (ASCII digits only), or None when it is not one.
     ToolError beyond MAX_NUMBER_CHARS characters or a decimal exponent beyond MAX_EXPONENT:
     no number overflows a float or costs a long big-integer computation.
+
+    A non-integer written with 14 to 20 significant digits reads as the simple number a double's
+    arithmetic noise hides in it, if any: a fraction p/q (q <= 1000) or a decimal of up to 10
+    significant digits within 4 units in the last place of the double (or, written with 15
+    digits or fewer, one unit of the 15th digit: R's %.15g); from 1e-4 up also a decimal of up
+    to 6 digits or such a fraction within 8 units in the last place of the power of ten above
+    it, at least 1: the noise of the numbers it was computed from (``1 - 0.95`` is
+    0.050000000000000044, ``100 - 92.1`` is 7.900000000000006, 35 tenths summed
+    3.5000000000000018).  ``repr(1/3)``, ``repr(k/17)``, ``3 * 1e-9``, ``0.1 + 0.2``, NumPy's
+    ``%.18e`` and R's ``%.15g`` read as 1/3, k/17, 3e-9, 3/10 ..., so that scores on a lattice
+    stay on it (their differences had split ties by 1e-17 and flipped verdicts); a random
+    double moves, by at most a few units in its last place, about once in 10^5 values.
 
     >>> _parse_number("0.75"), _parse_number("2e-1"), _parse_number("x")
     (Fraction(3, 4), Fraction(1, 5), None)
@@ -408,34 +431,8 @@ def _parse_number(text: str) -> Fraction | None:
         raise ToolError(f"{_shorten(text)} is out of range: a number's decimal exponent must "
                         f"lie within +-{MAX_EXPONENT}")
     number = Fraction(text)
-    return _float_noise(number, text) if len(text) > _NOISY and number.denominator > 1 \
-        else number
-
-
-_NOISY = 14                        # characters from which a text may carry a double's noise
-_NOISE_DIGITS = (14, 20)           # ... as significant digits: R's %.15g to NumPy's %.18e
-_NOISE_ULPS = 4                    # ... of at most 4 units in the double's last place, or of
-#                                    one unit of the 15th digit written
-_SIMPLE_DENOMINATOR = 1000         # ... around a fraction with a denominator up to this
-_SHORT_DECIMAL = 10                # ... or a decimal with up to this many significant digits
-_FRACTION_WITHIN = 1e-11           # ... a fraction only where noise is this small (|x| < 10^4)
-_OPERANDS = (1e-4, 6, 8)           # from 1e-4 up, 8 ulps of the operands (as in 1 - 0.95)
-#                                    around a decimal of up to 6 significant digits
-
-
-def _float_noise(number: Fraction, text: str) -> Fraction:
-    """*number*, or the simple number a double's arithmetic noise hides in its text: a
-    fraction p/q (q <= 1000) or a decimal of up to 10 significant digits within 4 units in
-    the last place of the double (or, written with 15 digits or fewer, one unit of the 15th
-    digit: R's %.15g); from 1e-4 up also a decimal of up to 6 digits or such a fraction
-    within 8 units in the last place of the power of ten above it, at least 1: the noise of
-    the numbers it was computed from (``1 - 0.95`` is 0.050000000000000044, ``100 - 92.1``
-    is 7.900000000000006, 35 tenths summed 3.5000000000000018).  ``repr(1/3)``,
-    ``repr(k/17)``, ``3 * 1e-9``, ``0.1 + 0.2``, NumPy's ``%.18e`` and R's ``%.15g`` read
-    as 1/3, k/17, 3e-9, 3/10 ..., so that scores on a lattice stay on it (their differences
-    had split ties by 1e-17 and flipped verdicts).  Only non-integers written with 14 to 20
-    significant digits are looked at; a random double moves, by at most a few units in its
-    last place, about once in 10^5 values."""
+    if len(text) <= _NOISY or number.denominator == 1:
+        return number
     mantissa, _, exponent = text.lower().partition("e")
     digits = len(mantissa.lstrip("+-").replace(".", "").lstrip("0"))
     if not _NOISE_DIGITS[0] <= digits <= _NOISE_DIGITS[1]:
@@ -6201,23 +6198,6 @@ def _solve(f, target: float, guess: float, scale: float) -> float:
     return (low + high) / 2
 
 
-def _newton(f, level: float, guess: float, width: float, passes: int) -> float:
-    """The value where a probability reaches *level*: ``f(t)`` gives (value, probability,
-    slope, rate), the rate the value's own slope in t; Newton steps of at most *width* from
-    *guess*, Illinois (``_solve``) if they stray.  Within 1e-8 of the level, the last step is
-    taken on the value alone, saving an evaluation (ends move by under 1e-8 of a width)."""
-    t = guess
-    for _ in range(passes):
-        value, p, slope, rate = f(t)
-        if slope <= 0:
-            break
-        miss = level - p
-        if abs(miss) < 1e-8 * max(1.0, min(level, 1 - level) * 1e3):
-            return value + rate * miss / slope
-        t += max(-width, min(width, miss / slope))
-    return f(_solve(lambda t: f(t)[1], level, guess, width))[0]
-
-
 @dataclass(frozen=True)
 class _Saddlepoint(_Rules):
     """The saddlepoint approximation to a bootstrap mean ``S / denominator``, S the parts'
@@ -6256,6 +6236,23 @@ class _Saddlepoint(_Rules):
         """The smallest lattice value whose P(S <= x) exceeds the level (off a lattice: x, the
         point where P(S < x) reaches it, by Newton's method on the saddle point s)."""
         level = float(level)
+
+        def newton(f, guess: float, width: float, passes: int) -> float:
+            """The value where a probability reaches *level*: ``f(t)`` gives (value, probability,
+            slope, rate), rate the value's slope in t; Newton steps of at most *width* from
+            *guess*, Illinois (``_solve``) if they stray; within 1e-8 of the level the last step
+            is on the value alone, saving an evaluation (ends move under 1e-8 of a width)."""
+            t = guess
+            for _ in range(passes):
+                value, p, slope, rate = f(t)
+                if slope <= 0:
+                    break
+                miss = level - p
+                if abs(miss) < 1e-8 * max(1.0, min(level, 1 - level) * 1e3):
+                    return value + rate * miss / slope
+                t += max(-width, min(width, miss / slope))
+            return f(_solve(lambda t: f(t)[1], level, guess, width))[0]
+
         if self.degenerate:                         # a point: every resample gives it
             return self.offset + Fraction(self.base, self.denominator)
         if self.ratio is not None:                  # Newton's method in t
@@ -6263,12 +6260,12 @@ class _Saddlepoint(_Rules):
             centre = math.fsum(y * c for units, counts in pairs
                                for (y, _), c in zip(units, counts)) / (scale * items)
             width = self.spread / (scale * items)
-            return Fraction(_newton(lambda t: (t, *self._ratio_cdf(t, slope=True), 1.0), level,
-                                    centre + NormalDist().inv_cdf(level) * width, width, 12))
+            return Fraction(newton(lambda t: (t, *self._ratio_cdf(t, slope=True), 1.0),
+                                   centre + NormalDist().inv_cdf(level) * width, width, 12))
         z = NormalDist().inv_cdf(min(max(level, 1e-15), 1 - 1e-15))
-        x = _newton(lambda s: _lugannani_rice(self.parts, s, self.span), level,
-                    (z - max(-abs(z) / 2, min(abs(z) / 2, self.skew * (2 * z * z + 1) / 6)))
-                    / self.spread, 1 / self.spread, 8)
+        x = newton(lambda s: _lugannani_rice(self.parts, s, self.span),
+                   (z - max(-abs(z) / 2, min(abs(z) / 2, self.skew * (2 * z * z + 1) / 6)))
+                   / self.spread, 1 / self.spread, 8)
         if not self.span:
             return self.offset + Fraction(x) / self.denominator
         k = math.floor((x - self.span / 2 - self.base) / self.span) + 1
@@ -6440,7 +6437,17 @@ def _outlying(strata, units: Units) -> tuple | None:
     """Per stratum, the groups of outlying values (at most _MIXTURE_OUTLIERS groups and
     _MIXTURE_TAKEN values in all) without which the column fits the saddlepoint's guard,
     taken farthest first; a group's values lie within a third of the rest's sd of one
-    another (``_near_groups``).  None if no such few."""
+    another.  None if no such few."""
+    def near_groups(values, reach: float) -> frozenset:
+        """*values* in groups, each spanning at most *reach* (from its least value up)."""
+        groups, group = [], []
+        for value in sorted(values):
+            if group and value - group[0] > reach:
+                groups.append(frozenset(group))
+                group = []
+            group.append(value)
+        return frozenset(groups + [frozenset(group)] if group else groups)
+
     taken = [frozenset() for _ in strata]
     ordered = [sorted(stratum.values) for stratum in strata]
     while True:                                    # at most _MIXTURE_TAKEN + 1 rounds
@@ -6448,7 +6455,7 @@ def _outlying(strata, units: Units) -> tuple | None:
         spread = math.sqrt(math.fsum(stratum.draws * rest[1]
                                      for stratum, rest in zip(strata, rests)))
         pooled = frozenset(v + stratum.mean for stratum, out in zip(strata, taken) for v in out)
-        if len(_near_groups(pooled, spread / _SADDLEPOINT_REACH)) > _MIXTURE_OUTLIERS:
+        if len(near_groups(pooled, spread / _SADDLEPOINT_REACH)) > _MIXTURE_OUTLIERS:
             return None           # (a group over strata counts once; the reach only shrinks)
         ends = []                                  # each stratum's least and greatest not out
         for h, (values, out, rest) in enumerate(zip(ordered, taken, rests)):
@@ -6458,22 +6465,11 @@ def _outlying(strata, units: Units) -> tuple | None:
         far, where, value = max(ends)
         if _SADDLEPOINT_REACH * far <= spread and not _rare_lump(    # (far 0: all equal)
                 strata, taken, units):
-            return tuple(_near_groups(out, spread / _SADDLEPOINT_REACH)
+            return tuple(near_groups(out, spread / _SADDLEPOINT_REACH)
                          for out in taken) if any(taken) else None
         if sum(map(len, taken)) == _MIXTURE_TAKEN:
             return None
         taken[where] = taken[where] | {value}
-
-
-def _near_groups(values, reach: float) -> frozenset:
-    """*values* in groups, each spanning at most *reach* (from its least value up)."""
-    groups, group = [], []
-    for value in sorted(values):
-        if group and value - group[0] > reach:
-            groups.append(frozenset(group))
-            group = []
-        group.append(value)
-    return frozenset(groups + [frozenset(group)] if group else groups)
 
 
 def _rest_cumulants(stratum: _Stratum, out: frozenset) -> tuple:
