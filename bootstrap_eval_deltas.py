@@ -555,8 +555,8 @@ def _p_equals(p: float) -> str:
 # === Binomial and normal helpers ===
 #
 # Exact or correctly rounded probability functions (Loader's saddle point binomial, Student's
-# t, the bivariate normal orthant) and the counts engine's variates.  The probabilities are
-# pure; the variates consume ``rng.random()`` only, never ``random.binomialvariate`` (3.12+).
+# t) and the counts engine's variates.  The probabilities are pure; the variates consume
+# ``rng.random()`` only, never ``random.binomialvariate`` (3.12+).
 
 # --- Exact probabilities: binomial, beta, Student's t ---
 
@@ -982,11 +982,11 @@ def multinomial_variate(rng: random.Random, n: int, probs) -> tuple:
 # === Data model ===
 #
 # Frozen records for what flows through the tool: per-item scores, the 2x2 cells of 0/1 scores,
-# the copula's parameters, intervals, the design (clusters, strata) and the resampling settings
-# -- the one record that carries seed stream, resamples, confidence, interval rule and engine.
-# Validation happens in their constructors; nothing here draws from the random stream.
+# intervals, the design (clusters, strata) and the resampling settings -- the one record that
+# carries seed stream, resamples, confidence, interval rule and engine.  Validation happens in
+# their constructors; nothing here draws from the random stream.
 
-# --- Scores, cells and the simulator's parameters ---
+# --- Scores, cells and intervals ---
 
 @dataclass(frozen=True)
 class Cells:
