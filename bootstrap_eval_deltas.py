@@ -708,35 +708,6 @@ def _binom_cdf(k: int, n: int, p: float) -> float:
     return 1.0 - _binom_cdf_lower(n - k - 1, n, 1 - p)
 
 
-def _increasing_root(f, guess: float, tolerance: float = 1e-13) -> float:
-    """The root in (0, 1) of an increasing f, from a guess: bracket, then Illinois."""
-    guess = min(max(guess, 1e-300), 1 - 1e-16)
-    step = max(1e-12, min(guess, 1 - guess) / 8)
-    low = high = guess
-    f_low = f_high = f(guess)
-    while f_low > 0 and low > 0.0:
-        low = max(0.0, low - step)
-        f_low, step = f(low), step * 2
-    while f_high < 0 and high < 1.0:
-        high = min(1.0, high + step)
-        f_high, step = f(high), step * 2
-    side = 0
-    for _ in range(200):
-        if high - low <= tolerance * max(1e-300, high) or f_low == 0 or f_high == 0:
-            break
-        middle = (low * f_high - high * f_low) / (f_high - f_low)
-        if not low < middle < high:
-            middle = (low + high) / 2
-        value = f(middle)
-        if value < 0:
-            low, f_low = middle, value
-            f_high, side = f_high / 2 if side == -1 else f_high, -1
-        else:
-            high, f_high = middle, value
-            f_low, side = f_low / 2 if side == 1 else f_low, 1
-    return low if f_low == 0 else high if f_high == 0 else (low + high) / 2
-
-
 # --- Binomial and multinomial variates from rng.random() (the counts engine's) ---
 
 def _btrd_accept(n, p, k, v) -> bool:
@@ -6723,11 +6694,39 @@ def clopper_pearson(successes: int, n: int, confidence) -> tuple:
     >>> [round(x, 6) for x in clopper_pearson(0, 30, CONFIDENCE)]
     [0.0, 0.115703]
     """
+    def root(f, guess: float) -> float:
+        """The root in (0, 1) of an increasing f, from a guess: bracket, then Illinois."""
+        guess = min(max(guess, 1e-300), 1 - 1e-16)
+        step = max(1e-12, min(guess, 1 - guess) / 8)
+        low = high = guess
+        f_low = f_high = f(guess)
+        while f_low > 0 and low > 0.0:
+            low = max(0.0, low - step)
+            f_low, step = f(low), step * 2
+        while f_high < 0 and high < 1.0:
+            high = min(1.0, high + step)
+            f_high, step = f(high), step * 2
+        side = 0
+        for _ in range(200):
+            if high - low <= 1e-13 * max(1e-300, high) or f_low == 0 or f_high == 0:
+                break
+            middle = (low * f_high - high * f_low) / (f_high - f_low)
+            if not low < middle < high:
+                middle = (low + high) / 2
+            value = f(middle)
+            if value < 0:
+                low, f_low = middle, value
+                f_high, side = f_high / 2 if side == -1 else f_high, -1
+            else:
+                high, f_high = middle, value
+                f_low, side = f_low / 2 if side == 1 else f_low, 1
+        return low if f_low == 0 else high if f_high == 0 else (low + high) / 2
+
     alpha = float(1 - Fraction(confidence)) / 2
     guess = wilson_interval(successes, n, confidence)
-    lower = 0.0 if successes == 0 else _increasing_root(
+    lower = 0.0 if successes == 0 else root(
         lambda q: (1 - _binom_cdf(successes - 1, n, q)) - alpha, guess[0])
-    upper = 1.0 if successes == n else _increasing_root(
+    upper = 1.0 if successes == n else root(
         lambda q: alpha - _binom_cdf(successes, n, q), guess[1])
     return lower, upper
 
