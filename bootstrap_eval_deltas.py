@@ -888,11 +888,6 @@ def _poisson_cdf_table(mean: int) -> tuple:
     return lo, cdf
 
 
-def _uniform_below(rng: random.Random, size: int, count: int) -> list:
-    """*count* integers uniform on 0..size-1 (size < 2**50), from ``random()`` at C speed."""
-    return list(map(math.floor, map(operator.mul, _uniforms(rng, count), itertools.repeat(size))))
-
-
 def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
     """Per cell, its count in each of *resamples* draws from Multinomial(n, counts / n),
     n = sum(counts): a column per cell, each draw's columns adding to n.  Poisson counts
@@ -907,6 +902,11 @@ def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
     >>> columns, [sum(draw) for draw in zip(*columns)]
     ([[41, 48, 52], [36, 32, 34], [23, 20, 14]], [100, 100, 100])
     """
+    def uniform_below(size: int, count: int) -> list:
+        """*count* integers uniform on 0..size-1 (size < 2**50), from ``random()`` at C speed."""
+        return list(map(math.floor, map(operator.mul, _uniforms(rng, count),
+                                        itertools.repeat(size))))
+
     n, cells = sum(counts), len(counts)
     if math.sqrt(n) > 3.5 * cells:
         order = sorted(range(cells), key=lambda j: -counts[j])
@@ -923,12 +923,12 @@ def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
     for draw in draws:
         total = sum(draw)
         if total < n:                 # the missing items, each from the cells' shares
-            picks = _uniform_below(rng, n, n - total)
+            picks = uniform_below(n, n - total)
             ends, sign = shares, 1
         elif total > n:               # distinct positions among the items drawn: taken out
-            picks = set(_uniform_below(rng, total, total - n))
+            picks = set(uniform_below(total, total - n))
             while len(picks) < total - n:
-                picks.update(_uniform_below(rng, total, total - n - len(picks)))
+                picks.update(uniform_below(total, total - n - len(picks)))
             ends, sign = list(itertools.accumulate(draw)), -1
         else:
             continue
