@@ -315,11 +315,9 @@ def _format_gap(value: Fraction, percent: bool, extra: int = 0, beside=None) -> 
     >>> _format_gap(gap, True), _format_gap(gap, True, beside=tight)
     ('+0.1 pts', '+0.05 pts')
     """
-    if beside is not None:                     # the interval's decimals, as many or as few
-        return _signed_fixed(value * (100 if percent else 1), _interval_places(beside, percent)) \
-            + " pts" * percent
-    return _signed_fixed(value * 100, 1 + extra) + " pts" if percent else \
-        _signed_fixed(value, 3 + extra)
+    places = (1 if percent else 3) + extra if beside is None else \
+        _interval_places(beside, percent)      # the interval's decimals, as many or as few
+    return _signed_fixed(value * (100 if percent else 1), places) + " pts" * percent
 
 
 def _format_apart(first: Fraction, second: Fraction, percent: bool) -> tuple:
@@ -343,12 +341,10 @@ def _format_interval(interval, percent: bool) -> str:
     other scores; more decimals where an end that is not zero would print as zero."""
     scale, places = (100 if percent else 1), _interval_places(interval, percent)
     ends = (interval.lo * scale, interval.hi * scale)
-    if interval.places is not None:           # Monte Carlo ends: each to the digit it holds
-        lo, hi = (_signed_fixed(end, _places_shown(end, min(places, interval.places)))
-                  for end in ends)
-        if lo == hi and ends[0] != ends[1]:   # ... but unequal ends apart, as the gap prints
-            lo, hi = (_signed_fixed(end, places) for end in ends)
-    else:
+    held = interval.places                    # Monte Carlo ends: each to the digit it holds
+    lo, hi = (_signed_fixed(end, places if held is None else _places_shown(end, min(places, held)))
+              for end in ends)
+    if lo == hi and ends[0] != ends[1]:       # ... but unequal ends apart, as the gap prints
         lo, hi = (_signed_fixed(end, places) for end in ends)
     return f"[{lo}, {hi}]" + (" pts" if percent else "")
 
@@ -365,10 +361,9 @@ def _interval_places(interval, percent: bool) -> int:
         places = min(places, interval.places)
     lo, hi = interval.lo * scale, interval.hi * scale
     places = max(_places_shown(lo, places), _places_shown(hi, places))
-    for extra in range(_APART if lo != hi else 1):
-        if _signed_fixed(lo, places + extra) != _signed_fixed(hi, places + extra):
-            break
-    return places + extra
+    return next((places + extra for extra in range(_APART) if lo == hi or
+                 _signed_fixed(lo, places + extra) != _signed_fixed(hi, places + extra)),
+                places + _APART - 1)
 
 
 def _width_places(width: Fraction, places: int = 3) -> int:
@@ -393,10 +388,33 @@ def _places_shown(value: Fraction, places: int) -> int:
                  if value == 0 or _round_fixed(value, places + extra).strip("+-0.")), places)
 
 
+_NOISY = 14                        # characters from which a text may carry a double's noise
+_NOISE_DIGITS = (14, 20)           # ... as significant digits: R's %.15g to NumPy's %.18e
+_NOISE_ULPS = 4                    # ... of at most 4 units in the double's last place, or of
+#                                    one unit of the 15th digit written
+_SIMPLE_DENOMINATOR = 1000         # ... around a fraction with a denominator up to this
+_SHORT_DECIMAL = 10                # ... or a decimal with up to this many significant digits
+_FRACTION_WITHIN = 1e-11           # ... a fraction only where noise is this small (|x| < 10^4)
+_OPERANDS = (1e-4, 6, 8)           # from 1e-4 up, 8 ulps of the operands (as in 1 - 0.95)
+#                                    around a decimal of up to 6 significant digits
+
+
 def _parse_number(text: str) -> Fraction | None:
     """An exact number from its decimal text (ASCII digits only), or None when it is not one.
     ToolError beyond MAX_NUMBER_CHARS characters or a decimal exponent beyond MAX_EXPONENT:
     no number overflows a float or costs a long big-integer computation.
+
+    A non-integer written with 14 to 20 significant digits reads as the simple number a double's
+    arithmetic noise hides in it, if any: a fraction p/q (q <= 1000) or a decimal of up to 10
+    significant digits within 4 units in the last place of the double (or, written with 15
+    digits or fewer, one unit of the 15th digit: R's %.15g); from 1e-4 up also a decimal of up
+    to 6 digits or such a fraction within 8 units in the last place of the power of ten above
+    it, at least 1: the noise of the numbers it was computed from (``1 - 0.95`` is
+    0.050000000000000044, ``100 - 92.1`` is 7.900000000000006, 35 tenths summed
+    3.5000000000000018).  ``repr(1/3)``, ``repr(k/17)``, ``3 * 1e-9``, ``0.1 + 0.2``, NumPy's
+    ``%.18e`` and R's ``%.15g`` read as 1/3, k/17, 3e-9, 3/10 ..., so that scores on a lattice
+    stay on it (their differences had split ties by 1e-17 and flipped verdicts); a random
+    double moves, by at most a few units in its last place, about once in 10^5 values.
 
     >>> _parse_number("0.75"), _parse_number("2e-1"), _parse_number("x")
     (Fraction(3, 4), Fraction(1, 5), None)
@@ -413,34 +431,8 @@ def _parse_number(text: str) -> Fraction | None:
         raise ToolError(f"{_shorten(text)} is out of range: a number's decimal exponent must "
                         f"lie within +-{MAX_EXPONENT}")
     number = Fraction(text)
-    return _float_noise(number, text) if len(text) > _NOISY and number.denominator > 1 \
-        else number
-
-
-_NOISY = 14                        # characters from which a text may carry a double's noise
-_NOISE_DIGITS = (14, 20)           # ... as significant digits: R's %.15g to NumPy's %.18e
-_NOISE_ULPS = 4                    # ... of at most 4 units in the double's last place, or of
-#                                    one unit of the 15th digit written
-_SIMPLE_DENOMINATOR = 1000         # ... around a fraction with a denominator up to this
-_SHORT_DECIMAL = 10                # ... or a decimal with up to this many significant digits
-_FRACTION_WITHIN = 1e-11           # ... a fraction only where noise is this small (|x| < 10^4)
-_OPERANDS = (1e-4, 6, 8)           # from 1e-4 up, 8 ulps of the operands (as in 1 - 0.95)
-#                                    around a decimal of up to 6 significant digits
-
-
-def _float_noise(number: Fraction, text: str) -> Fraction:
-    """*number*, or the simple number a double's arithmetic noise hides in its text: a
-    fraction p/q (q <= 1000) or a decimal of up to 10 significant digits within 4 units in
-    the last place of the double (or, written with 15 digits or fewer, one unit of the 15th
-    digit: R's %.15g); from 1e-4 up also a decimal of up to 6 digits or such a fraction
-    within 8 units in the last place of the power of ten above it, at least 1: the noise of
-    the numbers it was computed from (``1 - 0.95`` is 0.050000000000000044, ``100 - 92.1``
-    is 7.900000000000006, 35 tenths summed 3.5000000000000018).  ``repr(1/3)``,
-    ``repr(k/17)``, ``3 * 1e-9``, ``0.1 + 0.2``, NumPy's ``%.18e`` and R's ``%.15g`` read
-    as 1/3, k/17, 3e-9, 3/10 ..., so that scores on a lattice stay on it (their differences
-    had split ties by 1e-17 and flipped verdicts).  Only non-integers written with 14 to 20
-    significant digits are looked at; a random double moves, by at most a few units in its
-    last place, about once in 10^5 values."""
+    if len(text) <= _NOISY or number.denominator == 1:
+        return number
     mantissa, _, exponent = text.lower().partition("e")
     digits = len(mantissa.lstrip("+-").replace(".", "").lstrip("0"))
     if not _NOISE_DIGITS[0] <= digits <= _NOISE_DIGITS[1]:
@@ -468,24 +460,16 @@ def _float_noise(number: Fraction, text: str) -> Fraction:
     within = tries[-1][0]
     if within > _FRACTION_WITHIN:         # fractions of q <= 1000 lie 10^-6 apart: too dense
         return number
-    simple = _near_fraction(x, within)
-    return simple if simple is not None and abs(simple - number) <= exactly(within) \
-        else number
-
-
-def _near_fraction(x: float, within: float) -> Fraction | None:
-    """The fraction p/q (q <= 1000) within about *within* of *x*, from its continued
-    fraction (a fraction that near is one of its convergents), or None."""
-    h, h_before, k, k_before, y = 1, 0, 0, 1, x
-    while True:
+    h, h_before, k, k_before, y = 1, 0, 0, 1, x   # p/q that near x is a convergent of its
+    while True:                                   # continued fraction
         a = math.floor(y)
         h, h_before, k, k_before = a * h + h_before, h, a * k + k_before, k
         if k > _SIMPLE_DENOMINATOR:
-            return None
+            return number
         if abs(x - h / k) <= 2 * within:
-            return Fraction(h, k)
+            return Fraction(h, k) if abs(Fraction(h, k) - number) <= exactly(within) else number
         if y == a:
-            return None
+            return number
         y = 1 / (y - a)
 
 
@@ -571,25 +555,18 @@ def _p_equals(p: float) -> str:
 # === Binomial and normal helpers ===
 #
 # Exact or correctly rounded probability functions (Loader's saddle point binomial, Student's
-# t, the bivariate normal orthant) and the counts engine's variates.  The probabilities are
-# pure; the variates consume ``rng.random()`` only, never ``random.binomialvariate`` (3.12+).
+# t) and the counts engine's variates.  The probabilities are pure; the variates consume
+# ``rng.random()`` only, never ``random.binomialvariate`` (3.12+).
 
 # --- Exact probabilities: binomial, beta, Student's t ---
 
-def _stirlerr_table(size: int) -> list:
-    """log(k!) - log(sqrt(2 pi k) (k/e)^k) for k < size, to double precision via Decimal."""
-    from decimal import Decimal, localcontext
-    with localcontext() as ctx:
-        ctx.prec = 40
-        pi = Decimal("3.141592653589793238462643383279502884197")
-        table = [math.inf]                     # k = 0: the formula is undefined; never used
-        for k in range(1, size):
-            stirling = (2 * pi * k).ln() / 2 + k * Decimal(k).ln() - k
-            table.append(float(Decimal(math.factorial(k)).ln() - stirling))
-    return table
-
-
-_STIRLERR = _stirlerr_table(16)
+# log(k!) - log(sqrt(2 pi k) (k/e)^k) for k < 16: the doubles nearest (Decimal, 40 digits)
+_STIRLERR = (math.inf,                     # k = 0: the formula is undefined; never used
+             0.08106146679532726, 0.0413406959554093, 0.02767792568499834, 0.020790672103765093,
+             0.016644691189821193, 0.013876128823070748, 0.01189670994589177,
+             0.010411265261972096, 0.009255462182712733, 0.00833056343336287,
+             0.007573675487951841, 0.00694284010720953, 0.006408994188004207,
+             0.0059513701127588475, 0.005554733551962801)
 
 
 def _stirlerr(k: int) -> float:
@@ -731,51 +708,7 @@ def _binom_cdf(k: int, n: int, p: float) -> float:
     return 1.0 - _binom_cdf_lower(n - k - 1, n, 1 - p)
 
 
-def _increasing_root(f, guess: float, tolerance: float = 1e-13) -> float:
-    """The root in (0, 1) of an increasing f, from a guess: bracket, then Illinois."""
-    guess = min(max(guess, 1e-300), 1 - 1e-16)
-    step = max(1e-12, min(guess, 1 - guess) / 8)
-    low = high = guess
-    f_low = f_high = f(guess)
-    while f_low > 0 and low > 0.0:
-        low = max(0.0, low - step)
-        f_low, step = f(low), step * 2
-    while f_high < 0 and high < 1.0:
-        high = min(1.0, high + step)
-        f_high, step = f(high), step * 2
-    side = 0
-    for _ in range(200):
-        if high - low <= tolerance * max(1e-300, high) or f_low == 0 or f_high == 0:
-            break
-        middle = (low * f_high - high * f_low) / (f_high - f_low)
-        if not low < middle < high:
-            middle = (low + high) / 2
-        value = f(middle)
-        if value < 0:
-            low, f_low = middle, value
-            f_high, side = f_high / 2 if side == -1 else f_high, -1
-        else:
-            high, f_high = middle, value
-            f_low, side = f_low / 2 if side == 1 else f_low, 1
-    return low if f_low == 0 else high if f_high == 0 else (low + high) / 2
-
-
 # --- Binomial and multinomial variates from rng.random() (the counts engine's) ---
-
-def _inversion(rng, n, setup) -> int:
-    """Sequential search from 0 (expected n*p + 1 steps), for n*p < 10."""
-    s, a, r0 = setup
-    while True:
-        r, u, x = r0, rng.random(), 0
-        while u > r:
-            u -= r
-            x += 1
-            if x > n:             # rounding ran past n: draw again
-                break
-            r *= a / x - s
-        else:
-            return x
-
 
 def _btrd_accept(n, p, k, v) -> bool:
     """BTRD's exact acceptance test of k for the uniform-scaled v."""
@@ -806,32 +739,11 @@ def _btrd_accept(n, p, k, v) -> bool:
                  - _stirlerr(k + 1) - _stirlerr(n - k + 1))
 
 
-def _btrd(rng, n, p, setup, v) -> int:
-    """Hormann's transformed rejection with decomposition (p <= 1/2, n*p >= 10),
-    entered with a first uniform *v* that missed the fast path."""
-    a, b, c, vr, alpha = setup
-    random_ = rng.random
-    while True:
-        if v <= 0.86 * vr:
-            u = v / vr - 0.43
-            return math.floor((2 * a / (0.5 - abs(u)) + b) * u + c)
-        if v >= vr:
-            u = random_() - 0.5
-        else:
-            u = v / vr - 0.93
-            u = math.copysign(0.5, u) - u
-            v = random_() * vr
-        us = 0.5 - abs(u)
-        k = math.floor((2 * a / us + b) * u + c)
-        if 0 <= k <= n and _btrd_accept(n, p, k, v * alpha / (a / (us * us) + b)):
-            return k
-        v = random_()
-
-
 def binomial_variates(rng: random.Random, trials, p: float) -> list:
     """One Binomial(t, p) draw for each t in *trials* (same p), in order: the draws of one
-    ``binomial_variate`` call per t.  BTRD's setup is redone only when t changes; its fast path
-    (most draws: one ``rng.random()``) runs inline: about a microsecond a draw."""
+    ``binomial_variate`` call per t.  t*p < 10: sequential search from 0 (expected t*p + 1
+    steps); else Hormann's transformed rejection with decomposition (BTRD), its setup redone
+    only when t changes, its fast path one ``rng.random()``: about a microsecond a draw."""
     if p <= 0:
         return [0] * len(trials)
     if p >= 1:
@@ -844,22 +756,42 @@ def binomial_variates(rng: random.Random, trials, p: float) -> list:
         if t != last:
             last, small = t, t * q < 10
             if small:
-                setup = (q / (1 - q), (t + 1) * q / (1 - q), (1 - q) ** t)
+                s, a, r0 = q / (1 - q), (t + 1) * q / (1 - q), (1 - q) ** t
             else:
                 spq = sqrt(t * q * (1 - q))
                 b = 1.15 + 2.53 * spq
                 a2 = -0.1746 + 0.0496 * b + 0.02 * q          # 2a of BTRD
                 c, vr = t * q + 0.5, 0.92 - 4.2 / b
-                urvr = 0.86 * vr
+                urvr, alpha = 0.86 * vr, (2.83 + 5.1 / b) * spq
         if small:
-            x = _inversion(rng, t, setup)
+            while True:
+                r, u, x = r0, random_(), 0
+                while u > r:
+                    u -= r
+                    x += 1
+                    if x > t:             # rounding ran past t: draw again
+                        break
+                    r *= a / x - s
+                else:
+                    break
         else:
             v = random_()
-            if v <= urvr:                                   # BTRD's fast path, inline
-                u = v / vr - 0.43
-                x = floor((a2 / (0.5 - abs(u)) + b) * u + c)
-            else:
-                x = _btrd(rng, t, q, (a2 / 2, b, c, vr, (2.83 + 5.1 / b) * spq), v)
+            while True:
+                if v <= urvr:                               # BTRD's fast path
+                    u = v / vr - 0.43
+                    x = floor((a2 / (0.5 - abs(u)) + b) * u + c)
+                    break
+                if v >= vr:
+                    u = random_() - 0.5
+                else:
+                    u = v / vr - 0.93
+                    u = math.copysign(0.5, u) - u
+                    v = random_() * vr
+                us = 0.5 - abs(u)
+                x = floor((a2 / us + b) * u + c)
+                if 0 <= x <= t and _btrd_accept(t, q, x, v * alpha / (a2 / 2 / (us * us) + b)):
+                    break
+                v = random_()
         out.append(t - x if flip else x)
     return out
 
@@ -956,11 +888,6 @@ def _poisson_cdf_table(mean: int) -> tuple:
     return lo, cdf
 
 
-def _uniform_below(rng: random.Random, size: int, count: int) -> list:
-    """*count* integers uniform on 0..size-1 (size < 2**50), from ``random()`` at C speed."""
-    return list(map(math.floor, map(operator.mul, _uniforms(rng, count), itertools.repeat(size))))
-
-
 def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
     """Per cell, its count in each of *resamples* draws from Multinomial(n, counts / n),
     n = sum(counts): a column per cell, each draw's columns adding to n.  Poisson counts
@@ -975,6 +902,11 @@ def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
     >>> columns, [sum(draw) for draw in zip(*columns)]
     ([[41, 48, 52], [36, 32, 34], [23, 20, 14]], [100, 100, 100])
     """
+    def uniform_below(size: int, count: int) -> list:
+        """*count* integers uniform on 0..size-1 (size < 2**50), from ``random()`` at C speed."""
+        return list(map(math.floor, map(operator.mul, _uniforms(rng, count),
+                                        itertools.repeat(size))))
+
     n, cells = sum(counts), len(counts)
     if math.sqrt(n) > 3.5 * cells:
         order = sorted(range(cells), key=lambda j: -counts[j])
@@ -991,12 +923,12 @@ def multinomial_columns(rng: random.Random, counts, resamples: int) -> list:
     for draw in draws:
         total = sum(draw)
         if total < n:                 # the missing items, each from the cells' shares
-            picks = _uniform_below(rng, n, n - total)
+            picks = uniform_below(n, n - total)
             ends, sign = shares, 1
         elif total > n:               # distinct positions among the items drawn: taken out
-            picks = set(_uniform_below(rng, total, total - n))
+            picks = set(uniform_below(total, total - n))
             while len(picks) < total - n:
-                picks.update(_uniform_below(rng, total, total - n - len(picks)))
+                picks.update(uniform_below(total, total - n - len(picks)))
             ends, sign = list(itertools.accumulate(draw)), -1
         else:
             continue
@@ -1021,11 +953,11 @@ def multinomial_variate(rng: random.Random, n: int, probs) -> tuple:
 # === Data model ===
 #
 # Frozen records for what flows through the tool: per-item scores, the 2x2 cells of 0/1 scores,
-# the copula's parameters, intervals, the design (clusters, strata) and the resampling settings
-# -- the one record that carries seed stream, resamples, confidence, interval rule and engine.
-# Validation happens in their constructors; nothing here draws from the random stream.
+# intervals, the design (clusters, strata) and the resampling settings -- the one record that
+# carries seed stream, resamples, confidence, interval rule and engine.  Validation happens in
+# their constructors; nothing here draws from the random stream.
 
-# --- Scores, cells and the simulator's parameters ---
+# --- Scores, cells and intervals ---
 
 @dataclass(frozen=True)
 class Cells:
@@ -6160,23 +6092,6 @@ def _solve(f, target: float, guess: float, scale: float) -> float:
     return (low + high) / 2
 
 
-def _newton(f, level: float, guess: float, width: float, passes: int) -> float:
-    """The value where a probability reaches *level*: ``f(t)`` gives (value, probability,
-    slope, rate), the rate the value's own slope in t; Newton steps of at most *width* from
-    *guess*, Illinois (``_solve``) if they stray.  Within 1e-8 of the level, the last step is
-    taken on the value alone, saving an evaluation (ends move by under 1e-8 of a width)."""
-    t = guess
-    for _ in range(passes):
-        value, p, slope, rate = f(t)
-        if slope <= 0:
-            break
-        miss = level - p
-        if abs(miss) < 1e-8 * max(1.0, min(level, 1 - level) * 1e3):
-            return value + rate * miss / slope
-        t += max(-width, min(width, miss / slope))
-    return f(_solve(lambda t: f(t)[1], level, guess, width))[0]
-
-
 @dataclass(frozen=True)
 class _Saddlepoint(_Rules):
     """The saddlepoint approximation to a bootstrap mean ``S / denominator``, S the parts'
@@ -6215,6 +6130,23 @@ class _Saddlepoint(_Rules):
         """The smallest lattice value whose P(S <= x) exceeds the level (off a lattice: x, the
         point where P(S < x) reaches it, by Newton's method on the saddle point s)."""
         level = float(level)
+
+        def newton(f, guess: float, width: float, passes: int) -> float:
+            """The value where a probability reaches *level*: ``f(t)`` gives (value, probability,
+            slope, rate), rate the value's slope in t; Newton steps of at most *width* from
+            *guess*, Illinois (``_solve``) if they stray; within 1e-8 of the level the last step
+            is on the value alone, saving an evaluation (ends move under 1e-8 of a width)."""
+            t = guess
+            for _ in range(passes):
+                value, p, slope, rate = f(t)
+                if slope <= 0:
+                    break
+                miss = level - p
+                if abs(miss) < 1e-8 * max(1.0, min(level, 1 - level) * 1e3):
+                    return value + rate * miss / slope
+                t += max(-width, min(width, miss / slope))
+            return f(_solve(lambda t: f(t)[1], level, guess, width))[0]
+
         if self.degenerate:                         # a point: every resample gives it
             return self.offset + Fraction(self.base, self.denominator)
         if self.ratio is not None:                  # Newton's method in t
@@ -6222,12 +6154,12 @@ class _Saddlepoint(_Rules):
             centre = math.fsum(y * c for units, counts in pairs
                                for (y, _), c in zip(units, counts)) / (scale * items)
             width = self.spread / (scale * items)
-            return Fraction(_newton(lambda t: (t, *self._ratio_cdf(t, slope=True), 1.0), level,
-                                    centre + NormalDist().inv_cdf(level) * width, width, 12))
+            return Fraction(newton(lambda t: (t, *self._ratio_cdf(t, slope=True), 1.0),
+                                   centre + NormalDist().inv_cdf(level) * width, width, 12))
         z = NormalDist().inv_cdf(min(max(level, 1e-15), 1 - 1e-15))
-        x = _newton(lambda s: _lugannani_rice(self.parts, s, self.span), level,
-                    (z - max(-abs(z) / 2, min(abs(z) / 2, self.skew * (2 * z * z + 1) / 6)))
-                    / self.spread, 1 / self.spread, 8)
+        x = newton(lambda s: _lugannani_rice(self.parts, s, self.span),
+                   (z - max(-abs(z) / 2, min(abs(z) / 2, self.skew * (2 * z * z + 1) / 6)))
+                   / self.spread, 1 / self.spread, 8)
         if not self.span:
             return self.offset + Fraction(x) / self.denominator
         k = math.floor((x - self.span / 2 - self.base) / self.span) + 1
@@ -6289,6 +6221,24 @@ def _rare_lump(strata, taken, units: Units) -> bool:
     follows, though no one unit moves the sum on its own.  The group grows from the ends of
     every stratum's values inwards, so that far groups of both signs (ten scores of 10^5 in
     B, eight in A) or spread over strata do not hide behind each other's spread."""
+    def moves(stratum: _Stratum, out, centre: float, h: int):
+        """``(-|move|, h, value, count)`` of the stratum's values not in *out*, the largest
+        moves from *centre* first (to merge over strata): the sorted values' ends walked in."""
+        values, counts, ranked = stratum.values, stratum.counts, stratum.ranked
+        low, high = 0, len(ranked) - 1
+        while low <= high:
+            if values[ranked[low]] in out:
+                low += 1
+                continue
+            if values[ranked[high]] in out:
+                high -= 1
+                continue
+            if centre - values[ranked[low]] > values[ranked[high]] - centre:
+                i, low = ranked[low], low + 1
+            else:
+                i, high = ranked[high], high - 1
+            yield -abs(values[i] - centre), h, values[i], counts[i]
+
     limit, walks, rests, spread = min(100, units.count / 20), [], [], []
     for h, (stratum, out) in enumerate(zip(strata, taken)):
         if out:                                        # of all the units not out
@@ -6299,7 +6249,7 @@ def _rare_lump(strata, taken, units: Units) -> bool:
             variance = second - mean * mean
         rests.append((mean * total, (variance + mean * mean) * total, total))
         spread.append(stratum.draws * variance)
-        walks.append(_moves(stratum, out, mean, h))
+        walks.append(moves(stratum, out, mean, h))
     held, variance = 0.0, math.fsum(spread)
     for _, h, v, c in heapq.merge(*walks):
         first, second, total = rests[h]
@@ -6314,25 +6264,6 @@ def _rare_lump(strata, taken, units: Units) -> bool:
         if held >= 2 and _SADDLEPOINT_REACH * abs(v - mean) > math.sqrt(max(0.0, variance)):
             return True
     return False
-
-
-def _moves(stratum: _Stratum, out, centre: float, h: int):
-    """``(-|move|, h, value, count)`` of the stratum's values not in *out*, the largest moves from
-    *centre* first (to merge over strata): the two ends of the sorted values walked inwards."""
-    values, counts, ranked = stratum.values, stratum.counts, stratum.ranked
-    low, high = 0, len(ranked) - 1
-    while low <= high:
-        if values[ranked[low]] in out:
-            low += 1
-            continue
-        if values[ranked[high]] in out:
-            high -= 1
-            continue
-        if centre - values[ranked[low]] > values[ranked[high]] - centre:
-            i, low = ranked[low], low + 1
-        else:
-            i, high = ranked[high], high - 1
-        yield -abs(values[i] - centre), h, values[i], counts[i]
 
 
 def _lattice_of(column, groups) -> tuple:
@@ -6351,10 +6282,6 @@ def saddlepoint_distributions(scores: Scores) -> dict:
     (exactly as ratios for clusters of unequal size) and unpaired."""
     units, scale = scores.units, scores.scale
     groups = units.strata or (tuple(range(units.count)),)
-
-    def strata_of(column):
-        return tuple(_Stratum.of([column[u] for u in members]) for members in groups)
-
     out = {}
     if units.equal_sizes:
         denominator = units.count * units.size[0] * scale
@@ -6377,8 +6304,9 @@ def saddlepoint_distributions(scores: Scores) -> dict:
     linear = []
     for sign, column in ((1, units.b), (-1, units.a)):
         mean = math.fsum(column) / sum(units.size)
-        linear.append((sign, strata_of([(y - mean * m) / items
-                                        for y, m in zip(column, units.size)])))
+        shifted = [(y - mean * m) / items for y, m in zip(column, units.size)]
+        linear.append((sign, tuple(_Stratum.of([shifted[u] for u in members])
+                                   for members in groups)))
     out["unpaired"] = _Saddlepoint(tuple(linear), units.count * scale,
                                    offset=scores.mean_b - scores.mean_a)
     return out
@@ -6403,7 +6331,17 @@ def _outlying(strata, units: Units) -> tuple | None:
     """Per stratum, the groups of outlying values (at most _MIXTURE_OUTLIERS groups and
     _MIXTURE_TAKEN values in all) without which the column fits the saddlepoint's guard,
     taken farthest first; a group's values lie within a third of the rest's sd of one
-    another (``_near_groups``).  None if no such few."""
+    another.  None if no such few."""
+    def near_groups(values, reach: float) -> frozenset:
+        """*values* in groups, each spanning at most *reach* (from its least value up)."""
+        groups, group = [], []
+        for value in sorted(values):
+            if group and value - group[0] > reach:
+                groups.append(frozenset(group))
+                group = []
+            group.append(value)
+        return frozenset(groups + [frozenset(group)] if group else groups)
+
     taken = [frozenset() for _ in strata]
     ordered = [sorted(stratum.values) for stratum in strata]
     while True:                                    # at most _MIXTURE_TAKEN + 1 rounds
@@ -6411,7 +6349,7 @@ def _outlying(strata, units: Units) -> tuple | None:
         spread = math.sqrt(math.fsum(stratum.draws * rest[1]
                                      for stratum, rest in zip(strata, rests)))
         pooled = frozenset(v + stratum.mean for stratum, out in zip(strata, taken) for v in out)
-        if len(_near_groups(pooled, spread / _SADDLEPOINT_REACH)) > _MIXTURE_OUTLIERS:
+        if len(near_groups(pooled, spread / _SADDLEPOINT_REACH)) > _MIXTURE_OUTLIERS:
             return None           # (a group over strata counts once; the reach only shrinks)
         ends = []                                  # each stratum's least and greatest not out
         for h, (values, out, rest) in enumerate(zip(ordered, taken, rests)):
@@ -6421,22 +6359,11 @@ def _outlying(strata, units: Units) -> tuple | None:
         far, where, value = max(ends)
         if _SADDLEPOINT_REACH * far <= spread and not _rare_lump(    # (far 0: all equal)
                 strata, taken, units):
-            return tuple(_near_groups(out, spread / _SADDLEPOINT_REACH)
+            return tuple(near_groups(out, spread / _SADDLEPOINT_REACH)
                          for out in taken) if any(taken) else None
         if sum(map(len, taken)) == _MIXTURE_TAKEN:
             return None
         taken[where] = taken[where] | {value}
-
-
-def _near_groups(values, reach: float) -> frozenset:
-    """*values* in groups, each spanning at most *reach* (from its least value up)."""
-    groups, group = [], []
-    for value in sorted(values):
-        if group and value - group[0] > reach:
-            groups.append(frozenset(group))
-            group = []
-        group.append(value)
-    return frozenset(groups + [frozenset(group)] if group else groups)
 
 
 def _rest_cumulants(stratum: _Stratum, out: frozenset) -> tuple:
@@ -6634,38 +6561,36 @@ def _mixture_distributions(units: Units, scale: int) -> dict | None:
     """The four bootstrap distributions where a few units move a sum on their own: a column with
     such outliers by ``_Mixture``, one without by the saddlepoint; None if a column fits neither.
     Built once per design (the chooser asks first), each mean's denominator then scaled."""
+    def build() -> dict | None:                  # at scale 1
+        groups = units.strata or (tuple(range(units.count)),)
+        denominator = units.count * units.size[0]
+        out, taken = {}, {}
+        for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
+            strata = units.moments[name]
+            base, span = _lattice_of(column, groups)
+            fits = _column_fits(strata, units)
+            taken[name] = None if fits else _outlying(strata, units)
+            if not fits and taken[name] is None:
+                return None
+            out[name] = _Saddlepoint(((1, strata),), denominator, span, base) if fits else \
+                _Mixture.of(((1, strata, taken[name]),), denominator, span, base)
+            if out[name] is None:
+                return None
+        a, b = out["a"], out["b"]                   # the unpaired gap: B's sum minus A's
+        none = tuple(frozenset() for _ in groups)
+        out["unpaired"] = _Mixture.of(((1, units.moments["b"], taken["b"] or none),
+                                       (-1, units.moments["a"], taken["a"] or none)), denominator,
+                                      math.gcd(b.span, a.span), b.base - a.base) \
+            if taken["a"] or taken["b"] else _Saddlepoint(
+                b.parts + ((-1, a.parts[0][1]),), denominator, math.gcd(b.span, a.span),
+                b.base - a.base)
+        return out if out["unpaired"] is not None else None
+
     if "mixture" not in units.built:
-        units.built["mixture"] = _mixture_built(units)
+        units.built["mixture"] = build()
     built = units.built["mixture"]
     return built and {name: dataclasses.replace(dist, denominator=dist.denominator * scale)
                       for name, dist in built.items()}
-
-
-def _mixture_built(units: Units) -> dict | None:
-    """``_mixture_distributions`` at scale 1."""
-    groups = units.strata or (tuple(range(units.count)),)
-    denominator = units.count * units.size[0]
-    out, taken = {}, {}
-    for name, column in (("a", units.a), ("b", units.b), ("paired", units.diff)):
-        strata = units.moments[name]
-        base, span = _lattice_of(column, groups)
-        fits = _column_fits(strata, units)
-        taken[name] = None if fits else _outlying(strata, units)
-        if not fits and taken[name] is None:
-            return None
-        out[name] = _Saddlepoint(((1, strata),), denominator, span, base) if fits else \
-            _Mixture.of(((1, strata, taken[name]),), denominator, span, base)
-        if out[name] is None:
-            return None
-    a, b = out["a"], out["b"]                   # the unpaired gap: B's sum minus A's
-    none = tuple(frozenset() for _ in groups)
-    out["unpaired"] = _Mixture.of(((1, units.moments["b"], taken["b"] or none),
-                                   (-1, units.moments["a"], taken["a"] or none)), denominator,
-                                  math.gcd(b.span, a.span), b.base - a.base) \
-        if taken["a"] or taken["b"] else _Saddlepoint(
-            b.parts + ((-1, a.parts[0][1]),), denominator, math.gcd(b.span, a.span),
-            b.base - a.base)
-    return out if out["unpaired"] is not None else None
 
 
 # --- Score intervals: never of zero width, no resampling ---
@@ -6692,11 +6617,39 @@ def clopper_pearson(successes: int, n: int, confidence) -> tuple:
     >>> [round(x, 6) for x in clopper_pearson(0, 30, CONFIDENCE)]
     [0.0, 0.115703]
     """
+    def root(f, guess: float) -> float:
+        """The root in (0, 1) of an increasing f, from a guess: bracket, then Illinois."""
+        guess = min(max(guess, 1e-300), 1 - 1e-16)
+        step = max(1e-12, min(guess, 1 - guess) / 8)
+        low = high = guess
+        f_low = f_high = f(guess)
+        while f_low > 0 and low > 0.0:
+            low = max(0.0, low - step)
+            f_low, step = f(low), step * 2
+        while f_high < 0 and high < 1.0:
+            high = min(1.0, high + step)
+            f_high, step = f(high), step * 2
+        side = 0
+        for _ in range(200):
+            if high - low <= 1e-13 * max(1e-300, high) or f_low == 0 or f_high == 0:
+                break
+            middle = (low * f_high - high * f_low) / (f_high - f_low)
+            if not low < middle < high:
+                middle = (low + high) / 2
+            value = f(middle)
+            if value < 0:
+                low, f_low = middle, value
+                f_high, side = f_high / 2 if side == -1 else f_high, -1
+            else:
+                high, f_high = middle, value
+                f_low, side = f_low / 2 if side == 1 else f_low, 1
+        return low if f_low == 0 else high if f_high == 0 else (low + high) / 2
+
     alpha = float(1 - Fraction(confidence)) / 2
     guess = wilson_interval(successes, n, confidence)
-    lower = 0.0 if successes == 0 else _increasing_root(
+    lower = 0.0 if successes == 0 else root(
         lambda q: (1 - _binom_cdf(successes - 1, n, q)) - alpha, guess[0])
-    upper = 1.0 if successes == n else _increasing_root(
+    upper = 1.0 if successes == n else root(
         lambda q: alpha - _binom_cdf(successes, n, q), guess[1])
     return lower, upper
 
@@ -7277,24 +7230,23 @@ def _metric_columns(keyed, classes: int, specs, exact: bool = True) -> list:
 def _metrics_of(totals: dict, specs, exact: bool = True) -> list:
     """``_metric_columns`` from the per-class totals (as ``_class_totals``, a row per
     resample).  One class's metric in floats is taken column-wise, at C speed."""
-    return [tuple(_class_floats(metric, positive, totals, s) if metric in _CLASS_METRICS and
+    def class_floats(metric: str, positive: int, side: str) -> list:
+        """``metric_value(metric, ..., positive, exact=False)`` of one system (*side* "a" or
+        "b") in each resample of *totals*, the same divisions column by column."""
+        pick = operator.itemgetter(positive)
+        right = map(pick, totals["t" + side])
+        if metric == "f1":
+            tops = map(operator.mul, right, itertools.repeat(2))
+            bottoms = map(operator.add, map(pick, totals["t"]), map(pick, totals["p" + side]))
+        else:
+            tops, bottoms = right, map(pick, totals["p" + side if metric == "precision" else "t"])
+        return [top / bottom if bottom else 0.0 for top, bottom in zip(tops, bottoms)]
+
+    return [tuple(class_floats(metric, positive, s) if metric in _CLASS_METRICS and
                   not exact else
                   [metric_value(metric, t, x, p, positive, exact) for t, x, p in
                    zip(totals["t"], totals["t" + s], totals["p" + s])] for s in ("a", "b"))
             for metric, positive in specs]
-
-
-def _class_floats(metric: str, positive: int, totals: dict, side: str) -> list:
-    """``metric_value(metric, ..., positive, exact=False)`` of one system (*side* "a" or
-    "b") in each resample of *totals*, the same divisions column by column."""
-    pick = operator.itemgetter(positive)
-    right = map(pick, totals["t" + side])
-    if metric == "f1":
-        tops = map(operator.mul, right, itertools.repeat(2))
-        bottoms = map(operator.add, map(pick, totals["t"]), map(pick, totals["p" + side]))
-    else:
-        tops, bottoms = right, map(pick, totals["p" + side if metric == "precision" else "t"])
-    return [top / bottom if bottom else 0.0 for top, bottom in zip(tops, bottoms)]
 
 
 def _cell_draws(rng: random.Random, counts, resamples: int, groups=None) -> list:
