@@ -138,7 +138,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.10.0"
+__version__ = "1.10.1"
 
 __all__ = [
     # compare, rank and plan

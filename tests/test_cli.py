@@ -1547,3 +1547,39 @@ def test_a_plot_through_a_link_to_a_file_of_another_kind_is_refused(tmp_path):
                           "does not end in .svg: the tool writes through a link only to such "
                           "a file")
     assert victim.read_text() == "keep"
+
+
+@pytest.mark.parametrize("files, argv, message", [
+    ({"self.jsonl": '{"question_id": "p1", "model_a": "x", "model_b": "x", '
+                    '"winner": "model_a"}\n'},
+     ["compare", "self.jsonl"], "self.jsonl line 1: 'x' against itself"),
+    ({}, ["compare", os.path.join(EXAMPLES, "judged.csv"), "--systems", "base,base"],
+     "--systems names a system twice; name two systems"),
+    ({"topics.csv": "item,topic,seed,a,b\n" + "".join(
+        f"{i},t{i % 3},{s},{i % 2},{(i + s) % 2}\n" for i in range(30) for s in range(2))},
+     ["compare", "topics.csv", "--systems", "a,b", "--run-col", "seed", "--by", "topic"],
+     "--by slices the items of one file of scores; these are several tasks or runs"),
+], ids=["a battle of a system against itself", "a judged pair named twice",
+        "slices of runs"])
+def test_inputs_that_name_one_system_twice_or_slice_runs_are_refused(tmp_path, monkeypatch,
+                                                                    files, argv, message):
+    monkeypatch.chdir(tmp_path)
+    for name, content in files.items():
+        write(tmp_path / name, content)
+    assert_one_line_error(*cli(*argv), message)
+
+
+def test_two_systems_with_the_same_predictions_have_p_1_by_the_metric_test(tmp_path):
+    """Every swap of identical predictions leaves the metric as it is: the exact test's p is
+    1, said as such, and the verdict cannot tell."""
+    rows = list(csv.reader(open(os.path.join(EXAMPLES, "predictions.csv"), newline="")))
+    same = tmp_path / "same.csv"
+    with open(same, "w", newline="") as f:
+        csv.writer(f).writerows([row[:3] + [row[2] if i else "copy"]
+                                 for i, row in enumerate(rows)])
+    status, out, err = cli("compare", str(same), "--label-col", "label", "--metric",
+                           "macro-f1", "--details")
+    assert status == 0, err
+    assert "    paired permutation test: p=1 (the two metrics are equal)" in out.splitlines()
+    assert "verdict: cannot tell" in out
+

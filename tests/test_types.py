@@ -1,11 +1,14 @@
 """Core types and formatting: Interval, Scores, Cells, Table records, numbers parsed and printed."""
 
+import os
 import random
 from fractions import Fraction
 
 import pytest
 
 import bootstrap_eval_deltas as bed
+
+from helpers import EXAMPLES
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -72,3 +75,15 @@ def test_a_tiny_gap_never_prints_as_zero():
     sentence = str(bed.compare(a, b)).splitlines()[0]
     assert sentence.startswith("verdict: better. B is likely better than A (+1.7e-07 pts): "
                                "the paired 95% CI [+1.4e-07, +2.0e-07] pts excludes 0")
+
+
+def test_a_tables_repr_gives_its_runs_and_the_items_dropped(tmp_path):
+    seeds = os.path.join(EXAMPLES, "seeds.csv")
+    runs = bed.read(seeds, run_col="seed", systems=["baseline", "candidate"])
+    assert repr(runs) == f"Table(systems=('baseline', 'candidate'), n=400, runs=(5, 5), " \
+        f"from={seeds!r})"
+    holed = tmp_path / "holed.csv"
+    holed.write_text("item,a,b\n" + "".join(f"{i},{i % 2},{'' if i == 3 else (i // 2) % 2}\n"
+                                            for i in range(30)))
+    assert repr(bed.read(str(holed), on_missing="drop")) == \
+        f"Table(systems=('a', 'b'), n=29, dropped=1, from={str(holed)!r})"
