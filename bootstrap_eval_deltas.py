@@ -7005,8 +7005,7 @@ def sign_flip_test(rng: random.Random, diffs, permutations: int | None = None, *
         left, right = sides[0], sorted(sides[1])
         hits = sum(len(right) - bisect.bisect_left(right, observed - s)
                    + bisect.bisect_right(right, -observed - s) for s in left)
-        total = 2 ** len(nonzero)
-        return PermutationTest(float(Fraction(hits, total)), True, total)
+        return PermutationTest(float(Fraction(hits, 1 << len(nonzero))), True, 2 ** len(nonzero))
     if permutations is None:
         exact = _sign_flip_lattice(nonzero, observed) or \
             _sign_flip_few_values(nonzero, observed) or _sign_flip_far_tail(nonzero, observed)
