@@ -7597,10 +7597,9 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
     if settings.resamples is not None or scores.runs_a is not None:
         return "bootstrap"
     if scores.binary and not units.clustered and (
-            units.simple or _exact_work(_strata_cells(scores)) <= _EXACT_WORK):
+            units.simple or _exact_work(_strata_cells(scores)) <= _EXACT_WORK) or \
+            _lattice_fits(units):      # on a small lattice: B = infinity
         return "exact"
-    if _lattice_fits(units):
-        return "exact"                 # on a small lattice: B = infinity
     if _saddlepoint_fits(units):
         return "saddlepoint"
     return "mixture" if _mixture_fits(units) else "bootstrap"
@@ -8141,9 +8140,7 @@ def _too_small(units: int, family: int, alpha) -> int | None:
     >>> _too_small(6, 8, Fraction(1, 20)), _too_small(80, 8, Fraction(1, 20))
     (9, None)
     """
-    needed = units
-    while Fraction(2) ** (1 - needed) * family >= alpha:
-        needed += 1
+    needed = _first_true(lambda n: Fraction(2) ** (1 - n) * family < alpha, units, units)
     return needed if needed > units else None
 
 
