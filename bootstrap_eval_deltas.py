@@ -9132,9 +9132,8 @@ def judged_slices(data: Judged, rng: random.Random, confidence=CONFIDENCE,
     """Per slice of *data* (``data.slices``), in the slices' order: ``(label, items,
     JudgeCorrected or None, adjusted p or None)`` -- None for a slice with fewer than two
     labelled items or none without (too small to correct); p adjusted across the others."""
-    order = list(dict.fromkeys(data.slices))
     found = []
-    for label in order:
+    for label in dict.fromkeys(data.slices):
         keep = [k for k, s in enumerate(data.slices) if s == label]
         part = Judged(data.systems, tuple(tuple(column[k] for k in keep) for column in data.judge),
                       tuple(tuple(column[k] for k in keep) for column in data.human),
