@@ -7596,10 +7596,9 @@ def _choose_method(scores: Scores, settings: Settings) -> str:
     if settings.resamples is not None or scores.runs_a is not None:
         return "bootstrap"
     if scores.binary and not units.clustered and (
-            units.simple or _exact_work(_strata_cells(scores)) <= _EXACT_WORK):
+            units.simple or _exact_work(_strata_cells(scores)) <= _EXACT_WORK) or \
+            _lattice_fits(units):      # on a small lattice: B = infinity
         return "exact"
-    if _lattice_fits(units):
-        return "exact"                 # on a small lattice: B = infinity
     if _saddlepoint_fits(units):
         return "saddlepoint"
     return "mixture" if _mixture_fits(units) else "bootstrap"
@@ -8140,9 +8139,7 @@ def _too_small(units: int, family: int, alpha) -> int | None:
     >>> _too_small(6, 8, Fraction(1, 20)), _too_small(80, 8, Fraction(1, 20))
     (9, None)
     """
-    needed = units
-    while Fraction(2) ** (1 - needed) * family >= alpha:
-        needed += 1
+    needed = _first_true(lambda n: Fraction(2) ** (1 - n) * family < alpha, units, units)
     return needed if needed > units else None
 
 
@@ -9134,9 +9131,8 @@ def judged_slices(data: Judged, rng: random.Random, confidence=CONFIDENCE,
     """Per slice of *data* (``data.slices``), in the slices' order: ``(label, items,
     JudgeCorrected or None, adjusted p or None)`` -- None for a slice with fewer than two
     labelled items or none without (too small to correct); p adjusted across the others."""
-    order = list(dict.fromkeys(data.slices))
     found = []
-    for label in order:
+    for label in dict.fromkeys(data.slices):
         keep = [k for k, s in enumerate(data.slices) if s == label]
         part = Judged(data.systems, tuple(tuple(column[k] for k in keep) for column in data.judge),
                       tuple(tuple(column[k] for k in keep) for column in data.human),
