@@ -10517,11 +10517,16 @@ def _test_line(result: Analysis) -> str:
         return head.replace(f" ({how})", "") + "p=1 (the two metrics are equal)"
     if test.exact or test.saddlepoint:
         return head + _p_equals(test.p)
+    return head + _monte_carlo_p(test)
+
+
+def _monte_carlo_p(test: PermutationTest) -> str:
+    """A Monte Carlo p with its error: its s.e., or the bound it is at its floor."""
     if test.at_floor:
-        return (f"{head}p<={_format_p(test.p)} (no pattern as extreme: the smallest p this many "
+        return (f"p<={_format_p(test.p)} (no pattern as extreme: the smallest p this many "
                 "patterns can give)")
     error = math.sqrt(test.p * (1 - test.p) / test.permutations)
-    return f"{head}{_p_equals(test.p)} +-{_format_p(error)} (its Monte Carlo s.e.)"
+    return f"{_p_equals(test.p)} +-{_format_p(error)} (its Monte Carlo s.e.)"
 
 
 def _engine_lines(report: Report, result: Analysis) -> list:
@@ -11108,6 +11113,11 @@ def _family_document(report: Report) -> list:
     lines += _ledger_lines(report) + _dropped_lines(table)
     for c in comparisons:
         lines += [f"note: {c.candidate}: {note}" for note in c.analysis.notes]
+        test = c.analysis.test
+        if isinstance(test, PermutationTest) and not (test.exact or test.saddlepoint):
+            lines.append(f"note: {c.candidate}: the sign-flip test's p is Monte Carlo "
+                         f"({test.permutations:,} random sign patterns): "
+                         f"{_monte_carlo_p(test)}")
         lines += [f"{c.candidate}: {line}" for line in
                   _calibration_lines(c.analysis, report.details)]
     if report.details:
@@ -11147,7 +11157,9 @@ def _analysis_json(result: Analysis) -> dict:
             "mcnemar": None if result.mcnemar is None else dataclasses.asdict(result.mcnemar),
             "test": {"name": test.name, "p": result.p, **(
                 {"exact": test.exact, "permutations": test.permutations,
-                 "saddlepoint": test.saddlepoint} if isinstance(test, PermutationTest) else
+                 "saddlepoint": test.saddlepoint, **({} if test.exact or test.saddlepoint else {
+                     "mc_error": math.sqrt(test.p * (1 - test.p) / test.permutations),
+                     "bound": test.at_floor})} if isinstance(test, PermutationTest) else
                 {"t": test.t, "df": test.df} if isinstance(test, RunsTest) else {})},
             "runs": None if runs is None else {
                 "a": runs.a.to_json(), "b": runs.b.to_json(), "gap": float(runs.gap),

@@ -452,3 +452,28 @@ def test_a_gap_prints_with_the_digits_of_the_interval_beside_it(tmp_path):
     assert "p=<" not in out
     _, out, _ = cli("compare", path, "--systems", "base,v2", "--by", "topic")
     assert "+0.050 pts  [+0.049, +0.051] pts" in out and "+0.1 pts" not in out
+
+
+def test_a_familys_monte_carlo_sign_flip_p_gives_its_standard_error_in_text_and_json(tmp_path):
+    """40 real-valued items: the sign-flip p of each candidate is drawn from 10,000 random
+    patterns; the family's report gives each p's s.e. sqrt(p (1 - p) / R), as a pair's does
+    (it printed "(Monte Carlo)" with no error, and the p moved with the seed)."""
+    rng = random.Random(11)
+    path = tmp_path / "family.csv"
+    rows = ["item,base,v2,v3"]
+    for i in range(40):
+        a = rng.random()
+        rows.append(f"{i},{a!r},{a + rng.gauss(0.08, 0.3)!r},"
+                    f"{a + rng.gauss(0.02, 0.3) + (5 if i == 3 else 0)!r}")
+    write(path, "\n".join(rows) + "\n")
+    body = cli_json("compare", str(path), "--systems", "base,v2,v3", "--seed", "1")
+    status, out, err = cli("compare", str(path), "--systems", "base,v2,v3", "--seed", "1")
+    assert status == 0, err
+    for c in body["comparisons"]:
+        test = c["test"]
+        assert test["permutations"] == 10_000 and not test["exact"] and not test["bound"]
+        se = math.sqrt(test["p"] * (1 - test["p"]) / 10_000)
+        assert test["mc_error"] == pytest.approx(se, rel=1e-12)
+        assert (f"note: {c['candidate']}: the sign-flip test's p is Monte Carlo (10,000 random "
+                f"sign patterns): p={test['p']:.4f} +-{se:.4f} (its Monte Carlo s.e.)"
+                ) in out.splitlines()
