@@ -3172,8 +3172,6 @@ def _inspect_archive(archive: _Zip, path: str):
 
 _XLSX = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _XLSX_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
-
-
 _XLSX_GRID = (1_048_576, 16_384)     # Excel's rows and columns: A1 to XFD1048576
 _XLSX_SHARED = 1 << 22               # shared strings read (4 per row of the longest sheet)
 _CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
