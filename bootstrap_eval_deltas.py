@@ -3172,8 +3172,6 @@ def _inspect_archive(archive: _Zip, path: str):
 
 _XLSX = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _XLSX_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
-
-
 _XLSX_GRID = (1_048_576, 16_384)     # Excel's rows and columns: A1 to XFD1048576
 _XLSX_SHARED = 1 << 22               # shared strings read (4 per row of the longest sheet)
 _CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")
@@ -3452,6 +3450,8 @@ _PROMPT_KEYS = {"mt-bench": ("question_id",), "arena-hard": ("question_id", "uid
                 "alpaca-eval": ("instruction",),
                 "fastchat": ("question_id",), "battles": ("prompt", "prompt_id", "question_id",
                                                           "item", "id")}
+_SYSTEM_KEYS = {"mt-bench": ("model_1", "model_2"), "fastchat": ("model_a", "model_b"),
+                "alpaca-eval": ("generator_1", "generator_2"), "battles": ("system_a", "system_b")}
 _POSITIONED = frozenset({"mt-bench", "arena-hard", "fastchat"})   # the first was shown first
 _KEYS_READ = frozenset().union(*(keys for keys, _ in _BATTLE_KINDS), *_PROMPT_KEYS.values(),
                                {"baseline"})
@@ -3546,10 +3546,6 @@ def _record_battles(kind: str, record, place: str) -> list:
     get = record.get
     prompt = next((_item_id(get(key)) for key in _PROMPT_KEYS[kind]
                    if get(key, _ABSENT) is not _ABSENT), _MISSING)
-    if kind == "mt-bench":           # game 1 shows model_1 first, game 2 model_2
-        a, b = (_system_name(get(key), key, place) for key in ("model_1", "model_2"))
-        g1, g2 = (_share(get(key), "", "", place) for key in ("g1_winner", "g2_winner"))
-        return [(prompt, a, b, g1), (prompt, b, a, None if g2 is None else 1 - g2)]
     if kind == "arena-hard":         # game 1 shows the baseline first (as A), game 2 the model
         model, games = _system_name(get("model"), "model", place), get("games")
         baseline = ARENA_HARD_BASELINE if get("baseline", _ABSENT) is _ABSENT else \
@@ -3564,12 +3560,12 @@ def _record_battles(kind: str, record, place: str) -> list:
                                 "not one of A>>B, A>B, A=B, B>A, B>>A")
         first, second = (_ARENA_HARD.get(score) for score in scores)
         return [(prompt, baseline, model, first), (prompt, model, baseline, second)]
+    a, b = (_system_name(get(key), key, place) for key in _SYSTEM_KEYS[kind])
+    if kind == "mt-bench":           # game 1 shows model_1 first, game 2 model_2
+        g1, g2 = (_share(get(key), "", "", place) for key in ("g1_winner", "g2_winner"))
+        return [(prompt, a, b, g1), (prompt, b, a, None if g2 is None else 1 - g2)]
     if kind == "alpaca-eval":
-        return [(prompt, _system_name(get("generator_1"), "generator_1", place),
-                 _system_name(get("generator_2"), "generator_2", place),
-                 _alpaca_share(get("preference"), place))]
-    keys = ("model_a", "model_b") if kind == "fastchat" else ("system_a", "system_b")
-    a, b = (_system_name(get(key), key, place) for key in keys)
+        return [(prompt, a, b, _alpaca_share(get("preference"), place))]
     winner = get("winner")              # FastChat writes a keyword, never a name
     share = _SHARES.get(winner) if type(winner) is str and winner not in (a, b) else None
     return [(prompt, a, b, share if share is not None else _share(
