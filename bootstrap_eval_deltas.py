@@ -6816,7 +6816,14 @@ class PermutationTest:
     @property
     def at_floor(self) -> bool:
         """No random pattern was as extreme: p is the least R patterns give, a bound."""
-        return not (self.exact or self.saddlepoint) and self.p <= 1 / (self.permutations + 1)
+        return self.mc_error is not None and self.p <= 1 / (self.permutations + 1)
+
+    @property
+    def mc_error(self) -> float | None:
+        """A Monte Carlo p's standard error, sqrt(p (1 - p) / R); None when p is not one."""
+        if self.exact or self.saddlepoint:
+            return None
+        return math.sqrt(self.p * (1 - self.p) / self.permutations)
 
 
 def _sign_flip_saddlepoint(nonzero, observed: int, outlying=()) -> PermutationTest:
@@ -10511,9 +10518,7 @@ def _test_line(result: Analysis) -> str:
     head = f"  paired {'sign-flip ' * (not test.swaps)}permutation test ({how}): "
     if test.swaps and test.exact:
         return head.replace(f" ({how})", "") + "p=1 (the two metrics are equal)"
-    if test.exact or test.saddlepoint:
-        return head + _p_equals(test.p)
-    return head + _monte_carlo_p(test)
+    return head + (_p_equals(test.p) if test.mc_error is None else _monte_carlo_p(test))
 
 
 def _monte_carlo_p(test: PermutationTest) -> str:
@@ -10521,8 +10526,7 @@ def _monte_carlo_p(test: PermutationTest) -> str:
     if test.at_floor:
         return (f"p<={_format_p(test.p)} (no pattern as extreme: the smallest p this many "
                 "patterns can give)")
-    error = math.sqrt(test.p * (1 - test.p) / test.permutations)
-    return f"{_p_equals(test.p)} +-{_format_p(error)} (its Monte Carlo s.e.)"
+    return f"{_p_equals(test.p)} +-{_format_p(test.mc_error)} (its Monte Carlo s.e.)"
 
 
 def _engine_lines(report: Report, result: Analysis) -> list:
@@ -11110,10 +11114,11 @@ def _family_document(report: Report) -> list:
     for c in comparisons:
         lines += [f"note: {c.candidate}: {note}" for note in c.analysis.notes]
         test = c.analysis.test
-        if isinstance(test, PermutationTest) and not (test.exact or test.saddlepoint):
-            lines.append(f"note: {c.candidate}: the sign-flip test's p is Monte Carlo "
-                         f"({test.permutations:,} random sign patterns): "
-                         f"{_monte_carlo_p(test)}")
+        if isinstance(test, PermutationTest) and test.mc_error is not None:
+            kind, drawn = ("prediction-swap", "swaps") if test.swaps else \
+                ("sign-flip", "sign patterns")
+            lines.append(f"note: {c.candidate}: the {kind} test's p is Monte Carlo "
+                         f"({test.permutations:,} random {drawn}): {_monte_carlo_p(test)}")
         lines += [f"{c.candidate}: {line}" for line in
                   _calibration_lines(c.analysis, report.details)]
     if report.details:
@@ -11153,9 +11158,9 @@ def _analysis_json(result: Analysis) -> dict:
             "mcnemar": None if result.mcnemar is None else dataclasses.asdict(result.mcnemar),
             "test": {"name": test.name, "p": result.p, **(
                 {"exact": test.exact, "permutations": test.permutations,
-                 "saddlepoint": test.saddlepoint, **({} if test.exact or test.saddlepoint else {
-                     "mc_error": math.sqrt(test.p * (1 - test.p) / test.permutations),
-                     "bound": test.at_floor})} if isinstance(test, PermutationTest) else
+                 "saddlepoint": test.saddlepoint, **({} if test.mc_error is None else {
+                     "mc_error": test.mc_error, "bound": test.at_floor})}
+                if isinstance(test, PermutationTest) else
                 {"t": test.t, "df": test.df} if isinstance(test, RunsTest) else {})},
             "runs": None if runs is None else {
                 "a": runs.a.to_json(), "b": runs.b.to_json(), "gap": float(runs.gap),
