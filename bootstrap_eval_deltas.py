@@ -138,7 +138,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.10.1"
+__version__ = "1.10.2"
 
 __all__ = [
     # compare, rank and plan
@@ -208,6 +208,7 @@ MAX_RUNS = 100                # runs per simulated system
 MAX_SYSTEMS = 200             # systems on one leaderboard
 LEADERBOARD_DRAWS = 10_000    # draws for the max-|t| critical value
 MIN_HALF_WIDTH = Fraction(1, 10_000)
+_ADVICE_SAFETY = 1.2          # a Monte Carlo end's sd, itself read off B resamples, taken larger
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 70, 130, 141, 143
@@ -338,14 +339,16 @@ def _format_apart(first: Fraction, second: Fraction, percent: bool) -> tuple:
 
 def _format_interval(interval, percent: bool) -> str:
     """An interval's ends: ``[-1.4, +8.4] pts`` for proportions, ``[+0.588, +0.715]`` for
-    other scores; more decimals where an end that is not zero would print as zero."""
+    other scores; more decimals where an end that is not zero would print as zero -- but a
+    Monte Carlo end within its error of 0 as the zero it may be, to the digits it holds."""
     scale, places = (100 if percent else 1), _interval_places(interval, percent)
     ends = (interval.lo * scale, interval.hi * scale)
     held = interval.places                    # Monte Carlo ends: each to the digit it holds
     lo, hi = (_signed_fixed(end, places if held is None else _places_shown(end, min(places, held)))
-              for end in ends)
-    if lo == hi and ends[0] != ends[1]:       # ... but unequal ends apart, as the gap prints
-        lo, hi = (_signed_fixed(end, places) for end in ends)
+              if sign else _round_fixed(Fraction(0), min(places, held))
+              for end, sign in zip(ends, _signs_held(interval)))
+    if lo == hi and ends[0] != ends[1] and all(_signs_held(interval)):   # ... unequal ends
+        lo, hi = (_signed_fixed(end, places) for end in ends)           # apart, as the gap
     return f"[{lo}, {hi}]" + (" pts" if percent else "")
 
 
@@ -360,10 +363,27 @@ def _interval_places(interval, percent: bool) -> int:
     if interval.places is not None:            # Monte Carlo ends: the digits they hold
         places = min(places, interval.places)
     lo, hi = interval.lo * scale, interval.hi * scale
+    if not all(_signs_held(interval)):         # an end that may be 0: as held, no more
+        return max(_places_shown(end, places) if sign else places
+                   for end, sign in zip((lo, hi), _signs_held(interval)))
     places = max(_places_shown(lo, places), _places_shown(hi, places))
     return next((places + extra for extra in range(_APART) if lo == hi or
                  _signed_fixed(lo, places + extra) != _signed_fixed(hi, places + extra)),
                 places + _APART - 1)
+
+
+def _signs_held(interval) -> tuple:
+    """Whether each end's sign holds from seed to seed in 99 runs of 100: always for exact
+    ends; for Monte Carlo ends with their *errors* (``end_errors``: 1.96 sd), where the end
+    lies further from 0 than 2.576 sd (the sd taken a fifth larger: it is itself read off
+    the resamples).
+
+    >>> _signs_held(Interval(Fraction(1, 100), Fraction(1, 2), "score", 1, (0.007, 0.02)))
+    (False, True)
+    """
+    errors = interval.errors or (None, None)
+    return tuple(error is None or abs(end) > 2.576 * float(error) / 1.96 * _ADVICE_SAFETY
+                 for end, error in zip((interval.lo, interval.hi), errors))
 
 
 def _width_places(width: Fraction, places: int = 3) -> int:
@@ -1236,12 +1256,16 @@ class Interval:
     unit: str = "pts"
     places: int | None = dataclasses.field(   # decimals its Monte Carlo ends hold (None: as
         default=None, repr=False, compare=False)   # printed), a way to print, not a value
+    errors: tuple | None = dataclasses.field(   # ... and their Monte Carlo errors (1.96 sd):
+        default=None, repr=False, compare=False)   # an end within its error of 0 may be 0
 
     def __contains__(self, value) -> bool:
         return self.lo <= value <= self.hi
 
     def excludes_zero(self) -> bool:
-        return self.lo > 0 or self.hi < 0
+        """Whether 0 lies outside, past a Monte Carlo end's error (``_signs_held``)."""
+        lo, hi = _signs_held(self)
+        return self.lo > 0 and lo or self.hi < 0 and hi
 
     def __str__(self) -> str:
         return _format_interval(self, self.unit == "pts")
@@ -5267,9 +5291,10 @@ def _distinct_values(scores: Scores) -> int:
 class _Advice:
     """What to do about the gap ends' Monte Carlo error: ``exact`` (0/1 items: --exact),
     ``resamples`` (this many hold every end as ``_resamples_for`` says), ``method`` (more
-    than MAX_RESAMPLES needed: a method without Monte Carlo error) or ``lattice`` (the gap
+    than MAX_RESAMPLES needed: a method without Monte Carlo error), ``lattice`` (the gap
     lives on steps wider than half the printed digit: an end at a step's edge moves by
-    ``step`` at any B, more resamples only make that rarer)."""
+    ``step`` at any B, more resamples only make that rarer) or ``sign`` (a paired end
+    within its error of 0: this many, if any, settle its sign)."""
 
     kind: str
     worst: Fraction
@@ -5282,9 +5307,6 @@ def _nice_up(value: float) -> int:
     """Round up to two significant digits: 31,415 -> 32,000."""
     digits = max(0, len(str(int(value))) - 2)
     return math.ceil(value / 10 ** digits) * 10 ** digits
-
-
-_ADVICE_SAFETY = 1.2            # the sd behind the advice is itself read off B resamples
 
 
 def _resamples_for(error, resamples: int, within) -> int:
@@ -5300,6 +5322,13 @@ def _mc_advice(analysis) -> _Advice | None:
     to seed (an end's sd falls like 1/sqrt(B)); None when it does not or the ends are exact."""
     if analysis.exact is not None or analysis.method != "bootstrap":
         return None
+    paired = analysis.paired
+    unsettled = [(abs(end), error) for end, error, held in zip(
+        (paired.lo, paired.hi), paired.errors or (), _signs_held(paired)) if end and not held]
+    if unsettled:                              # the verdict reads this end as touching 0
+        end, error = min(unsettled)
+        needed = _resamples_for(error, analysis.resamples, end)
+        return _Advice("sign", error, needed if needed <= MAX_RESAMPLES else None)
     worst = max(analysis.errors["paired"] + analysis.errors["unpaired"])
     largest = max(abs(end) for interval in (analysis.paired, analysis.unpaired)
                   for end in (interval.lo, interval.hi))
@@ -5341,23 +5370,31 @@ def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: in
     lattice step): the last digit printed (0.1 pts, 0.001) if _HOLDING_DRAWS draws reach it,
     else the finest of up to three coarser ones they reach (the ends are then printed to
     it); and the unpaired gap's to the same digit where the draws reach that too.  Else
-    ``(resamples, {})``: each interval is printed to the digits it holds."""
+    ``(resamples, {})``: each interval is printed to the digits it holds.  Where the draws
+    reach it, the paired ends also hold their sign (the verdict reads it): an end within
+    its error of 0 is read as touching 0 (``_signs_held``)."""
     _, _, rules, _, jackknives = made
-    worst = {"paired": [], "unpaired": []}
+    worst, signs = {"paired": [], "unpaired": []}, [resamples]
     for name, level in itertools.product(worst, levels):
         dist, rule, jack = dists[name], rules[name], jackknives.get(name)
-        error = 0 if rule in _UNRESAMPLED else max(dist.end_errors(level, rule, estimate, jack))
-        if error:
-            worst[name].append((error, dist.grid or 0))
+        if rule in _UNRESAMPLED:
+            continue
+        errors = dist.end_errors(level, rule, estimate, jack)
+        if max(errors):
+            worst[name].append((max(errors), dist.grid or 0))
+        interval = _interval_by(dist, level, rule, estimate, jack)[0]
+        signs += [_resamples_for(error, resamples, abs(end)) for end, error in
+                  zip((interval.lo, interval.hi), errors) if name == "paired" and end and error]
 
     def needed(name, step):                     # on a lattice: within one of its steps
         return max([resamples] + [_resamples_for(error, resamples, max(step / 2, grid))
                                   for error, grid in worst[name]])
     def reach(count):                           # (the resamples drawn already count)
         return count <= resamples or 5 * count * n <= _HOLDING_DRAWS
+    sign = max(signs) if reach(max(signs)) else resamples
     for coarser in range(4):
         step = Fraction(10 ** coarser, 1000)
-        paired, both = needed("paired", step), needed("unpaired", step)
+        paired, both = max(sign, needed("paired", step)), needed("unpaired", step)
         if reach(max(paired, both)):
             return max(paired, both), {"paired": coarser, "unpaired": coarser}
         if reach(paired):
@@ -7813,7 +7850,8 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
             if any(errors[name]) and max(abs(interval.lo), abs(interval.hi)) < _LARGE:
                 places = (_held_places(errors[name], scores.proportions) or 0) if name not in \
                     dropped else max(0, (1 if scores.proportions else 3) - dropped[name])
-                intervals[name] = dataclasses.replace(interval, places=places)
+                intervals[name] = dataclasses.replace(interval, places=places,
+                                                      errors=errors[name])
     if method == "bootstrap" and resamples < _fewest_resamples(confidence):
         tail = float(resamples * (1 - confidence) / 2)
         notes += (f"B={resamples:,} resamples leave {tail:.3g} in each tail of a "
@@ -8028,6 +8066,7 @@ class Decision:
 
     def to_json(self) -> dict:
         return {"verdict": self.word, "interval": self.interval.to_json(),
+                "end_within_mc_error_of_zero": not all(_signs_held(self.interval)),
                 "level": float(self.level), "p": float(self.p), "alpha": float(self.alpha),
                 "family": self.family, "adjust": self.adjust,
                 "mc_error": None if self.errors is None else [float(e) for e in self.errors],
@@ -8056,7 +8095,8 @@ def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str
     interval = dataclasses.replace(interval, unit="pts" if analysis.percent else "score")
     errors = analysis.paired_errors_at(level)
     if analysis.unasked and errors is not None and analysis.paired.places is not None:
-        interval = dataclasses.replace(interval, places=analysis.paired.places)   # held here too
+        interval = dataclasses.replace(interval, places=analysis.paired.places,  # held here too
+                                       errors=errors)
     p = analysis.p if p is None else p
     clusters = analysis.design.clusters if analysis.design is not None else None
     word = _verdict_word(interval, p, alpha, clusters)
@@ -10580,6 +10620,14 @@ def _precision_lines(result: Analysis) -> list:
              + ", ".join(parts)]
     if (advice := _mc_advice(result)) is None:
         return lines
+    if advice.kind == "sign":
+        return lines + [
+            f"hint: an end of the paired interval lies within its Monte Carlo error "
+            f"(+-{_magnitude(advice.worst, pct)}) of 0 at B={result.resamples:,}, so the verdict "
+            "reads it as touching 0; " + (
+                f"about {advice.resamples:,} resamples (--resamples) would settle its sign in 99 "
+                "runs of 100" if advice.resamples else
+                f"more than {MAX_RESAMPLES:,} resamples would be needed to settle its sign")]
     moves = (f"hint: the gap intervals' ends move by up to +-{_magnitude(advice.worst, pct)} "
              f"from seed to seed at B={result.resamples:,}, more than the last digit printed; ")
     if advice.kind == "exact":
@@ -10767,11 +10815,14 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
     if word in ("better", "worse"):
         return (f"{head}. {cand} is likely {word} than {base} ({gap}): the {ci} excludes 0 and "
                 f"{decided}.")
+    interval = decision.interval
+    lo, hi = _signs_held(interval)
+    side = "excludes 0" if interval.excludes_zero() else "includes 0" if lo and hi else \
+        f"has its {'upper' if lo else 'lower'} end within its Monte Carlo error of 0"
     if word == "cannot tell":
-        return f"{head}. The {ci} includes 0 and {decided}, so the observed {gap} may be noise."
+        return f"{head}. The {ci} {side} and {decided}, so the observed {gap} may be noise."
     if word == "borderline":
-        side = "excludes" if decision.interval.excludes_zero() else "includes"
-        return (f"{head}. The observed {gap}: the {ci} {side} 0 but {decided}; the interval and "
+        return (f"{head}. The observed {gap}: the {ci} {side} but {decided}; the interval and "
                 "the test disagree, too close to call at this level.")
     clusters = result.design.clusters if result.design else None
     return (f"{head}. The observed {gap}: the {ci} excludes 0 and {decided}, but with {clusters} "

@@ -650,6 +650,35 @@ def test_where_nothing_exact_fits_the_resamples_hold_the_printed_ends(tmp_path):
     assert "B=2,000 resamples" in asked
 
 
+def test_a_resampled_end_within_its_error_of_0_is_read_as_touching_0_for_every_seed():
+    """40 real items, one far value (the guard resamples): the paired lower end is +0.0034 at
+    B = infinity (NumPy, 400,000 resamples) and moved by +-0.007 at B = 2,000, so seeds printed
+    +0.01, +0.001, -0.003, ... and a verdict of borderline or cannot tell.  Now an end whose
+    sign the resamples do not hold prints as 0.0 and the sentence says why; one that holds it
+    prints the oracle's sign.  No seed prints a negative end."""
+    rng, a, b = random.Random(11), [], []
+    for i in range(40):
+        a.append(rng.random())
+        rng.gauss(0.08, 0.3)
+        b.append(a[-1] + rng.gauss(0.02, 0.3) + (5 if i == 3 else 0))
+    oracle_lo = numpy_bootstrap_ends(np.array(b) - np.array(a))[0]
+    assert 0.002 < oracle_lo < 0.005
+    words = set()
+    for seed in range(1, 9):
+        result = bed.compare(a, b, seed=seed, calibration=0)
+        decision, sentence = result.comparisons[0].decision, str(result).splitlines()[0]
+        lower = str(decision.interval)[1:].split(",")[0]
+        assert "CI [" + lower in sentence
+        unsettled = result.to_dict()["comparisons"][0]["decision"]["end_within_mc_error_of_zero"]
+        if decision.interval.excludes_zero():
+            assert lower.startswith("+") and not unsettled and decision.word == "borderline"
+        else:
+            assert lower == "0.0" and unsettled and decision.word == "cannot tell"
+            assert "[0.0, +0.5] has its lower end within its Monte Carlo error of 0 and" in sentence
+        words.add(decision.word)
+    assert words == {"borderline", "cannot tell"}
+
+
 def numpy_bootstrap_means(d, resamples=400_000, seed=0):
     rng = np.random.default_rng(seed)
     d = np.asarray(d, dtype=float)

@@ -4,6 +4,7 @@ import random
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, strategies as st
 
 import bootstrap_eval_deltas as bed
 
@@ -74,6 +75,24 @@ def test_a_tiny_gap_never_prints_as_zero():
     sentence = str(bed.compare(a, b)).splitlines()[0]
     assert sentence.startswith("verdict: better. B is likely better than A (+1.7e-07 pts): "
                                "the paired 95% CI [+1.4e-07, +2.0e-07] pts excludes 0")
+
+
+@given(st.fractions(Fraction(-1, 10), Fraction(1, 10)), st.fractions(Fraction(0), Fraction(1, 20)),
+       st.sampled_from([0, 1, 2, 3]))
+def test_a_monte_carlo_end_within_its_error_of_0_prints_as_0_and_does_not_exclude_it(
+        lo, error, places):
+    """An end whose sign the resamples do not hold (within 2.576 sd of 0, the sd taken a fifth
+    larger) prints as the zero it may be, to the digits held, and the interval is not read as
+    excluding 0; an end past that prints its sign and counts."""
+    interval = bed.Interval(lo, lo + 1, "score", places, (error, Fraction(1, 100)))
+    held = abs(lo) > 2.576 * float(error) / 1.96 * 1.2
+    assert interval.excludes_zero() == (lo > 0 and held)
+    first = str(interval)[1:].split(",")[0]
+    if held and lo:
+        assert first[0] == ("+" if lo > 0 else "-") and first.strip("+-0.")
+    else:
+        assert first == bed._round_fixed(Fraction(0), places)
+    assert bed.Interval(lo, lo + 1, "score", places).excludes_zero() == (lo > 0)  # exact ends
 
 
 def test_a_tables_repr_gives_its_runs_and_the_items_dropped(tmp_path, monkeypatch):
