@@ -1270,15 +1270,21 @@ class Interval:
     def __str__(self) -> str:
         return _format_interval(self, self.unit == "pts")
 
-    def score_places(self, places: int = 3) -> int:
-        """The decimals of a score beside this interval, and of its ends as scores: *places*,
-        fewer for a wide one (``_width_places``), no more than Monte Carlo ends hold."""
+    def score_places(self, places: int = 3, point=None) -> int:
+        """The decimals of its ends as scores: *places*, fewer for a wide one
+        (``_width_places``), no more than Monte Carlo ends hold; of a *point* beside it, as
+        many or up to two more, so that it never prints as an end it is not (0.66 beside
+        [0.4, 1] is 0.7, not 1)."""
         places = _width_places(self.hi - self.lo, places)
         if self.places is not None:             # (held in points: two decimals more here)
             places = min(places, self.places + 2 * (self.unit == "pts"))
-        return next((places + extra for extra in range(_APART) if self.lo == self.hi or
-                     _format_score(self.lo, places + extra) !=
-                     _format_score(self.hi, places + extra)), places)     # unequal: apart
+        places = next((places + extra for extra in range(_APART) if self.lo == self.hi or
+                       _format_score(self.lo, places + extra) !=
+                       _format_score(self.hi, places + extra)), places)   # unequal: apart
+        return places if point is None else next(
+            (places + extra for extra in range(2) if all(
+                point == end or Fraction(_format_score(point, places + extra)) !=
+                Fraction(_format_score(end, places)) for end in (self.lo, self.hi))), places + 2)
 
     def as_proportions(self, places: int = 3) -> str:
         places = self.score_places(places)
@@ -10665,6 +10671,11 @@ def _exact_lines(result: Analysis) -> list:
             f"unpaired {_format_interval(ex['unpaired'], pct)}"]
 
 
+def _format_point(value, interval: Interval) -> str:
+    """A system's score beside its interval (``Interval.score_places``)."""
+    return _format_score(value, interval.score_places(point=value))
+
+
 def _input_names(table: Table) -> str:
     sources = table.sources
     return f"{len(sources)} files" if len(sources) > 3 else ", ".join(s.path for s in sources)
@@ -11045,7 +11056,7 @@ def _data_document(report: Report) -> list:
     what = f"{_METRIC_NAMES[result.metric]} " if result.metric else ""
     battles = table.preference is not None
     lines += _battle_lines(table, comparison) if battles else [
-        f"  {label} = {name}: {what}{_format_score(mean, ci.score_places())} "
+        f"  {label} = {name}: {what}{_format_point(mean, ci)} "
         f"{ci.as_proportions()}"
         for label, name, mean, ci in zip("AB", table.systems, means, cis)]
     lines += [f"  gap B - A{' (net win rate: wins minus losses per battle)' * battles}: "
@@ -11145,9 +11156,9 @@ def _family_document(report: Report) -> list:
     header = ("system", "mean", f"{_format_level(first.confidence)} CI", f"gap vs {base}",
               f"{decision.joint} {_format_level(decision.level)} CI", "test", "p",
               f"{_ADJUST_SHORT[decision.adjust]} p", "verdict")
-    rows = [[base, _format_score(first.accuracy_a, first.ci_a.score_places()),
+    rows = [[base, _format_point(first.accuracy_a, first.ci_a),
               first.ci_a.as_proportions()] + [""] * 6]
-    rows += [[c.candidate, _format_score(c.analysis.accuracy_b, c.analysis.ci_b.score_places()),
+    rows += [[c.candidate, _format_point(c.analysis.accuracy_b, c.analysis.ci_b),
               c.analysis.ci_b.as_proportions(),
               _format_gap(c.analysis.gap, percent, beside=c.decision.interval),
               _format_interval(c.decision.interval, percent), c.analysis.test.name,
@@ -11400,8 +11411,8 @@ def _tasks_document(report: _TasksReport) -> list:
              f"{nouns}, p {_ADJUST_NAMES[first.adjust]}-adjusted across them"]
     with_runs = any(task.runs for task in result.tasks)    # the runs column only then
     rows = tuple([task.task, f"{task.n:,}", c.candidate,
-                  _format_score(c.analysis.accuracy_a, c.analysis.ci_a.score_places()),
-                  _format_score(c.analysis.accuracy_b, c.analysis.ci_b.score_places()),
+                  _format_point(c.analysis.accuracy_a, c.analysis.ci_a),
+                  _format_point(c.analysis.accuracy_b, c.analysis.ci_b),
                   _format_gap(c.analysis.gap, percent, beside=c.decision.interval),
                   _format_interval(c.decision.interval, percent), c.analysis.test.name,
                   _format_p(c.analysis.p), _format_p(c.decision.p),

@@ -95,6 +95,16 @@ def test_a_monte_carlo_end_within_its_error_of_0_prints_as_0_and_does_not_exclud
     assert bed.Interval(lo, lo + 1, "score", places).excludes_zero() == (lo > 0)  # exact ends
 
 
+def test_a_score_beside_its_interval_never_prints_as_an_end_it_is_not():
+    """B's mean 0.6625 beside Monte Carlo ends held to whole units printed as "1 [0.4, 1]",
+    the point on the upper end; it takes a decimal more, and an end it equals prints as it."""
+    interval = bed.Interval(Fraction(2, 5), Fraction(1), "score", 0)
+    assert bed._format_score(Fraction(6625, 10000), interval.score_places(point=Fraction(
+        6625, 10000))) == "0.7" and interval.as_proportions() == "[0.4, 1]"
+    assert interval.score_places(point=Fraction(1)) == interval.score_places() == 0
+    assert interval.score_places(point=Fraction(999, 1000)) == 2           # 1.00, not 1.0
+
+
 def test_a_tables_repr_gives_its_runs_and_the_items_dropped(tmp_path, monkeypatch):
     monkeypatch.chdir(EXAMPLES)                  # short paths: the repr shortens long ones
     runs = bed.read("seeds.csv", run_col="seed", systems=["baseline", "candidate"])
