@@ -12976,9 +12976,12 @@ def _say_if_long(seconds: float, what: str, shorter: str) -> None:
         _say(f"note: this will take about {minutes} ({what}); {shorter} shortens it")
 
 
-def _refuse_idle_options(r: _Request, table: Table) -> None:
-    """An option given that these data would ignore is refused, saying why."""
-    formats = {s.format for s in table.sources}
+def _refuse_idle_options(r: _Request, table: Table | Battles) -> None:
+    """An option given that these data would ignore is refused, saying why (battles, as a
+    board ranks them: systems and sources, no items)."""
+    if isinstance(table, Battles):
+        table = Table(table.systems, ((),) * len(table.systems), (), table.sources)
+    formats, board = {s.format for s in table.sources}, r.command == "leaderboard"
     asked = {"permutations", "calibration"} & set(r.given)
     binary = bool(asked) and all(set(column) <= {0, 1} for column in table.columns)
     design = [name for name, labels in (("clusters", table.clusters), ("strata", table.strata),
@@ -12994,13 +12997,17 @@ def _refuse_idle_options(r: _Request, table: Table) -> None:
             ("allow_incomplete", "inspect" not in formats, "applies to Inspect logs (the "
              "harness that records whether a run ended), and these inputs are not"),
             ("pool", one, "pools the tasks of whole harness runs, and these inputs hold one task"),
-            ("adjust", len(table.systems) == 2 and one and table.gold is None, "adjusts p "
-             "across candidates, tasks, slices or classes, and these inputs hold one comparison"),
+            ("adjust", len(table.systems) == 2 and (board or one and table.gold is None),
+             "adjusts p across candidates, tasks, slices or classes, and these inputs hold one "
+             "comparison"),
             ("id_col", formats <= {"lm-eval", "inspect", "helm"}, "names a column of a file of "
              "scores; a harness log's items carry their own ids"),
-            ("permutations", one and binary and not {"clusters", "runs"} & set(design), "sets "
-             "the sign-flip test's random patterns; these 0/1 scores are tested by McNemar's "
-             "exact test, which draws none"),
+            ("permutations", not board and one and binary and not {"clusters", "runs"} & set(
+                design), "sets the sign-flip test's random patterns; these 0/1 scores are "
+             "tested by McNemar's exact test, which draws none"),
+            ("permutations", board and table.gold is None, "sets the random swaps of a metric's "
+             "board (predictions and labels); a board of scores or battles tests each pair by "
+             "McNemar's exact test or the z test, which draw none"),
             ("calibration", one and r.calibration and (not binary or design), "measures the "
              "interval on 0/1 scores without clusters, strata or runs; these scores are " + what)):
         if idle and name in r.given:
@@ -13278,11 +13285,7 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
     table = _table(r)
     params = {"systems": len(table.systems), "n_items": table.n,
               **_params(r, "seed confidence draws adjust target_power permutations")}
-    if "permutations" in r.given and (isinstance(table, Battles) or table.gold is None):
-        raise ToolError(f"{_opt('permutations', r.permutations)} does not apply here: it sets "
-                        "the random swaps of a metric's board (predictions and labels); a "
-                        "board of scores or battles tests each pair by McNemar's exact test "
-                        "or the z test, which draw none")
+    _refuse_idle_options(r, table)
     if isinstance(table, Battles):
         params.update(n_items=None, battles=table.n, permutations=None, scale=r.scale,
                       anchor=r.anchor or table.systems[0], bootstrap=r.bootstrap or None)

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -2059,6 +2060,23 @@ def test_a_log_of_a_run_that_did_not_succeed_says_so(tmp_path):
     assert "incomplete run: " in json.dumps(got["input"]["incomplete"])
 
 
+def test_a_leaderboard_of_inspect_logs_takes_allow_incomplete_and_python_names_keywords(
+        tmp_path):
+    """--allow-incomplete applies to a board of Inspect logs (refused elsewhere); from
+    Python an option that does not apply is named as a keyword."""
+    (tmp_path / "a.json").write_text(json.dumps({**header("m/a", "error"),
+                                                 "samples": samples(VALUES_A)}, indent=2))
+    plain_json(tmp_path, "b.json", VALUES_B, "m/b")
+    assert_one_line_error(*cli("leaderboard", str(tmp_path)), "is an incomplete run (status ")
+    got = cli_json("leaderboard", str(tmp_path), "--allow-incomplete")
+    assert "incomplete run: " in json.dumps(got["input"]["incomplete"])
+    helm = os.path.join(EXAMPLES, "helm", "runs", "mysuite")
+    for keywords, fragment in (({"allow_incomplete": True}, "allow_incomplete=True does not"),
+                               ({"id_col": "x"}, "id_col=('x',) does not apply here")):
+        with pytest.raises(bed.ToolError, match=re.escape(fragment)):
+            bed.leaderboard(helm, metric="exact_match", **keywords)
+
+
 def test_a_scorer_with_a_dict_value_is_reached_with_a_dot(tmp_path):
     def log(values):
         return {**header("m"), "samples": [
@@ -2548,10 +2566,23 @@ def test_lm_eval_files_of_two_tasks_are_refused_before_any_filter_or_metric_is_a
     ("real board", ["--permutations", "100"], "a board of scores or battles tests each pair "
                                               "by McNemar's exact test or the z test"),
     ("battles board", ["--permutations", "100"], "--permutations 100 does not apply here"),
+    ("helm board", ["--id-col", "nonexistent_column"], "--id-col nonexistent_column does not "
+                                                       "apply here: it names a column of a "
+                                                       "file of scores"),
+    ("helm board", ["--allow-incomplete"], "--allow-incomplete does not apply here: it applies "
+                                           "to Inspect logs"),
+    ("helm board", ["--adjust", "bh"], "--adjust bh does not apply here"),
+    ("board", ["--allow-incomplete"], "--allow-incomplete does not apply here"),
+    ("board", ["--allow-different-prompts"], "--allow-different-prompts does not apply here"),
+    ("battles board", ["--allow-different-tasks"], "--allow-different-tasks does not apply here"),
 ])
 def test_an_option_these_data_would_ignore_is_refused(tmp_path, inputs, flags, fragment):
-    """Each was taken and did nothing: the report was the same as without it."""
-    if inputs.endswith("board"):
+    """Each was taken and did nothing: the report was the same as without it (a leaderboard's
+    reading options too, issue 27's third rerun)."""
+    if inputs == "helm board":
+        argv = ["leaderboard", os.path.join(EXAMPLES, "helm", "runs", "mysuite"), "--metric",
+                "exact_match"]
+    elif inputs.endswith("board"):
         name, ids = {"real board": ("judge.csv", "prompt_id"), "board": (
             "leaderboard.csv", "question")}.get(inputs, ("battles.jsonl", None))
         argv = ["leaderboard", os.path.join(EXAMPLES, name)] + ["--id-col", ids] * bool(ids)
