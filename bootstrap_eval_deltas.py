@@ -203,7 +203,7 @@ MAX_RESAMPLES = 1_000_000
 MAX_REPLAYS = 100_000
 MAX_PERMUTATIONS = 1_000_000
 MAX_CONFIDENCE = Fraction("0.999999")   # a confidence level: six nines (tails of 5e-7 each)
-MAX_N_ITEMS = 10_000_000      # items of a simulated eval set (each is kept in memory)
+MAX_N_ITEMS = 10_000_000      # items of an eval set, simulated or read (each kept in memory)
 MAX_RUNS = 100                # runs per simulated system
 MAX_SYSTEMS = 200             # systems on one leaderboard
 LEADERBOARD_DRAWS = 10_000    # draws for the max-|t| critical value
@@ -2290,10 +2290,15 @@ def _repeated_ids(ids) -> set:
 
 def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Collected:
     """Keep every complete row; a missing score, id or label, or a repeated id, is an error
-    quoting the first few, or with *on_missing* "drop" left out and counted in the note."""
+    quoting the first few, or with *on_missing* "drop" left out and counted in the note.
+    Rows of one item each (one id, not a harness's or long file's (id, ...)) past
+    MAX_N_ITEMS are refused as read: an endless stream stops there."""
     ids, columns = array.array("q"), [[] for _ in range(width)]
-    missing, rows_read = [], 0
+    missing, rows_read, many = [], 0, MAX_N_ITEMS if on_missing != "drop" else math.inf
     for where, item, values in stream.rows:
+        if len(ids) > many and type(item) is not tuple:     # rows of one item each
+            raise ToolError(f"{path} has more than {MAX_N_ITEMS:,} items (rows), the most the "
+                            "tool compares")
         if where is _BATCH:                       # a batch of clean rows (the CSV fast path)
             rows_read += len(item)
             ids.extend(item)                      # ints below 10**18: an array or a list
@@ -3572,8 +3577,21 @@ def _record_battles(kind: str, record, place: str) -> list:
         winner, *(("", "") if kind == "fastchat" else (a, b)), place))]
 
 
+class _Items:
+    """What the data classes read share (Table, Battles, Judged): at most MAX_N_ITEMS items
+    (battles), refused as one is built, so that every reader and Python's scores meet it."""
+
+    def __post_init__(self):
+        if self.n > MAX_N_ITEMS:
+            sources = self.sources if hasattr(self, "sources") else (self.source,)
+            where = _printable(", ".join(s.path for s in sources))[:200] or "the scores given"
+            unit = "battles" if isinstance(self, Battles) else "items"
+            raise ToolError(f"{where}: {self.n:,} {unit}, more than the {MAX_N_ITEMS:,} the "
+                            "tool compares")
+
+
 @dataclass(frozen=True)
-class Battles:
+class Battles(_Items):
     """Head-to-head judgments of several systems: per battle the two systems (indexes into
     ``systems``; the first was shown first when ``positioned``), the first's share of the
     win (1 won, 1/2 a tie, 0 lost; a judge's probability otherwise) and its prompt -- the
@@ -3786,7 +3804,7 @@ def _wide_judged(records, shown: str, id_key: str, by: str | None) -> tuple:
 
 
 @dataclass(frozen=True)
-class Judged:
+class Judged(_Items):
     """Two systems' judge scores on every item and people's scores on some: per system
     ``(judge column, human column)``, a human score None where no one scored the item."""
 
@@ -3796,6 +3814,10 @@ class Judged:
     source: Source
     ids: tuple = ()              # each item's id (row numbers when the file has none)
     slices: tuple | None = None  # each item's slice (``by``)
+
+    @property
+    def n(self) -> int:
+        return len(self.judge[0]) if self.judge else 0
 
 
 def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions(),
@@ -3870,7 +3892,7 @@ def _is_judged(paths, systems, input_format=None) -> bool:
 # --- Tables: several systems' scores on the same items ---
 
 @dataclass(frozen=True)
-class Table:
+class Table(_Items):
     """Per-item scores of several systems on the same items, the first the baseline; a
     system of several runs scores each item by its mean over them."""
 
@@ -3908,7 +3930,7 @@ class Table:
 
     @property
     def n(self) -> int:
-        return len(self.columns[0])
+        return len(self.columns[0]) if self.columns else 0
 
     @property
     def proportions(self) -> bool:

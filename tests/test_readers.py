@@ -1002,6 +1002,46 @@ def test_an_input_past_the_line_limit_is_refused_so_an_endless_pipe_stops(tmp_pa
                                "id", *AB), "has more than 1,000 lines")
 
 
+def test_more_items_than_the_limit_are_refused_by_every_reader(tmp_path, monkeypatch):
+    """README: at most 10^7 items (100 here).  A 0/1 CSV of 11,000,000 items was compared,
+    exit 0 (issue 27's third rerun, L2).  Items are the items compared: a file's rows of one
+    item each (refused as read, before a broken row 5,000 lines on), a long file's or a
+    harness log's ids once joined, a file's battles, a judged file's items."""
+    monkeypatch.setattr(bed, "MAX_N_ITEMS", 100)
+    rows = "".join(f"{i},{i % 2},{i % 3 % 2}\n" for i in range(1, 102))
+    fits = write(tmp_path / "fits.csv", "item,a,b\n" + rows.rsplit("101,", 1)[0])
+    assert cli("compare", fits, *AB, "--calibration", "0")[0] == 0
+    endless = write(tmp_path / "endless.csv", "item,a,b\n" + rows * 50 + "x\n")
+    for argv, fragment in (
+            ([endless], "endless.csv has more than 100 items (rows), the most the tool compares"),
+            ([write(tmp_path / "w.csv", "item,a,b\n" + rows), "--on-missing", "drop"],
+             "w.csv: 101 items, more than the 100 the tool compares"),
+            ([write(tmp_path / "w.jsonl", "".join(f'{{"item": {i}, "a": 1, "b": {i % 2}}}\n'
+                                                   for i in range(1, 203)))],
+             "w.jsonl has more than 100 items (rows)"),
+            ([write(tmp_path / "w.xlsx", xlsx_bytes([["item", "a", "b"]] + [
+                [i, i % 2, 1] for i in range(1, 102)]))], "w.xlsx: 101 items, more than")):
+        assert_one_line_error(*cli("compare", *argv, *AB), fragment)
+    long = "".join(f"{i},{s},{(i + len(s)) % 2}\n" for i in range(1, 61) for s in ("a", "b"))
+    long_csv = write(tmp_path / "long.csv", "item,system,score\n" + long)
+    assert cli("compare", long_csv, "--system-col", "system", "--score-col", "score",
+               "--systems", "a,b", "--calibration", "0")[0] == 0          # 120 rows, 60 items
+    a = inspect_folder(tmp_path / "logs" / "a", {"t": [["C", "I"] * 50 + ["C"]]})
+    b = inspect_folder(tmp_path / "logs" / "b", {"t": [["I", "C"] * 50 + ["C"]]})
+    assert_one_line_error(*cli("compare", a, b), "101 items, more than the 100 the tool "
+                                                 "compares")
+    battles = "".join(json.dumps({"question_id": i, "model_a": "x", "model_b": "y",
+                                  "winner": "model_a"}) + "\n" for i in range(101))
+    assert_one_line_error(*cli("leaderboard", write(tmp_path / "b.jsonl", battles)),
+                          "b.jsonl: 101 battles, more than the 100 the tool compares")
+    judged = "".join(f"{i},1,,0,\n" for i in range(101))
+    assert_one_line_error(*cli("compare", write(tmp_path / "j.csv", "item,a.judge,a.human,"
+                                                "b.judge,b.human\n" + judged)),
+                          "j.csv: 101 items, more than the 100 the tool compares")
+    with pytest.raises(bed.ToolError, match="the tool compares"):
+        bed.compare([1, 0] * 51, [0, 1] * 51)
+
+
 def _read_fails(path):
     try:
         with open(path, "rb") as handle:
