@@ -3010,6 +3010,15 @@ class _Zip(_Closing):
         self.left -= info.file_size
         return info
 
+    def expect(self, names) -> None:
+        """The members a reader will read: refused at once when the sizes the archive declares
+        for them add up past what it may unpack (``_budget`` still bounds each as read)."""
+        sizes = [self.zip.getinfo(name).file_size for name in names]
+        if sum(sizes) > self.left >= max(sizes, default=0):     # one alone: _budget says so
+            raise ToolError(f"{self.path}: the {len(names)} member(s) read ({_first(names)}) "
+                            f"would unpack to {sum(sizes):,} bytes, as the archive declares, "
+                            "past 1 GiB, the most the tool unpacks")
+
     def read(self, name: str) -> bytes:
         """A member, whole."""
         import zlib
@@ -3148,22 +3157,30 @@ def _uncut(archive: _Zip, sample):
     return whole
 
 
+def _inspect_members(archive: _Zip) -> tuple:
+    """``(header, parts)``: the members an Inspect ``.eval`` is read from, its header (or
+    journal start) and its summaries (journal summaries, or samples), refused at once if
+    with reductions.json they declare more than the archive may unpack."""
+    names = archive.names
+    header = "header.json" if "header.json" in names else "_journal/start.json"
+    journal = sorted((n for n in names if re.fullmatch(r"_journal/summaries/\d+\.json", n)),
+                     key=lambda n: int(n.rsplit("/", 1)[1].split(".")[0]))
+    parts = ["summaries.json"] if "summaries.json" in names else journal or [
+        n for n in sorted(names) if n.startswith("samples/") and n.endswith(".json")]
+    archive.expect([header, *parts] + ["reductions.json"] * ("reductions.json" in names))
+    return header, parts
+
+
 def _inspect_archive(archive: _Zip, path: str):
     """The log header and the samples of an Inspect ``.eval`` archive."""
     names = archive.names
-    header = "header.json" if "header.json" in names else "_journal/start.json"
+    header, parts = _inspect_members(archive)
     log = archive.json(header)
     if not isinstance(log, dict):
         raise ToolError(f"{path}: {header} is not a JSON object")
-    if "summaries.json" in names:
-        lists = [archive.json("summaries.json")]
-    else:
-        journal = sorted((n for n in names if re.fullmatch(r"_journal/summaries/\d+\.json", n)),
-                         key=lambda n: int(n.rsplit("/", 1)[1].split(".")[0]))
-        lists = [archive.json(n) for n in journal]
-        if not journal:
-            lists = [[archive.json(n) for n in sorted(names)
-                      if n.startswith("samples/") and n.endswith(".json")]]
+    lists = [archive.json(n) for n in parts]
+    if parts and parts[0].startswith("samples/"):       # one record each: one list of them
+        lists = [lists]
     samples = [_uncut(archive, sample) for part in lists if isinstance(part, list)
                for sample in part]
     if "reductions.json" in names:                  # each sample's epochs as Inspect reduced them
@@ -3197,6 +3214,7 @@ def _xlsx_rows(archive: _Zip, path: str):
     if member not in archive.names:
         raise ToolError(f"{path}: the workbook's first sheet ({_printable(member)}) is not in "
                         "the file")
+    archive.expect([name for name in ("xl/sharedStrings.xml", member) if name in archive.names])
     shared = None
     if "xl/sharedStrings.xml" in archive.names:
         shared = []
@@ -4227,8 +4245,7 @@ def _inspect_header(path: str) -> dict:
     try:
         if path.endswith(".eval"):
             with _Zip(path, path) as archive:       # a ToolError is the log's own
-                member = "header.json" if "header.json" in archive.names else "_journal/start.json"
-                data = archive.read(member)
+                data = archive.read(_inspect_members(archive)[0])
             try:
                 log = _decode_json(data.decode("utf-8-sig"), path)
             except (ToolError, UnicodeDecodeError):         # said when the log is read

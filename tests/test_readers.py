@@ -2546,8 +2546,35 @@ def test_an_archive_is_unpacked_within_one_budget_across_its_members(tmp_path, m
     limit = read - 1
     assert limit >= os.path.getsize(path) and max(sizes.values()) <= limit
     monkeypatch.setattr(bed, "MAX_ARCHIVE_BYTES", limit)
-    assert_one_line_error(*cli("compare", path, *AB), "would take what is unpacked from the "
-                                                      "archive past 1 GiB")
+    assert_one_line_error(*cli("compare", path, *AB), "would unpack to ")
+    assert "as the archive declares, past 1 GiB" in cli("compare", path, *AB)[2]
+
+
+def test_an_archive_declaring_more_than_the_budget_is_refused_before_it_is_unpacked(
+        tmp_path, monkeypatch):
+    """An .eval whose header.json and summaries.json declare 600 MB each (honestly) had the
+    first unpacked (1.31 GB peak) before the second was refused; the sizes it declares
+    refuse it at once now, read as a file or found in a folder (issue 27's third rerun, L3).
+    The limit lowered to keep the test small."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    path = str(folder / "big.eval")
+    padding = " " * 1500                                    # valid JSON, deflated to little
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps(header("m/big")) + padding)
+        archive.writestr("summaries.json", json.dumps(samples(VALUES_B)) + padding)
+    other = plain_json(tmp_path, "a.json", VALUES_A, "m/a")
+    monkeypatch.setattr(bed, "MAX_ARCHIVE_BYTES", 2000)
+    unpacked, read = [], bed._Zip.read
+    monkeypatch.setattr(bed._Zip, "read", lambda self, name: unpacked.append(name) or read(
+        self, name))
+    for argv in ([other, path], [str(folder)]):
+        assert_one_line_error(*cli("compare", *argv),
+                              "big.eval: the 2 member(s) read ('header.json', 'summaries.json') "
+                              "would unpack to 3,")
+        assert "as the archive declares, past 1 GiB, the most the tool unpacks" in cli(
+            "compare", *argv)[2]
+    assert unpacked == []
 
 
 def test_an_inspect_log_holding_a_member_twice_is_refused(tmp_path):
