@@ -1593,6 +1593,18 @@ class _Closing:
         self.close()
 
 
+class _Input(_Closing):
+    """A context manager reading one input (``path``): closed on exit, a MemoryError inside
+    said as the input's size (main()'s advice is for resampling)."""
+
+    def __exit__(self, kind, error, trace) -> None:
+        self.close()
+        if kind is not None and issubclass(kind, MemoryError):
+            raise ToolError(f"{_printable(self.path)} is too big to read in the memory this "
+                            "process may use (ulimit -v, or the machine's): give it more, or "
+                            "a smaller input") from None
+
+
 class _CheckedReader(io.RawIOBase):
     """A raw binary stream that hashes every chunk it passes on and checks it as text
     (see above); the line limit keeps an endless line (/dev/zero's) from growing memory."""
@@ -1677,7 +1689,7 @@ class _CollectorPaused(_Closing):
             gc.enable()
 
 
-class _InputFile(_Closing):
+class _InputFile(_Input):
     """One input (a path, or ``-`` for stdin) opened for checked reading, as a context
     manager: ``head`` its first bytes, ``text`` (set by the reader) the decoded text."""
 
@@ -2975,7 +2987,7 @@ class _EntityGuard:
         return data
 
 
-class _Zip(_Closing):
+class _Zip(_Input):
     """A zip archive (an Inspect ``.eval``, an Excel workbook) read safely: a name held twice
     is refused, no member inflates past its declared size (zipfile alone goes to 2 GiB),
     nor the archive past MAX_ARCHIVE_BYTES; a Zstandard member zipfile cannot open is read

@@ -2577,6 +2577,28 @@ def test_an_archive_declaring_more_than_the_budget_is_refused_before_it_is_unpac
     assert unpacked == []
 
 
+def test_an_input_too_big_for_the_memory_is_said_so_not_as_resampling(tmp_path, monkeypatch):
+    """Under ``ulimit -v 400000`` an .eval with a 600 MB member ended in status 70, "out of
+    memory; try fewer --resamples or --replays": advice for resampling, not reading."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    path = write_eval(folder / "b.eval", {"header.json": header("m/b"),
+                                          "summaries.json": samples(VALUES_B)})
+    other, third = (plain_json(tmp_path, name, VALUES_A, name) for name in ("a.json", "c.json"))
+
+    def short(self, name):
+        raise MemoryError
+    monkeypatch.setattr(bed._Zip, "read", short)
+    for argv in ([other, path], [str(folder)]):
+        assert_one_line_error(*cli("compare", *argv), "b.eval is too big to read in the memory "
+                                                      "this process may use (ulimit -v, or the "
+                                                      "machine's): give it more, or a smaller "
+                                                      "input")
+    monkeypatch.setattr(bed, "_decode_json", lambda *args: short(None, None))
+    assert_one_line_error(*cli("compare", other, third), "a.json is too big to read in the "
+                                                         "memory")
+
+
 def test_an_inspect_log_holding_a_member_twice_is_refused(tmp_path):
     """Two summaries.json members: zipfile reads the last, which flipped the gap from +20 to
     -20 points without a word."""
