@@ -203,7 +203,7 @@ MAX_RESAMPLES = 1_000_000
 MAX_REPLAYS = 100_000
 MAX_PERMUTATIONS = 1_000_000
 MAX_CONFIDENCE = Fraction("0.999999")   # a confidence level: six nines (tails of 5e-7 each)
-MAX_N_ITEMS = 10_000_000      # items of a simulated eval set (each is kept in memory)
+MAX_N_ITEMS = 10_000_000      # items of an eval set, simulated or read (each kept in memory)
 MAX_RUNS = 100                # runs per simulated system
 MAX_SYSTEMS = 200             # systems on one leaderboard
 LEADERBOARD_DRAWS = 10_000    # draws for the max-|t| critical value
@@ -1623,6 +1623,18 @@ class _Closing:
         self.close()
 
 
+class _Input(_Closing):
+    """A context manager reading one input (``path``): closed on exit, a MemoryError inside
+    said as the input's size (main()'s advice is for resampling)."""
+
+    def __exit__(self, kind, error, trace) -> None:
+        self.close()
+        if kind is not None and issubclass(kind, MemoryError):
+            raise ToolError(f"{_printable(self.path)} is too big to read in the memory this "
+                            "process may use (ulimit -v, or the machine's): give it more, or "
+                            "a smaller input") from None
+
+
 class _CheckedReader(io.RawIOBase):
     """A raw binary stream that hashes every chunk it passes on and checks it as text
     (see above); the line limit keeps an endless line (/dev/zero's) from growing memory."""
@@ -1707,7 +1719,7 @@ class _CollectorPaused(_Closing):
             gc.enable()
 
 
-class _InputFile(_Closing):
+class _InputFile(_Input):
     """One input (a path, or ``-`` for stdin) opened for checked reading, as a context
     manager: ``head`` its first bytes, ``text`` (set by the reader) the decoded text."""
 
@@ -2320,10 +2332,15 @@ def _repeated_ids(ids) -> set:
 
 def _collect(stream: _RowStream, path: str, width: int, on_missing: str) -> _Collected:
     """Keep every complete row; a missing score, id or label, or a repeated id, is an error
-    quoting the first few, or with *on_missing* "drop" left out and counted in the note."""
+    quoting the first few, or with *on_missing* "drop" left out and counted in the note.
+    Rows of one item each (one id, not a harness's or long file's (id, ...)) past
+    MAX_N_ITEMS are refused as read: an endless stream stops there."""
     ids, columns = array.array("q"), [[] for _ in range(width)]
-    missing, rows_read = [], 0
+    missing, rows_read, many = [], 0, MAX_N_ITEMS if on_missing != "drop" else math.inf
     for where, item, values in stream.rows:
+        if len(ids) > many and type(item) is not tuple:     # rows of one item each
+            raise ToolError(f"{path} has more than {MAX_N_ITEMS:,} items (rows), the most the "
+                            "tool compares")
         if where is _BATCH:                       # a batch of clean rows (the CSV fast path)
             rows_read += len(item)
             ids.extend(item)                      # ints below 10**18: an array or a list
@@ -3000,7 +3017,7 @@ class _EntityGuard:
         return data
 
 
-class _Zip(_Closing):
+class _Zip(_Input):
     """A zip archive (an Inspect ``.eval``, an Excel workbook) read safely: a name held twice
     is refused, no member inflates past its declared size (zipfile alone goes to 2 GiB),
     nor the archive past MAX_ARCHIVE_BYTES; a Zstandard member zipfile cannot open is read
@@ -3034,6 +3051,15 @@ class _Zip(_Closing):
                             "the archive past 1 GiB, the most the tool unpacks")
         self.left -= info.file_size
         return info
+
+    def expect(self, names) -> None:
+        """The members a reader will read: refused at once when the sizes the archive declares
+        for them add up past what it may unpack (``_budget`` still bounds each as read)."""
+        sizes = [self.zip.getinfo(name).file_size for name in names]
+        if sum(sizes) > self.left >= max(sizes, default=0):     # one alone: _budget says so
+            raise ToolError(f"{self.path}: the {len(names)} member(s) read ({_first(names)}) "
+                            f"would unpack to {sum(sizes):,} bytes, as the archive declares, "
+                            "past 1 GiB, the most the tool unpacks")
 
     def read(self, name: str) -> bytes:
         """A member, whole."""
@@ -3173,22 +3199,30 @@ def _uncut(archive: _Zip, sample):
     return whole
 
 
+def _inspect_members(archive: _Zip) -> tuple:
+    """``(header, parts)``: the members an Inspect ``.eval`` is read from, its header (or
+    journal start) and its summaries (journal summaries, or samples), refused at once if
+    with reductions.json they declare more than the archive may unpack."""
+    names = archive.names
+    header = "header.json" if "header.json" in names else "_journal/start.json"
+    journal = sorted((n for n in names if re.fullmatch(r"_journal/summaries/\d+\.json", n)),
+                     key=lambda n: int(n.rsplit("/", 1)[1].split(".")[0]))
+    parts = ["summaries.json"] if "summaries.json" in names else journal or [
+        n for n in sorted(names) if n.startswith("samples/") and n.endswith(".json")]
+    archive.expect([header, *parts] + ["reductions.json"] * ("reductions.json" in names))
+    return header, parts
+
+
 def _inspect_archive(archive: _Zip, path: str):
     """The log header and the samples of an Inspect ``.eval`` archive."""
     names = archive.names
-    header = "header.json" if "header.json" in names else "_journal/start.json"
+    header, parts = _inspect_members(archive)
     log = archive.json(header)
     if not isinstance(log, dict):
         raise ToolError(f"{path}: {header} is not a JSON object")
-    if "summaries.json" in names:
-        lists = [archive.json("summaries.json")]
-    else:
-        journal = sorted((n for n in names if re.fullmatch(r"_journal/summaries/\d+\.json", n)),
-                         key=lambda n: int(n.rsplit("/", 1)[1].split(".")[0]))
-        lists = [archive.json(n) for n in journal]
-        if not journal:
-            lists = [[archive.json(n) for n in sorted(names)
-                      if n.startswith("samples/") and n.endswith(".json")]]
+    lists = [archive.json(n) for n in parts]
+    if parts and parts[0].startswith("samples/"):       # one record each: one list of them
+        lists = [lists]
     samples = [_uncut(archive, sample) for part in lists if isinstance(part, list)
                for sample in part]
     if "reductions.json" in names:                  # each sample's epochs as Inspect reduced them
@@ -3222,6 +3256,7 @@ def _xlsx_rows(archive: _Zip, path: str):
     if member not in archive.names:
         raise ToolError(f"{path}: the workbook's first sheet ({_printable(member)}) is not in "
                         "the file")
+    archive.expect([name for name in ("xl/sharedStrings.xml", member) if name in archive.names])
     shared = None
     if "xl/sharedStrings.xml" in archive.names:
         shared = []
@@ -3602,8 +3637,21 @@ def _record_battles(kind: str, record, place: str) -> list:
         winner, *(("", "") if kind == "fastchat" else (a, b)), place))]
 
 
+class _Items:
+    """What the data classes read share (Table, Battles, Judged): at most MAX_N_ITEMS items
+    (battles), refused as one is built, so that every reader and Python's scores meet it."""
+
+    def __post_init__(self):
+        if self.n > MAX_N_ITEMS:
+            sources = self.sources if hasattr(self, "sources") else (self.source,)
+            where = _printable(", ".join(s.path for s in sources))[:200] or "the scores given"
+            unit = "battles" if isinstance(self, Battles) else "items"
+            raise ToolError(f"{where}: {self.n:,} {unit}, more than the {MAX_N_ITEMS:,} the "
+                            "tool compares")
+
+
 @dataclass(frozen=True)
-class Battles:
+class Battles(_Items):
     """Head-to-head judgments of several systems: per battle the two systems (indexes into
     ``systems``; the first was shown first when ``positioned``), the first's share of the
     win (1 won, 1/2 a tie, 0 lost; a judge's probability otherwise) and its prompt -- the
@@ -3816,7 +3864,7 @@ def _wide_judged(records, shown: str, id_key: str, by: str | None) -> tuple:
 
 
 @dataclass(frozen=True)
-class Judged:
+class Judged(_Items):
     """Two systems' judge scores on every item and people's scores on some: per system
     ``(judge column, human column)``, a human score None where no one scored the item."""
 
@@ -3826,6 +3874,10 @@ class Judged:
     source: Source
     ids: tuple = ()              # each item's id (row numbers when the file has none)
     slices: tuple | None = None  # each item's slice (``by``)
+
+    @property
+    def n(self) -> int:
+        return len(self.judge[0]) if self.judge else 0
 
 
 def read_judged(path: str, systems=None, options: ReadOptions = ReadOptions(),
@@ -3900,7 +3952,7 @@ def _is_judged(paths, systems, input_format=None) -> bool:
 # --- Tables: several systems' scores on the same items ---
 
 @dataclass(frozen=True)
-class Table:
+class Table(_Items):
     """Per-item scores of several systems on the same items, the first the baseline; a
     system of several runs scores each item by its mean over them."""
 
@@ -3938,7 +3990,7 @@ class Table:
 
     @property
     def n(self) -> int:
-        return len(self.columns[0])
+        return len(self.columns[0]) if self.columns else 0
 
     @property
     def proportions(self) -> bool:
@@ -4235,8 +4287,7 @@ def _inspect_header(path: str) -> dict:
     try:
         if path.endswith(".eval"):
             with _Zip(path, path) as archive:       # a ToolError is the log's own
-                member = "header.json" if "header.json" in archive.names else "_journal/start.json"
-                data = archive.read(member)
+                data = archive.read(_inspect_members(archive)[0])
             try:
                 log = _decode_json(data.decode("utf-8-sig"), path)
             except (ToolError, UnicodeDecodeError):         # said when the log is read
@@ -13038,9 +13089,12 @@ def _say_if_long(seconds: float, what: str, shorter: str) -> None:
         _say(f"note: this will take about {minutes} ({what}); {shorter} shortens it")
 
 
-def _refuse_idle_options(r: _Request, table: Table) -> None:
-    """An option given that these data would ignore is refused, saying why."""
-    formats = {s.format for s in table.sources}
+def _refuse_idle_options(r: _Request, table: Table | Battles) -> None:
+    """An option given that these data would ignore is refused, saying why (battles, as a
+    board ranks them: systems and sources, no items)."""
+    if isinstance(table, Battles):
+        table = Table(table.systems, ((),) * len(table.systems), (), table.sources)
+    formats, board = {s.format for s in table.sources}, r.command == "leaderboard"
     asked = {"permutations", "calibration"} & set(r.given)
     binary = bool(asked) and all(set(column) <= {0, 1} for column in table.columns)
     design = [name for name, labels in (("clusters", table.clusters), ("strata", table.strata),
@@ -13056,13 +13110,17 @@ def _refuse_idle_options(r: _Request, table: Table) -> None:
             ("allow_incomplete", "inspect" not in formats, "applies to Inspect logs (the "
              "harness that records whether a run ended), and these inputs are not"),
             ("pool", one, "pools the tasks of whole harness runs, and these inputs hold one task"),
-            ("adjust", len(table.systems) == 2 and one and table.gold is None, "adjusts p "
-             "across candidates, tasks, slices or classes, and these inputs hold one comparison"),
+            ("adjust", len(table.systems) == 2 and (board or one and table.gold is None),
+             "adjusts p across candidates, tasks, slices or classes, and these inputs hold one "
+             "comparison"),
             ("id_col", formats <= {"lm-eval", "inspect", "helm"}, "names a column of a file of "
              "scores; a harness log's items carry their own ids"),
-            ("permutations", one and binary and not {"clusters", "runs"} & set(design), "sets "
-             "the sign-flip test's random patterns; these 0/1 scores are tested by McNemar's "
-             "exact test, which draws none"),
+            ("permutations", not board and one and binary and not {"clusters", "runs"} & set(
+                design), "sets the sign-flip test's random patterns; these 0/1 scores are "
+             "tested by McNemar's exact test, which draws none"),
+            ("permutations", board and table.gold is None, "sets the random swaps of a metric's "
+             "board (predictions and labels); a board of scores or battles tests each pair by "
+             "McNemar's exact test or the z test, which draw none"),
             ("calibration", one and r.calibration and (not binary or design), "measures the "
              "interval on 0/1 scores without clusters, strata or runs; these scores are " + what)):
         if idle and name in r.given:
@@ -13340,11 +13398,7 @@ def _run_leaderboard(r: _Request, writes: list) -> _LeaderboardReport:
     table = _table(r)
     params = {"systems": len(table.systems), "n_items": table.n,
               **_params(r, "seed confidence draws adjust target_power permutations")}
-    if "permutations" in r.given and (isinstance(table, Battles) or table.gold is None):
-        raise ToolError(f"{_opt('permutations', r.permutations)} does not apply here: it sets "
-                        "the random swaps of a metric's board (predictions and labels); a "
-                        "board of scores or battles tests each pair by McNemar's exact test "
-                        "or the z test, which draw none")
+    _refuse_idle_options(r, table)
     if isinstance(table, Battles):
         params.update(n_items=None, battles=table.n, permutations=None, scale=r.scale,
                       anchor=r.anchor or table.systems[0], bootstrap=r.bootstrap or None)
