@@ -13115,8 +13115,8 @@ def _refuse_idle_options(r: _Request, table: Table | Battles) -> None:
              "comparison"),
             ("id_col", formats <= {"lm-eval", "inspect", "helm"}, "names a column of a file of "
              "scores; a harness log's items carry their own ids"),
-            ("permutations", not board and one and binary and not {"clusters", "runs"} & set(
-                design), "sets the sign-flip test's random patterns; these 0/1 scores are "
+            ("permutations", not board and one and binary and table.gold is None and not {
+                "clusters", "runs"} & set(design), "sets the sign-flip test's random patterns; these 0/1 scores are "
              "tested by McNemar's exact test, which draws none"),
             ("permutations", board and table.gold is None, "sets the random swaps of a metric's "
              "board (predictions and labels); a board of scores or battles tests each pair by "

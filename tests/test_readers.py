@@ -2688,6 +2688,19 @@ def test_an_option_these_data_would_ignore_is_refused(tmp_path, inputs, flags, f
     assert_one_line_error(*cli(*argv, *flags), fragment)
 
 
+def test_permutations_apply_to_a_metric_of_0_1_predictions(tmp_path):
+    """0/1 predictions with labels are tested by the metric's permutation test (it swaps the
+    two systems' predictions), not by McNemar: --permutations was refused as idle there."""
+    rng = random.Random(2)
+    rows = [(i, rng.randint(0, 1), rng.random() < 0.7, rng.random() < 0.8) for i in range(200)]
+    path = write(tmp_path / "p.csv", "item,gold,a,b\n" + "".join(
+        f"{i},{g},{g if ra else 1 - g},{g if rb else 1 - g}\n" for i, g, ra, rb in rows))
+    status, out, err = cli("compare", path, "--label-col", "gold", "--metric", "f1",
+                           "--positive", "1", "--permutations", "500")
+    assert status == 0, err
+    assert "(Monte Carlo, 500 random swaps of the two systems' predictions)" in out
+
+
 def _glue_logs():
     folder = os.path.join(FIXTURES, "lm-eval", "glue", "logs", "glue")
     base, tuned = (os.path.join(folder, model, name) for model in ("acme__base", "acme__tuned")
