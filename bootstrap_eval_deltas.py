@@ -337,11 +337,12 @@ def _format_apart(first: Fraction, second: Fraction, percent: bool) -> tuple:
     return texts
 
 
-def _format_interval(interval, percent: bool) -> str:
+def _format_interval(interval, percent: bool, margin=None) -> str:
     """An interval's ends: ``[-1.4, +8.4] pts`` for proportions, ``[+0.588, +0.715]`` for
-    other scores; more decimals where an end that is not zero would print as zero -- but a
-    Monte Carlo end within its error of 0 as the zero it may be, to the digits it holds."""
-    scale, places = (100 if percent else 1), _interval_places(interval, percent)
+    other scores; more decimals where an end that is not zero would print as zero, or as a
+    gate's *margin* it is not -- but a Monte Carlo end within its error of 0 as the zero it
+    may be, to the digits it holds."""
+    scale, places = (100 if percent else 1), _interval_places(interval, percent, margin)
     ends = (interval.lo * scale, interval.hi * scale)
     held = interval.places                    # Monte Carlo ends: each to the digit it holds
     lo, hi = (_signed_fixed(end, places if held is None else _places_shown(end, min(places, held)))
@@ -355,10 +356,11 @@ def _format_interval(interval, percent: bool) -> str:
 _APART = 13                        # up to 12 more decimals for unequal ends to print apart
 
 
-def _interval_places(interval, percent: bool) -> int:
+def _interval_places(interval, percent: bool, margin=None) -> int:
     """The decimals ``_format_interval`` prints an interval's ends with: as many as each end
     needs to print as what it is (``_places_shown``), and up to twelve more where two
-    unequal ends would print equal ([-0.052, -0.050] pts, not [-0.1, -0.1] pts)."""
+    unequal ends would print equal ([-0.052, -0.050] pts, not [-0.1, -0.1] pts), or the lower
+    end as a gate's *margin* it is not ([+0.999, ...] beside a gate at +1.000, not [+1.0, ...])."""
     scale, places = (100, 1) if percent else (1, _width_places(interval.hi - interval.lo))
     if interval.places is not None:            # Monte Carlo ends: the digits they hold
         places = min(places, interval.places)
@@ -367,9 +369,12 @@ def _interval_places(interval, percent: bool) -> int:
         return max(_places_shown(end, places) if sign else places
                    for end, sign in zip((lo, hi), _signs_held(interval)))
     places = max(_places_shown(lo, places), _places_shown(hi, places))
-    return next((places + extra for extra in range(_APART) if lo == hi or
-                 _signed_fixed(lo, places + extra) != _signed_fixed(hi, places + extra)),
-                places + _APART - 1)
+    margin = lo if margin is None else margin * scale
+
+    def apart(end, other, places) -> bool:
+        return end == other or _signed_fixed(end, places) != _signed_fixed(other, places)
+    return next((places + extra for extra in range(_APART) if apart(lo, hi, places + extra)
+                 and apart(lo, margin, places + extra)), places + _APART - 1)
 
 
 def _signs_held(interval) -> tuple:
@@ -10855,6 +10860,11 @@ def _runs_plan_lines(plan: RunsPlan, n: int, params: dict) -> list:
     return lines
 
 
+def _margin(decision: Decision) -> Fraction | None:
+    """The gate's margin, which the verdict's interval never prints as (None: no gate)."""
+    return None if decision.gate is None else decision.gate.margin
+
+
 def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str:
     """The verdict and the numbers that decided it (first: which runs did not finish)."""
     decision, result = comparison.decision, comparison.analysis
@@ -10863,7 +10873,7 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
     ci = (f"{'exact ' * (result.exact_distributions is not None)}"
           f"{'two-level' if result.runs is not None else 'paired'} "
           f"{_format_level(decision.level)} CI{f' ({decision.joint})' if family else ''} "
-          f"{_format_interval(decision.interval, result.percent)}")
+          f"{_format_interval(decision.interval, result.percent, _margin(decision))}")
     test = ("McNemar's" if result.mcnemar is not None else "the two-level t test's"
             if result.runs is not None else "the permutation test's" if result.metric else
             "the sign-flip test's")
@@ -11112,7 +11122,8 @@ def _data_document(report: Report) -> list:
         for label, name, mean, ci in zip("AB", table.systems, means, cis)]
     lines += [f"  gap B - A{' (net win rate: wins minus losses per battle)' * battles}: "
               f"{_format_gap(result.gap, percent, beside=result.paired)}; "
-              f"{_interval_label(result, 'paired')} {_format_interval(result.paired, percent)}"
+              f"{_interval_label(result, 'paired')} "
+              f"{_format_interval(result.paired, percent, _margin(comparison.decision))}"
               + (not battles) * (f"; {_interval_label(result, 'unpaired')} "
                                  f"{_format_interval(result.unpaired, percent)} (ignores the "
                                  "pairing)")]
@@ -11212,8 +11223,8 @@ def _family_document(report: Report) -> list:
     rows += [[c.candidate, _format_point(c.analysis.accuracy_b, c.analysis.ci_b),
               c.analysis.ci_b.as_proportions(),
               _format_gap(c.analysis.gap, percent, beside=c.decision.interval),
-              _format_interval(c.decision.interval, percent), c.analysis.test.name,
-              _format_p(c.analysis.p), _format_p(c.decision.p),
+              _format_interval(c.decision.interval, percent, _margin(c.decision)),
+              c.analysis.test.name, _format_p(c.analysis.p), _format_p(c.decision.p),
               c.decision.word] for c in comparisons]
     lines = [f"{c.candidate}: {line}" for c in comparisons
              for line in [_verdict_sentence(c, None, table.incomplete), *_gate_lines(c, percent)]]
@@ -11465,8 +11476,8 @@ def _tasks_document(report: _TasksReport) -> list:
                   _format_point(c.analysis.accuracy_a, c.analysis.ci_a),
                   _format_point(c.analysis.accuracy_b, c.analysis.ci_b),
                   _format_gap(c.analysis.gap, percent, beside=c.decision.interval),
-                  _format_interval(c.decision.interval, percent), c.analysis.test.name,
-                  _format_p(c.analysis.p), _format_p(c.decision.p),
+                  _format_interval(c.decision.interval, percent, _margin(c.decision)),
+                  c.analysis.test.name, _format_p(c.analysis.p), _format_p(c.decision.p),
                   "too small" if _slice_needs(task, c.decision) else c.decision.word]
                  + ([task.runs or "one run each"] if with_runs else [])
                  for task in result.tasks for c in task.comparisons)
@@ -11490,7 +11501,7 @@ def _tasks_document(report: _TasksReport) -> list:
     head = [f"worse in {len(worse)} {'class(es)' if noun == 'class' else 'slice(s)'} of "
             f"{table.slices} ({_format_level(first.level)} {first.joint}): " + "; ".join(
                 f"{task.task} {_format_gap(c.analysis.gap, percent, beside=c.decision.interval)} "
-                f"{_format_interval(c.decision.interval, percent)}"
+                f"{_format_interval(c.decision.interval, percent, _margin(c.decision))}"
                 + (f" ({c.candidate})" if len(table.systems) > 2 else "")
                 for task, c in worse)] if worse else []
     if first.gate is not None and table.slices:
@@ -13116,8 +13127,8 @@ def _refuse_idle_options(r: _Request, table: Table | Battles) -> None:
             ("id_col", formats <= {"lm-eval", "inspect", "helm"}, "names a column of a file of "
              "scores; a harness log's items carry their own ids"),
             ("permutations", not board and one and binary and table.gold is None and not {
-                "clusters", "runs"} & set(design), "sets the sign-flip test's random patterns; these 0/1 scores are "
-             "tested by McNemar's exact test, which draws none"),
+                "clusters", "runs"} & set(design), "sets the sign-flip test's random patterns; "
+             "these 0/1 scores are tested by McNemar's exact test, which draws none"),
             ("permutations", board and table.gold is None, "sets the random swaps of a metric's "
              "board (predictions and labels); a board of scores or battles tests each pair by "
              "McNemar's exact test or the z test, which draw none"),

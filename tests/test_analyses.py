@@ -903,6 +903,30 @@ def test_the_gate_line_never_prints_the_lower_end_equal_to_the_margin_it_beats(t
     assert status == 0 and len(shown) == 3 and shown[0] == shown[2] != shown[1], line
 
 
+def test_the_verdicts_interval_never_prints_its_lower_end_as_the_margin_it_fails(tmp_path):
+    """A wide interval (two decimals) whose lower end is +0.999 printed as [+1.00, +100.60]
+    beside "gate: FAIL ... +0.999 is not above +1.000"; with a gate its ends take the digits
+    that tell the lower end from the margin, in the verdict, the gap line and a family's
+    table; without one, as before."""
+    rng = random.Random(30)
+    gaps = [rng.gauss(52, 370) for _ in range(200)]
+    a = [rng.gauss(50, 30) for _ in range(200)]
+    path = write(tmp_path / "g.csv", "item,a,b\n" + "".join(
+        f"{i},{x!r},{x + d - 0.45!r}\n" for i, (x, d) in enumerate(zip(a, gaps))))
+    plain = cli("compare", path, "--a-col", "a", "--b-col", "b")[1]
+    assert "paired 95% CI [+1.00, +100.60]" in plain
+    status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--gate", "--min-delta",
+                         "1")
+    assert status == 1 and "the lower end of the paired 95% CI, +0.999, is not above +1.000" in out
+    assert out.count("paired 95% CI [+0.999, +100.600]") == 1 and "bootstrap 95% CI [+0.999," in out
+    family = write(tmp_path / "f.csv", "item,a,b,c\n" + "".join(
+        f"{i},{x!r},{x + d - 0.45!r},{x + d!r}\n" for i, (x, d) in enumerate(zip(a, gaps))))
+    table = cli("compare", family, "--systems", "a,b,c", "--gate", "--min-delta", "-6.1")[1]
+    assert "b: gate: FAIL (non-inferiority at -6.100): the lower end of the paired 97.5% CI, " \
+        "-6.134, is not above -6.100" in table
+    assert table.count("[-6.13, +107.76]") == 2 and "[-6.1," not in table
+
+
 def test_several_candidates_are_each_gated_with_the_family_adjustment(tmp_path):
     rng = random.Random(3)
     lines = ["item,base,good,meh"]
