@@ -209,6 +209,7 @@ MAX_SYSTEMS = 200             # systems on one leaderboard
 LEADERBOARD_DRAWS = 10_000    # draws for the max-|t| critical value
 MIN_HALF_WIDTH = Fraction(1, 10_000)
 _ADVICE_SAFETY = 1.2          # a Monte Carlo end's sd, itself read off B resamples, taken larger
+_REACH_Z = 2.576 * _ADVICE_SAFETY   # ... where an end lies in 99 runs of 100: this many sd
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 70, 130, 141, 143
@@ -377,18 +378,19 @@ def _interval_places(interval, percent: bool, margin=None) -> int:
                  and apart(lo, margin, places + extra)), places + _APART - 1)
 
 
-def _signs_held(interval) -> tuple:
-    """Whether each end's sign holds from seed to seed in 99 runs of 100: always for exact
-    ends; for Monte Carlo ends with their *errors* (``end_errors``: 1.96 sd), where the end
-    lies further from 0 than 2.576 sd (the sd taken a fifth larger: it is itself read off
-    the resamples).
+def _signs_held(interval, value=0) -> tuple:
+    """Whether each end lies clear of *value* (0: its sign) from seed to seed: always for
+    exact ends; for Monte Carlo ends, where its ``reach`` (the order statistics within 2.576
+    sd of its rank, the sd taken a fifth larger: where it lies in 99 runs of 100) lies on
+    the end's side, gaps between the resampled values included.
 
-    >>> _signs_held(Interval(Fraction(1, 100), Fraction(1, 2), "score", 1, (0.007, 0.02)))
+    >>> reach = ((Fraction(-1, 100), Fraction(3, 100)), (Fraction(2, 5), Fraction(3, 5)))
+    >>> _signs_held(Interval(Fraction(1, 100), Fraction(1, 2), "score", 1, reach))
     (False, True)
     """
-    errors = interval.errors or (None, None)
-    return tuple(error is None or abs(end) > 2.576 * float(error) / 1.96 * _ADVICE_SAFETY
-                 for end, error in zip((interval.lo, interval.hi), errors))
+    return tuple(span is None or (span[0] > value if end > value else span[1] < value if
+                                  end < value else False)
+                 for end, span in zip((interval.lo, interval.hi), interval.reach or (None, None)))
 
 
 def _width_places(width: Fraction, places: int = 3) -> int:
@@ -1261,8 +1263,8 @@ class Interval:
     unit: str = "pts"
     places: int | None = dataclasses.field(   # decimals its Monte Carlo ends hold (None: as
         default=None, repr=False, compare=False)   # printed), a way to print, not a value
-    errors: tuple | None = dataclasses.field(   # ... and their Monte Carlo errors (1.96 sd):
-        default=None, repr=False, compare=False)   # an end within its error of 0 may be 0
+    reach: tuple | None = dataclasses.field(    # ... and where each lies in 99 runs of 100,
+        default=None, repr=False, compare=False)   # (low, high): one reaching 0 may be 0
 
     def __contains__(self, value) -> bool:
         return self.lo <= value <= self.hi
@@ -5386,7 +5388,8 @@ def _mc_advice(analysis) -> _Advice | None:
         return None
     paired = analysis.paired
     unsettled = [(abs(end), error) for end, error, held in zip(
-        (paired.lo, paired.hi), paired.errors or (), _signs_held(paired)) if end and not held]
+        (paired.lo, paired.hi), analysis.errors["paired"], _signs_held(paired))
+                 if end and not held]
     if unsettled:                              # the verdict reads this end as touching 0
         end, error = min(unsettled)
         needed = _resamples_for(error, analysis.resamples, end)
@@ -5650,16 +5653,23 @@ class Distribution(_Rules):
         return needed
 
     def end_errors(self, confidence, rule="percentile", estimate=None, jackknife=None):
-        """Monte Carlo error of the ends: half the spread of the order statistics within 1.96
-        sd of the end's rank (the rank of a quantile among B draws is Binomial(B, q))."""
-        size = len(self.sums)
-        errors = []
+        """Monte Carlo error of the ends: half the spread of their ``end_reach``."""
+        return tuple((high - low) / 2 for low, high in
+                     self.end_reach(confidence, rule, estimate, jackknife))
+
+    def end_reach(self, confidence, rule="percentile", estimate=None, jackknife=None,
+                  z=1.96) -> tuple:
+        """Where each end lies from seed to seed: ``(low, high)``, the order statistics
+        within *z* sd of its rank (the rank of a quantile among B draws is Binomial(B, q))."""
+        size, reach = len(self.sums), []
         for index in self.end_indices(confidence, rule, estimate, jackknife):
             q = min(max(index, 1), size - 1) / size
-            spread = math.ceil(1.96 * math.sqrt(size * q * (1 - q)))
-            low, high = max(0, index - spread), min(size - 1, index + spread)
-            errors.append((self.value(high) - self.value(low)) / 2)
-        return tuple(errors) if rule != "basic" else tuple(reversed(errors))
+            spread = math.ceil(z * math.sqrt(size * q * (1 - q)))
+            reach.append((self.value(max(0, index - spread)),
+                          self.value(min(size - 1, index + spread))))
+        if rule == "basic":                     # 2 estimate - (the other end's quantile)
+            reach = [(2 * estimate - high, 2 * estimate - low) for low, high in reversed(reach)]
+        return tuple(reach)
 
 
 @dataclass(frozen=True)
@@ -7679,16 +7689,19 @@ class Analysis:
         interval = _interval_by(dist, confidence, rule, self.gap, jack)[0]
         return _clamp(interval, -1, 1) if self.percent else interval
 
-    def paired_errors_at(self, confidence) -> tuple | None:
-        """The Monte Carlo error of the ends of ``paired_at(confidence)`` (``end_errors``);
-        None where they have none (exact, saddlepoint, score or two-level intervals)."""
+    def paired_errors_at(self, confidence, z=None) -> tuple | None:
+        """The Monte Carlo error of the ends of ``paired_at(confidence)`` (``end_errors``),
+        or with *z* their ``end_reach``; None where they have none (exact, saddlepoint, score
+        or two-level intervals)."""
         rule = (self.rules or {}).get("paired", self.interval)
         if self.method != "bootstrap" or rule in _UNRESAMPLED or self.runs is not None or \
                 self.exact_distributions is not None:
             return None
-        jack = (self.jackknives or {}).get("paired")
-        rule = _interval_by(self.paired_distribution, confidence, rule, self.gap, jack)[1]
-        return self.paired_distribution.end_errors(Fraction(confidence), rule, self.gap, jack)
+        jack, dist = (self.jackknives or {}).get("paired"), self.paired_distribution
+        rule = _interval_by(dist, confidence, rule, self.gap, jack)[1]
+        if z is not None:
+            return dist.end_reach(Fraction(confidence), rule, self.gap, jack, z)
+        return dist.end_errors(Fraction(confidence), rule, self.gap, jack)
 
 
 def _choose_method(scores: Scores, settings: Settings) -> str:
@@ -7903,6 +7916,8 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         dists = bootstrap(rng, scores, resamples, engine=engine)
         made = _intervals(scores, dists, settings)
     intervals, errors, rules, notes, jackknives = made
+    estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
+                 "unpaired": scores.mean_b - scores.mean_a}
     if unasked:
         notes = (f"resampled, as no method without Monte Carlo error fits: "
                  f"{_why_resampled(scores.units)}",) + tuple(notes)
@@ -7912,8 +7927,9 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
             if any(errors[name]) and max(abs(interval.lo), abs(interval.hi)) < _LARGE:
                 places = (_held_places(errors[name], scores.proportions) or 0) if name not in \
                     dropped else max(0, (1 if scores.proportions else 3) - dropped[name])
-                intervals[name] = dataclasses.replace(interval, places=places,
-                                                      errors=errors[name])
+                intervals[name] = dataclasses.replace(interval, places=places, reach=dists[
+                    name].end_reach(confidence, rules[name], estimates[name],
+                                    jackknives.get(name), _REACH_Z))
     if method == "bootstrap" and resamples < _fewest_resamples(confidence):
         tail = float(resamples * (1 - confidence) / 2)
         notes += (f"B={resamples:,} resamples leave {tail:.3g} in each tail of a "
@@ -8115,6 +8131,7 @@ class Decision:
     gate: Gate | None = None
     adjust: str = "holm"          # how p was adjusted in the family (ADJUSTMENTS)
     errors: tuple | None = None   # Monte Carlo error of the interval's ends (None: exact)
+    p_settled: bool = True        # False: a Monte Carlo p within its error of alpha
 
     @property
     def claims(self) -> bool:
@@ -8129,15 +8146,17 @@ class Decision:
     def to_json(self) -> dict:
         return {"verdict": self.word, "interval": self.interval.to_json(),
                 "end_within_mc_error_of_zero": not all(_signs_held(self.interval)),
+                "p_within_mc_error_of_alpha": not self.p_settled,
                 "level": float(self.level), "p": float(self.p), "alpha": float(self.alpha),
                 "family": self.family, "adjust": self.adjust,
                 "mc_error": None if self.errors is None else [float(e) for e in self.errors],
                 "gate": None if self.gate is None else self.gate.to_json()}
 
 
-def _verdict_word(interval: Interval, p, alpha, clusters=None) -> str:
-    """The verdict rule itself (reports and simulations use this one function)."""
-    excludes, significant = interval.excludes_zero(), Fraction(p) < alpha
+def _verdict_word(interval: Interval, p, alpha, clusters=None, settled=True) -> str:
+    """The verdict rule itself (reports and simulations use this one function); a Monte
+    Carlo p not *settled* (within its error of alpha) is not read as below it."""
+    excludes, significant = interval.excludes_zero(), Fraction(p) < alpha and settled
     if excludes and significant:
         if clusters is not None and clusters < _MIN_CLUSTERS:
             return "unreliable"
@@ -8146,10 +8165,11 @@ def _verdict_word(interval: Interval, p, alpha, clusters=None) -> str:
 
 
 def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str = "holm",
-           discoveries: int = 1) -> Decision:
+           discoveries: int = 1, p_error=None) -> Decision:
     """The one verdict: the paired interval (at 1 - alpha/m; with Benjamini-Hochberg the FCR
-    interval, 1 - R alpha/m for R discoveries) and the paired test's adjusted p, read together;
-    with a *margin*, the release gate on the same interval and verdict."""
+    interval, 1 - R alpha/m for R discoveries) and the paired test's adjusted p (its Monte
+    Carlo s.e. *p_error*), read together; with a *margin*, the release gate on the same
+    interval and verdict."""
     alpha = 1 - analysis.confidence
     level = 1 - alpha * (max(1, discoveries) if adjust == "bh" else 1) / family
     interval = analysis.runs.interval_at(level) if analysis.runs is not None else \
@@ -8158,13 +8178,17 @@ def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str
     errors = analysis.paired_errors_at(level)
     if analysis.unasked and errors is not None and analysis.paired.places is not None:
         interval = dataclasses.replace(interval, places=analysis.paired.places,  # held here too
-                                       errors=errors)
+                                       reach=analysis.paired_errors_at(level, _REACH_Z))
     p = analysis.p if p is None else p
     clusters = analysis.design.clusters if analysis.design is not None else None
-    word = _verdict_word(interval, p, alpha, clusters)
-    gate = None if margin is None else Gate(Fraction(margin), _gate_passes(
-        interval.lo, word, Fraction(margin)), interval.lo, word)
-    return Decision(word, interval, level, p, alpha, family, gate, adjust, errors)
+    if p_error is None and isinstance(analysis.test, PermutationTest):
+        p_error = analysis.test.mc_error
+    settled = p_error is None or abs(float(p) - float(alpha)) > _REACH_Z * p_error
+    word = _verdict_word(interval, p, alpha, clusters, settled)
+    gate = None if margin is None else Gate(Fraction(margin), _gate_passes(   # a lower end
+        interval.lo, word, Fraction(margin)) and _signs_held(interval, Fraction(margin))[0],
+                                            interval.lo, word)   # clear of its Monte Carlo error
+    return Decision(word, interval, level, p, alpha, family, gate, adjust, errors, settled)
 
 
 @dataclass(frozen=True)
@@ -8186,10 +8210,28 @@ def _family(baseline: str, candidates, analyses, settings: Settings) -> list:
     adjusted = {how: _ADJUST[how](ps) for how in ADJUSTMENTS}
     chosen = adjusted[settings.adjust]
     discoveries = sum(Fraction(p) < 1 - settings.confidence for p in chosen)
+    errors = _adjusted_errors(ps, [a.test.mc_error if isinstance(a.test, PermutationTest) else
+                                   None for a in analyses], settings.adjust)
     return [Comparison(baseline, name, a, h, b, decide(a, len(ps), p, settings.margin,
-                                                       settings.adjust, discoveries), bh)
-            for name, a, h, b, bh, p in zip(candidates, analyses, adjusted["holm"],
-                                            adjusted["bonferroni"], adjusted["bh"], chosen)]
+                                                       settings.adjust, discoveries, e), bh)
+            for name, a, h, b, bh, p, e in zip(candidates, analyses, adjusted["holm"],
+                                               adjusted["bonferroni"], adjusted["bh"], chosen,
+                                               errors)]
+
+
+def _adjusted_errors(ps, errors, adjust: str) -> list:
+    """The Monte Carlo s.e. of each adjusted p from the raw ones' *errors* (None: exact),
+    through the adjustment's slopes (piecewise linear in each p: Holm's running maximum
+    carries the error of the p that sets it); None where no p is Monte Carlo."""
+    if not any(errors):
+        return [None] * len(ps)
+    base, total = _ADJUST[adjust](ps), [0.0] * len(ps)
+    for j, error in enumerate(errors):
+        if error:
+            step = max(ps[j], 1e-12) * 1e-6
+            moved = _ADJUST[adjust]([p + step * (k == j) for k, p in enumerate(ps)])
+            total = [t + ((m - b) / step * error) ** 2 for t, m, b in zip(total, moved, base)]
+    return [math.sqrt(t) for t in total]
 
 
 def compare_systems(table: Table, rng: random.Random, settings: Settings | None = None, *,
@@ -10877,7 +10919,8 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
     test = ("McNemar's" if result.mcnemar is not None else "the two-level t test's"
             if result.runs is not None else "the permutation test's" if result.metric else
             "the sign-flip test's")
-    below = "is below" if Fraction(decision.p) < decision.alpha else "is not below"
+    below = "is within its Monte Carlo error of" if not decision.p_settled else \
+        "is below" if Fraction(decision.p) < decision.alpha else "is not below"
     bound = isinstance(result.test, PermutationTest) and result.test.at_floor   # a bound
     decided = (f"{test} {f'{_ADJUST_NAMES[decision.adjust]}-adjusted ' if family else ''}"
                f"{f'p<={_format_p(decision.p)}' if bound else _p_equals(decision.p)} {below} "
@@ -10908,7 +10951,9 @@ def _gate_lines(comparison: Comparison, percent: bool) -> list:
     if gate is None:
         return []
     lower, margin = _format_apart(gate.lower, gate.margin, percent)
-    above = "is above" if gate.lower > gate.margin else "is not above"
+    above = "is within its Monte Carlo error of" if not _signs_held(
+        comparison.decision.interval, gate.margin)[0] else \
+        "is above" if gate.lower > gate.margin else "is not above"
     need = (f" and the verdict is {gate.word}" if gate.kind == "superiority" else
             " (the verdict is unreliable)" if gate.word == "unreliable" else "")
     return [f"gate: {'PASS' if gate.passed else 'FAIL'} ({gate.kind} at {margin}): the lower "
@@ -11496,6 +11541,12 @@ def _tasks_document(report: _TasksReport) -> list:
               f"favour one system, its {_ADJUST_NAMES[first.adjust]}-adjusted p could not fall "
               f"below {_format_decimal(first.alpha)}; it would take {needed:,} items at this "
               "family's level" for task in result.tasks if (needed := _slice_needs(task, first))]
+    unsettled = [f"{task.task}{f' ({c.candidate})' if len(table.systems) > 2 else ''}"
+                 for task in result.tasks for c in task.comparisons
+                 if not c.decision.p_settled or not all(_signs_held(c.decision.interval))]
+    lines += [f"within Monte Carlo error: {', '.join(unsettled)}: an interval end within its "
+              f"error of 0, or a p of {_format_decimal(first.alpha)}, is not read as past it"
+              ] if unsettled else []
     worse = [(task, c) for task in result.tasks for c in task.comparisons
              if c.decision.word == "worse"] if table.slices else []
     head = [f"worse in {len(worse)} {'class(es)' if noun == 'class' else 'slice(s)'} of "

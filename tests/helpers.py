@@ -120,6 +120,7 @@ AB = ["--a-col", "a", "--b-col", "b"]
 
 
 EXAMPLES = os.path.join(ROOT, "datasets", "examples")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 
 
 def quick_body(*argv):

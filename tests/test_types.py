@@ -79,16 +79,17 @@ def test_a_tiny_gap_never_prints_as_zero():
 
 @given(st.fractions(Fraction(-1, 10), Fraction(1, 10)), st.fractions(Fraction(0), Fraction(1, 20)),
        st.sampled_from([0, 1, 2, 3]))
-def test_a_monte_carlo_end_within_its_error_of_0_prints_as_0_and_does_not_exclude_it(
-        lo, error, places):
-    """An end whose sign the resamples do not hold (within 2.576 sd of 0, the sd taken a fifth
-    larger) prints as the zero it may be, to the digits held, and the interval is not read as
-    excluding 0; an end past that prints its sign and counts."""
-    interval = bed.Interval(lo, lo + 1, "score", places, (error, Fraction(1, 100)))
-    held = abs(lo) > 2.576 * float(error) / 1.96 * 1.2
+def test_a_monte_carlo_end_that_may_reach_0_prints_as_0_and_does_not_exclude_it(
+        lo, half, places):
+    """An end whose reach (where it lies in 99 runs of 100) touches 0 prints as the zero it
+    may be, to the digits held, and the interval is not read as excluding 0; an end whose
+    reach lies on its side prints its sign and counts."""
+    hi = (lo + 1 - Fraction(1, 100), lo + 1 + Fraction(1, 100))
+    interval = bed.Interval(lo, lo + 1, "score", places, ((lo - half, lo + half), hi))
+    held = lo - half > 0 if lo > 0 else lo + half < 0
     assert interval.excludes_zero() == (lo > 0 and held)
     first = str(interval)[1:].split(",")[0]
-    if held and lo:
+    if held:
         assert first[0] == ("+" if lo > 0 else "-") and first.strip("+-0.")
     else:
         assert first == bed._round_fixed(Fraction(0), places)
