@@ -346,9 +346,16 @@ def _format_interval(interval, percent: bool, margin=None) -> str:
     scale, places = (100 if percent else 1), _interval_places(interval, percent, margin)
     ends = (interval.lo * scale, interval.hi * scale)
     held = interval.places                    # Monte Carlo ends: each to the digit it holds
-    lo, hi = (_signed_fixed(end, places if held is None else _places_shown(end, min(places, held)))
-              if sign else _round_fixed(Fraction(0), min(places, held))
-              for end, sign in zip(ends, _signs_held(interval)))
+
+    def shown(end, sign) -> str:
+        if held is None:
+            return _signed_fixed(end, places)
+        if not sign:                          # it may be 0
+            return _round_fixed(Fraction(0), min(places, held))
+        if interval.reach:                    # a sign held past its digits: +0.0, not +0.3
+            return _round_fixed(end, min(places, held), sign=True)
+        return _signed_fixed(end, _places_shown(end, min(places, held)))
+    lo, hi = (shown(end, sign) for end, sign in zip(ends, _signs_held(interval)))
     if lo == hi and ends[0] != ends[1] and all(_signs_held(interval)):   # ... unequal ends
         lo, hi = (_signed_fixed(end, places) for end in ends)           # apart, as the gap
     return f"[{lo}, {hi}]" + (" pts" if percent else "")
@@ -5392,7 +5399,8 @@ def _mc_advice(analysis) -> _Advice | None:
                  if end and not held]
     if unsettled:                              # the verdict reads this end as touching 0
         end, error = min(unsettled)
-        needed = _resamples_for(error, analysis.resamples, end)
+        needed = max(_resamples_for(error, analysis.resamples, end),   # (a gap in the
+                     _nice_up(2 * analysis.resamples))                  # resamples: more)
         return _Advice("sign", error, needed if needed <= MAX_RESAMPLES else None)
     worst = max(analysis.errors["paired"] + analysis.errors["unpaired"])
     largest = max(abs(end) for interval in (analysis.paired, analysis.unpaired)

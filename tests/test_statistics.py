@@ -699,6 +699,18 @@ def test_an_end_past_a_gap_in_the_resamples_is_not_taken_as_clear_of_0():
         assert not decision.interval.excludes_zero()
 
 
+def test_an_end_whose_sign_holds_but_not_its_digit_prints_the_digits_held():
+    """150 items with far values (hostile rerun, M3): the lower end is +0.095 at B = infinity
+    (NumPy) and seeds printed +0.3 or +0.1, a digit expanded past the digits held to show the
+    sign.  Its sign holds (its reach stays above 0), its first decimal does not: every seed
+    prints "+0" and says better."""
+    a, b = _columns(os.path.join(FIXTURES, "montecarlo", "far_values_150.csv"))
+    assert 0.05 < numpy_bootstrap_ends(np.array(b) - np.array(a))[0] < 0.15
+    for seed in (1, 2, 8):
+        decision = bed.compare(a, b, seed=seed, calibration=0).comparisons[0].decision
+        assert decision.word == "better" and str(decision.interval) == "[+0, +2]"
+
+
 def test_a_gate_margin_within_the_lower_ends_monte_carlo_error_fails_for_every_seed():
     """40 real items, margin 0.1275, lower end 0.12747 at B = infinity (NumPy 10^6, hostile
     rerun): seeds 1, 3 and 7 passed (exit 0) with ends printed +0.1279.  A lower end whose
