@@ -651,7 +651,7 @@ def test_where_nothing_exact_fits_the_resamples_hold_the_printed_ends(tmp_path):
     assert "B=2,000 resamples" in asked
 
 
-def test_a_resampled_end_within_its_error_of_0_is_read_as_touching_0_for_every_seed():
+def test_a_resampled_end_within_its_error_of_0_is_read_as_touching_0_for_every_seed(tmp_path):
     """40 real items, one far value (the guard resamples): the paired lower end is +0.0034 at
     B = infinity (NumPy, 400,000 resamples) and moved by +-0.007 at B = 2,000, so seeds printed
     +0.01, +0.001, -0.003, ... and a verdict of borderline or cannot tell.  Now an end whose
@@ -678,6 +678,16 @@ def test_a_resampled_end_within_its_error_of_0_is_read_as_touching_0_for_every_s
             assert "[0.0, +0.5] has its lower end within its Monte Carlo error of 0 and" in sentence
         words.add(decision.word)
     assert words <= {"borderline", "cannot tell"}
+    path = tmp_path / "r.csv"
+    path.write_text("item,a,b\n" + "".join(f"{i},{x!r},{y!r}\n" for i, (x, y) in
+                                           enumerate(zip(a, b))))
+    status, out, _ = cli("compare", str(path), "--a-col", "a", "--b-col", "b", "--seed", "1",
+                         "--details")
+    hint = next(line for line in out.splitlines() if line.startswith("hint:"))
+    assert status == 0 and hint.startswith(
+        "hint: an end of the paired interval lies within its Monte Carlo error (+-0.008) of 0 "
+        "at B=2,000, so the verdict reads it as touching 0; about ")
+    assert int(hint.split("about ")[1].split(" ")[0].replace(",", "")) >= 4000
 
 
 def _columns(path):
