@@ -348,13 +348,14 @@ def _format_interval(interval, percent: bool, margin=None) -> str:
     held = interval.places                    # Monte Carlo ends: each to the digit it holds
 
     def shown(end, sign) -> str:
+        digits = places if held is None else min(places, held)
+        if not sign:                          # it may be 0
+            return _round_fixed(Fraction(0), digits)
         if held is None:
             return _signed_fixed(end, places)
-        if not sign:                          # it may be 0
-            return _round_fixed(Fraction(0), min(places, held))
         if interval.reach:                    # a sign held past its digits: +0.0, not +0.3
-            return _round_fixed(end, min(places, held), sign=True)
-        return _signed_fixed(end, _places_shown(end, min(places, held)))
+            return ("+" if end > 0 else "-") + _round_fixed(abs(end), digits)
+        return _signed_fixed(end, _places_shown(end, digits))
     lo, hi = (shown(end, sign) for end, sign in zip(ends, _signs_held(interval)))
     if lo == hi and ends[0] != ends[1] and all(_signs_held(interval)):   # ... unequal ends
         lo, hi = (_signed_fixed(end, places) for end in ends)           # apart, as the gap
