@@ -356,8 +356,9 @@ def _format_interval(interval, percent: bool, margin=None) -> str:
         if interval.reach:                    # a sign held past its digits: +0.0, not +0.3
             return ("+" if end > 0 else "-") + _round_fixed(abs(end), digits)
         return _signed_fixed(end, _places_shown(end, digits))
-    lo, hi = (shown(end, sign) for end, sign in zip(ends, _signs_held(interval)))
-    if lo == hi and ends[0] != ends[1] and all(_signs_held(interval)):   # ... unequal ends
+    signs = _signs_held(interval)
+    lo, hi = (shown(end, sign) for end, sign in zip(ends, signs))
+    if lo == hi and ends[0] != ends[1] and all(signs):   # ... unequal ends
         lo, hi = (_signed_fixed(end, places) for end in ends)           # apart, as the gap
     return f"[{lo}, {hi}]" + (" pts" if percent else "")
 
@@ -374,9 +375,10 @@ def _interval_places(interval, percent: bool, margin=None) -> int:
     if interval.places is not None:            # Monte Carlo ends: the digits they hold
         places = min(places, interval.places)
     lo, hi = interval.lo * scale, interval.hi * scale
-    if not all(_signs_held(interval)):         # an end that may be 0: as held, no more
+    signs = _signs_held(interval)
+    if not all(signs):                         # an end that may be 0: as held, no more
         return max(_places_shown(end, places) if sign else places
-                   for end, sign in zip((lo, hi), _signs_held(interval)))
+                   for end, sign in zip((lo, hi), signs))
     places = max(_places_shown(lo, places), _places_shown(hi, places))
     margin = lo if margin is None else margin * scale
 
@@ -7796,13 +7798,17 @@ def _check_applicable(scores: Scores, settings: Settings) -> None:
 _UNRESAMPLED = ("score", "wilson", "clopper-pearson")
 
 
+def _estimates(scores: Scores) -> dict:
+    """What each interval estimates: A's and B's means, the gap (paired and unpaired)."""
+    gap = scores.mean_b - scores.mean_a
+    return {"a": scores.mean_a, "b": scores.mean_b, "paired": gap, "unpaired": gap}
+
+
 def _intervals(scores: Scores, dists: dict, settings: Settings) -> tuple:
     """``(intervals, errors, rules, notes, jackknives)`` keyed ``a``, ``b``, ``paired``,
     ``unpaired``: undefined BCa falls back to percentile, a zero-width per-system interval on
     0/1 scores to Clopper-Pearson, each said in a note; proportions stay within [0, 1]."""
-    confidence, rule = settings.confidence, settings.interval
-    estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
-                 "unpaired": scores.mean_b - scores.mean_a}
+    confidence, rule, estimates = settings.confidence, settings.interval, _estimates(scores)
     groups = scores.units.groups() if rule == "bca" else None
 
     def one_interval(name, rule, dist, jack) -> tuple:
@@ -7925,8 +7931,6 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
         dists = bootstrap(rng, scores, resamples, engine=engine)
         made = _intervals(scores, dists, settings)
     intervals, errors, rules, notes, jackknives = made
-    estimates = {"a": scores.mean_a, "b": scores.mean_b, "paired": scores.mean_b - scores.mean_a,
-                 "unpaired": scores.mean_b - scores.mean_a}
     if unasked:
         notes = (f"resampled, as no method without Monte Carlo error fits: "
                  f"{_why_resampled(scores.units)}",) + tuple(notes)
@@ -7937,7 +7941,7 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
                 places = (_held_places(errors[name], scores.proportions) or 0) if name not in \
                     dropped else max(0, (1 if scores.proportions else 3) - dropped[name])
                 intervals[name] = dataclasses.replace(interval, places=places, reach=dists[
-                    name].end_reach(confidence, rules[name], estimates[name],
+                    name].end_reach(confidence, rules[name], _estimates(scores)[name],
                                     jackknives.get(name), _REACH_Z))
     if method == "bootstrap" and resamples < _fewest_resamples(confidence):
         tail = float(resamples * (1 - confidence) / 2)
