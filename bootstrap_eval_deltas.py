@@ -138,7 +138,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
-__version__ = "1.10.2"
+__version__ = "1.10.3"
 
 __all__ = [
     # compare, rank and plan
@@ -323,15 +323,20 @@ def _format_gap(value: Fraction, percent: bool, extra: int = 0, beside=None) -> 
 
 
 def _format_apart(first: Fraction, second: Fraction, percent: bool) -> tuple:
-    """Two gaps as ``_format_gap`` prints them, with as many more digits as unequal values
-    need to print unequal: a lower end is never shown equal to the margin it is above.
+    """Two gaps as ``_format_gap`` prints them, with as many more digits as *second* (a
+    gate's margin) needs to print as given and unequal values need to print unequal: a
+    lower end is never shown equal to the margin it is above, nor the margin rounded.
 
     >>> _format_apart(Fraction(3051, 1000), Fraction(3, 1000), True)
     ('+305.1 pts', '+0.3 pts')
     >>> _format_apart(Fraction(3041, 100000), Fraction(3, 100), True)
     ('+3.04 pts', '+3.00 pts')
+    >>> _format_apart(Fraction(1253, 10000), Fraction(1275, 10000), False)
+    ('+0.1253', '+0.1275')
     """
-    for extra in range(12):
+    scaled = second * (100 if percent else 1) * 10 ** (1 if percent else 3)
+    given = next((extra for extra in range(12) if (scaled * 10 ** extra).denominator == 1), 0)
+    for extra in range(given, 12):
         texts = _format_gap(first, percent, extra), _format_gap(second, percent, extra)
         if texts[0] != texts[1] or first == second:
             break
@@ -7890,6 +7895,19 @@ def _fewest_resamples(confidence) -> int:
     return math.ceil(20 / (1 - Fraction(confidence)))
 
 
+def _placing_resamples(confidence, family: int, work: int) -> int:
+    """The resamples a metric takes when none are asked: the article's B at 95% (50 in each
+    tail), as many in each tail of a family's simultaneous level (10,000 for 5 at 95%), at
+    most _HOLDING_DRAWS units of *work* per resample allow (the verdict then reads the ends
+    by their Monte Carlo reach, ``_signs_held``).
+
+    >>> _placing_resamples(Fraction(95, 100), 5, 100), _placing_resamples(0.95, 5, 10 ** 4)
+    (10000, 2000)
+    """
+    placing = math.ceil(100 * family / (1 - Fraction(confidence)))
+    return max(RESAMPLES, min(placing, _HOLDING_DRAWS // max(1, work) // 100 * 100))
+
+
 def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None, *,
             progress=None, family: int = 1, **options) -> Analysis:
     """Means, per-system, paired and unpaired intervals, and the paired test.
@@ -7934,15 +7952,16 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
     if unasked:
         notes = (f"resampled, as no method without Monte Carlo error fits: "
                  f"{_why_resampled(scores.units)}",) + tuple(notes)
-        # each interval printed to the digits its ends hold: dropped[name] fewer where the
-        # resamples were set to hold that digit, else as many as their Monte Carlo errors hold
-        for name, interval in intervals.items():
-            if any(errors[name]) and max(abs(interval.lo), abs(interval.hi)) < _LARGE:
-                places = (_held_places(errors[name], scores.proportions) or 0) if name not in \
-                    dropped else max(0, (1 if scores.proportions else 3) - dropped[name])
-                intervals[name] = dataclasses.replace(interval, places=places, reach=dists[
-                    name].end_reach(confidence, rules[name], _estimates(scores)[name],
-                                    jackknives.get(name), _REACH_Z))
+    for name, interval in intervals.items():    # Monte Carlo ends: where each lies in 99
+        if method == "bootstrap" and scores.runs_a is None and any(errors[name]) and \
+                max(abs(interval.lo), abs(interval.hi)) < _LARGE:        # runs of 100 ...
+            # ... and, unasked, printed to the digits they hold: dropped[name] fewer where the
+            # resamples were set to hold that digit, else as many as their errors hold
+            places = None if not unasked else max(0, (1 if scores.proportions else 3) - dropped[
+                name]) if name in dropped else _held_places(errors[name], scores.proportions) or 0
+            intervals[name] = dataclasses.replace(interval, places=places, reach=dists[
+                name].end_reach(confidence, rules[name], _estimates(scores)[name],
+                                jackknives.get(name), _REACH_Z))
     if method == "bootstrap" and resamples < _fewest_resamples(confidence):
         tail = float(resamples * (1 - confidence) / 2)
         notes += (f"B={resamples:,} resamples leave {tail:.3g} in each tail of a "
@@ -7975,14 +7994,15 @@ _METRIC_NAMES = {"accuracy": "accuracy", "macro-f1": "macro-F1", "micro-f1": "mi
 
 def analyze_metric(confusions: Confusions, rng: random.Random, settings: Settings | None = None,
                    *, metric: str, positive=None, within_classes: bool = False,
-                   **options) -> Analysis:
+                   family: int = 1, **options) -> Analysis:
     """A's and B's *metric* (``METRICS``), each recomputed on every paired resample of the
     items -- a multinomial draw over the (label, A, B) cells -- with per-system, paired and
     unpaired intervals (percentile, basic or BCa, BCa's jackknife leaving out one item of
     each cell), and the paired permutation test (``metric_permutation_test``).  *positive*
     names the class of ``f1``, ``precision`` and ``recall``; *within_classes* resamples
-    within each label, keeping its count (strata).  The generator is consumed in this order:
-    the paired resamples, then the permutations.
+    within each label, keeping its count (strata); unasked, the resamples place the ends at
+    a *family*'s simultaneous level too.  The generator is consumed in this order: the
+    paired resamples, then the permutations.
     """
     settings = _settings_of(settings, options)
     if metric not in METRICS:
@@ -7995,13 +8015,15 @@ def analyze_metric(confusions: Confusions, rng: random.Random, settings: Setting
         if positive not in confusions.classes:      # none of these items has it: F1 etc. 0
             confusions = Confusions(confusions.classes + (positive,), confusions.cells)
         index = confusions.classes.index(positive)
-    return _metric_analyses(confusions, rng, settings, [(metric, index)], within_classes)[0]
+    return _metric_analyses(confusions, rng, settings, [(metric, index)], within_classes,
+                            family)[0]
 
 
 def _metric_analyses(confusions: Confusions, rng: random.Random, settings: Settings, specs,
-                     within_classes: bool) -> list:
+                     within_classes: bool, family: int = 1) -> list:
     """``analyze_metric`` of each ``(metric, class index)`` of *specs*, all on the same
-    resamples and the same swaps (so a per-class table costs its classes, not new draws)."""
+    resamples and the same swaps (so a per-class table costs its classes, not new draws);
+    unasked, as many resamples as place the ends of the largest *family*'s intervals."""
     if settings.interval not in ("percentile", "basic", "bca") or settings.exact or \
             settings.accuracy_interval != "same":
         raise ToolError("a metric of the confusion matrix takes percentile, basic or bca "
@@ -8010,7 +8032,8 @@ def _metric_analyses(confusions: Confusions, rng: random.Random, settings: Setti
     measure = lambda columns: _metric_columns(list(zip(keys, columns)),
                                               len(confusions.classes), specs)
     values = measure([[count] for count in counts])
-    resamples = settings.resamples or RESAMPLES
+    resamples = settings.resamples or _placing_resamples(
+        settings.confidence, family, len(counts) + len(specs) * len(confusions.classes))
     if resamples < 2:
         raise ToolError(f"a metric's intervals need {_opt('resamples')} of 2 or more")
     groups = [key[0] for key in keys] if within_classes else None
@@ -8073,6 +8096,8 @@ def _metric_analysis(confusions: Confusions, settings: Settings, spec, values, d
             _clamp(interval, low - 1, 1 - low)
         errors[name] = dist.end_errors(settings.confidence, rules[name], estimates[name],
                                        jacks.get(name))
+        intervals[name] = dataclasses.replace(intervals[name], reach=dist.end_reach(
+            settings.confidence, rules[name], estimates[name], jacks.get(name), _REACH_Z))
     notes.insert(0, f"{_METRIC_NAMES[metric]} recomputed on each resample of the items (a "
                     f"multinomial draw over {len(counts):,} (label, A, B) cells"
                     f"{', within each label' if within_classes else ''}); p by swapping the "
@@ -8189,7 +8214,7 @@ def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str
         analysis.paired_at(level)
     interval = dataclasses.replace(interval, unit="pts" if analysis.percent else "score")
     errors = analysis.paired_errors_at(level)
-    if analysis.unasked and errors is not None and analysis.paired.places is not None:
+    if errors is not None:         # Monte Carlo ends: read where they lie in 99 runs of 100
         interval = dataclasses.replace(interval, places=analysis.paired.places,  # held here too
                                        reach=analysis.paired_errors_at(level, _REACH_Z))
     p = analysis.p if p is None else p
@@ -8260,7 +8285,8 @@ def compare_systems(table: Table, rng: random.Random, settings: Settings | None 
     if table.gold is not None:
         analyses = [analyze_metric(Confusions.of(table.gold, table.columns[0], column), rng,
                                    settings, metric=metric, positive=positive,
-                                   within_classes=within_classes)
+                                   within_classes=within_classes,
+                                   family=len(table.systems) - 1)
                     for column in table.columns[1:]]
     else:
         analyses = [analyze(table.pair(index), rng, settings, progress=next(steps),
@@ -8304,11 +8330,11 @@ def _too_small(units: int, family: int, alpha) -> int | None:
 
 
 def _regressions(result: TasksResult) -> list:
-    """``(task, candidate)`` of each slice whose interval lies below min(margin, 0): a slice
-    need not clear the overall gain, only not be shown worse."""
+    """``(task, candidate)`` of each slice whose interval lies below min(margin, 0), clear of
+    its Monte Carlo error: a slice need not clear the overall gain, only not be shown worse."""
     return [(task.task, c.candidate) for task in result.tasks for c in task.comparisons
-            if c.decision.gate is not None and
-            c.decision.interval.hi < min(c.decision.gate.margin, 0)]
+            if c.decision.gate is not None and c.decision.interval.hi < (floor := min(
+                c.decision.gate.margin, 0)) and _signs_held(c.decision.interval, floor)[1]]
 
 
 def compare_tasks(table: Table, rng: random.Random, settings: Settings | None = None, *,
@@ -8399,7 +8425,8 @@ def compare_classes(table: Table, rng: random.Random, settings: Settings | None 
     pooled, per_class, rates = [], [[] for _ in labelled], [[] for _ in labelled]
     for candidate, column in zip(table.systems[1:], table.columns[1:]):
         confusions = Confusions.of(table.gold, table.columns[0], column, classes)
-        analyses = _metric_analyses(confusions, rng, settings, specs, within_classes)
+        analyses = _metric_analyses(confusions, rng, settings, specs, within_classes,
+                                    max(len(labelled), len(table.systems) - 1))
         pooled.append(analyses[0])
         values = _metric_columns([(key, [count]) for key, count in confusions.cells],
                                  len(classes), [(name, index) for index in labelled

@@ -734,6 +734,70 @@ def test_a_gate_margin_within_the_lower_ends_monte_carlo_error_fails_for_every_s
         assert status == 1 and "is within its Monte Carlo error of +0.1275" in out
 
 
+def test_asked_resamples_are_read_by_their_reach_as_the_tools_own_are():
+    """The far-values and gate files with --resamples 2000 given (hostile rerun 2, H1):
+    seed 2 said "better" on [+0.337, +7.568] where B = infinity's lower end is -0.03 (NumPy),
+    and the gate at +0.1275 passed for 3 seeds in 8 (B = infinity +0.12747).  Asked
+    resamples are read by the same rule: no seed claims, every gate fails, and the margin
+    prints as given whatever the interval's digits."""
+    a, b = _columns(os.path.join(FIXTURES, "montecarlo", "far_values_80.csv"))
+    for seed in range(1, 10):
+        result = bed.compare(a, b, seed=seed, resamples=2000, calibration=0)
+        decision = result.comparisons[0].decision
+        assert decision.word == "borderline" and not decision.interval.excludes_zero()
+        assert decision.interval.lo < 0 or result.to_dict()["comparisons"][0]["decision"][
+            "end_within_mc_error_of_zero"]
+    status, out, _ = cli("compare", os.path.join(FIXTURES, "montecarlo", "far_values_80.csv"),
+                         "--a-col", "a", "--b-col", "b", "--resamples", "2000", "--seed", "2",
+                         "--details")
+    assert status == 0 and "the paired 95% CI [0.000, +7.568] has its lower end within its " \
+        "Monte Carlo error of 0" in out and "hint: an end of the paired interval lies " \
+        "within its Monte Carlo error (+-0.210) of 0 at B=2,000" in out
+    path = os.path.join(FIXTURES, "montecarlo", "gate_40.csv")
+    for seed in map(str, range(1, 9)):
+        status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--gate",
+                             "--min-delta", "0.1275", "--seed", seed, "--resamples", "2000")
+        assert status == 1 and "gate: FAIL (superiority at +0.1275)" in out
+        assert "is within its Monte Carlo error of +0.1275 and the verdict is better" in out
+
+
+def _class_f1_gaps(labels, base, tuned, name, resamples=400_000, seed=0):
+    """NumPy: the class's F1 of tuned - base over resamples of the items, drawn as the
+    multinomial counts of the 8 cells (is it the class, did A say it, did B say it)."""
+    cells = [(y == name, a == name, b == name) for y, a, b in zip(labels, base, tuned)]
+    keys = sorted(set(cells))
+    counts = np.random.default_rng(seed).multinomial(
+        len(cells), [cells.count(key) / len(cells) for key in keys], size=resamples)
+    y, a, b = (np.array([key[i] for key in keys]) for i in range(3))
+    f1 = [2 * (counts @ (y & p)) / (counts @ y + counts @ p) for p in (a, b)]
+    return f1[1] - f1[0]
+
+
+def test_a_class_table_takes_the_resamples_that_place_its_simultaneous_ends():
+    """The README's macro-F1 example: 5 classes, each interval at 99%.  At B = 2,000 each
+    tail holds 10 resamples, and refund's upper end (-4.0 pts at B = infinity: NumPy, 400,000
+    multinomial resamples) may reach 0 from seed to seed: read by its reach, "borderline".
+    Unasked, the tool takes 10,000 (50 in each tail, as 2,000 leave at 95%): refund is
+    "worse" and login "better" for every seed, as NumPy's ends say; asked for 2,000, both
+    are named as within Monte Carlo error."""
+    rows = list(csv.DictReader(open(os.path.join(EXAMPLES, "predictions.csv"))))
+    labels, base, tuned = ([r[k] for r in rows] for k in ("label", "base", "tuned"))
+    ends = {name: np.quantile(_class_f1_gaps(labels, base, tuned, name), [0.005, 0.995])
+            for name in ("refund", "login")}
+    assert ends["refund"][1] < -0.02 and ends["login"][0] > 0.005
+    table = bed.Table(("base", "tuned"), (tuple(base), tuple(tuned)), tuple(range(len(rows))),
+                      (), gold=tuple(labels))
+    for seed in (1, 2, 3):
+        result = bed.compare_classes(table, random.Random(seed))
+        words = {t.task: t.comparisons[0].decision.word for t in result.tasks}
+        assert result.tasks[0].comparisons[0].analysis.resamples == 10_000
+        assert words["refund"] == "worse" and words["login"] == "better"
+    asked = bed.compare_classes(table, random.Random(2026), resamples=2000)
+    words = {t.task: t.comparisons[0].decision for t in asked.tasks}
+    assert words["refund"].word == words["login"].word == "borderline"
+    assert not words["refund"].interval.excludes_zero()
+
+
 def test_a_monte_carlo_p_within_its_error_of_alpha_is_not_read_as_below_it():
     """25 real items whose sign-flip p is 0.0514 when counted over 10^6 patterns (hostile
     rerun, M1): over 10,000 random patterns 4 of 9 seeds printed p=0.0496 "is below 0.05" and
