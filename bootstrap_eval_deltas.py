@@ -8188,6 +8188,8 @@ class Decision:
                 "level": float(self.level), "p": float(self.p), "alpha": float(self.alpha),
                 "family": self.family, "adjust": self.adjust,
                 "mc_error": None if self.errors is None else [float(e) for e in self.errors],
+                "mc_reach": None if self.interval.reach is None else [   # 99 runs of 100
+                    [float(v) for v in span] for span in self.interval.reach],
                 "gate": None if self.gate is None else self.gate.to_json()}
 
 
@@ -10947,15 +10949,30 @@ def _margin(decision: Decision) -> Fraction | None:
     return None if decision.gate is None else decision.gate.margin
 
 
+def _excludes_zero_words(shown: str) -> str:
+    """"excludes 0", and why where an end printed as +0 or -0 (its sign held past its digits).
+
+    >>> _excludes_zero_words("[+0, +2]")
+    'excludes 0 (its lower end, printed +0, lies above 0 from seed to seed)'
+    """
+    ends = shown.split(" pts")[0].strip("[]").split(", ")
+    zero = [(side, end) for side, end in zip(("lower", "upper"), ends)
+            if end[:1] in "+-" and not end.strip("+-0.")]
+    return "excludes 0" + "".join(f" (its {side} end, printed {end}, lies "
+                                  f"{'above' if end[0] == '+' else 'below'} 0 from seed to seed)"
+                                  for side, end in zero[:1])
+
+
 def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str:
     """The verdict and the numbers that decided it (first: which runs did not finish)."""
     decision, result = comparison.decision, comparison.analysis
     family = decision.family > 1
     base, cand = labels or (comparison.baseline, comparison.candidate)
+    shown = _format_interval(decision.interval, result.percent, _margin(decision))
+    excludes = _excludes_zero_words(shown)
     ci = (f"{'exact ' * (result.exact_distributions is not None)}"
           f"{'two-level' if result.runs is not None else 'paired'} "
-          f"{_format_level(decision.level)} CI{f' ({decision.joint})' if family else ''} "
-          f"{_format_interval(decision.interval, result.percent, _margin(decision))}")
+          f"{_format_level(decision.level)} CI{f' ({decision.joint})' if family else ''} {shown}")
     test = ("McNemar's" if result.mcnemar is not None else "the two-level t test's"
             if result.runs is not None else "the permutation test's" if result.metric else
             "the sign-flip test's")
@@ -10968,11 +10985,11 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
     word, gap = decision.word, _format_gap(result.gap, result.percent, beside=decision.interval)
     head = f"verdict: {word}" + (f" ({'; '.join(incomplete)})" if incomplete else "")
     if word in ("better", "worse"):
-        return (f"{head}. {cand} is likely {word} than {base} ({gap}): the {ci} excludes 0 and "
-                f"{decided}.")
+        return f"{head}. {cand} is likely {word} than {base} ({gap}): the {ci} {excludes} and " \
+            f"{decided}."
     interval = decision.interval
     lo, hi = _signs_held(interval)
-    side = "excludes 0" if interval.excludes_zero() else "includes 0" if lo and hi else \
+    side = excludes if interval.excludes_zero() else "includes 0" if lo and hi else \
         f"has its {'upper' if lo else 'lower'} end within its Monte Carlo error of 0"
     if word == "cannot tell":
         return f"{head}. The {ci} {side} and {decided}, so the observed {gap} may be noise."
@@ -10980,7 +10997,7 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
         return (f"{head}. The observed {gap}: the {ci} {side} but {decided}; the interval and "
                 "the test disagree, too close to call at this level.")
     clusters = result.design.clusters if result.design else None
-    return (f"{head}. The observed {gap}: the {ci} excludes 0 and {decided}, but with {clusters} "
+    return (f"{head}. The observed {gap}: the {ci} {excludes} and {decided}, but with {clusters} "
             f"clusters a cluster bootstrap cannot be trusted (it wants about {_MIN_CLUSTERS}); do "
             "not claim a winner.")
 

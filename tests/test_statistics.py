@@ -717,8 +717,11 @@ def test_an_end_whose_sign_holds_but_not_its_digit_prints_the_digits_held():
     a, b = _columns(os.path.join(FIXTURES, "montecarlo", "far_values_150.csv"))
     assert 0.05 < numpy_bootstrap_ends(np.array(b) - np.array(a))[0] < 0.15
     for seed in (1, 2, 8):
-        decision = bed.compare(a, b, seed=seed, calibration=0).comparisons[0].decision
+        result = bed.compare(a, b, seed=seed, calibration=0)
+        decision = result.comparisons[0].decision
         assert decision.word == "better" and str(decision.interval) == "[+0, +2]"
+        assert "CI [+0, +2] excludes 0 (its lower end, printed +0, lies above 0 from seed to " \
+            "seed) and" in str(result).splitlines()[0]
 
 
 def test_a_gate_margin_within_the_lower_ends_monte_carlo_error_fails_for_every_seed():
@@ -745,8 +748,10 @@ def test_asked_resamples_are_read_by_their_reach_as_the_tools_own_are():
         result = bed.compare(a, b, seed=seed, resamples=2000, calibration=0)
         decision = result.comparisons[0].decision
         assert decision.word == "borderline" and not decision.interval.excludes_zero()
-        assert decision.interval.lo < 0 or result.to_dict()["comparisons"][0]["decision"][
-            "end_within_mc_error_of_zero"]
+        data = result.to_dict()["comparisons"][0]["decision"]
+        assert decision.interval.lo < 0 or data["end_within_mc_error_of_zero"]
+        (low, high), _ = data["mc_reach"]          # the lower end's reach passes 0
+        assert low < 0 and low <= data["interval"][0] <= high
     status, out, _ = cli("compare", os.path.join(FIXTURES, "montecarlo", "far_values_80.csv"),
                          "--a-col", "a", "--b-col", "b", "--resamples", "2000", "--seed", "2",
                          "--details")
