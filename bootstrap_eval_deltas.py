@@ -317,8 +317,9 @@ def _format_gap(value: Fraction, percent: bool, extra: int = 0, beside=None) -> 
     >>> _format_gap(gap, True), _format_gap(gap, True, beside=tight)
     ('+0.1 pts', '+0.05 pts')
     """
-    places = (1 if percent else 3) + extra if beside is None else \
-        _interval_places(beside, percent)      # the interval's decimals, as many or as few
+    places = (1 if percent else 3) + extra if beside is None else _interval_places(
+        dataclasses.replace(beside, places=None, reach=None), percent)   # its decimals, not
+    # the fewer a Monte Carlo interval holds: the gap, exact, takes no digits from the seed
     return _signed_fixed(value * (100 if percent else 1), places) + " pts" * percent
 
 

@@ -713,15 +713,17 @@ def test_an_end_whose_sign_holds_but_not_its_digit_prints_the_digits_held():
     """150 items with far values (hostile rerun, M3): the lower end is +0.095 at B = infinity
     (NumPy) and seeds printed +0.3 or +0.1, a digit expanded past the digits held to show the
     sign.  Its sign holds (its reach stays above 0), its first decimal does not: every seed
-    prints "+0" and says better."""
+    prints "+0", says why it excludes 0 and says better, beside the observed gap to its
+    usual digits (it had taken the interval's held digits, +1.1 or +1.096 by seed)."""
     a, b = _columns(os.path.join(FIXTURES, "montecarlo", "far_values_150.csv"))
     assert 0.05 < numpy_bootstrap_ends(np.array(b) - np.array(a))[0] < 0.15
     for seed in (1, 2, 8):
         result = bed.compare(a, b, seed=seed, calibration=0)
         decision = result.comparisons[0].decision
         assert decision.word == "better" and str(decision.interval) == "[+0, +2]"
-        assert "CI [+0, +2] excludes 0 (its lower end, printed +0, lies above 0 from seed to " \
-            "seed) and" in str(result).splitlines()[0]
+        assert "B is likely better than A (+1.096): the paired 95% CI [+0, +2] excludes 0 (its " \
+            "lower end, printed +0, lies above 0 from seed to seed) and" in str(result)
+    assert round(sum(b) / len(b) - sum(a) / len(a), 3) == 1.096    # the gap: no seed's digits
 
 
 def test_a_gate_margin_within_the_lower_ends_monte_carlo_error_fails_for_every_seed():
