@@ -651,6 +651,7 @@ def test_where_nothing_exact_fits_the_resamples_hold_the_printed_ends(tmp_path):
     assert "B=2,000 resamples" in asked
 
 
+@pytest.mark.once   # many seeds: the same on every Python
 def test_a_resampled_end_within_its_error_of_0_is_read_as_touching_0_for_every_seed(tmp_path):
     """40 real items, one far value (the guard resamples): the paired lower end is +0.0034 at
     B = infinity (NumPy, 400,000 resamples) and moved by +-0.007 at B = 2,000, so seeds printed
@@ -695,6 +696,7 @@ def _columns(path):
     return [float(r["a"]) for r in rows], [float(r["b"]) for r in rows]
 
 
+@pytest.mark.once   # many seeds: the same on every Python
 def test_an_end_past_a_gap_in_the_resamples_is_not_taken_as_clear_of_0():
     """80 items with a few far values (hostile rerun, H1): the resampled gap lies in lumps,
     and its 2.5% quantile at B = infinity is -0.03 (NumPy), in a gap; seed 8 drew the end
@@ -709,6 +711,7 @@ def test_an_end_past_a_gap_in_the_resamples_is_not_taken_as_clear_of_0():
         assert not decision.interval.excludes_zero()
 
 
+@pytest.mark.once   # many seeds: the same on every Python
 def test_an_end_whose_sign_holds_but_not_its_digit_prints_the_digits_held():
     """150 items with far values (hostile rerun, M3): the lower end is +0.095 at B = infinity
     (NumPy) and seeds printed +0.3 or +0.1, a digit expanded past the digits held to show the
@@ -739,6 +742,7 @@ def test_a_gate_margin_within_the_lower_ends_monte_carlo_error_fails_for_every_s
         assert status == 1 and "is within its Monte Carlo error of +0.1275" in out
 
 
+@pytest.mark.once   # many seeds: the same on every Python
 def test_asked_resamples_are_read_by_their_reach_as_the_tools_own_are():
     """The far-values and gate files with --resamples 2000 given (hostile rerun 2, H1):
     seed 2 said "better" on [+0.337, +7.568] where B = infinity's lower end is -0.03 (NumPy),
@@ -780,6 +784,7 @@ def _class_f1_gaps(labels, base, tuned, name, resamples=400_000, seed=0):
     return f1[1] - f1[0]
 
 
+@pytest.mark.once   # many seeds: the same on every Python
 def test_a_class_table_takes_the_resamples_that_place_its_simultaneous_ends():
     """The README's macro-F1 example: 5 classes, each interval at 99%.  At B = 2,000 each
     tail holds 10 resamples, and refund's upper end (-4.0 pts at B = infinity: NumPy, 400,000
