@@ -5409,7 +5409,8 @@ def _mc_advice(analysis) -> _Advice | None:
     if unsettled:                              # the verdict reads this end as touching 0
         end, error = min(unsettled)
         needed = max(_resamples_for(error, analysis.resamples, end),   # (a gap in the
-                     _nice_up(2 * analysis.resamples))                  # resamples: more)
+                     _nice_up(2 * analysis.resamples),                  # resamples: more;
+                     _placing_resamples(analysis.confidence, 1, 1))     # 50 in each tail)
         return _Advice("sign", error, needed if needed <= MAX_RESAMPLES else None)
     worst = max(analysis.errors["paired"] + analysis.errors["unpaired"])
     largest = max(abs(end) for interval in (analysis.paired, analysis.unpaired)
@@ -5443,6 +5444,19 @@ def _mc_advice(analysis) -> _Advice | None:
 _MAX_CLASS_ROWS = 100          # classes up to which a metric's per-class table is given
 _CELL_DRAWS = 4 * 10 ** 6       # a metric's cell counts held at once: resamples drawn in chunks
 _HOLDING_DRAWS = 4 * 10 ** 6    # item draws spent, at most, to hold the printed ends (~1-3 s)
+
+
+def _placing_resamples(confidence, family: int, work: int) -> int:
+    """The resamples that place an interval's ends (a metric's when none are asked, and the
+    least a sign hint asks for): the article's B at 95% (50 in each tail), as many in each
+    tail of a family's simultaneous level (10,000 for 5 at 95%), as far as _HOLDING_DRAWS
+    units of *work* per resample allow (the verdict reads the ends by their reach).
+
+    >>> _placing_resamples(Fraction(95, 100), 5, 100), _placing_resamples(0.95, 5, 10 ** 4)
+    (10000, 2000)
+    """
+    placing = math.ceil(100 * family / (1 - Fraction(confidence)))
+    return max(RESAMPLES, min(placing, _HOLDING_DRAWS // max(1, work) // 100 * 100))
 
 
 def _holding_resamples(dists: dict, made: tuple, estimate, levels, resamples: int,
@@ -5674,16 +5688,23 @@ class Distribution(_Rules):
         return tuple((high - low) / 2 for low, high in
                      self.end_reach(confidence, rule, estimate, jackknife))
 
+    def reach(self, confidence, rule="percentile", estimate=None, jackknife=None) -> tuple:
+        """Where each end lies in 99 runs of 100 (``end_reach`` at _REACH_Z sd), infinite
+        where that passes the resamples drawn: the end may lie past all of them."""
+        return self.end_reach(confidence, rule, estimate, jackknife, _REACH_Z, open_edges=True)
+
     def end_reach(self, confidence, rule="percentile", estimate=None, jackknife=None,
-                  z=1.96) -> tuple:
+                  z=1.96, open_edges=False) -> tuple:
         """Where each end lies from seed to seed: ``(low, high)``, the order statistics
-        within *z* sd of its rank (the rank of a quantile among B draws is Binomial(B, q))."""
+        within *z* sd of its rank (the rank of a quantile among B draws is Binomial(B, q));
+        past the least or greatest resample, that one (*open_edges*: -inf, +inf)."""
         size, reach = len(self.sums), []
+        low, high = (-math.inf, math.inf) if open_edges else (self.value(0), self.value(-1))
         for index in self.end_indices(confidence, rule, estimate, jackknife):
             q = min(max(index, 1), size - 1) / size
-            spread = math.ceil(z * math.sqrt(size * q * (1 - q)))
-            reach.append((self.value(max(0, index - spread)),
-                          self.value(min(size - 1, index + spread))))
+            spread = max(1, math.ceil(z * math.sqrt(size * q * (1 - q))))
+            reach.append((self.value(index - spread) if index >= spread else low,
+                          self.value(index + spread) if index + spread < size else high))
         if rule == "basic":                     # 2 estimate - (the other end's quantile)
             reach = [(2 * estimate - high, 2 * estimate - low) for low, high in reversed(reach)]
         return tuple(reach)
@@ -5970,7 +5991,7 @@ def _lattice_fits(units: Units) -> bool:
     a law about 19 sd wide, then the strata's sums."""
     if not units.equal_sizes:
         return False
-    groups, work = units.strata or (tuple(range(units.count)),), 0.0
+    groups, work, spans = units.strata or (tuple(range(units.count)),), 0.0, []
     for column in (units.a, units.b, units.diff):
         found = _lattice_tallies(column, groups)
         if found is None:
@@ -5985,8 +6006,10 @@ def _lattice_fits(units: Units) -> bool:
         for width in sorted(widths):
             work += 3 * width * width + reach * width
             reach += width
-        work += 2 * reach * reach if column is units.b else 0      # the unpaired gap
-    return work <= _LATTICE_WORK
+        spans.append((found[1], reach))
+    (step_a, reach_a), (step_b, reach_b) = spans[:2]      # the unpaired gap: A's and B's
+    common = math.gcd(step_a, step_b)                       # laws on their common step
+    return work + reach_a * step_a // common * reach_b * step_b // common <= _LATTICE_WORK
 
 
 def _lattice_distributions(units: Units, scale: int) -> dict:
@@ -7706,18 +7729,18 @@ class Analysis:
         interval = _interval_by(dist, confidence, rule, self.gap, jack)[0]
         return _clamp(interval, -1, 1) if self.percent else interval
 
-    def paired_errors_at(self, confidence, z=None) -> tuple | None:
+    def paired_errors_at(self, confidence, reach=False) -> tuple | None:
         """The Monte Carlo error of the ends of ``paired_at(confidence)`` (``end_errors``),
-        or with *z* their ``end_reach``; None where they have none (exact, saddlepoint, score
-        or two-level intervals)."""
+        or with *reach* where they lie in 99 runs of 100 (``Distribution.reach``); None where
+        they have none (exact, saddlepoint, score or two-level intervals)."""
         rule = (self.rules or {}).get("paired", self.interval)
         if self.method != "bootstrap" or rule in _UNRESAMPLED or self.runs is not None or \
                 self.exact_distributions is not None:
             return None
         jack, dist = (self.jackknives or {}).get("paired"), self.paired_distribution
         rule = _interval_by(dist, confidence, rule, self.gap, jack)[1]
-        if z is not None:
-            return dist.end_reach(Fraction(confidence), rule, self.gap, jack, z)
+        if reach:
+            return dist.reach(Fraction(confidence), rule, self.gap, jack)
         return dist.end_errors(Fraction(confidence), rule, self.gap, jack)
 
 
@@ -7896,19 +7919,6 @@ def _fewest_resamples(confidence) -> int:
     return math.ceil(20 / (1 - Fraction(confidence)))
 
 
-def _placing_resamples(confidence, family: int, work: int) -> int:
-    """The resamples a metric takes when none are asked: the article's B at 95% (50 in each
-    tail), as many in each tail of a family's simultaneous level (10,000 for 5 at 95%), at
-    most _HOLDING_DRAWS units of *work* per resample allow (the verdict then reads the ends
-    by their Monte Carlo reach, ``_signs_held``).
-
-    >>> _placing_resamples(Fraction(95, 100), 5, 100), _placing_resamples(0.95, 5, 10 ** 4)
-    (10000, 2000)
-    """
-    placing = math.ceil(100 * family / (1 - Fraction(confidence)))
-    return max(RESAMPLES, min(placing, _HOLDING_DRAWS // max(1, work) // 100 * 100))
-
-
 def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None, *,
             progress=None, family: int = 1, **options) -> Analysis:
     """Means, per-system, paired and unpaired intervals, and the paired test.
@@ -7961,8 +7971,8 @@ def analyze(scores: Scores, rng: random.Random, settings: Settings | None = None
             places = None if not unasked else max(0, (1 if scores.proportions else 3) - dropped[
                 name]) if name in dropped else _held_places(errors[name], scores.proportions) or 0
             intervals[name] = dataclasses.replace(interval, places=places, reach=dists[
-                name].end_reach(confidence, rules[name], _estimates(scores)[name],
-                                jackknives.get(name), _REACH_Z))
+                name].reach(confidence, rules[name], _estimates(scores)[name],
+                            jackknives.get(name)))
     if method == "bootstrap" and resamples < _fewest_resamples(confidence):
         tail = float(resamples * (1 - confidence) / 2)
         notes += (f"B={resamples:,} resamples leave {tail:.3g} in each tail of a "
@@ -8097,8 +8107,8 @@ def _metric_analysis(confusions: Confusions, settings: Settings, spec, values, d
             _clamp(interval, low - 1, 1 - low)
         errors[name] = dist.end_errors(settings.confidence, rules[name], estimates[name],
                                        jacks.get(name))
-        intervals[name] = dataclasses.replace(intervals[name], reach=dist.end_reach(
-            settings.confidence, rules[name], estimates[name], jacks.get(name), _REACH_Z))
+        intervals[name] = dataclasses.replace(intervals[name], reach=dist.reach(
+            settings.confidence, rules[name], estimates[name], jacks.get(name)))
     notes.insert(0, f"{_METRIC_NAMES[metric]} recomputed on each resample of the items (a "
                     f"multinomial draw over {len(counts):,} (label, A, B) cells"
                     f"{', within each label' if within_classes else ''}); p by swapping the "
@@ -8190,7 +8200,8 @@ class Decision:
                 "family": self.family, "adjust": self.adjust,
                 "mc_error": None if self.errors is None else [float(e) for e in self.errors],
                 "mc_reach": None if self.interval.reach is None else [   # 99 runs of 100
-                    [float(v) for v in span] for span in self.interval.reach],
+                    [float(v) if math.isfinite(v) else None for v in span]   # None: past
+                    for span in self.interval.reach],                        # the resamples
                 "gate": None if self.gate is None else self.gate.to_json()}
 
 
@@ -8203,6 +8214,12 @@ def _verdict_word(interval: Interval, p, alpha, clusters=None, settled=True) -> 
             return "unreliable"
         return "better" if interval.lo > 0 else "worse"
     return "borderline" if excludes or significant else "cannot tell"
+
+
+def _p_settled(p, alpha, error) -> bool:
+    """Whether a p lies clear of *alpha* from seed to seed: exact (*error* None), or a Monte
+    Carlo p more than _REACH_Z of its s.e. away."""
+    return error is None or abs(float(p) - float(alpha)) > _REACH_Z * error
 
 
 def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str = "holm",
@@ -8219,12 +8236,12 @@ def decide(analysis: Analysis, family: int = 1, p=None, margin=None, adjust: str
     errors = analysis.paired_errors_at(level)
     if errors is not None:         # Monte Carlo ends: read where they lie in 99 runs of 100
         interval = dataclasses.replace(interval, places=analysis.paired.places,  # held here too
-                                       reach=analysis.paired_errors_at(level, _REACH_Z))
+                                       reach=analysis.paired_errors_at(level, reach=True))
     p = analysis.p if p is None else p
     clusters = analysis.design.clusters if analysis.design is not None else None
     if p_error is None and isinstance(analysis.test, PermutationTest):
         p_error = analysis.test.mc_error
-    settled = p_error is None or abs(float(p) - float(alpha)) > _REACH_Z * p_error
+    settled = _p_settled(p, alpha, p_error)
     word = _verdict_word(interval, p, alpha, clusters, settled)
     gate = None if margin is None else Gate(Fraction(margin), _gate_passes(   # a lower end
         interval.lo, word, Fraction(margin)) and _signs_held(interval, Fraction(margin))[0],
@@ -8250,9 +8267,11 @@ def _family(baseline: str, candidates, analyses, settings: Settings) -> list:
     ps = [a.p for a in analyses]
     adjusted = {how: _ADJUST[how](ps) for how in ADJUSTMENTS}
     chosen = adjusted[settings.adjust]
-    discoveries = sum(Fraction(p) < 1 - settings.confidence for p in chosen)
     errors = _adjusted_errors(ps, [a.test.mc_error if isinstance(a.test, PermutationTest) else
                                    None for a in analyses], settings.adjust)
+    alpha = 1 - settings.confidence             # BH's R: the discoveries no seed decides
+    discoveries = sum(Fraction(p) < alpha and _p_settled(p, alpha, e)
+                      for p, e in zip(chosen, errors))
     return [Comparison(baseline, name, a, h, b, decide(a, len(ps), p, settings.margin,
                                                        settings.adjust, discoveries, e), bh)
             for name, a, h, b, bh, p, e in zip(candidates, analyses, adjusted["holm"],
@@ -10988,10 +11007,12 @@ def _verdict_sentence(comparison: Comparison, labels=None, incomplete=()) -> str
     if word in ("better", "worse"):
         return f"{head}. {cand} is likely {word} than {base} ({gap}): the {ci} {excludes} and " \
             f"{decided}."
-    interval = decision.interval
-    lo, hi = _signs_held(interval)
+    interval = decision.interval                     # (an end at 0 is no Monte Carlo matter)
+    lo, hi = (held or not end for held, end in zip(_signs_held(interval),
+                                                   (interval.lo, interval.hi)))
     side = excludes if interval.excludes_zero() else "includes 0" if lo and hi else \
-        f"has its {'upper' if lo else 'lower'} end within its Monte Carlo error of 0"
+        f"has {'its upper end' if lo else 'its lower end' if hi else 'both ends'} within its " \
+        "Monte Carlo error of 0"
     if word == "cannot tell":
         return f"{head}. The {ci} {side} and {decided}, so the observed {gap} may be noise."
     if word == "borderline":

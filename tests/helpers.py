@@ -174,7 +174,7 @@ def multipletests(pvalues, method):
     return out
 
 
-FAST = ["--resamples", "300", "--calibration", "0"]
+FAST = ["--resamples", "1000", "--calibration", "0"]   # places a 97.5% end
 
 
 def clear_gap_csv(tmp_path, n=400, name="clear.csv"):

@@ -831,7 +831,7 @@ def gate_table_file(tmp_path, n, acc_a, acc_b, seed=1, name="t.csv"):
 
 
 def run(*argv):
-    return cli(*argv, "--resamples", "500", "--calibration", "0")
+    return cli(*argv, "--resamples", "1000", "--calibration", "0")
 
 
 @pytest.mark.parametrize("lower,word,margin,passed", [

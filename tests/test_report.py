@@ -114,9 +114,9 @@ def test_the_same_table_gives_one_verdict_word_in_text_json_and_markdown():
         scores = scores_of_cells(bed.Cells(*cells))
         table = bed.Table(("A", "B"), (scores.a, scores.b), tuple(range(scores.n)), (
             bed.Source("t.csv", "0" * 64, scores.n, ("a", "b"), "csv"),))
-        comparisons = bed.compare_systems(table, random.Random(index), resamples=60,
+        comparisons = bed.compare_systems(table, random.Random(index), resamples=1000,
                                           calibration=0)
-        report = bed.Report({"seed": index, "resamples": 60}, "csv", tuple(comparisons),
+        report = bed.Report({"seed": index, "resamples": 1000}, "csv", tuple(comparisons),
                             table=table)
         words = verdict_words(report)
         decision = comparisons[0].decision

@@ -810,6 +810,65 @@ def test_a_class_table_takes_the_resamples_that_place_its_simultaneous_ends():
     assert not words["refund"].interval.excludes_zero()
 
 
+@pytest.mark.once   # many seeds: the same on every Python
+def test_an_end_whose_reach_passes_every_resample_drawn_is_not_read_as_clear_of_0():
+    """20 real items, sign-flip p 0.0493 exact, lower end -0.0017 at B = infinity (NumPy;
+    hostile rerun 3, H2): at --resamples 50 three seeds in eight said "better" (the reach
+    stopped at the least resample, which lay above 0), and --resamples 1 said "worse" on
+    [-0.002, -0.002].  An end whose rank's spread passes the resamples drawn may lie past
+    them all: no claim at any B, and the sign hint asks for at least 2,000."""
+    path = os.path.join(FIXTURES, "montecarlo", "few_resamples_20.csv")
+    a, b = _columns(path)
+    assert numpy_bootstrap_ends(np.array(b) - np.array(a))[0] < 0
+    for resamples, seed in itertools.product((1, 2, 10, 50), range(1, 9)):
+        result = bed.compare(a, b, seed=seed, resamples=resamples, calibration=0)
+        decision = result.comparisons[0].decision
+        assert decision.word == "borderline" and not decision.interval.excludes_zero()
+    low, high = result.to_dict()["comparisons"][0]["decision"]["mc_reach"][0]
+    assert low is None and high is not None           # past the least of 50 resamples
+    status, out, _ = cli("compare", path, "--a-col", "a", "--b-col", "b", "--resamples", "50",
+                         "--seed", "5", "--details")
+    hint = next(line for line in out.splitlines() if line.startswith("hint:"))
+    assert status == 0 and "about 2,000 resamples (--resamples) would settle its sign" in hint
+
+
+@pytest.mark.once   # many seeds: the same on every Python
+def test_bh_counts_only_the_discoveries_no_seed_decides():
+    """Three candidates, Benjamini-Hochberg (hostile rerun 3, H1): c2's adjusted p is 0.0508
+    over 4 million patterns, so R = 1 and the FCR level 98.33%, where c1's lower end is
+    -0.0035 (NumPy): borderline.  R had counted c2 whenever its Monte Carlo p fell below
+    0.05, and c1 then read "better" at 96.67% for 4 seeds in 10.  A p within its Monte Carlo
+    error of alpha is no discovery: every seed reads 98.33% and no seed claims c1."""
+    rows = list(csv.DictReader(open(os.path.join(FIXTURES, "montecarlo", "bh_family_40.csv"))))
+    base, c1 = (np.array([float(r[k]) for r in rows]) for k in ("base", "c1"))
+    assert np.quantile(numpy_bootstrap_means(c1 - base), 0.05 / 6) < 0
+    for seed in range(1, 11):
+        result = bed.compare(os.path.join(FIXTURES, "montecarlo", "bh_family_40.csv"),
+                             systems=["base", "c1", "c2", "c3"], adjust="bh", seed=seed,
+                             calibration=0)
+        first = result.comparisons[0].decision
+        assert first.level == Fraction(59, 60) and first.word == "borderline"
+
+
+def test_a_lattice_whose_common_step_is_too_fine_for_the_unpaired_gap_is_not_taken(tmp_path):
+    """Two items, A on a 10^-6 lattice and B with 17 digits (hostile rerun 3, H3): each
+    column's own lattice is small, but the unpaired gap's common step is 10^-17, and spreading
+    A's law onto it asked for 10^11 floats: "out of memory", exit 70.  The lattice's budget
+    counts that step; the case goes to a method that fits."""
+    path = tmp_path / "two.csv"
+    path.write_text("item,a,b\n0,0.870249,0.9367076797858469\n1,0.286817,0.38261690726939257\n")
+    units = bed.Scores([Fraction("0.870249"), Fraction("0.286817")],
+                       [Fraction("0.9367076797858469"), Fraction("0.38261690726939257")]).units
+    assert not bed._lattice_fits(units)
+    status, out, err = cli("compare", str(path), "--a-col", "a", "--b-col", "b")
+    assert status == 0 and err == "" and out.startswith("verdict: borderline.")
+    same = tmp_path / "same.csv"
+    same.write_text("item,a,b\n" + "".join(f"{i},{i % 3 / 4},{i % 3 / 4}\n" for i in range(30)))
+    status, out, _ = cli("compare", str(same), "--a-col", "a", "--b-col", "b", "--resamples",
+                         "2000")          # an end at 0 itself is no Monte Carlo matter
+    assert status == 0 and "CI [0.0, 0.0] pts includes 0 and" in out.splitlines()[0]
+
+
 def test_a_monte_carlo_p_within_its_error_of_alpha_is_not_read_as_below_it():
     """25 real items whose sign-flip p is 0.0514 when counted over 10^6 patterns (hostile
     rerun, M1): over 10,000 random patterns 4 of 9 seeds printed p=0.0496 "is below 0.05" and
