@@ -5697,12 +5697,17 @@ class Distribution(_Rules):
                   z=1.96, open_edges=False) -> tuple:
         """Where each end lies from seed to seed: ``(low, high)``, the order statistics
         within *z* sd of its rank (the rank of a quantile among B draws is Binomial(B, q));
-        past the least or greatest resample, that one (*open_edges*: -inf, +inf)."""
-        size, reach = len(self.sums), []
-        low, high = (-math.inf, math.inf) if open_edges else (self.value(0), self.value(-1))
+        past the least or greatest resample, that one -- with *open_edges*, -inf or +inf
+        where the quantile lies past every resample more often than z sd allow ((1 - q)^B)."""
+        size, reach, beyond = len(self.sums), [], NormalDist().cdf(-z)
         for index in self.end_indices(confidence, rule, estimate, jackknife):
             q = min(max(index, 1), size - 1) / size
             spread = max(1, math.ceil(z * math.sqrt(size * q * (1 - q))))
+            low, high, rank = self.value(0), self.value(-1), (index + 0.5) / size
+            if open_edges and (1 - rank) ** size > beyond:
+                low = -math.inf                     # none of B below it: not rare enough
+            if open_edges and rank ** size > beyond:
+                high = math.inf
             reach.append((self.value(index - spread) if index >= spread else low,
                           self.value(index + spread) if index + spread < size else high))
         if rule == "basic":                     # 2 estimate - (the other end's quantile)
