@@ -832,6 +832,18 @@ def test_an_end_whose_reach_passes_every_resample_drawn_is_not_read_as_clear_of_
     assert status == 0 and "about 2,000 resamples (--resamples) would settle its sign" in hint
 
 
+@pytest.mark.parametrize("size,confidence,bounded", [
+    (3600, Fraction(995, 1000), True),        # 9 in a tail: (1 - 0.0026)^3600 = 1e-4
+    (2000, Fraction(995, 1000), False),       # 5 in a tail: 0.007 of draws miss it
+    (400, Fraction(95, 100), True), (50, Fraction(95, 100), False), (1, Fraction(95, 100), False)])
+def test_an_ends_reach_is_open_only_where_every_resample_may_miss_its_tail(size, confidence,
+                                                                          bounded):
+    """The reach is open (-inf, +inf) past the resamples drawn exactly where the chance that
+    none of B falls beyond the end's quantile, (1 - q)^B, passes 1/1,000 (z = 3.09's tail)."""
+    (low, _), (_, high) = bed.Distribution.of(range(size)).reach(confidence)
+    assert (low, high) == ((0, size - 1) if bounded else (-math.inf, math.inf))
+
+
 @pytest.mark.once   # many seeds: the same on every Python
 def test_bh_counts_only_the_discoveries_no_seed_decides():
     """Three candidates, Benjamini-Hochberg (hostile rerun 3, H1): c2's adjusted p is 0.0508
