@@ -5690,7 +5690,7 @@ class Distribution(_Rules):
 
     def reach(self, confidence, rule="percentile", estimate=None, jackknife=None) -> tuple:
         """Where each end lies in 99 runs of 100 (``end_reach`` at _REACH_Z sd), infinite
-        where that passes the resamples drawn: the end may lie past all of them."""
+        past the resamples drawn where all of them may miss the end's tail."""
         return self.end_reach(confidence, rule, estimate, jackknife, _REACH_Z, open_edges=True)
 
     def end_reach(self, confidence, rule="percentile", estimate=None, jackknife=None,
